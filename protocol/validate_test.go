@@ -1,0 +1,394 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const testBaseTimestamp = 1700000000000
+
+// testRecords makes n records as a client would: offsetDelta = index, some
+// null keys, some headers, timestamps spread around the base.
+func testRecords(n int) []kmsg.Record {
+	recs := make([]kmsg.Record, n)
+	for i := range recs {
+		r := &recs[i]
+		r.OffsetDelta = int32(i)
+		r.TimestampDelta64 = int64(i * 3)
+		if i%4 != 3 {
+			r.Key = []byte(fmt.Sprintf("key-%d", i))
+		}
+		r.Value = []byte(fmt.Sprintf("value %d: %s", i, bytes.Repeat([]byte("payload "), 10)))
+		if i%3 == 0 {
+			r.Headers = []kmsg.Header{{Key: "trace", Value: []byte{byte(i)}}, {Key: "null"}}
+		}
+	}
+	return recs
+}
+
+// encodeRecords writes records with their length prefixes, via kmsg.
+func encodeRecords(recs []kmsg.Record) []byte {
+	var out []byte
+	for i := range recs {
+		r := recs[i]
+		r.Length = 0
+		body := r.AppendTo(nil)[1:] // drop the one-byte zero length
+		r.Length = int32(len(body))
+		out = r.AppendTo(out)
+	}
+	return out
+}
+
+// buildBatch encodes records as a batch with codec, the way clients do:
+// kmsg.RecordBatch with the records section compressed and the CRC set.
+// compressed, if not nil, replaces our Compress.
+func buildBatch(t testing.TB, codec int8, recs []kmsg.Record, compress func([]byte) []byte) []byte {
+	t.Helper()
+	records := encodeRecords(recs)
+	if codec != CompressionNone {
+		if compress != nil {
+			records = compress(records)
+		} else {
+			var err error
+			if records, err = Compress(codec, records); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rb := kmsg.RecordBatch{
+		FirstOffset:          0,
+		Length:               int32(BatchHeaderSize - LogOverhead + len(records)),
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		Attributes:           int16(codec),
+		LastOffsetDelta:      int32(len(recs) - 1),
+		FirstTimestamp:       testBaseTimestamp,
+		MaxTimestamp:         testBaseTimestamp + int64(3*(len(recs)-1)),
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(recs)),
+		Records:              records,
+	}
+	return fixCRC(rb.AppendTo(nil))
+}
+
+func fixCRC(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[17:], BatchCRC(b))
+	return b
+}
+
+func TestValidateBatchAcceptsEveryCodec(t *testing.T) {
+	recs := testRecords(10)
+	for _, codec := range allCodecs {
+		b := buildBatch(t, codec, recs, nil)
+		h, info, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch)
+		if err != nil {
+			t.Fatalf("codec %d: %v", codec, err)
+		}
+		var kb kmsg.RecordBatch
+		if err := kb.ReadFrom(b); err != nil {
+			t.Fatal(err)
+		}
+		want := BatchHeader{
+			BaseOffset: 0, BatchLength: kb.Length, PartitionLeaderEpoch: -1, Magic: 2,
+			CRC: uint32(kb.CRC), Attributes: int16(codec), LastOffsetDelta: 9,
+			BaseTimestamp: testBaseTimestamp, MaxTimestamp: testBaseTimestamp + 27,
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, RecordCount: 10,
+		}
+		if h != want {
+			t.Fatalf("codec %d: header\n got %+v\nwant %+v", codec, h, want)
+		}
+		wantInfo := BatchInfo{MinTimestamp: testBaseTimestamp, MaxTimestamp: testBaseTimestamp + 27,
+			NullKeys: 2, UncompressedSize: len(encodeRecords(recs))}
+		if info != wantInfo {
+			t.Fatalf("codec %d: info %+v, want %+v", codec, info, wantInfo)
+		}
+	}
+}
+
+// Records compressed by the franz-go client's compressor (raw snappy, not
+// xerial, for instance) validate too.
+func TestValidateBatchFranzGoCompression(t *testing.T) {
+	for codec, kc := range map[int8]kgo.CompressionCodec{
+		CompressionGzip: kgo.GzipCompression(), CompressionSnappy: kgo.SnappyCompression(),
+		CompressionLz4: kgo.Lz4Compression(), CompressionZstd: kgo.ZstdCompression(),
+	} {
+		c, err := kgo.DefaultCompressor(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := buildBatch(t, codec, testRecords(50), func(src []byte) []byte {
+			out, _ := c.Compress(new(bytes.Buffer), src)
+			return append([]byte(nil), out...)
+		})
+		if _, err := ValidateBatch(b); err != nil {
+			t.Errorf("codec %d: %v", codec, err)
+		}
+	}
+}
+
+func TestValidateBatchIdempotentTransactional(t *testing.T) {
+	b := buildBatch(t, CompressionNone, testRecords(3), nil)
+	binary.BigEndian.PutUint16(b[21:], AttrTransactional)
+	binary.BigEndian.PutUint64(b[43:], 1234) // producerId
+	binary.BigEndian.PutUint16(b[51:], 2)    // producerEpoch
+	binary.BigEndian.PutUint32(b[53:], 77)   // baseSequence
+	h, err := ValidateBatch(fixCRC(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ProducerID != 1234 || h.BaseSequence != 77 || h.LastSequence() != 79 {
+		t.Fatalf("header %+v", h)
+	}
+}
+
+func TestRecordsDecodes(t *testing.T) {
+	recs := testRecords(7)
+	for _, codec := range allCodecs {
+		b := buildBatch(t, codec, recs, nil)
+		SetBaseOffset(b, 100)
+		i := 0
+		err := Records(b, func(r *Record) error {
+			w := recs[i]
+			if r.Offset != 100+int64(i) || r.Timestamp != testBaseTimestamp+w.TimestampDelta64 ||
+				!bytes.Equal(r.Key, w.Key) || (r.Key == nil) != (w.Key == nil) || !bytes.Equal(r.Value, w.Value) ||
+				len(r.Headers) != len(w.Headers) {
+				t.Fatalf("codec %d record %d: %+v", codec, i, r)
+			}
+			for j, h := range r.Headers {
+				if h.Key != w.Headers[j].Key || !bytes.Equal(h.Value, w.Headers[j].Value) || (h.Value == nil) != (w.Headers[j].Value == nil) {
+					t.Fatalf("codec %d record %d header %d: %+v", codec, i, j, h)
+				}
+			}
+			i++
+			return nil
+		})
+		if err != nil || i != len(recs) {
+			t.Fatalf("codec %d: %d records, %v", codec, i, err)
+		}
+	}
+}
+
+func TestRecordsLogAppendTimeAndGaps(t *testing.T) {
+	recs := testRecords(3)
+	recs[1].OffsetDelta, recs[2].OffsetDelta = 5, 9 // as left by compaction
+	b := buildBatch(t, CompressionNone, recs, nil)
+	SetLogAppendTime(b, 42)
+	var offsets []int64
+	err := Records(b, func(r *Record) error {
+		if r.Timestamp != 42 {
+			t.Errorf("timestamp %d, want the log append time", r.Timestamp)
+		}
+		offsets = append(offsets, r.Offset)
+		return nil
+	})
+	if err != nil || fmt.Sprint(offsets) != "[0 5 9]" {
+		t.Fatalf("offsets %v, %v", offsets, err)
+	}
+	stop := errors.New("stop")
+	if err := Records(b, func(*Record) error { return stop }); err != stop {
+		t.Fatalf("fn's error not returned: %v", err)
+	}
+}
+
+func TestValidateBatchRejects(t *testing.T) {
+	valid := func() []byte { return buildBatch(t, CompressionNone, testRecords(3), nil) }
+	setU32 := func(at int, v uint32) func([]byte) []byte {
+		return func(b []byte) []byte { binary.BigEndian.PutUint32(b[at:], v); return fixCRC(b) }
+	}
+	setAttrs := func(v uint16) func([]byte) []byte {
+		return func(b []byte) []byte { binary.BigEndian.PutUint16(b[21:], v); return fixCRC(b) }
+	}
+	gapped := testRecords(3)
+	gapped[1].OffsetDelta, gapped[2].OffsetDelta = 2, 3
+	gappedBatch := buildBatch(t, CompressionNone, gapped, nil)
+	binary.BigEndian.PutUint32(gappedBatch[23:], 2) // lastOffsetDelta consistent with count 3
+	fixCRC(gappedBatch)
+
+	tests := []struct {
+		name string
+		b    []byte
+		code int16
+	}{
+		{"flipped payload byte", func() []byte { b := valid(); b[len(b)-5] ^= 1; return b }(), CodeCorruptMessage},
+		{"flipped header byte", func() []byte { b := valid(); b[30] ^= 1; return b }(), CodeCorruptMessage},
+		{"wrong crc", func() []byte { b := valid(); b[17] ^= 0x80; return b }(), CodeCorruptMessage},
+		{"magic 3", func() []byte { b := valid(); b[16] = 3; return b }(), CodeCorruptMessage},
+		{"magic -1", func() []byte { b := valid(); b[16] = 0xff; return b }(), CodeCorruptMessage},
+		{"magic 1", func() []byte { b := valid(); b[16] = 1; return b }(), CodeInvalidRecord},
+		{"magic 0", func() []byte { b := valid(); b[16] = 0; return b }(), CodeInvalidRecord},
+		{"truncated by one", valid()[:len(valid())-1], CodeCorruptMessage},
+		{"truncated header", valid()[:40], CodeCorruptMessage},
+		{"truncated length", valid()[:10], CodeCorruptMessage},
+		{"empty", nil, CodeCorruptMessage},
+		{"length lies long", func() []byte { b := valid(); binary.BigEndian.PutUint32(b[8:], uint32(len(b))); return b }(), CodeCorruptMessage},
+		{"length lies short", func() []byte { b := valid(); binary.BigEndian.PutUint32(b[8:], uint32(len(b)-13)); return b }(), CodeCorruptMessage},
+		{"length below header", func() []byte { b := valid(); binary.BigEndian.PutUint32(b[8:], 48); return b }(), CodeCorruptMessage},
+		{"length negative", func() []byte { b := valid(); binary.BigEndian.PutUint32(b[8:], 0xfffffff0); return b }(), CodeCorruptMessage},
+		{"trailing byte", append(valid(), 0), CodeCorruptMessage},
+		{"base offset", func() []byte { b := valid(); SetBaseOffset(b, 7); return b }(), CodeInvalidRecord},
+		{"count above records", setU32(57, 4)(setU32(23, 3)(valid())), CodeInvalidRecord},
+		{"count below records", setU32(57, 2)(setU32(23, 1)(valid())), CodeInvalidRecord},
+		{"lastOffsetDelta mismatch", setU32(23, 5)(valid()), CodeInvalidRecord},
+		{"lastOffsetDelta negative", setU32(23, 0xffffffff)(valid()), CodeInvalidRecord},
+		{"count zero", setU32(57, 0)(valid()), CodeInvalidRecord},
+		{"count negative", setU32(57, 0xfffffffe)(valid()), CodeInvalidRecord},
+		{"offsetDelta gap", gappedBatch, CodeInvalidRecord},
+		{"control batch", setAttrs(AttrControl)(valid()), CodeInvalidRecord},
+		{"producer without sequence", setU32(43, 0)(setU32(47, 5)(valid())), CodeInvalidRecord},
+		{"codec 5", setAttrs(5)(valid()), CodeUnsupportedCompressionType},
+		{"codec 6", setAttrs(6)(valid()), CodeUnsupportedCompressionType},
+		{"codec 7", setAttrs(7)(valid()), CodeUnsupportedCompressionType},
+		{"gzip flag on plain records", setAttrs(CompressionGzip)(valid()), CodeInvalidRecord},
+		{"record length beyond batch", func() []byte { b := valid(); b[BatchHeaderSize] = 0x7e; return fixCRC(b) }(), CodeInvalidRecord},
+		{"negative header count", negativeHeaderCount(t), CodeInvalidRecord},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ValidateBatch(tc.b)
+			var be *BatchError
+			if !errors.As(err, &be) {
+				t.Fatalf("got %v, want a *BatchError", err)
+			}
+			if be.Code != tc.code || ErrorCode(err) != tc.code {
+				t.Fatalf("code %d (%v), want %d", be.Code, err, tc.code)
+			}
+		})
+	}
+}
+
+// negativeHeaderCount is a one-record batch whose header count is -1.
+func negativeHeaderCount(t *testing.T) []byte {
+	recs := testRecords(1)
+	recs[0].Headers = nil
+	b := buildBatch(t, CompressionNone, recs, nil)
+	if b[len(b)-1] != 0 { // the header count, varint 0
+		t.Fatal("unexpected record layout")
+	}
+	b[len(b)-1] = 1 // zig-zag -1
+	return fixCRC(b)
+}
+
+func TestValidateBatchSizeLimit(t *testing.T) {
+	for _, codec := range allCodecs {
+		b := buildBatch(t, codec, testRecords(20), nil)
+		_, _, err := ValidateBatchInfo(b, 500)
+		if ErrorCode(err) != CodeMessageTooLarge {
+			t.Errorf("codec %d: %v", codec, err)
+		}
+	}
+}
+
+func TestValidateBatchUndecodablePayload(t *testing.T) {
+	for _, codec := range allCodecs[1:] {
+		b := buildBatch(t, codec, testRecords(5), nil)
+		for i := BatchHeaderSize + 8; i < len(b); i++ {
+			b[i] ^= 0x55
+		}
+		if _, err := ValidateBatch(fixCRC(b)); ErrorCode(err) != CodeInvalidRecord {
+			t.Errorf("codec %d: %v", codec, err)
+		}
+	}
+}
+
+func TestSplitBatches(t *testing.T) {
+	a := buildBatch(t, CompressionNone, testRecords(2), nil)
+	b := buildBatch(t, CompressionZstd, testRecords(5), nil)
+	all := append(append([]byte{}, a...), b...)
+	got, err := SplitBatches(all)
+	if err != nil || len(got) != 2 || !bytes.Equal(got[0], a) || !bytes.Equal(got[1], b) {
+		t.Fatalf("got %d batches, %v", len(got), err)
+	}
+	if cap(got[0]) != len(a) {
+		t.Fatal("capacity not clipped")
+	}
+	if got, err := SplitBatches(nil); err != nil || got != nil {
+		t.Fatalf("empty input: %v %v", got, err)
+	}
+	_, err = SplitBatches(all[:len(all)-1])
+	if ErrorCode(err) != CodeCorruptMessage || !errors.Is(err, ErrShortBatch) {
+		t.Fatalf("truncated: %v", err)
+	}
+	_, err = SplitBatches(append(all, 1, 2, 3))
+	if ErrorCode(err) != CodeCorruptMessage {
+		t.Fatalf("trailing bytes: %v", err)
+	}
+	legacy := append([]byte{}, a...)
+	legacy[16] = 1
+	if _, err := SplitBatches(append(all, legacy...)); ErrorCode(err) != CodeInvalidRecord {
+		t.Fatalf("magic 1: %v", err)
+	}
+	// A magic 0 message (length 14 and up) is named for what it is.
+	v0 := make([]byte, 12+14)
+	binary.BigEndian.PutUint32(v0[8:], 14)
+	if _, err := SplitBatches(v0); ErrorCode(err) != CodeInvalidRecord {
+		t.Fatalf("magic 0: %v", err)
+	}
+}
+
+func TestErrorCode(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code int16
+	}{
+		{nil, 0},
+		{ErrShortBatch, CodeCorruptMessage},
+		{fmt.Errorf("wrapped: %w", ErrShortBatch), CodeCorruptMessage},
+		{ErrDecompressedTooLarge, CodeMessageTooLarge},
+		{&BatchError{Code: CodeInvalidRecord}, CodeInvalidRecord},
+		{errors.New("other"), CodeUnknownServerError},
+	} {
+		if got := ErrorCode(tc.err); got != tc.code {
+			t.Errorf("ErrorCode(%v) = %d, want %d", tc.err, got, tc.code)
+		}
+	}
+}
+
+// Our code constants are Kafka's.
+func TestCodesMatchKafka(t *testing.T) {
+	for code, kafka := range map[int16]*kerr.Error{
+		CodeUnknownServerError:         kerr.UnknownServerError,
+		CodeCorruptMessage:             kerr.CorruptMessage,
+		CodeMessageTooLarge:            kerr.MessageTooLarge,
+		CodeUnsupportedCompressionType: kerr.UnsupportedCompressionType,
+		CodeInvalidRecord:              kerr.InvalidRecord,
+	} {
+		if code != kafka.Code || codeName(code) != kafka.Message && code != CodeUnknownServerError {
+			t.Errorf("code %d (%s) is %s (%d) in Kafka", code, codeName(code), kafka.Message, kafka.Code)
+		}
+	}
+}
+
+func TestValidateBatchDoesNotAllocate(t *testing.T) {
+	b := buildBatch(t, CompressionNone, testRecords(100), nil)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := ValidateBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per uncompressed batch", n)
+	}
+}
+
+func BenchmarkValidateBatch(b *testing.B) {
+	for _, codec := range allCodecs {
+		batch := buildBatch(b, codec, testRecords(100), nil)
+		b.Run(fmt.Sprintf("codec%d", codec), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(batch)))
+			for b.Loop() {
+				if _, err := ValidateBatch(batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
