@@ -1,0 +1,393 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Dir is one log dir (a log.dirs entry): meta.properties, the dir-level
+// checkpoints, and the partition logs in it. Its methods are safe for
+// concurrent use.
+type Dir struct {
+	path string
+	meta metaProperties
+	lock *os.File
+
+	mu     sync.Mutex // guards logs and closed; taken before any Log.mu
+	logs   map[TopicPartition]*Log
+	closed bool
+
+	// The background flusher.
+	timing             sync.Mutex
+	flushCheckInterval time.Duration // log.flush.scheduler.interval.ms
+	checkpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
+	stop, done         chan struct{}
+
+	recoveredSegments int // segments scanned by recovery in OpenDir (for tests)
+}
+
+// Default intervals of the background flusher. Kafka's own default for the
+// flush check is "never", which also disables flush.ms; we check every second.
+const (
+	DefaultFlushCheckInterval = time.Second
+	DefaultCheckpointInterval = 60 * time.Second
+)
+
+const cleanShutdownContent = `{"broker_epoch":"-1","version":"0"}`
+
+// OpenDir opens (creating if need be) a log dir owned by node nodeID. A new
+// dir gets a meta.properties for clusterID (a random id when empty); an
+// existing one keeps its cluster id (see ClusterID) and must belong to
+// nodeID. Every partition directory in it is opened, and recovered when the
+// last shutdown was not clean.
+func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, err
+	}
+	d := &Dir{
+		path:               path,
+		logs:               map[TopicPartition]*Log{},
+		flushCheckInterval: DefaultFlushCheckInterval,
+		checkpointInterval: DefaultCheckpointInterval,
+		stop:               make(chan struct{}),
+		done:               make(chan struct{}),
+	}
+	var err error
+	if d.lock, err = lockDir(path); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			for _, l := range d.logs {
+				l.crash()
+			}
+			d.unlock()
+		}
+	}()
+	if d.meta, err = ensureMetaProperties(path, clusterID, nodeID); err != nil {
+		return nil, err
+	}
+	if err := d.loadLogs(defaults); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(filepath.Join(path, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := syncDir(path); err != nil {
+		return nil, err
+	}
+	ok = true
+	go d.flusher()
+	return d, nil
+}
+
+func lockDir(path string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(path, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("log dir %s is in use by another process: %w", path, err)
+	}
+	return f, nil
+}
+
+func (d *Dir) unlock() {
+	if d.lock != nil {
+		syscall.Flock(int(d.lock.Fd()), syscall.LOCK_UN)
+		d.lock.Close()
+		d.lock = nil
+	}
+}
+
+func ensureMetaProperties(path, clusterID string, nodeID int32) (metaProperties, error) {
+	file := filepath.Join(path, metaPropertiesFile)
+	m, err := readMetaProperties(file)
+	if err == nil {
+		if m.NodeID != nodeID {
+			return m, fmt.Errorf("%s belongs to node.id %d, not %d", file, m.NodeID, nodeID)
+		}
+		return m, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return m, err
+	}
+	if clusterID == "" {
+		clusterID = UUIDString(RandomUUID())
+	}
+	m = metaProperties{Version: 1, NodeID: nodeID, ClusterID: clusterID, DirectoryID: RandomUUID()}
+	return m, writeFileAtomic(file, m.bytes(time.Now()))
+}
+
+// loadLogs opens every partition directory, removing those marked for deletion.
+func (d *Dir) loadLogs(defaults Config) error {
+	clean := fileExists(filepath.Join(d.path, cleanShutdownFile))
+	readCk := func(name string) map[TopicPartition]int64 {
+		m, err := readOffsetCheckpoint(filepath.Join(d.path, name))
+		if err != nil {
+			slog.Warn("logstore: ignoring unreadable checkpoint, recovering all logs", "err", err)
+			clean = false
+			return nil
+		}
+		return m
+	}
+	rps, starts, hws := readCk(recoveryPointFile), readCk(logStartFile), readCk(replicationFile)
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return err
+	}
+	for _, de := range ents {
+		if !de.IsDir() {
+			continue
+		}
+		name := de.Name()
+		if strings.HasSuffix(name, deleteDirSuffix) {
+			if err := os.RemoveAll(filepath.Join(d.path, name)); err != nil {
+				return err
+			}
+			continue
+		}
+		tp, ok := parsePartitionDirName(name)
+		if !ok {
+			continue
+		}
+		st := loadState{clean: clean, recoveryPoint: -1, logStart: -1, highWatermark: -1}
+		if v, ok := rps[tp]; ok {
+			st.recoveryPoint = v
+		}
+		if v, ok := starts[tp]; ok {
+			st.logStart = v
+		}
+		if v, ok := hws[tp]; ok {
+			st.highWatermark = v
+		}
+		l, err := openLog(filepath.Join(d.path, name), tp, defaults, st)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", name, err)
+		}
+		d.logs[tp] = l
+		d.recoveredSegments += l.recoveredSegments
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// Path is the log dir.
+func (d *Dir) Path() string { return d.path }
+
+// ClusterID is the cluster id in meta.properties.
+func (d *Dir) ClusterID() string { return d.meta.ClusterID }
+
+// DirectoryID is the dir's Uuid in meta.properties (KIP-858).
+func (d *Dir) DirectoryID() [16]byte { return d.meta.DirectoryID }
+
+// Logs returns the open logs (a copy of the map).
+func (d *Dir) Logs() map[TopicPartition]*Log {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.logs)
+}
+
+// Log returns the log of tp, or nil.
+func (d *Dir) Log(tp TopicPartition) *Log {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.logs[tp]
+}
+
+// CreateLog makes the directory of a new partition with its
+// partition.metadata and an empty first segment. It fails if the partition
+// already exists.
+func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+	if tp.Topic == "" || tp.Topic == "." || tp.Topic == ".." || strings.ContainsAny(tp.Topic, "/\\\x00") || tp.Partition < 0 {
+		return nil, fmt.Errorf("invalid partition %q %d", tp.Topic, tp.Partition)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errors.New("log dir is closed")
+	}
+	if d.logs[tp] != nil {
+		return nil, fmt.Errorf("log %s already exists", tp)
+	}
+	l, err := createLog(filepath.Join(d.path, partitionDirName(tp)), tp, topicID, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create log %s: %w", tp, err)
+	}
+	d.logs[tp] = l
+	return l, nil
+}
+
+// DeleteLog closes a partition's log and removes its directory (renamed
+// first to <topic>-<partition>.<uuid>-delete, so a crash midway leaves
+// something OpenDir finishes deleting).
+func (d *Dir) DeleteLog(tp TopicPartition) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := d.logs[tp]
+	if l == nil {
+		return fmt.Errorf("no log %s", tp)
+	}
+	delete(d.logs, tp)
+	l.crash() // nothing of it needs to reach the disk any more
+	doomed := filepath.Join(d.path, deleteDirName(tp))
+	if err := os.Rename(l.dir, doomed); err != nil {
+		return err
+	}
+	if err := syncDir(d.path); err != nil {
+		return err
+	}
+	return os.RemoveAll(doomed)
+}
+
+// Checkpoint writes recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint and replication-offset-checkpoint.
+func (d *Dir) Checkpoint() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.checkpointLocked()
+}
+
+func (d *Dir) checkpointLocked() error {
+	rps := make(map[TopicPartition]int64, len(d.logs))
+	starts := map[TopicPartition]int64{}
+	hws := make(map[TopicPartition]int64, len(d.logs))
+	for tp, l := range d.logs {
+		rps[tp] = l.RecoveryPoint()
+		hws[tp] = l.HighWatermark()
+		if start := l.LogStartOffset(); start > l.segments()[0].base {
+			starts[tp] = start
+		}
+	}
+	return errors.Join(
+		writeOffsetCheckpoint(filepath.Join(d.path, recoveryPointFile), rps),
+		writeOffsetCheckpoint(filepath.Join(d.path, logStartFile), starts),
+		writeOffsetCheckpoint(filepath.Join(d.path, replicationFile), hws),
+	)
+}
+
+// Close stops the flusher, closes every log (flush, last index entries,
+// producer snapshots), writes the checkpoints and then the clean-shutdown
+// marker, which lets the next OpenDir skip recovery.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	d.mu.Unlock()
+	close(d.stop)
+	<-d.done
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for _, l := range d.logs {
+		if err := l.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
+		}
+	}
+	errs = append(errs, d.checkpointLocked())
+	if err := errors.Join(errs...); err != nil {
+		d.unlock()
+		return err // no clean marker: the next open recovers
+	}
+	err := writeFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(cleanShutdownContent))
+	d.unlock()
+	return err
+}
+
+// crash stops everything without writing anything, as if the process had
+// died (for tests).
+func (d *Dir) crash() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	d.mu.Unlock()
+	close(d.stop)
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.logs {
+		l.crash()
+	}
+	d.unlock()
+}
+
+// SetFlushCheckInterval sets how often the flusher looks for logs whose
+// flush.ms has passed (Kafka's log.flush.scheduler.interval.ms).
+func (d *Dir) SetFlushCheckInterval(iv time.Duration) {
+	d.timing.Lock()
+	d.flushCheckInterval = iv
+	d.timing.Unlock()
+}
+
+// SetCheckpointInterval sets how often the flusher writes the checkpoints
+// (Kafka's log.flush.offset.checkpoint.interval.ms, default 60 s).
+func (d *Dir) SetCheckpointInterval(iv time.Duration) {
+	d.timing.Lock()
+	d.checkpointInterval = iv
+	d.timing.Unlock()
+}
+
+func (d *Dir) intervals() (time.Duration, time.Duration) {
+	d.timing.Lock()
+	defer d.timing.Unlock()
+	return max(d.flushCheckInterval, time.Millisecond), max(d.checkpointInterval, time.Millisecond)
+}
+
+// flusher flushes logs whose flush.ms has passed and checkpoints the
+// recovery points periodically, until Close.
+func (d *Dir) flusher() {
+	defer close(d.done)
+	lastCheckpoint := time.Now()
+	check, _ := d.intervals()
+	t := time.NewTimer(check)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+		}
+		check, every := d.intervals()
+		now := time.Now()
+		for _, l := range d.Logs() {
+			flushMs := l.Config().FlushMs
+			if flushMs == math.MaxInt64 || l.LogEndOffset() <= l.RecoveryPoint() {
+				continue
+			}
+			if now.UnixMilli()-l.lastFlush.Load() >= flushMs {
+				if err := l.Flush(); err != nil {
+					slog.Error("logstore: flush failed", "log", l.tp.String(), "err", err)
+				}
+			}
+		}
+		if now.Sub(lastCheckpoint) >= every {
+			if err := d.Checkpoint(); err != nil {
+				slog.Error("logstore: checkpoint failed", "dir", d.path, "err", err)
+			}
+			lastCheckpoint = now
+		}
+		t.Reset(check)
+	}
+}

@@ -1,0 +1,198 @@
+package logstore
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func TestMetaProperties(t *testing.T) {
+	root := t.TempDir()
+	d, err := OpenDir(root, "", 3, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := d.ClusterID()
+	if len(id) != 22 {
+		t.Errorf("generated cluster id %q", id)
+	}
+	dirID := d.DirectoryID()
+	d.Close()
+	d, err = OpenDir(root, "other-id", 3, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ClusterID() != id || d.DirectoryID() != dirID {
+		t.Errorf("reopen changed ids: %s %v", d.ClusterID(), d.DirectoryID())
+	}
+	d.Close()
+	if _, err := OpenDir(root, id, 4, DefaultConfig()); err == nil || !strings.Contains(err.Error(), "node.id") {
+		t.Errorf("other node opened the dir: %v", err)
+	}
+	// Kafka's own files parse too (key order and separators vary).
+	os.WriteFile(filepath.Join(root, "meta.properties"),
+		[]byte("#\n#Thu Jan 01 00:00:00 UTC 2024\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\nversion=1\nnode.id = 3\n"), 0o644)
+	if d, err = OpenDir(root, "", 3, DefaultConfig()); err != nil || d.ClusterID() != "MkU3OEVBNTcwNTJENDM2Qk" {
+		t.Fatalf("Kafka meta.properties: %v", err)
+	}
+	d.Close()
+}
+
+func TestDirLockedWhileOpen(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	if _, err := OpenDir(root, "", 1, DefaultConfig()); err == nil {
+		t.Fatal("opened a dir twice")
+	}
+	d.Close()
+	d = openTestDir(t, root)
+	d.Close()
+}
+
+func TestCreateAndDeleteLog(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	tp := TopicPartition{"my.topic-x", 12}
+	l, err := d.CreateLog(tp, [16]byte{1}, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 3, 2)
+	if _, err := d.CreateLog(tp, [16]byte{1}, testConfig()); err == nil {
+		t.Error("created a log twice")
+	}
+	for _, bad := range []TopicPartition{{"", 0}, {"a/b", 0}, {"..", 0}, {"x", -1}} {
+		if _, err := d.CreateLog(bad, [16]byte{}, testConfig()); err == nil {
+			t.Errorf("created %v", bad)
+		}
+	}
+	// Leftovers OpenDir cleans or skips.
+	os.Mkdir(filepath.Join(root, "old-0.0123456789abcdef0123456789abcdef-delete"), 0o755)
+	os.Mkdir(filepath.Join(root, "not a partition"), 0o755)
+	os.Mkdir(filepath.Join(root, "x-007"), 0o755)
+	d.Close()
+
+	d = openTestDir(t, root)
+	if _, err := os.Stat(filepath.Join(root, "old-0.0123456789abcdef0123456789abcdef-delete")); err == nil {
+		t.Error("-delete dir survived OpenDir")
+	}
+	logs := d.Logs()
+	if len(logs) != 1 || logs[tp] == nil || logs[tp].TopicID() != ([16]byte{1}) || logs[tp].LogEndOffset() != 6 {
+		t.Fatalf("logs after reopen: %v", logs)
+	}
+	if err := d.DeleteLog(tp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "my.topic-x-12")); err == nil {
+		t.Error("partition dir survived DeleteLog")
+	}
+	if d.Log(tp) != nil || d.DeleteLog(tp) == nil {
+		t.Error("deleted log still known")
+	}
+	if _, err := d.CreateLog(tp, [16]byte{2}, testConfig()); err != nil {
+		t.Errorf("recreate after delete: %v", err)
+	}
+	d.Close()
+}
+
+func TestDeleteDirName(t *testing.T) {
+	name := deleteDirName(TopicPartition{"t", 3})
+	if !strings.HasPrefix(name, "t-3.") || !strings.HasSuffix(name, "-delete") || len(name) != len("t-3.")+32+len("-delete") {
+		t.Errorf("delete dir name %q", name)
+	}
+	long := deleteDirName(TopicPartition{strings.Repeat("x", 249), 3})
+	if len(long) > 255 {
+		t.Errorf("delete dir name is %d bytes", len(long))
+	}
+	for name, ok := range map[string]bool{"a-0": true, "a-b-12": true, "a": false, "a-": false, "-1": false, "a-+1": false, "a-01": false} {
+		if _, got := parsePartitionDirName(name); got != ok {
+			t.Errorf("parse %q: %v", name, got)
+		}
+	}
+}
+
+func TestCheckpointsRestoreOffsets(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	l, _ := d.CreateLog(TopicPartition{"hw", 0}, RandomUUID(), testConfig())
+	appendN(t, l, 4, 2)
+	l.SetHighWatermark(5)
+	if l.HighWatermark() != 5 {
+		t.Fatal(l.HighWatermark())
+	}
+	l.SetHighWatermark(100)
+	if l.HighWatermark() != 8 {
+		t.Errorf("high watermark not clamped to the log end: %d", l.HighWatermark())
+	}
+	l.SetHighWatermark(6)
+	d.Close()
+	d = openTestDir(t, root)
+	l = d.Log(TopicPartition{"hw", 0})
+	if l.HighWatermark() != 6 || l.RecoveryPoint() != 8 || l.LogStartOffset() != 0 {
+		t.Errorf("hw %d rp %d start %d", l.HighWatermark(), l.RecoveryPoint(), l.LogStartOffset())
+	}
+	// A log start offset above the first segment is checkpointed and restored.
+	l.logStart.Store(3)
+	if err := d.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	checkBytes(t, "log-start-offset-checkpoint", readFile(t, filepath.Join(root, logStartFile)), []byte("0\n1\nhw 0 3\n"))
+	d.Close()
+	d = openTestDir(t, root)
+	if d.Log(TopicPartition{"hw", 0}).LogStartOffset() != 3 {
+		t.Error("log start offset not restored")
+	}
+	if _, err := d.Log(TopicPartition{"hw", 0}).Read(2, 100, 8); ErrorCode(err) != CodeOffsetOutOfRange {
+		t.Errorf("read below log start: %v", err)
+	}
+	d.Close()
+}
+
+func TestBackgroundFlusher(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	defer d.Close()
+	d.SetFlushCheckInterval(5 * time.Millisecond)
+	d.SetCheckpointInterval(20 * time.Millisecond)
+	cfg := testConfig()
+	cfg.FlushMs = 10
+	l, _ := d.CreateLog(TopicPartition{"f", 0}, RandomUUID(), cfg)
+	appendN(t, l, 2, 3)
+	deadline := time.Now().Add(5 * time.Second)
+	for l.RecoveryPoint() != 6 || !strings.Contains(string(readFileOrEmpty(filepath.Join(root, recoveryPointFile))), "f 0 6") {
+		if time.Now().After(deadline) {
+			t.Fatalf("flusher did not flush and checkpoint: rp %d", l.RecoveryPoint())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func readFileOrEmpty(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
+}
+
+func TestErrorCodesMatchKafka(t *testing.T) {
+	for ours, theirs := range map[int16]*kerr.Error{
+		CodeOffsetOutOfRange:             kerr.OffsetOutOfRange,
+		CodeCorruptMessage:               kerr.CorruptMessage,
+		CodeRecordListTooLarge:           kerr.RecordListTooLarge,
+		CodeOutOfOrderSequenceNumber:     kerr.OutOfOrderSequenceNumber,
+		CodeInvalidProducerEpoch:         kerr.InvalidProducerEpoch,
+		CodeInvalidTxnState:              kerr.InvalidTxnState,
+		CodeTransactionCoordinatorFenced: kerr.TransactionCoordinatorFenced,
+		CodeKafkaStorageError:            kerr.KafkaStorageError,
+		CodeUnknownServerError:           kerr.UnknownServerError,
+	} {
+		if ours != theirs.Code {
+			t.Errorf("%s: ours %d, Kafka's %d", theirs.Message, ours, theirs.Code)
+		}
+	}
+	if ErrorCode(nil) != 0 || ErrorCode(os.ErrClosed) != -1 || ErrorCode(storageErr("x", os.ErrClosed)) != 56 {
+		t.Error("ErrorCode")
+	}
+}

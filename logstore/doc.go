@@ -1,0 +1,183 @@
+// Package logstore is the partition log as a library: segments, sparse
+// indexes, checkpoints, crash recovery and idempotent-producer state, all in
+// Apache Kafka's own on-disk format, so that Kafka's tools (DumpLogSegments)
+// read what Gregor writes and Gregor reads what Kafka wrote. It imports no
+// networking code; record batches come from and go to package protocol.
+//
+// # Layout of a log dir
+//
+//	<log.dirs entry>/
+//	  meta.properties                     who owns the dir (text)
+//	  .lock                               flock'ed while a Dir is open
+//	  .kafka_cleanshutdown                present only after a clean Close (JSON)
+//	  recovery-point-offset-checkpoint    flushed-up-to offset per partition
+//	  log-start-offset-checkpoint         log start offset per partition
+//	  replication-offset-checkpoint       high watermark per partition
+//	  <topic>-<partition>/
+//	    partition.metadata                the topic id (text)
+//	    leader-epoch-checkpoint           leader epoch -> start offset (text)
+//	    00000000000000000000.log          record batches
+//	    00000000000000000000.index        offset index
+//	    00000000000000000000.timeindex    time index
+//	    00000000000000000042.snapshot     producer state as of offset 42
+//
+// Segment and snapshot files are named by an offset written as 20 decimal
+// digits, zero padded: the segment's base offset (every offset in it is >= the
+// base and < the next segment's base), or for a snapshot the log end offset
+// the snapshot was taken at. A partition directory being deleted is renamed
+// first to <topic>-<partition>.<32 hex digits>-delete.
+//
+// All integers in binary files are big-endian. Text files use "\n" line
+// ends and are replaced atomically: written to <name>.tmp, fsynced, renamed
+// over <name>, and the directory fsynced.
+//
+// # .log: record batches (magic v2), back to back
+//
+//	offset size field
+//	     0    8 baseOffset            assigned by Append, first offset in the batch
+//	     8    4 batchLength           bytes after this field (whole batch = 12 + batchLength)
+//	    12    4 partitionLeaderEpoch  set by Append from AppendOptions.LeaderEpoch
+//	    16    1 magic                 always 2
+//	    17    4 crc                   CRC-32C (Castagnoli) of bytes 21..end
+//	    21    2 attributes            bits 0-2 codec, 3 LogAppendTime, 4 transactional, 5 control
+//	    23    4 lastOffsetDelta       last offset = baseOffset + lastOffsetDelta
+//	    27    8 baseTimestamp
+//	    35    8 maxTimestamp
+//	    43    8 producerId            -1 unless idempotent/transactional
+//	    51    2 producerEpoch
+//	    53    4 baseSequence
+//	    57    4 recordCount
+//	    61    . records               compressed with the codec if any
+//
+// Each record inside is (varints are zig-zag, as in protobuf):
+//
+//	varint length (of the rest), int8 attributes, varlong timestampDelta,
+//	varint offsetDelta, varint keyLength (-1 = null), key,
+//	varint valueLength (-1 = null), value, varint headerCount,
+//	headers: varint keyLength, key, varint valueLength, value
+//
+// A record's offset is baseOffset + offsetDelta and its timestamp
+// baseTimestamp + timestampDelta, or maxTimestamp when the batch is
+// LogAppendTime. The file holds the batches exactly as the producer sent
+// them, with baseOffset and partitionLeaderEpoch rewritten (the CRC does not
+// cover those) and, for LogAppendTime topics, the attributes and maxTimestamp
+// stamped and the CRC recomputed.
+//
+// # .index: sparse offset index, 8-byte entries
+//
+//	offset size field
+//	     0    4 relativeOffset   int32: batch's last offset - segment base offset
+//	     4    4 position         int32: byte position of the batch in the .log
+//
+// An entry is added before appending a batch once more than
+// index.interval.bytes of batches went in since the last entry (so the first
+// batch of a segment never gets one); the entry names the batch's last offset
+// and its start position, as Kafka's LogSegment does. The file holds exactly
+// the entries (Kafka preallocates segment.index.bytes for the active segment
+// and trims on roll; we never preallocate). Example: base offset 100, batch
+// with offsets 110..119 at byte 8230 gives
+//
+//	00 00 00 13  00 00 20 26
+//
+// Lookup: the last entry with offset <= target gives a position to start a
+// short scan of batch headers from (position 0 when there is none).
+//
+// # .timeindex: sparse time index, 12-byte entries
+//
+//	offset size field
+//	     0    8 timestamp        int64: largest maxTimestamp seen so far in the segment
+//	     8    4 relativeOffset   int32: last offset of the batch that had it - base offset
+//
+// An entry is written together with each .index entry, and once more when
+// the segment is rolled or closed, but only when the timestamp is larger than
+// the last entry's (so timestamps and offsets both increase). Example: base
+// 100, max timestamp 1700000000000 in the batch ending at offset 119:
+//
+//	00 00 01 8b cf e5 68 00  00 00 00 13
+//
+// # .snapshot: producer state (Kafka's ProducerStateManager, version 1)
+//
+//	offset size field
+//	     0    2 version          int16 = 1
+//	     2    4 crc              uint32 CRC-32C of bytes 6..end
+//	     6    4 count            int32 number of entries
+//	    10   46 entry × count:
+//	            +0  8 producerId
+//	            +8  2 producerEpoch
+//	           +10  4 lastSequence           of the producer's last batch
+//	           +14  8 lastOffset             of that batch (-1: none)
+//	           +22  4 offsetDelta            lastOffset - firstOffset of that batch
+//	           +26  8 timestamp              maxTimestamp of that batch
+//	           +34  4 coordinatorEpoch       from the last transaction marker, else -1
+//	           +38  8 currentTxnFirstOffset  first offset of the open transaction, else -1
+//
+// Entries are sorted by producer id. A snapshot named N holds the state after
+// every batch below offset N. Snapshots are taken when a segment rolls (N is
+// the new segment's base offset) and on Close (N is the log end offset); the
+// newest two are kept. On open the newest valid snapshot at or below the log
+// end is loaded and the batch headers after it are replayed; without one the
+// whole log is replayed.
+//
+// # leader-epoch-checkpoint, and the three offset checkpoints
+//
+// Kafka's CheckpointFile: a version line (0), a count line, then one entry
+// per line; an empty file is read as no entries.
+//
+//	leader-epoch-checkpoint:             "0\n2\n0 0\n3 1500\n"    (epoch startOffset)
+//	recovery-point-offset-checkpoint,
+//	log-start-offset-checkpoint,
+//	replication-offset-checkpoint:       "0\n1\nmy-topic 0 1500\n" (topic partition offset)
+//
+// log-start-offset-checkpoint lists only partitions whose log start offset
+// is above their first segment's base offset, as Kafka does.
+//
+// # partition.metadata
+//
+//	"version: 0\ntopic_id: <id>"      no final newline
+//
+// where <id>, like every Kafka Uuid in text, is the 16 bytes in URL-safe
+// base64 without padding (22 characters), e.g. "AAAAAAAAAAAAAAAAAAAAAQ" for
+// 00..01.
+//
+// # meta.properties (KRaft, version 1)
+//
+// A java.util.Properties file: a blank comment line, a date comment, then
+// key=value lines.
+//
+//	#
+//	#Tue Mar 05 10:47:12 UTC 2024
+//	node.id=1
+//	directory.id=<Uuid>
+//	version=1
+//	cluster.id=<cluster id>
+//
+// # .kafka_cleanshutdown
+//
+//	{"broker_epoch":"-1","version":"0"}
+//
+// Written last by a clean Close. When it is present on open, the recovery
+// point checkpoint is trusted and no segment is scanned; when it is absent,
+// every segment from the one holding the recovery point onwards is read
+// batch by batch, checking length, magic and CRC; at the first bad or torn
+// batch the segment is cut there, every later segment is deleted, and the
+// indexes of the recovered segments are rebuilt. Either way the marker is
+// deleted once the dir is open.
+//
+// # Concurrency
+//
+// A Log serialises appends (and rolls, flush bookkeeping, close) with one
+// mutex. Readers take no lock on the append path: the segment list is an
+// immutable slice swapped atomically, a segment's readable size and the log
+// end offset are atomics stored only after the bytes are written, and each
+// segment's in-memory indexes sit behind their own RWMutex held for
+// nanoseconds. Indexes of segments other than the active one are read into
+// memory on first use. Lock order: Dir.mu, Log.flushMu, Log.mu, segment.mu.
+//
+// # Where Gregor differs from Kafka
+//
+// Index entries are decided per batch (Kafka decides per append call, which
+// is the same for the one-batch appends produce requests make, and per batch
+// when it rebuilds an index); index files are never preallocated; producer
+// snapshot entries are sorted by producer id (Kafka writes hash order). None
+// of this changes what Kafka or DumpLogSegments read.
+package logstore

@@ -1,0 +1,76 @@
+package logstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+)
+
+// epochEntry says leader epoch Epoch started at offset StartOffset.
+type epochEntry struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// epochCache is the leader-epoch-checkpoint of one partition, kept in memory
+// and rewritten (atomically, fsynced) whenever it changes. Guarded by Log.mu.
+type epochCache struct {
+	path    string
+	entries []epochEntry
+}
+
+func loadEpochCache(dir string) (*epochCache, error) {
+	c := &epochCache{path: filepath.Join(dir, leaderEpochFile)}
+	rows, err := readCheckpoint(c.path, 2)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		e, err1 := strconv.ParseInt(r[0], 10, 32)
+		off, err2 := strconv.ParseInt(r[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%s: malformed entry %v", c.path, r)
+		}
+		c.entries = append(c.entries, epochEntry{int32(e), off})
+	}
+	return c, nil
+}
+
+func (c *epochCache) latest() int32 {
+	if len(c.entries) == 0 {
+		return -1
+	}
+	return c.entries[len(c.entries)-1].Epoch
+}
+
+// assign records that epoch starts at offset, if epoch is newer than every
+// epoch seen; it reports whether anything changed.
+func (c *epochCache) assign(epoch int32, offset int64) bool {
+	if epoch < 0 || epoch <= c.latest() {
+		return false
+	}
+	c.entries = append(c.entries, epochEntry{epoch, offset})
+	return true
+}
+
+// truncateFromEnd drops the epochs starting at or after endOffset (the log
+// was cut there).
+func (c *epochCache) truncateFromEnd(endOffset int64) bool {
+	n := len(c.entries)
+	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
+		n--
+	}
+	changed := n != len(c.entries)
+	c.entries = c.entries[:n]
+	return changed
+}
+
+func (c *epochCache) bytes() []byte {
+	lines := make([]string, len(c.entries))
+	for i, e := range c.entries {
+		lines[i] = fmt.Sprintf("%d %d", e.Epoch, e.StartOffset)
+	}
+	return formatCheckpoint(lines)
+}
+
+func (c *epochCache) write() error { return writeFileAtomic(c.path, c.bytes()) }

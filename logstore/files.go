@@ -1,0 +1,151 @@
+package logstore
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// File names, made and parsed only here.
+const (
+	logSuffix          = ".log"
+	indexSuffix        = ".index"
+	timeIndexSuffix    = ".timeindex"
+	snapshotSuffix     = ".snapshot"
+	tmpSuffix          = ".tmp"
+	deleteDirSuffix    = "-delete"
+	leaderEpochFile    = "leader-epoch-checkpoint"
+	partitionMetaFile  = "partition.metadata"
+	metaPropertiesFile = "meta.properties"
+	cleanShutdownFile  = ".kafka_cleanshutdown"
+	lockFile           = ".lock"
+	recoveryPointFile  = "recovery-point-offset-checkpoint"
+	logStartFile       = "log-start-offset-checkpoint"
+	replicationFile    = "replication-offset-checkpoint"
+)
+
+// offsetName is the 20-digit, zero-padded file name prefix for an offset.
+func offsetName(off int64) string { return fmt.Sprintf("%020d", off) }
+
+func segmentPath(dir string, base int64, suffix string) string {
+	return filepath.Join(dir, offsetName(base)+suffix)
+}
+
+// parseOffsetName returns the offset in a name like 00000000000000000042.log
+// when it ends in suffix.
+func parseOffsetName(name, suffix string) (int64, bool) {
+	digits, ok := strings.CutSuffix(name, suffix)
+	if !ok || len(digits) != 20 {
+		return 0, false
+	}
+	off, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || off < 0 {
+		return 0, false
+	}
+	return off, true
+}
+
+// partitionDirName is <topic>-<partition>.
+func partitionDirName(tp TopicPartition) string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
+}
+
+// parsePartitionDirName undoes partitionDirName. Names of directories being
+// deleted (…-delete) and anything else not shaped like <topic>-<n> do not parse.
+func parsePartitionDirName(name string) (TopicPartition, bool) {
+	if strings.HasSuffix(name, deleteDirSuffix) {
+		return TopicPartition{}, false
+	}
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || i == len(name)-1 {
+		return TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 || strconv.FormatInt(p, 10) != name[i+1:] {
+		return TopicPartition{}, false
+	}
+	return TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// deleteDirName is Kafka's name for a partition dir awaiting deletion:
+// <topic>-<partition>.<uuid hex>-delete, the topic cut to keep it in 255 bytes.
+func deleteDirName(tp TopicPartition) string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	suffix := "-" + strconv.FormatInt(int64(tp.Partition), 10) + "." + hex.EncodeToString(u[:]) + deleteDirSuffix
+	topic := tp.Topic
+	if len(topic) > 255-len(suffix) {
+		topic = topic[:255-len(suffix)]
+	}
+	return topic + suffix
+}
+
+// UUIDString formats a Kafka Uuid the way Kafka does in text: URL-safe
+// base64 without padding.
+func UUIDString(u [16]byte) string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// ParseUUID parses UUIDString's format.
+func ParseUUID(s string) ([16]byte, error) {
+	var u [16]byte
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return u, fmt.Errorf("invalid uuid %q", s)
+	}
+	copy(u[:], b)
+	return u, nil
+}
+
+// RandomUUID returns a random Uuid that, like Kafka's Uuid.randomUuid, is
+// neither all zeros nor formats with a leading '-'.
+func RandomUUID() [16]byte {
+	for {
+		var u [16]byte
+		_, _ = rand.Read(u[:])
+		if u != ([16]byte{}) && UUIDString(u)[0] != '-' {
+			return u
+		}
+	}
+}
+
+// writeFileAtomic replaces path with data: write path.tmp, fsync it, rename
+// it over path, fsync the directory.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + tmpSuffix
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir fsyncs a directory so that renames and creations in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,361 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
+)
+
+// loadState is what the Dir knows about a partition from its checkpoints.
+type loadState struct {
+	clean         bool  // the dir was shut down cleanly
+	recoveryPoint int64 // -1: unknown (recover everything)
+	logStart      int64 // -1: unknown
+	highWatermark int64 // -1: unknown
+}
+
+// createLog makes a new partition directory with an empty first segment.
+func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	meta := "version: 0\ntopic_id: " + UUIDString(topicID)
+	if err := writeFileAtomic(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
+		return nil, err
+	}
+	// Kafka creates the leader epoch checkpoint empty.
+	if err := os.WriteFile(filepath.Join(dir, leaderEpochFile), nil, 0o644); err != nil {
+		return nil, err
+	}
+	seg, err := createSegment(dir, 0, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := syncDir(dir); err != nil {
+		seg.closeFiles()
+		return nil, err
+	}
+	l := newLog(dir, tp, topicID, cfg)
+	l.segs.Store(&[]*segment{seg})
+	if l.epochs, err = loadEpochCache(dir); err != nil {
+		seg.closeFiles()
+		return nil, err
+	}
+	return l, nil
+}
+
+func newLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) *Log {
+	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState()}
+	l.lastFlush.Store(time.Now().UnixMilli())
+	return l
+}
+
+// readPartitionMetadata returns the topic id in partition.metadata (zero
+// when the file is missing).
+func readPartitionMetadata(dir string) ([16]byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, partitionMetaFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return [16]byte{}, nil
+	}
+	if err != nil {
+		return [16]byte{}, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "topic_id:"); ok {
+			return ParseUUID(strings.TrimSpace(v))
+		}
+	}
+	return [16]byte{}, fmt.Errorf("%s: no topic_id", filepath.Join(dir, partitionMetaFile))
+}
+
+// openLog loads an existing partition directory, recovering it when the
+// last shutdown was not clean.
+func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, error) {
+	topicID, err := readPartitionMetadata(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := newLog(dir, tp, topicID, cfg)
+	if l.epochs, err = loadEpochCache(dir); err != nil {
+		return nil, err
+	}
+	bases, missingIndex, err := scanPartitionDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []*segment
+	fail := func(err error) (*Log, error) {
+		for _, s := range segs {
+			s.closeFiles()
+		}
+		return nil, err
+	}
+	for _, base := range bases {
+		s, err := openSegmentFiles(dir, base, l.cfg, false)
+		if err != nil {
+			return fail(err)
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(dir, max(st.logStart, 0), l.cfg)
+		if err != nil {
+			return fail(err)
+		}
+		segs = append(segs, s)
+	}
+
+	// Which segments to scan: after an unclean shutdown, all from the one
+	// holding the recovery point; always those whose indexes are missing
+	// or do not check out.
+	firstRecover := len(segs)
+	if !st.clean {
+		firstRecover = 0
+		if st.recoveryPoint >= 0 {
+			firstRecover = floorSegment(segs, st.recoveryPoint)
+		}
+	}
+	end := int64(-1)
+	for i := 0; i < len(segs); i++ {
+		s := segs[i]
+		recover := i >= firstRecover || missingIndex[s.base]
+		if !recover {
+			if err := checkIndexes(s, i == len(segs)-1); err != nil {
+				slog.Warn("logstore: rebuilding index", "segment", s.log.Name(), "err", err)
+				recover = true
+			}
+		}
+		if !recover {
+			continue
+		}
+		l.recoveredSegments++
+		res, err := s.recover(l.cfg.IndexIntervalBytes, func(h *protocol.BatchHeader, _ []byte) {
+			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		})
+		if err != nil {
+			return fail(storageErr("recover "+s.log.Name(), err))
+		}
+		if i == len(segs)-1 {
+			end = res.nextOffset
+		}
+		if res.truncated > 0 && i < len(segs)-1 {
+			// Everything after a torn batch is lost: drop the later segments.
+			for _, later := range segs[i+1:] {
+				if err := later.removeFiles(); err != nil {
+					return fail(storageErr("remove segment", err))
+				}
+			}
+			segs = segs[:i+1]
+			end = res.nextOffset
+			break
+		}
+	}
+	last := segs[len(segs)-1]
+	if end < 0 {
+		var err error
+		end, err = last.scanTail()
+		if errors.Is(err, errTorn) { // a torn tail despite a clean shutdown
+			l.recoveredSegments++
+			var res recoverResult
+			res, err = last.recover(l.cfg.IndexIntervalBytes, nil)
+			end = res.nextOffset
+		}
+		if err != nil {
+			return fail(storageErr("read "+last.log.Name(), err))
+		}
+	}
+	last.ensureLoaded()
+	l.segs.Store(&segs)
+	l.end.Store(end)
+	l.logStart.Store(min(max(st.logStart, segs[0].base), end))
+	l.hw.Store(min(max(st.highWatermark, l.logStart.Load()), end))
+	rp := end
+	if st.recoveryPoint >= 0 {
+		rp = min(st.recoveryPoint, end)
+	}
+	if !st.clean && st.recoveryPoint < 0 {
+		rp = 0
+	}
+	l.recoveryPoint.Store(rp)
+
+	if l.epochs.truncateFromEnd(end) || l.recoveredSegments > 0 {
+		if err := l.epochs.write(); err != nil {
+			return fail(storageErr("write leader-epoch-checkpoint", err))
+		}
+	}
+	if err := l.loadProducerState(); err != nil {
+		return fail(err)
+	}
+	return l, nil
+}
+
+// scanPartitionDir lists the segment base offsets in a partition dir and
+// removes leftovers: temporary files, Kafka's .cleaned/.swap/.deleted files,
+// and index files without a .log. It also reports which segments lack an index.
+func scanPartitionDir(dir string) ([]int64, map[int64]bool, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	logs := map[int64]bool{}
+	indexes := map[int64]int{}
+	for _, de := range ents {
+		name := de.Name()
+		if !de.Type().IsRegular() {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(name, tmpSuffix), strings.HasSuffix(name, ".cleaned"),
+			strings.HasSuffix(name, ".swap"), strings.HasSuffix(name, ".deleted"):
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if off, ok := parseOffsetName(name, logSuffix); ok {
+			logs[off] = true
+		}
+		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+			if off, ok := parseOffsetName(name, suffix); ok {
+				indexes[off]++
+			}
+		}
+	}
+	var bases []int64
+	missing := map[int64]bool{}
+	for off := range logs {
+		bases = append(bases, off)
+		if indexes[off] < 2 {
+			missing[off] = true
+		}
+	}
+	for off := range indexes {
+		if !logs[off] {
+			for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+				if err := os.Remove(segmentPath(dir, off, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	slices.Sort(bases)
+	return bases, missing, nil
+}
+
+// checkIndexes sanity-checks a segment's indexes on a clean open: whole
+// entries, and last entries that point into the log. The active segment's
+// indexes are loaded; the others are checked from their last entries and
+// loaded when first used.
+func checkIndexes(s *segment, active bool) error {
+	if active {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.loadIndexes()
+	}
+	check := func(f *os.File, entrySize int, entry func(b []byte) error) error {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size()%int64(entrySize) != 0 {
+			return fmt.Errorf("%s: size %d is not a multiple of %d", f.Name(), st.Size(), entrySize)
+		}
+		if st.Size() == 0 {
+			return nil
+		}
+		b := make([]byte, entrySize)
+		if _, err := f.ReadAt(b, st.Size()-int64(entrySize)); err != nil && err != io.EOF {
+			return err
+		}
+		return entry(b)
+	}
+	err := check(s.idx.f, offsetEntrySize, func(b []byte) error {
+		rel, pos := int32(binaryBE32(b)), int64(int32(binaryBE32(b[4:])))
+		if rel < 0 || pos < 0 || pos >= s.size.Load() {
+			return fmt.Errorf("%s: last entry (%d, %d) outside the log", s.idx.f.Name(), rel, pos)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return check(s.tidx.f, timeEntrySize, func(b []byte) error {
+		if rel := int32(binaryBE32(b[8:])); rel < 0 {
+			return fmt.Errorf("%s: last entry has offset below the base", s.tidx.f.Name())
+		}
+		return nil
+	})
+}
+
+func binaryBE32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// loadProducerState restores producer state from the newest valid snapshot
+// at or below the log end offset and replays the batches after it; with no
+// usable snapshot it replays the whole log.
+func (l *Log) loadProducerState() error {
+	end := l.end.Load()
+	offs, err := listSnapshots(l.dir)
+	if err != nil {
+		return storageErr("list snapshots", err)
+	}
+	from := l.logStart.Load()
+	for i := len(offs) - 1; i >= 0; i-- {
+		off := offs[i]
+		if off > end || off < l.logStart.Load() {
+			if err := removeSnapshot(l.dir, off); err != nil {
+				return storageErr("remove snapshot", err)
+			}
+			continue
+		}
+		data, err := os.ReadFile(segmentPath(l.dir, off, snapshotSuffix))
+		var producers map[int64]*producerEntry
+		if err == nil {
+			producers, err = decodeSnapshot(data)
+		}
+		if err != nil {
+			slog.Warn("logstore: discarding producer snapshot", "dir", l.dir, "offset", off, "err", err)
+			if err := removeSnapshot(l.dir, off); err != nil {
+				return storageErr("remove snapshot", err)
+			}
+			continue
+		}
+		l.producers.producers = producers
+		l.lastSnapOffset = off
+		from = off
+		break
+	}
+	segs := l.segments()
+	for i := floorSegment(segs, from); i < len(segs); i++ {
+		s := segs[i]
+		sc := newScanner(s.log, s.lookup(from), s.size.Load(), 256<<10)
+		for {
+			h, at, err := sc.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return storageErr("replay "+s.log.Name(), err)
+			}
+			if h.BaseOffset < from || h.ProducerID < 0 {
+				continue
+			}
+			var batch []byte
+			if h.Attributes&protocol.AttrControl != 0 {
+				if batch, err = sc.batch(&h, at); err != nil {
+					return storageErr("replay "+s.log.Name(), err)
+				}
+			}
+			l.producers.replay(&h, batch)
+		}
+	}
+	return nil
+}

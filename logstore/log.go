@@ -1,0 +1,388 @@
+package logstore
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// snapshotsToKeep is how many producer snapshots a partition keeps.
+const snapshotsToKeep = 2
+
+// Log is one partition's log. Appends are serialised; reads run
+// concurrently with them and see only whole, published batches.
+type Log struct {
+	tp      TopicPartition
+	dir     string
+	topicID [16]byte
+
+	segs          atomic.Pointer[[]*segment] // ascending base offsets; never empty
+	end           atomic.Int64               // log end offset
+	logStart      atomic.Int64
+	hw            atomic.Int64
+	recoveryPoint atomic.Int64 // everything below is fsynced
+	lastFlush     atomic.Int64 // unix ms of the last flush
+
+	flushMu sync.Mutex // serialises Flush calls
+
+	mu             sync.Mutex // appends, rolls, config, close
+	cfg            Config
+	producers      *producerState
+	epochs         *epochCache
+	lastSnapOffset int64
+	closed         bool
+	scratch        []appendedBatch
+
+	recoveredSegments int // segments scanned by recovery when opened (for tests)
+}
+
+// AppendOptions says how Append stamps the batches.
+type AppendOptions struct {
+	// LogAppendTime, when >= 0, marks every batch LogAppendTime with this
+	// maxTimestamp (recomputing the CRC); use -1 to keep CreateTime.
+	LogAppendTime int64
+	// LeaderEpoch, when >= 0, is written into every batch's
+	// partitionLeaderEpoch and recorded in leader-epoch-checkpoint the first
+	// time it is seen; -1 keeps the epochs the batches carry.
+	LeaderEpoch int32
+}
+
+// AppendResult reports where an append went.
+type AppendResult struct {
+	BaseOffset, LastOffset int64
+	LogAppendTime          int64 // -1 unless stamped
+	LogStartOffset         int64
+	Duplicate              bool // idempotent retry: nothing appended, offsets are the original batch's
+}
+
+// TopicID is the topic's Kafka Uuid, from partition.metadata.
+func (l *Log) TopicID() [16]byte { return l.topicID }
+
+// TopicPartition is the partition this log holds.
+func (l *Log) TopicPartition() TopicPartition { return l.tp }
+
+// Dir is the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// SetConfig changes the log's settings; segments made from now on use them.
+func (l *Log) SetConfig(cfg Config) {
+	l.mu.Lock()
+	l.cfg = cfg.withDefaults()
+	l.mu.Unlock()
+}
+
+// Config returns the log's settings.
+func (l *Log) Config() Config {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg
+}
+
+func (l *Log) segments() []*segment { return *l.segs.Load() }
+
+func (l *Log) active() *segment {
+	s := l.segments()
+	return s[len(s)-1]
+}
+
+// LogStartOffset is the first offset readable.
+func (l *Log) LogStartOffset() int64 { return l.logStart.Load() }
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 { return l.end.Load() }
+
+// SetHighWatermark records the high watermark (kept in
+// replication-offset-checkpoint), clamped to [LogStartOffset, LogEndOffset].
+func (l *Log) SetHighWatermark(hw int64) {
+	l.hw.Store(min(max(hw, l.logStart.Load()), l.end.Load()))
+}
+
+// HighWatermark is the last value set by SetHighWatermark (or loaded).
+func (l *Log) HighWatermark() int64 { return l.hw.Load() }
+
+// RecoveryPoint is the offset below which everything is known to be on disk.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// Size is the bytes of all segments' .log files.
+func (l *Log) Size() int64 {
+	var n int64
+	for _, s := range l.segments() {
+		n += s.size.Load()
+	}
+	return n
+}
+
+// Append writes one or more validated magic-v2 batches, assigning them the
+// next offsets (rewriting each baseOffset in place, and the leader epoch and
+// LogAppendTime per opts). Idempotent batches are checked against their
+// producer's state first; a retry of one of the producer's last 5 batches
+// is answered from memory with Duplicate set, and a sequence or epoch error
+// fails the whole append (nothing is written). Errors carry a Kafka code
+// (see ErrorCode).
+func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := AppendResult{LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
+	if l.closed {
+		return res, errorf(CodeKafkaStorageError, "log %s is closed", l.tp)
+	}
+	if len(batches) == 0 {
+		return res, errorf(CodeCorruptMessage, "no record batches")
+	}
+	if int64(len(batches)) > l.cfg.SegmentBytes {
+		return res, errorf(CodeRecordListTooLarge, "%d bytes of batches exceed segment.bytes %d", len(batches), l.cfg.SegmentBytes)
+	}
+
+	// Pass 1: headers, offsets, producer checks. Nothing changes yet.
+	next := l.end.Load()
+	res.BaseOffset = next
+	l.scratch = l.scratch[:0]
+	l.producers.begin()
+	maxTs := int64(-1)
+	for p := 0; p < len(batches); {
+		h, err := protocol.ParseBatchHeader(batches[p:])
+		if err != nil || h.Magic != 2 || h.LastOffsetDelta < 0 {
+			return res, errorf(CodeCorruptMessage, "bad record batch at byte %d: %v", p, err)
+		}
+		size := h.Size()
+		if h.ProducerID >= 0 {
+			if m, dup := l.producers.checkDuplicate(&h); dup {
+				res = AppendResult{BaseOffset: m.firstOffset(), LastOffset: m.lastOffset, LogAppendTime: -1,
+					LogStartOffset: res.LogStartOffset, Duplicate: true}
+				if opts.LogAppendTime >= 0 {
+					res.LogAppendTime = m.maxTimestamp
+				}
+				return res, nil
+			}
+			if err := l.producers.validate(&h, next, batches[p:p+size]); err != nil {
+				return res, err
+			}
+		}
+		ts := h.MaxTimestamp
+		if opts.LogAppendTime >= 0 {
+			ts = opts.LogAppendTime
+		}
+		maxTs = max(maxTs, ts)
+		l.scratch = append(l.scratch, appendedBatch{lastOffset: next + int64(h.LastOffsetDelta), maxTs: ts, size: int64(size)})
+		next += int64(h.LastOffsetDelta) + 1
+		p += size
+	}
+	res.LastOffset = next - 1
+
+	seg := l.active()
+	if l.shouldRoll(seg, int64(len(batches)), maxTs, res.LastOffset) {
+		var err error
+		if seg, err = l.roll(); err != nil {
+			return res, err
+		}
+	}
+
+	// Pass 2: stamp the batches and write them in one call.
+	off := res.BaseOffset
+	for p, i := 0, 0; p < len(batches); i++ {
+		b := batches[p : p+int(l.scratch[i].size)]
+		protocol.SetBaseOffset(b, off)
+		if opts.LeaderEpoch >= 0 {
+			protocol.SetPartitionLeaderEpoch(b, opts.LeaderEpoch)
+		}
+		if opts.LogAppendTime >= 0 {
+			protocol.SetLogAppendTime(b, opts.LogAppendTime)
+		}
+		off = l.scratch[i].lastOffset + 1
+		p += len(b)
+	}
+	newSize, err := seg.append(batches, l.scratch, l.cfg.IndexIntervalBytes)
+	if err != nil {
+		return res, storageErr("append to "+seg.log.Name(), err)
+	}
+	l.producers.commit()
+	seg.size.Store(newSize)
+	l.end.Store(next)
+	if err := l.noteEpochs(batches); err != nil {
+		return res, err
+	}
+	if opts.LogAppendTime >= 0 {
+		res.LogAppendTime = opts.LogAppendTime
+	}
+	if next-l.recoveryPoint.Load() >= l.cfg.FlushMessages {
+		if err := l.syncLocked(); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// noteEpochs records in leader-epoch-checkpoint the first offset of each
+// new leader epoch among appended batches.
+func (l *Log) noteEpochs(batches []byte) error {
+	changed := false
+	for p := 0; p < len(batches); {
+		h := decodeHeader(batches[p:])
+		if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
+			changed = true
+		}
+		p += h.Size()
+	}
+	if !changed {
+		return nil
+	}
+	if err := l.epochs.write(); err != nil {
+		return storageErr("write leader-epoch-checkpoint", err)
+	}
+	return nil
+}
+
+// shouldRoll is Kafka's LogSegment.shouldRoll without jitter: the append
+// would overflow segment.bytes, segment.ms has passed since the first batch
+// (by the batches' timestamps, or by the clock when they have none), an
+// index is full, or the offsets no longer fit a 4-byte relative offset.
+func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool {
+	size := s.size.Load()
+	if size == 0 {
+		return false // an empty segment takes anything
+	}
+	var waited int64
+	if s.rollTs >= 0 {
+		waited = maxTs - s.rollTs
+	} else {
+		waited = time.Since(s.created).Milliseconds()
+	}
+	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs ||
+		s.idx.full() || s.tidx.full() || !s.idx.canAppend(lastOffset)
+}
+
+// roll closes the active segment for appends (final time index entry,
+// fsync) and starts a new one at the log end offset, taking a producer
+// snapshot there.
+func (l *Log) roll() (*segment, error) {
+	old := l.active()
+	base := l.end.Load()
+	if err := old.finish(); err != nil {
+		return nil, storageErr("roll "+old.log.Name(), err)
+	}
+	if err := old.sync(); err != nil {
+		return nil, storageErr("fsync "+old.log.Name(), err)
+	}
+	if base > l.recoveryPoint.Load() {
+		l.recoveryPoint.Store(base)
+	}
+	seg, err := createSegment(l.dir, base, l.cfg)
+	if err != nil {
+		return nil, storageErr("create segment", err)
+	}
+	segs := append(slices.Clone(l.segments()), seg)
+	l.segs.Store(&segs)
+	if err := l.snapshotLocked(); err != nil {
+		return nil, err
+	}
+	return seg, nil
+}
+
+// snapshotLocked writes a producer snapshot at the log end offset if there
+// is none there yet.
+func (l *Log) snapshotLocked() error {
+	end := l.end.Load()
+	if end <= l.lastSnapOffset {
+		return nil
+	}
+	if err := writeSnapshot(l.dir, end, l.producers.producers, snapshotsToKeep); err != nil {
+		return storageErr("write producer snapshot", err)
+	}
+	l.lastSnapOffset = end
+	return nil
+}
+
+// Flush fsyncs everything appended so far and moves the recovery point to
+// the log end offset.
+func (l *Log) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	end := l.end.Load()
+	segs := l.segments()
+	l.mu.Unlock()
+	return l.syncUpTo(segs, end)
+}
+
+// syncLocked is Flush for callers holding l.mu.
+func (l *Log) syncLocked() error { return l.syncUpTo(l.segments(), l.end.Load()) }
+
+// syncUpTo fsyncs the segments that may hold data at or above the recovery
+// point and then raises the recovery point to end.
+func (l *Log) syncUpTo(segs []*segment, end int64) error {
+	rp := l.recoveryPoint.Load()
+	for i, s := range segs {
+		if i+1 < len(segs) && segs[i+1].base <= rp {
+			continue // wholly below the recovery point
+		}
+		if err := s.sync(); err != nil {
+			return storageErr("fsync "+s.log.Name(), err)
+		}
+	}
+	for {
+		cur := l.recoveryPoint.Load()
+		if end <= cur || l.recoveryPoint.CompareAndSwap(cur, end) {
+			break
+		}
+	}
+	l.lastFlush.Store(time.Now().UnixMilli())
+	return nil
+}
+
+// Close flushes the log, writes the last time index entries and a producer
+// snapshot, and closes the files. The Log is unusable afterwards.
+func (l *Log) Close() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	var firstErr error
+	note := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, s := range l.segments() {
+		note(s.finish())
+	}
+	note(l.syncLocked())
+	note(l.snapshotLocked())
+	l.closed = true
+	for _, s := range l.segments() {
+		note(s.closeFiles())
+	}
+	return firstErr
+}
+
+// crash closes the files without writing anything more, as if the process
+// died (for tests).
+func (l *Log) crash() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
+	l.closed = true
+	for _, s := range l.segments() {
+		s.closeFiles()
+	}
+}

@@ -1,0 +1,197 @@
+package logstore
+
+import (
+	"io"
+	"sort"
+
+	"github.com/gregor-broker/gregor/protocol"
+)
+
+// ReadResult is what Read returns.
+type ReadResult struct {
+	// Records holds whole batches, the first being the one that contains
+	// the offset asked for (so it may start below it).
+	Records []byte
+	// NextOffset is the offset after the last batch in Records (the offset
+	// asked for when Records is empty).
+	NextOffset int64
+	// The log's offsets when the read began.
+	LogStartOffset, LogEndOffset, HighWatermark int64
+}
+
+// Read returns whole batches starting with the one that contains offset,
+// up to maxBytes in all, but always at least one batch however large
+// (KIP-74), and only batches whose last offset is below maxOffset (pass
+// the high watermark, or LogEndOffset for everything; values above the log
+// end offset mean the log end offset). Like Kafka it reads from one segment
+// per call. An offset below LogStartOffset or above LogEndOffset gives
+// OFFSET_OUT_OF_RANGE; LogEndOffset itself gives no records.
+func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) (ReadResult, error) {
+	res := ReadResult{NextOffset: offset, HighWatermark: l.hw.Load()}
+	res.LogEndOffset = l.end.Load() // load the end before any segment size
+	res.LogStartOffset = l.logStart.Load()
+	if offset < res.LogStartOffset || offset > res.LogEndOffset {
+		return res, errorf(CodeOffsetOutOfRange, "offset %d is outside [%d, %d] of %s",
+			offset, res.LogStartOffset, res.LogEndOffset, l.tp)
+	}
+	if maxOffset > res.LogEndOffset || maxOffset < 0 {
+		maxOffset = res.LogEndOffset
+	}
+	if offset >= maxOffset {
+		return res, nil
+	}
+	segs := l.segments()
+	for i := floorSegment(segs, offset); i < len(segs); i++ {
+		s := segs[i]
+		size := s.size.Load()
+		pos := s.lookup(offset)
+		if pos > size {
+			pos = 0
+		}
+		h, at, found, err := s.batchAt(offset, pos, size)
+		if err != nil {
+			return res, storageErr("read "+s.log.Name(), err)
+		}
+		if !found {
+			continue
+		}
+		if h.LastOffset() >= maxOffset {
+			return res, nil
+		}
+		return l.readBatches(s, at, size, h.Size(), maxBytes, maxOffset, res)
+	}
+	return res, nil
+}
+
+// readBatches reads from position at (a batch of firstSize bytes) the
+// batches that fit maxBytes and end below maxOffset.
+func (l *Log) readBatches(s *segment, at, size int64, firstSize, maxBytes int, maxOffset int64, res ReadResult) (ReadResult, error) {
+	want := min(size-at, int64(max(maxBytes, firstSize)))
+	buf := make([]byte, want)
+	if n, err := s.log.ReadAt(buf, at); int64(n) < want {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return res, storageErr("read "+s.log.Name(), err)
+	}
+	n := 0
+	for n+protocol.BatchHeaderSize <= len(buf) {
+		h := decodeHeader(buf[n:])
+		if n+h.Size() > len(buf) || h.LastOffset() >= maxOffset {
+			break
+		}
+		n += h.Size()
+		res.NextOffset = h.LastOffset() + 1
+	}
+	res.Records = buf[:n:n]
+	return res, nil
+}
+
+// floorSegment is the index of the last segment with base <= offset (0 if none).
+func floorSegment(segs []*segment, offset int64) int {
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })
+	return max(i-1, 0)
+}
+
+// OffsetForTimestamp finds the first record at or after LogStartOffset
+// whose timestamp is >= ts (ListOffsets by timestamp): the offset and the
+// timestamp of that record. ok is false when every record is older. The
+// time index narrows the search to a few batches; inside the batch the
+// records are decoded (decompressed if need be) to find the exact one.
+func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bool) {
+	start := l.logStart.Load()
+	for _, s := range l.segments() {
+		if segMax, _ := s.maxTimestamp(); segMax < ts {
+			continue
+		}
+		s.mu.RLock()
+		_, tOff := s.tidx.lookup(ts)
+		_, pos := s.idx.lookup(max(tOff, start))
+		s.mu.RUnlock()
+		if off, t, found := searchTimestamp(s, pos, ts, start); found {
+			return off, t, true
+		}
+	}
+	return -1, -1, false
+}
+
+// searchTimestamp scans the batches of s from pos for the first record with
+// timestamp >= ts and offset >= minOffset.
+func searchTimestamp(s *segment, pos, ts, minOffset int64) (int64, int64, bool) {
+	sc := borrowScanner(s.log, pos, s.size.Load())
+	defer sc.release()
+	for {
+		h, at, err := sc.next()
+		if err != nil {
+			return -1, -1, false
+		}
+		if h.MaxTimestamp < ts || h.LastOffset() < minOffset {
+			continue
+		}
+		batch, err := sc.batch(&h, at)
+		if err != nil {
+			return -1, -1, false
+		}
+		rOff, rTs, found := int64(-1), int64(-1), false
+		if recs, err := recordsOf(&h, batch); err == nil {
+			_ = forEachRecord(&h, recs, func(off, t int64) bool {
+				if t >= ts && off >= minOffset {
+					rOff, rTs, found = off, t, true
+					return false
+				}
+				return true
+			})
+		} else {
+			// Undecodable records: answer with the batch, which is known to
+			// hold a timestamp >= ts.
+			rOff, rTs, found = max(h.BaseOffset, minOffset), h.MaxTimestamp, true
+		}
+		if found {
+			return rOff, rTs, true
+		}
+	}
+}
+
+// MaxTimestamp returns the offset and timestamp of the record with the
+// largest timestamp (ListOffsets MAX_TIMESTAMP; the first such record if
+// several share it), or -1, -1 when no record has a timestamp.
+func (l *Log) MaxTimestamp() (offset int64, timestamp int64) {
+	var best *segment
+	bestTs, bestOff := int64(-1), int64(-1)
+	for _, s := range l.segments() {
+		if t, off := s.maxTimestamp(); t > bestTs {
+			best, bestTs, bestOff = s, t, off
+		}
+	}
+	if best == nil {
+		return -1, -1
+	}
+	sc := borrowScanner(best.log, best.lookup(bestOff), best.size.Load())
+	defer sc.release()
+	for {
+		h, at, err := sc.next()
+		if err != nil {
+			return bestOff, bestTs
+		}
+		if h.MaxTimestamp != bestTs {
+			continue
+		}
+		batch, err := sc.batch(&h, at)
+		if err != nil {
+			return h.BaseOffset, bestTs
+		}
+		recs, err := recordsOf(&h, batch)
+		if err != nil {
+			return h.BaseOffset, bestTs
+		}
+		found := h.BaseOffset
+		_ = forEachRecord(&h, recs, func(off, t int64) bool {
+			if t == bestTs {
+				found = off
+				return false
+			}
+			return true
+		})
+		return found, bestTs
+	}
+}

@@ -1,0 +1,351 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
+)
+
+// segment is one .log file with its .index and .timeindex.
+type segment struct {
+	base int64
+	dir  string
+	log  *os.File
+	size atomic.Int64 // bytes of whole batches readers may see
+
+	mu          sync.RWMutex // guards the fields below
+	loaded      bool         // indexes read into memory
+	idx         offsetIndex
+	tidx        timeIndex
+	maxTs       int64 // largest batch maxTimestamp so far, -1 none
+	maxTsOffset int64 // last offset of the batch that had it
+
+	// Appender state, guarded by Log.mu.
+	bytesSinceIndex int64
+	rollTs          int64 // maxTimestamp of the first batch, -1 none
+	created         time.Time
+}
+
+// appendedBatch describes one batch of an append for the indexes.
+type appendedBatch struct {
+	lastOffset int64
+	maxTs      int64
+	size       int64
+}
+
+func indexEntries(maxBytes, entrySize int) int { return max(maxBytes, 0) / entrySize }
+
+// openSegmentFiles opens (creating if need be) the three files of a segment.
+func openSegmentFiles(dir string, base int64, cfg Config, create bool) (*segment, error) {
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE | os.O_TRUNC
+	}
+	lf, err := os.OpenFile(segmentPath(dir, base, logSuffix), flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	s := &segment{base: base, dir: dir, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
+	s.idx = offsetIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, offsetEntrySize)}
+	s.tidx = timeIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, timeEntrySize)}
+	if s.idx.f, err = openIndexFile(segmentPath(dir, base, indexSuffix)); err == nil {
+		s.tidx.f, err = openIndexFile(segmentPath(dir, base, timeIndexSuffix))
+	}
+	if err == nil && create {
+		err = errors.Join(s.idx.f.Truncate(0), s.tidx.f.Truncate(0))
+	}
+	if err == nil {
+		var st os.FileInfo
+		if st, err = lf.Stat(); err == nil {
+			s.size.Store(st.Size())
+		}
+	}
+	if err != nil {
+		s.closeFiles()
+		return nil, err
+	}
+	return s, nil
+}
+
+// createSegment makes a new, empty segment.
+func createSegment(dir string, base int64, cfg Config) (*segment, error) {
+	s, err := openSegmentFiles(dir, base, cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	s.loaded = true
+	return s, nil
+}
+
+// loadIndexes reads both indexes and checks them against the log: every
+// position inside it, offsets from the base on. The caller rebuilds the
+// segment when this fails.
+func (s *segment) loadIndexes() error {
+	if err := s.idx.load(); err != nil {
+		return err
+	}
+	if err := s.tidx.load(); err != nil {
+		return err
+	}
+	if e, ok := s.idx.last(); ok && int64(e.pos) >= s.size.Load() {
+		return fmt.Errorf("index %s: position %d beyond the log's %d bytes", s.idx.f.Name(), e.pos, s.size.Load())
+	}
+	s.maxTs, s.maxTsOffset = s.tidx.lastEntry()
+	s.loaded = true
+	return nil
+}
+
+// ensureLoaded reads the indexes of a segment opened lazily. An index found
+// corrupt this late is dropped (lookups then scan from the start) and
+// rebuilt at the next recovery.
+func (s *segment) ensureLoaded() {
+	s.mu.RLock()
+	ok := s.loaded
+	s.mu.RUnlock()
+	if ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loaded {
+		return
+	}
+	if err := s.loadIndexes(); err != nil {
+		slog.Warn("logstore: ignoring corrupt index", "segment", s.log.Name(), "err", err)
+		s.idx.entries, s.tidx.entries = nil, nil
+		s.maxTs, s.maxTsOffset = -1, s.base
+		s.loaded = true
+	}
+}
+
+// lookup returns the position to start scanning from for offset.
+func (s *segment) lookup(offset int64) int64 {
+	s.ensureLoaded()
+	s.mu.RLock()
+	_, pos := s.idx.lookup(offset)
+	s.mu.RUnlock()
+	return pos
+}
+
+// maxTimestamp returns the largest batch timestamp in the segment and the
+// last offset of the batch holding it ((-1, base) when there is none).
+func (s *segment) maxTimestamp() (int64, int64) {
+	s.ensureLoaded()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.maxTs, s.maxTsOffset
+}
+
+// append writes data (whole batches, described by batches) at the end of
+// the segment and adds index entries; it does not publish the new size.
+func (s *segment) append(data []byte, batches []appendedBatch, indexInterval int) (int64, error) {
+	pos := s.size.Load()
+	if _, err := s.log.WriteAt(data, pos); err != nil {
+		_ = s.log.Truncate(pos)
+		return pos, err
+	}
+	if pos == 0 && len(batches) > 0 {
+		s.rollTs = batches[0].maxTs
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range batches {
+		if err := s.indexBatch(b, pos, indexInterval); err != nil {
+			return pos, err
+		}
+		pos += b.size
+	}
+	return pos, nil
+}
+
+// indexBatch is Kafka's per-batch index rule, shared by append and recovery.
+func (s *segment) indexBatch(b appendedBatch, pos int64, indexInterval int) error {
+	if b.maxTs > s.maxTs {
+		s.maxTs, s.maxTsOffset = b.maxTs, b.lastOffset
+	}
+	if s.bytesSinceIndex > int64(indexInterval) {
+		if err := s.idx.append(b.lastOffset, pos); err != nil {
+			return err
+		}
+		if err := s.tidx.maybeAppend(s.maxTs, s.maxTsOffset); err != nil {
+			return err
+		}
+		s.bytesSinceIndex = 0
+	}
+	s.bytesSinceIndex += b.size
+	return nil
+}
+
+// recoverResult is what scanning a segment learned.
+type recoverResult struct {
+	truncated  int64 // bytes cut from the end
+	nextOffset int64 // offset after the last valid batch (base when empty)
+}
+
+// recover rebuilds the indexes from the log, checking each batch's length,
+// magic and CRC, and cuts the log at the first batch that fails. onBatch
+// sees every valid batch in order.
+func (s *segment) recover(indexInterval int, onBatch func(h *protocol.BatchHeader, batch []byte)) (recoverResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := recoverResult{nextOffset: s.base}
+	if err := errors.Join(s.idx.reset(), s.tidx.reset()); err != nil {
+		return res, err
+	}
+	s.maxTs, s.maxTsOffset, s.bytesSinceIndex, s.rollTs = -1, s.base, 0, -1
+	st, err := s.log.Stat()
+	if err != nil {
+		return res, err
+	}
+	sc := newScanner(s.log, 0, st.Size(), 1<<20)
+	valid := int64(0)
+	for {
+		h, pos, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			var batch []byte
+			if batch, err = sc.batch(&h, pos); err == nil && protocol.BatchCRC(batch) != h.CRC {
+				err = errTorn
+			}
+			if err == nil && (h.BaseOffset < res.nextOffset || !s.idx.canAppend(h.LastOffset())) {
+				err = errTorn // offsets must increase and fit the segment
+			}
+			if err == nil {
+				if valid == 0 {
+					s.rollTs = h.MaxTimestamp
+				}
+				if err = s.indexBatch(appendedBatch{h.LastOffset(), h.MaxTimestamp, int64(h.Size())}, pos, indexInterval); err != nil {
+					return res, err
+				}
+				if onBatch != nil {
+					onBatch(&h, batch)
+				}
+				valid = pos + int64(h.Size())
+				res.nextOffset = h.LastOffset() + 1
+				continue
+			}
+		}
+		if !errors.Is(err, errTorn) {
+			return res, err
+		}
+		slog.Warn("logstore: invalid batch found during recovery, truncating", "segment", s.log.Name(), "position", pos)
+		break
+	}
+	res.truncated = st.Size() - valid
+	if res.truncated > 0 {
+		if err := s.log.Truncate(valid); err != nil {
+			return res, err
+		}
+	}
+	s.size.Store(valid)
+	if err := s.tidx.maybeAppend(s.maxTs, s.maxTsOffset); err != nil {
+		return res, err
+	}
+	s.loaded = true
+	return res, nil
+}
+
+// scanTail finds the offset after the segment's last batch by walking the
+// headers from its last index entry, and picks up the max timestamp of the
+// batches after it. It is used for the active segment on a clean open.
+func (s *segment) scanTail() (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.base
+	start := int64(0)
+	if e, ok := s.idx.last(); ok {
+		start = int64(e.pos)
+	}
+	size := s.size.Load()
+	sc := newScanner(s.log, start, size, 64<<10)
+	for {
+		h, pos, err := sc.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if pos == 0 {
+			s.rollTs = h.MaxTimestamp
+		}
+		if h.MaxTimestamp > s.maxTs {
+			s.maxTs, s.maxTsOffset = h.MaxTimestamp, h.LastOffset()
+		}
+		next = h.LastOffset() + 1
+	}
+	s.bytesSinceIndex = size - start
+	if s.rollTs < 0 && size > 0 {
+		h, _, err := newScanner(s.log, 0, size, protocol.BatchHeaderSize).next()
+		if err != nil {
+			return 0, err
+		}
+		s.rollTs = h.MaxTimestamp
+	}
+	return next, nil
+}
+
+// finish writes the last time index entry, as Kafka does when a segment
+// stops being active (roll) or is closed.
+func (s *segment) finish() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.loaded {
+		return nil
+	}
+	return s.tidx.maybeAppend(s.maxTs, s.maxTsOffset)
+}
+
+func (s *segment) sync() error {
+	return errors.Join(s.log.Sync(), s.idx.f.Sync(), s.tidx.f.Sync())
+}
+
+func (s *segment) closeFiles() error {
+	var errs []error
+	for _, f := range []*os.File{s.log, s.idx.f, s.tidx.f} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeFiles closes and deletes the segment's files.
+func (s *segment) removeFiles() error {
+	err := s.closeFiles()
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if e := os.Remove(segmentPath(s.dir, s.base, suffix)); e != nil && !errors.Is(e, os.ErrNotExist) {
+			err = errors.Join(err, e)
+		}
+	}
+	return err
+}
+
+// batchAt finds the first batch at or after pos (a batch boundary) whose
+// last offset is >= offset, scanning at most up to end. found is false when
+// there is none.
+func (s *segment) batchAt(offset, pos, end int64) (h protocol.BatchHeader, at int64, found bool, err error) {
+	sc := borrowScanner(s.log, pos, end)
+	defer sc.release()
+	for {
+		h, at, err = sc.next()
+		if err == io.EOF {
+			return h, at, false, nil
+		}
+		if err != nil {
+			return h, at, false, err
+		}
+		if h.LastOffset() >= offset {
+			return h, at, true, nil
+		}
+	}
+}
