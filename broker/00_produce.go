@@ -1,0 +1,129 @@
+package broker
+
+// Produce, versions 3-13 served; v0-2 are advertised but refused (the
+// connection is closed), as Kafka 4 does for librdkafka's sake (KAFKA-18659).
+// acks=0 gets no response (an error closes the connection, as in Kafka),
+// acks=1 and acks=-1 are answered after the local append: this node is the
+// whole ISR. Topics are named up to v12 and given by id from v13.
+// Not implemented: transactional batches (transactions are not served);
+// the KIP-951 current-leader hints (this node is always the leader).
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	failed := false
+	for _, rt := range req.Topics {
+		t := b.topics.get(rt.Topic)
+		unknownCode := errUnknownTopicOrPartition
+		if req.Version >= 13 {
+			t = b.topics.getByID(rt.TopicID)
+			unknownCode = errUnknownTopicID
+		}
+		st := kmsg.ProduceResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.ProduceResponseTopicPartition{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+			switch p := t.partition(rp.Partition); {
+			case !validAcks:
+				sp.ErrorCode = errInvalidRequiredAcks
+			case t == nil:
+				sp.ErrorCode = unknownCode
+			case p == nil:
+				sp.ErrorCode = errUnknownTopicOrPartition
+			default:
+				var msg string
+				sp.ErrorCode, msg = b.appendRecords(p, req.Version, rp.Records, &sp)
+				if msg != "" {
+					sp.ErrorMessage = &msg
+				}
+			}
+			if sp.ErrorCode != 0 {
+				failed = true
+				if sp.ErrorMessage == nil {
+					sp.ErrorMessage = errorMessage(sp.ErrorCode)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		if failed {
+			return nil, fmt.Errorf("acks=0 produce failed; closing the connection so the client notices")
+		}
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// appendRecords validates a partition's records and appends them,
+// all-or-nothing, filling the offsets of sp. It returns a Kafka error code
+// and an optional message. The checks are Kafka's: exactly one v2 batch per
+// partition (ProduceRequest.validateRecords), the batch's own integrity
+// (protocol.ValidateBatchInfo), max.message.bytes, zstd only from v7, and
+// for CreateTime topics record timestamps within
+// message.timestamp.before.max.ms / after.max.ms of now.
+func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	settings := p.topic.settings.Load()
+	batches, err := protocol.SplitBatches(records)
+	if err != nil {
+		return protocol.ErrorCode(err), err.Error()
+	}
+	if len(batches) != 1 {
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version)
+	}
+	if len(records) > int(settings.maxMessageBytes) {
+		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
+	}
+	h, info, err := protocol.ValidateBatchInfo(records, protocol.DefaultMaxUncompressedBatch)
+	if err != nil {
+		return protocol.ErrorCode(err), err.Error()
+	}
+	if h.Compression() == protocol.CompressionZstd && version < 7 {
+		return kerr.UnsupportedCompressionType.Code, "zstd compression needs produce v7 or later"
+	}
+	if h.Attributes&protocol.AttrTransactional != 0 {
+		return kerr.InvalidRecord.Code, "transactional batches are not supported: transactions are not served yet"
+	}
+	now := time.Now().UnixMilli()
+	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: leaderEpoch}
+	if settings.logAppendTime {
+		opts.LogAppendTime = now
+	} else if timestampOutOfWindow(info, now, settings) {
+		return kerr.InvalidTimestamp.Code, fmt.Sprintf("Timestamps %d..%d are out of the range allowed by message.timestamp.before.max.ms / after.max.ms", info.MinTimestamp, info.MaxTimestamp)
+	}
+	res, err := p.log.Append(records, opts)
+	if err != nil {
+		code := logstore.ErrorCode(err)
+		if code == errUnknownServerError {
+			b.logger.Error("append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		}
+		return code, err.Error()
+	}
+	sp.BaseOffset = res.BaseOffset
+	sp.LogAppendTime = res.LogAppendTime
+	sp.LogStartOffset = res.LogStartOffset
+	if !res.Duplicate {
+		p.advanceHighWatermark()
+	}
+	return 0, ""
+}
+
+// timestampOutOfWindow applies message.timestamp.before.max.ms and
+// after.max.ms, written so that no extreme value overflows.
+func timestampOutOfWindow(info protocol.BatchInfo, now int64, s *topicSettings) bool {
+	if info.MinTimestamp == protocol.NoTimestamp {
+		return false
+	}
+	return info.MinTimestamp < now-s.timestampBeforeMax ||
+		(info.MaxTimestamp > now && info.MaxTimestamp-now > s.timestampAfterMax)
+}

@@ -1,0 +1,218 @@
+package broker
+
+// Fetch, versions 4-18, for consumers: long polling (max.wait.ms,
+// min.bytes) woken by appends, the response and partition byte limits with
+// the first batch always returned (KIP-74), incremental fetch sessions
+// (KIP-227, see fetch_sessions.go), topics by id from v13.
+// Not implemented: replica fetches from followers (no replication yet; a
+// replica id is treated as a consumer), preferred read replicas (KIP-392),
+// aborted transactions (transactions are not served).
+
+import (
+	"math"
+	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var noRecords = []byte{}
+
+// fetchTarget is one partition a fetch reads, with where its answer goes.
+type fetchTarget struct {
+	sp        *sessionPartition // the request's or the session's entry
+	partition *partition        // nil when unknown
+	errorCode int16             // set when the partition cannot be read
+}
+
+func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	byID := req.Version >= 13
+
+	var session *fetchSession
+	incremental := false
+	var requested []*sessionPartition
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			requested = append(requested, &sessionPartition{
+				key:         sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition},
+				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch,
+				sentHighWatermark: -1, sentLogStart: -1,
+			})
+		}
+	}
+	switch {
+	case req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == -1):
+		// sessionless full fetch
+	case req.SessionEpoch == -1:
+		b.sessions.remove(req.SessionID)
+	case req.SessionEpoch == 0:
+		if req.SessionID != 0 {
+			b.sessions.remove(req.SessionID)
+		}
+		if session = b.sessions.create(); session != nil {
+			session.mu.Lock()
+			for _, sp := range requested {
+				session.upsert(*sp)
+			}
+			requested = session.partitions
+		}
+	default:
+		if session = b.sessions.get(req.SessionID); session == nil {
+			resp.ErrorCode = errFetchSessionIDNotFound
+			return resp, nil
+		}
+		session.mu.Lock()
+		if session.epoch != req.SessionEpoch {
+			session.mu.Unlock()
+			resp.ErrorCode = errInvalidFetchSessionEpoch
+			return resp, nil
+		}
+		for _, sp := range requested {
+			session.upsert(*sp)
+		}
+		for _, ft := range req.ForgottenTopics {
+			for _, p := range ft.Partitions {
+				session.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
+			}
+		}
+		requested = session.partitions
+		incremental = true
+	}
+	if session != nil {
+		defer session.mu.Unlock()
+		resp.SessionID = session.id
+	}
+
+	targets := make([]fetchTarget, len(requested))
+	for i, sp := range requested {
+		targets[i] = b.resolveFetchTarget(sp, byID)
+	}
+
+	w := newWaiter()
+	for _, t := range targets {
+		if t.partition != nil {
+			t.partition.addWaiter(w)
+			defer t.partition.removeWaiter(w)
+		}
+	}
+	maxBytes := int64(math.MaxInt32)
+	if req.MaxBytes > 0 {
+		maxBytes = int64(req.MaxBytes)
+	}
+	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	var timer *time.Timer
+	var results []kmsg.FetchResponseTopicPartition
+	for {
+		var bytes int64
+		var failed bool
+		results, bytes, failed = b.readFetchTargets(targets, maxBytes)
+		if failed || bytes >= int64(req.MinBytes) || wait <= 0 {
+			break
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-w.ch:
+			continue
+		case <-timer.C:
+		case <-c.done:
+		}
+		results, _, _ = b.readFetchTargets(targets, maxBytes)
+		break
+	}
+
+	for i, res := range results {
+		sp := targets[i].sp
+		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 ||
+			res.HighWatermark != sp.sentHighWatermark || res.LogStartOffset != sp.sentLogStart
+		sp.sentHighWatermark, sp.sentLogStart = res.HighWatermark, res.LogStartOffset
+		if incremental && !changed {
+			continue
+		}
+		key := sp.key
+		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != key.topic || resp.Topics[n-1].TopicID != key.topicID {
+			resp.Topics = append(resp.Topics, kmsg.FetchResponseTopic{Topic: key.topic, TopicID: key.topicID})
+		}
+		rt := &resp.Topics[len(resp.Topics)-1]
+		rt.Partitions = append(rt.Partitions, res)
+	}
+	if incremental {
+		session.epoch++
+		if session.epoch == math.MaxInt32 {
+			session.epoch = 1
+		}
+	}
+	return resp, nil
+}
+
+func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget {
+	var t *topic
+	unknown := errUnknownTopicOrPartition
+	if byID {
+		t, unknown = b.topics.getByID(sp.key.topicID), errUnknownTopicID
+	} else {
+		t = b.topics.get(sp.key.topic)
+	}
+	if t == nil {
+		return fetchTarget{sp: sp, errorCode: unknown}
+	}
+	p := t.partition(sp.key.partition)
+	if p == nil {
+		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition}
+	}
+	if code := checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
+		return fetchTarget{sp: sp, errorCode: code}
+	}
+	return fetchTarget{sp: sp, partition: p}
+}
+
+// readFetchTargets reads every target within the byte budget. The first
+// partition that has data may exceed the limits by one batch (KIP-74), so
+// a consumer always progresses; later partitions only take what fits.
+func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
+	results := make([]kmsg.FetchResponseTopicPartition, len(targets))
+	var total int64
+	failed := false
+	first := true
+	for i, t := range targets {
+		res := kmsg.FetchResponseTopicPartition{
+			Partition: t.sp.key.partition, ErrorCode: t.errorCode,
+			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1,
+			RecordBatches: noRecords, // empty, never null: librdkafka refuses a null record set
+		}
+		res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = -1, -1
+		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = -1, -1
+		if t.partition == nil {
+			failed = true
+			results[i] = res
+			continue
+		}
+		l := t.partition.log
+		hw := l.HighWatermark()
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, l.LogStartOffset()
+		limit := min(int64(t.sp.maxBytes), maxBytes-total)
+		if limit < 0 {
+			limit = 0
+		}
+		read, err := l.Read(t.sp.fetchOffset, int(limit), hw)
+		switch {
+		case err != nil:
+			res.ErrorCode = logstore.ErrorCode(err)
+			if res.ErrorCode == errUnknownServerError {
+				b.logger.Error("fetch read failed", "topic", t.partition.topic.name, "partition", t.partition.index, "err", err)
+			}
+			failed = true
+		case int64(len(read.Records)) > limit && !first:
+			// only the first partition with data may exceed its limit
+		case len(read.Records) > 0:
+			res.RecordBatches = read.Records
+			total += int64(len(read.Records))
+			first = false
+		}
+		results[i] = res
+	}
+	return results, total, failed
+}

@@ -1,0 +1,95 @@
+package broker
+
+// Metadata, versions 0-13. This node leads every partition; topics are
+// listed with ids from v10 and may be asked for by id from v12. Unknown
+// topics are created when auto.create.topics.enable and the request allows
+// it (always for v0-3), with num.partitions partitions.
+// Not implemented: authorized operations (no ACLs; reported as unknown).
+
+import (
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const unknownAuthorizedOperations = -2147483648
+
+func (b *Broker) advertisedAddr(c *conn) (string, int) {
+	return b.cfg.advertised(c.listener.name, c.listener.ln.Addr().(*net.TCPAddr))
+}
+
+func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	host, port := b.advertisedAddr(c)
+	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+	clusterID := b.ClusterID()
+	resp.ClusterID = &clusterID
+	resp.ControllerID = b.cfg.NodeID
+	resp.AuthorizedOperations = unknownAuthorizedOperations
+
+	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if allTopics {
+		for _, t := range b.topics.all() {
+			resp.Topics = append(resp.Topics, b.topicMetadata(t))
+		}
+		return resp, nil
+	}
+	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var t *topic
+		if rt.Topic == nil {
+			if t = b.topics.getByID(rt.TopicID); t == nil {
+				resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
+					ErrorCode: errUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: unknownAuthorizedOperations,
+				})
+				continue
+			}
+			resp.Topics = append(resp.Topics, b.topicMetadata(t))
+			continue
+		}
+		name := *rt.Topic
+		t = b.topics.get(name)
+		if t == nil && autoCreate {
+			created, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
+			if err != nil {
+				code := errUnknownServerError
+				if ce, ok := err.(*createError); ok {
+					code = ce.code
+				}
+				if code == errTopicAlreadyExists {
+					t = b.topics.get(name)
+				} else {
+					resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
+						ErrorCode: code, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
+					})
+					continue
+				}
+			} else {
+				t = created
+			}
+		}
+		if t == nil {
+			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
+				ErrorCode: errUnknownTopicOrPartition, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
+			})
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.topicMetadata(t))
+	}
+	return resp, nil
+}
+
+func (b *Broker) topicMetadata(t *topic) kmsg.MetadataResponseTopic {
+	name := t.name
+	mt := kmsg.MetadataResponseTopic{
+		Topic: &name, TopicID: t.id, IsInternal: isInternal(name),
+		AuthorizedOperations: unknownAuthorizedOperations,
+	}
+	node := []int32{b.cfg.NodeID}
+	for _, p := range t.partitions {
+		mt.Partitions = append(mt.Partitions, kmsg.MetadataResponseTopicPartition{
+			Partition: p.index, Leader: b.cfg.NodeID, LeaderEpoch: leaderEpoch, Replicas: node, ISR: node,
+		})
+	}
+	return mt
+}

@@ -1,0 +1,40 @@
+package broker
+
+// FindCoordinator, versions 0-6 (batched CoordinatorKeys from v4).
+// This single node coordinates every group. Transaction coordination is
+// not served yet: transactional keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+// as InitProducerId does.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+const (
+	coordinatorKeyGroup       = 0
+	coordinatorKeyTransaction = 1
+)
+
+func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest) (*kmsg.FindCoordinatorResponse, error) {
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	host, port := b.advertisedAddr(c)
+	answer := func(key string) (int16, int32, string, int32) {
+		switch req.CoordinatorType {
+		case coordinatorKeyGroup:
+			return 0, b.cfg.NodeID, host, int32(port)
+		case coordinatorKeyTransaction:
+			return errTxnIDAuthFailed, -1, "", -1
+		}
+		return errInvalidRequest, -1, "", -1
+	}
+	if req.Version >= 4 {
+		for _, key := range req.CoordinatorKeys {
+			code, node, h, p := answer(key)
+			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
+				Key: key, NodeID: node, Host: h, Port: p, ErrorCode: code, ErrorMessage: errorMessage(code),
+			})
+		}
+		return resp, nil
+	}
+	code, node, h, p := answer(req.CoordinatorKey)
+	resp.ErrorCode, resp.NodeID, resp.Host, resp.Port = code, node, h, p
+	resp.ErrorMessage = errorMessage(code)
+	return resp, nil
+}

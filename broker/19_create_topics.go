@@ -1,0 +1,131 @@
+package broker
+
+// CreateTopics, versions 2-7: Kafka's name rules and '.'/'_' collisions,
+// num.partitions and default.replication.factor for -1, replication
+// factors above the live brokers refused, manual assignments checked
+// against the brokers, configs validated, validate-only, and from v5 the
+// resulting partitions, factor and configs in the response.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const liveBrokers = 1
+
+func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	counts := map[string]int{}
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
+		var code int16
+		var msg string
+		if counts[rt.Topic] > 1 {
+			code, msg = errInvalidRequest, fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic)
+		} else {
+			var t *topic
+			t, code, msg = b.createTopic(rt, req.ValidateOnly)
+			if t != nil {
+				if !req.ValidateOnly {
+					st.TopicID = t.id
+				}
+				st.NumPartitions = partitionCount(rt, b.cfg.NumPartitions)
+				st.ReplicationFactor = 1
+				for _, cfg := range b.describeTopicConfigs(configMap(rt.Configs), nil, false, false) {
+					st.Configs = append(st.Configs, kmsg.CreateTopicsResponseTopicConfig{
+						Name: cfg.Name, Value: cfg.Value, ReadOnly: cfg.ReadOnly, Source: int8(cfg.Source), IsSensitive: cfg.IsSensitive,
+					})
+				}
+			}
+		}
+		st.ErrorCode = code
+		if code != 0 {
+			st.ErrorMessage = &msg
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func partitionCount(rt kmsg.CreateTopicsRequestTopic, def int32) int32 {
+	switch {
+	case len(rt.ReplicaAssignment) > 0:
+		return int32(len(rt.ReplicaAssignment))
+	case rt.NumPartitions == -1:
+		return def
+	}
+	return rt.NumPartitions
+}
+
+func configMap(configs []kmsg.CreateTopicsRequestTopicConfig) map[string]string {
+	m := map[string]string{}
+	for _, c := range configs {
+		if c.Value != nil {
+			m[c.Name] = *c.Value
+		}
+	}
+	return m
+}
+
+// createTopic checks one CreateTopics entry and creates the topic.
+func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (*topic, int16, string) {
+	if len(rt.ReplicaAssignment) > 0 {
+		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+			return nil, errInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."
+		}
+		if code, msg := b.checkAssignment(rt.ReplicaAssignment); code != 0 {
+			return nil, code, msg
+		}
+	} else {
+		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
+			return nil, errInvalidPartitions, "Number of partitions was set to an invalid non-positive value."
+		}
+		rf := rt.ReplicationFactor
+		if rf == -1 {
+			rf = b.cfg.DefaultReplicationFactor
+		}
+		if rf <= 0 {
+			return nil, errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
+		}
+		if rf > liveBrokers {
+			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, liveBrokers)
+		}
+	}
+	t, err := b.topics.create(rt.Topic, partitionCount(rt, b.cfg.NumPartitions), configMap(rt.Configs), validateOnly)
+	if err != nil {
+		if ce, ok := err.(*createError); ok {
+			return nil, ce.code, ce.msg
+		}
+		b.logger.Error("creating topic", "topic", rt.Topic, "err", err)
+		return nil, errUnknownServerError, err.Error()
+	}
+	return t, 0, ""
+}
+
+// checkAssignment accepts manual assignments that place partitions 0..n-1
+// on this node only.
+func (b *Broker) checkAssignment(assignment []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int16, string) {
+	seen := map[int32]bool{}
+	for _, a := range assignment {
+		if a.Partition < 0 || int(a.Partition) >= len(assignment) || seen[a.Partition] {
+			return errInvalidReplicaAssignment, "Partitions should be a consecutive 0-based integer sequence"
+		}
+		seen[a.Partition] = true
+		if len(a.Replicas) == 0 {
+			return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d is empty", a.Partition)
+		}
+		for _, r := range a.Replicas {
+			if r != b.cfg.NodeID {
+				return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d refers to broker %d, which is not registered", a.Partition, r)
+			}
+		}
+		if len(a.Replicas) > 1 {
+			return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d lists a broker more than once", a.Partition)
+		}
+	}
+	return 0, ""
+}

@@ -1,0 +1,27 @@
+package broker
+
+// InitProducerId, versions 0-5, for idempotent producers: every call gets a
+// fresh producer id with epoch 0 (Kafka does the same for producers
+// without a transactional id, including the KIP-360 epoch-bump retries).
+// Not implemented: transactional ids (transactions are not served yet);
+// they are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a fatal
+// error the client reports instead of retrying forever.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (*kmsg.InitProducerIDResponse, error) {
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil {
+		resp.ErrorCode = errTxnIDAuthFailed
+		return resp, nil
+	}
+	id, err := b.producerIDs.allocate()
+	if err != nil {
+		b.logger.Error("allocating producer id", "err", err)
+		resp.ErrorCode = errUnknownServerError
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
+	return resp, nil
+}

@@ -1,0 +1,61 @@
+package broker
+
+// CreatePartitions, versions 0-3: grows a topic to Count partitions, all
+// led by this node; manual assignments must name only this node.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	counts := map[string]int{}
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
+		code, msg := b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)
+		st.ErrorCode = code
+		if code != 0 {
+			st.ErrorMessage = &msg
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicate, validateOnly bool) (int16, string) {
+	if duplicate {
+		return errInvalidRequest, fmt.Sprintf("Duplicate topic in request: %s", rt.Topic)
+	}
+	t := b.topics.get(rt.Topic)
+	if t == nil {
+		return errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
+	}
+	if rt.Assignment != nil {
+		if added := int(rt.Count) - len(t.partitions); len(rt.Assignment) != added {
+			return errInvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", added, len(rt.Assignment))
+		}
+		for _, a := range rt.Assignment {
+			for _, r := range a.Replicas {
+				if r != b.cfg.NodeID {
+					return errInvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes broker %d, which is not registered", r)
+				}
+			}
+			if len(a.Replicas) != 1 {
+				return errInvalidReplicaAssignment, "Each partition must have exactly one replica on a single-node cluster"
+			}
+		}
+	}
+	if err := b.topics.addPartitions(rt.Topic, rt.Count, validateOnly); err != nil {
+		if ce, ok := err.(*createError); ok {
+			return ce.code, ce.msg
+		}
+		b.logger.Error("creating partitions", "topic", rt.Topic, "err", err)
+		return errUnknownServerError, err.Error()
+	}
+	return 0, ""
+}

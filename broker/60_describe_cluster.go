@@ -1,0 +1,25 @@
+package broker
+
+// DescribeCluster, versions 0-2. Brokers answer for endpoint type 1
+// (brokers); asking a broker for controllers gets UNSUPPORTED_ENDPOINT_TYPE,
+// as Kafka brokers answer. Authorized operations are not computed (no ACLs).
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+const endpointTypeBrokers = 1
+
+func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (*kmsg.DescribeClusterResponse, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = req.EndpointType
+	if req.Version >= 1 && req.EndpointType != endpointTypeBrokers {
+		resp.ErrorCode = errUnsupportedEndpointType
+		resp.ErrorMessage = errorMessage(resp.ErrorCode)
+		return resp, nil
+	}
+	resp.ClusterID = b.ClusterID()
+	resp.ControllerID = b.cfg.NodeID
+	host, port := b.advertisedAddr(c)
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+	resp.ClusterAuthorizedOperations = -2147483648
+	return resp, nil
+}

@@ -1,0 +1,397 @@
+package broker
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func TestIdempotentRetriesAreDeduplicated(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "idem", 1)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.SetVersion(5)
+	init.ProducerID, init.ProducerEpoch = -1, -1
+	pid := rc.request(init).(*kmsg.InitProducerIDResponse).ProducerID
+
+	first := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, testBatch(3, "a", pid, 0, 0, 0))
+	second := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, testBatch(2, "b", pid, 0, 3, 0))
+	if first.ErrorCode != 0 || second.ErrorCode != 0 || second.BaseOffset != 3 {
+		t.Fatalf("appends: %+v %+v", first, second)
+	}
+	// A retry of either batch answers with its original offset and appends nothing.
+	for _, retry := range []struct {
+		batch []byte
+		want  int64
+	}{{testBatch(3, "a", pid, 0, 0, 0), 0}, {testBatch(2, "b", pid, 0, 3, 0), 3}} {
+		p := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, retry.batch)
+		if p.ErrorCode != 0 || p.BaseOffset != retry.want {
+			t.Fatalf("retry: error %d offset %d, want %d", p.ErrorCode, p.BaseOffset, retry.want)
+		}
+	}
+	if leo := b.topics.get("idem").partitions[0].log.LogEndOffset(); leo != 5 {
+		t.Fatalf("log end offset %d after retries, want 5", leo)
+	}
+	// A gap in the sequence is refused.
+	if p := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, testBatch(1, "c", pid, 0, 9, 0)); p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("gap: error %d", p.ErrorCode)
+	}
+
+	// franz-go's idempotent producer (the default) works end to end.
+	cl := newClient(t, b, kgo.DefaultProduceTopic("idem"))
+	for i := 0; i < 100; i++ {
+		if err := cl.ProduceSync(ctxT(t), kgo.StringRecord("x")).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBadInputKeepsTheBrokerServing(t *testing.T) {
+	b := startBroker(t, map[string]string{"socket.request.max.bytes": "1048576"})
+	good := dialRaw(t, b)
+	createTopicRaw(t, good, "bad", 1)
+
+	// An oversized frame closes that connection.
+	big := dialRaw(t, b)
+	big.nc.Write([]byte{0x7f, 0, 0, 0})
+	big.expectClosed()
+
+	// Garbage: a frame too short for a header, then a frame with an unknown key.
+	for _, frame := range [][]byte{{0, 0, 0, 3, 1, 2, 3}, {0, 0, 0, 10, 0x7f, 0x7f, 0, 0, 0, 0, 0, 1, 0, 0}} {
+		g := dialRaw(t, b)
+		g.nc.Write(frame)
+		g.expectClosed()
+	}
+
+	// A body that does not decode closes the connection.
+	trunc := dialRaw(t, b)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("x")}}
+	frame := encodeRequest(req, 1)
+	frame = frame[:len(frame)-3]
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	trunc.nc.Write(frame)
+	trunc.expectClosed()
+
+	// A corrupt batch gets CORRUPT_MESSAGE and stores nothing.
+	batch := testBatch(3, "corrupt", -1, -1, -1, 0)
+	batch[len(batch)-2] ^= 0xff
+	if p := produceRaw(t, good, 9, "bad", [16]byte{}, 0, batch); p.ErrorCode != kerr.CorruptMessage.Code {
+		t.Fatalf("corrupt batch: error %d", p.ErrorCode)
+	}
+	if leo := b.topics.get("bad").partitions[0].log.LogEndOffset(); leo != 0 {
+		t.Fatalf("corrupt batch stored: log end offset %d", leo)
+	}
+
+	// The first connection is still served.
+	if p := produceRaw(t, good, 9, "bad", [16]byte{}, 0, testBatch(1, "ok", -1, -1, -1, 0)); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("after bad input: %+v", p)
+	}
+}
+
+func TestMessageTooLarge(t *testing.T) {
+	b := startBroker(t, map[string]string{"message.max.bytes": "2000"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "small", 1)
+	if p := produceRaw(t, rc, 9, "small", [16]byte{}, 0, testBatch(200, "big-value", -1, -1, -1, 0)); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("broker limit: error %d", p.ErrorCode)
+	}
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("100000")}, "larger"); err != nil {
+		t.Fatal(err)
+	}
+	if p := produceRaw(t, rc, 9, "larger", [16]byte{}, 0, testBatch(200, "big-value", -1, -1, -1, 0)); p.ErrorCode != 0 {
+		t.Fatalf("topic limit above the batch: error %d", p.ErrorCode)
+	}
+}
+
+func TestLogAppendTime(t *testing.T) {
+	b := startBroker(t, nil)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"message.timestamp.type": kmsg.StringPtr("LogAppendTime")}, "lat"); err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, b)
+	before := time.Now().UnixMilli()
+	p := produceRaw(t, rc, 9, "lat", [16]byte{}, 0, testBatch(2, "x", -1, -1, -1, 1))
+	if p.ErrorCode != 0 || p.LogAppendTime < before {
+		t.Fatalf("produce: %+v", p)
+	}
+	cl := newClient(t, b, kgo.ConsumeTopics("lat"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fetches := cl.PollFetches(ctxT(t))
+	recs := fetches.Records()
+	if len(recs) != 2 || recs[0].Timestamp.UnixMilli() != p.LogAppendTime || recs[0].Attrs.TimestampType() != 1 {
+		t.Fatalf("records: %+v", recs)
+	}
+}
+
+func TestTopicRules(t *testing.T) {
+	b := startBroker(t, map[string]string{"num.partitions": "3"})
+	rc := dialRaw(t, b)
+	create := func(name string, partitions int32, rf int16) (int16, string) {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: name, NumPartitions: partitions, ReplicationFactor: rf}}
+		st := rc.request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+		msg := ""
+		if st.ErrorMessage != nil {
+			msg = *st.ErrorMessage
+		}
+		return st.ErrorCode, msg
+	}
+	for _, tc := range []struct {
+		name       string
+		partitions int32
+		rf         int16
+		want       int16
+	}{
+		{"ok.topic", -1, -1, 0},
+		{"ok_topic", 1, 1, kerr.InvalidTopicException.Code}, // collides with ok.topic
+		{"ok.topic", 1, 1, kerr.TopicAlreadyExists.Code},
+		{"bad/name", 1, 1, kerr.InvalidTopicException.Code},
+		{"..", 1, 1, kerr.InvalidTopicException.Code},
+		{strings.Repeat("x", 250), 1, 1, kerr.InvalidTopicException.Code},
+		{strings.Repeat("x", 249), 1, 1, 0},
+		{"rf3", 1, 3, kerr.InvalidReplicationFactor.Code},
+		{"zero", 0, 1, kerr.InvalidPartitions.Code},
+	} {
+		if code, msg := create(tc.name, tc.partitions, tc.rf); code != tc.want {
+			t.Errorf("create %.20s: error %d (%s), want %d", tc.name, code, msg, tc.want)
+		}
+	}
+	if n := len(b.topics.get("ok.topic").partitions); n != 3 {
+		t.Fatalf("num.partitions default: %d partitions", n)
+	}
+	// Invalid configs are refused with a message naming the key.
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "cfg", NumPartitions: 1, ReplicationFactor: 1,
+		Configs: []kmsg.CreateTopicsRequestTopicConfig{{Name: "segment.bytes", Value: kmsg.StringPtr("lots")}}}}
+	st := rc.request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+	if st.ErrorCode != kerr.InvalidConfig.Code || !strings.Contains(*st.ErrorMessage, "segment.bytes") {
+		t.Fatalf("bad config: %d %v", st.ErrorCode, st.ErrorMessage)
+	}
+
+	// DeleteTopics removes the data.
+	dir := b.cfg.LogDirs[0]
+	if _, err := os.Stat(filepath.Join(dir, "ok.topic-2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newAdmin(t, b).DeleteTopic(ctxT(t), "ok.topic"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		matches, _ := filepath.Glob(filepath.Join(dir, "ok.topic-*"))
+		return len(matches) == 0
+	})
+	// Auto-creation can be disabled.
+	off := startBroker(t, map[string]string{"auto.create.topics.enable": "false"})
+	mreq := kmsg.NewPtrMetadataRequest()
+	mreq.SetVersion(12)
+	mreq.AllowAutoTopicCreation = true
+	mreq.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("nope")}}
+	if resp := dialRaw(t, off).request(mreq).(*kmsg.MetadataResponse); resp.Topics[0].ErrorCode != errUnknownTopicOrPartition {
+		t.Fatalf("auto-create disabled: error %d", resp.Topics[0].ErrorCode)
+	}
+}
+
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func fetchReq(version int16, topic string, offset int64, maxWait, minBytes int32) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
+	req.MaxWaitMillis, req.MinBytes = maxWait, minBytes
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: offset, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+	return req
+}
+
+func TestFetchLongPollIsWokenByAppend(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "poll", 1)
+
+	// With nothing to read, the fetch waits out max.wait.ms and returns empty.
+	start := time.Now()
+	resp := rc.request(fetchReq(12, "poll", 0, 300, 1)).(*kmsg.FetchResponse)
+	if waited := time.Since(start); waited < 300*time.Millisecond || len(resp.Topics[0].Partitions[0].RecordBatches) != 0 {
+		t.Fatalf("empty long poll returned after %v with %d bytes", waited, len(resp.Topics[0].Partitions[0].RecordBatches))
+	}
+
+	// A fetch parked for a minute returns as soon as a record arrives.
+	done := make(chan *kmsg.FetchResponse)
+	go func() {
+		done <- dialRaw(t, b).request(fetchReq(12, "poll", 0, 60000, 1)).(*kmsg.FetchResponse)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	produced := time.Now()
+	produceRaw(t, rc, 9, "poll", [16]byte{}, 0, testBatch(1, "wake", -1, -1, -1, 0))
+	select {
+	case r := <-done:
+		if len(decodeRecords(t, r.Topics[0].Partitions[0].RecordBatches)) != 1 {
+			t.Fatal("woken fetch returned no record")
+		}
+		t.Logf("woken %v after the append", time.Since(produced))
+	case <-time.After(30 * time.Second):
+		t.Fatal("parked fetch was not woken by the append")
+	}
+
+	// Offsets outside the log: OFFSET_OUT_OF_RANGE.
+	if p := rc.request(fetchReq(12, "poll", 5, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != errOffsetOutOfRange {
+		t.Fatalf("fetch past the end: error %d", p.ErrorCode)
+	}
+}
+
+func TestFetchLimitsReturnTheFirstBatchWhole(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "limits", 1)
+	for i := 0; i < 3; i++ {
+		produceRaw(t, rc, 9, "limits", [16]byte{}, 0, testBatch(50, "fill-the-batch", -1, -1, -1, 0))
+	}
+	req := fetchReq(12, "limits", 0, 0, 0)
+	req.MaxBytes = 10
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 10
+	p := rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	recs := decodeRecords(t, p.RecordBatches)
+	if len(recs) != 50 || recs[0].offset != 0 {
+		t.Fatalf("got %d records from offset %v, want the whole first batch of 50", len(recs), recs)
+	}
+	one := len(p.RecordBatches)
+	req.MaxBytes = int32(2*one + one/2)
+	req.Topics[0].Partitions[0].PartitionMaxBytes = 1 << 20
+	p = rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if len(p.RecordBatches) != 2*one {
+		t.Fatalf("max.bytes of 2.5 batches returned %d bytes, want 2 batches (%d)", len(p.RecordBatches), 2*one)
+	}
+}
+
+func TestIncrementalFetchSessions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "s1", 1)
+	createTopicRaw(t, rc, "s2", 1)
+	produceRaw(t, rc, 9, "s1", [16]byte{}, 0, testBatch(2, "a", -1, -1, -1, 0))
+	produceRaw(t, rc, 9, "s2", [16]byte{}, 0, testBatch(2, "b", -1, -1, -1, 0))
+
+	full := fetchReq(12, "s1", 0, 0, 0)
+	full.SessionID, full.SessionEpoch = 0, 0
+	full.Topics = append(full.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}})
+	resp := rc.request(full).(*kmsg.FetchResponse)
+	if resp.SessionID == 0 || len(resp.Topics) != 2 {
+		t.Fatalf("full fetch: session %d, %d topics", resp.SessionID, len(resp.Topics))
+	}
+	session := resp.SessionID
+
+	// Incremental: both partitions move to offset 2, the end; nothing
+	// changed anywhere, so nothing returns.
+	inc := fetchReq(12, "s1", 2, 0, 0)
+	inc.Topics = append(inc.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 2, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}})
+	inc.SessionID, inc.SessionEpoch = session, 1
+	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+		t.Fatalf("quiet incremental fetch: error %d, %+v", resp.ErrorCode, resp.Topics)
+	}
+	// After an append to s2 only s2 is reported, from the offset the session remembers.
+	produceRaw(t, rc, 9, "s2", [16]byte{}, 0, testBatch(1, "c", -1, -1, -1, 0))
+	inc = fetchReq(12, "s1", 2, 0, 0)
+	inc.Topics = nil
+	inc.SessionID, inc.SessionEpoch = session, 2
+	resp = rc.request(inc).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Topic != "s2" || resp.Topics[0].Partitions[0].HighWatermark != 3 {
+		t.Fatalf("incremental after append: %+v", resp.Topics)
+	}
+	// Wrong epoch and unknown session are refused.
+	inc.SessionEpoch = 7
+	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != errInvalidFetchSessionEpoch {
+		t.Fatalf("wrong epoch: error %d", resp.ErrorCode)
+	}
+	inc.SessionID, inc.SessionEpoch = session+100, 1
+	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != errFetchSessionIDNotFound {
+		t.Fatalf("unknown session: error %d", resp.ErrorCode)
+	}
+}
+
+func TestRestartKeepsTopicsRecordsAndConfigs(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	b := startBrokerWith(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 2, 1, map[string]*string{"retention.ms": kmsg.StringPtr("1234")}, "keep"); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b, kgo.DefaultProduceTopic("keep"))
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctxT(t), kgo.StringRecord("r")).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := b.topics.get("keep").id
+	cl.Close()
+	b.Close()
+
+	b2 := startBrokerWith(t, props)
+	k := b2.topics.get("keep")
+	if k == nil || k.id != id || len(k.partitions) != 2 {
+		t.Fatalf("after restart: %+v", k)
+	}
+	var total int64
+	for _, p := range k.partitions {
+		total += p.log.HighWatermark()
+	}
+	if total != 10 {
+		t.Fatalf("after restart: %d records, want 10", total)
+	}
+	if v := b2.meta.topicConfigs("keep")["retention.ms"]; v != "1234" {
+		t.Fatalf("after restart: retention.ms %q", v)
+	}
+}
+
+func TestConcurrentConnectionsDoNotBlockEachOther(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "c", 1)
+	// One connection parks a long fetch; another is answered meanwhile.
+	parked := dialRaw(t, b)
+	frame := encodeRequest(fetchReq(12, "c", 0, 20000, 1), 1)
+	parked.nc.Write(frame)
+	time.Sleep(50 * time.Millisecond)
+	other := dialRaw(t, b)
+	if resp := other.request(kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse); len(resp.Brokers) != 1 {
+		t.Fatal("metadata not answered while another connection waits")
+	}
+}
+
+func TestTimestampWindow(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "ts", 1)
+	future := time.Now().Add(2 * time.Hour).UnixMilli() // beyond the 1-hour after.max.ms default
+	if p := produceRaw(t, rc, 9, "ts", [16]byte{}, 0, testBatch(1, "f", -1, -1, -1, future)); p.ErrorCode != kerr.InvalidTimestamp.Code {
+		t.Fatalf("future timestamp: error %d", p.ErrorCode)
+	}
+	if p := produceRaw(t, rc, 9, "ts", [16]byte{}, 0, testBatch(1, "old", -1, -1, -1, 1)); p.ErrorCode != 0 {
+		t.Fatalf("old timestamp with before.max.ms unlimited: error %d", p.ErrorCode)
+	}
+	two := append(testBatch(1, "a", -1, -1, -1, 0), testBatch(1, "b", -1, -1, -1, 0)...)
+	if p := produceRaw(t, rc, 9, "ts", [16]byte{}, 0, two); p.ErrorCode != kerr.InvalidRecord.Code {
+		t.Fatalf("two batches in one partition: error %d", p.ErrorCode)
+	}
+}

@@ -1,0 +1,349 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gregor-broker/gregor/logstore"
+)
+
+// Config is the broker's configuration, read from Kafka's server.properties
+// keys. Zero values are not meaningful: start from DefaultConfig or
+// ParseConfig.
+type Config struct {
+	NodeID                   int32
+	Listeners                []Listener
+	AdvertisedListeners      []Listener
+	ControllerListenerNames  []string
+	LogDirs                  []string
+	NumPartitions            int32
+	DefaultReplicationFactor int16
+	AutoCreateTopics         bool
+	MessageMaxBytes          int32
+	SocketRequestMaxBytes    int32
+	MessageTimestampType     string // CreateTime or LogAppendTime
+	FetchSessionCacheSlots   int
+	Log                      logstore.Config
+
+	// values holds every recognised key with its effective value as text;
+	// explicit marks the keys set by the user, for DescribeConfigs sources.
+	values   map[string]string
+	explicit map[string]bool
+}
+
+// Listener is one entry of listeners / advertised.listeners: NAME://host:port.
+type Listener struct {
+	Name string
+	Host string
+	Port int
+}
+
+func (l Listener) String() string {
+	return l.Name + "://" + net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+}
+
+// configKey describes one broker key: its Kafka type name for
+// DescribeConfigs, its default as text, and how it sets the Config.
+type configKey struct {
+	name  string
+	typ   string // BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD
+	def   string
+	doc   string
+	apply func(c *Config, v string) error
+}
+
+const day = 24 * 60 * 60 * 1000
+
+// brokerKeys are the keys Gregor acts on. Keys are applied in this order,
+// so a key listed later (log.roll.ms) overrides an earlier one
+// (log.roll.hours) when both are set, as Kafka's precedence rules say.
+var brokerKeys = []configKey{
+	{"node.id", "INT", "1", "The node ID of this server.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.NodeID = int32(n)
+		return err
+	}},
+	{"listeners", "STRING", "PLAINTEXT://localhost:9092", "Comma-separated list of URIs to listen on, NAME://host:port.", func(c *Config, v string) error {
+		l, err := parseListeners(v)
+		c.Listeners = l
+		return err
+	}},
+	{"advertised.listeners", "STRING", "", "Listeners to publish to clients if different from listeners.", func(c *Config, v string) error {
+		l, err := parseListeners(v)
+		c.AdvertisedListeners = l
+		return err
+	}},
+	{"controller.listener.names", "STRING", "", "Names of the listeners used by the controller; Gregor does not serve clients on them.", func(c *Config, v string) error {
+		c.ControllerListenerNames = splitList(v)
+		return nil
+	}},
+	{"log.dir", "STRING", "./data", "The directory in which the log data is kept (supplemental for log.dirs).", func(c *Config, v string) error {
+		c.LogDirs = []string{v}
+		return nil
+	}},
+	{"log.dirs", "STRING", "", "The directories in which the log data is kept; Gregor uses the first.", func(c *Config, v string) error {
+		if dirs := splitList(v); len(dirs) > 0 {
+			c.LogDirs = dirs
+		}
+		return nil
+	}},
+	{"num.partitions", "INT", "1", "The default number of log partitions per topic.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.NumPartitions = int32(n)
+		return err
+	}},
+	{"default.replication.factor", "INT", "1", "The replication factor for automatically created topics.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt16)
+		c.DefaultReplicationFactor = int16(n)
+		return err
+	}},
+	{"auto.create.topics.enable", "BOOLEAN", "true", "Enable auto creation of topic on the server.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.AutoCreateTopics = b
+		return err
+	}},
+	{"message.max.bytes", "INT", "1048588", "The largest record batch size allowed.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.MessageMaxBytes = int32(n)
+		return err
+	}},
+	{"socket.request.max.bytes", "INT", "104857600", "The maximum number of bytes in a socket request.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.SocketRequestMaxBytes = int32(n)
+		return err
+	}},
+	{"log.message.timestamp.type", "STRING", "CreateTime", "Whether the timestamp in the message is message create time or log append time.", func(c *Config, v string) error {
+		if v != "CreateTime" && v != "LogAppendTime" {
+			return fmt.Errorf("must be CreateTime or LogAppendTime")
+		}
+		c.MessageTimestampType = v
+		return nil
+	}},
+	{"max.incremental.fetch.session.cache.slots", "INT", "1000", "The maximum number of incremental fetch sessions.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.FetchSessionCacheSlots = int(n)
+		return err
+	}},
+	{"log.segment.bytes", "INT", "1073741824", "The maximum size of a single log file.", func(c *Config, v string) error {
+		n, err := parseInt(v, 14, math.MaxInt32)
+		c.Log.SegmentBytes = n
+		return err
+	}},
+	{"log.roll.hours", "INT", "168", "The maximum time before a new log segment is rolled out (in hours).", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Log.SegmentMs = n * 60 * 60 * 1000
+		return err
+	}},
+	{"log.roll.ms", "LONG", "", "The maximum time before a new log segment is rolled out (in milliseconds); overrides log.roll.hours.", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		n, err := parseInt(v, 1, math.MaxInt64)
+		c.Log.SegmentMs = n
+		return err
+	}},
+	{"log.index.size.max.bytes", "INT", "10485760", "The maximum size in bytes of the offset index.", func(c *Config, v string) error {
+		n, err := parseInt(v, 4, math.MaxInt32)
+		c.Log.SegmentIndexBytes = int(n)
+		return err
+	}},
+	{"log.index.interval.bytes", "INT", "4096", "The interval with which we add an entry to the offset index.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.Log.IndexIntervalBytes = int(n)
+		return err
+	}},
+	{"log.flush.interval.messages", "LONG", strconv.FormatInt(math.MaxInt64, 10), "The number of messages accumulated on a log partition before messages are flushed to disk.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt64)
+		c.Log.FlushMessages = n
+		return err
+	}},
+	{"log.flush.interval.ms", "LONG", "", "The maximum time in ms that a message in any topic is kept in memory before flushed to disk.", func(c *Config, v string) error {
+		if v == "" {
+			c.Log.FlushMs = math.MaxInt64
+			return nil
+		}
+		n, err := parseInt(v, 0, math.MaxInt64)
+		c.Log.FlushMs = n
+		return err
+	}},
+}
+
+// keyAliases maps topic-level spellings people put in server.properties to
+// the broker key they mean (the issue names index.interval.bytes).
+var keyAliases = map[string]string{
+	"index.interval.bytes": "log.index.interval.bytes",
+}
+
+// knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
+// server.properties files that Gregor accepts but does not act on yet.
+var knownUnusedKeys = map[string]bool{
+	"process.roles": true, "controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
+	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
+	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
+	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
+	"offsets.topic.replication.factor": true, "transaction.state.log.replication.factor": true,
+	"transaction.state.log.min.isr": true, "share.coordinator.state.topic.replication.factor": true,
+	"share.coordinator.state.topic.min.isr": true, "log.retention.hours": true,
+	"log.retention.minutes": true, "log.retention.ms": true, "log.retention.bytes": true,
+	"log.retention.check.interval.ms": true, "group.initial.rebalance.delay.ms": true,
+	"broker.id": true,
+}
+
+// DefaultConfig is Gregor's built-in configuration: one node, PLAINTEXT on
+// localhost:9092, data under ./data.
+func DefaultConfig() Config {
+	c, _, err := ParseConfig(nil)
+	if err != nil {
+		panic(err) // the defaults are constants
+	}
+	return c
+}
+
+// ParseConfig builds a Config from key/value pairs (server.properties and
+// overrides). It returns warnings for keys it does not know and an error
+// naming the key of the first bad value.
+func ParseConfig(props map[string]string) (Config, []string, error) {
+	c := Config{values: map[string]string{}, explicit: map[string]bool{}}
+	c.Log = logstore.DefaultConfig()
+	var warnings []string
+	for k, v := range props {
+		if alias, ok := keyAliases[k]; ok {
+			if _, both := props[alias]; !both {
+				props[alias] = v
+			}
+			continue
+		}
+		if findKey(k) == nil {
+			if knownUnusedKeys[k] {
+				warnings = append(warnings, fmt.Sprintf("config key %s is accepted but not used by Gregor yet", k))
+			} else {
+				warnings = append(warnings, fmt.Sprintf("unknown config key %s is ignored", k))
+			}
+		}
+	}
+	sort.Strings(warnings)
+	for _, key := range brokerKeys {
+		v, set := props[key.name]
+		if !set {
+			v = key.def
+		} else {
+			c.explicit[key.name] = true
+		}
+		v = strings.TrimSpace(v)
+		if err := key.apply(&c, v); err != nil {
+			return c, warnings, fmt.Errorf("invalid value %q for config key %s: %v", v, key.name, err)
+		}
+		c.values[key.name] = v
+	}
+	if len(c.AdvertisedListeners) == 0 {
+		c.AdvertisedListeners = c.Listeners
+	}
+	if len(c.clientListeners()) == 0 {
+		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
+	}
+	return c, warnings, nil
+}
+
+func findKey(name string) *configKey {
+	for i := range brokerKeys {
+		if brokerKeys[i].name == name {
+			return &brokerKeys[i]
+		}
+	}
+	return nil
+}
+
+// clientListeners are the listeners that are not controller listeners.
+func (c *Config) clientListeners() []Listener {
+	var out []Listener
+	for _, l := range c.Listeners {
+		isController := false
+		for _, n := range c.ControllerListenerNames {
+			if n == l.Name {
+				isController = true
+			}
+		}
+		if !isController {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// advertised returns the address clients are told to use for the listener
+// called name, which was bound at bound.
+func (c *Config) advertised(name string, bound *net.TCPAddr) (string, int) {
+	for _, l := range c.AdvertisedListeners {
+		if l.Name != name {
+			continue
+		}
+		host, port := l.Host, l.Port
+		if port == 0 {
+			port = bound.Port
+		}
+		if host == "" {
+			host = bound.IP.String()
+			if bound.IP.IsUnspecified() {
+				host, _ = os.Hostname()
+			}
+		}
+		return host, port
+	}
+	return bound.IP.String(), bound.Port
+}
+
+func parseListeners(v string) ([]Listener, error) {
+	var out []Listener
+	for _, item := range splitList(v) {
+		name, addr, ok := strings.Cut(item, "://")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("listener %q is not NAME://host:port", item)
+		}
+		host, portText, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("listener %q: %v", item, err)
+		}
+		port, err := strconv.Atoi(portText)
+		if err != nil || port < 0 || port > 65535 {
+			return nil, fmt.Errorf("listener %q has a bad port", item)
+		}
+		out = append(out, Listener{Name: strings.ToUpper(name), Host: host, Port: port})
+	}
+	return out, nil
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func parseInt(v string, min, max int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not an integer")
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("must be between %d and %d", min, max)
+	}
+	return n, nil
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("must be true or false")
+}

@@ -1,0 +1,36 @@
+package broker
+
+import "github.com/twmb/franz-go/pkg/kerr"
+
+// Kafka error codes used across handlers, named as Kafka names them.
+var (
+	errUnsupportedVersion       = kerr.UnsupportedVersion.Code
+	errUnknownTopicOrPartition  = kerr.UnknownTopicOrPartition.Code
+	errUnknownTopicID           = kerr.UnknownTopicID.Code
+	errInvalidTopic             = kerr.InvalidTopicException.Code
+	errTopicAlreadyExists       = kerr.TopicAlreadyExists.Code
+	errInvalidPartitions        = kerr.InvalidPartitions.Code
+	errInvalidReplicationFactor = kerr.InvalidReplicationFactor.Code
+	errInvalidReplicaAssignment = kerr.InvalidReplicaAssignment.Code
+	errInvalidConfig            = kerr.InvalidConfig.Code
+	errInvalidRequest           = kerr.InvalidRequest.Code
+	errOffsetOutOfRange         = kerr.OffsetOutOfRange.Code
+	errMessageTooLarge          = kerr.MessageTooLarge.Code
+	errInvalidRequiredAcks      = kerr.InvalidRequiredAcks.Code
+	errFencedLeaderEpoch        = kerr.FencedLeaderEpoch.Code
+	errUnknownLeaderEpoch       = kerr.UnknownLeaderEpoch.Code
+	errFetchSessionIDNotFound   = kerr.FetchSessionIDNotFound.Code
+	errInvalidFetchSessionEpoch = kerr.InvalidFetchSessionEpoch.Code
+	errUnknownServerError       = kerr.UnknownServerError.Code
+	errUnsupportedEndpointType  = kerr.UnsupportedEndpointType.Code
+	errTxnIDAuthFailed          = kerr.TransactionalIDAuthorizationFailed.Code
+)
+
+// errorMessage is the text Kafka-style responses carry beside a code.
+func errorMessage(code int16) *string {
+	if code == 0 {
+		return nil
+	}
+	msg := kerr.ErrorForCode(code).Error()
+	return &msg
+}

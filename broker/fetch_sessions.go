@@ -1,0 +1,124 @@
+package broker
+
+import (
+	"sync"
+	"time"
+)
+
+// Incremental fetch sessions (KIP-227). A client opens a session with a
+// full fetch (epoch 0); the broker remembers the partitions and, for each,
+// what it last told the client. Later fetches (epoch 1, 2, ...) list only
+// partitions whose fetch position changed plus the ones to forget, and the
+// response carries only partitions with news: records, an error, or a
+// moved high watermark, last stable offset or log start offset.
+//
+// A session is used by one client at a time: its mutex is held for the
+// whole fetch, long poll included. The cache evicts the least recently
+// used session when max.incremental.fetch.session.cache.slots is reached.
+
+// sessionKey names a partition in a session: by topic name up to Fetch v12,
+// by topic id from v13.
+type sessionKey struct {
+	topic     string
+	topicID   [16]byte
+	partition int32
+}
+
+type sessionPartition struct {
+	key                sessionKey
+	fetchOffset        int64
+	maxBytes           int32
+	currentLeaderEpoch int32
+	// what the last response said; -1 before the first response
+	sentHighWatermark, sentLogStart int64
+}
+
+type fetchSession struct {
+	mu         sync.Mutex
+	id         int32
+	epoch      int32 // the epoch the next request must carry
+	partitions []*sessionPartition
+	index      map[sessionKey]*sessionPartition
+	lastUsed   time.Time
+}
+
+func (s *fetchSession) upsert(sp sessionPartition) {
+	if cur, ok := s.index[sp.key]; ok {
+		cur.fetchOffset, cur.maxBytes, cur.currentLeaderEpoch = sp.fetchOffset, sp.maxBytes, sp.currentLeaderEpoch
+		return
+	}
+	sp.sentHighWatermark, sp.sentLogStart = -1, -1
+	p := &sp
+	s.partitions = append(s.partitions, p)
+	s.index[sp.key] = p
+}
+
+func (s *fetchSession) forget(key sessionKey) {
+	if _, ok := s.index[key]; !ok {
+		return
+	}
+	delete(s.index, key)
+	for i, p := range s.partitions {
+		if p.key == key {
+			s.partitions = append(s.partitions[:i], s.partitions[i+1:]...)
+			break
+		}
+	}
+}
+
+type fetchSessionCache struct {
+	mu       sync.Mutex
+	slots    int
+	nextID   int32
+	sessions map[int32]*fetchSession
+}
+
+func newFetchSessionCache(slots int) *fetchSessionCache {
+	return &fetchSessionCache{slots: slots, sessions: map[int32]*fetchSession{}}
+}
+
+// create opens a new session, or returns nil when the cache has no slots.
+func (c *fetchSessionCache) create() *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slots <= 0 {
+		return nil
+	}
+	if len(c.sessions) >= c.slots {
+		var oldest *fetchSession
+		for _, s := range c.sessions {
+			if oldest == nil || s.lastUsed.Before(oldest.lastUsed) {
+				oldest = s
+			}
+		}
+		delete(c.sessions, oldest.id)
+	}
+	for {
+		c.nextID++
+		if c.nextID <= 0 {
+			c.nextID = 1
+		}
+		if _, taken := c.sessions[c.nextID]; !taken {
+			break
+		}
+	}
+	s := &fetchSession{id: c.nextID, epoch: 1, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now()}
+	c.sessions[s.id] = s
+	return s
+}
+
+func (c *fetchSessionCache) get(id int32) *fetchSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.sessions[id]
+	if s != nil {
+		s.lastUsed = time.Now()
+	}
+	return s
+}
+
+func (c *fetchSessionCache) remove(id int32) {
+	c.mu.Lock()
+	delete(c.sessions, id)
+	c.mu.Unlock()
+}

@@ -1,0 +1,107 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// metaStore keeps what a single node must remember beside the partition
+// logs: topic config overrides and the producer-id block. The logs
+// themselves say which topics and partitions exist (their directories) and
+// their topic ids (partition.metadata). The file is rewritten whole,
+// atomically (temp file, fsync, rename, fsync of the directory), on every
+// change; changes are rare admin operations.
+//
+// File: <log dir>/gregor-metadata.json
+type metaStore struct {
+	path string
+	mu   sync.Mutex
+	data metaData
+}
+
+type metaData struct {
+	TopicConfigs map[string]map[string]string `json:"topic_configs"`
+	// NextProducerID is the first producer id not yet handed out in any
+	// block; a restart continues from here, so ids are never reused.
+	NextProducerID int64 `json:"next_producer_id"`
+}
+
+const metaFileName = "gregor-metadata.json"
+
+func openMetaStore(dir string) (*metaStore, error) {
+	m := &metaStore{path: filepath.Join(dir, metaFileName)}
+	raw, err := os.ReadFile(m.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if err := json.Unmarshal(raw, &m.data); err != nil {
+			return nil, fmt.Errorf("%s is corrupt: %w", m.path, err)
+		}
+	}
+	if m.data.TopicConfigs == nil {
+		m.data.TopicConfigs = map[string]map[string]string{}
+	}
+	return m, nil
+}
+
+// update applies fn to the data and persists the result; on a write error
+// the in-memory data is left changed only if the file was written.
+func (m *metaStore) update(fn func(d *metaData)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	next := m.data
+	next.TopicConfigs = make(map[string]map[string]string, len(m.data.TopicConfigs))
+	for k, v := range m.data.TopicConfigs {
+		next.TopicConfigs[k] = v
+	}
+	fn(&next)
+	raw, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(m.path, raw); err != nil {
+		return err
+	}
+	m.data = next
+	return nil
+}
+
+func (m *metaStore) topicConfigs(topic string) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.TopicConfigs[topic]
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,72 @@
+package broker
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// handlerFunc serves one decoded request. A nil response means none is sent
+// (acks=0 produce); an error means the client broke the protocol and the
+// connection is closed.
+type handlerFunc func(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error)
+
+// handler is one entry of the registry: the versions served and the
+// function serving them. advertiseFromZero is set only for Produce, whose
+// v0-2 Kafka 4 advertises but refuses (KAFKA-18659: librdkafka disables
+// compression unless Produce v0 is listed).
+type handler struct {
+	min, max          int16
+	advertiseFromZero bool
+	serve             handlerFunc
+}
+
+// typed adapts a handler on concrete kmsg types to the registry's shape.
+func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (Resp, error)) handlerFunc {
+	return func(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+		resp, err := fn(b, c, req.(Req))
+		if err != nil {
+			return nil, err
+		}
+		if any(resp) == nil {
+			return nil, nil
+		}
+		return resp, nil
+	}
+}
+
+// handlers is the single registry: ApiVersions advertises exactly these
+// keys and ranges, and the connection refuses everything else. The ranges
+// are those Apache Kafka 4.1 serves.
+var handlers map[int16]handler
+
+func init() {
+	handlers = map[int16]handler{
+		0:  {min: 3, max: 13, advertiseFromZero: true, serve: typed(handleProduce)},
+		1:  {min: 4, max: 18, serve: typed(handleFetch)},
+		2:  {min: 1, max: 10, serve: typed(handleListOffsets)},
+		3:  {min: 0, max: 13, serve: typed(handleMetadata)},
+		10: {min: 0, max: 6, serve: typed(handleFindCoordinator)},
+		18: {min: 0, max: 4, serve: typed(handleApiVersions)},
+		19: {min: 2, max: 7, serve: typed(handleCreateTopics)},
+		20: {min: 1, max: 6, serve: typed(handleDeleteTopics)},
+		22: {min: 0, max: 5, serve: typed(handleInitProducerID)},
+		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
+		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},
+		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
+	}
+}
+
+// advertisedKeys lists the registry as ApiVersions reports it, sorted by key.
+func advertisedKeys() []kmsg.ApiVersionsResponseApiKey {
+	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(handlers))
+	for k, h := range handlers {
+		lo := h.min
+		if h.advertiseFromZero {
+			lo = 0
+		}
+		keys = append(keys, kmsg.ApiVersionsResponseApiKey{ApiKey: k, MinVersion: lo, MaxVersion: h.max})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].ApiKey < keys[j].ApiKey })
+	return keys
+}

@@ -1,0 +1,301 @@
+package broker
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gregor-broker/gregor/logstore"
+)
+
+// topic is one topic and its partitions. The partitions slice only grows
+// (CreatePartitions) and is replaced whole under the registry lock, so a
+// reader holding an old slice sees consistent partitions.
+type topic struct {
+	name       string
+	id         [16]byte
+	partitions []*partition
+	settings   atomic.Pointer[topicSettings]
+}
+
+// partition is a partition this node leads: its log and the fetches
+// parked on it. On a single node the high watermark is the log end offset.
+type partition struct {
+	topic *topic
+	index int32
+	log   *logstore.Log
+
+	waitMu  sync.Mutex
+	waiters map[*waiter]struct{}
+}
+
+// waiter is a parked fetch; a partition's append signals it.
+type waiter struct{ ch chan struct{} }
+
+func newWaiter() *waiter { return &waiter{ch: make(chan struct{}, 1)} }
+
+func (p *partition) addWaiter(w *waiter) {
+	p.waitMu.Lock()
+	if p.waiters == nil {
+		p.waiters = map[*waiter]struct{}{}
+	}
+	p.waiters[w] = struct{}{}
+	p.waitMu.Unlock()
+}
+
+func (p *partition) removeWaiter(w *waiter) {
+	p.waitMu.Lock()
+	delete(p.waiters, w)
+	p.waitMu.Unlock()
+}
+
+// wake signals every parked fetch; called after an append moves the high
+// watermark, and when the partition goes away.
+func (p *partition) wake() {
+	p.waitMu.Lock()
+	for w := range p.waiters {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+	}
+	p.waitMu.Unlock()
+}
+
+// topicRegistry holds every topic by name and id.
+// Lock order: registry mu, then a partition's waitMu.
+type topicRegistry struct {
+	b      *Broker
+	mu     sync.RWMutex
+	byName map[string]*topic
+	byID   map[[16]byte]*topic
+}
+
+func newTopicRegistry(b *Broker) *topicRegistry {
+	return &topicRegistry{b: b, byName: map[string]*topic{}, byID: map[[16]byte]*topic{}}
+}
+
+// load rebuilds the registry from the partition logs found in the log dir.
+func (r *topicRegistry) load() error {
+	byTopic := map[string][]logstore.TopicPartition{}
+	for tp := range r.b.dir.Logs() {
+		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp)
+	}
+	logs := r.b.dir.Logs()
+	for name, tps := range byTopic {
+		sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
+		t := &topic{name: name}
+		for i, tp := range tps {
+			if tp.Partition != int32(i) {
+				return fmt.Errorf("topic %s: partition %d is missing from the log dir", name, i)
+			}
+			l := logs[tp]
+			t.id = l.TopicID()
+			p := &partition{topic: t, index: tp.Partition, log: l}
+			// This node is the whole ISR: what survived recovery is
+			// committed, whatever the last checkpoint said.
+			p.advanceHighWatermark()
+			t.partitions = append(t.partitions, p)
+		}
+		r.applySettings(t, r.b.meta.topicConfigs(name))
+		r.byName[name] = t
+		r.byID[t.id] = t
+	}
+	return nil
+}
+
+func (r *topicRegistry) applySettings(t *topic, overrides map[string]string) {
+	s := r.b.cfg.settingsFor(overrides)
+	t.settings.Store(&s)
+	for _, p := range t.partitions {
+		p.log.SetConfig(s.log)
+	}
+}
+
+func (r *topicRegistry) get(name string) *topic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
+func (r *topicRegistry) getByID(id [16]byte) *topic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byID[id]
+}
+
+// partition returns the partition or nil.
+func (t *topic) partition(i int32) *partition {
+	if t == nil || i < 0 || int(i) >= len(t.partitions) {
+		return nil
+	}
+	return t.partitions[i]
+}
+
+// all returns the topics sorted by name.
+func (r *topicRegistry) all() []*topic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*topic, 0, len(r.byName))
+	for _, t := range r.byName {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// createError is a Kafka error code with its message.
+type createError struct {
+	code int16
+	msg  string
+}
+
+func (e *createError) Error() string { return e.msg }
+
+// create makes a topic with n partitions and the given overrides. With
+// validateOnly it checks everything and creates nothing.
+func (r *topicRegistry) create(name string, n int32, configs map[string]string, validateOnly bool) (*topic, error) {
+	if err := validateTopicName(name); err != nil {
+		return nil, &createError{errInvalidTopic, err.Error()}
+	}
+	if err := validateTopicConfigs(configs); err != nil {
+		return nil, &createError{errInvalidConfig, err.Error()}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.byName[name]; ok {
+		return nil, &createError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+	}
+	for other := range r.byName {
+		if collides(name, other) {
+			return nil, &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
+		}
+	}
+	t := &topic{name: name}
+	if validateOnly {
+		return t, nil
+	}
+	for {
+		rand.Read(t.id[:])
+		t.id[6] = t.id[6]&0x0f | 0x40 // version 4, as Kafka's Uuid.randomUuid
+		t.id[8] = t.id[8]&0x3f | 0x80
+		if _, taken := r.byID[t.id]; !taken && t.id != [16]byte{} {
+			break
+		}
+	}
+	if len(configs) > 0 {
+		if err := r.b.meta.update(func(d *metaData) { d.TopicConfigs[name] = configs }); err != nil {
+			return nil, err
+		}
+	}
+	s := r.b.cfg.settingsFor(configs)
+	t.settings.Store(&s)
+	if err := r.addPartitionsLocked(t, n); err != nil {
+		return nil, err
+	}
+	r.byName[name] = t
+	r.byID[t.id] = t
+	r.b.logger.Info("created topic", "topic", name, "partitions", n)
+	return t, nil
+}
+
+// addPartitionsLocked grows t to n partitions; the caller holds r.mu.
+func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
+	parts := append([]*partition(nil), t.partitions...)
+	for i := int32(len(parts)); i < n; i++ {
+		l, err := r.b.dir.CreateLog(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, &partition{topic: t, index: i, log: l})
+	}
+	t.partitions = parts
+	return nil
+}
+
+// addPartitions grows a topic to total partitions (CreatePartitions).
+func (r *topicRegistry) addPartitions(name string, total int32, validateOnly bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.byName[name]
+	if t == nil {
+		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
+	}
+	if total <= int32(len(t.partitions)) {
+		return &createError{errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions), total)}
+	}
+	if validateOnly {
+		return nil
+	}
+	return r.addPartitionsLocked(t, total)
+}
+
+// delete removes a topic and its data.
+func (r *topicRegistry) delete(t *topic) error {
+	r.mu.Lock()
+	if r.byName[t.name] != t {
+		r.mu.Unlock()
+		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
+	}
+	delete(r.byName, t.name)
+	delete(r.byID, t.id)
+	r.mu.Unlock()
+	var firstErr error
+	for _, p := range t.partitions {
+		if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: p.index}); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		p.wake()
+	}
+	if err := r.b.meta.update(func(d *metaData) { delete(d.TopicConfigs, t.name) }); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	r.b.logger.Info("deleted topic", "topic", t.name)
+	return firstErr
+}
+
+// wakeAll releases every parked fetch, at shutdown.
+func (r *topicRegistry) wakeAll() {
+	for _, t := range r.all() {
+		for _, p := range t.partitions {
+			p.wake()
+		}
+	}
+}
+
+// maxTopicNameLength is Kafka's limit (255 minus room for the partition
+// suffix and the deletion marker in directory names).
+const maxTopicNameLength = 249
+
+// validateTopicName applies Kafka's rules (Topic.validate).
+func validateTopicName(name string) error {
+	if name == "" {
+		return fmt.Errorf("Topic name is illegal, it can't be empty")
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("Topic name cannot be \".\" or \"..\"")
+	}
+	if len(name) > maxTopicNameLength {
+		return fmt.Errorf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// collides reports whether two different names map to the same metric
+// name, which Kafka forbids: '.' and '_' are the same there.
+func collides(a, b string) bool {
+	return a != b && strings.ReplaceAll(a, ".", "_") == strings.ReplaceAll(b, ".", "_")
+}
+
+// isInternal reports Kafka's internal topics.
+func isInternal(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}

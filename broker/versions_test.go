@@ -1,0 +1,332 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Every served API is called with raw kmsg requests at its lowest and
+// highest served version; each test checks what the response says.
+
+func bothEnds(key int16) []int16 {
+	h := handlers[key]
+	return []int16{h.min, h.max}
+}
+
+func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
+	b := startBroker(t, nil)
+	for _, v := range bothEnds(18) {
+		rc := dialRaw(t, b)
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		if v >= 3 {
+			req.ClientSoftwareName, req.ClientSoftwareVersion = "raw-test", "1.0"
+		}
+		resp := rc.request(req).(*kmsg.ApiVersionsResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("v%d: error %d", v, resp.ErrorCode)
+		}
+		got := map[int16][2]int16{}
+		for _, k := range resp.ApiKeys {
+			got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
+		}
+		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 18: {0, 4},
+			19: {2, 7}, 20: {1, 6}, 22: {0, 5}, 32: {1, 4}, 37: {0, 3}, 60: {0, 2}}
+		if len(got) != len(want) {
+			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
+		}
+		for k, r := range want {
+			if got[k] != r {
+				t.Errorf("v%d: key %d advertised %v, want %v", v, k, got[k], r)
+			}
+		}
+	}
+}
+
+func TestApiVersionsUnknownVersionGetsV0Reply(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(4)
+	frame := encodeRequest(req, 7)
+	// Rewrite the version to 99, a version from the future.
+	frame[6], frame[7] = 0, 99
+	if _, err := rc.nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	body, err := rc.readFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	if err := resp.ReadFrom(body[4:]); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != errUnsupportedVersion || len(resp.ApiKeys) != len(handlers) {
+		t.Fatalf("got error %d with %d keys", resp.ErrorCode, len(resp.ApiKeys))
+	}
+	// The connection stays usable: a supported version is answered.
+	ok := kmsg.NewPtrApiVersionsRequest()
+	ok.SetVersion(3)
+	ok.ClientSoftwareName, ok.ClientSoftwareVersion = "raw-test", "1.0"
+	if r := rc.request(ok).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 {
+		t.Fatalf("follow-up ApiVersions: error %d", r.ErrorCode)
+	}
+}
+
+func TestUnservedVersionsCloseTheConnection(t *testing.T) {
+	b := startBroker(t, nil)
+	for _, tc := range []struct {
+		req     kmsg.Request
+		version int16
+	}{
+		{kmsg.NewPtrProduceRequest(), 0}, // advertised for librdkafka, refused as in Kafka 4
+		{kmsg.NewPtrProduceRequest(), 2},
+		{kmsg.NewPtrFetchRequest(), 3},
+		{kmsg.NewPtrMetadataRequest(), 14},
+		{kmsg.NewPtrJoinGroupRequest(), 0}, // not served at all
+	} {
+		rc := dialRaw(t, b)
+		tc.req.SetVersion(tc.version)
+		if _, err := rc.nc.Write(encodeRequest(tc.req, 1)); err != nil {
+			t.Fatal(err)
+		}
+		rc.expectClosed()
+	}
+	// The broker still serves others.
+	rc := dialRaw(t, b)
+	rc.request(kmsg.NewPtrMetadataRequest())
+}
+
+func createTopicRaw(t *testing.T, rc *rawConn, name string, partitions int32) [16]byte {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: name, NumPartitions: partitions, ReplicationFactor: 1}}
+	resp := rc.request(req).(*kmsg.CreateTopicsResponse)
+	if resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("creating %s: error %d", name, resp.Topics[0].ErrorCode)
+	}
+	return resp.Topics[0].TopicID
+}
+
+func TestMetadataVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "meta", 3)
+	for _, v := range bothEnds(3) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(v)
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("meta")}}
+		resp := rc.request(req).(*kmsg.MetadataResponse)
+		if len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 1 || resp.Brokers[0].Port == 0 {
+			t.Fatalf("v%d: brokers %+v", v, resp.Brokers)
+		}
+		mt := resp.Topics[0]
+		if mt.ErrorCode != 0 || len(mt.Partitions) != 3 || mt.Partitions[2].Leader != 1 {
+			t.Fatalf("v%d: topic %+v", v, mt)
+		}
+		if v >= 10 && mt.TopicID != id {
+			t.Fatalf("v%d: topic id %x, want %x", v, mt.TopicID, id)
+		}
+		if v >= 2 && (resp.ClusterID == nil || *resp.ClusterID != b.ClusterID()) {
+			t.Fatalf("v%d: cluster id %v", v, resp.ClusterID)
+		}
+	}
+	// v0 auto-creates; v13 with AllowAutoTopicCreation=false does not.
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(0)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("auto-v0")}}
+	if resp := rc.request(req).(*kmsg.MetadataResponse); resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("v0 auto-create: %+v", resp.Topics[0])
+	}
+	req = kmsg.NewPtrMetadataRequest()
+	req.SetVersion(13)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("no-auto")}}
+	if resp := rc.request(req).(*kmsg.MetadataResponse); resp.Topics[0].ErrorCode != errUnknownTopicOrPartition {
+		t.Fatalf("v13 without auto-create: error %d", resp.Topics[0].ErrorCode)
+	}
+	// v12+ by topic id.
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: id}}
+	if resp := rc.request(req).(*kmsg.MetadataResponse); resp.Topics[0].ErrorCode != 0 || *resp.Topics[0].Topic != "meta" {
+		t.Fatalf("by id: %+v", resp.Topics[0])
+	}
+	req.Topics = []kmsg.MetadataRequestTopic{{TopicID: [16]byte{1}}}
+	if resp := rc.request(req).(*kmsg.MetadataResponse); resp.Topics[0].ErrorCode != errUnknownTopicID {
+		t.Fatalf("unknown id: error %d", resp.Topics[0].ErrorCode)
+	}
+}
+
+func produceRaw(t *testing.T, rc *rawConn, version int16, topic string, id [16]byte, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(version)
+	req.Acks, req.TimeoutMillis = -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, TopicID: id, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: batch}}}}
+	resp := rc.request(req).(*kmsg.ProduceResponse)
+	return resp.Topics[0].Partitions[0]
+}
+
+func TestProduceFetchListOffsetsVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "pf", 1)
+	var next int64
+	for _, v := range bothEnds(0) {
+		name := "pf"
+		if v >= 13 {
+			name = ""
+		}
+		p := produceRaw(t, rc, v, name, id, 0, testBatch(5, "v"+string(rune('0'+v%10)), -1, -1, -1, 1000+next))
+		if p.ErrorCode != 0 || p.BaseOffset != next {
+			t.Fatalf("produce v%d: error %d base offset %d, want %d", v, p.ErrorCode, p.BaseOffset, next)
+		}
+		next += 5
+	}
+	for _, v := range bothEnds(1) {
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(v)
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "pf", TopicID: id, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 3, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+		resp := rc.request(req).(*kmsg.FetchResponse)
+		fp := resp.Topics[0].Partitions[0]
+		if fp.ErrorCode != 0 || fp.HighWatermark != next || (v >= 5 && fp.LogStartOffset != 0) {
+			t.Fatalf("fetch v%d: %+v", v, fp)
+		}
+		var offsets []int64
+		for _, rec := range decodeRecords(t, fp.RecordBatches) {
+			offsets = append(offsets, rec.offset)
+		}
+		// The batch holding offset 3 comes whole: offsets 0-9.
+		if len(offsets) != int(next) || offsets[0] != 0 || offsets[len(offsets)-1] != next-1 {
+			t.Fatalf("fetch v%d: offsets %v", v, offsets)
+		}
+	}
+	for _, v := range bothEnds(2) {
+		for _, q := range []struct{ ts, offset int64 }{{-2, 0}, {-1, next}, {1000, 0}, {1005, 5}, {99999, -1}} {
+			req := kmsg.NewPtrListOffsetsRequest()
+			req.SetVersion(v)
+			req.ReplicaID = -1
+			req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "pf", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: q.ts, CurrentLeaderEpoch: -1}}}}
+			resp := rc.request(req).(*kmsg.ListOffsetsResponse)
+			lp := resp.Topics[0].Partitions[0]
+			if lp.ErrorCode != 0 || lp.Offset != q.offset {
+				t.Fatalf("list offsets v%d ts %d: error %d offset %d, want %d", v, q.ts, lp.ErrorCode, lp.Offset, q.offset)
+			}
+		}
+	}
+}
+
+func TestAdminVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for i, v := range bothEnds(19) {
+		name := "admin-" + string(rune('a'+i))
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(v)
+		req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: name, NumPartitions: 2, ReplicationFactor: 1,
+			Configs: []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: kmsg.StringPtr("3600000")}}}}
+		resp := rc.request(req).(*kmsg.CreateTopicsResponse)
+		if resp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("create v%d: error %d", v, resp.Topics[0].ErrorCode)
+		}
+		if v >= 5 && (resp.Topics[0].NumPartitions != 2 || len(resp.Topics[0].Configs) == 0) {
+			t.Fatalf("create v%d: %+v", v, resp.Topics[0])
+		}
+	}
+	for i, v := range bothEnds(37) {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.SetVersion(v)
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "admin-a", Count: int32(3 + i)}}
+		resp := rc.request(req).(*kmsg.CreatePartitionsResponse)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("create partitions v%d: %+v", v, resp.Topics)
+		}
+	}
+	if n := len(b.topics.get("admin-a").partitions); n != 4 {
+		t.Fatalf("admin-a has %d partitions, want 4", n)
+	}
+	for _, v := range bothEnds(32) {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.SetVersion(v)
+		req.IncludeSynonyms, req.IncludeDocumentation = true, true
+		req.Resources = []kmsg.DescribeConfigsRequestResource{
+			{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "admin-a", ConfigNames: []string{"retention.ms", "segment.bytes"}},
+			{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1", ConfigNames: []string{"num.partitions"}},
+		}
+		resp := rc.request(req).(*kmsg.DescribeConfigsResponse)
+		topicCfgs := resp.Resources[0].Configs
+		if resp.Resources[0].ErrorCode != 0 || len(topicCfgs) != 2 {
+			t.Fatalf("describe v%d: %+v", v, resp.Resources[0])
+		}
+		for _, c := range topicCfgs {
+			switch c.Name {
+			case "retention.ms":
+				if *c.Value != "3600000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig || len(c.ConfigSynonyms) != 2 {
+					t.Fatalf("describe v%d: %+v", v, c)
+				}
+			case "segment.bytes":
+				if *c.Value != "1073741824" || c.Source != kmsg.ConfigSourceDefaultConfig {
+					t.Fatalf("describe v%d: %+v", v, c)
+				}
+			}
+			if v >= 3 && (c.Documentation == nil || c.ConfigType == 0) {
+				t.Fatalf("describe v%d: no documentation or type for %s", v, c.Name)
+			}
+		}
+		if bc := resp.Resources[1].Configs; len(bc) != 1 || *bc[0].Value != "1" {
+			t.Fatalf("describe broker v%d: %+v", v, bc)
+		}
+	}
+	for i, v := range bothEnds(20) {
+		name := "admin-" + string(rune('a'+i))
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.SetVersion(v)
+		req.TopicNames = []string{name}
+		req.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr(name)}}
+		resp := rc.request(req).(*kmsg.DeleteTopicsResponse)
+		if resp.Topics[0].ErrorCode != 0 || b.topics.get(name) != nil {
+			t.Fatalf("delete v%d: %+v", v, resp.Topics[0])
+		}
+	}
+}
+
+func TestClusterProducerIDAndCoordinatorVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for _, v := range bothEnds(60) {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(v)
+		req.EndpointType = 1
+		resp := rc.request(req).(*kmsg.DescribeClusterResponse)
+		if resp.ErrorCode != 0 || resp.ClusterID != b.ClusterID() || len(resp.Brokers) != 1 || resp.ControllerID != 1 {
+			t.Fatalf("describe cluster v%d: %+v", v, resp)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, v := range bothEnds(22) {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(v)
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp := rc.request(req).(*kmsg.InitProducerIDResponse)
+		if resp.ErrorCode != 0 || resp.ProducerID < 0 || resp.ProducerEpoch != 0 || seen[resp.ProducerID] {
+			t.Fatalf("init producer id v%d: %+v", v, resp)
+		}
+		seen[resp.ProducerID] = true
+	}
+	for _, v := range bothEnds(10) {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.SetVersion(v)
+		req.CoordinatorKey, req.CoordinatorKeys = "group-a", []string{"group-a", "group-b"}
+		resp := rc.request(req).(*kmsg.FindCoordinatorResponse)
+		if v >= 4 {
+			if len(resp.Coordinators) != 2 || resp.Coordinators[1].NodeID != 1 || resp.Coordinators[1].ErrorCode != 0 {
+				t.Fatalf("find coordinator v%d: %+v", v, resp.Coordinators)
+			}
+		} else if resp.ErrorCode != 0 || resp.NodeID != 1 || resp.Port == 0 {
+			t.Fatalf("find coordinator v%d: %+v", v, resp)
+		}
+	}
+}
