@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"github.com/gregor-broker/gregor/compat/harness"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestKill9LosesNothingAcknowledged produces with acks=all from several
+// goroutines, kills the broker with SIGKILL mid-stream, restarts it on the
+// same data and checks that every acknowledged record is there, in order.
+func TestKill9LosesNothingAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	p := harness.Start(t, dir, "num.partitions=3")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.DefaultProduceTopic("durable"),
+		kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(3),
+		kgo.ProduceRequestTimeout(5*time.Second), kgo.RecordDeliveryTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	ackedOffsets := map[int32]int64{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				v := fmt.Sprintf("w%d-%d", w, i)
+				r := &kgo.Record{Key: []byte(v), Value: []byte(v)}
+				if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+					return
+				}
+				mu.Lock()
+				acked[v] = true
+				if r.Offset >= ackedOffsets[r.Partition] {
+					ackedOffsets[r.Partition] = r.Offset + 1
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	// Kill once a good number of writes have been acknowledged.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 5000 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.Kill()
+	cancel()
+	cl.Close() // fails whatever is still buffered or in flight
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acked) < 1000 {
+		t.Fatalf("only %d writes acknowledged before the kill", len(acked))
+	}
+
+	p2 := harness.Start(t, dir)
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(p2.Addr), kgo.ConsumeTopics("durable"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	seen := map[string]bool{}
+	lastPerWriter := map[string]int{}
+	cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer ccancel()
+	for missing := len(acked); missing > 0; {
+		fetches := consumer.PollFetches(cctx)
+		if cctx.Err() != nil {
+			t.Fatalf("%d acknowledged records missing after restart (of %d)", missing, len(acked))
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			v := string(r.Value)
+			if seen[v] {
+				t.Errorf("record %s consumed twice", v)
+			}
+			seen[v] = true
+			if acked[v] {
+				missing--
+			}
+			// Each writer's records keep their order within a partition.
+			var w, i int
+			fmt.Sscanf(v, "w%d-%d", &w, &i)
+			key := strconv.Itoa(w) + "/" + strconv.Itoa(int(r.Partition))
+			if prev, ok := lastPerWriter[key]; ok && i <= prev {
+				t.Errorf("writer %d out of order in partition %d: %d after %d", w, r.Partition, i, prev)
+			}
+			lastPerWriter[key] = i
+		})
+	}
+	t.Logf("%d acknowledged records all present after kill -9", len(acked))
+}
+
+// TestServeRejectsBadConfig checks that a bad value stops the start with
+// a message naming the key, and an unknown key only warns.
+func TestServeRejectsBadConfig(t *testing.T) {
+	bin, err := harness.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "serve", "--override", "num.partitions=many", "--override", "log.dirs="+t.TempDir()).CombinedOutput()
+	if err == nil || !regexp.MustCompile(`num\.partitions`).Match(out) {
+		t.Fatalf("bad value: err %v, output %s", err, out)
+	}
+	props := filepath.Join(t.TempDir(), "server.properties")
+	os.WriteFile(props, []byte("# test\nlisteners=PLAINTEXT://127.0.0.1:0\nno.such.key=1\nlog.dirs="+t.TempDir()+"\n"), 0o644)
+	cmd := exec.Command(bin, "serve", props)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	warned := false
+	for sc.Scan() {
+		line := sc.Text()
+		if regexp.MustCompile(`unknown config key no\.such\.key`).MatchString(line) {
+			warned = true
+		}
+		if harness.ListeningRE.MatchString(line) {
+			break
+		}
+	}
+	if !warned {
+		t.Fatal("no warning for an unknown key before listening")
+	}
+	// SIGTERM shuts down cleanly with exit status 0.
+	cmd.Process.Signal(syscall.SIGTERM)
+	go io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
