@@ -395,3 +395,91 @@ func TestTimestampWindow(t *testing.T) {
 		t.Fatalf("two batches in one partition: error %d", p.ErrorCode)
 	}
 }
+
+func TestAcksZero(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "fire", 1)
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks = 0
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "fire", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(4, "z", -1, -1, -1, 0)}}}}
+	if _, err := rc.nc.Write(encodeRequest(req, 100)); err != nil {
+		t.Fatal(err)
+	}
+	// No response comes for acks=0: the next answer on the wire is the metadata one.
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	if _, err := rc.nc.Write(encodeRequest(md, 101)); err != nil {
+		t.Fatal(err)
+	}
+	body, err := rc.readFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(body)); corr != 101 {
+		t.Fatalf("first response has correlation id %d, want 101", corr)
+	}
+	waitFor(t, func() bool { return b.topics.get("fire").partitions[0].log.LogEndOffset() == 4 })
+
+	// An acks=0 produce that fails closes the connection so the client notices.
+	bad := dialRaw(t, b)
+	req.Topics[0].Topic = "no-such-topic"
+	bad.nc.Write(encodeRequest(req, 1))
+	bad.expectClosed()
+}
+
+func TestProducerStateSurvivesRestart(t *testing.T) {
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "idem-restart", 1)
+	initPID := func(rc *rawConn) int64 {
+		init := kmsg.NewPtrInitProducerIDRequest()
+		init.SetVersion(4)
+		init.ProducerID, init.ProducerEpoch = -1, -1
+		return rc.request(init).(*kmsg.InitProducerIDResponse).ProducerID
+	}
+	pid := initPID(rc)
+	if p := produceRaw(t, rc, 9, "idem-restart", [16]byte{}, 0, testBatch(3, "once", pid, 0, 0, 0)); p.ErrorCode != 0 {
+		t.Fatalf("append: error %d", p.ErrorCode)
+	}
+	b.Close()
+	b2 := startBrokerWith(t, props)
+	rc2 := dialRaw(t, b2)
+	if p := produceRaw(t, rc2, 9, "idem-restart", [16]byte{}, 0, testBatch(3, "once", pid, 0, 0, 0)); p.ErrorCode != 0 || p.BaseOffset != 0 {
+		t.Fatalf("retry after restart: error %d offset %d", p.ErrorCode, p.BaseOffset)
+	}
+	if p := produceRaw(t, rc2, 9, "idem-restart", [16]byte{}, 0, testBatch(1, "gap", pid, 0, 5, 0)); p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("gap after restart: error %d", p.ErrorCode)
+	}
+	if leo := b2.topics.get("idem-restart").partitions[0].log.LogEndOffset(); leo != 3 {
+		t.Fatalf("log end offset %d, want 3", leo)
+	}
+	// Producer ids handed out after the restart come from a new block.
+	if next := initPID(rc2); next <= pid || next < producerIDBlockSize {
+		t.Fatalf("producer id %d after restart; before it %d was handed out", next, pid)
+	}
+}
+
+func TestListOffsetsMaxTimestamp(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "maxts", 1)
+	now := time.Now().UnixMilli()
+	for i, ts := range []int64{now - 3000, now - 1000, now - 2000} {
+		if p := produceRaw(t, rc, 9, "maxts", [16]byte{}, 0, testBatch(2, "m", -1, -1, -1, ts)); p.ErrorCode != 0 {
+			t.Fatalf("batch %d: error %d", i, p.ErrorCode)
+		}
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(10)
+	req.ReplicaID = -1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "maxts", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -3, CurrentLeaderEpoch: -1}}}}
+	lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	// testBatch stamps every record of a batch with the same time; Kafka
+	// answers with the first record holding the largest timestamp.
+	if lp.ErrorCode != 0 || lp.Timestamp != now-1000 || lp.Offset != 2 {
+		t.Fatalf("max timestamp: %+v", lp)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 
 	"github.com/gregor-broker/gregor/protocol"
@@ -94,8 +95,15 @@ func (c *conn) writeLoop(done chan struct{}) {
 }
 
 // handle decodes one frame and returns the encoded response frame, nil for
-// no response, or an error to close the connection with.
-func (c *conn) handle(frame []byte) ([]byte, error) {
+// no response, or an error to close the connection with. A handler that
+// panics costs its connection, never the broker.
+func (c *conn) handle(frame []byte) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.b.logger.Error("handler panicked", "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("internal error: %v", p)
+		}
+	}()
 	key, version, correlationID, err := protocol.PeekKeyVersion(frame)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,8 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 		if err != nil {
 			return nil, err
 		}
-		if any(resp) == nil {
+		var none Resp // a typed nil: the handler chose not to respond
+		if any(resp) == any(none) {
 			return nil, nil
 		}
 		return resp, nil
