@@ -31,6 +31,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseRequestHeader$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateBatch$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitBatches$$' -fuzztime=$(FUZZTIME) ./protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzDecompress$$' -fuzztime=$(FUZZTIME) ./protocol
 
 test: deps vet unit fuzz
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/gregor-broker/gregor/logstore"
 )
 
 // metaStore keeps what a single node must remember beside the partition
@@ -65,7 +67,7 @@ func (m *metaStore) update(fn func(d *metaData)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(m.path, raw); err != nil {
+	if err := logstore.WriteFileAtomic(m.path, raw); err != nil {
 		return err
 	}
 	m.data = next
@@ -76,32 +78,4 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.TopicConfigs[topic]
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -21,24 +21,15 @@ type topicConfigKey struct {
 	validate func(v string) error
 }
 
-func longAtLeast(min int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return fmt.Errorf("not a valid long")
-		}
-		if n < min {
-			return fmt.Errorf("value must be at least %d", min)
-		}
-		return nil
-	}
-}
+func longAtLeast(min int64) func(string) error { return numberAtLeast(64, "long", min) }
 
-func intAtLeast(min int64) func(string) error {
+func intAtLeast(min int64) func(string) error { return numberAtLeast(32, "int", min) }
+
+func numberAtLeast(bits int, typ string, min int64) func(string) error {
 	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, 32)
+		n, err := strconv.ParseInt(v, 10, bits)
 		if err != nil {
-			return fmt.Errorf("not a valid int")
+			return fmt.Errorf("not a valid %s", typ)
 		}
 		if n < min {
 			return fmt.Errorf("value must be at least %d", min)

@@ -80,7 +80,7 @@ func writeOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error 
 	for i, tp := range tps {
 		lines[i] = fmt.Sprintf("%s %d %d", tp.Topic, tp.Partition, offsets[tp])
 	}
-	return writeFileAtomic(path, formatCheckpoint(lines))
+	return WriteFileAtomic(path, formatCheckpoint(lines))
 }
 
 func readOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {

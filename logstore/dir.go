@@ -127,7 +127,7 @@ func ensureMetaProperties(path, clusterID string, nodeID int32) (metaProperties,
 		clusterID = UUIDString(RandomUUID())
 	}
 	m = metaProperties{Version: 1, NodeID: nodeID, ClusterID: clusterID, DirectoryID: RandomUUID()}
-	return m, writeFileAtomic(file, m.bytes(time.Now()))
+	return m, WriteFileAtomic(file, m.bytes(time.Now()))
 }
 
 // loadLogs opens every partition directory, removing those marked for deletion.
@@ -285,16 +285,9 @@ func (d *Dir) checkpointLocked() error {
 // producer snapshots), writes the checkpoints and then the clean-shutdown
 // marker, which lets the next OpenDir skip recovery.
 func (d *Dir) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
+	if !d.stopFlusher() {
 		return nil
 	}
-	d.closed = true
-	d.mu.Unlock()
-	close(d.stop)
-	<-d.done
-
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
@@ -308,23 +301,32 @@ func (d *Dir) Close() error {
 		d.unlock()
 		return err // no clean marker: the next open recovers
 	}
-	err := writeFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(cleanShutdownContent))
+	err := WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(cleanShutdownContent))
 	d.unlock()
 	return err
 }
 
-// crash stops everything without writing anything, as if the process had
-// died (for tests).
-func (d *Dir) crash() {
+// stopFlusher marks the dir closed and waits for the background flusher
+// to end; it reports false if the dir was already closed.
+func (d *Dir) stopFlusher() bool {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return
+		return false
 	}
 	d.closed = true
 	d.mu.Unlock()
 	close(d.stop)
 	<-d.done
+	return true
+}
+
+// crash stops everything without writing anything, as if the process had
+// died (for tests).
+func (d *Dir) crash() {
+	if !d.stopFlusher() {
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range d.logs {

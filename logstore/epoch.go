@@ -73,4 +73,4 @@ func (c *epochCache) bytes() []byte {
 	return formatCheckpoint(lines)
 }
 
-func (c *epochCache) write() error { return writeFileAtomic(c.path, c.bytes()) }
+func (c *epochCache) write() error { return WriteFileAtomic(c.path, c.bytes()) }

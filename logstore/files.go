@@ -112,9 +112,9 @@ func RandomUUID() [16]byte {
 	}
 }
 
-// writeFileAtomic replaces path with data: write path.tmp, fsync it, rename
+// WriteFileAtomic replaces path with data: write path.tmp, fsync it, rename
 // it over path, fsync the directory.
-func writeFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {

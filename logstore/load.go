@@ -28,7 +28,7 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) (*Lo
 		return nil, err
 	}
 	meta := "version: 0\ntopic_id: " + UUIDString(topicID)
-	if err := writeFileAtomic(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
 		return nil, err
 	}
 	// Kafka creates the leader epoch checkpoint empty.

@@ -118,7 +118,7 @@ func listSnapshots(dir string) ([]int64, error) {
 // writeSnapshot writes the snapshot for offset and deletes all but the
 // newest keep snapshots.
 func writeSnapshot(dir string, offset int64, producers map[int64]*producerEntry, keep int) error {
-	if err := writeFileAtomic(segmentPath(dir, offset, snapshotSuffix), encodeSnapshot(producers)); err != nil {
+	if err := WriteFileAtomic(segmentPath(dir, offset, snapshotSuffix), encodeSnapshot(producers)); err != nil {
 		return err
 	}
 	offs, err := listSnapshots(dir)

@@ -149,15 +149,26 @@ func gunzip(dst, src []byte, maxOut int) ([]byte, error) {
 func gzipCompress(dst, src []byte) ([]byte, error) {
 	w := gzipEncoders.Get().(*gzip.Writer)
 	defer gzipEncoders.Put(w)
+	return compressWith(w, dst, src)
+}
+
+// streamEncoder is a pooled compressing writer (gzip, lz4).
+type streamEncoder interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressWith appends src compressed by w to dst, leaving w detached.
+func compressWith(w streamEncoder, dst, src []byte) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	w.Reset(buf)
+	defer w.Reset(nil)
 	if _, err := w.Write(src); err != nil {
 		return dst, err
 	}
 	if err := w.Close(); err != nil {
 		return dst, err
 	}
-	w.Reset(nil)
 	return buf.Bytes(), nil
 }
 
@@ -195,16 +206,7 @@ func unlz4(dst, src []byte, maxOut int) ([]byte, error) {
 func lz4Compress(dst, src []byte) ([]byte, error) {
 	w := lz4Encoders.Get().(*lz4.Writer)
 	defer lz4Encoders.Put(w)
-	buf := bytes.NewBuffer(dst)
-	w.Reset(buf)
-	if _, err := w.Write(src); err != nil {
-		return dst, err
-	}
-	if err := w.Close(); err != nil {
-		return dst, err
-	}
-	w.Reset(nil)
-	return buf.Bytes(), nil
+	return compressWith(w, dst, src)
 }
 
 // --- zstd ---
