@@ -483,3 +483,44 @@ func TestListOffsetsMaxTimestamp(t *testing.T) {
 		t.Fatalf("max timestamp: %+v", lp)
 	}
 }
+
+func TestSegmentsRollByTopicAndBrokerConfig(t *testing.T) {
+	b := startBroker(t, map[string]string{"log.segment.bytes": "4096"})
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "broker-roll"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"segment.bytes": kmsg.StringPtr("1024")}, "topic-roll"); err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, b)
+	for i := 0; i < 40; i++ {
+		for _, topic := range []string{"broker-roll", "topic-roll"} {
+			if p := produceRaw(t, rc, 9, topic, [16]byte{}, 0, testBatch(5, "roll", -1, -1, -1, 0)); p.ErrorCode != 0 {
+				t.Fatalf("%s: error %d", topic, p.ErrorCode)
+			}
+		}
+	}
+	count := func(topic string) int {
+		logs, _ := filepath.Glob(filepath.Join(b.cfg.LogDirs[0], topic+"-0", "*.log"))
+		return len(logs)
+	}
+	brokerSegs, topicSegs := count("broker-roll"), count("topic-roll")
+	if brokerSegs < 2 || topicSegs < 3*brokerSegs {
+		t.Fatalf("segments: %d with log.segment.bytes=4096, %d with segment.bytes=1024", brokerSegs, topicSegs)
+	}
+	// Every record reads back across the segments.
+	var offsets []int64
+	for next := int64(0); next < 200; {
+		recs := decodeRecords(t, rc.request(fetchReq(12, "topic-roll", next, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches)
+		for _, r := range recs {
+			offsets = append(offsets, r.offset)
+		}
+		next = recs[len(recs)-1].offset + 1
+	}
+	for i, off := range offsets {
+		if off != int64(i) {
+			t.Fatalf("offset %d at position %d", off, i)
+		}
+	}
+}
