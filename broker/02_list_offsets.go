@@ -45,15 +45,11 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 // lookupOffset answers one ListOffsets query: timestamp, offset, leader epoch.
 func lookupOffset(p *partition, ts int64) (int64, int64, int32) {
 	l := p.log
-	epoch := noLeaderEpoch
-	if l.LogEndOffset() > 0 {
-		epoch = leaderEpoch
-	}
 	switch ts {
 	case timestampLatest:
-		return noTimestamp, l.HighWatermark(), epoch
+		return noTimestamp, l.HighWatermark(), leaderEpoch
 	case timestampEarliest, timestampEarliestLocal:
-		return noTimestamp, l.LogStartOffset(), epoch
+		return noTimestamp, l.LogStartOffset(), leaderEpoch
 	case timestampLatestTiered:
 		return noTimestamp, -1, noLeaderEpoch
 	case timestampMax:

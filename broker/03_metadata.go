@@ -4,7 +4,8 @@ package broker
 // listed with ids from v10 and may be asked for by id from v12. Unknown
 // topics are created when auto.create.topics.enable and the request allows
 // it (always for v0-3), with num.partitions partitions.
-// Not implemented: authorized operations (no ACLs; reported as unknown).
+// There is no authorizer: clients asking for authorized operations get
+// every operation the resource supports, as Kafka answers without one.
 
 import (
 	"net"
@@ -12,7 +13,45 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// unknownAuthorizedOperations is Kafka's "not requested" value.
 const unknownAuthorizedOperations = -2147483648
+
+// Kafka's AclOperation codes, as bits of an authorized-operations field.
+const (
+	opRead            = 3
+	opWrite           = 4
+	opCreate          = 5
+	opDelete          = 6
+	opAlter           = 7
+	opDescribe        = 8
+	opClusterAction   = 9
+	opDescribeConfigs = 10
+	opAlterConfigs    = 11
+	opIdempotentWrite = 12
+)
+
+// The operations Kafka's ACLs support per resource type
+// (AclEntry.supportedOperations); with no authorizer all are allowed.
+var (
+	topicOperations   = operationBits(opRead, opWrite, opCreate, opDelete, opAlter, opDescribe, opDescribeConfigs, opAlterConfigs)
+	clusterOperations = operationBits(opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe)
+)
+
+func operationBits(ops ...int) int32 {
+	var bits int32
+	for _, op := range ops {
+		bits |= 1 << op
+	}
+	return bits
+}
+
+// authorizedOperations answers a request's include-authorized-operations flag.
+func authorizedOperations(requested bool, supported int32) int32 {
+	if requested {
+		return supported
+	}
+	return unknownAuthorizedOperations
+}
 
 func (b *Broker) advertisedAddr(c *conn) (string, int) {
 	return b.cfg.advertised(c.listener.name, c.listener.ln.Addr().(*net.TCPAddr))
@@ -25,12 +64,12 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 	clusterID := b.ClusterID()
 	resp.ClusterID = &clusterID
 	resp.ControllerID = b.cfg.NodeID
-	resp.AuthorizedOperations = unknownAuthorizedOperations
+	resp.AuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
 		for _, t := range b.topics.all() {
-			resp.Topics = append(resp.Topics, b.topicMetadata(t))
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 		}
 		return resp, nil
 	}
@@ -44,7 +83,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 				})
 				continue
 			}
-			resp.Topics = append(resp.Topics, b.topicMetadata(t))
+			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 			continue
 		}
 		name := *rt.Topic
@@ -74,16 +113,16 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 			})
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.topicMetadata(t))
+		resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 	}
 	return resp, nil
 }
 
-func (b *Broker) topicMetadata(t *topic) kmsg.MetadataResponseTopic {
+func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataResponseTopic {
 	name := t.name
 	mt := kmsg.MetadataResponseTopic{
 		Topic: &name, TopicID: t.id, IsInternal: isInternal(name),
-		AuthorizedOperations: unknownAuthorizedOperations,
+		AuthorizedOperations: authorizedOperations(includeOperations, topicOperations),
 	}
 	node := []int32{b.cfg.NodeID}
 	for _, p := range t.partitions {

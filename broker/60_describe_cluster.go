@@ -2,7 +2,8 @@ package broker
 
 // DescribeCluster, versions 0-2. Brokers answer for endpoint type 1
 // (brokers); asking a broker for controllers gets UNSUPPORTED_ENDPOINT_TYPE,
-// as Kafka brokers answer. Authorized operations are not computed (no ACLs).
+// as Kafka brokers answer. Without an authorizer every cluster operation
+// is reported as authorized when asked for.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -20,6 +21,6 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	resp.ControllerID = b.cfg.NodeID
 	host, port := b.advertisedAddr(c)
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
-	resp.ClusterAuthorizedOperations = -2147483648
+	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	return resp, nil
 }

@@ -95,6 +95,9 @@ func (r *topicRegistry) load() error {
 			l := logs[tp]
 			t.id = l.TopicID()
 			p := &partition{topic: t, index: tp.Partition, log: l}
+			if err := l.AssignLeaderEpoch(leaderEpoch); err != nil {
+				return err
+			}
 			// This node is the whole ISR: what survived recovery is
 			// committed, whatever the last checkpoint said.
 			p.advanceHighWatermark()
@@ -208,6 +211,9 @@ func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
 	for i := int32(len(parts)); i < n; i++ {
 		l, err := r.b.dir.CreateLog(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log)
 		if err != nil {
+			return err
+		}
+		if err := l.AssignLeaderEpoch(leaderEpoch); err != nil {
 			return err
 		}
 		parts = append(parts, &partition{topic: t, index: i, log: l})

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -328,5 +330,50 @@ func TestClusterProducerIDAndCoordinatorVersions(t *testing.T) {
 		} else if resp.ErrorCode != 0 || resp.NodeID != 1 || resp.Port == 0 {
 			t.Fatalf("find coordinator v%d: %+v", v, resp)
 		}
+	}
+}
+
+func TestAuthorizedOperationsWhenAsked(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "ops", 1)
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(10)
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("ops")}}
+	resp := rc.request(req).(*kmsg.MetadataResponse)
+	if resp.Topics[0].AuthorizedOperations != unknownAuthorizedOperations {
+		t.Fatalf("not asked: %d", resp.Topics[0].AuthorizedOperations)
+	}
+	req.IncludeTopicAuthorizedOperations, req.IncludeClusterAuthorizedOperations = true, true
+	resp = rc.request(req).(*kmsg.MetadataResponse)
+	// READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+	if got := resp.Topics[0].AuthorizedOperations; got != 1<<3|1<<4|1<<5|1<<6|1<<7|1<<8|1<<10|1<<11 {
+		t.Fatalf("topic operations %b", got)
+	}
+	if resp.AuthorizedOperations&(1<<12) == 0 { // IDEMPOTENT_WRITE on the cluster
+		t.Fatalf("cluster operations %b", resp.AuthorizedOperations)
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.SetVersion(2)
+	dc.EndpointType, dc.IncludeClusterAuthorizedOperations = 1, true
+	if got := rc.request(dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != resp.AuthorizedOperations {
+		t.Fatalf("describe cluster operations %b, metadata said %b", got, resp.AuthorizedOperations)
+	}
+}
+
+func TestEmptyPartitionHasLeaderEpochZero(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "empty", 1)
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(10)
+	req.ReplicaID = -1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "empty", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, CurrentLeaderEpoch: -1}}}}
+	if lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; lp.Offset != 0 || lp.LeaderEpoch != 0 {
+		t.Fatalf("latest of an empty partition: %+v", lp)
+	}
+	got, err := os.ReadFile(filepath.Join(b.cfg.LogDirs[0], "empty-0", "leader-epoch-checkpoint"))
+	if err != nil || string(got) != "0\n1\n0 0\n" {
+		t.Fatalf("leader-epoch-checkpoint %q, %v", got, err)
 	}
 }

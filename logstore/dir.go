@@ -42,7 +42,7 @@ const (
 	DefaultCheckpointInterval = 60 * time.Second
 )
 
-const cleanShutdownContent = `{"broker_epoch":"-1","version":"0"}`
+const cleanShutdownContent = `{"version":0,"brokerEpoch":-1}`
 
 // OpenDir opens (creating if need be) a log dir owned by node nodeID. A new
 // dir gets a meta.properties for clusterID (a random id when empty); an

@@ -153,7 +153,7 @@
 //
 // # .kafka_cleanshutdown
 //
-//	{"broker_epoch":"-1","version":"0"}
+//	{"version":0,"brokerEpoch":-1}
 //
 // Written last by a clean Close. When it is present on open, the recovery
 // point checkpoint is trusted and no segment is scanned; when it is absent,

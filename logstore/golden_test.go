@@ -122,7 +122,7 @@ func TestGoldenFiles(t *testing.T) {
 	checkBytes(t, "log-start-offset-checkpoint", readFile(t, filepath.Join(root, "log-start-offset-checkpoint")),
 		[]byte("0\n0\n"))
 	checkBytes(t, ".kafka_cleanshutdown", readFile(t, filepath.Join(root, ".kafka_cleanshutdown")),
-		[]byte(`{"broker_epoch":"-1","version":"0"}`))
+		[]byte(`{"version":0,"brokerEpoch":-1}`))
 
 	meta := string(readFile(t, filepath.Join(root, "meta.properties")))
 	re := regexp.MustCompile(`^#\n#(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d [A-Z+\-0-9]+ \d{4}\n` +

@@ -224,6 +224,22 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 	return res, nil
 }
 
+// AssignLeaderEpoch records that epoch starts at the log end offset, as
+// Kafka does when a replica becomes leader (Partition.makeLeader), so the
+// leader-epoch-checkpoint names the epoch before any record carries it. An
+// epoch not newer than the latest known is ignored.
+func (l *Log) AssignLeaderEpoch(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.epochs.assign(epoch, l.end.Load()) {
+		return nil
+	}
+	if err := l.epochs.write(); err != nil {
+		return storageErr("write leader-epoch-checkpoint", err)
+	}
+	return nil
+}
+
 // noteEpochs records in leader-epoch-checkpoint the first offset of each
 // new leader epoch among appended batches.
 func (l *Log) noteEpochs(batches []byte) error {

@@ -406,3 +406,20 @@ func TestTimestampsInCompressedBatches(t *testing.T) {
 		}
 	}
 }
+
+func TestAssignLeaderEpochWritesCheckpoint(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	l, err := d.CreateLog(TopicPartition{Topic: "lead", Partition: 0}, [16]byte{1}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second call changes nothing
+		if err := l.AssignLeaderEpoch(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(l.Dir(), "leader-epoch-checkpoint"))
+	if err != nil || string(got) != "0\n1\n0 0\n" {
+		t.Fatalf("leader-epoch-checkpoint %q, %v", got, err)
+	}
+}
