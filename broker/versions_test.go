@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -375,5 +376,15 @@ func TestEmptyPartitionHasLeaderEpochZero(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(b.cfg.LogDirs[0], "empty-0", "leader-epoch-checkpoint"))
 	if err != nil || string(got) != "0\n1\n0 0\n" {
 		t.Fatalf("leader-epoch-checkpoint %q, %v", got, err)
+	}
+}
+
+func TestApiVersionsChecksClientSoftware(t *testing.T) {
+	b := startBroker(t, nil)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(3)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "bad name!", "1.0"
+	if resp := dialRaw(t, b).request(req).(*kmsg.ApiVersionsResponse); resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("invalid software name: error %d", resp.ErrorCode)
 	}
 }
