@@ -211,10 +211,14 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	c := Config{values: map[string]string{}, explicit: map[string]bool{}}
 	c.Log = logstore.DefaultConfig()
 	var warnings []string
+	resolved := make(map[string]string, len(props))
+	for k, v := range props {
+		resolved[k] = v
+	}
 	for k, v := range props {
 		if alias, ok := keyAliases[k]; ok {
 			if _, both := props[alias]; !both {
-				props[alias] = v
+				resolved[alias] = v
 			}
 			continue
 		}
@@ -228,7 +232,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	}
 	sort.Strings(warnings)
 	for _, key := range brokerKeys {
-		v, set := props[key.name]
+		v, set := resolved[key.name]
 		if !set {
 			v = key.def
 		} else {
@@ -239,6 +243,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 			return c, warnings, fmt.Errorf("invalid value %q for config key %s: %v", v, key.name, err)
 		}
 		c.values[key.name] = v
+	}
+	if len(c.LogDirs) > 1 {
+		warnings = append(warnings, fmt.Sprintf("log.dirs lists %d directories; Gregor uses only the first, %s", len(c.LogDirs), c.LogDirs[0]))
 	}
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners

@@ -1,0 +1,119 @@
+package broker
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseConfigDefaultsAndErrors(t *testing.T) {
+	c := DefaultConfig()
+	if c.NodeID != 1 || c.LogDirs[0] != "./data" || c.Listeners[0].String() != "PLAINTEXT://localhost:9092" || !c.AutoCreateTopics || c.NumPartitions != 1 {
+		t.Fatalf("defaults: %+v", c)
+	}
+	props := map[string]string{"log.roll.hours": "2", "index.interval.bytes": "100", "no.such.key": "x", "log.dirs": "/a,/b"}
+	c, warnings, err := ParseConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Log.SegmentMs != 2*3600*1000 || c.Log.IndexIntervalBytes != 100 {
+		t.Fatalf("roll %d, index interval %d", c.Log.SegmentMs, c.Log.IndexIntervalBytes)
+	}
+	if _, mutated := props["log.index.interval.bytes"]; mutated {
+		t.Fatal("ParseConfig changed its argument")
+	}
+	joined := strings.Join(warnings, "\n")
+	if !strings.Contains(joined, "no.such.key") || !strings.Contains(joined, "uses only the first") {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	// log.roll.ms wins over log.roll.hours, as in Kafka.
+	if c, _, _ := ParseConfig(map[string]string{"log.roll.hours": "2", "log.roll.ms": "5000"}); c.Log.SegmentMs != 5000 {
+		t.Fatalf("log.roll.ms: %d", c.Log.SegmentMs)
+	}
+	for key, bad := range map[string]string{
+		"num.partitions": "0", "auto.create.topics.enable": "yes", "listeners": "localhost:9092",
+		"log.message.timestamp.type": "Now", "socket.request.max.bytes": "-1", "node.id": "x",
+	} {
+		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: error %v", key, bad, err)
+		}
+	}
+}
+
+func TestReadProperties(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.properties")
+	text := "# comment\n! also a comment\n\nnode.id=3\nlisteners = PLAINTEXT://127.0.0.1:9999\nlog.dirs: /tmp/x\nnum.partitions 4\nadvertised.listeners=PLAINTEXT://a:1,\\\n  PLAINTEXT2://b:2\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props, err := ReadProperties(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"node.id": "3", "listeners": "PLAINTEXT://127.0.0.1:9999", "log.dirs": "/tmp/x",
+		"num.partitions": "4", "advertised.listeners": "PLAINTEXT://a:1,PLAINTEXT2://b:2"}
+	for k, v := range want {
+		if props[k] != v {
+			t.Errorf("%s = %q, want %q", k, props[k], v)
+		}
+	}
+	if len(props) != len(want) {
+		t.Errorf("parsed %v", props)
+	}
+}
+
+// kafkaServerProperties has the keys of the server.properties that Apache
+// Kafka 4.x ships for a combined KRaft node.
+const kafkaServerProperties = `process.roles=broker,controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://localhost:9092,CONTROLLER://localhost:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+`
+
+func TestKafkasOwnServerPropertiesAreAccepted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(path, []byte(kafkaServerProperties), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props, err := ReadProperties(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, warnings, err := ParseConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "unknown") {
+			t.Errorf("a key of Kafka's own file is unknown: %s", w)
+		}
+	}
+	served := c.clientListeners()
+	if len(served) != 1 || served[0].Name != "PLAINTEXT" || served[0].Port != 9092 {
+		t.Fatalf("client listeners %v", served)
+	}
+	if c.LogDirs[0] != "/tmp/kraft-combined-logs" || c.Log.SegmentBytes != 1073741824 {
+		t.Fatalf("log dir %v, segment bytes %d", c.LogDirs, c.Log.SegmentBytes)
+	}
+}
