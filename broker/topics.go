@@ -189,8 +189,17 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 			break
 		}
 	}
-	if len(configs) > 0 {
-		if err := r.b.meta.update(func(d *metaData) { d.TopicConfigs[name] = configs }); err != nil {
+	// Write the overrides, or clear any a crash left behind from an earlier
+	// topic of the same name.
+	if len(configs) > 0 || r.b.meta.topicConfigs(name) != nil {
+		err := r.b.meta.update(func(d *metaData) {
+			if len(configs) > 0 {
+				d.TopicConfigs[name] = configs
+			} else {
+				delete(d.TopicConfigs, name)
+			}
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
