@@ -46,8 +46,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills fields left at zero (or below) from DefaultConfig, so
-// that Config{SegmentBytes: n} means "defaults, but n-byte segments".
+// withDefaults fills from DefaultConfig the fields Kafka does not allow at
+// zero (left at zero or below) and the negative ones where zero is valid
+// (index.interval.bytes and flush.ms).
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	if c.SegmentBytes <= 0 {
@@ -59,13 +60,13 @@ func (c Config) withDefaults() Config {
 	if c.SegmentIndexBytes <= 0 {
 		c.SegmentIndexBytes = d.SegmentIndexBytes
 	}
-	if c.IndexIntervalBytes <= 0 {
+	if c.IndexIntervalBytes < 0 { // 0 is valid: an index entry per batch
 		c.IndexIntervalBytes = d.IndexIntervalBytes
 	}
 	if c.FlushMessages <= 0 {
 		c.FlushMessages = d.FlushMessages
 	}
-	if c.FlushMs <= 0 {
+	if c.FlushMs < 0 { // 0 is valid: flush at every flusher tick
 		c.FlushMs = d.FlushMs
 	}
 	return c
