@@ -1,6 +1,6 @@
 # Gregor's build and test entry points. `make test` installs what the tests
 # need (Go modules, kcat from Debian), builds the binary, vets, runs every
-# test and a short fuzzing pass.
+# test under the race detector and a short fuzzing pass.
 GO      ?= go
 FUZZTIME ?= 10s
 BIN     := bin/gregor
@@ -23,7 +23,7 @@ vet:
 	$(GO) vet ./...
 
 unit: build
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Short fuzzing of the decoders that see untrusted bytes.
 fuzz:
