@@ -14,13 +14,8 @@ import (
 )
 
 func TestIdempotentRetriesAreDeduplicated(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "idem", 1)
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.SetVersion(5)
-	init.ProducerID, init.ProducerEpoch = -1, -1
-	pid := rc.request(init).(*kmsg.InitProducerIDResponse).ProducerID
+	b, rc := startWithTopic(t, "idem")
+	pid := initProducerID(rc)
 
 	first := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, testBatch(3, "a", pid, 0, 0, 0))
 	second := produceRaw(t, rc, 9, "idem", [16]byte{}, 0, testBatch(2, "b", pid, 0, 3, 0))
@@ -225,9 +220,7 @@ func fetchReq(version int16, topic string, offset int64, maxWait, minBytes int32
 }
 
 func TestFetchLongPollIsWokenByAppend(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "poll", 1)
+	b, rc := startWithTopic(t, "poll")
 
 	// With nothing to read, the fetch waits out max.wait.ms and returns empty.
 	start := time.Now()
@@ -261,9 +254,7 @@ func TestFetchLongPollIsWokenByAppend(t *testing.T) {
 }
 
 func TestFetchLimitsReturnTheFirstBatchWhole(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "limits", 1)
+	_, rc := startWithTopic(t, "limits")
 	for i := 0; i < 3; i++ {
 		produceRaw(t, rc, 9, "limits", [16]byte{}, 0, testBatch(50, "fill-the-batch", -1, -1, -1, 0))
 	}
@@ -285,9 +276,7 @@ func TestFetchLimitsReturnTheFirstBatchWhole(t *testing.T) {
 }
 
 func TestIncrementalFetchSessions(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "s1", 1)
+	_, rc := startWithTopic(t, "s1")
 	createTopicRaw(t, rc, "s2", 1)
 	produceRaw(t, rc, 9, "s1", [16]byte{}, 0, testBatch(2, "a", -1, -1, -1, 0))
 	produceRaw(t, rc, 9, "s2", [16]byte{}, 0, testBatch(2, "b", -1, -1, -1, 0))
@@ -365,9 +354,7 @@ func TestRestartKeepsTopicsRecordsAndConfigs(t *testing.T) {
 }
 
 func TestConcurrentConnectionsDoNotBlockEachOther(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "c", 1)
+	b, _ := startWithTopic(t, "c")
 	// One connection parks a long fetch; another is answered meanwhile.
 	parked := dialRaw(t, b)
 	frame := encodeRequest(fetchReq(12, "c", 0, 20000, 1), 1)
@@ -380,9 +367,7 @@ func TestConcurrentConnectionsDoNotBlockEachOther(t *testing.T) {
 }
 
 func TestTimestampWindow(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "ts", 1)
+	_, rc := startWithTopic(t, "ts")
 	future := time.Now().Add(2 * time.Hour).UnixMilli() // beyond the 1-hour after.max.ms default
 	if p := produceRaw(t, rc, 9, "ts", [16]byte{}, 0, testBatch(1, "f", -1, -1, -1, future)); p.ErrorCode != kerr.InvalidTimestamp.Code {
 		t.Fatalf("future timestamp: error %d", p.ErrorCode)
@@ -397,9 +382,7 @@ func TestTimestampWindow(t *testing.T) {
 }
 
 func TestAcksZero(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "fire", 1)
+	b, rc := startWithTopic(t, "fire")
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(9)
 	req.Acks = 0
@@ -434,13 +417,7 @@ func TestProducerStateSurvivesRestart(t *testing.T) {
 	b := startBrokerWith(t, props)
 	rc := dialRaw(t, b)
 	createTopicRaw(t, rc, "idem-restart", 1)
-	initPID := func(rc *rawConn) int64 {
-		init := kmsg.NewPtrInitProducerIDRequest()
-		init.SetVersion(4)
-		init.ProducerID, init.ProducerEpoch = -1, -1
-		return rc.request(init).(*kmsg.InitProducerIDResponse).ProducerID
-	}
-	pid := initPID(rc)
+	pid := initProducerID(rc)
 	if p := produceRaw(t, rc, 9, "idem-restart", [16]byte{}, 0, testBatch(3, "once", pid, 0, 0, 0)); p.ErrorCode != 0 {
 		t.Fatalf("append: error %d", p.ErrorCode)
 	}
@@ -457,15 +434,13 @@ func TestProducerStateSurvivesRestart(t *testing.T) {
 		t.Fatalf("log end offset %d, want 3", leo)
 	}
 	// Producer ids handed out after the restart come from a new block.
-	if next := initPID(rc2); next <= pid || next < producerIDBlockSize {
+	if next := initProducerID(rc2); next <= pid || next < producerIDBlockSize {
 		t.Fatalf("producer id %d after restart; before it %d was handed out", next, pid)
 	}
 }
 
 func TestListOffsetsMaxTimestamp(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "maxts", 1)
+	_, rc := startWithTopic(t, "maxts")
 	now := time.Now().UnixMilli()
 	for i, ts := range []int64{now - 3000, now - 1000, now - 2000} {
 		if p := produceRaw(t, rc, 9, "maxts", [16]byte{}, 0, testBatch(2, "m", -1, -1, -1, ts)); p.ErrorCode != 0 {

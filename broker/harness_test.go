@@ -135,3 +135,22 @@ func (r *rawConn) expectClosed() {
 func encodeRequest(req kmsg.Request, correlationID int32) []byte {
 	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test")).AppendRequest(nil, req, correlationID)
 }
+
+// startWithTopic starts a default broker, creates a one-partition topic
+// and returns a raw connection to it.
+func startWithTopic(t *testing.T, topic string) (*Broker, *rawConn) {
+	t.Helper()
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, topic, 1)
+	return b, rc
+}
+
+// initProducerID asks for an idempotent producer id.
+func initProducerID(rc *rawConn) int64 {
+	rc.t.Helper()
+	req := kmsg.NewPtrInitProducerIDRequest()
+	req.SetVersion(5)
+	req.ProducerID, req.ProducerEpoch = -1, -1
+	return rc.request(req).(*kmsg.InitProducerIDResponse).ProducerID
+}

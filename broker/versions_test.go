@@ -335,9 +335,7 @@ func TestClusterProducerIDAndCoordinatorVersions(t *testing.T) {
 }
 
 func TestAuthorizedOperationsWhenAsked(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "ops", 1)
+	_, rc := startWithTopic(t, "ops")
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(10)
 	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("ops")}}
@@ -363,9 +361,7 @@ func TestAuthorizedOperationsWhenAsked(t *testing.T) {
 }
 
 func TestEmptyPartitionHasLeaderEpochZero(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	createTopicRaw(t, rc, "empty", 1)
+	b, rc := startWithTopic(t, "empty")
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.SetVersion(10)
 	req.ReplicaID = -1
