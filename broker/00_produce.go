@@ -74,11 +74,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 // message.timestamp.before.max.ms / after.max.ms of now.
 func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
 	settings := p.topic.settings.Load()
-	batches, err := protocol.SplitBatches(records)
+	batches, err := protocol.CountBatches(records)
 	if err != nil {
 		return protocol.ErrorCode(err), err.Error()
 	}
-	if len(batches) != 1 {
+	if batches != 1 {
 		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version)
 	}
 	if len(records) > int(settings.maxMessageBytes) {

@@ -16,10 +16,7 @@ const liveBrokers = 1
 
 func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	counts := map[string]int{}
-	for _, rt := range req.Topics {
-		counts[rt.Topic]++
-	}
+	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
 	for _, rt := range req.Topics {
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
 		var code int16
@@ -128,4 +125,14 @@ func (b *Broker) checkAssignment(assignment []kmsg.CreateTopicsRequestTopicRepli
 		}
 	}
 	return 0, ""
+}
+
+// countNames counts how often each name appears in a request, so entries
+// named twice can be refused with INVALID_REQUEST as Kafka does.
+func countNames[T any](items []T, name func(T) string) map[string]int {
+	counts := map[string]int{}
+	for _, it := range items {
+		counts[name(it)]++
+	}
+	return counts
 }

@@ -11,10 +11,7 @@ import (
 
 func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	counts := map[string]int{}
-	for _, rt := range req.Topics {
-		counts[rt.Topic]++
-	}
+	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
 	for _, rt := range req.Topics {
 		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
 		code, msg := b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)

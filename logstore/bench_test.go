@@ -74,32 +74,20 @@ func benchLog(b *testing.B) (*Log, int64) {
 }
 
 // BenchmarkReadBatch reads one batch at a random offset.
-func BenchmarkReadBatch(b *testing.B) {
-	l, end := benchLog(b)
-	rng := rand.New(rand.NewPCG(1, 2))
-	b.ReportAllocs()
-	b.ResetTimer()
-	var n int64
-	for i := 0; i < b.N; i++ {
-		res, err := l.Read(rng.Int64N(end), 1, end)
-		if err != nil || len(res.Records) == 0 {
-			b.Fatal(err)
-		}
-		n += int64(len(res.Records))
-	}
-	b.SetBytes(n / int64(b.N))
-}
+func BenchmarkReadBatch(b *testing.B) { benchRead(b, 1) }
 
 // BenchmarkRead reads 1 MiB (a fetch's max.partition.fetch.bytes) at a
 // random offset.
-func BenchmarkRead(b *testing.B) {
+func BenchmarkRead(b *testing.B) { benchRead(b, 1<<20) }
+
+func benchRead(b *testing.B, maxBytes int) {
 	l, end := benchLog(b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	b.ReportAllocs()
 	b.ResetTimer()
 	var n int64
 	for i := 0; i < b.N; i++ {
-		res, err := l.Read(rng.Int64N(end), 1<<20, end)
+		res, err := l.Read(rng.Int64N(end), maxBytes, end)
 		if err != nil || len(res.Records) == 0 {
 			b.Fatal(err)
 		}

@@ -147,19 +147,34 @@ func nextBatchSize(b []byte) (int, error) {
 // SplitBatches cuts a records field (a concatenation of magic-v2 batches)
 // into one slice per batch, each with its capacity clipped to its length.
 // It checks framing only; ValidateBatch checks each batch. Empty input gives
-// no batches. Note that Kafka wants exactly one batch per partition in a
-// produce request and answers INVALID_RECORD otherwise.
+// no batches.
 func SplitBatches(b []byte) ([][]byte, error) {
 	var batches [][]byte
+	if err := eachBatch(b, func(batch []byte) { batches = append(batches, batch) }); err != nil {
+		return nil, err
+	}
+	return batches, nil
+}
+
+// CountBatches checks the framing of a records field as SplitBatches does
+// and counts its batches without allocating, for the produce path: Kafka
+// wants exactly one batch per partition and answers INVALID_RECORD otherwise.
+func CountBatches(b []byte) (int, error) {
+	n := 0
+	err := eachBatch(b, func([]byte) { n++ })
+	return n, err
+}
+
+func eachBatch(b []byte, fn func(batch []byte)) error {
 	for len(b) > 0 {
 		n, err := nextBatchSize(b)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		batches = append(batches, b[:n:n])
+		fn(b[:n:n])
 		b = b[n:]
 	}
-	return batches, nil
+	return nil
 }
 
 // ValidateBatch checks one magic-v2 batch from a client, occupying exactly b,

@@ -392,3 +392,19 @@ func BenchmarkValidateBatch(b *testing.B) {
 		})
 	}
 }
+
+func TestCountBatchesMatchesSplitAndDoesNotAllocate(t *testing.T) {
+	var all []byte
+	for i := 0; i < 3; i++ {
+		all = append(all, buildBatch(t, CompressionNone, testRecords(2), nil)...)
+	}
+	if n, err := CountBatches(all); err != nil || n != 3 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	if _, err := CountBatches(all[:len(all)-1]); ErrorCode(err) != CodeCorruptMessage {
+		t.Fatalf("truncated: %v", err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { CountBatches(all) }); allocs != 0 {
+		t.Fatalf("CountBatches allocates %.0f times", allocs)
+	}
+}
