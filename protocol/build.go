@@ -1,0 +1,114 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// AppendBatch appends to dst a v2 record batch holding records, encoded
+// with the layout drawn in batch.go and records.go. From h it takes the
+// fields a writer chooses: BaseOffset, PartitionLeaderEpoch, Attributes
+// (codec, timestamp type, transactional, control), ProducerID,
+// ProducerEpoch and BaseSequence. It derives the rest from the records:
+// each record's offsetDelta is its Offset minus h.BaseOffset (so offsets
+// may have gaps, as in a compacted batch), BaseTimestamp is the first
+// record's timestamp, MaxTimestamp the largest (h.MaxTimestamp under
+// LogAppendTime), LastOffsetDelta that of the last record unless
+// h.LastOffsetDelta is larger (a compacted batch keeps its original last
+// offset). The payload is compressed with the codec in h.Attributes and the
+// CRC computed last. Records' Attributes are written as 0, as Kafka does.
+func AppendBatch(dst []byte, h BatchHeader, records []Record) ([]byte, error) {
+	if len(records) == 0 && h.LastOffsetDelta < 0 {
+		return dst, fmt.Errorf("a batch needs a record or a last offset delta")
+	}
+	baseTs, maxTs := int64(NoTimestamp), int64(NoTimestamp)
+	if len(records) > 0 {
+		baseTs = records[0].Timestamp
+	}
+	lastDelta := h.LastOffsetDelta
+	raw := getBuffer()
+	defer putBuffer(raw)
+	body := (*raw)[:0]
+	for i := range records {
+		r := &records[i]
+		delta := r.Offset - h.BaseOffset
+		if delta < 0 || delta > 1<<31-1 || (i > 0 && r.Offset <= records[i-1].Offset) {
+			return dst, fmt.Errorf("record offset %d does not fit a batch based at %d", r.Offset, h.BaseOffset)
+		}
+		lastDelta = max(lastDelta, int32(delta))
+		if maxTs == NoTimestamp || r.Timestamp > maxTs {
+			maxTs = r.Timestamp
+		}
+		body = appendRecord(body, r.Timestamp-baseTs, int32(delta), r)
+	}
+	*raw = body
+	if h.Attributes&AttrTimestampType != 0 {
+		maxTs = h.MaxTimestamp
+	}
+
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseOffset))
+	dst = binary.BigEndian.AppendUint32(dst, 0) // batchLength, set below
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.PartitionLeaderEpoch))
+	dst = append(dst, 2)                        // magic
+	dst = binary.BigEndian.AppendUint32(dst, 0) // crc, set below
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.Attributes))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(lastDelta))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(baseTs))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTs))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ProducerID))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.ProducerEpoch))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.BaseSequence))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(records)))
+	if codec := int8(h.Attributes & AttrCompressionMask); codec != CompressionNone {
+		var err error
+		if dst, err = AppendCompressed(dst, codec, body); err != nil {
+			return dst[:start], err
+		}
+	} else {
+		dst = append(dst, body...)
+	}
+	batch := dst[start:]
+	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-LogOverhead))
+	binary.BigEndian.PutUint32(batch[17:], BatchCRC(batch))
+	return dst, nil
+}
+
+// appendRecord appends one record in the DefaultRecord layout.
+func appendRecord(dst []byte, tsDelta int64, offsetDelta int32, r *Record) []byte {
+	var scratch [binary.MaxVarintLen64]byte
+	size := 1 + binary.PutVarint(scratch[:], tsDelta) + binary.PutVarint(scratch[:], int64(offsetDelta)) +
+		nullableSize(r.Key) + nullableSize(r.Value) + binary.PutVarint(scratch[:], int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		size += binary.PutVarint(scratch[:], int64(len(hd.Key))) + len(hd.Key) + nullableSize(hd.Value)
+	}
+	dst = binary.AppendVarint(dst, int64(size))
+	dst = append(dst, 0)
+	dst = binary.AppendVarint(dst, tsDelta)
+	dst = binary.AppendVarint(dst, int64(offsetDelta))
+	dst = appendNullable(dst, r.Key)
+	dst = appendNullable(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		dst = binary.AppendVarint(dst, int64(len(hd.Key)))
+		dst = append(dst, hd.Key...)
+		dst = appendNullable(dst, hd.Value)
+	}
+	return dst
+}
+
+func nullableSize(b []byte) int {
+	var scratch [binary.MaxVarintLen64]byte
+	if b == nil {
+		return binary.PutVarint(scratch[:], -1)
+	}
+	return binary.PutVarint(scratch[:], int64(len(b))) + len(b)
+}
+
+func appendNullable(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
