@@ -1,0 +1,201 @@
+package group
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupAuthorizedOperations is the bitfield of the ACL operations on a
+// group (READ, DELETE, DESCRIBE): with no authorizer, all are allowed.
+const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
+
+// ListGroups lists the groups, filtered by state (v4+, case-insensitive)
+// and type (v5+; every group here is "classic").
+func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	states := map[string]bool{}
+	for _, s := range req.StatesFilter {
+		states[strings.ToLower(s)] = true
+	}
+	types := map[string]bool{}
+	for _, t := range req.TypesFilter {
+		types[strings.ToLower(t)] = true
+	}
+	if len(types) > 0 && !types["classic"] {
+		return resp
+	}
+	c.mu.Lock()
+	for _, st := range c.parts {
+		if st == loading {
+			resp.ErrorCode = errLoadInProgress
+		}
+	}
+	groups := make([]*classicGroup, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
+	for _, g := range groups {
+		g.mu.Lock()
+		state, protocolType := g.state, g.protocolType
+		g.mu.Unlock()
+		if state == Dead || (len(states) > 0 && !states[strings.ToLower(state.String())]) {
+			continue
+		}
+		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
+			Group: g.id, ProtocolType: protocolType, GroupState: state.String(), GroupType: "classic",
+		})
+	}
+	return resp
+}
+
+// DescribeGroups describes groups: members with their metadata and
+// assignment only when the group is Stable, as Kafka does.
+func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+	for _, id := range req.Groups {
+		out := kmsg.NewDescribeGroupsResponseGroup()
+		out.Group = id
+		if req.IncludeAuthorizedOperations {
+			out.AuthorizedOperations = groupAuthorizedOperations
+		}
+		g, code := c.acquire(id, false)
+		switch {
+		case code == errGroupIDNotFound && req.Version < 6:
+			out.State = Dead.String()
+		case code == errGroupIDNotFound:
+			out.ErrorCode = code
+			msg := fmt.Sprintf("Group %s not found.", id)
+			out.ErrorMessage = &msg
+			out.State = Dead.String()
+		case code != 0:
+			out.ErrorCode = code
+		default:
+			out.State = g.state.String()
+			out.ProtocolType = g.protocolType
+			stable := g.state == Stable
+			if stable {
+				out.Protocol = g.protocol
+			}
+			for _, m := range g.sortedMembers() {
+				dm := kmsg.DescribeGroupsResponseGroupMember{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+				if stable {
+					dm.ProtocolMetadata = orEmpty(m.metadataFor(g.protocol))
+					dm.MemberAssignment = orEmpty(m.assignment)
+				} else {
+					dm.ProtocolMetadata, dm.MemberAssignment = []byte{}, []byte{}
+				}
+				out.Members = append(out.Members, dm)
+			}
+			g.mu.Unlock()
+		}
+		resp.Groups = append(resp.Groups, out)
+	}
+	return resp
+}
+
+// DeleteGroups deletes empty groups and their offsets.
+func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, id := range req.Groups {
+		resp.Groups = append(resp.Groups, kmsg.DeleteGroupsResponseGroup{Group: id, ErrorCode: c.deleteGroupByID(id)})
+	}
+	return resp
+}
+
+func (c *Coordinator) deleteGroupByID(id string) int16 {
+	g, code := c.acquire(id, false)
+	if code != 0 {
+		return code
+	}
+	switch g.state {
+	case Dead:
+		g.mu.Unlock()
+		return errGroupIDNotFound
+	case Stable, PreparingRebalance, CompletingRebalance:
+		g.mu.Unlock()
+		return errNonEmptyGroup
+	}
+	err := c.deleteGroup(g)
+	g.mu.Unlock()
+	if err != nil {
+		return appendErrorCode(err)
+	}
+	c.removeIfDead(g)
+	return 0
+}
+
+// scheduleExpiry arms the periodic offset expiration; c.mu is held.
+func (c *Coordinator) scheduleExpiry() {
+	if c.closed || c.cfg.OffsetsRetentionCheckInterval <= 0 {
+		return
+	}
+	seq := c.expiry.seq
+	c.expiry.timer = c.clock.AfterFunc(c.cfg.OffsetsRetentionCheckInterval, func() {
+		c.mu.Lock()
+		if c.expiry.seq != seq || c.closed {
+			c.mu.Unlock()
+			return
+		}
+		groups := make([]*classicGroup, 0, len(c.groups))
+		for _, g := range c.groups {
+			groups = append(groups, g)
+		}
+		c.mu.Unlock()
+		c.expireGroups(groups)
+		c.mu.Lock()
+		c.expiry.seq++
+		c.scheduleExpiry()
+		c.mu.Unlock()
+	})
+}
+
+// ExpireOffsets runs one pass of offset expiration now, as the periodic
+// check does.
+func (c *Coordinator) ExpireOffsets() {
+	c.mu.Lock()
+	groups := make([]*classicGroup, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	c.expireGroups(groups)
+}
+
+func (c *Coordinator) expireGroups(groups []*classicGroup) {
+	now := c.clock.Now()
+	for _, g := range groups {
+		g.mu.Lock()
+		dead := false
+		if g.state != Dead && c.expireOffsets(g, now) {
+			if err := c.deleteGroup(g); err != nil {
+				c.logger.Warn("deleting expired group failed", "group", g.id, "err", err)
+			} else {
+				dead = true
+			}
+		}
+		g.mu.Unlock()
+		if dead {
+			c.removeIfDead(g)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sortedInt32s(s []int32) []int32 {
+	out := append([]int32(nil), s...)
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

@@ -1,0 +1,63 @@
+package group
+
+import (
+	"math"
+	"time"
+)
+
+// Config holds the broker settings the coordinator obeys, named after
+// Kafka's keys.
+type Config struct {
+	// NumPartitions is offsets.topic.num.partitions (default 50).
+	NumPartitions int32
+	// MinSessionTimeout and MaxSessionTimeout bound a member's session
+	// timeout (group.min.session.timeout.ms, 6 s; group.max.session.timeout.ms,
+	// 30 min); outside them JoinGroup fails with INVALID_SESSION_TIMEOUT.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms (3 s).
+	InitialRebalanceDelay time.Duration
+	// MaxSize is group.max.size (default unbounded).
+	MaxSize int
+	// NewMemberJoinTimeout removes a new member whose JoinGroup is still
+	// parked after this long (Kafka's fixed 5 minutes).
+	NewMemberJoinTimeout time.Duration
+	// OffsetsRetention is offsets.retention.minutes (7 days), checked every
+	// OffsetsRetentionCheckInterval (offsets.retention.check.interval.ms, 10 min).
+	OffsetsRetention, OffsetsRetentionCheckInterval time.Duration
+	// OffsetMetadataMaxBytes is offset.metadata.max.bytes (4096).
+	OffsetMetadataMaxBytes int
+	// Compression is the codec of the records written
+	// (offsets.topic.compression.codec: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+	Compression int8
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		NumPartitions:                 50,
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		InitialRebalanceDelay:         3 * time.Second,
+		MaxSize:                       math.MaxInt32,
+		NewMemberJoinTimeout:          5 * time.Minute,
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		OffsetMetadataMaxBytes:        4096,
+	}
+}
+
+// Clock is time as the coordinator sees it; tests drive a manual one.
+type Clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine (or, for a manual clock, the
+	// goroutine advancing it) once d has passed.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc.
+type Timer interface{ Stop() bool }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }

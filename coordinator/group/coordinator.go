@@ -1,0 +1,223 @@
+package group
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf16"
+)
+
+// Log is the coordinator's view of the __consumer_offsets partitions.
+type Log interface {
+	// Append writes one record batch (base offset 0, as a producer sends
+	// it) to the partition and returns once it is committed.
+	Append(partition int32, batch []byte) error
+	// Replay calls fn with the partition's batches, in order, from its log
+	// start offset to its high watermark.
+	Replay(partition int32, fn func(batches []byte) error) error
+}
+
+type partitionState uint8
+
+const (
+	notOwned partitionState = iota
+	loading
+	loaded
+)
+
+// Coordinator coordinates the groups of the __consumer_offsets partitions
+// it has loaded.
+type Coordinator struct {
+	cfg    Config
+	log    Log
+	clock  Clock
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	parts  []partitionState
+	groups map[string]*classicGroup
+	closed bool
+	expiry timerSlot
+}
+
+// New returns a coordinator that owns no partition yet; Load gives it one.
+// A nil clock means the real one.
+func New(cfg Config, log Log, clock Clock, logger *slog.Logger) *Coordinator {
+	if clock == nil {
+		clock = realClock{}
+	}
+	c := &Coordinator{
+		cfg: cfg, log: log, clock: clock, logger: logger,
+		parts:  make([]partitionState, cfg.NumPartitions),
+		groups: map[string]*classicGroup{},
+	}
+	c.mu.Lock()
+	c.scheduleExpiry()
+	c.mu.Unlock()
+	return c
+}
+
+// PartitionFor is the __consumer_offsets partition of a group: Kafka's
+// Utils.abs(groupId.hashCode()) % partitions, with Java's String.hashCode.
+func PartitionFor(groupID string, partitions int32) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(groupID)) {
+		h = 31*h + int32(u)
+	}
+	if h == -1<<31 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return h % partitions
+}
+
+// Load replays a partition of __consumer_offsets and starts coordinating
+// its groups. Requests for them meanwhile get COORDINATOR_LOAD_IN_PROGRESS.
+func (c *Coordinator) Load(partition int32) error {
+	c.mu.Lock()
+	if partition < 0 || int(partition) >= len(c.parts) {
+		c.mu.Unlock()
+		return fmt.Errorf("partition %d out of range", partition)
+	}
+	c.parts[partition] = loading
+	c.mu.Unlock()
+
+	r := newReplayer(partition)
+	if err := c.log.Replay(partition, r.batches); err != nil {
+		c.mu.Lock()
+		c.parts[partition] = notOwned
+		c.mu.Unlock()
+		return fmt.Errorf("loading __consumer_offsets-%d: %w", partition, err)
+	}
+	groups := r.groups(c.clock.Now())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, g := range groups {
+		c.groups[id] = g
+		g.mu.Lock()
+		for _, m := range g.members {
+			c.armHeartbeat(g, m, m.sessionTimeout)
+		}
+		g.mu.Unlock()
+	}
+	c.parts[partition] = loaded
+	c.logger.Info("loaded group coordinator partition", "partition", partition, "groups", len(groups))
+	return nil
+}
+
+// Close stops the timers. Parked requests are not answered: the broker
+// closes their connections.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.expiry.stop()
+	groups := make([]*classicGroup, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	for _, g := range groups {
+		g.mu.Lock()
+		g.joinTimer.stop()
+		g.syncTimer.stop()
+		for _, m := range g.members {
+			m.heartbeat.stop()
+		}
+		for _, p := range g.pending {
+			p.stop()
+		}
+		g.mu.Unlock()
+	}
+}
+
+// acquire finds a group, creating it if asked, and returns it locked, or
+// an error code when this coordinator cannot serve it: NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS, or GROUP_ID_NOT_FOUND when it does not
+// exist and create is false.
+func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
+	p := PartitionFor(id, c.cfg.NumPartitions)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return nil, errCoordinatorNotAvail
+	case c.parts[p] == loading:
+		return nil, errLoadInProgress
+	case c.parts[p] != loaded:
+		return nil, errNotCoordinator
+	}
+	g := c.groups[id]
+	if g == nil {
+		if !create {
+			return nil, errGroupIDNotFound
+		}
+		g = newGroup(id, p, c.clock.Now())
+		c.groups[id] = g
+	}
+	g.mu.Lock()
+	return g, 0
+}
+
+// checkServing is acquire's partition check alone, for requests that
+// must answer per group without creating it.
+func (c *Coordinator) checkServing(id string) int16 {
+	p := PartitionFor(id, c.cfg.NumPartitions)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		return errCoordinatorNotAvail
+	case c.parts[p] == loading:
+		return errLoadInProgress
+	case c.parts[p] != loaded:
+		return errNotCoordinator
+	}
+	return 0
+}
+
+// removeIfDead drops a group the caller just marked Dead. Called without
+// the group's lock (lock order).
+func (c *Coordinator) removeIfDead(g *classicGroup) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.groups[g.id] == g {
+		g.mu.Lock()
+		dead := g.state == Dead
+		g.mu.Unlock()
+		if dead {
+			delete(c.groups, g.id)
+		}
+	}
+}
+
+// lockedGroup is the timer callbacks' way in: the group, locked, if it is
+// still the one in the map.
+func (c *Coordinator) lockedGroup(g *classicGroup) bool {
+	c.mu.Lock()
+	current := c.groups[g.id] == g && !c.closed
+	c.mu.Unlock()
+	if !current {
+		return false
+	}
+	g.mu.Lock()
+	return true
+}
+
+// after arms slot to call f with the group locked after d, unless the slot
+// is stopped or re-armed first.
+func (c *Coordinator) after(g *classicGroup, slot *timerSlot, d time.Duration, f func()) {
+	slot.stop()
+	seq := slot.seq
+	slot.timer = c.clock.AfterFunc(d, func() {
+		if !c.lockedGroup(g) {
+			return
+		}
+		if slot.seq == seq {
+			slot.timer = nil
+			f()
+		}
+		g.mu.Unlock()
+	})
+}

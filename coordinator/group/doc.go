@@ -1,0 +1,71 @@
+// Package group is the group coordinator: Kafka's classic consumer-group
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the committed
+// offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
+// OffsetDelete), plus the admin views (ListGroups, DescribeGroups,
+// DeleteGroups). It follows Apache Kafka's ClassicGroup and
+// GroupMetadataManager: the same states, transitions, timeouts and error
+// codes.
+//
+// # States
+//
+//	          first join                all members joined, or
+//	Empty ─────────────────► Preparing  the rebalance timeout ────► Completing
+//	  ▲                      Rebalance ───────────────────────────► Rebalance
+//	  │ last member gone     ▲   ▲  (no member left: back to Empty)      │
+//	  └──────────────────────┘   │                                       │ leader's
+//	                             │ join, leave, session or sync          │ SyncGroup
+//	                             │ timeout, changed protocols            ▼
+//	                             └───────────────────────────────────  Stable
+//
+// Dead is the state of a group that was deleted (DeleteGroups, or expired
+// offsets of an empty group); a Dead group is gone from the coordinator's
+// map and only a request racing its removal can see it.
+//
+// A rebalance collects JoinGroup requests: each is parked until every known
+// member has rejoined or the rebalance timeout (the largest of the members')
+// passes; members that did not rejoin are removed. The generation then
+// increases, a protocol is chosen by vote among those every member supports,
+// and each parked JoinGroup is answered; the leader's answer lists the
+// members and their metadata so that it can compute the assignment
+// client-side. SyncGroup requests are parked until the leader's SyncGroup
+// brings the assignment, which is stored (see Persistence) before anyone is
+// answered. The first rebalance of an empty group waits
+// group.initial.rebalance.delay.ms, extended while new members keep arriving,
+// so that a group starting up does not rebalance once per member.
+//
+// Members are dynamic (the coordinator names them: since JoinGroup v4 the
+// first join is answered MEMBER_ID_REQUIRED with the new id, KIP-394) or
+// static (group.instance.id, KIP-345): a static member that comes back with
+// an unknown member id replaces its old incarnation and, if the group is
+// Stable and its protocols are unchanged, gets its assignment back without a
+// rebalance; requests carrying the old member id are then FENCED_INSTANCE_ID.
+// A member that sends no heartbeat within its session timeout is removed and
+// the group rebalances.
+//
+// # Persistence
+//
+// Groups and offsets are records of the compacted internal topic
+// __consumer_offsets, in Kafka's own key and value formats (kmsg's
+// OffsetCommitKey/Value, versions 1 and 3, and GroupMetadataKey/Value,
+// versions 2 and 3), so Kafka's tools read them. A group belongs to
+// partition abs(javaHashCode(groupID)) % offsets.topic.num.partitions, as
+// in Kafka. The coordinator writes through the Log interface (the broker's
+// append path for that partition) and answers only after the append;
+// records with a nil value are tombstones. At start, and whenever a
+// partition becomes ours, Load replays it: offsets are restored, and a group
+// whose last metadata record has members comes back Stable with those
+// members, who must then heartbeat within their session timeouts. Requests
+// for a group in a partition still loading get COORDINATOR_LOAD_IN_PROGRESS;
+// for a partition we do not own, NOT_COORDINATOR.
+//
+// # Concurrency
+//
+// The Coordinator's mutex guards the map of groups and the partition
+// states; each group has its own mutex guarding everything in it. Lock
+// order: Coordinator.mu, then a group's mu; Log appends happen under the
+// group's mu (a group's changes are written in order) and never under
+// Coordinator.mu. Parked JoinGroup and SyncGroup requests are callbacks
+// called with the group's mu held; they must only hand the response over
+// (the broker sends it on a channel). Timers (Clock.AfterFunc) carry the
+// sequence number they were armed with and do nothing when it is stale.
+package group

@@ -1,0 +1,467 @@
+package group
+
+import (
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// JoinGroup handles a JoinGroup request. respond is called exactly once:
+// at once for errors and for members that need no rebalance, otherwise
+// when the rebalance's join phase completes.
+func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost string, respond func(*kmsg.JoinGroupResponse)) {
+	fail := func(code int16, memberID string) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.MemberID, resp.Generation = code, memberID, -1
+		respond(resp)
+	}
+	if req.Group == "" {
+		fail(errInvalidGroupID, req.MemberID)
+		return
+	}
+	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+	if session < c.cfg.MinSessionTimeout || session > c.cfg.MaxSessionTimeout {
+		fail(errInvalidSessionTimeout, req.MemberID)
+		return
+	}
+	rebalance := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	if req.Version == 0 {
+		rebalance = session // v0 has no rebalance timeout: Kafka uses the session timeout
+	}
+	g, code := c.acquire(req.Group, req.MemberID == "")
+	if code == errGroupIDNotFound {
+		code = errUnknownMemberID // a known member id for a group that is gone
+	}
+	if code != 0 {
+		fail(code, req.MemberID)
+		return
+	}
+	defer g.mu.Unlock()
+	if !c.acceptsJoin(g, req.MemberID) {
+		fail(errGroupMaxSizeReached, req.MemberID)
+		return
+	}
+	j := joinRequest{req: req, clientID: clientID, clientHost: clientHost, session: session, rebalance: rebalance, respond: respond}
+	if req.MemberID == "" {
+		c.joinNewMember(g, &j)
+	} else {
+		c.joinExistingMember(g, &j)
+	}
+}
+
+type joinRequest struct {
+	req                  *kmsg.JoinGroupRequest
+	clientID, clientHost string
+	session, rebalance   time.Duration
+	respond              func(*kmsg.JoinGroupResponse)
+}
+
+// acceptsJoin applies group.max.size as Kafka's acceptJoiningMember does.
+func (c *Coordinator) acceptsJoin(g *classicGroup, memberID string) bool {
+	m := g.members[memberID]
+	switch g.state {
+	case PreparingRebalance:
+		return (m != nil && m.awaitingJoin != nil) || g.awaiting < c.cfg.MaxSize
+	case CompletingRebalance, Stable:
+		return m != nil || len(g.members) < c.cfg.MaxSize
+	}
+	return true
+}
+
+func (c *Coordinator) joinNewMember(g *classicGroup, j *joinRequest) {
+	req := j.req
+	switch {
+	case g.state == Dead:
+		j.fail(errCoordinatorNotAvail, "")
+		return
+	case !g.supports(req.ProtocolType, req.Protocols):
+		j.fail(errInconsistentProtocol, "")
+		return
+	}
+	prefix := j.clientID
+	if req.InstanceID != nil {
+		prefix = *req.InstanceID
+	}
+	newID := prefix + "-" + randomUUID()
+	if req.InstanceID != nil {
+		if old, ok := g.static[*req.InstanceID]; ok {
+			c.replaceStaticMember(g, j, g.members[old], newID)
+			return
+		}
+		c.addMemberAndRebalance(g, j, newID)
+		return
+	}
+	if req.Version >= 4 {
+		// KIP-394: hand out the id and wait for the member to come back
+		// with it; it must within its session timeout.
+		slot := &timerSlot{}
+		g.pending[newID] = slot
+		c.after(g, slot, j.session, func() { c.expirePending(g, newID) })
+		j.fail(errMemberIDRequired, newID)
+		return
+	}
+	c.addMemberAndRebalance(g, j, newID)
+}
+
+func (j *joinRequest) fail(code int16, memberID string) {
+	resp := j.req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.ErrorCode, resp.MemberID, resp.Generation = code, memberID, -1
+	j.respond(resp)
+}
+
+func (c *Coordinator) joinExistingMember(g *classicGroup, j *joinRequest) {
+	req := j.req
+	id := req.MemberID
+	switch {
+	case g.state == Dead:
+		j.fail(errCoordinatorNotAvail, id)
+		return
+	case !g.supports(req.ProtocolType, req.Protocols):
+		j.fail(errInconsistentProtocol, id)
+		return
+	}
+	if slot, ok := g.pending[id]; ok {
+		slot.stop()
+		delete(g.pending, id)
+		c.addMemberAndRebalance(g, j, id)
+		return
+	}
+	if code := g.validateMember(id, req.InstanceID); code != 0 {
+		j.fail(code, id)
+		return
+	}
+	m := g.members[id]
+	switch g.state {
+	case PreparingRebalance:
+		c.updateMemberAndRebalance(g, m, j)
+	case CompletingRebalance:
+		if m.sameProtocols(req.Protocols) {
+			// The member lost the join response: give it again.
+			j.respond(c.joinResponse(g, m, req.Version, g.leader == id, false))
+		} else {
+			c.updateMemberAndRebalance(g, m, j)
+		}
+	case Stable:
+		if g.leader == id || !m.sameProtocols(req.Protocols) {
+			// A leader's rejoin asks for a new assignment (say, topics changed).
+			c.updateMemberAndRebalance(g, m, j)
+		} else {
+			j.respond(c.joinResponse(g, m, req.Version, false, false))
+		}
+	default:
+		j.fail(errUnknownMemberID, id)
+	}
+}
+
+// joinResponse is the successful JoinGroup answer for m in the current
+// generation; the leader's lists the members with their metadata for the
+// chosen protocol.
+func (c *Coordinator) joinResponse(g *classicGroup, m *member, version int16, withMembers, skipAssignment bool) *kmsg.JoinGroupResponse {
+	resp := &kmsg.JoinGroupResponse{Version: version}
+	resp.Generation = g.generation
+	resp.MemberID = m.id
+	resp.LeaderID = g.leader
+	resp.SkipAssignment = skipAssignment
+	if g.protocolType != "" {
+		pt := g.protocolType
+		resp.ProtocolType = &pt
+	}
+	if g.protocol != "" {
+		p := g.protocol
+		resp.Protocol = &p
+	}
+	if withMembers {
+		for _, o := range g.sortedMembers() {
+			resp.Members = append(resp.Members, kmsg.JoinGroupResponseMember{
+				MemberID: o.id, InstanceID: o.instanceID, ProtocolMetadata: o.metadataFor(g.protocol),
+			})
+		}
+	}
+	return resp
+}
+
+func (c *Coordinator) addMemberAndRebalance(g *classicGroup, j *joinRequest, id string) {
+	m := &member{
+		id: id, instanceID: j.req.InstanceID, clientID: j.clientID, clientHost: j.clientHost,
+		rebalanceTimeout: j.rebalance, sessionTimeout: j.session,
+		protocolType: j.req.ProtocolType, protocols: j.req.Protocols,
+		awaitingJoin: j.respond, awaitingJoinVer: j.req.Version, isNew: true,
+	}
+	if g.state == PreparingRebalance && g.delayRemaining >= 0 {
+		g.newMemberJoined = true // extends the initial delay
+	}
+	g.add(m)
+	// A new member cannot heartbeat before its JoinGroup is answered; if
+	// the rebalance stalls, it is dropped after the new-member timeout.
+	c.armHeartbeat(g, m, c.cfg.NewMemberJoinTimeout)
+	c.maybeRebalance(g)
+}
+
+func (c *Coordinator) updateMemberAndRebalance(g *classicGroup, m *member, j *joinRequest) {
+	c.updateMember(g, m, j)
+	c.maybeRebalance(g)
+}
+
+func (c *Coordinator) updateMember(g *classicGroup, m *member, j *joinRequest) {
+	g.setProtocols(m, j.req.Protocols)
+	m.rebalanceTimeout, m.sessionTimeout = j.rebalance, j.session
+	if m.awaitingJoin == nil {
+		g.awaiting++
+	} else {
+		// A second JoinGroup from the same member replaces the first,
+		// which Kafka answers with this error.
+		old := m.awaitingJoin
+		old(c.errorJoin(m.awaitingJoinVer, errRebalanceInProgress, m.id))
+	}
+	m.awaitingJoin, m.awaitingJoinVer = j.respond, j.req.Version
+}
+
+func (c *Coordinator) errorJoin(version int16, code int16, memberID string) *kmsg.JoinGroupResponse {
+	resp := &kmsg.JoinGroupResponse{Version: version, ErrorCode: code, MemberID: memberID, Generation: -1}
+	return resp
+}
+
+// replaceStaticMember handles a static member rejoining with an unknown
+// member id: the old incarnation is fenced and the new id takes its place.
+func (c *Coordinator) replaceStaticMember(g *classicGroup, j *joinRequest, old *member, newID string) {
+	// Answer whatever the old incarnation had parked.
+	if old.awaitingJoin != nil {
+		old.awaitingJoin(c.errorJoin(old.awaitingJoinVer, errFencedInstanceID, old.id))
+	}
+	if old.awaitingSync != nil {
+		old.awaitingSync(&kmsg.SyncGroupResponse{ErrorCode: errFencedInstanceID})
+		old.awaitingSync = nil
+	}
+	wasLeader := g.leader == old.id
+	oldProtocol := g.protocol
+	delete(g.members, old.id)
+	delete(g.pendingSync, old.id)
+	old.heartbeat.stop()
+	m := *old
+	m.id = newID
+	m.heartbeat = timerSlot{}
+	m.awaitingJoin, m.awaitingJoinVer = j.respond, j.req.Version
+	if old.awaitingJoin == nil {
+		g.awaiting++
+	}
+	m.clientID, m.clientHost = j.clientID, j.clientHost
+	g.members[newID] = &m
+	g.static[*m.instanceID] = newID
+	if wasLeader {
+		g.leader = newID
+	}
+	g.setProtocols(&m, j.req.Protocols)
+	m.rebalanceTimeout, m.sessionTimeout = j.rebalance, j.session
+	c.armHeartbeat(g, &m, m.sessionTimeout)
+
+	switch g.state {
+	case Stable:
+		if g.selectProtocol() == oldProtocol {
+			// Nothing the assignment depends on changed: persist the new
+			// member id and hand back the current generation.
+			m.awaitingJoin = nil
+			g.awaiting--
+			if err := c.storeGroup(g); err != nil {
+				// Revert, as Kafka does, so the old incarnation stays valid.
+				g.setProtocols(&m, old.protocols)
+				m.heartbeat.stop()
+				delete(g.members, newID)
+				old.heartbeat = timerSlot{}
+				g.members[old.id] = old
+				g.static[*old.instanceID] = old.id
+				if wasLeader {
+					g.leader = old.id
+				}
+				c.armHeartbeat(g, old, old.sessionTimeout)
+				j.fail(appendErrorCode(err), "")
+				return
+			}
+			isLeader := g.leader == newID
+			if j.req.Version >= 9 {
+				j.respond(c.joinResponse(g, &m, j.req.Version, isLeader, isLeader))
+			} else {
+				resp := c.joinResponse(g, &m, j.req.Version, false, false)
+				if wasLeader {
+					resp.LeaderID = old.id // before v9 the leader must not reassign
+				}
+				j.respond(resp)
+			}
+			return
+		}
+		c.maybeRebalance(g)
+	case CompletingRebalance:
+		// The leader may have computed an assignment for the old id.
+		c.prepareRebalance(g)
+	default:
+		c.maybeCompleteJoin(g)
+	}
+}
+
+// maybeRebalance starts a rebalance if the group can, or else (already
+// preparing) completes the join phase if everyone is in.
+func (c *Coordinator) maybeRebalance(g *classicGroup) {
+	if g.canRebalance() {
+		c.prepareRebalance(g)
+	} else {
+		c.maybeCompleteJoin(g)
+	}
+}
+
+func (c *Coordinator) prepareRebalance(g *classicGroup) {
+	if g.state == CompletingRebalance {
+		// Members waiting for an assignment must rejoin instead.
+		for _, m := range g.members {
+			m.assignment = nil
+			if m.awaitingSync != nil {
+				m.awaitingSync(&kmsg.SyncGroupResponse{ErrorCode: errRebalanceInProgress})
+				m.awaitingSync = nil
+			}
+		}
+	}
+	g.syncTimer.stop()
+	clear(g.pendingSync)
+	initial := g.state == Empty
+	g.transition(PreparingRebalance, c.clock.Now())
+	if initial {
+		// The first rebalance of an empty group waits for more members.
+		g.delayRemaining = max(g.rebalanceTimeout()-c.cfg.InitialRebalanceDelay, 0)
+		g.newMemberJoined = false
+		c.after(g, &g.joinTimer, c.cfg.InitialRebalanceDelay, func() { c.initialDelayExpired(g) })
+		return
+	}
+	g.delayRemaining = -1
+	c.after(g, &g.joinTimer, g.rebalanceTimeout(), func() { c.completeJoin(g) })
+	c.maybeCompleteJoin(g)
+}
+
+func (c *Coordinator) initialDelayExpired(g *classicGroup) {
+	if g.newMemberJoined && g.delayRemaining > 0 {
+		g.newMemberJoined = false
+		delay := min(c.cfg.InitialRebalanceDelay, g.delayRemaining)
+		g.delayRemaining -= delay
+		c.after(g, &g.joinTimer, delay, func() { c.initialDelayExpired(g) })
+		return
+	}
+	c.completeJoin(g)
+}
+
+// maybeCompleteJoin ends the join phase early once every member is in,
+// except during the initial delay, which always runs out.
+func (c *Coordinator) maybeCompleteJoin(g *classicGroup) {
+	if g.state == PreparingRebalance && g.allJoined() && g.delayRemaining < 0 {
+		c.completeJoin(g)
+	}
+}
+
+// completeJoin ends the join phase: members that did not rejoin are
+// removed, the generation moves on and every parked JoinGroup is answered.
+func (c *Coordinator) completeJoin(g *classicGroup) {
+	if g.state != PreparingRebalance {
+		return
+	}
+	g.joinTimer.stop()
+	g.delayRemaining = -1
+	for _, m := range g.sortedMembers() {
+		if m.awaitingJoin == nil {
+			c.logger.Info("removing member that did not rejoin", "group", g.id, "member", m.id)
+			g.remove(m)
+		}
+	}
+	// The leader must be a member that rejoined.
+	if _, ok := g.members[g.leader]; !ok {
+		g.leader = ""
+		if ms := g.sortedMembers(); len(ms) > 0 {
+			g.leader = ms[0].id
+		}
+	}
+	g.generation++
+	now := c.clock.Now()
+	if len(g.members) == 0 {
+		g.protocol = ""
+		g.transition(Empty, now)
+		if err := c.storeGroup(g); err != nil {
+			c.logger.Warn("storing empty group failed", "group", g.id, "err", err)
+		}
+		return
+	}
+	g.protocol = g.selectProtocol()
+	g.transition(CompletingRebalance, now)
+	for _, m := range g.sortedMembers() {
+		respond, version := m.awaitingJoin, m.awaitingJoinVer
+		m.awaitingJoin = nil
+		m.isNew = false
+		respond(c.joinResponse(g, m, version, m.id == g.leader, false))
+		c.armHeartbeat(g, m, m.sessionTimeout)
+		g.pendingSync[m.id] = true
+	}
+	g.awaiting = 0
+	// Members that never SyncGroup are removed after the rebalance timeout.
+	c.after(g, &g.syncTimer, g.rebalanceTimeout(), func() { c.syncExpired(g) })
+}
+
+func (c *Coordinator) syncExpired(g *classicGroup) {
+	if (g.state != CompletingRebalance && g.state != Stable) || len(g.pendingSync) == 0 {
+		return
+	}
+	for id := range g.pendingSync {
+		if m := g.members[id]; m != nil {
+			c.logger.Info("removing member that did not sync", "group", g.id, "member", id)
+			g.remove(m)
+		}
+	}
+	clear(g.pendingSync)
+	c.afterMemberRemoved(g)
+}
+
+// armHeartbeat (re)starts m's session timer.
+func (c *Coordinator) armHeartbeat(g *classicGroup, m *member, d time.Duration) {
+	c.after(g, &m.heartbeat, d, func() { c.sessionExpired(g, m) })
+}
+
+func (c *Coordinator) sessionExpired(g *classicGroup, m *member) {
+	if g.members[m.id] != m {
+		return
+	}
+	if m.awaitingJoin != nil && !m.isNew {
+		// Members parked in JoinGroup are alive until the join completes.
+		c.armHeartbeat(g, m, m.sessionTimeout)
+		return
+	}
+	if m.awaitingSync != nil {
+		c.armHeartbeat(g, m, m.sessionTimeout)
+		return
+	}
+	c.logger.Info("member session expired", "group", g.id, "member", m.id)
+	if m.awaitingJoin != nil {
+		m.awaitingJoin(c.errorJoin(m.awaitingJoinVer, errUnknownMemberID, m.id))
+	}
+	g.remove(m)
+	c.afterMemberRemoved(g)
+}
+
+func (c *Coordinator) expirePending(g *classicGroup, id string) {
+	delete(g.pending, id)
+	c.maybeCompleteJoin(g)
+}
+
+// afterMemberRemoved moves the group on once a member is gone: a new
+// rebalance from Stable or CompletingRebalance, or maybe the end of the
+// current join phase.
+func (c *Coordinator) afterMemberRemoved(g *classicGroup) {
+	switch g.state {
+	case Stable, CompletingRebalance:
+		c.prepareRebalance(g)
+	case PreparingRebalance:
+		c.maybeCompleteJoin(g)
+	}
+}
+
+func randomUUID() string {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
+}

@@ -1,0 +1,329 @@
+package group
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit stores a group's offsets. Members commit with their
+// generation; standalone consumers (and admin tools) with generation -1 and
+// no member id, accepted while the group has no members. topicExists
+// answers UNKNOWN_TOPIC_OR_PARTITION for topics the broker does not have.
+func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists func(string) bool) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	answer := func(codeFor func(t string, p kmsg.OffsetCommitRequestTopicPartition) int16) {
+		for _, t := range req.Topics {
+			rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: codeFor(t.Topic, p)})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	all := func(code int16) func(string, kmsg.OffsetCommitRequestTopicPartition) int16 {
+		return func(string, kmsg.OffsetCommitRequestTopicPartition) int16 { return code }
+	}
+	if req.Group == "" {
+		answer(all(errInvalidGroupID))
+		return resp
+	}
+	g, code := c.acquire(req.Group, req.Generation < 0)
+	if code == errGroupIDNotFound {
+		// Kafka answers ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9.
+		code = errIllegalGeneration
+		if req.Version >= 9 {
+			code = errGroupIDNotFound
+		}
+	}
+	if code != 0 {
+		answer(all(code))
+		return resp
+	}
+	defer g.mu.Unlock()
+	if code := c.validateCommit(g, req); code != 0 {
+		answer(all(code))
+		return resp
+	}
+	now := c.clock.Now().UnixMilli()
+	expire := int64(-1)
+	if req.Version <= 4 && req.RetentionTimeMillis > 0 {
+		expire = now + req.RetentionTimeMillis
+	}
+	var commits []offsetCommit
+	codes := map[topicPartition]int16{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := topicPartition{t.Topic, p.Partition}
+			switch {
+			case !topicExists(t.Topic):
+				codes[tp] = errUnknownTopicOrPart
+			case p.Metadata != nil && len(*p.Metadata) > c.cfg.OffsetMetadataMaxBytes:
+				codes[tp] = errOffsetMetadataTooLarge
+			default:
+				meta := ""
+				if p.Metadata != nil {
+					meta = *p.Metadata
+				}
+				commits = append(commits, offsetCommit{tp, offsetEntry{
+					offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: expire,
+				}})
+			}
+		}
+	}
+	if len(commits) > 0 {
+		if err := c.storeOffsets(g, commits); err != nil {
+			code := appendErrorCode(err)
+			for _, cm := range commits {
+				codes[cm.tp] = code
+			}
+		} else {
+			for _, cm := range commits {
+				g.offsets[cm.tp] = cm.entry
+			}
+		}
+	}
+	answer(func(t string, p kmsg.OffsetCommitRequestTopicPartition) int16 {
+		return codes[topicPartition{t, p.Partition}]
+	})
+	return resp
+}
+
+type offsetCommit struct {
+	tp    topicPartition
+	entry offsetEntry
+}
+
+// validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
+func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequest) int16 {
+	if g.state == Dead {
+		return errCoordinatorNotAvail
+	}
+	if req.Generation < 0 && g.state == Empty {
+		return 0 // a standalone consumer or an admin tool
+	}
+	if req.Generation >= 0 || req.MemberID != "" || req.InstanceID != nil {
+		if code := g.validateMember(req.MemberID, req.InstanceID); code != 0 {
+			return code
+		}
+		if req.Generation != g.generation {
+			return errIllegalGeneration
+		}
+	} else if g.state != Empty {
+		return errUnknownMemberID
+	}
+	if g.state == CompletingRebalance {
+		return errRebalanceInProgress
+	}
+	return 0
+}
+
+// OffsetFetch returns committed offsets: of one group before v8, of
+// several from v8. Null topics mean every committed partition. A group or
+// partition without a commit answers offset -1 without an error.
+func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.Version < 8 {
+		var topics map[string][]int32
+		if req.Topics != nil {
+			topics = map[string][]int32{}
+			for _, t := range req.Topics {
+				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+			}
+		}
+		code, fetched := c.fetchOffsets(req.Group, topics, req.Topics == nil)
+		resp.ErrorCode = code
+		for _, t := range fetched {
+			rt := kmsg.OffsetFetchResponseTopic{Topic: t.topic}
+			for _, p := range t.partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
+					Partition: p.partition, Offset: p.offset, LeaderEpoch: p.leaderEpoch, Metadata: p.metadata, ErrorCode: p.code,
+				})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		if req.Version < 2 && code != 0 {
+			// v0-1 have no top-level error: it goes on every partition.
+			for i := range resp.Topics {
+				for j := range resp.Topics[i].Partitions {
+					resp.Topics[i].Partitions[j].ErrorCode = code
+				}
+			}
+		}
+		return resp
+	}
+	for _, rg := range req.Groups {
+		var topics map[string][]int32
+		if rg.Topics != nil {
+			topics = map[string][]int32{}
+			for _, t := range rg.Topics {
+				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
+			}
+		}
+		code, fetched := c.fetchOffsets(rg.Group, topics, rg.Topics == nil)
+		out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
+		for _, t := range fetched {
+			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.topic}
+			for _, p := range t.partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
+					Partition: p.partition, Offset: p.offset, LeaderEpoch: p.leaderEpoch, Metadata: p.metadata, ErrorCode: p.code,
+				})
+			}
+			out.Topics = append(out.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, out)
+	}
+	return resp
+}
+
+type fetchedTopic struct {
+	topic      string
+	partitions []fetchedPartition
+}
+
+type fetchedPartition struct {
+	partition   int32
+	offset      int64
+	leaderEpoch int32
+	metadata    *string
+	code        int16
+}
+
+// fetchOffsets reads one group's offsets for the asked partitions, or all.
+func (c *Coordinator) fetchOffsets(groupID string, asked map[string][]int32, all bool) (int16, []fetchedTopic) {
+	g, code := c.acquire(groupID, false)
+	if code != 0 && code != errGroupIDNotFound {
+		return code, nil
+	}
+	var offsets map[topicPartition]offsetEntry
+	if g != nil {
+		if g.state == Dead {
+			g.mu.Unlock()
+			return errGroupIDNotFound, nil
+		}
+		offsets = make(map[topicPartition]offsetEntry, len(g.offsets))
+		for tp, e := range g.offsets {
+			offsets[tp] = e
+		}
+		g.mu.Unlock()
+	}
+	if all {
+		asked = map[string][]int32{}
+		for tp := range offsets {
+			asked[tp.topic] = append(asked[tp.topic], tp.partition)
+		}
+	}
+	var out []fetchedTopic
+	for _, topic := range sortedKeys(asked) {
+		ft := fetchedTopic{topic: topic}
+		for _, p := range sortedInt32s(asked[topic]) {
+			fp := fetchedPartition{partition: p, offset: -1, leaderEpoch: -1, metadata: new(string)}
+			if e, ok := offsets[topicPartition{topic, p}]; ok {
+				meta := e.metadata
+				fp.offset, fp.leaderEpoch, fp.metadata = e.offset, e.leaderEpoch, &meta
+			}
+			ft.partitions = append(ft.partitions, fp)
+		}
+		out = append(out, ft)
+	}
+	return 0, out
+}
+
+// OffsetDelete removes a group's offsets for partitions it no longer
+// consumes: refused for partitions of topics its members subscribe to.
+func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	g, code := c.acquire(req.Group, false)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	defer g.mu.Unlock()
+	subscribed := map[string]bool{}
+	switch g.state {
+	case Dead:
+		resp.ErrorCode = errGroupIDNotFound
+		return resp
+	case Stable, PreparingRebalance, CompletingRebalance:
+		topics, known := g.subscribedTopics()
+		if !known {
+			resp.ErrorCode = errNonEmptyGroup
+			return resp
+		}
+		subscribed = topics
+	}
+	var deletes []topicPartition
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition}
+			tp := topicPartition{t.Topic, p.Partition}
+			if subscribed[t.Topic] {
+				rp.ErrorCode = errSubscribedToTopic
+			} else if _, ok := g.offsets[tp]; ok {
+				deletes = append(deletes, tp)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(deletes) > 0 {
+		if err := c.deleteOffsets(g, deletes); err != nil {
+			resp.ErrorCode = appendErrorCode(err)
+			resp.Topics = nil
+			return resp
+		}
+	}
+	return resp
+}
+
+// expireOffsets drops offsets past offsets.retention.minutes, by Kafka's
+// rules (ClassicGroup.offsetExpirationCondition): all offsets of an Empty
+// group once the retention has passed since it became empty (or since the
+// commit, when that is unknown); offsets of topics no longer subscribed in
+// a Stable consumer group, counted from the commit; offsets of standalone
+// consumers, counted from the commit. Explicit expire times (OffsetCommit
+// v2-4 retention) win. An Empty group left without offsets is deleted.
+func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup bool) {
+	nowMs := now.UnixMilli()
+	retention := c.cfg.OffsetsRetention.Milliseconds()
+	var base func(e offsetEntry) int64
+	var skip map[string]bool
+	switch {
+	case g.protocolType == "" && g.state == Empty:
+		base = func(e offsetEntry) int64 { return e.commitTime }
+	case g.state == Empty:
+		base = func(e offsetEntry) int64 {
+			if !g.stateSince.IsZero() {
+				return g.stateSince.UnixMilli()
+			}
+			return e.commitTime
+		}
+	case g.state == Stable:
+		topics, known := g.subscribedTopics()
+		if !known {
+			return false
+		}
+		skip = topics
+		base = func(e offsetEntry) int64 { return e.commitTime }
+	default:
+		return false
+	}
+	var expired []topicPartition
+	for tp, e := range g.offsets {
+		if skip[tp.topic] {
+			continue
+		}
+		if (e.expireTime >= 0 && nowMs >= e.expireTime) || (e.expireTime < 0 && nowMs-base(e) >= retention) {
+			expired = append(expired, tp)
+		}
+	}
+	if len(expired) > 0 {
+		if err := c.deleteOffsets(g, expired); err != nil {
+			c.logger.Warn("expiring offsets failed", "group", g.id, "err", err)
+			return false
+		}
+		c.logger.Info("expired offsets", "group", g.id, "partitions", len(expired))
+	}
+	return g.state == Empty && len(g.offsets) == 0
+}

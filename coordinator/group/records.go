@@ -1,0 +1,296 @@
+package group
+
+import (
+	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The record versions written, as Kafka 4 writes them: OffsetCommitKey v1,
+// OffsetCommitValue v3 (v1 when the commit carries an expire time),
+// GroupMetadataKey v2, GroupMetadataValue v3.
+const (
+	offsetKeyVersion   = 1
+	offsetValueVersion = 3
+	groupKeyVersion    = 2
+	groupValueVersion  = 3
+)
+
+type keyValue struct{ key, value []byte }
+
+// write appends records to the group's partition as one batch.
+func (c *Coordinator) write(g *classicGroup, kvs []keyValue) error {
+	now := c.clock.Now().UnixMilli()
+	recs := make([]protocol.Record, len(kvs))
+	for i, kv := range kvs {
+		recs[i] = protocol.Record{Offset: int64(i), Timestamp: now, Key: kv.key, Value: kv.value}
+	}
+	h := protocol.BatchHeader{
+		PartitionLeaderEpoch: -1, Attributes: int16(c.cfg.Compression),
+		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+	}
+	batch, err := protocol.AppendBatch(nil, h, recs)
+	if err != nil {
+		return err
+	}
+	return c.log.Append(g.partition, batch)
+}
+
+func groupKey(id string) []byte {
+	k := kmsg.GroupMetadataKey{Version: groupKeyVersion, Group: id}
+	return k.AppendTo(nil)
+}
+
+func offsetKey(group string, tp topicPartition) []byte {
+	k := kmsg.OffsetCommitKey{Version: offsetKeyVersion, Group: group, Topic: tp.topic, Partition: tp.partition}
+	return k.AppendTo(nil)
+}
+
+// storeGroup writes the group's metadata: generation, protocol, leader and
+// every member with its subscription and assignment.
+func (c *Coordinator) storeGroup(g *classicGroup) error {
+	v := kmsg.GroupMetadataValue{
+		Version:               groupValueVersion,
+		ProtocolType:          g.protocolType,
+		Generation:            g.generation,
+		CurrentStateTimestamp: -1,
+	}
+	if g.protocol != "" {
+		p := g.protocol
+		v.Protocol = &p
+	}
+	if g.leader != "" && len(g.members) > 0 {
+		l := g.leader
+		v.Leader = &l
+	}
+	if !g.stateSince.IsZero() {
+		v.CurrentStateTimestamp = g.stateSince.UnixMilli()
+	}
+	for _, m := range g.sortedMembers() {
+		v.Members = append(v.Members, kmsg.GroupMetadataValueMember{
+			MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost,
+			RebalanceTimeoutMillis: int32(m.rebalanceTimeout.Milliseconds()),
+			SessionTimeoutMillis:   int32(m.sessionTimeout.Milliseconds()),
+			Subscription:           orEmpty(m.metadataFor(g.protocol)),
+			Assignment:             orEmpty(m.assignment),
+		})
+	}
+	return c.write(g, []keyValue{{groupKey(g.id), v.AppendTo(nil)}})
+}
+
+func orEmpty(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func (c *Coordinator) storeOffsets(g *classicGroup, commits []offsetCommit) error {
+	kvs := make([]keyValue, len(commits))
+	for i, cm := range commits {
+		v := kmsg.OffsetCommitValue{
+			Version: offsetValueVersion, Offset: cm.entry.offset, LeaderEpoch: cm.entry.leaderEpoch,
+			Metadata: cm.entry.metadata, CommitTimestamp: cm.entry.commitTime,
+		}
+		if cm.entry.expireTime >= 0 {
+			v.Version, v.ExpireTimestamp = 1, cm.entry.expireTime
+		}
+		kvs[i] = keyValue{offsetKey(g.id, cm.tp), v.AppendTo(nil)}
+	}
+	return c.write(g, kvs)
+}
+
+// deleteOffsets writes tombstones for the partitions and forgets them.
+func (c *Coordinator) deleteOffsets(g *classicGroup, tps []topicPartition) error {
+	kvs := make([]keyValue, len(tps))
+	for i, tp := range tps {
+		kvs[i] = keyValue{key: offsetKey(g.id, tp)}
+	}
+	if err := c.write(g, kvs); err != nil {
+		return err
+	}
+	for _, tp := range tps {
+		delete(g.offsets, tp)
+	}
+	return nil
+}
+
+// deleteGroup writes tombstones for the group and all its offsets and
+// marks it Dead; the caller removes it from the map.
+func (c *Coordinator) deleteGroup(g *classicGroup) error {
+	kvs := make([]keyValue, 0, len(g.offsets)+1)
+	for tp := range g.offsets {
+		kvs = append(kvs, keyValue{key: offsetKey(g.id, tp)})
+	}
+	kvs = append(kvs, keyValue{key: groupKey(g.id)})
+	if err := c.write(g, kvs); err != nil {
+		return err
+	}
+	clear(g.offsets)
+	g.transition(Dead, c.clock.Now())
+	return nil
+}
+
+// replayer rebuilds groups from a partition's records: the last record of
+// each key wins and a tombstone removes it, as compaction would leave it.
+type replayer struct {
+	partition int32
+	metadata  map[string]*kmsg.GroupMetadataValue
+	offsets   map[string]map[topicPartition]offsetEntry
+	err       error
+}
+
+func newReplayer(partition int32) *replayer {
+	return &replayer{
+		partition: partition,
+		metadata:  map[string]*kmsg.GroupMetadataValue{},
+		offsets:   map[string]map[topicPartition]offsetEntry{},
+	}
+}
+
+func (r *replayer) batches(b []byte) error {
+	for len(b) > 0 {
+		h, err := protocol.ParseBatchHeader(b)
+		if err != nil {
+			return err
+		}
+		n := h.Size()
+		if n > len(b) {
+			return protocol.ErrShortBatch
+		}
+		batch := b[:n]
+		b = b[n:]
+		if h.Attributes&protocol.AttrControl != 0 {
+			continue
+		}
+		if err := protocol.Records(batch, r.record); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *replayer) record(rec *protocol.Record) error {
+	if len(rec.Key) < 2 {
+		return nil
+	}
+	switch version := int16(rec.Key[0])<<8 | int16(rec.Key[1]); version {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(rec.Key); err != nil {
+			return err
+		}
+		tp := topicPartition{k.Topic, k.Partition}
+		if rec.Value == nil {
+			delete(r.offsets[k.Group], tp)
+			return nil
+		}
+		var v kmsg.OffsetCommitValue
+		if err := v.ReadFrom(rec.Value); err != nil {
+			return err
+		}
+		if r.offsets[k.Group] == nil {
+			r.offsets[k.Group] = map[topicPartition]offsetEntry{}
+		}
+		e := offsetEntry{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: -1}
+		if v.Version >= 3 {
+			e.leaderEpoch = v.LeaderEpoch
+		}
+		if v.Version == 1 {
+			e.expireTime = v.ExpireTimestamp
+		}
+		r.offsets[k.Group][tp] = e
+	case 2:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(rec.Key); err != nil {
+			return err
+		}
+		if rec.Value == nil {
+			delete(r.metadata, k.Group)
+			delete(r.offsets, k.Group)
+			return nil
+		}
+		v := new(kmsg.GroupMetadataValue)
+		if err := v.ReadFrom(rec.Value); err != nil {
+			return err
+		}
+		// ReadFrom may alias the record's memory, which is reused.
+		cp := *v
+		cp.Members = nil
+		for _, m := range v.Members {
+			m.Subscription = append([]byte{}, m.Subscription...)
+			m.Assignment = append([]byte{}, m.Assignment...)
+			cp.Members = append(cp.Members, m)
+		}
+		r.metadata[k.Group] = &cp
+	}
+	// Other key versions are the records of KIP-848 consumer groups and
+	// share groups, which this coordinator does not serve.
+	return nil
+}
+
+// groups turns what was replayed into groups: with members, Stable; with
+// only offsets, Empty.
+func (r *replayer) groups(now time.Time) map[string]*classicGroup {
+	out := map[string]*classicGroup{}
+	get := func(id string) *classicGroup {
+		g := out[id]
+		if g == nil {
+			g = newGroup(id, r.partition, time.Time{})
+			out[id] = g
+		}
+		return g
+	}
+	for id, v := range r.metadata {
+		g := get(id)
+		g.generation = v.Generation
+		g.protocolType = v.ProtocolType
+		if v.Protocol != nil {
+			g.protocol = *v.Protocol
+		}
+		if v.CurrentStateTimestamp >= 0 {
+			g.stateSince = time.UnixMilli(v.CurrentStateTimestamp)
+		}
+		for _, vm := range v.Members {
+			rebalance := vm.RebalanceTimeoutMillis
+			if rebalance < 0 {
+				rebalance = vm.SessionTimeoutMillis
+			}
+			m := &member{
+				id: vm.MemberID, instanceID: vm.InstanceID, clientID: vm.ClientID, clientHost: vm.ClientHost,
+				rebalanceTimeout: time.Duration(rebalance) * time.Millisecond,
+				sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+				protocolType:     v.ProtocolType,
+				protocols:        []kmsg.JoinGroupRequestProtocol{{Name: g.protocol, Metadata: vm.Subscription}},
+				assignment:       vm.Assignment,
+			}
+			g.add(m)
+		}
+		// add() picked the first member; the record names the leader.
+		if v.Leader != nil {
+			if _, ok := g.members[*v.Leader]; ok {
+				g.leader = *v.Leader
+			}
+		}
+		g.protocolType = v.ProtocolType
+		if len(g.members) > 0 {
+			g.state = Stable
+		}
+	}
+	for id, offs := range r.offsets {
+		if len(offs) == 0 {
+			continue
+		}
+		g := get(id)
+		for tp, e := range offs {
+			g.offsets[tp] = e
+		}
+	}
+	for _, g := range out {
+		if g.stateSince.IsZero() && g.state != Empty {
+			g.stateSince = now
+		}
+	}
+	return out
+}

@@ -1,0 +1,320 @@
+package group
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// State is a classic group's state, named as Kafka names it in
+// ListGroups and DescribeGroups.
+type State int8
+
+const (
+	Empty State = iota
+	PreparingRebalance
+	CompletingRebalance
+	Stable
+	Dead
+)
+
+func (s State) String() string {
+	return [...]string{"Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"}[s]
+}
+
+// member is one member of a group.
+type member struct {
+	id         string
+	instanceID *string // static membership (KIP-345); nil for dynamic members
+	clientID   string
+	clientHost string
+	joinedSeq  uint64 // order of arrival: the first member is the first leader
+
+	rebalanceTimeout time.Duration
+	sessionTimeout   time.Duration
+	protocolType     string
+	protocols        []kmsg.JoinGroupRequestProtocol // in the member's order of preference
+	assignment       []byte
+
+	// A parked JoinGroup or SyncGroup, answered when the phase completes.
+	awaitingJoin    func(*kmsg.JoinGroupResponse)
+	awaitingJoinVer int16
+	awaitingSync    func(*kmsg.SyncGroupResponse)
+	isNew           bool // joined in the current rebalance and not answered yet
+
+	heartbeat timerSlot // session timeout (or new-member join timeout)
+}
+
+// timerSlot is a re-armable timer: arming bumps seq, and a callback armed
+// with an older seq knows it was cancelled or superseded.
+type timerSlot struct {
+	seq   uint64
+	timer Timer
+}
+
+func (t *timerSlot) stop() {
+	t.seq++
+	if t.timer != nil {
+		t.timer.Stop()
+		t.timer = nil
+	}
+}
+
+func (m *member) metadataFor(protocol string) []byte {
+	for _, p := range m.protocols {
+		if p.Name == protocol {
+			return p.Metadata
+		}
+	}
+	return nil
+}
+
+// sameProtocols reports whether a rejoin brings the member's current
+// protocols, names and metadata, in the same order.
+func (m *member) sameProtocols(ps []kmsg.JoinGroupRequestProtocol) bool {
+	if len(ps) != len(m.protocols) {
+		return false
+	}
+	for i := range ps {
+		if ps[i].Name != m.protocols[i].Name || string(ps[i].Metadata) != string(m.protocols[i].Metadata) {
+			return false
+		}
+	}
+	return true
+}
+
+// classicGroup is one group: its membership, rebalance progress and
+// committed offsets. Everything in it is guarded by mu.
+type classicGroup struct {
+	mu        sync.Mutex
+	id        string
+	partition int32
+
+	state      State
+	stateSince time.Time // Kafka's currentStateTimestamp; zero when unknown
+	generation int32
+
+	protocolType string // "" until a member brings one
+	protocol     string // the chosen protocol, "" when none
+	leader       string
+
+	members   map[string]*member
+	static    map[string]string     // group.instance.id -> member id
+	pending   map[string]*timerSlot // dynamic members told MEMBER_ID_REQUIRED, not joined yet
+	joinSeq   uint64                // arrival counter for members
+	awaiting  int                   // members with a parked JoinGroup
+	supported map[string]int        // protocol name -> how many members support it
+
+	pendingSync map[string]bool // members expected to SyncGroup in this generation
+
+	joinTimer       timerSlot // rebalance timeout, or the initial delay
+	delayRemaining  time.Duration
+	newMemberJoined bool // a member joined during the initial delay
+	syncTimer       timerSlot
+
+	offsets map[topicPartition]offsetEntry
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// offsetEntry is one committed offset as stored in OffsetCommitValue.
+type offsetEntry struct {
+	offset      int64
+	leaderEpoch int32
+	metadata    string
+	commitTime  int64 // ms
+	expireTime  int64 // ms; -1 unless the commit (OffsetCommit v2-4) asked for a retention
+}
+
+func newGroup(id string, partition int32, now time.Time) *classicGroup {
+	return &classicGroup{
+		id:          id,
+		partition:   partition,
+		state:       Empty,
+		stateSince:  now,
+		members:     map[string]*member{},
+		static:      map[string]string{},
+		pending:     map[string]*timerSlot{},
+		supported:   map[string]int{},
+		pendingSync: map[string]bool{},
+		offsets:     map[topicPartition]offsetEntry{},
+	}
+}
+
+func (g *classicGroup) transition(s State, now time.Time) {
+	g.state = s
+	g.stateSince = now
+}
+
+// sortedMembers lists the members in order of arrival.
+func (g *classicGroup) sortedMembers() []*member {
+	ms := make([]*member, 0, len(g.members))
+	for _, m := range g.members {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].joinedSeq < ms[j].joinedSeq })
+	return ms
+}
+
+func (g *classicGroup) add(m *member) {
+	if len(g.members) == 0 {
+		g.protocolType = m.protocolType
+	}
+	g.joinSeq++
+	m.joinedSeq = g.joinSeq
+	g.members[m.id] = m
+	if m.instanceID != nil {
+		g.static[*m.instanceID] = m.id
+	}
+	for _, p := range m.protocols {
+		g.supported[p.Name]++
+	}
+	if g.leader == "" {
+		g.leader = m.id
+	}
+	if m.awaitingJoin != nil {
+		g.awaiting++
+	}
+}
+
+// remove takes a member out of the group, stops its timers and, if it was
+// the leader, hands leadership to the earliest remaining member.
+func (g *classicGroup) remove(m *member) {
+	delete(g.members, m.id)
+	delete(g.pendingSync, m.id)
+	if m.instanceID != nil && g.static[*m.instanceID] == m.id {
+		delete(g.static, *m.instanceID)
+	}
+	for _, p := range m.protocols {
+		g.supported[p.Name]--
+	}
+	if m.awaitingJoin != nil {
+		g.awaiting--
+	}
+	m.heartbeat.stop()
+	if g.leader == m.id {
+		g.leader = ""
+		if ms := g.sortedMembers(); len(ms) > 0 {
+			g.leader = ms[0].id
+		}
+	}
+	if len(g.members) == 0 {
+		g.protocolType, g.protocol = "", ""
+	}
+}
+
+func (g *classicGroup) setProtocols(m *member, ps []kmsg.JoinGroupRequestProtocol) {
+	for _, p := range m.protocols {
+		g.supported[p.Name]--
+	}
+	m.protocols = ps
+	for _, p := range ps {
+		g.supported[p.Name]++
+	}
+}
+
+// supports reports whether a joining member can be admitted: Kafka's
+// INCONSISTENT_GROUP_PROTOCOL check. An empty group takes any non-empty
+// protocol type and protocol list; otherwise the type must match and at
+// least one of the member's protocols must be supported by every member.
+func (g *classicGroup) supports(protocolType string, ps []kmsg.JoinGroupRequestProtocol) bool {
+	if protocolType == "" || len(ps) == 0 {
+		return false
+	}
+	if len(g.members) == 0 {
+		return true
+	}
+	if protocolType != g.protocolType {
+		return false
+	}
+	for _, p := range ps {
+		if g.supported[p.Name] == len(g.members) {
+			return true
+		}
+	}
+	return false
+}
+
+// selectProtocol lets every member vote for its most preferred protocol
+// among those all members support; the most votes win, ties going to the
+// protocol preferred by the earliest member.
+func (g *classicGroup) selectProtocol() string {
+	votes := map[string]int{}
+	ms := g.sortedMembers()
+	for _, m := range ms {
+		for _, p := range m.protocols {
+			if g.supported[p.Name] == len(g.members) {
+				votes[p.Name]++
+				break
+			}
+		}
+	}
+	best := ""
+	for _, m := range ms {
+		for _, p := range m.protocols {
+			if n, ok := votes[p.Name]; ok && (best == "" || n > votes[best]) {
+				best = p.Name
+			}
+		}
+	}
+	return best
+}
+
+func (g *classicGroup) rebalanceTimeout() time.Duration {
+	var d time.Duration
+	for _, m := range g.members {
+		d = max(d, m.rebalanceTimeout)
+	}
+	return d
+}
+
+func (g *classicGroup) allJoined() bool {
+	return g.awaiting == len(g.members) && len(g.pending) == 0
+}
+
+// canRebalance: a rebalance starts from Empty, Stable or CompletingRebalance.
+func (g *classicGroup) canRebalance() bool {
+	return g.state == Empty || g.state == Stable || g.state == CompletingRebalance
+}
+
+// validateMember is Kafka's ClassicGroup.validateMember.
+func (g *classicGroup) validateMember(memberID string, instanceID *string) int16 {
+	if instanceID != nil {
+		existing, ok := g.static[*instanceID]
+		if !ok {
+			return errUnknownMemberID
+		}
+		if existing != memberID {
+			return errFencedInstanceID
+		}
+	}
+	if _, ok := g.members[memberID]; !ok {
+		return errUnknownMemberID
+	}
+	return 0
+}
+
+// subscribedTopics returns the topics the members subscribe to, read from
+// their consumer-protocol metadata, and whether they could be known (the
+// group uses the "consumer" protocol type and every subscription parsed).
+func (g *classicGroup) subscribedTopics() (map[string]bool, bool) {
+	if g.protocolType != "consumer" || g.protocol == "" {
+		return nil, false
+	}
+	topics := map[string]bool{}
+	for _, m := range g.members {
+		var meta kmsg.ConsumerMemberMetadata
+		if err := meta.ReadFrom(m.metadataFor(g.protocol)); err != nil {
+			return nil, false
+		}
+		for _, t := range meta.Topics {
+			topics[t] = true
+		}
+	}
+	return topics, true
+}
