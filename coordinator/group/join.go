@@ -21,6 +21,8 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		fail(errInvalidGroupID, req.MemberID)
 		return
 	}
+	// The request's bytes belong to the connection's read buffer; keep copies.
+	req.Protocols = cloneProtocols(req.Protocols)
 	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
 	if session < c.cfg.MinSessionTimeout || session > c.cfg.MaxSessionTimeout {
 		fail(errInvalidSessionTimeout, req.MemberID)
@@ -464,4 +466,12 @@ func randomUUID() string {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
+}
+
+func cloneProtocols(ps []kmsg.JoinGroupRequestProtocol) []kmsg.JoinGroupRequestProtocol {
+	out := make([]kmsg.JoinGroupRequestProtocol, len(ps))
+	for i, p := range ps {
+		out[i] = kmsg.JoinGroupRequestProtocol{Name: p.Name, Metadata: append([]byte{}, p.Metadata...)}
+	}
+	return out
 }

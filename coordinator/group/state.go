@@ -203,9 +203,8 @@ func (g *classicGroup) remove(m *member) {
 			g.leader = ms[0].id
 		}
 	}
-	if len(g.members) == 0 {
-		g.protocolType, g.protocol = "", ""
-	}
+	// An empty group keeps its protocol type, as Kafka's does: admin tools
+	// list it as a consumer group.
 }
 
 func (g *classicGroup) setProtocols(m *member, ps []kmsg.JoinGroupRequestProtocol) {

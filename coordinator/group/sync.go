@@ -43,7 +43,7 @@ func (c *Coordinator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.S
 		}
 		assignments := map[string][]byte{}
 		for _, a := range req.GroupAssignment {
-			assignments[a.MemberID] = a.MemberAssignment
+			assignments[a.MemberID] = append([]byte{}, a.MemberAssignment...) // the request's buffer is reused
 		}
 		for _, o := range g.members {
 			o.assignment = assignments[o.id]
