@@ -1,7 +1,8 @@
 package broker
 
 // FindCoordinator, versions 0-6 (batched CoordinatorKeys from v4).
-// This single node coordinates every group. Transaction coordination is
+// This single node coordinates every group; the first group key creates
+// __consumer_offsets, as in Kafka. Transaction coordination is
 // not served yet: transactional keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 // as InitProducerId does.
 
@@ -18,6 +19,9 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	answer := func(key string) (int16, int32, string, int32) {
 		switch req.CoordinatorType {
 		case coordinatorKeyGroup:
+			if code := b.groups.ensureTopic(); code != 0 {
+				return code, -1, "", -1
+			}
 			return 0, b.cfg.NodeID, host, int32(port)
 		case coordinatorKeyTransaction:
 			return errTxnIDAuthFailed, -1, "", -1

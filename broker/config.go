@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/logstore"
 )
 
@@ -29,6 +30,11 @@ type Config struct {
 	MessageTimestampType     string // CreateTime or LogAppendTime
 	FetchSessionCacheSlots   int
 	Log                      logstore.Config
+
+	// The group coordinator's settings (group.*, offsets.*) and the
+	// segment size of its topic (offsets.topic.segment.bytes).
+	Groups              group.Config
+	OffsetsSegmentBytes int64
 
 	// values holds every recognised key with its effective value as text;
 	// explicit marks the keys set by the user, for DescribeConfigs sources.
@@ -186,11 +192,11 @@ var knownUnusedKeys = map[string]bool{
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
 	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
-	"offsets.topic.replication.factor": true, "transaction.state.log.replication.factor": true,
+	"transaction.state.log.replication.factor": true,
 	"transaction.state.log.min.isr": true, "share.coordinator.state.topic.replication.factor": true,
 	"share.coordinator.state.topic.min.isr": true, "log.retention.hours": true,
 	"log.retention.minutes": true, "log.retention.ms": true, "log.retention.bytes": true,
-	"log.retention.check.interval.ms": true, "group.initial.rebalance.delay.ms": true,
+	"log.retention.check.interval.ms": true,
 	"broker.id": true,
 }
 

@@ -24,12 +24,21 @@ type conn struct {
 	out      chan []byte
 	done     chan struct{} // closed when the connection closes
 	once     sync.Once
+	clientID string // from the latest request header, for the group coordinator
 }
 
 const maxRetainedFrame = 1 << 20
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
 	return &conn{b: b, nc: nc, listener: l, out: make(chan []byte, 64), done: make(chan struct{})}
+}
+
+// clientHost is the client's address as Kafka reports it in DescribeGroups.
+func (c *conn) clientHost() string {
+	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+		return "/" + a.IP.String()
+	}
+	return c.nc.RemoteAddr().String()
 }
 
 func (c *conn) close() {
@@ -124,9 +133,12 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 	if version < h.min || version > h.max {
 		return nil, fmt.Errorf("request for %s v%d, outside the served range v%d-v%d", kmsg.NameForKey(key), version, h.min, h.max)
 	}
-	_, body, err := protocol.ParseRequestHeader(frame)
+	hdr, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
 		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
+	}
+	if hdr.ClientID != nil {
+		c.clientID = *hdr.ClientID
 	}
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)

@@ -24,6 +24,7 @@ type Broker struct {
 	topics      *topicRegistry
 	sessions    *fetchSessionCache
 	producerIDs *producerIDAllocator
+	groups      *groupCoordinator
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -65,6 +66,8 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
+	b.groups = newGroupCoordinator(b)
+	b.groups.start()
 	for _, l := range cfg.clientListeners() {
 		addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
 		ln, err := net.Listen("tcp", addr)
@@ -138,6 +141,9 @@ func (b *Broker) Close() error {
 		c.close()
 	}
 	b.mu.Unlock()
+	if b.groups != nil {
+		b.groups.Close()
+	}
 	b.wg.Wait()
 	b.topics.wakeAll()
 	err := b.dir.Close()

@@ -35,6 +35,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 			got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 		}
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 18: {0, 4},
+			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 			19: {2, 7}, 20: {1, 6}, 22: {0, 5}, 32: {1, 4}, 37: {0, 3}, 60: {0, 2}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
@@ -89,7 +90,8 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 		{kmsg.NewPtrProduceRequest(), 2},
 		{kmsg.NewPtrFetchRequest(), 3},
 		{kmsg.NewPtrMetadataRequest(), 14},
-		{kmsg.NewPtrJoinGroupRequest(), 0}, // not served at all
+		{kmsg.NewPtrOffsetCommitRequest(), 1}, // removed in Kafka 4
+		{kmsg.NewPtrEndTxnRequest(), 0},       // not served at all
 	} {
 		rc := dialRaw(t, b)
 		tc.req.SetVersion(tc.version)

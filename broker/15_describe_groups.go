@@ -1,0 +1,9 @@
+package broker
+
+// DescribeGroups, versions 0-6.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleDescribeGroups(b *Broker, c *conn, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
+	return b.groups.DescribeGroups(req), nil
+}
