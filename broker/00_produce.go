@@ -39,6 +39,10 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				sp.ErrorCode = unknownCode
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
+			case isInternal(t.name) && c.clientID != adminClientID:
+				sp.ErrorCode = errInvalidTopic
+				m := "Cannot append to internal topic " + t.name
+				sp.ErrorMessage = &m
 			default:
 				var msg string
 				sp.ErrorCode, msg = b.appendRecords(p, req.Version, rp.Records, &sp)

@@ -16,6 +16,10 @@ import (
 // metadata, written by the group coordinator.
 const offsetsTopic = "__consumer_offsets"
 
+// adminClientID is the client id allowed to produce to internal topics,
+// as in Kafka (AdminUtils.ADMIN_CLIENT_ID).
+const adminClientID = "__admin_client"
+
 // groupCoordinator joins the group coordinator to this broker: it creates
 // __consumer_offsets on first need (as Kafka does, on the first
 // FindCoordinator for a group), loads its partitions, and is the

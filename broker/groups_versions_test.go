@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -343,5 +344,21 @@ func TestGroupRequestErrors(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("%s not in Metadata", offsetsTopic)
+	}
+}
+
+// Clients cannot write to __consumer_offsets: INVALID_TOPIC_EXCEPTION, as
+// Kafka's ReplicaManager answers.
+func TestProduceToOffsetsTopicRefused(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	findCoordinatorRaw(t, rc, "g")
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: offsetsTopic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(1, "x", -1, -1, -1, time.Now().UnixMilli())}}}}
+	resp := rc.request(req).(*kmsg.ProduceResponse)
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.InvalidTopicException.Code {
+		t.Fatalf("produce to %s: %d, want INVALID_TOPIC_EXCEPTION", offsetsTopic, code)
 	}
 }
