@@ -26,11 +26,18 @@ type Dir struct {
 	logs   map[TopicPartition]*Log
 	closed bool
 
-	// The background flusher.
+	// The background workers: the flusher, the retention checker and the
+	// cleaner threads; stop ends them all.
 	timing             sync.Mutex
 	flushCheckInterval time.Duration // log.flush.scheduler.interval.ms
 	checkpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
-	stop, done         chan struct{}
+	retentionInterval  time.Duration // log.retention.check.interval.ms
+	stop               chan struct{}
+	workers            sync.WaitGroup
+	kickRetention      chan struct{} // a pass soon, after DeleteRecords
+
+	deleter *fileDeleter // removes retired segment files after file.delete.delay.ms
+	cleaner *cleaner     // the log cleaner (cleaner.go)
 
 	recoveredSegments int // segments scanned by recovery in OpenDir (for tests)
 }
@@ -58,8 +65,10 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir
 		logs:               map[TopicPartition]*Log{},
 		flushCheckInterval: DefaultFlushCheckInterval,
 		checkpointInterval: DefaultCheckpointInterval,
+		retentionInterval:  DefaultRetentionCheckInterval,
 		stop:               make(chan struct{}),
-		done:               make(chan struct{}),
+		kickRetention:      make(chan struct{}, 1),
+		deleter:            newFileDeleter(),
 	}
 	var err error
 	if d.lock, err = lockDir(path); err != nil {
@@ -80,6 +89,9 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir
 	if err := d.loadLogs(defaults); err != nil {
 		return nil, err
 	}
+	if d.cleaner, err = newCleaner(d); err != nil {
+		return nil, err
+	}
 	if err := os.Remove(filepath.Join(path, cleanShutdownFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -87,7 +99,10 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir
 		return nil, err
 	}
 	ok = true
+	d.workers.Add(2)
 	go d.flusher()
+	go d.retainer()
+	d.cleaner.start(DefaultCleanerThreads, DefaultCleanerBackoff)
 	return d, nil
 }
 
@@ -176,6 +191,7 @@ func (d *Dir) loadLogs(defaults Config) error {
 		if err != nil {
 			return fmt.Errorf("open %s: %w", name, err)
 		}
+		l.owner = d
 		d.logs[tp] = l
 		d.recoveredSegments += l.recoveredSegments
 	}
@@ -229,13 +245,15 @@ func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, 
 	if err != nil {
 		return nil, fmt.Errorf("create log %s: %w", tp, err)
 	}
+	l.owner = d
 	d.logs[tp] = l
 	return l, nil
 }
 
 // DeleteLog closes a partition's log and removes its directory (renamed
 // first to <topic>-<partition>.<uuid>-delete, so a crash midway leaves
-// something OpenDir finishes deleting).
+// something OpenDir finishes deleting). A clean of the log in progress is
+// aborted first.
 func (d *Dir) DeleteLog(tp TopicPartition) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -243,7 +261,11 @@ func (d *Dir) DeleteLog(tp TopicPartition) error {
 	if l == nil {
 		return fmt.Errorf("no log %s", tp)
 	}
+	l.cleanAbort.Store(true)
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
 	delete(d.logs, tp)
+	d.cleaner.forget(tp)
 	l.crash() // nothing of it needs to reach the disk any more
 	doomed := filepath.Join(d.path, deleteDirName(tp))
 	if err := os.Rename(l.dir, doomed); err != nil {
@@ -265,27 +287,51 @@ func (d *Dir) Checkpoint() error {
 
 func (d *Dir) checkpointLocked() error {
 	rps := make(map[TopicPartition]int64, len(d.logs))
-	starts := map[TopicPartition]int64{}
 	hws := make(map[TopicPartition]int64, len(d.logs))
 	for tp, l := range d.logs {
 		rps[tp] = l.RecoveryPoint()
 		hws[tp] = l.HighWatermark()
+	}
+	return errors.Join(
+		writeOffsetCheckpoint(filepath.Join(d.path, recoveryPointFile), rps),
+		d.writeLogStartsLocked(),
+		writeOffsetCheckpoint(filepath.Join(d.path, replicationFile), hws),
+	)
+}
+
+// writeLogStartsLocked writes log-start-offset-checkpoint: the partitions
+// whose log start offset is above their first segment's base, as Kafka.
+func (d *Dir) writeLogStartsLocked() error {
+	starts := map[TopicPartition]int64{}
+	for tp, l := range d.logs {
 		if start := l.LogStartOffset(); start > l.segments()[0].base {
 			starts[tp] = start
 		}
 	}
-	return errors.Join(
-		writeOffsetCheckpoint(filepath.Join(d.path, recoveryPointFile), rps),
-		writeOffsetCheckpoint(filepath.Join(d.path, logStartFile), starts),
-		writeOffsetCheckpoint(filepath.Join(d.path, replicationFile), hws),
-	)
+	return writeOffsetCheckpoint(filepath.Join(d.path, logStartFile), starts)
+}
+
+// logStartMoved is called by a log whose start offset DeleteRecords moved:
+// the checkpoint is written at once, and a retention pass is asked for to
+// delete the segments now wholly below the start.
+func (d *Dir) logStartMoved() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	select {
+	case d.kickRetention <- struct{}{}:
+	default:
+	}
+	return d.writeLogStartsLocked()
 }
 
 // Close stops the flusher, closes every log (flush, last index entries,
 // producer snapshots), writes the checkpoints and then the clean-shutdown
 // marker, which lets the next OpenDir skip recovery.
 func (d *Dir) Close() error {
-	if !d.stopFlusher() {
+	if !d.stopWorkers() {
 		return nil
 	}
 	d.mu.Lock()
@@ -296,6 +342,7 @@ func (d *Dir) Close() error {
 			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
 		}
 	}
+	d.deleter.flush()
 	errs = append(errs, d.checkpointLocked())
 	if err := errors.Join(errs...); err != nil {
 		d.unlock()
@@ -306,9 +353,9 @@ func (d *Dir) Close() error {
 	return err
 }
 
-// stopFlusher marks the dir closed and waits for the background flusher
+// stopWorkers marks the dir closed and waits for the background workers
 // to end; it reports false if the dir was already closed.
-func (d *Dir) stopFlusher() bool {
+func (d *Dir) stopWorkers() bool {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -317,16 +364,18 @@ func (d *Dir) stopFlusher() bool {
 	d.closed = true
 	d.mu.Unlock()
 	close(d.stop)
-	<-d.done
+	d.cleaner.shutdown()
+	d.workers.Wait()
 	return true
 }
 
 // crash stops everything without writing anything, as if the process had
 // died (for tests).
 func (d *Dir) crash() {
-	if !d.stopFlusher() {
+	if !d.stopWorkers() {
 		return
 	}
+	d.deleter.abandon()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, l := range d.logs {
@@ -360,7 +409,7 @@ func (d *Dir) intervals() (time.Duration, time.Duration) {
 // flusher flushes logs whose flush.ms has passed and checkpoints the
 // recovery points periodically, until Close.
 func (d *Dir) flusher() {
-	defer close(d.done)
+	defer d.workers.Done()
 	lastCheckpoint := time.Now()
 	check, _ := d.intervals()
 	t := time.NewTimer(check)
@@ -392,4 +441,74 @@ func (d *Dir) flusher() {
 		}
 		t.Reset(check)
 	}
+}
+
+// SetRetentionCheckInterval sets how often retention runs over every log
+// (Kafka's log.retention.check.interval.ms, default 5 minutes); the next
+// pass comes one new interval from now.
+func (d *Dir) SetRetentionCheckInterval(iv time.Duration) {
+	d.timing.Lock()
+	d.retentionInterval = max(iv, time.Millisecond)
+	d.timing.Unlock()
+	select {
+	case d.kickRetention <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Dir) retentionEvery() time.Duration {
+	d.timing.Lock()
+	defer d.timing.Unlock()
+	return d.retentionInterval
+}
+
+// retainer runs a retention pass every retention check interval, and soon
+// after DeleteRecords moved a log start offset, until Close.
+func (d *Dir) retainer() {
+	defer d.workers.Done()
+	t := time.NewTimer(d.retentionEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.kickRetention:
+		case <-t.C:
+		}
+		if err := d.retentionPass(false); err != nil {
+			slog.Error("logstore: retention failed", "dir", d.path, "err", err)
+		}
+		t.Reset(d.retentionEvery())
+	}
+}
+
+// RunRetentionNow runs one retention pass over every log (see
+// retention.go) and, if any log start offset moved, writes
+// log-start-offset-checkpoint. A log being cleaned is waited for (the
+// background passes skip it until the next interval).
+func (d *Dir) RunRetentionNow() error { return d.retentionPass(true) }
+
+func (d *Dir) retentionPass(wait bool) error {
+	now := time.Now().UnixMilli()
+	var errs []error
+	deleted := 0
+	for _, l := range d.Logs() {
+		if wait {
+			l.cleanMu.Lock()
+		} else if !l.cleanMu.TryLock() {
+			continue
+		}
+		n, err := l.deleteOldSegments(now)
+		l.cleanMu.Unlock()
+		deleted += n
+		errs = append(errs, err)
+	}
+	if deleted > 0 {
+		d.mu.Lock()
+		if !d.closed {
+			errs = append(errs, d.writeLogStartsLocked())
+		}
+		d.mu.Unlock()
+	}
+	return errors.Join(errs...)
 }

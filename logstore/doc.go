@@ -13,6 +13,7 @@
 //	  recovery-point-offset-checkpoint    flushed-up-to offset per partition
 //	  log-start-offset-checkpoint         log start offset per partition
 //	  replication-offset-checkpoint       high watermark per partition
+//	  cleaner-offset-checkpoint           first dirty offset per compacted partition
 //	  <topic>-<partition>/
 //	    partition.metadata                the topic id (text)
 //	    leader-epoch-checkpoint           leader epoch -> start offset (text)
@@ -20,12 +21,20 @@
 //	    00000000000000000000.index        offset index
 //	    00000000000000000000.timeindex    time index
 //	    00000000000000000042.snapshot     producer state as of offset 42
+//	    00000000000000000000.log.deleted  (and .index.deleted, .timeindex.deleted)
+//	                                      a segment retention or the cleaner took out,
+//	                                      removed after file.delete.delay.ms
+//	    00000000000000000000.log.cleaned  (and indexes) a segment the cleaner is writing
+//	    00000000000000000000.log.swap     (and indexes) a cleaned segment being swapped in
 //
 // Segment and snapshot files are named by an offset written as 20 decimal
 // digits, zero padded: the segment's base offset (every offset in it is >= the
 // base and < the next segment's base), or for a snapshot the log end offset
 // the snapshot was taken at. A partition directory being deleted is renamed
-// first to <topic>-<partition>.<32 hex digits>-delete.
+// first to <topic>-<partition>.<32 hex digits>-delete. The .deleted,
+// .cleaned and .swap suffixes go after a segment file's own; on open,
+// .deleted files are removed and an interrupted swap is finished or undone
+// by Kafka's rules (swap.go).
 //
 // All integers in binary files are big-endian. Text files use "\n" line
 // ends and are replaced atomically: written to <name>.tmp, fsynced, renamed
@@ -126,10 +135,32 @@
 //	leader-epoch-checkpoint:             "0\n2\n0 0\n3 1500\n"    (epoch startOffset)
 //	recovery-point-offset-checkpoint,
 //	log-start-offset-checkpoint,
-//	replication-offset-checkpoint:       "0\n1\nmy-topic 0 1500\n" (topic partition offset)
+//	replication-offset-checkpoint,
+//	cleaner-offset-checkpoint:           "0\n1\nmy-topic 0 1500\n" (topic partition offset)
 //
 // log-start-offset-checkpoint lists only partitions whose log start offset
-// is above their first segment's base offset, as Kafka does.
+// is above their first segment's base offset, as Kafka does; it is written
+// with the others, and at once when DeleteRecords moves a start.
+// cleaner-offset-checkpoint holds, for each partition the cleaner has
+// cleaned, the offset where its dirty (not yet cleaned) section starts; it
+// is rewritten after every clean.
+//
+// When retention moves a log start offset past leader epoch starts, the
+// leader-epoch-checkpoint keeps the last epoch starting at or below it,
+// moved to start there (Kafka's truncateFromStart), and producer snapshots
+// below it are removed.
+//
+// # Log lifecycle
+//
+// Retention (retention.go): every log.retention.check.interval.ms whole
+// segments go from the start of each log: those below the log start offset
+// (moved by DeleteRecords), and with the delete policy those beyond
+// retention.bytes or retention.ms, the active one included once everything
+// has expired (a new empty segment is rolled first). Compaction (clean.go,
+// cleaner.go): log.cleaner.threads goroutines pick the compacted log with
+// the highest dirty ratio and rewrite its segments keeping each key's
+// newest record, tombstones until their delete horizon (KIP-534 batch
+// attribute bit 6), offsets and batch headers as Kafka keeps them.
 //
 // # partition.metadata
 //
@@ -171,7 +202,11 @@
 // end offset are atomics stored only after the bytes are written, and each
 // segment's in-memory indexes sit behind their own RWMutex held for
 // nanoseconds. Indexes of segments other than the active one are read into
-// memory on first use. Lock order: Dir.mu, Log.flushMu, Log.mu, segment.mu.
+// memory on first use. Retention and the cleaner work on a log under its
+// cleanMu, one at a time, and take Log.mu only to change the segment list;
+// the segments they take out stay open until file.delete.delay.ms has
+// passed, so reads that loaded the old list finish. Lock order: Dir.mu,
+// Log.cleanMu, cleaner.mu, Log.flushMu, Log.mu, segment.mu.
 //
 // # Where Gregor differs from Kafka
 //

@@ -74,3 +74,20 @@ func (c *epochCache) bytes() []byte {
 }
 
 func (c *epochCache) write() error { return WriteFileAtomic(c.path, c.bytes()) }
+
+// truncateFromStart forgets the epochs that start at or below startOffset
+// (the log start moved there), keeping the last of them as starting at
+// startOffset, as Kafka's LeaderEpochFileCache.truncateFromStart. It
+// reports whether anything changed.
+func (c *epochCache) truncateFromStart(startOffset int64) bool {
+	n := 0
+	for n < len(c.entries) && c.entries[n].StartOffset <= startOffset {
+		n++
+	}
+	if n == 0 || (n == 1 && c.entries[0].StartOffset == startOffset) {
+		return false
+	}
+	kept := epochEntry{c.entries[n-1].Epoch, startOffset}
+	c.entries = append([]epochEntry{kept}, c.entries[n:]...)
+	return true
+}

@@ -27,6 +27,13 @@ const (
 	recoveryPointFile  = "recovery-point-offset-checkpoint"
 	logStartFile       = "log-start-offset-checkpoint"
 	replicationFile    = "replication-offset-checkpoint"
+	cleanerFile        = "cleaner-offset-checkpoint"
+
+	// Extra suffixes of segment files being swapped or deleted (Kafka's
+	// CleanedFileSuffix, SwapFileSuffix, DeletedFileSuffix).
+	cleanedSuffix = ".cleaned"
+	swapSuffix    = ".swap"
+	deletedSuffix = ".deleted"
 )
 
 // offsetName is the 20-digit, zero-padded file name prefix for an offset.
@@ -48,6 +55,15 @@ func parseOffsetName(name, suffix string) (int64, bool) {
 		return 0, false
 	}
 	return off, true
+}
+
+// parseOffsetPrefix returns the offset naming a file like
+// 00000000000000000042.log.swap: 20 digits and a dot.
+func parseOffsetPrefix(name string) (int64, bool) {
+	if len(name) < 21 || name[20] != '.' {
+		return 0, false
+	}
+	return parseOffsetName(name[:20], "")
 }
 
 // partitionDirName is <topic>-<partition>.

@@ -186,7 +186,8 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	}
 	l.recoveryPoint.Store(rp)
 
-	if l.epochs.truncateFromEnd(end) || l.recoveredSegments > 0 {
+	cutStart := l.epochs.truncateFromStart(l.logStart.Load())
+	if l.epochs.truncateFromEnd(end) || cutStart || l.recoveredSegments > 0 {
 		if err := l.epochs.write(); err != nil {
 			return fail(storageErr("write leader-epoch-checkpoint", err))
 		}
@@ -197,10 +198,14 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	return l, nil
 }
 
-// scanPartitionDir lists the segment base offsets in a partition dir and
-// removes leftovers: temporary files, Kafka's .cleaned/.swap/.deleted files,
-// and index files without a .log. It also reports which segments lack an index.
+// scanPartitionDir lists the segment base offsets in a partition dir after
+// finishing or undoing an interrupted swap (.deleted, .cleaned and .swap
+// files, see swap.go), and removes leftovers: temporary files and index
+// files without a .log. It also reports which segments lack an index.
 func scanPartitionDir(dir string) ([]int64, map[int64]bool, error) {
+	if err := completeSwaps(dir); err != nil {
+		return nil, nil, err
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, err
@@ -212,9 +217,7 @@ func scanPartitionDir(dir string) ([]int64, map[int64]bool, error) {
 		if !de.Type().IsRegular() {
 			continue
 		}
-		switch {
-		case strings.HasSuffix(name, tmpSuffix), strings.HasSuffix(name, ".cleaned"),
-			strings.HasSuffix(name, ".swap"), strings.HasSuffix(name, ".deleted"):
+		if strings.HasSuffix(name, tmpSuffix) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
 				return nil, nil, err
 			}

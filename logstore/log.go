@@ -37,6 +37,14 @@ type Log struct {
 
 	flushMu sync.Mutex // serialises Flush calls
 
+	// cleanMu is held while the cleaner rewrites this log's segments or
+	// retention deletes them (one at a time); cleanAbort asks a clean in
+	// progress to stop (DeleteLog). owner is the Dir the log belongs to
+	// (delayed file deletion, checkpoints).
+	cleanMu    sync.Mutex
+	cleanAbort atomic.Bool
+	owner      *Dir
+
 	mu             sync.Mutex // appends, rolls, config, close
 	cfg            Config
 	producers      *producerState

@@ -273,3 +273,15 @@ func controlCoordinatorEpoch(batch []byte) (int32, bool) {
 	v := b[n:]
 	return int32(binary.BigEndian.Uint32(v[2:])), true
 }
+
+// firstUnstableOffset is the first offset of the oldest open transaction
+// (math.MaxInt64 when none is open); the cleaner stops below it.
+func (ps *producerState) firstUnstableOffset() int64 {
+	first := int64(math.MaxInt64)
+	for _, e := range ps.producers {
+		if e.txnFirstOffset >= 0 {
+			first = min(first, e.txnFirstOffset)
+		}
+	}
+	return first
+}

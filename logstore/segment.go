@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +16,11 @@ import (
 
 // segment is one .log file with its .index and .timeindex.
 type segment struct {
-	base int64
-	dir  string
-	log  *os.File
-	size atomic.Int64 // bytes of whole batches readers may see
+	base   int64
+	dir    string
+	suffix string // added to the file names: "", or .cleaned/.swap/.deleted while being swapped or deleted
+	log    *os.File
+	size   atomic.Int64 // bytes of whole batches readers may see
 
 	mu          sync.RWMutex // guards the fields below
 	loaded      bool         // indexes read into memory
@@ -44,19 +46,25 @@ func indexEntries(maxBytes, entrySize int) int { return max(maxBytes, 0) / entry
 
 // openSegmentFiles opens (creating if need be) the three files of a segment.
 func openSegmentFiles(dir string, base int64, cfg Config, create bool) (*segment, error) {
+	return openSegmentFilesSuffix(dir, base, "", cfg, create)
+}
+
+// openSegmentFilesSuffix is openSegmentFiles for files named with an extra
+// suffix (.cleaned for a segment the cleaner writes).
+func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, create bool) (*segment, error) {
 	flags := os.O_RDWR
 	if create {
 		flags |= os.O_CREATE | os.O_TRUNC
 	}
-	lf, err := os.OpenFile(segmentPath(dir, base, logSuffix), flags, 0o644)
+	lf, err := os.OpenFile(segmentPath(dir, base, logSuffix+suffix), flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{base: base, dir: dir, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
+	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
 	s.idx = offsetIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, offsetEntrySize)}
 	s.tidx = timeIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, timeEntrySize)}
-	if s.idx.f, err = openIndexFile(segmentPath(dir, base, indexSuffix)); err == nil {
-		s.tidx.f, err = openIndexFile(segmentPath(dir, base, timeIndexSuffix))
+	if s.idx.f, err = openIndexFile(segmentPath(dir, base, indexSuffix+suffix)); err == nil {
+		s.tidx.f, err = openIndexFile(segmentPath(dir, base, timeIndexSuffix+suffix))
 	}
 	if err == nil && create {
 		err = errors.Join(s.idx.f.Truncate(0), s.tidx.f.Truncate(0))
@@ -319,15 +327,56 @@ func (s *segment) closeFiles() error {
 	return errors.Join(errs...)
 }
 
+// segmentFileSuffixes are a segment's files, in the order they are renamed:
+// the .log first, so that a .log.swap beside a .index.cleaned tells the
+// loader that the rename to .swap did not finish (see swap.go).
+var segmentFileSuffixes = [...]string{logSuffix, indexSuffix, timeIndexSuffix}
+
 // removeFiles closes and deletes the segment's files.
 func (s *segment) removeFiles() error {
 	err := s.closeFiles()
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-		if e := os.Remove(segmentPath(s.dir, s.base, suffix)); e != nil && !errors.Is(e, os.ErrNotExist) {
+	for _, suffix := range segmentFileSuffixes {
+		if e := os.Remove(segmentPath(s.dir, s.base, suffix+s.suffix)); e != nil && !errors.Is(e, os.ErrNotExist) {
 			err = errors.Join(err, e)
 		}
 	}
 	return err
+}
+
+// renameFiles changes the extra suffix of the segment's files (Kafka's
+// LogSegment.changeFileSuffixes), calling step before each rename so that
+// tests can stop the process between any two of them. Open handles keep
+// working: readers in flight are not disturbed.
+func (s *segment) renameFiles(to string, step func(string) error) error {
+	for _, suffix := range segmentFileSuffixes {
+		from := segmentPath(s.dir, s.base, suffix+s.suffix)
+		if err := step("rename " + filepath.Base(from) + " to " + to); err != nil {
+			return err
+		}
+		if err := os.Rename(from, segmentPath(s.dir, s.base, suffix+to)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	s.suffix = to
+	return nil
+}
+
+// lastModified is the .log file's modification time in unix ms (0 if unknown).
+func (s *segment) lastModified() int64 {
+	st, err := s.log.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.ModTime().UnixMilli()
+}
+
+// largestTimestamp is Kafka's LogSegment.largestTimestamp: the largest
+// record timestamp, or the file's modification time when no record has one.
+func (s *segment) largestTimestamp() int64 {
+	if ts, _ := s.maxTimestamp(); ts >= 0 {
+		return ts
+	}
+	return s.lastModified()
 }
 
 // batchAt finds the first batch at or after pos (a batch boundary) whose
@@ -348,4 +397,25 @@ func (s *segment) batchAt(offset, pos, end int64) (h protocol.BatchHeader, at in
 			return h, at, true, nil
 		}
 	}
+}
+
+// indexBytes is the size of the segment's .index and .timeindex.
+func (s *segment) indexBytes() (int64, int64) {
+	s.ensureLoaded()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return int64(len(s.idx.entries)) * offsetEntrySize, int64(len(s.tidx.entries)) * timeEntrySize
+}
+
+// firstBatchTimestamp is the maxTimestamp of the segment's first batch
+// (Kafka's LogSegment.getFirstBatchTimestamp), -1 when it has none.
+func (s *segment) firstBatchTimestamp() int64 {
+	if s.size.Load() < protocol.BatchHeaderSize {
+		return -1
+	}
+	b := make([]byte, protocol.BatchHeaderSize)
+	if _, err := s.log.ReadAt(b, 0); err != nil {
+		return -1
+	}
+	return decodeHeader(b).MaxTimestamp
 }
