@@ -5,11 +5,15 @@ package broker
 // acks=0 gets no response (an error closes the connection, as in Kafka),
 // acks=1 and acks=-1 are answered after the local append: this node is the
 // whole ISR. Topics are named up to v12 and given by id from v13.
+// Compacted topics refuse batches with keyless records (INVALID_RECORD with
+// per-record errors), and a topic whose compression.type names a codec
+// gets each batch recompressed to it (protocol.Recompress) before append.
 // Not implemented: transactional batches (transactions are not served);
 // the KIP-951 current-leader hints (this node is always the leader).
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
@@ -20,6 +24,7 @@ import (
 
 func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
 	for _, rt := range req.Topics {
@@ -29,7 +34,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			t = b.topics.getByID(rt.TopicID)
 			unknownCode = errUnknownTopicID
 		}
-		st := kmsg.ProduceResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID}
+		st := kmsg.ProduceResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID,
+			Partitions: make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ProduceResponseTopicPartition{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 			switch p := t.partition(rp.Partition); {
@@ -44,10 +50,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				m := "Cannot append to internal topic " + t.name
 				sp.ErrorMessage = &m
 			default:
-				var msg string
-				sp.ErrorCode, msg = b.appendRecords(p, req.Version, rp.Records, &sp)
+				code, msg := b.appendRecords(p, req.Version, rp.Records, &sp)
+				sp.ErrorCode = code
 				if msg != "" {
-					sp.ErrorMessage = &msg
+					m := msg // escapes only on the error path
+					sp.ErrorMessage = &m
 				}
 			}
 			if sp.ErrorCode != 0 {
@@ -98,12 +105,24 @@ func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *
 	if h.Attributes&protocol.AttrTransactional != 0 {
 		return kerr.InvalidRecord.Code, "transactional batches are not supported: transactions are not served yet"
 	}
+	if settings.compact && info.NullKeys > 0 {
+		return refuseKeyless(p, records, sp)
+	}
 	now := time.Now().UnixMilli()
 	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: leaderEpoch}
 	if settings.logAppendTime {
 		opts.LogAppendTime = now
 	} else if timestampOutOfWindow(info, now, settings) {
 		return kerr.InvalidTimestamp.Code, fmt.Sprintf("Timestamps %d..%d are out of the range allowed by message.timestamp.before.max.ms / after.max.ms", info.MinTimestamp, info.MaxTimestamp)
+	}
+	if settings.codec >= 0 && settings.codec != h.Compression() {
+		// compression.type names a codec: store the batch with it.
+		if records, err = protocol.Recompress(records, settings.codec, settings.level); err != nil {
+			return protocol.ErrorCode(err), err.Error()
+		}
+		if len(records) > int(settings.maxMessageBytes) {
+			return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes after recompression exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
+		}
 	}
 	res, err := p.log.Append(records, opts)
 	if err != nil {
@@ -130,4 +149,25 @@ func timestampOutOfWindow(info protocol.BatchInfo, now int64, s *topicSettings) 
 	}
 	return info.MinTimestamp < now-s.timestampBeforeMax ||
 		(info.MaxTimestamp > now && info.MaxTimestamp-now > s.timestampAfterMax)
+}
+
+// refuseKeyless answers a batch with keyless records sent to a compacted
+// topic as Kafka's LogValidator does: INVALID_RECORD, one record error per
+// keyless record (its index in the batch), and a summary message.
+func refuseKeyless(p *partition, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", p.topic.name, p.index)
+	var shown []string
+	i := int32(0)
+	protocol.Records(records, func(r *protocol.Record) error {
+		if r.Key == nil {
+			sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{RelativeOffset: i, ErrorMessage: kmsg.StringPtr(msg)})
+			if len(shown) < 3 {
+				shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", i, msg))
+			}
+		}
+		i++
+		return nil
+	})
+	return kerr.InvalidRecord.Code, fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
+		len(sp.ErrorRecords), strings.Join(shown, ", "))
 }

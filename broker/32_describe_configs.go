@@ -1,11 +1,16 @@
 package broker
 
-// DescribeConfigs, versions 1-4, for topics (resource type 2) and this
-// broker (type 4): values, sources (topic override, static broker config,
-// default), synonyms (v1+), types and documentation (v3+).
-// Not implemented: broker loggers (type 8) get INVALID_REQUEST; dynamic
-// broker configs do not exist yet, so the cluster-default resource ("")
-// describes nothing.
+// DescribeConfigs, versions 1-4, for topics (resource type 2) and brokers
+// (type 4: this node's id, or "" for the cluster-wide dynamic defaults),
+// as Kafka's ConfigHelper answers: each config's value and source
+// (TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG,
+// STATIC_BROKER_CONFIG, DEFAULT_CONFIG), its synonyms when asked (every
+// broker synonym set at each level, level by level in that order, from the
+// config's own name on), read-only for broker configs that cannot change
+// at runtime, and from v3 its type and, when asked, documentation. No
+// Gregor config is sensitive. An empty or null list of names means all.
+// Not implemented: broker loggers (type 8), groups and client metrics get
+// INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -20,42 +25,50 @@ var configTypes = map[string]kmsg.ConfigType{
 	"LIST": kmsg.ConfigTypeList, "CLASS": kmsg.ConfigTypeClass, "PASSWORD": kmsg.ConfigTypePassword,
 }
 
+type configSynonymEntry = kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+
 func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, r := range req.Resources {
 		rr := kmsg.DescribeConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		var msg string
 		switch r.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if t := b.topics.get(r.ResourceName); t == nil {
+			if err := validateTopicName(r.ResourceName); err != nil {
+				rr.ErrorCode, msg = errInvalidTopic, err.Error()
+			} else if t := b.topics.get(r.ResourceName); t == nil {
 				rr.ErrorCode = errUnknownTopicOrPartition
 			} else {
 				rr.Configs = b.describeTopicConfigs(b.meta.topicConfigs(t.name), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		case kmsg.ConfigResourceTypeBroker:
-			switch r.ResourceName {
-			case "":
-			case strconv.Itoa(int(b.cfg.NodeID)):
-				rr.Configs = b.describeBrokerConfigs(r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
-			default:
+			if r.ResourceName == "" {
+				rr.Configs = b.describeClusterBrokerConfigs(r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
+			} else if id, err := strconv.Atoi(r.ResourceName); err != nil {
+				rr.ErrorCode, msg = errInvalidRequest, "Broker id must be an integer, but it is: "+r.ResourceName
+			} else if id != int(b.cfg.NodeID) {
 				rr.ErrorCode = errInvalidRequest
-				msg := fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", b.cfg.NodeID, r.ResourceName)
-				rr.ErrorMessage = &msg
+				msg = fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", b.cfg.NodeID, r.ResourceName)
+			} else {
+				rr.Configs = b.describeBrokerConfigs(r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		default:
-			rr.ErrorCode = errInvalidRequest
-			msg := fmt.Sprintf("Unsupported resource type %d", r.ResourceType)
-			rr.ErrorMessage = &msg
+			rr.ErrorCode, msg = errInvalidRequest, fmt.Sprintf("Unsupported resource type: %d", r.ResourceType)
 		}
-		if rr.ErrorCode != 0 && rr.ErrorMessage == nil {
+		if rr.ErrorCode != 0 {
 			rr.ErrorMessage = errorMessage(rr.ErrorCode)
+			if msg != "" {
+				rr.ErrorMessage = &msg
+			}
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
 }
 
+// wanted reports whether name is asked for; no names means all.
 func wanted(names []string, name string) bool {
-	if names == nil {
+	if len(names) == 0 {
 		return true
 	}
 	for _, n := range names {
@@ -66,67 +79,145 @@ func wanted(names []string, name string) bool {
 	return false
 }
 
+// configLayer is one source of broker values.
+type configLayer struct {
+	source kmsg.ConfigSource
+	values map[string]string
+}
+
+// brokerLayers are the sources of broker values in Kafka's precedence
+// order: this node's dynamic configs, the cluster-wide dynamic defaults,
+// server.properties, and the built-in defaults.
+func (b *Broker) brokerLayers() []configLayer {
+	perBroker, cluster := b.meta.brokerConfigs()
+	defaults := map[string]string{}
+	for _, k := range brokerKeys {
+		if k.def != "" {
+			defaults[k.name] = k.def
+		}
+	}
+	return []configLayer{
+		{kmsg.ConfigSourceDynamicBrokerConfig, perBroker},
+		{kmsg.ConfigSourceDynamicDefaultBrokerConfig, cluster},
+		{kmsg.ConfigSourceStaticBrokerConfig, b.cfg.staticProps()},
+		{kmsg.ConfigSourceDefaultConfig, defaults},
+	}
+}
+
+// brokerSynonyms are the broker keys that set the same thing as name, in
+// precedence order (Kafka's DynamicBrokerConfig.brokerConfigSynonyms).
+func brokerSynonyms(name string) []string {
+	groups := [][]string{
+		{"log.roll.ms", "log.roll.hours"},
+		{"log.roll.jitter.ms", "log.roll.jitter.hours"},
+		{"log.retention.ms", "log.retention.minutes", "log.retention.hours"},
+	}
+	if name == "log.flush.interval.ms" {
+		return []string{name, "log.flush.scheduler.interval.ms"}
+	}
+	for _, g := range groups {
+		for _, n := range g {
+			if n == name {
+				return g
+			}
+		}
+	}
+	return []string{name}
+}
+
+// synonymChain lists, level by level, every synonym of name that has a
+// value at that level, then drops the entries before the first one named
+// name, as Kafka does: describing retention.ms with only
+// log.retention.hours set gives no synonyms.
+func synonymChain(layers []configLayer, name string) []configSynonymEntry {
+	var out []configSynonymEntry
+	for _, l := range layers {
+		for _, n := range brokerSynonyms(name) {
+			if v, ok := l.values[n]; ok {
+				out = append(out, configSynonymEntry{Name: n, Value: kmsg.StringPtr(v), Source: l.source})
+			}
+		}
+	}
+	for len(out) > 0 && out[0].Name != name {
+		out = out[1:]
+	}
+	return out
+}
+
+// describeEntry builds one config entry from its value and synonym chain.
+func describeEntry(name, typ, doc string, value *string, chain []configSynonymEntry, readOnly, synonyms, docs bool) kmsg.DescribeConfigsResponseResourceConfig {
+	cfg := kmsg.DescribeConfigsResponseResourceConfig{Name: name, Value: value, ReadOnly: readOnly,
+		Source: kmsg.ConfigSourceDefaultConfig, ConfigType: configTypes[typ]}
+	if len(chain) > 0 {
+		cfg.Source = chain[0].Source
+	}
+	cfg.IsDefault = cfg.Source == kmsg.ConfigSourceDefaultConfig
+	if synonyms {
+		cfg.ConfigSynonyms = chain
+	}
+	if docs {
+		cfg.Documentation = kmsg.StringPtr(doc)
+	}
+	return cfg
+}
+
 // describeTopicConfigs lists a topic's configs given its overrides.
 func (b *Broker) describeTopicConfigs(overrides map[string]string, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	live := b.liveConfig()
+	layers := b.brokerLayers()
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for i := range topicConfigKeys {
 		key := &topicConfigKeys[i]
 		if !wanted(names, key.name) {
 			continue
 		}
-		brokerValue, brokerExplicit := b.cfg.topicDefault(key)
-		cfg := kmsg.DescribeConfigsResponseResourceConfig{Name: key.name, ConfigType: configTypes[key.typ]}
-		var chain []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+		var chain []configSynonymEntry
 		if v, ok := overrides[key.name]; ok {
-			chain = append(chain, kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{Name: key.name, Value: kmsg.StringPtr(v), Source: kmsg.ConfigSourceDynamicTopicConfig})
+			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(v), Source: kmsg.ConfigSourceDynamicTopicConfig})
 		}
-		if brokerExplicit {
-			chain = append(chain, kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{Name: key.synonym, Value: kmsg.StringPtr(brokerValue), Source: kmsg.ConfigSourceStaticBrokerConfig})
+		if len(key.synonyms) > 0 {
+			chain = append(chain, synonymChain(layers, key.synonyms[0].name)...)
 		}
-		chain = append(chain, kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{Name: key.synonym, Value: kmsg.StringPtr(key.def), Source: kmsg.ConfigSourceDefaultConfig})
-		cfg.Value, cfg.Source = chain[0].Value, chain[0].Source
-		if chain[0].Source == kmsg.ConfigSourceDefaultConfig {
-			cfg.Value = kmsg.StringPtr(brokerValue)
-		}
-		cfg.IsDefault = cfg.Source == kmsg.ConfigSourceDefaultConfig
-		if synonyms {
-			cfg.ConfigSynonyms = chain
-		}
-		if docs {
-			cfg.Documentation = kmsg.StringPtr(key.doc)
-		}
-		out = append(out, cfg)
+		value := kmsg.StringPtr(live.topicValue(overrides, key.name))
+		out = append(out, describeEntry(key.name, key.typ, key.doc, value, chain, false, synonyms, docs))
 	}
 	return out
 }
 
-// describeBrokerConfigs lists the broker keys Gregor acts on. None is
-// dynamically alterable yet, so all are read-only.
+// describeBrokerConfigs lists this node's broker keys with their effective
+// values; only the dynamic ones are alterable, so the rest are read-only.
 func (b *Broker) describeBrokerConfigs(names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	live := b.liveConfig()
+	layers := b.brokerLayers()
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, key := range brokerKeys {
 		if !wanted(names, key.name) {
 			continue
 		}
-		v := b.cfg.values[key.name]
-		source := kmsg.ConfigSourceDefaultConfig
-		if b.cfg.explicit[key.name] {
-			source = kmsg.ConfigSourceStaticBrokerConfig
+		var value *string
+		if v := live.values[key.name]; v != "" {
+			value = kmsg.StringPtr(v)
 		}
-		cfg := kmsg.DescribeConfigsResponseResourceConfig{
-			Name: key.name, Value: kmsg.StringPtr(v), ReadOnly: true, Source: source,
-			IsDefault: source == kmsg.ConfigSourceDefaultConfig, ConfigType: configTypes[key.typ],
+		chain := synonymChain(layers, key.name)
+		out = append(out, describeEntry(key.name, key.typ, key.doc, value, chain, !dynamicBrokerKeys[key.name], synonyms, docs))
+	}
+	return out
+}
+
+// describeClusterBrokerConfigs lists the cluster-wide dynamic defaults
+// (resource name ""): only the keys set there, with only that level's
+// synonyms.
+func (b *Broker) describeClusterBrokerConfigs(names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	_, cluster := b.meta.brokerConfigs()
+	layers := []configLayer{{kmsg.ConfigSourceDynamicDefaultBrokerConfig, cluster}}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, key := range brokerKeys {
+		v, ok := cluster[key.name]
+		if !ok || !wanted(names, key.name) {
+			continue
 		}
-		if v == "" {
-			cfg.Value = nil
-		}
-		if synonyms {
-			cfg.ConfigSynonyms = []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{{Name: key.name, Value: cfg.Value, Source: source}}
-		}
-		if docs {
-			cfg.Documentation = kmsg.StringPtr(key.doc)
-		}
-		out = append(out, cfg)
+		chain := synonymChain(layers, key.name)
+		out = append(out, describeEntry(key.name, key.typ, key.doc, kmsg.StringPtr(v), chain, !dynamicBrokerKeys[key.name], synonyms, docs))
 	}
 	return out
 }

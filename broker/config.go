@@ -31,6 +31,15 @@ type Config struct {
 	FetchSessionCacheSlots   int
 	Log                      logstore.Config
 
+	// The log dir's background work: how often retention is checked
+	// (log.retention.check.interval.ms) and the log cleaner
+	// (log.cleaner.enable, log.cleaner.threads, log.cleaner.backoff.ms).
+	RetentionCheckIntervalMs int64
+	CleanerEnable            bool
+	CleanerThreads           int
+	CleanerBackoffMs         int64
+	CleanerDedupeBufferSize  int64
+
 	// The group coordinator's settings (group.*, offsets.*) and the
 	// segment size of its topic (offsets.topic.segment.bytes).
 	Groups              group.Config
@@ -65,9 +74,12 @@ type configKey struct {
 
 const day = 24 * 60 * 60 * 1000
 
-// brokerKeys are the keys Gregor acts on. Keys are applied in this order,
-// so a key listed later (log.roll.ms) overrides an earlier one
-// (log.roll.hours) when both are set, as Kafka's precedence rules say.
+// brokerKeys are the keys Gregor knows: described by DescribeConfigs, and
+// acted on either through a Config field or, for the defaults of topic
+// configs (checked keys), through Config.values, which topicDefault reads
+// with Kafka's synonym precedence. Keys are applied in this order, so a
+// key listed later (log.roll.ms) overrides an earlier one (log.roll.hours)
+// when both are set, as Kafka's precedence rules say.
 var brokerKeys = []configKey{
 	{"node.id", "INT", "1", "The node ID of this server.", func(c *Config, v string) error {
 		n, err := parseInt(v, 0, math.MaxInt32)
@@ -177,7 +189,82 @@ var brokerKeys = []configKey{
 		c.Log.FlushMs = n
 		return err
 	}},
+	{"log.flush.scheduler.interval.ms", "LONG", maxLong, "The frequency in ms that the log flusher checks whether any log needs to be flushed to disk; the default of log.flush.interval.ms.", checked(validLong)},
+	{"log.retention.hours", "INT", "168", "The number of hours to keep a log file before deleting it; log.retention.minutes and log.retention.ms take precedence.", checked(intAtLeast(math.MinInt32))},
+	{"log.retention.minutes", "INT", "", "The number of minutes to keep a log file before deleting it; log.retention.ms takes precedence.", checked(intAtLeast(math.MinInt32))},
+	{"log.retention.ms", "LONG", "", "The number of milliseconds to keep a log file before deleting it; -1 means no time limit.", checked(longAtLeast(-1))},
+	{"log.retention.bytes", "LONG", "-1", "The maximum size of the log before deleting it; -1 means no limit.", checked(validLong)},
+	{"log.retention.check.interval.ms", "LONG", "300000", "The frequency in milliseconds that the log cleaner checks whether any log is eligible for deletion.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt64)
+		c.RetentionCheckIntervalMs = n
+		return err
+	}},
+	{"log.cleanup.policy", "LIST", "delete", "The default cleanup policy for segments beyond the retention window: delete, compact, or both.", checked(validCleanupPolicy)},
+	{"log.cleaner.enable", "BOOLEAN", "true", "Enable the log cleaner process to run on the server.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.CleanerEnable = b
+		return err
+	}},
+	{"log.cleaner.threads", "INT", "1", "The number of background threads to use for log cleaning.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.CleanerThreads = int(n)
+		return err
+	}},
+	{"log.cleaner.backoff.ms", "LONG", "15000", "The amount of time to sleep when there are no logs to clean.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64)
+		c.CleanerBackoffMs = n
+		return err
+	}},
+	{"log.cleaner.dedupe.buffer.size", "LONG", "134217728", "The total memory used for log deduplication across all cleaner threads.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64)
+		c.CleanerDedupeBufferSize = n
+		return err
+	}},
+	{"log.cleaner.delete.retention.ms", "LONG", "86400000", "The amount of time to retain tombstone markers for log compacted topics.", checked(longAtLeast(0))},
+	{"log.cleaner.min.compaction.lag.ms", "LONG", "0", "The minimum time a message will remain uncompacted in the log.", checked(longAtLeast(0))},
+	{"log.cleaner.max.compaction.lag.ms", "LONG", maxLong, "The maximum time a message will remain ineligible for compaction in the log.", checked(longAtLeast(1))},
+	{"log.cleaner.min.cleanable.ratio", "DOUBLE", "0.5", "The minimum ratio of dirty log to total log for a log to be eligible for cleaning.", checked(doubleBetween(0, 1))},
+	{"log.segment.delete.delay.ms", "LONG", "60000", "The amount of time to wait before deleting a file from the filesystem.", checked(longAtLeast(0))},
+	{"log.roll.jitter.hours", "INT", "0", "The maximum jitter to subtract from logRollTimeMillis (in hours).", checked(intAtLeast(0))},
+	{"log.roll.jitter.ms", "LONG", "", "The maximum jitter to subtract from logRollTimeMillis (in milliseconds); overrides log.roll.jitter.hours.", checked(longAtLeast(0))},
+	{"log.preallocate", "BOOLEAN", "false", "Whether to preallocate the file when creating a new segment.", checked(validBool)},
+	{"log.message.timestamp.before.max.ms", "LONG", maxLong, "The maximum difference allowed between the broker's timestamp and an earlier message timestamp.", checked(longAtLeast(0))},
+	{"log.message.timestamp.after.max.ms", "LONG", "3600000", "The maximum difference allowed between a later message timestamp and the broker's timestamp.", checked(longAtLeast(0))},
+	{"log.local.retention.ms", "LONG", "-2", "The time to retain local log segments before deletion (tiered storage); -2 means log.retention.ms.", checked(longAtLeast(-2))},
+	{"log.local.retention.bytes", "LONG", "-2", "The maximum size of local log segments before deletion (tiered storage); -2 means log.retention.bytes.", checked(longAtLeast(-2))},
+	{"compression.type", "STRING", "producer", "The final compression type for topics: uncompressed, zstd, lz4, snappy, gzip, or producer to keep the producer's codec.", checked(oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"))},
+	{"compression.gzip.level", "INT", "-1", "The compression level to use if compression.type is set to gzip.", checked(validGzipLevel)},
+	{"compression.lz4.level", "INT", "9", "The compression level to use if compression.type is set to lz4.", checked(intBetween(1, 17))},
+	{"compression.zstd.level", "INT", "3", "The compression level to use if compression.type is set to zstd.", checked(intBetween(-131072, 22))},
+	{"min.insync.replicas", "INT", "1", "The minimum number of replicas that must acknowledge a write with acks=all.", checked(intAtLeast(1))},
+	{"unclean.leader.election.enable", "BOOLEAN", "false", "Whether replicas not in the ISR may be elected leader as a last resort.", checked(validBool)},
 }
+
+// checked is the apply function of a key Gregor validates and keeps only
+// as text (in Config.values): the topic settings read it from there.
+func checked(validate func(string) error) func(*Config, string) error {
+	return func(_ *Config, v string) error {
+		if v == "" {
+			return nil // the key has no default: unset
+		}
+		return validate(v)
+	}
+}
+
+// dynamicBrokerKeys are the broker keys AlterConfigs may change at
+// runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
+// allows: the first broker synonym of every topic config
+// (DynamicLogConfig), and the cleaner's threads, backoff and buffer. All
+// others are read-only; changing them needs a restart.
+var dynamicBrokerKeys = func() map[string]bool {
+	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true}
+	for _, k := range topicConfigKeys {
+		if len(k.synonyms) > 0 {
+			keys[k.synonyms[0].name] = true
+		}
+	}
+	return keys
+}()
 
 // keyAliases maps topic-level spellings people put in server.properties to
 // the broker key they mean (the issue names index.interval.bytes).
@@ -192,12 +279,9 @@ var knownUnusedKeys = map[string]bool{
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
 	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
-	"transaction.state.log.replication.factor": true,
-	"transaction.state.log.min.isr": true, "share.coordinator.state.topic.replication.factor": true,
-	"share.coordinator.state.topic.min.isr": true, "log.retention.hours": true,
-	"log.retention.minutes": true, "log.retention.ms": true, "log.retention.bytes": true,
-	"log.retention.check.interval.ms": true,
-	"broker.id": true,
+	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
+	"broker.id": true, "share.coordinator.state.topic.replication.factor": true,
+	"share.coordinator.state.topic.min.isr": true,
 }
 
 // DefaultConfig is Gregor's built-in configuration: one node, PLAINTEXT on
@@ -250,6 +334,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		}
 		c.values[key.name] = v
 	}
+	// The log dir's defaults carry the broker's retention and compaction
+	// settings too, for logs not yet given their topic's.
+	setLifecycle(&c.Log, func(name string) string { return c.topicValue(nil, name) })
 	if len(c.LogDirs) > 1 {
 		warnings = append(warnings, fmt.Sprintf("log.dirs lists %d directories; Gregor uses only the first, %s", len(c.LogDirs), c.LogDirs[0]))
 	}

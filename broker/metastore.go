@@ -27,6 +27,12 @@ type metaStore struct {
 
 type metaData struct {
 	TopicConfigs map[string]map[string]string `json:"topic_configs"`
+	// BrokerConfigs are this node's dynamic broker configs and
+	// ClusterBrokerConfigs the cluster-wide defaults (resource name ""),
+	// both set by AlterConfigs / IncrementalAlterConfigs; they win over
+	// the static server.properties values, this node's first.
+	BrokerConfigs        map[string]string `json:"broker_configs,omitempty"`
+	ClusterBrokerConfigs map[string]string `json:"cluster_broker_configs,omitempty"`
 	// NextProducerID is the first producer id not yet handed out in any
 	// block; a restart continues from here, so ids are never reused.
 	NextProducerID int64 `json:"next_producer_id"`
@@ -78,4 +84,13 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.TopicConfigs[topic]
+}
+
+// brokerConfigs returns this node's and the cluster-wide dynamic broker
+// configs. The maps are never changed in place (update replaces them), so
+// callers may read them without the lock.
+func (m *metaStore) brokerConfigs() (perBroker, cluster map[string]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.BrokerConfigs, m.data.ClusterBrokerConfigs
 }

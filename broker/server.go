@@ -21,6 +21,7 @@ type Broker struct {
 
 	dir         *logstore.Dir
 	meta        *metaStore
+	live        liveConfig // cfg with the dynamic broker configs applied
 	topics      *topicRegistry
 	sessions    *fetchSessionCache
 	producerIDs *producerIDAllocator
@@ -59,12 +60,17 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		dir.Close()
 		return nil, err
 	}
+	if err := b.initLiveConfig(); err != nil {
+		dir.Close()
+		return nil, err
+	}
 	b.producerIDs = &producerIDAllocator{meta: b.meta}
 	b.topics = newTopicRegistry(b)
 	if err := b.topics.load(); err != nil {
 		dir.Close()
 		return nil, err
 	}
+	b.applyDirSettings(nil)
 	b.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
 	b.groups = newGroupCoordinator(b)
 	b.groups.start()

@@ -3,109 +3,97 @@ package broker
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/protocol"
 )
 
-// topicConfigKey is one topic-level config: its Kafka type, the broker key
-// that supplies its default (its synonym in DescribeConfigs), the default
-// when the broker does not know that key, and a validator.
+// Topic configs: the table of every topic config Kafka 4.1 has, how each
+// is validated, which broker keys supply its default (its synonyms, in
+// Kafka's precedence order, e.g. log.retention.ms > log.retention.minutes >
+// log.retention.hours), and how a topic's overrides and the broker's
+// values become the topicSettings produce and the log act on.
+
+// configSynonym is a broker key standing for a topic config; toMs converts
+// its unit (hours, minutes) to the topic config's milliseconds.
+type configSynonym struct {
+	name string
+	toMs int64
+}
+
+// topicConfigKey is one topic-level config: its Kafka type, the broker keys
+// that supply its default (none for the remote-storage and throttling
+// configs, whose default is def), and a validator returning the reason a
+// value is refused.
 type topicConfigKey struct {
 	name     string
 	typ      string
-	synonym  string
 	def      string
+	synonyms []configSynonym
 	doc      string
 	validate func(v string) error
 }
 
-func longAtLeast(min int64) func(string) error { return numberAtLeast(64, "long", min) }
-
-func intAtLeast(min int64) func(string) error { return numberAtLeast(32, "int", min) }
-
-func numberAtLeast(bits int, typ string, min int64) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseInt(v, 10, bits)
-		if err != nil {
-			return fmt.Errorf("not a valid %s", typ)
-		}
-		if n < min {
-			return fmt.Errorf("value must be at least %d", min)
-		}
-		return nil
+func syn(names ...string) []configSynonym {
+	out := make([]configSynonym, len(names))
+	for i, n := range names {
+		out[i] = configSynonym{name: n}
 	}
+	return out
 }
 
-func oneOf(options ...string) func(string) error {
-	return func(v string) error {
-		for _, o := range options {
-			if v == o {
-				return nil
-			}
-		}
-		return fmt.Errorf("must be one of %s", strings.Join(options, ", "))
-	}
-}
-
-func validBool(v string) error {
-	_, err := parseBool(v)
-	return err
-}
-
-func validCleanupPolicy(v string) error {
-	parts := splitList(v)
-	if len(parts) == 0 {
-		return fmt.Errorf("must be delete, compact or both")
-	}
-	for _, p := range parts {
-		if p != "delete" && p != "compact" {
-			return fmt.Errorf("%q is not delete or compact", p)
-		}
-	}
-	return nil
-}
-
-func validRatio(v string) error {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || f > 1 {
-		return fmt.Errorf("must be a number between 0 and 1")
-	}
-	return nil
-}
+const (
+	minuteMs = 60 * 1000
+	hourMs   = 60 * minuteMs
+)
 
 var maxLong = strconv.FormatInt(math.MaxInt64, 10)
 
-// topicConfigKeys are the topic configs Gregor accepts. Those the log acts
-// on today are segment.*, index.interval.bytes, flush.*, max.message.bytes
-// and message.timestamp.type; the retention, compaction and replication
-// ones are validated, stored and described, and take effect as the log
-// lifecycle and replication work lands (see README).
+// topicConfigKeys are the topic configs, in name order. What acts today:
+// segment.*, index.interval.bytes, flush.*, max.message.bytes,
+// message.timestamp.*, compression.* (recompression on produce),
+// cleanup.policy (keyless records refused on compacted topics, log cleaner),
+// retention.*, delete.retention.ms, *.compaction.lag.ms,
+// min.cleanable.dirty.ratio and file.delete.delay.ms (logstore). The
+// replication, preallocation, throttling and tiered-storage ones are
+// validated, stored and described only.
 var topicConfigKeys = []topicConfigKey{
-	{"cleanup.policy", "LIST", "log.cleanup.policy", "delete", "The retention policy to use on log segments: delete or compact.", validCleanupPolicy},
-	{"compression.type", "STRING", "compression.type", "producer", "The final compression type for a given topic.", oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")},
-	{"delete.retention.ms", "LONG", "log.cleaner.delete.retention.ms", "86400000", "The amount of time to retain delete tombstone markers for log compacted topics.", longAtLeast(0)},
-	{"file.delete.delay.ms", "LONG", "log.segment.delete.delay.ms", "60000", "The time to wait before deleting a file from the filesystem.", longAtLeast(0)},
-	{"flush.messages", "LONG", "log.flush.interval.messages", maxLong, "The number of messages written to a log partition before we force an fsync on the log.", longAtLeast(1)},
-	{"flush.ms", "LONG", "log.flush.interval.ms", maxLong, "The time in ms after which we force an fsync of the log.", longAtLeast(0)},
-	{"index.interval.bytes", "INT", "log.index.interval.bytes", "4096", "How frequently Kafka adds an index entry to its offset index.", intAtLeast(0)},
-	{"max.compaction.lag.ms", "LONG", "log.cleaner.max.compaction.lag.ms", maxLong, "The maximum time a message will remain ineligible for compaction in the log.", longAtLeast(1)},
-	{"max.message.bytes", "INT", "message.max.bytes", "1048588", "The largest record batch size allowed.", intAtLeast(0)},
-	{"message.timestamp.after.max.ms", "LONG", "log.message.timestamp.after.max.ms", "3600000", "The maximum allowed timestamp difference ahead of the broker's timestamp.", longAtLeast(0)},
-	{"message.timestamp.before.max.ms", "LONG", "log.message.timestamp.before.max.ms", maxLong, "The maximum allowed timestamp difference behind the broker's timestamp.", longAtLeast(0)},
-	{"message.timestamp.type", "STRING", "log.message.timestamp.type", "CreateTime", "Whether the timestamp in the message is message create time or log append time.", oneOf("CreateTime", "LogAppendTime")},
-	{"min.cleanable.dirty.ratio", "DOUBLE", "log.cleaner.min.cleanable.ratio", "0.5", "The minimum ratio of dirty log to total log for a log to be eligible for cleaning.", validRatio},
-	{"min.compaction.lag.ms", "LONG", "log.cleaner.min.compaction.lag.ms", "0", "The minimum time a message will remain uncompacted in the log.", longAtLeast(0)},
-	{"min.insync.replicas", "INT", "min.insync.replicas", "1", "The minimum number of replicas that must acknowledge a write with acks=all.", intAtLeast(1)},
-	{"preallocate", "BOOLEAN", "log.preallocate", "false", "True if we should preallocate the file on disk when creating a new log segment.", validBool},
-	{"retention.bytes", "LONG", "log.retention.bytes", "-1", "The maximum size a partition can grow to before old log segments are discarded.", longAtLeast(-1)},
-	{"retention.ms", "LONG", "log.retention.ms", "604800000", "The maximum time a log is retained before old log segments are discarded.", longAtLeast(-1)},
-	{"segment.bytes", "INT", "log.segment.bytes", "1073741824", "The segment file size for the log.", intAtLeast(14)},
-	{"segment.index.bytes", "INT", "log.index.size.max.bytes", "10485760", "The size of the index that maps offsets to file positions.", intAtLeast(4)},
-	{"segment.jitter.ms", "LONG", "log.roll.jitter.ms", "0", "The maximum random jitter subtracted from the scheduled segment roll time.", longAtLeast(0)},
-	{"segment.ms", "LONG", "log.roll.ms", "604800000", "The period of time after which Kafka will force the log to roll.", longAtLeast(1)},
-	{"unclean.leader.election.enable", "BOOLEAN", "unclean.leader.election.enable", "false", "Whether replicas not in the ISR may be elected leader as a last resort.", validBool},
+	{"cleanup.policy", "LIST", "delete", syn("log.cleanup.policy"), "The retention policy to use on log segments: delete (discard old segments by time or size), compact (keep the latest value per key), or both.", validCleanupPolicy},
+	{"compression.gzip.level", "INT", "-1", syn("compression.gzip.level"), "The compression level to use if compression.type is set to gzip.", validGzipLevel},
+	{"compression.lz4.level", "INT", "9", syn("compression.lz4.level"), "The compression level to use if compression.type is set to lz4.", intBetween(1, 17)},
+	{"compression.type", "STRING", "producer", syn("compression.type"), "The final compression type for a given topic: uncompressed, zstd, lz4, snappy, gzip, or producer to keep the codec the producer used.", oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")},
+	{"compression.zstd.level", "INT", "3", syn("compression.zstd.level"), "The compression level to use if compression.type is set to zstd.", intBetween(-131072, 22)},
+	{"delete.retention.ms", "LONG", "86400000", syn("log.cleaner.delete.retention.ms"), "The amount of time to retain delete tombstone markers for log compacted topics.", longAtLeast(0)},
+	{"file.delete.delay.ms", "LONG", "60000", syn("log.segment.delete.delay.ms"), "The time to wait before deleting a file from the filesystem.", longAtLeast(0)},
+	{"flush.messages", "LONG", maxLong, syn("log.flush.interval.messages"), "The number of messages written to a log partition before we force an fsync on the log.", longAtLeast(1)},
+	{"flush.ms", "LONG", maxLong, syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), "The time in ms after which we force an fsync of the log.", longAtLeast(0)},
+	{"follower.replication.throttled.replicas", "LIST", "", nil, "A list of replicas for which log replication should be throttled on the follower side.", validThrottledReplicas},
+	{"index.interval.bytes", "INT", "4096", syn("log.index.interval.bytes"), "How frequently Kafka adds an index entry to its offset index.", intAtLeast(0)},
+	{"leader.replication.throttled.replicas", "LIST", "", nil, "A list of replicas for which log replication should be throttled on the leader side.", validThrottledReplicas},
+	{"local.retention.bytes", "LONG", "-2", syn("log.local.retention.bytes"), "The maximum size of local log segments before they are deleted; -2 means retention.bytes (tiered storage).", longAtLeast(-2)},
+	{"local.retention.ms", "LONG", "-2", syn("log.local.retention.ms"), "The time to retain local log segments before they are deleted; -2 means retention.ms (tiered storage).", longAtLeast(-2)},
+	{"max.compaction.lag.ms", "LONG", maxLong, syn("log.cleaner.max.compaction.lag.ms"), "The maximum time a message will remain ineligible for compaction in the log.", longAtLeast(1)},
+	{"max.message.bytes", "INT", "1048588", syn("message.max.bytes"), "The largest record batch size allowed.", intAtLeast(0)},
+	{"message.timestamp.after.max.ms", "LONG", "3600000", syn("log.message.timestamp.after.max.ms"), "The maximum allowed timestamp difference ahead of the broker's timestamp.", longAtLeast(0)},
+	{"message.timestamp.before.max.ms", "LONG", maxLong, syn("log.message.timestamp.before.max.ms"), "The maximum allowed timestamp difference behind the broker's timestamp.", longAtLeast(0)},
+	{"message.timestamp.type", "STRING", "CreateTime", syn("log.message.timestamp.type"), "Whether the timestamp in the message is message create time or log append time.", oneOf("CreateTime", "LogAppendTime")},
+	{"min.cleanable.dirty.ratio", "DOUBLE", "0.5", syn("log.cleaner.min.cleanable.ratio"), "The minimum ratio of dirty log to total log for a log to be eligible for cleaning.", doubleBetween(0, 1)},
+	{"min.compaction.lag.ms", "LONG", "0", syn("log.cleaner.min.compaction.lag.ms"), "The minimum time a message will remain uncompacted in the log.", longAtLeast(0)},
+	{"min.insync.replicas", "INT", "1", syn("min.insync.replicas"), "The minimum number of replicas that must acknowledge a write with acks=all.", intAtLeast(1)},
+	{"preallocate", "BOOLEAN", "false", syn("log.preallocate"), "True if we should preallocate the file on disk when creating a new log segment.", validBool},
+	{"remote.log.copy.disable", "BOOLEAN", "false", nil, "Whether to stop copying log segments to remote storage (tiered storage).", validBool},
+	{"remote.log.delete.on.disable", "BOOLEAN", "false", nil, "Whether remote data is deleted when tiered storage is disabled for the topic.", validBool},
+	{"remote.storage.enable", "BOOLEAN", "false", nil, "Whether tiered storage is enabled for the topic.", validBool},
+	{"retention.bytes", "LONG", "-1", syn("log.retention.bytes"), "The maximum size a partition can grow to before old log segments are discarded; -1 means no limit.", validLong},
+	{"retention.ms", "LONG", "604800000", []configSynonym{{"log.retention.ms", 1}, {"log.retention.minutes", minuteMs}, {"log.retention.hours", hourMs}}, "The maximum time a log is retained before old log segments are discarded; -1 means no limit.", longAtLeast(-1)},
+	{"segment.bytes", "INT", "1073741824", syn("log.segment.bytes"), "The segment file size for the log.", intAtLeast(14)},
+	{"segment.index.bytes", "INT", "10485760", syn("log.index.size.max.bytes"), "The size of the index that maps offsets to file positions.", intAtLeast(4)},
+	{"segment.jitter.ms", "LONG", "0", []configSynonym{{"log.roll.jitter.ms", 1}, {"log.roll.jitter.hours", hourMs}}, "The maximum random jitter subtracted from the scheduled segment roll time.", longAtLeast(0)},
+	{"segment.ms", "LONG", "604800000", []configSynonym{{"log.roll.ms", 1}, {"log.roll.hours", hourMs}}, "The period of time after which Kafka will force the log to roll.", longAtLeast(1)},
+	{"unclean.leader.election.enable", "BOOLEAN", "false", syn("unclean.leader.election.enable"), "Whether replicas not in the ISR may be elected leader as a last resort.", validBool},
 }
 
 func findTopicConfigKey(name string) *topicConfigKey {
@@ -117,39 +105,71 @@ func findTopicConfigKey(name string) *topicConfigKey {
 	return nil
 }
 
-// validateTopicConfigs checks overrides given at creation; the message
-// names the offending key as Kafka's INVALID_CONFIG messages do.
-func validateTopicConfigs(configs map[string]string) error {
-	for k, v := range configs {
-		key := findTopicConfigKey(k)
-		if key == nil {
-			return fmt.Errorf("unknown topic config name: %s", k)
+// validateTopicConfigs checks a topic's complete set of overrides (at
+// creation or after an alteration), with Kafka's INVALID_CONFIG messages:
+// unknown names, bad values, and the checks across keys that LogConfig
+// makes. live supplies the broker defaults for the cross-key checks.
+func validateTopicConfigs(configs map[string]string, live *Config) error {
+	names := make([]string, 0, len(configs))
+	for k := range configs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if findTopicConfigKey(k) == nil {
+			return fmt.Errorf("Unknown topic config name: %s", k)
 		}
-		if err := key.validate(v); err != nil {
-			return fmt.Errorf("invalid value %s for configuration %s: %v", v, k, err)
+	}
+	for _, k := range names {
+		if err := findTopicConfigKey(k).validate(strings.TrimSpace(configs[k])); err != nil {
+			return fmt.Errorf("Invalid value %s for configuration %s: %v", configs[k], k, err)
 		}
+	}
+	value := func(name string) string { return strings.TrimSpace(live.topicValue(configs, name)) }
+	minLag, _ := strconv.ParseInt(value("min.compaction.lag.ms"), 10, 64)
+	maxLag, _ := strconv.ParseInt(value("max.compaction.lag.ms"), 10, 64)
+	if minLag > maxLag {
+		return fmt.Errorf("conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", minLag, maxLag)
+	}
+	if value("remote.storage.enable") == "true" {
+		return fmt.Errorf("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.")
 	}
 	return nil
 }
 
 // topicDefault is a topic config's value when the topic does not override
-// it: the broker's value for the synonym key, else the static default. It
-// also reports whether the broker value was set explicitly.
-func (c *Config) topicDefault(key *topicConfigKey) (string, bool) {
-	if v, ok := c.values[key.synonym]; ok {
-		switch key.synonym {
-		case "log.roll.ms":
-			if v == "" {
-				return strconv.FormatInt(c.Log.SegmentMs, 10), c.explicit["log.roll.hours"]
-			}
-		case "log.flush.interval.ms":
-			if v == "" {
-				return maxLong, false
-			}
+// it: the first of its broker synonyms that has a value (the broker's
+// effective values, dynamic ones included), converted to the topic
+// config's unit; the static default for configs without synonyms.
+func (c *Config) topicDefault(key *topicConfigKey) string {
+	for _, s := range key.synonyms {
+		v := c.values[s.name]
+		if v == "" {
+			continue
 		}
-		return v, c.explicit[key.synonym]
+		if s.toMs > 1 {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			switch {
+			case n < 0:
+				return "-1" // Kafka: a negative retention means unlimited
+			case n > math.MaxInt64/s.toMs:
+				return maxLong
+			}
+			return strconv.FormatInt(n*s.toMs, 10)
+		}
+		return v
 	}
-	return key.def, false
+	return key.def
+}
+
+func (c *Config) topicValue(overrides map[string]string, name string) string {
+	if v, ok := overrides[name]; ok {
+		return strings.TrimSpace(v)
+	}
+	return c.topicDefault(findTopicConfigKey(name))
 }
 
 // topicSettings are the effective settings of one topic, derived from its
@@ -160,14 +180,18 @@ type topicSettings struct {
 	logAppendTime   bool
 	// the window around now that CreateTime record timestamps must fall in
 	timestampBeforeMax, timestampAfterMax int64
+	// compact: cleanup.policy includes compact, so keyless records are refused
+	compact bool
+	// codec is the codec batches are stored with (compression.type), or -1
+	// for producer: as sent; level is that codec's compression.*.level.
+	codec int8
+	level int
 }
 
-func (c *Config) topicValue(overrides map[string]string, name string) string {
-	if v, ok := overrides[name]; ok {
-		return v
-	}
-	v, _ := c.topicDefault(findTopicConfigKey(name))
-	return v
+// codecs maps compression.type values to batch codec numbers.
+var codecs = map[string]int8{
+	"producer": -1, "uncompressed": protocol.CompressionNone, "gzip": protocol.CompressionGzip,
+	"snappy": protocol.CompressionSnappy, "lz4": protocol.CompressionLz4, "zstd": protocol.CompressionZstd,
 }
 
 func (c *Config) settingsFor(overrides map[string]string) topicSettings {
@@ -186,5 +210,132 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 	s.logAppendTime = c.topicValue(overrides, "message.timestamp.type") == "LogAppendTime"
 	s.timestampBeforeMax = num("message.timestamp.before.max.ms")
 	s.timestampAfterMax = num("message.timestamp.after.max.ms")
+	for _, p := range splitList(c.topicValue(overrides, "cleanup.policy")) {
+		s.compact = s.compact || p == "compact"
+	}
+	s.codec = codecs[c.topicValue(overrides, "compression.type")]
+	switch s.codec {
+	case protocol.CompressionGzip:
+		s.level = int(num("compression.gzip.level"))
+	case protocol.CompressionLz4:
+		s.level = int(num("compression.lz4.level"))
+	case protocol.CompressionZstd:
+		s.level = int(num("compression.zstd.level"))
+	}
+	setLifecycle(&s.log, func(name string) string { return c.topicValue(overrides, name) })
 	return s
+}
+
+// --- validators: the reasons are Kafka's ConfigDef wording ---
+
+func parseLong(v string, bits int, typ string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bits)
+	if err != nil {
+		return 0, fmt.Errorf("Not a number of type %s", typ)
+	}
+	return n, nil
+}
+
+func numberBetween(bits int, typ string, min, max int64) func(string) error {
+	return func(v string) error {
+		n, err := parseLong(v, bits, typ)
+		if err != nil {
+			return err
+		}
+		if n < min {
+			return fmt.Errorf("Value must be at least %d", min)
+		}
+		if n > max {
+			return fmt.Errorf("Value must be no more than %d", max)
+		}
+		return nil
+	}
+}
+
+func longAtLeast(min int64) func(string) error {
+	return numberBetween(64, "LONG", min, math.MaxInt64)
+}
+
+func intAtLeast(min int64) func(string) error {
+	return numberBetween(32, "INT", min, math.MaxInt32)
+}
+
+func intBetween(min, max int64) func(string) error { return numberBetween(32, "INT", min, max) }
+
+var validLong = longAtLeast(math.MinInt64)
+
+func doubleBetween(min, max float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return fmt.Errorf("Not a number of type DOUBLE")
+		}
+		if f < min {
+			return fmt.Errorf("Value must be at least %v", min)
+		}
+		if f > max {
+			return fmt.Errorf("Value must be no more than %v", max)
+		}
+		return nil
+	}
+}
+
+func oneOf(options ...string) func(string) error {
+	return func(v string) error {
+		for _, o := range options {
+			if v == o {
+				return nil
+			}
+		}
+		return fmt.Errorf("String must be one of: %s", strings.Join(options, ", "))
+	}
+}
+
+func validBool(v string) error {
+	if _, err := parseBool(v); err != nil {
+		return fmt.Errorf("Expected value to be either true or false")
+	}
+	return nil
+}
+
+func validGzipLevel(v string) error {
+	n, err := parseLong(v, 32, "INT")
+	if err != nil {
+		return err
+	}
+	if n > 9 || (n < 1 && n != -1) {
+		return fmt.Errorf("Value must be between 1 and 9 or equal to -1")
+	}
+	return nil
+}
+
+func validCleanupPolicy(v string) error {
+	parts := splitList(v)
+	if len(parts) == 0 {
+		return fmt.Errorf("must be delete, compact or both")
+	}
+	for _, p := range parts {
+		if p != "delete" && p != "compact" {
+			return fmt.Errorf("String must be one of: compact, delete")
+		}
+	}
+	return nil
+}
+
+// validThrottledReplicas accepts Kafka's forms: empty, "*", or
+// partition:broker pairs.
+func validThrottledReplicas(v string) error {
+	parts := splitList(v)
+	if len(parts) == 1 && parts[0] == "*" {
+		return nil
+	}
+	for _, p := range parts {
+		a, b, ok := strings.Cut(p, ":")
+		_, errA := strconv.Atoi(strings.TrimSpace(a))
+		_, errB := strconv.Atoi(strings.TrimSpace(b))
+		if !ok || errA != nil || errB != nil {
+			return fmt.Errorf("Value must be a list of partitionId:brokerId pairs, or the single wildcard '*'")
+		}
+	}
+	return nil
 }

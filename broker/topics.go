@@ -111,7 +111,7 @@ func (r *topicRegistry) load() error {
 }
 
 func (r *topicRegistry) applySettings(t *topic, overrides map[string]string) {
-	s := r.b.cfg.settingsFor(overrides)
+	s := r.b.liveConfig().settingsFor(overrides)
 	t.settings.Store(&s)
 	for _, p := range t.partitions {
 		p.log.SetConfig(s.log)
@@ -164,7 +164,7 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 	if err := validateTopicName(name); err != nil {
 		return nil, &createError{errInvalidTopic, err.Error()}
 	}
-	if err := validateTopicConfigs(configs); err != nil {
+	if err := validateTopicConfigs(configs, r.b.liveConfig()); err != nil {
 		return nil, &createError{errInvalidConfig, err.Error()}
 	}
 	r.mu.Lock()
@@ -203,7 +203,7 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 			return nil, err
 		}
 	}
-	s := r.b.cfg.settingsFor(configs)
+	s := r.b.liveConfig().settingsFor(configs)
 	t.settings.Store(&s)
 	if err := r.addPartitionsLocked(t, n); err != nil {
 		return nil, err

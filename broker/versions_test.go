@@ -1,8 +1,10 @@
 package broker
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +38,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		}
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 18: {0, 4},
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
-			19: {2, 7}, 20: {1, 6}, 22: {0, 5}, 32: {1, 4}, 37: {0, 3}, 60: {0, 2}}
+			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
 		}
@@ -269,7 +271,8 @@ func TestAdminVersions(t *testing.T) {
 		for _, c := range topicCfgs {
 			switch c.Name {
 			case "retention.ms":
-				if *c.Value != "3600000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig || len(c.ConfigSynonyms) != 2 {
+				// Kafka lists no default synonym here: log.retention.ms has none.
+				if *c.Value != "3600000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig || len(c.ConfigSynonyms) != 1 {
 					t.Fatalf("describe v%d: %+v", v, c)
 				}
 			case "segment.bytes":
@@ -384,5 +387,169 @@ func TestApiVersionsChecksClientSoftware(t *testing.T) {
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "bad name!", "1.0"
 	if resp := dialRaw(t, b).request(req).(*kmsg.ApiVersionsResponse); resp.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("invalid software name: error %d", resp.ErrorCode)
+	}
+}
+
+// AlterConfigs and IncrementalAlterConfigs at their lowest and highest
+// versions (DeleteRecords and DescribeLogDirs are called at both ends in
+// lifecycle_test.go).
+func TestAlterConfigsVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	legacy := func(v int16, validateOnly bool, rs ...kmsg.AlterConfigsRequestResource) []kmsg.AlterConfigsResponseResource {
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.SetVersion(v)
+		req.ValidateOnly, req.Resources = validateOnly, rs
+		return rc.request(req).(*kmsg.AlterConfigsResponse).Resources
+	}
+	res := func(typ kmsg.ConfigResourceType, name string, kv ...string) kmsg.AlterConfigsRequestResource {
+		r := kmsg.AlterConfigsRequestResource{ResourceType: typ, ResourceName: name}
+		for i := 0; i < len(kv); i += 2 {
+			r.Configs = append(r.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: kv[i], Value: kmsg.StringPtr(kv[i+1])})
+		}
+		return r
+	}
+	check := func(what string, code int16, msg *string, wantCode int16, wantMsg string) {
+		t.Helper()
+		if code != wantCode || wantMsg != "" && (msg == nil || !strings.Contains(*msg, wantMsg)) {
+			t.Fatalf("%s: error %d %v, want %d %q", what, code, msg, wantCode, wantMsg)
+		}
+	}
+	topicT, brokerT := kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker
+	for _, v := range bothEnds(33) {
+		topic := fmt.Sprintf("legacy-%d", v)
+		createTopicRaw(t, rc, topic, 1)
+		r := legacy(v, false, res(topicT, topic, "retention.ms", "1000", "cleanup.policy", "compact"))
+		check("set", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
+		r = legacy(v, false, res(topicT, topic, "retention.ms", "2000"))
+		if got := b.meta.topicConfigs(topic); r[0].ErrorCode != 0 || len(got) != 1 || got["retention.ms"] != "2000" {
+			t.Fatalf("v%d replace: %d %v", v, r[0].ErrorCode, got)
+		}
+		r = legacy(v, true, res(topicT, topic, "segment.ms", "5"))
+		if got := b.meta.topicConfigs(topic); r[0].ErrorCode != 0 || got["segment.ms"] != "" {
+			t.Fatalf("v%d validate only: %d %v", v, r[0].ErrorCode, got)
+		}
+		r = legacy(v, false, res(topicT, topic, "segment.bytes", "lots"))
+		check("bad value", r[0].ErrorCode, r[0].ErrorMessage, errInvalidConfig, "Invalid value lots for configuration segment.bytes: Not a number of type INT")
+		r = legacy(v, false, res(topicT, "missing", "retention.ms", "1"))
+		check("missing topic", r[0].ErrorCode, r[0].ErrorMessage, errUnknownTopicOrPartition, "")
+		null := res(topicT, topic)
+		null.Configs = []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms"}}
+		r = legacy(v, false, null)
+		check("null value", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Null value not supported for : retention.ms")
+		r = legacy(v, false, res(topicT, topic, "retention.ms", "1"), res(topicT, topic, "retention.ms", "2"))
+		check("duplicate 1", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Each resource must appear at most once.")
+		check("duplicate 2", r[1].ErrorCode, r[1].ErrorMessage, errInvalidRequest, "Each resource must appear at most once.")
+		r = legacy(v, false, res(brokerT, "1", "log.retention.ms", "7000"), res(brokerT, "", "log.cleaner.threads", "2"))
+		check("broker", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
+		check("cluster", r[1].ErrorCode, r[1].ErrorMessage, 0, "")
+		if got := b.topics.get(topic).partitions[0].log.Config().RetentionMs; got != 2000 {
+			t.Fatalf("v%d: the topic override must win over the broker: %d", v, got)
+		}
+		if got := b.liveConfig(); got.CleanerThreads != 2 || got.values["log.retention.ms"] != "7000" {
+			t.Fatalf("v%d: live config threads %d retention %s", v, got.CleanerThreads, got.values["log.retention.ms"])
+		}
+		r = legacy(v, false, res(brokerT, "1", "num.partitions", "2"), res(brokerT, "9", "log.retention.ms", "1"))
+		check("static", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Cannot update these configs dynamically: Set(num.partitions)")
+		check("other node", r[1].ErrorCode, r[1].ErrorMessage, errInvalidRequest, "Unexpected broker id, expected 1, but received 9")
+		r = legacy(v, false, res(kmsg.ConfigResourceTypeBrokerLogger, "1", "kafka", "DEBUG"))
+		check("broker logger", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Unknown resource type 8")
+	}
+	incremental := func(v int16, rs ...kmsg.IncrementalAlterConfigsRequestResource) []kmsg.IncrementalAlterConfigsResponseResource {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(v)
+		req.Resources = rs
+		return rc.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources
+	}
+	op := func(typ kmsg.ConfigResourceType, name string, o kmsg.IncrementalAlterConfigOp, key, value string) kmsg.IncrementalAlterConfigsRequestResource {
+		return kmsg.IncrementalAlterConfigsRequestResource{ResourceType: typ, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: key, Op: o, Value: kmsg.StringPtr(value)}}}
+	}
+	for _, v := range bothEnds(44) {
+		topic := fmt.Sprintf("incremental-%d", v)
+		createTopicRaw(t, rc, topic, 1)
+		for _, step := range []struct {
+			o    kmsg.IncrementalAlterConfigOp
+			val  string
+			want string
+		}{{kmsg.IncrementalAlterConfigOpAppend, "compact", "delete,compact"}, {kmsg.IncrementalAlterConfigOpSubtract, "delete", "compact"}, {kmsg.IncrementalAlterConfigOpSet, "delete", "delete"}} {
+			r := incremental(v, op(topicT, topic, step.o, "cleanup.policy", step.val))
+			if got := b.meta.topicConfigs(topic)["cleanup.policy"]; r[0].ErrorCode != 0 || got != step.want {
+				t.Fatalf("v%d %v %s: %d %q", v, step.o, step.val, r[0].ErrorCode, got)
+			}
+		}
+		r := incremental(v, op(topicT, topic, kmsg.IncrementalAlterConfigOpDelete, "cleanup.policy", ""))
+		if r[0].ErrorCode != 0 || b.meta.topicConfigs(topic) != nil {
+			t.Fatalf("v%d delete: %d %v", v, r[0].ErrorCode, b.meta.topicConfigs(topic))
+		}
+		r = incremental(v, op(topicT, topic, 7, "cleanup.policy", "x"))
+		check("unknown op", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Unknown operations type 7")
+		r = incremental(v, op(brokerT, "", kmsg.IncrementalAlterConfigOpAppend, "log.cleanup.policy", "compact"),
+			op(brokerT, "1", kmsg.IncrementalAlterConfigOpAppend, "log.retention.ms", "5"))
+		check("broker append", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
+		check("broker append to a LONG", r[1].ErrorCode, r[1].ErrorMessage, errInvalidConfig, "Config value append is not allowed for config key: log.retention.ms")
+		if got := b.topics.get(topic).settings.Load(); !got.compact || !got.log.Delete {
+			t.Fatalf("v%d: the cluster-wide cleanup policy did not reach the topic: %+v", v, got.log)
+		}
+		incremental(v, op(brokerT, "", kmsg.IncrementalAlterConfigOpDelete, "log.cleanup.policy", ""))
+	}
+	// Every topic config, set in one request at each end of both APIs, is
+	// described at each end of DescribeConfigs; every bad value is refused.
+	for i, v := range append(bothEnds(33), bothEnds(44)...) {
+		topic := fmt.Sprintf("all-configs-%d", i)
+		createTopicRaw(t, rc, topic, 1)
+		var legacyRes kmsg.AlterConfigsRequestResource
+		incRes := kmsg.IncrementalAlterConfigsRequestResource{ResourceType: topicT, ResourceName: topic}
+		for name, c := range topicConfigCases {
+			legacyRes.Configs = append(legacyRes.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: name, Value: kmsg.StringPtr(c[0])})
+			incRes.Configs = append(incRes.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: name, Value: kmsg.StringPtr(c[0])})
+		}
+		legacyRes.ResourceType, legacyRes.ResourceName = topicT, topic
+		var code int16
+		if i < 2 {
+			code = legacy(v, false, legacyRes)[0].ErrorCode
+		} else {
+			code = incremental(v, incRes)[0].ErrorCode
+		}
+		if code != 0 {
+			t.Fatalf("all configs, request %d v%d: error %d", i, v, code)
+		}
+		for _, dv := range bothEnds(32) {
+			req := kmsg.NewPtrDescribeConfigsRequest()
+			req.SetVersion(dv)
+			req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: topicT, ResourceName: topic}}
+			cfgs := rc.request(req).(*kmsg.DescribeConfigsResponse).Resources[0].Configs
+			if len(cfgs) != len(topicConfigCases) {
+				t.Fatalf("describe v%d: %d configs", dv, len(cfgs))
+			}
+			for _, c := range cfgs {
+				if *c.Value != topicConfigCases[c.Name][0] || c.Source != kmsg.ConfigSourceDynamicTopicConfig || c.ReadOnly || c.IsSensitive {
+					t.Fatalf("describe v%d: %+v", dv, c)
+				}
+			}
+		}
+		for name, c := range topicConfigCases {
+			r := incremental(bothEnds(44)[i%2], op(topicT, topic, kmsg.IncrementalAlterConfigOpSet, name, c[1]))
+			if r[0].ErrorCode != errInvalidConfig {
+				t.Fatalf("%s=%s: error %d", name, c[1], r[0].ErrorCode)
+			}
+		}
+	}
+	// Described broker configs say which ones are read-only.
+	for _, v := range bothEnds(32) {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.SetVersion(v)
+		req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: brokerT, ResourceName: "1",
+			ConfigNames: []string{"log.retention.ms", "num.partitions", "log.cleaner.threads"}}}
+		cfgs := rc.request(req).(*kmsg.DescribeConfigsResponse).Resources[0].Configs
+		got := map[string]string{}
+		for _, c := range cfgs {
+			got[c.Name] = fmt.Sprintf("%v/%v/%v", c.ReadOnly, c.Source, *c.Value)
+		}
+		want := map[string]string{"log.retention.ms": "false/DYNAMIC_BROKER_CONFIG/7000", "num.partitions": "true/DEFAULT_CONFIG/1",
+			"log.cleaner.threads": "false/DYNAMIC_DEFAULT_BROKER_CONFIG/2"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("v%d: %v, want %v", v, got, want)
+		}
 	}
 }

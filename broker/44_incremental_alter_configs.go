@@ -1,0 +1,29 @@
+package broker
+
+// IncrementalAlterConfigs, versions 0-1: SET, DELETE, APPEND and SUBTRACT
+// (the last two for LIST configs such as cleanup.policy, starting from the
+// default when the key is not set) on topics (type 2) and brokers (type
+// 4: this node's id, or "" for the cluster-wide defaults); see
+// config_alter.go for the rules. Not implemented: broker loggers (type 8),
+// groups and client metrics get INVALID_REQUEST.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	resources := make([]alterResource, len(req.Resources))
+	for i, r := range req.Resources {
+		resources[i] = alterResource{typ: r.ResourceType, name: r.ResourceName}
+		for _, cfg := range r.Configs {
+			resources[i].ops = append(resources[i].ops, alterOp{name: cfg.Name, op: int8(cfg.Op), value: cfg.Value})
+		}
+	}
+	for i, err := range b.alterConfigs(resources, true, req.ValidateOnly) {
+		rr := kmsg.IncrementalAlterConfigsResponseResource{ResourceType: resources[i].typ, ResourceName: resources[i].name}
+		if err != nil {
+			rr.ErrorCode, rr.ErrorMessage = err.code, kmsg.StringPtr(err.msg)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}

@@ -1,0 +1,300 @@
+package broker
+
+// Config alteration shared by AlterConfigs (33, which replaces a
+// resource's whole set of overrides) and IncrementalAlterConfigs (44:
+// SET, DELETE, APPEND, SUBTRACT), following Kafka's KRaft path: the
+// request is checked (each resource once, each key once, no null values),
+// broker resources are validated as the broker does before forwarding
+// (node id, only dynamic keys, valid values: INVALID_REQUEST), topic
+// resources as the controller does (known names and valid values:
+// INVALID_CONFIG, then the topic must exist). Unless validate-only, the
+// new overrides are written to the metastore and applied to the live logs
+// before the response. Alterations are serialised by liveConfig.mu.
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Incremental operations, as numbered on the wire.
+const (
+	cfgOpSet      = 0
+	cfgOpDelete   = 1
+	cfgOpAppend   = 2
+	cfgOpSubtract = 3
+)
+
+// alterOp is one requested change; the legacy API only sets.
+type alterOp struct {
+	name  string
+	op    int8
+	value *string
+}
+
+// alterResource is one resource of either request.
+type alterResource struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	ops  []alterOp
+}
+
+// configError is a Kafka error code with its message.
+type configError struct {
+	code int16
+	msg  string
+}
+
+func configErr(code int16, format string, args ...any) *configError {
+	return &configError{code, fmt.Sprintf(format, args...)}
+}
+
+// alterConfigs applies every resource of a request and returns each one's
+// error (nil for success), in request order.
+func (b *Broker) alterConfigs(resources []alterResource, incremental, validateOnly bool) []*configError {
+	errs := make([]*configError, len(resources))
+	seen := map[string]int{}
+	for i, r := range resources {
+		id := fmt.Sprintf("%d/%s", r.typ, r.name)
+		if j, dup := seen[id]; dup {
+			errs[i] = configErr(errInvalidRequest, "Each resource must appear at most once.")
+			errs[j] = errs[i]
+		}
+		seen[id] = i
+	}
+	b.live.mu.Lock()
+	defer b.live.mu.Unlock()
+	for i, r := range resources {
+		if errs[i] == nil {
+			errs[i] = b.alterResource(r, incremental, validateOnly)
+		}
+	}
+	return errs
+}
+
+func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) *configError {
+	names := map[string]bool{}
+	var nulls []string
+	for _, o := range r.ops {
+		if names[o.name] {
+			return configErr(errInvalidRequest, "Error due to duplicate config keys")
+		}
+		names[o.name] = true
+		if o.value == nil && o.op != cfgOpDelete {
+			nulls = append(nulls, o.name)
+		}
+		if o.op < cfgOpSet || o.op > cfgOpSubtract {
+			return configErr(errInvalidRequest, "Unknown operations type %d", o.op)
+		}
+	}
+	if len(nulls) > 0 {
+		return configErr(errInvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
+	}
+	switch r.typ {
+	case kmsg.ConfigResourceTypeTopic:
+		return b.alterTopic(r, incremental, validateOnly)
+	case kmsg.ConfigResourceTypeBroker:
+		return b.alterBroker(r, incremental, validateOnly)
+	}
+	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
+}
+
+// nextOverrides computes a resource's overrides after the request: the
+// given set for the legacy API, the operations applied to the current set
+// for the incremental one. listDefault gives a LIST key's default, which
+// APPEND and SUBTRACT start from when the key is not set; ok false means
+// the key is not a LIST.
+func nextOverrides(cur map[string]string, r alterResource, incremental bool, notList func(name string, op int8) *configError, listDefault func(string) string) (map[string]string, *configError) {
+	next := map[string]string{}
+	if !incremental {
+		for _, o := range r.ops {
+			next[o.name] = *o.value
+		}
+		return next, nil
+	}
+	for k, v := range cur {
+		next[k] = v
+	}
+	for _, o := range r.ops {
+		switch o.op {
+		case cfgOpSet:
+			next[o.name] = *o.value
+		case cfgOpDelete:
+			delete(next, o.name)
+		case cfgOpAppend, cfgOpSubtract:
+			if err := notList(o.name, o.op); err != nil {
+				return nil, err
+			}
+			old, ok := next[o.name]
+			if !ok {
+				old = listDefault(o.name)
+			}
+			parts := splitList(old)
+			for _, v := range strings.Split(*o.value, ",") {
+				i := indexOf(parts, v)
+				if o.op == cfgOpAppend && i < 0 {
+					parts = append(parts, v)
+				} else if o.op == cfgOpSubtract && i >= 0 {
+					parts = append(parts[:i], parts[i+1:]...)
+				}
+			}
+			next[o.name] = strings.Join(parts, ",")
+		}
+	}
+	return next, nil
+}
+
+func indexOf(list []string, v string) int {
+	for i, s := range list {
+		if s == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func opName(op int8) string {
+	return map[int8]string{cfgOpSet: "SET", cfgOpDelete: "DELETE", cfgOpAppend: "APPEND", cfgOpSubtract: "SUBTRACT"}[op]
+}
+
+func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *configError {
+	notList := func(name string, op int8) *configError {
+		if k := findTopicConfigKey(name); k == nil || k.typ != "LIST" {
+			return configErr(errInvalidConfig, "Can't %s to key %s because its type is not LIST.", opName(op), name)
+		}
+		return nil
+	}
+	listDefault := func(name string) string { return findTopicConfigKey(name).def }
+	next, cerr := nextOverrides(b.meta.topicConfigs(r.name), r, incremental, notList, listDefault)
+	if cerr != nil {
+		return cerr
+	}
+	if err := validateTopicConfigs(next, b.liveConfig()); err != nil {
+		return configErr(errInvalidConfig, "%s", err.Error())
+	}
+	t := b.topics.get(r.name)
+	if t == nil {
+		return configErr(errUnknownTopicOrPartition, "The topic '%s' does not exist.", r.name)
+	}
+	if validateOnly {
+		return nil
+	}
+	err := b.meta.update(func(d *metaData) {
+		if len(next) == 0 {
+			delete(d.TopicConfigs, r.name)
+		} else {
+			d.TopicConfigs[r.name] = next
+		}
+	})
+	if err != nil {
+		b.logger.Error("persisting topic configs failed", "topic", r.name, "err", err)
+		return configErr(errUnknownServerError, "persisting the configs failed: %v", err)
+	}
+	b.topics.applySettings(t, next)
+	b.logger.Info("altered topic configs", "topic", r.name, "configs", next)
+	return nil
+}
+
+func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *configError {
+	perBroker := r.name != ""
+	if perBroker {
+		id, err := strconv.Atoi(r.name)
+		if err != nil {
+			return configErr(errInvalidRequest, "Node id must be an integer, but it is: %s", r.name)
+		}
+		if id != int(b.cfg.NodeID) {
+			return configErr(errInvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.NodeID, r.name)
+		}
+	}
+	curBroker, curCluster := b.meta.brokerConfigs()
+	cur := curCluster
+	if perBroker {
+		cur = curBroker
+	}
+	notList := func(name string, op int8) *configError {
+		k := findKey(name)
+		if k == nil {
+			return configErr(errInvalidConfig, "Unknown config name: %s", name)
+		}
+		if k.typ != "LIST" {
+			return configErr(errInvalidConfig, "Config value %s is not allowed for config key: %s", strings.ToLower(opName(op)), name)
+		}
+		return nil
+	}
+	listDefault := func(name string) string { return findKey(name).def }
+	next, cerr := nextOverrides(cur, r, incremental, notList, listDefault)
+	if cerr != nil {
+		return cerr
+	}
+	if cerr := validateDynamicBrokerConfigs(next); cerr != nil {
+		return cerr
+	}
+	newBroker, newCluster := curBroker, next
+	if perBroker {
+		newBroker, newCluster = next, curCluster
+	}
+	live, err := overlay(&b.cfg, newCluster, newBroker)
+	if err != nil {
+		return configErr(errInvalidRequest, "%s", err.Error())
+	}
+	if validateOnly {
+		return nil
+	}
+	err = b.meta.update(func(d *metaData) {
+		d.BrokerConfigs, d.ClusterBrokerConfigs = newBroker, newCluster
+	})
+	if err != nil {
+		b.logger.Error("persisting broker configs failed", "err", err)
+		return configErr(errUnknownServerError, "persisting the configs failed: %v", err)
+	}
+	b.setLiveConfig(live)
+	b.logger.Info("altered broker configs", "resource", r.name, "configs", next)
+	return nil
+}
+
+// validateDynamicBrokerConfigs refuses, as Kafka's DynamicBrokerConfig
+// does with INVALID_REQUEST, keys that cannot change at runtime and values
+// their key does not accept.
+func validateDynamicBrokerConfigs(props map[string]string) *configError {
+	var static []string
+	for k := range props {
+		if !dynamicBrokerKeys[k] {
+			static = append(static, k)
+		}
+	}
+	if len(static) > 0 {
+		sort.Strings(static)
+		return configErr(errInvalidRequest, "Cannot update these configs dynamically: Set(%s)", strings.Join(static, ", "))
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := dynamicValidator(k)(strings.TrimSpace(props[k])); err != nil {
+			return configErr(errInvalidRequest, "Invalid value %s for configuration %s: %v", props[k], k, err)
+		}
+	}
+	return nil
+}
+
+// dynamicValidator checks a dynamic broker key's value: the validator of
+// the topic config it is the first synonym of, or the cleaner's ranges.
+func dynamicValidator(name string) func(string) error {
+	switch name {
+	case "log.cleaner.threads":
+		return intAtLeast(0)
+	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
+		return longAtLeast(0)
+	}
+	for _, k := range topicConfigKeys {
+		if len(k.synonyms) > 0 && k.synonyms[0].name == name {
+			return k.validate
+		}
+	}
+	return func(string) error { return nil }
+}

@@ -1,0 +1,375 @@
+package broker
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// topicConfigCases holds, for every topic config, a valid value other than
+// the default and a value Kafka refuses.
+var topicConfigCases = map[string][2]string{
+	"cleanup.policy":                          {"compact,delete", "forever"},
+	"compression.gzip.level":                  {"5", "10"},
+	"compression.lz4.level":                   {"12", "0"},
+	"compression.type":                        {"zstd", "brotli"},
+	"compression.zstd.level":                  {"-3", "23"},
+	"delete.retention.ms":                     {"1000", "-1"},
+	"file.delete.delay.ms":                    {"10", "soon"},
+	"flush.messages":                          {"100", "0"},
+	"flush.ms":                                {"5000", "-1"},
+	"follower.replication.throttled.replicas": {"0:1", "oops"},
+	"index.interval.bytes":                    {"1024", "-1"},
+	"leader.replication.throttled.replicas":   {"*", "a:b"},
+	"local.retention.bytes":                   {"1000", "-3"},
+	"local.retention.ms":                      {"1000", "-3"},
+	"max.compaction.lag.ms":                   {"100000", "0"},
+	"max.message.bytes":                       {"2000000", "-1"},
+	"message.timestamp.after.max.ms":          {"1000", "-1"},
+	"message.timestamp.before.max.ms":         {"1000", "-1"},
+	"message.timestamp.type":                  {"LogAppendTime", "Now"},
+	"min.cleanable.dirty.ratio":               {"0.2", "1.5"},
+	"min.compaction.lag.ms":                   {"10", "-1"},
+	"min.insync.replicas":                     {"2", "0"},
+	"preallocate":                             {"true", "maybe"},
+	"remote.log.copy.disable":                 {"true", "x"},
+	"remote.log.delete.on.disable":            {"true", "x"},
+	"remote.storage.enable":                   {"false", "true"}, // tiered storage is off in Gregor
+	"retention.bytes":                         {"1048576", "lots"},
+	"retention.ms":                            {"3600000", "-2"},
+	"segment.bytes":                           {"1048576", "13"},
+	"segment.index.bytes":                     {"4096", "3"},
+	"segment.jitter.ms":                       {"10", "-1"},
+	"segment.ms":                              {"60000", "0"},
+	"unclean.leader.election.enable":          {"true", "x"},
+}
+
+func describedTopic(t *testing.T, adm *kadm.Client, topic string) map[string]*kadm.Config {
+	t.Helper()
+	rcs, err := adm.DescribeTopicConfigs(ctxT(t), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On(topic, nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("describe %s: %v %v", topic, err, rc.Err)
+	}
+	out := map[string]*kadm.Config{}
+	for i := range rc.Configs {
+		out[rc.Configs[i].Key] = &rc.Configs[i]
+	}
+	return out
+}
+
+func alterTopic(t *testing.T, adm *kadm.Client, topic string, op kadm.IncrementalOp, name, value string) kadm.AlterConfigsResponse {
+	t.Helper()
+	resps, err := adm.AlterTopicConfigs(ctxT(t), []kadm.AlterConfig{{Op: op, Name: name, Value: kmsg.StringPtr(value)}}, topic)
+	if err != nil || len(resps) != 1 {
+		t.Fatalf("alter %s=%s: %v %v", name, value, err, resps)
+	}
+	return resps[0]
+}
+
+func TestEveryTopicConfigAlteredAndDescribedWithKadm(t *testing.T) {
+	b := startBroker(t, nil)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "cfg"); err != nil {
+		t.Fatal(err)
+	}
+	described := describedTopic(t, adm, "cfg")
+	if len(described) != len(topicConfigKeys) || len(topicConfigCases) != len(topicConfigKeys) {
+		t.Fatalf("described %d configs, table has %d, cases %d", len(described), len(topicConfigKeys), len(topicConfigCases))
+	}
+	for _, key := range topicConfigKeys {
+		c, ok := topicConfigCases[key.name]
+		if !ok {
+			t.Fatalf("no test case for %s", key.name)
+		}
+		if d := described[key.name]; d.Source != kmsg.ConfigSourceDefaultConfig || d.MaybeValue() != key.def {
+			t.Errorf("%s before: %s from source %v, want default %s", key.name, d.MaybeValue(), d.Source, key.def)
+		}
+		bad := alterTopic(t, adm, "cfg", kadm.SetConfig, key.name, c[1])
+		if !errors.Is(bad.Err, kerr.InvalidConfig) || !strings.Contains(bad.ErrMessage, key.name) && !strings.Contains(bad.ErrMessage, "Tiered Storage") {
+			t.Errorf("%s=%s: %v %q, want INVALID_CONFIG naming the key", key.name, c[1], bad.Err, bad.ErrMessage)
+		}
+		if good := alterTopic(t, adm, "cfg", kadm.SetConfig, key.name, c[0]); good.Err != nil {
+			t.Errorf("%s=%s: %v %s", key.name, c[0], good.Err, good.ErrMessage)
+		}
+	}
+	described = describedTopic(t, adm, "cfg")
+	for name, c := range topicConfigCases {
+		if d := described[name]; d.MaybeValue() != c[0] || d.Source != kmsg.ConfigSourceDynamicTopicConfig {
+			t.Errorf("%s after: %s from %v, want %s from the topic", name, d.MaybeValue(), d.Source, c[0])
+		}
+	}
+	// The live settings follow at once.
+	s := b.topics.get("cfg").settings.Load()
+	if s.maxMessageBytes != 2000000 || !s.logAppendTime || s.codec != 4 || s.level != -3 || !s.compact ||
+		s.log.SegmentBytes != 1048576 || s.log.RetentionMs != 3600000 || s.log.RetentionBytes != 1048576 || !s.log.Delete {
+		t.Fatalf("settings: %+v", s)
+	}
+	if got := b.topics.get("cfg").partitions[0].log.Config(); got.SegmentIndexBytes != 4096 || got.MinCleanableDirtyRatio != 0.2 {
+		t.Fatalf("log config: %+v", got)
+	}
+	// DELETE returns every key to its default.
+	for name := range topicConfigCases {
+		if r := alterTopic(t, adm, "cfg", kadm.DeleteConfig, name, ""); r.Err != nil {
+			t.Fatalf("delete %s: %v", name, r.Err)
+		}
+	}
+	for name, d := range describedTopic(t, adm, "cfg") {
+		if d.Source != kmsg.ConfigSourceDefaultConfig {
+			t.Errorf("%s after delete: source %v", name, d.Source)
+		}
+	}
+	if b.meta.topicConfigs("cfg") != nil {
+		t.Fatalf("overrides left: %v", b.meta.topicConfigs("cfg"))
+	}
+	// APPEND and SUBTRACT work on the LIST config cleanup.policy, from its default.
+	alterTopic(t, adm, "cfg", kadm.AppendConfig, "cleanup.policy", "compact")
+	if v := describedTopic(t, adm, "cfg")["cleanup.policy"].MaybeValue(); v != "delete,compact" {
+		t.Fatalf("after APPEND: %s", v)
+	}
+	alterTopic(t, adm, "cfg", kadm.SubtractConfig, "cleanup.policy", "delete")
+	if v := describedTopic(t, adm, "cfg")["cleanup.policy"].MaybeValue(); v != "compact" {
+		t.Fatalf("after SUBTRACT: %s", v)
+	}
+	if r := alterTopic(t, adm, "cfg", kadm.AppendConfig, "retention.ms", "5"); !errors.Is(r.Err, kerr.InvalidConfig) ||
+		r.ErrMessage != "Can't APPEND to key retention.ms because its type is not LIST." {
+		t.Fatalf("APPEND to a LONG: %v %q", r.Err, r.ErrMessage)
+	}
+	if r := alterTopic(t, adm, "no-such-topic", kadm.SetConfig, "retention.ms", "5"); !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+		t.Fatalf("unknown topic: %v", r.Err)
+	}
+	if r := alterTopic(t, adm, "cfg", kadm.SetConfig, "no.such.config", "5"); !errors.Is(r.Err, kerr.InvalidConfig) || r.ErrMessage != "Unknown topic config name: no.such.config" {
+		t.Fatalf("unknown config: %v %q", r.Err, r.ErrMessage)
+	}
+	// Kafka's cross-key check.
+	alterTopic(t, adm, "cfg", kadm.SetConfig, "max.compaction.lag.ms", "100")
+	if r := alterTopic(t, adm, "cfg", kadm.SetConfig, "min.compaction.lag.ms", "200"); !errors.Is(r.Err, kerr.InvalidConfig) || !strings.Contains(r.ErrMessage, "min.compaction.lag.ms (200) > max.compaction.lag.ms (100)") {
+		t.Fatalf("min > max lag: %v %q", r.Err, r.ErrMessage)
+	}
+}
+
+// AlterTopicConfigsState (AlterConfigs) replaces the whole override set;
+// validate-only changes nothing; overrides survive a restart.
+func TestAlterConfigsReplacesAndPersists(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	b := startBrokerWith(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"retention.ms": kmsg.StringPtr("1000"), "segment.ms": kmsg.StringPtr("2000")}, "state"); err != nil {
+		t.Fatal(err)
+	}
+	set := []kadm.AlterConfig{{Name: "segment.ms", Value: kmsg.StringPtr("3000")}}
+	if _, err := adm.ValidateAlterTopicConfigsState(ctxT(t), set, "state"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.meta.topicConfigs("state"); got["retention.ms"] != "1000" || got["segment.ms"] != "2000" {
+		t.Fatalf("validate-only changed the overrides: %v", got)
+	}
+	resps, err := adm.AlterTopicConfigsState(ctxT(t), set, "state")
+	if err != nil || resps[0].Err != nil {
+		t.Fatalf("%v %v", err, resps)
+	}
+	d := describedTopic(t, adm, "state")
+	if d["retention.ms"].Source != kmsg.ConfigSourceDefaultConfig || d["segment.ms"].MaybeValue() != "3000" {
+		t.Fatalf("after replace: retention.ms %+v, segment.ms %+v", d["retention.ms"], d["segment.ms"])
+	}
+	if got := b.topics.get("state").partitions[0].log.Config(); got.SegmentMs != 3000 || got.RetentionMs != 604800000 {
+		t.Fatalf("log config: segment.ms %d retention.ms %d", got.SegmentMs, got.RetentionMs)
+	}
+	b.Close()
+	b = startBrokerWith(t, props)
+	d = describedTopic(t, newAdmin(t, b), "state")
+	if d["segment.ms"].MaybeValue() != "3000" || d["segment.ms"].Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Fatalf("after restart: %+v", d["segment.ms"])
+	}
+}
+
+func describedBroker(t *testing.T, adm *kadm.Client, brokers ...int32) map[string]*kadm.Config {
+	t.Helper()
+	rcs, err := adm.DescribeBrokerConfigs(ctxT(t), brokers...)
+	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
+		t.Fatalf("describe brokers %v: %v %+v", brokers, err, rcs)
+	}
+	out := map[string]*kadm.Config{}
+	for i := range rcs[0].Configs {
+		out[rcs[0].Configs[i].Key] = &rcs[0].Configs[i]
+	}
+	return out
+}
+
+func alterBroker(t *testing.T, adm *kadm.Client, op kadm.IncrementalOp, name, value string, brokers ...int32) kadm.AlterConfigsResponse {
+	t.Helper()
+	resps, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Op: op, Name: name, Value: kmsg.StringPtr(value)}}, brokers...)
+	if err != nil || len(resps) != 1 {
+		t.Fatalf("alter broker %s=%s: %v %v", name, value, err, resps)
+	}
+	return resps[0]
+}
+
+// synonymsText renders synonyms as SOURCE:name=value for comparisons.
+func synonymsText(c *kadm.Config) string {
+	var parts []string
+	for _, s := range c.Synonyms {
+		parts = append(parts, s.Source.String()+":"+s.Key+"="+*s.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Dynamic broker configs, per broker and cluster-wide, are described with
+// Kafka's sources and synonym order, flow into topic defaults at once,
+// survive a restart, and static keys cannot be altered.
+func TestBrokerConfigsDynamicLayers(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir, "log.retention.hours": "2"}
+	b := startBrokerWith(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "layers"); err != nil {
+		t.Fatal(err)
+	}
+	hours := describedBroker(t, adm, 1)["log.retention.hours"]
+	if hours.MaybeValue() != "2" || hours.Source != kmsg.ConfigSourceStaticBrokerConfig ||
+		synonymsText(hours) != "STATIC_BROKER_CONFIG:log.retention.hours=2 DEFAULT_CONFIG:log.retention.hours=168" {
+		t.Fatalf("log.retention.hours: %s %v [%s]", hours.MaybeValue(), hours.Source, synonymsText(hours))
+	}
+	// As in Kafka: only log.retention.hours is set, and retention.ms lists
+	// no synonym (Kafka drops those before log.retention.ms).
+	if r := describedTopic(t, adm, "layers")["retention.ms"]; r.MaybeValue() != "7200000" || r.Source != kmsg.ConfigSourceDefaultConfig || len(r.Synonyms) != 0 {
+		t.Fatalf("retention.ms: %s %v [%s]", r.MaybeValue(), r.Source, synonymsText(r))
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "5000"); r.Err != nil {
+		t.Fatalf("cluster-wide: %v %s", r.Err, r.ErrMessage)
+	}
+	r := describedTopic(t, adm, "layers")["retention.ms"]
+	if r.MaybeValue() != "5000" || r.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig ||
+		synonymsText(r) != "DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=5000 STATIC_BROKER_CONFIG:log.retention.hours=2 DEFAULT_CONFIG:log.retention.hours=168" {
+		t.Fatalf("retention.ms, cluster default: %s %v [%s]", r.MaybeValue(), r.Source, synonymsText(r))
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "6000", 1); r.Err != nil {
+		t.Fatalf("per broker: %v %s", r.Err, r.ErrMessage)
+	}
+	r = describedTopic(t, adm, "layers")["retention.ms"]
+	if r.MaybeValue() != "6000" || r.Source != kmsg.ConfigSourceDynamicBrokerConfig ||
+		synonymsText(r) != "DYNAMIC_BROKER_CONFIG:log.retention.ms=6000 DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=5000 STATIC_BROKER_CONFIG:log.retention.hours=2 DEFAULT_CONFIG:log.retention.hours=168" {
+		t.Fatalf("retention.ms, per broker: %s %v [%s]", r.MaybeValue(), r.Source, synonymsText(r))
+	}
+	if got := b.topics.get("layers").partitions[0].log.Config().RetentionMs; got != 6000 {
+		t.Fatalf("live log retention %d", got)
+	}
+	cluster := describedBroker(t, adm)
+	if len(cluster) != 1 || cluster["log.retention.ms"].MaybeValue() != "5000" || cluster["log.retention.ms"].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("cluster-wide describe: %+v", cluster)
+	}
+	// Static keys and bad values are refused as Kafka refuses them.
+	if r := alterBroker(t, adm, kadm.SetConfig, "num.partitions", "3", 1); !errors.Is(r.Err, kerr.InvalidRequest) || r.ErrMessage != "Cannot update these configs dynamically: Set(num.partitions)" {
+		t.Fatalf("static key: %v %q", r.Err, r.ErrMessage)
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "soon", 1); !errors.Is(r.Err, kerr.InvalidRequest) || !strings.Contains(r.ErrMessage, "log.retention.ms") {
+		t.Fatalf("bad value: %v %q", r.Err, r.ErrMessage)
+	}
+	// message.max.bytes applies to produce at once.
+	rc := dialRaw(t, b)
+	if r := alterBroker(t, adm, kadm.SetConfig, "message.max.bytes", "200", 1); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if p := produceRaw(t, rc, 9, "layers", [16]byte{}, 0, testBatch(20, "value", -1, -1, -1, 0)); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("produce above dynamic message.max.bytes: error %d", p.ErrorCode)
+	}
+	// The dynamic layers survive a restart.
+	b.Close()
+	b = startBrokerWith(t, props)
+	adm = newAdmin(t, b)
+	if r := describedTopic(t, adm, "layers")["retention.ms"]; r.MaybeValue() != "6000" || r.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Fatalf("after restart: %s %v", r.MaybeValue(), r.Source)
+	}
+	// DELETE falls back to the cluster-wide value.
+	alterBroker(t, adm, kadm.DeleteConfig, "log.retention.ms", "", 1)
+	if got := b.topics.get("layers").partitions[0].log.Config().RetentionMs; got != 5000 {
+		t.Fatalf("after delete: live log retention %d", got)
+	}
+}
+
+// A topic config change acts on the next request: produce limits, segment
+// rolls, and the codec batches are stored with.
+func TestTopicConfigChangesApplyAtOnce(t *testing.T) {
+	b := startBroker(t, nil)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "live"); err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, b)
+	batch := func() []byte { return testBatch(10, "a-value-of-some-length", -1, -1, -1, 0) }
+	if p := produceRaw(t, rc, 9, "live", [16]byte{}, 0, batch()); p.ErrorCode != 0 {
+		t.Fatalf("produce: %d", p.ErrorCode)
+	}
+	alterTopic(t, adm, "live", kadm.SetConfig, "max.message.bytes", "100")
+	if p := produceRaw(t, rc, 9, "live", [16]byte{}, 0, batch()); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("produce above max.message.bytes: error %d", p.ErrorCode)
+	}
+	alterTopic(t, adm, "live", kadm.DeleteConfig, "max.message.bytes", "")
+	alterTopic(t, adm, "live", kadm.SetConfig, "segment.bytes", "1024")
+	for i := 0; i < 20; i++ {
+		if p := produceRaw(t, rc, 9, "live", [16]byte{}, 0, batch()); p.ErrorCode != 0 {
+			t.Fatalf("produce %d: %d", i, p.ErrorCode)
+		}
+	}
+	logs, _ := filepath.Glob(filepath.Join(b.cfg.LogDirs[0], "live-0", "*.log"))
+	if len(logs) < 5 {
+		t.Fatalf("%d segments after segment.bytes=1024", len(logs))
+	}
+	// A kgo producer's keyless records on a topic altered to compact fail.
+	alterTopic(t, adm, "live", kadm.SetConfig, "cleanup.policy", "compact")
+	cl := newClient(t, b, kgo.DefaultProduceTopic("live"))
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("no key")}).FirstErr(); !errors.Is(err, kerr.InvalidRecord) {
+		t.Fatalf("keyless on compact: %v", err)
+	}
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Key: []byte("k"), Value: []byte("keyed")}).FirstErr(); err != nil {
+		t.Fatalf("keyed on compact: %v", err)
+	}
+}
+
+// Kafka's precedence among broker synonyms: ms > minutes > hours, with
+// unit conversion, and negative values meaning unlimited.
+func TestBrokerSynonymPrecedence(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]string
+		want  int64
+	}{
+		{map[string]string{}, 7 * 24 * 3600 * 1000},
+		{map[string]string{"log.retention.hours": "1"}, 3600 * 1000},
+		{map[string]string{"log.retention.hours": "1", "log.retention.minutes": "30"}, 30 * 60 * 1000},
+		{map[string]string{"log.retention.hours": "1", "log.retention.minutes": "30", "log.retention.ms": "1000"}, 1000},
+		{map[string]string{"log.retention.ms": "-1"}, -1},
+		{map[string]string{"log.retention.hours": "-1"}, -1},
+	} {
+		cfg, _, err := ParseConfig(c.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := cfg.settingsFor(nil); s.log.RetentionMs != c.want || cfg.Log.RetentionMs != c.want {
+			t.Errorf("%v: retention %d (dir default %d), want %d", c.props, s.log.RetentionMs, cfg.Log.RetentionMs, c.want)
+		}
+	}
+	cfg, _, err := ParseConfig(map[string]string{"log.roll.jitter.hours": "2", "log.cleanup.policy": "compact", "compression.type": "lz4", "compression.lz4.level": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.settingsFor(map[string]string{"retention.bytes": "100"})
+	if s.log.RetentionBytes != 100 || !s.log.Compact || s.log.Delete || !s.compact || s.codec != 3 || s.level != 3 ||
+		cfg.topicValue(nil, "segment.jitter.ms") != "7200000" {
+		t.Fatalf("settings %+v", s)
+	}
+	for key, bad := range map[string]string{"log.retention.ms": "-2", "log.cleanup.policy": "keep", "compression.type": "brotli", "log.cleaner.min.cleanable.ratio": "2"} {
+		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: %v", key, bad, err)
+		}
+	}
+}

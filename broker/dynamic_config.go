@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// liveConfig is the broker's effective configuration: the static one it
+// started with (Broker.cfg, from server.properties and overrides) overlaid
+// with the dynamic broker configs AlterConfigs stored in the metastore,
+// first the cluster-wide defaults, then this node's own, which win. It is
+// rebuilt whole on every change and read without locks; topic settings
+// and the log dir's background work derive from it.
+type liveConfig struct {
+	mu  sync.Mutex // serialises config alterations, topic and broker
+	cur atomic.Pointer[Config]
+}
+
+// liveConfig returns the effective configuration; never modify it.
+func (b *Broker) liveConfig() *Config { return b.live.cur.Load() }
+
+// staticProps are the keys the broker was started with, as resolved
+// (aliases applied).
+func (c *Config) staticProps() map[string]string {
+	out := make(map[string]string, len(c.explicit))
+	for k := range c.explicit {
+		out[k] = c.values[k]
+	}
+	return out
+}
+
+// overlay parses the static props with the dynamic layers applied in
+// order, later ones winning.
+func overlay(static *Config, layers ...map[string]string) (*Config, error) {
+	props := static.staticProps()
+	for _, l := range layers {
+		for k, v := range l {
+			props[k] = v
+		}
+	}
+	c, _, err := ParseConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// initLiveConfig builds the effective configuration at start.
+func (b *Broker) initLiveConfig() error {
+	perBroker, cluster := b.meta.brokerConfigs()
+	c, err := overlay(&b.cfg, cluster, perBroker)
+	if err != nil {
+		return fmt.Errorf("dynamic broker configs in %s: %w", b.meta.path, err)
+	}
+	b.live.cur.Store(c)
+	return nil
+}
+
+// setLiveConfig installs a new effective configuration and applies it to
+// every topic (their settings derive from the broker defaults) and to the
+// log dir's background work.
+func (b *Broker) setLiveConfig(c *Config) {
+	old := b.live.cur.Swap(c)
+	for _, t := range b.topics.all() {
+		b.topics.applySettings(t, b.meta.topicConfigs(t.name))
+	}
+	b.applyDirSettings(old)
+}
