@@ -42,6 +42,15 @@ type timeEntry struct {
 	rel int32
 }
 
+// decodeOffsetEntry and decodeTimeEntry decode one entry at the start of b.
+func decodeOffsetEntry(b []byte) offsetEntry {
+	return offsetEntry{int32(binary.BigEndian.Uint32(b)), int32(binary.BigEndian.Uint32(b[4:]))}
+}
+
+func decodeTimeEntry(b []byte) timeEntry {
+	return timeEntry{int64(binary.BigEndian.Uint64(b)), int32(binary.BigEndian.Uint32(b[8:]))}
+}
+
 func openIndexFile(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 }
@@ -72,7 +81,7 @@ func (x *offsetIndex) load() error {
 	}
 	x.entries = make([]offsetEntry, 0, len(buf)/offsetEntrySize)
 	for i := 0; i < len(buf); i += offsetEntrySize {
-		e := offsetEntry{int32(binary.BigEndian.Uint32(buf[i:])), int32(binary.BigEndian.Uint32(buf[i+4:]))}
+		e := decodeOffsetEntry(buf[i:])
 		if e.rel < 0 || e.pos < 0 {
 			return fmt.Errorf("index %s: negative entry at %d", x.f.Name(), i)
 		}
@@ -145,7 +154,7 @@ func (x *timeIndex) load() error {
 	}
 	x.entries = make([]timeEntry, 0, len(buf)/timeEntrySize)
 	for i := 0; i < len(buf); i += timeEntrySize {
-		e := timeEntry{int64(binary.BigEndian.Uint64(buf[i:])), int32(binary.BigEndian.Uint32(buf[i+8:]))}
+		e := decodeTimeEntry(buf[i:])
 		if e.rel < 0 {
 			return fmt.Errorf("time index %s: negative offset at %d", x.f.Name(), i)
 		}

@@ -2,6 +2,7 @@
 //
 //	gregor                                   serve with built-in defaults
 //	gregor serve [server.properties] [--override key=value]...
+//	gregor dump-log [flags] FILE...         print log segments, indexes, snapshots
 package main
 
 import (
@@ -18,10 +19,14 @@ import (
 const usage = `usage:
   gregor                                              serve with built-in defaults (localhost:9092, ./data)
   gregor serve [server.properties] [--override key=value]...
+  gregor dump-log [flags] FILE...                     print log dir files as Kafka's DumpLogSegments (--help)
 `
 
 func main() {
 	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "dump-log" {
+		os.Exit(dumpLog(args[1:], os.Stdout, os.Stderr))
+	}
 	if len(args) > 0 && args[0] == "serve" {
 		args = args[1:]
 	} else if len(args) > 0 {
