@@ -172,6 +172,14 @@ func TestConsumerGroupEager(t *testing.T) {
 	testConsumerGroup(t, kgo.RangeBalancer())
 }
 
+func TestConsumerGroupRoundRobin(t *testing.T) {
+	testConsumerGroup(t, kgo.RoundRobinBalancer())
+}
+
+func TestConsumerGroupSticky(t *testing.T) {
+	testConsumerGroup(t, kgo.StickyBalancer())
+}
+
 func TestConsumerGroupCooperativeSticky(t *testing.T) {
 	testConsumerGroup(t, kgo.CooperativeStickyBalancer())
 }
