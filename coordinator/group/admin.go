@@ -53,8 +53,10 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	return resp
 }
 
-// DescribeGroups describes groups: members with their metadata and
-// assignment only when the group is Stable, as Kafka does.
+// DescribeGroups describes groups as Kafka 4.1 does: the members' protocol
+// metadata only when the group is Stable; their current assignment (kept
+// through a rebalance that started from Stable, emptied by one that
+// interrupted CompletingRebalance) in every state.
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
@@ -82,12 +84,12 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 				out.Protocol = g.protocol
 			}
 			for _, m := range g.sortedMembers() {
-				dm := kmsg.DescribeGroupsResponseGroupMember{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+				dm := kmsg.DescribeGroupsResponseGroupMember{
+					MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost,
+					ProtocolMetadata: []byte{}, MemberAssignment: orEmpty(m.assignment),
+				}
 				if stable {
 					dm.ProtocolMetadata = orEmpty(m.metadataFor(g.protocol))
-					dm.MemberAssignment = orEmpty(m.assignment)
-				} else {
-					dm.ProtocolMetadata, dm.MemberAssignment = []byte{}, []byte{}
 				}
 				out.Members = append(out.Members, dm)
 			}
