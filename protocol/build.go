@@ -21,11 +21,18 @@ func AppendBatch(dst []byte, h BatchHeader, records []Record) ([]byte, error) {
 	if len(records) == 0 && h.LastOffsetDelta < 0 {
 		return dst, fmt.Errorf("a batch needs a record or a last offset delta")
 	}
-	baseTs, maxTs := int64(NoTimestamp), int64(NoTimestamp)
+	base := int64(NoTimestamp)
 	if len(records) > 0 {
-		baseTs = records[0].Timestamp
+		base = records[0].Timestamp
 	}
+	return appendBatch(dst, h, base, records)
+}
+
+// appendBatch encodes records into a batch whose baseTimestamp is base:
+// the first record's timestamp, or a delete horizon (stored.go).
+func appendBatch(dst []byte, h BatchHeader, base int64, records []Record) ([]byte, error) {
 	lastDelta := h.LastOffsetDelta
+	maxTs := int64(NoTimestamp)
 	raw := getBuffer()
 	defer putBuffer(raw)
 	body := (*raw)[:0]
@@ -39,27 +46,15 @@ func AppendBatch(dst []byte, h BatchHeader, records []Record) ([]byte, error) {
 		if maxTs == NoTimestamp || r.Timestamp > maxTs {
 			maxTs = r.Timestamp
 		}
-		body = appendRecord(body, r.Timestamp-baseTs, int32(delta), r)
+		body = appendRecord(body, r.Timestamp-base, int32(delta), r)
 	}
 	*raw = body
 	if h.Attributes&AttrTimestampType != 0 {
 		maxTs = h.MaxTimestamp
 	}
-
+	h.LastOffsetDelta, h.BaseTimestamp, h.MaxTimestamp, h.RecordCount = lastDelta, base, maxTs, int32(len(records))
 	start := len(dst)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseOffset))
-	dst = binary.BigEndian.AppendUint32(dst, 0) // batchLength, set below
-	dst = binary.BigEndian.AppendUint32(dst, uint32(h.PartitionLeaderEpoch))
-	dst = append(dst, 2)                        // magic
-	dst = binary.BigEndian.AppendUint32(dst, 0) // crc, set below
-	dst = binary.BigEndian.AppendUint16(dst, uint16(h.Attributes))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(lastDelta))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(baseTs))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(maxTs))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ProducerID))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(h.ProducerEpoch))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(h.BaseSequence))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(records)))
+	dst = appendHeader(dst, &h)
 	if codec := int8(h.Attributes & AttrCompressionMask); codec != CompressionNone {
 		var err error
 		if dst, err = AppendCompressed(dst, codec, body); err != nil {
@@ -68,10 +63,32 @@ func AppendBatch(dst []byte, h BatchHeader, records []Record) ([]byte, error) {
 	} else {
 		dst = append(dst, body...)
 	}
-	batch := dst[start:]
+	finishBatch(dst[start:])
+	return dst, nil
+}
+
+// appendHeader appends the 61-byte header of h (magic 2) with the length
+// and CRC left zero for finishBatch.
+func appendHeader(dst []byte, h *BatchHeader) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseOffset))
+	dst = binary.BigEndian.AppendUint32(dst, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.PartitionLeaderEpoch))
+	dst = append(dst, 2)
+	dst = binary.BigEndian.AppendUint32(dst, 0)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.Attributes))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.LastOffsetDelta))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.MaxTimestamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ProducerID))
+	dst = binary.BigEndian.AppendUint16(dst, uint16(h.ProducerEpoch))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(h.BaseSequence))
+	return binary.BigEndian.AppendUint32(dst, uint32(h.RecordCount))
+}
+
+// finishBatch sets the length and CRC of a whole batch.
+func finishBatch(batch []byte) {
 	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-LogOverhead))
 	binary.BigEndian.PutUint32(batch[17:], BatchCRC(batch))
-	return dst, nil
 }
 
 // appendRecord appends one record in the DefaultRecord layout.

@@ -15,7 +15,6 @@ package protocol
 // offset delta, and no delete horizon.
 
 import (
-	"encoding/binary"
 	"fmt"
 )
 
@@ -38,36 +37,8 @@ func AppendBatchWithDeleteHorizon(dst []byte, h BatchHeader, horizon int64, reco
 	if len(records) == 0 {
 		return dst, fmt.Errorf("a batch with a delete horizon needs a record")
 	}
-	lastDelta := h.LastOffsetDelta
-	maxTs := int64(NoTimestamp)
-	buf := getBuffer()
-	defer putBuffer(buf)
-	body := (*buf)[:0]
-	for i := range records {
-		r := &records[i]
-		delta := r.Offset - h.BaseOffset
-		if delta < 0 || delta > 1<<31-1 || (i > 0 && r.Offset <= records[i-1].Offset) {
-			return dst, fmt.Errorf("record offset %d does not fit a batch based at %d", r.Offset, h.BaseOffset)
-		}
-		lastDelta = max(lastDelta, int32(delta))
-		maxTs = max(maxTs, r.Timestamp)
-		body = appendRecord(body, r.Timestamp-horizon, int32(delta), r)
-	}
-	*buf = body
-	if h.Attributes&AttrTimestampType != 0 {
-		maxTs = h.MaxTimestamp
-	}
-	hdr := h
-	hdr.Attributes |= AttrDeleteHorizon
-	hdr.LastOffsetDelta, hdr.BaseTimestamp, hdr.MaxTimestamp, hdr.RecordCount = lastDelta, horizon, maxTs, int32(len(records))
-	start := len(dst)
-	dst = appendHeader(dst, &hdr)
-	var err error
-	if dst, err = AppendCompressed(dst, int8(hdr.Attributes&AttrCompressionMask), body); err != nil {
-		return dst[:start], err
-	}
-	finishBatch(dst[start:])
-	return dst, nil
+	h.Attributes |= AttrDeleteHorizon
+	return appendBatch(dst, h, horizon, records)
 }
 
 // AppendEmptyBatch appends the header-only batch Kafka's cleaner keeps in
@@ -82,30 +53,6 @@ func AppendEmptyBatch(dst []byte, h BatchHeader) []byte {
 	dst = appendHeader(dst, &hdr)
 	finishBatch(dst[start:])
 	return dst
-}
-
-// appendHeader appends the 61-byte header of h with the length and CRC
-// left zero for finishBatch.
-func appendHeader(dst []byte, h *BatchHeader) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseOffset))
-	dst = binary.BigEndian.AppendUint32(dst, 0)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(h.PartitionLeaderEpoch))
-	dst = append(dst, 2)
-	dst = binary.BigEndian.AppendUint32(dst, 0)
-	dst = binary.BigEndian.AppendUint16(dst, uint16(h.Attributes))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(h.LastOffsetDelta))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.BaseTimestamp))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.MaxTimestamp))
-	dst = binary.BigEndian.AppendUint64(dst, uint64(h.ProducerID))
-	dst = binary.BigEndian.AppendUint16(dst, uint16(h.ProducerEpoch))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(h.BaseSequence))
-	return binary.BigEndian.AppendUint32(dst, uint32(h.RecordCount))
-}
-
-// finishBatch sets the length and CRC of a whole batch.
-func finishBatch(batch []byte) {
-	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-LogOverhead))
-	binary.BigEndian.PutUint32(batch[17:], BatchCRC(batch))
 }
 
 // ValidateStoredBatch checks one magic-v2 batch as a log stores it, which

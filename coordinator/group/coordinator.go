@@ -160,21 +160,15 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 	return g, 0
 }
 
-// checkServing is acquire's partition check alone, for requests that
-// must answer per group without creating it.
-func (c *Coordinator) checkServing(id string) int16 {
-	p := PartitionFor(id, c.cfg.NumPartitions)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.closed:
-		return errCoordinatorNotAvail
-	case c.parts[p] == loading:
-		return errLoadInProgress
-	case c.parts[p] != loaded:
-		return errNotCoordinator
+// acquireForMember is acquire for requests from a member (SyncGroup,
+// Heartbeat, LeaveGroup, a rejoin): a group that does not exist means the
+// member is unknown, as Kafka answers.
+func (c *Coordinator) acquireForMember(id string) (*classicGroup, int16) {
+	g, code := c.acquire(id, false)
+	if code == errGroupIDNotFound {
+		code = errUnknownMemberID
 	}
-	return 0
+	return g, code
 }
 
 // removeIfDead drops a group the caller just marked Dead. Called without

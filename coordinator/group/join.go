@@ -32,10 +32,11 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 	if req.Version == 0 {
 		rebalance = session // v0 has no rebalance timeout: Kafka uses the session timeout
 	}
-	g, code := c.acquire(req.Group, req.MemberID == "")
-	if code == errGroupIDNotFound {
-		code = errUnknownMemberID // a known member id for a group that is gone
+	acquire := c.acquireForMember
+	if req.MemberID == "" {
+		acquire = func(id string) (*classicGroup, int16) { return c.acquire(id, true) }
 	}
+	g, code := acquire(req.Group)
 	if code != 0 {
 		fail(code, req.MemberID)
 		return

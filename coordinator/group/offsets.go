@@ -123,83 +123,59 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 // partition without a commit answers offset -1 without an error.
 func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
-	if req.Version < 8 {
-		var topics map[string][]int32
-		if req.Topics != nil {
-			topics = map[string][]int32{}
-			for _, t := range req.Topics {
-				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
-			}
-		}
-		code, fetched := c.fetchOffsets(req.Group, topics, req.Topics == nil)
-		resp.ErrorCode = code
-		for _, t := range fetched {
-			rt := kmsg.OffsetFetchResponseTopic{Topic: t.topic}
-			for _, p := range t.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
-					Partition: p.partition, Offset: p.offset, LeaderEpoch: p.leaderEpoch, Metadata: p.metadata, ErrorCode: p.code,
-				})
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
-		if req.Version < 2 && code != 0 {
-			// v0-1 have no top-level error: it goes on every partition.
-			for i := range resp.Topics {
-				for j := range resp.Topics[i].Partitions {
-					resp.Topics[i].Partitions[j].ErrorCode = code
-				}
-			}
+	if req.Version >= 8 {
+		for _, rg := range req.Groups {
+			resp.Groups = append(resp.Groups, c.fetchOffsets(rg.Group, rg.Topics))
 		}
 		return resp
 	}
-	for _, rg := range req.Groups {
-		var topics map[string][]int32
-		if rg.Topics != nil {
-			topics = map[string][]int32{}
-			for _, t := range rg.Topics {
-				topics[t.Topic] = append(topics[t.Topic], t.Partitions...)
-			}
+	var asked []kmsg.OffsetFetchRequestGroupTopic
+	if req.Topics != nil {
+		asked = make([]kmsg.OffsetFetchRequestGroupTopic, 0, len(req.Topics))
+		for _, t := range req.Topics {
+			asked = append(asked, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
-		code, fetched := c.fetchOffsets(rg.Group, topics, rg.Topics == nil)
-		out := kmsg.OffsetFetchResponseGroup{Group: rg.Group, ErrorCode: code}
-		for _, t := range fetched {
-			rt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.topic}
-			for _, p := range t.partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
-					Partition: p.partition, Offset: p.offset, LeaderEpoch: p.leaderEpoch, Metadata: p.metadata, ErrorCode: p.code,
-				})
+	}
+	g := c.fetchOffsets(req.Group, asked)
+	resp.ErrorCode = g.ErrorCode
+	if g.ErrorCode != 0 && req.Version < 2 {
+		// v0-1 have no top-level error: it goes on every asked partition.
+		for _, t := range asked {
+			rt := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, ErrorCode: g.ErrorCode})
 			}
-			out.Topics = append(out.Topics, rt)
+			resp.Topics = append(resp.Topics, rt)
 		}
-		resp.Groups = append(resp.Groups, out)
+		return resp
+	}
+	for _, t := range g.Topics {
+		rt := kmsg.OffsetFetchResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetFetchResponseTopicPartition{
+				Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata, ErrorCode: p.ErrorCode,
+			})
+		}
+		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }
 
-type fetchedTopic struct {
-	topic      string
-	partitions []fetchedPartition
-}
-
-type fetchedPartition struct {
-	partition   int32
-	offset      int64
-	leaderEpoch int32
-	metadata    *string
-	code        int16
-}
-
-// fetchOffsets reads one group's offsets for the asked partitions, or all.
-func (c *Coordinator) fetchOffsets(groupID string, asked map[string][]int32, all bool) (int16, []fetchedTopic) {
+// fetchOffsets reads one group's offsets for the asked partitions, or for
+// all it has when asked is nil.
+func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchRequestGroupTopic) kmsg.OffsetFetchResponseGroup {
+	out := kmsg.OffsetFetchResponseGroup{Group: groupID}
 	g, code := c.acquire(groupID, false)
 	if code != 0 && code != errGroupIDNotFound {
-		return code, nil
+		out.ErrorCode = code
+		return out
 	}
 	var offsets map[topicPartition]offsetEntry
 	if g != nil {
 		if g.state == Dead {
 			g.mu.Unlock()
-			return errGroupIDNotFound, nil
+			out.ErrorCode = errGroupIDNotFound
+			return out
 		}
 		offsets = make(map[topicPartition]offsetEntry, len(g.offsets))
 		for tp, e := range g.offsets {
@@ -207,26 +183,28 @@ func (c *Coordinator) fetchOffsets(groupID string, asked map[string][]int32, all
 		}
 		g.mu.Unlock()
 	}
-	if all {
-		asked = map[string][]int32{}
+	partitions := map[string][]int32{}
+	for _, t := range asked {
+		partitions[t.Topic] = append(partitions[t.Topic], t.Partitions...)
+	}
+	if asked == nil {
 		for tp := range offsets {
-			asked[tp.topic] = append(asked[tp.topic], tp.partition)
+			partitions[tp.topic] = append(partitions[tp.topic], tp.partition)
 		}
 	}
-	var out []fetchedTopic
-	for _, topic := range sortedKeys(asked) {
-		ft := fetchedTopic{topic: topic}
-		for _, p := range sortedInt32s(asked[topic]) {
-			fp := fetchedPartition{partition: p, offset: -1, leaderEpoch: -1, metadata: new(string)}
+	for _, topic := range sortedKeys(partitions) {
+		rt := kmsg.OffsetFetchResponseGroupTopic{Topic: topic}
+		for _, p := range sortedInt32s(partitions[topic]) {
+			rp := kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: new(string)}
 			if e, ok := offsets[topicPartition{topic, p}]; ok {
 				meta := e.metadata
-				fp.offset, fp.leaderEpoch, fp.metadata = e.offset, e.leaderEpoch, &meta
+				rp.Offset, rp.LeaderEpoch, rp.Metadata = e.offset, e.leaderEpoch, &meta
 			}
-			ft.partitions = append(ft.partitions, fp)
+			rt.Partitions = append(rt.Partitions, rp)
 		}
-		out = append(out, ft)
+		out.Topics = append(out.Topics, rt)
 	}
-	return 0, out
+	return out
 }
 
 // OffsetDelete removes a group's offsets for partitions it no longer

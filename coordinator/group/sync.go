@@ -13,10 +13,7 @@ func (c *Coordinator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.S
 		resp.ErrorCode = code
 		respond(resp)
 	}
-	g, code := c.acquire(req.Group, false)
-	if code == errGroupIDNotFound {
-		code = errUnknownMemberID
-	}
+	g, code := c.acquireForMember(req.Group)
 	if code != 0 {
 		fail(code)
 		return
@@ -129,10 +126,7 @@ func (c *Coordinator) syncResponse(g *classicGroup, m *member, code int16) *kmsg
 // alive and tells it whether a rebalance is under way.
 func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	g, code := c.acquire(req.Group, false)
-	if code == errGroupIDNotFound {
-		code = errUnknownMemberID
-	}
+	g, code := c.acquireForMember(req.Group)
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -170,10 +164,7 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	if req.Version < 3 {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	}
-	g, code := c.acquire(req.Group, false)
-	if code == errGroupIDNotFound {
-		code = errUnknownMemberID
-	}
+	g, code := c.acquireForMember(req.Group)
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
