@@ -38,6 +38,9 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			Partitions: make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ProduceResponseTopicPartition{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
+			// Kafka leaves the CurrentLeader tag out (-1, -1) unless it
+			// redirects the producer; zeros would put it in every answer.
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = -1, -1
 			switch p := t.partition(rp.Partition); {
 			case !validAcks:
 				sp.ErrorCode = errInvalidRequiredAcks

@@ -3,7 +3,8 @@ package broker
 // Fetch, versions 4-18, for consumers: long polling (max.wait.ms,
 // min.bytes) woken by appends, the response and partition byte limits with
 // the first batch always returned (KIP-74), incremental fetch sessions
-// (KIP-227, see fetch_sessions.go), topics by id from v13.
+// (KIP-227, see fetch_sessions.go), topics by id from v13. Records go
+// from the segment files to the socket without a copy (fetch_splice.go).
 // Not implemented: replica fetches from followers (no replication yet; a
 // replica id is treated as a consumer), preferred read replicas (KIP-392),
 // aborted transactions (transactions are not served).
@@ -89,6 +90,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		targets[i] = b.resolveFetchTarget(sp, byID)
 	}
 
+	z := c.fetchSplice() // nil: copy the records into the response
 	w := newWaiter()
 	for _, t := range targets {
 		if t.partition != nil {
@@ -106,7 +108,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	for {
 		var bytes int64
 		var failed bool
-		results, bytes, failed = b.readFetchTargets(targets, maxBytes)
+		results, bytes, failed = b.readFetchTargets(targets, maxBytes, z)
 		if failed || bytes >= int64(req.MinBytes) || wait <= 0 {
 			break
 		}
@@ -120,7 +122,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		case <-timer.C:
 		case <-c.done:
 		}
-		results, _, _ = b.readFetchTargets(targets, maxBytes)
+		results, _, _ = b.readFetchTargets(targets, maxBytes, z)
 		break
 	}
 
@@ -169,10 +171,15 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 	return fetchTarget{sp: sp, partition: p}
 }
 
-// readFetchTargets reads every target within the byte budget. The first
-// partition that has data may exceed the limits by one batch (KIP-74), so
-// a consumer always progresses; later partitions only take what fits.
-func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
+// readFetchTargets reads every target within the byte budget, as file
+// ranges spliced in by z (fetch_splice.go), or as copied bytes when z is
+// nil. The first partition that has data may exceed the limits by one
+// batch (KIP-74), so a consumer always progresses; later partitions only
+// take what fits.
+func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetchSplice) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
+	if z != nil {
+		z.reset()
+	}
 	results := make([]kmsg.FetchResponseTopicPartition, len(targets))
 	var total int64
 	failed := false
@@ -197,7 +204,19 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64) ([]kmsg
 		if limit < 0 {
 			limit = 0
 		}
-		read, err := l.Read(t.sp.fetchOffset, int(limit), hw)
+		var n int64
+		var records []byte
+		var rng logstore.FileRange
+		var err error
+		if z != nil {
+			var read logstore.RangeResult
+			read, err = l.ReadRanges(t.sp.fetchOffset, int(limit), hw)
+			n, rng = read.Range.Len, read.Range
+		} else {
+			var read logstore.ReadResult
+			read, err = l.Read(t.sp.fetchOffset, int(limit), hw)
+			n, records = int64(len(read.Records)), read.Records
+		}
 		switch {
 		case err != nil:
 			res.ErrorCode = logstore.ErrorCode(err)
@@ -205,11 +224,14 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64) ([]kmsg
 				b.logger.Error("fetch read failed", "topic", t.partition.topic.name, "partition", t.partition.index, "err", err)
 			}
 			failed = true
-		case int64(len(read.Records)) > limit && !first:
+		case n > limit && !first:
 			// only the first partition with data may exceed its limit
-		case len(read.Records) > 0:
-			res.RecordBatches = read.Records
-			total += int64(len(read.Records))
+		case n > 0:
+			if z != nil {
+				records = z.add(rng)
+			}
+			res.RecordBatches = records
+			total += n
 			first = false
 		}
 		results[i] = res

@@ -21,16 +21,29 @@ type conn struct {
 	b        *Broker
 	nc       net.Conn
 	listener *listener
-	out      chan []byte
+	out      chan response
 	done     chan struct{} // closed when the connection closes
 	once     sync.Once
-	clientID string // from the latest request header, for the group coordinator
+	clientID string       // from the latest request header, for the group coordinator
+	splice   *fetchSplice // made on the first fetch; used by the reader only
 }
 
 const maxRetainedFrame = 1 << 20
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
-	return &conn{b: b, nc: nc, listener: l, out: make(chan []byte, 64), done: make(chan struct{})}
+	return &conn{b: b, nc: nc, listener: l, out: make(chan response, 64), done: make(chan struct{})}
+}
+
+// fetchSplice returns the connection's zero-copy fetch state, or nil when
+// fetches copy their records (see fetch_splice.go).
+func (c *conn) fetchSplice() *fetchSplice {
+	if c == nil || copyFetches.Load() {
+		return nil
+	}
+	if c.splice == nil {
+		c.splice = newFetchSplice()
+	}
+	return c.splice
 }
 
 // clientHost is the client's address as Kafka reports it in DescribeGroups.
@@ -59,7 +72,12 @@ func (c *conn) serve() {
 	r := bufio.NewReaderSize(c.nc, 64*1024)
 	var buf []byte
 	for {
-		frame, err := protocol.ReadFrame(r, buf, c.b.cfg.SocketRequestMaxBytes)
+		into := buf
+		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame
+		if large != nil {
+			into = large
+		}
+		frame, err := protocol.ReadFrame(r, into, c.b.cfg.SocketRequestMaxBytes)
 		if err != nil {
 			var tooLarge *protocol.FrameTooLargeError
 			if errors.As(err, &tooLarge) {
@@ -73,11 +91,14 @@ func (c *conn) serve() {
 			buf = frame[:0]
 		}
 		resp, err := c.handle(frame)
+		if large != nil {
+			releaseLargeFrame(frame)
+		}
 		if err != nil {
 			c.b.logger.Warn("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 			return
 		}
-		if resp != nil {
+		if resp.buf != nil {
 			select {
 			case c.out <- resp:
 			case <-c.done:
@@ -91,7 +112,9 @@ func (c *conn) writeLoop(done chan struct{}) {
 	defer close(done)
 	w := bufio.NewWriterSize(c.nc, 64*1024)
 	for resp := range c.out {
-		if _, err := w.Write(resp); err != nil {
+		err := writeResponse(w, c.nc, resp)
+		putResponseBuf(resp.buf) // written or copied into w: free again
+		if err != nil {
 			c.close()
 			continue // drain so the reader never blocks
 		}
@@ -103,19 +126,19 @@ func (c *conn) writeLoop(done chan struct{}) {
 	}
 }
 
-// handle decodes one frame and returns the encoded response frame, nil for
-// no response, or an error to close the connection with. A handler that
-// panics costs its connection, never the broker.
-func (c *conn) handle(frame []byte) (out []byte, err error) {
+// handle decodes one frame and returns the encoded response frame (a nil
+// buf for no response), or an error to close the connection with. A
+// handler that panics costs its connection, never the broker.
+func (c *conn) handle(frame []byte) (out response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.b.logger.Error("handler panicked", "panic", p, "stack", string(debug.Stack()))
-			out, err = nil, fmt.Errorf("internal error: %v", p)
+			out, err = response{}, fmt.Errorf("internal error: %v", p)
 		}
 	}()
 	key, version, correlationID, err := protocol.PeekKeyVersion(frame)
 	if err != nil {
-		return nil, err
+		return response{}, err
 	}
 	h, ok := handlers[key]
 	if key == protocol.ApiVersionsKey && ok && version > h.max {
@@ -125,17 +148,17 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion
 		resp.ApiKeys = advertisedKeys()
-		return protocol.AppendResponse(nil, correlationID, resp), nil
+		return response{buf: protocol.AppendResponse(getResponseBuf(), correlationID, resp)}, nil
 	}
 	if !ok {
-		return nil, fmt.Errorf("request for api key %d, which is not served", key)
+		return response{}, fmt.Errorf("request for api key %d, which is not served", key)
 	}
 	if version < h.min || version > h.max {
-		return nil, fmt.Errorf("request for %s v%d, outside the served range v%d-v%d", kmsg.NameForKey(key), version, h.min, h.max)
+		return response{}, fmt.Errorf("request for %s v%d, outside the served range v%d-v%d", kmsg.NameForKey(key), version, h.min, h.max)
 	}
 	hdr, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
-		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
+		return response{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
 	if hdr.ClientID != nil {
 		c.clientID = *hdr.ClientID
@@ -143,12 +166,23 @@ func (c *conn) handle(frame []byte) (out []byte, err error) {
 	req := kmsg.RequestForKey(key)
 	req.SetVersion(version)
 	if err := req.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("malformed %s v%d request: %w", kmsg.NameForKey(key), version, err)
+		return response{}, fmt.Errorf("malformed %s v%d request: %w", kmsg.NameForKey(key), version, err)
+	}
+	if c.splice != nil {
+		c.splice.reset() // ranges belong to the fetch that made them
 	}
 	resp, err := h.serve(c.b, c, req)
 	if err != nil || resp == nil {
-		return nil, err
+		return response{}, err
 	}
 	resp.SetVersion(version)
-	return protocol.AppendResponse(nil, correlationID, resp), nil
+	if fr, ok := resp.(*kmsg.FetchResponse); ok && c.splice != nil && len(c.splice.ranges) > 0 {
+		if out, ok := c.splice.encode(correlationID, fr); ok {
+			return out, nil
+		}
+		if err := c.splice.materialize(fr); err != nil {
+			return response{}, fmt.Errorf("fetch: %w", err)
+		}
+	}
+	return response{buf: protocol.AppendResponse(getResponseBuf(), correlationID, resp)}, nil
 }
