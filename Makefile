@@ -5,7 +5,7 @@ GO      ?= go
 FUZZTIME ?= 10s
 BIN     := bin/gregor
 
-.PHONY: all build test deps vet unit fuzz clean
+.PHONY: all build test deps vet unit fuzz clean bench
 
 all: build
 
@@ -15,15 +15,20 @@ build:
 # kcat (librdkafka's command-line client) is used by the compatibility tests.
 deps:
 	$(GO) mod download
+	cd bench && $(GO) mod download
 	@command -v kcat >/dev/null 2>&1 || { \
 		echo "installing kcat"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; }
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
+# The benchmark harness's own unit tests (parsing, reporting) run here;
+# the benchmark itself only under `make bench`.
 unit: build
 	$(GO) test -race -count=1 -timeout 30m ./...
+	cd bench && $(GO) test -count=1 ./...
 
 # Short fuzzing of the decoders that see untrusted bytes.
 fuzz:
@@ -32,8 +37,18 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateBatch$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzSplitBatches$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzDecompress$$' -fuzztime=$(FUZZTIME) ./protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzValidateStoredBatch$$' -fuzztime=$(FUZZTIME) ./protocol
+	$(GO) test -run='^$$' -fuzz='^FuzzDumpFiles$$' -fuzztime=$(FUZZTIME) ./logstore
 
 test: deps vet unit fuzz
+
+# Gregor side by side with Apache Kafka and kfake; writes BENCH.md (about
+# 25 minutes; BENCH_QUICK=1 for a short run). Not part of `make test`.
+bench:
+	@command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1 || { \
+		echo "installing Java and Maven"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven; }
+	cd bench && $(GO) run ./cmd/bench
 
 clean:
 	rm -rf bin

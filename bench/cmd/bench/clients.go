@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// createTopic creates a topic and waits until Metadata shows a leader for
+// every partition.
+func createTopic(addr, topic string, partitions int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestTimeoutOverhead(2*time.Minute))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err != nil {
+		return err
+	}
+	if resp.Err != nil {
+		return resp.Err
+	}
+	for ctx.Err() == nil {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
+				led := 0
+				for _, p := range td.Partitions {
+					if p.Leader >= 0 && p.Err == nil {
+						led++
+					}
+				}
+				if led == int(partitions) {
+					return nil
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("topic %s: partitions without leader after 5 minutes", topic)
+}
+
+// endOffsets sums the end offsets of a topic's partitions.
+func endOffsets(addr, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	offs, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	var ferr error
+	offs.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			ferr = o.Err
+		}
+		sum += o.Offset
+	})
+	return sum, ferr
+}
+
+// randomValue is an incompressible record value.
+func randomValue(size int) []byte {
+	v := make([]byte, size)
+	_, _ = rand.Read(v)
+	return v
+}
+
+// producerOpts are the franz-go producer settings shared by W1 and the
+// recovery load: no compression (as Kafka's perf test), the client's
+// default 10 ms linger, acks=1 without idempotence or acks=all with it.
+func producerOpts(addr string, acksAll bool) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.MaxBufferedRecords(1 << 18), kgo.ProducerBatchMaxBytes(1 << 20)}
+	if acksAll {
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+	} else {
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	}
+	return opts
+}
+
+// produceN produces n records of value v to topic and waits for every ack.
+func produceN(opts []kgo.Opt, topic string, v []byte, n int) (time.Duration, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	// one record first so that metadata and the producer id are in place
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
+		return 0, err
+	}
+	errc := make(chan error, 1)
+	cb := func(_ *kgo.Record, err error) {
+		if err != nil {
+			select {
+			case errc <- err:
+			default:
+			}
+		}
+	}
+	start := time.Now()
+	for i := 1; i < n; i++ {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, cb)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 0, err
+	}
+	d := time.Since(start)
+	select {
+	case err := <-errc:
+		return 0, err
+	default:
+	}
+	return d, nil
+}
+
+// consumeN reads n records from the start of every partition of topic,
+// assigned directly (no group).
+func consumeN(addr, topic string, partitions int32, n int) (time.Duration, error) {
+	assign := map[int32]kgo.Offset{}
+	for p := int32(0); p < partitions; p++ {
+		assign[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	got := 0
+	for got < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("consumed %d of %d: %w", got, n, err)
+		}
+		var ferr error
+		fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+		if ferr != nil {
+			return 0, ferr
+		}
+		got += fs.NumRecords()
+	}
+	return time.Since(start), nil
+}

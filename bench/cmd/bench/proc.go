@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// server is one running broker process: Gregor, Apache Kafka or kfake.
+type server struct {
+	name    string // system name
+	addr    string // client address, 127.0.0.1:port
+	cmd     *exec.Cmd
+	started time.Time // just before exec
+	ready   time.Duration
+	exited  chan struct{}
+	logPath string
+}
+
+// clkTck is the kernel's USER_HZ, 100 on every Linux this runs on.
+const clkTck = 100
+
+// cpuSeconds is utime+stime of the process from /proc/<pid>/stat.
+func (s *server) cpuSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// the command name may hold spaces: fields start after the last ')'
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / clkTck
+}
+
+// memKB reads VmRSS and VmHWM (KiB) from /proc/<pid>/status.
+func (s *server) memKB() (rss, hwm int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			hwm = n
+		}
+	}
+	return rss, hwm
+}
+
+// openFiles counts the process's open file descriptors.
+func (s *server) openFiles() int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", s.cmd.Process.Pid))
+	return len(ents)
+}
+
+// stop asks the process to end (SIGTERM), and kills it after a grace period.
+func (s *server) stop() {
+	if s == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+}
+
+// kill9 kills the process with SIGKILL and waits for it.
+func (s *server) kill9() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// startProcess execs cmd and waits until the broker answers a Metadata
+// request listing itself; ready is the time from exec to that answer.
+func startProcess(name, addr string, cmd *exec.Cmd, logPath string, timeout time.Duration) (*server, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &server{name: name, addr: addr, cmd: cmd, exited: make(chan struct{}), logPath: logPath}
+	s.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	go func() { _ = cmd.Wait(); logf.Close(); close(s.exited) }()
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("%s exited during start-up; see %s", name, logPath)
+		default:
+		}
+		if probeReady(addr) == nil {
+			s.ready = time.Since(s.started)
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			s.kill9()
+			return nil, fmt.Errorf("%s did not answer within %s; see %s", name, timeout, logPath)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+var errNotReady = errors.New("not ready")

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The three systems measured, in the order each repetition runs them.
+const (
+	sysGregor = "Gregor"
+	sysKafka  = "Kafka"
+	sysKfake  = "kfake"
+	// sysBefore is an older Gregor binary (BENCH_GREGOR_BEFORE), measured
+	// in the same run to show what a change did.
+	sysBefore = "Gregor before"
+)
+
+var systems = []string{sysGregor, sysKafka, sysKfake}
+
+// env holds what every start needs: paths of the binaries and jars.
+type env struct {
+	repo      string // repository root
+	gregorBin string
+	beforeBin string // optional
+	kfakeBin  string
+	kafkaLibs string // directory of Kafka's jars
+	work      string // scratch directory of this run
+	runs      int    // counter for fresh directories
+}
+
+// freshDir makes a new empty directory under the run's scratch dir.
+func (e *env) freshDir(name string) string {
+	e.runs++
+	d := filepath.Join(e.work, fmt.Sprintf("%03d-%s", e.runs, name))
+	must(os.MkdirAll(d, 0o755))
+	return d
+}
+
+// start starts system name with a fresh (or the given) data dir.
+func (e *env) start(name, dataDir string) (*server, string, error) {
+	if dataDir == "" {
+		dataDir = e.freshDir(strings.ToLower(name))
+	}
+	switch name {
+	case sysGregor, sysBefore:
+		s, err := e.startGregorBin(name, dataDir)
+		return s, dataDir, err
+	case sysKafka:
+		s, err := e.startKafka(dataDir, true)
+		return s, dataDir, err
+	default:
+		s, err := e.startKfake(dataDir)
+		return s, dataDir, err
+	}
+}
+
+// restart starts name again on an existing data dir (recovery).
+func (e *env) restart(name, dataDir string) (*server, error) {
+	switch name {
+	case sysGregor:
+		return e.startGregor(dataDir)
+	case sysKafka:
+		return e.startKafka(dataDir, false)
+	}
+	return nil, fmt.Errorf("%s keeps no data", name)
+}
+
+// writeProperties writes Kafka's shipped server.properties with only the
+// ports and log.dirs changed, and returns its path and the client port.
+func (e *env) writeProperties(dataDir string) (string, int, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", 0, err
+	}
+	ctl, err := freePort()
+	if err != nil {
+		return "", 0, err
+	}
+	src, err := os.Open(filepath.Join(e.repo, "bench/kafka/server.properties"))
+	if err != nil {
+		return "", 0, err
+	}
+	defer src.Close()
+	var out strings.Builder
+	sc := bufio.NewScanner(src)
+	for sc.Scan() {
+		line := sc.Text()
+		key, _, _ := strings.Cut(line, "=")
+		switch key {
+		case "listeners", "advertised.listeners":
+			line = fmt.Sprintf("%s=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", key, port, ctl)
+		case "controller.quorum.bootstrap.servers":
+			line = fmt.Sprintf("%s=127.0.0.1:%d", key, ctl)
+		case "log.dirs":
+			line = "log.dirs=" + filepath.Join(dataDir, "logs")
+		}
+		out.WriteString(line + "\n")
+	}
+	path := filepath.Join(dataDir, "server.properties")
+	return path, port, os.WriteFile(path, []byte(out.String()), 0o644)
+}
+
+func (e *env) startGregor(dataDir string) (*server, error) {
+	return e.startGregorBin(sysGregor, dataDir)
+}
+
+func (e *env) startGregorBin(name, dataDir string) (*server, error) {
+	props, port, err := e.writeProperties(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	bin := e.gregorBin
+	if name == sysBefore {
+		bin = e.beforeBin
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "serve", props)
+	return startProcess(name, addr, cmd, filepath.Join(dataDir, "gregor.out"), 2*time.Minute)
+}
+
+func (e *env) startKfake(dataDir string) (*server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(e.kfakeBin, "-port", fmt.Sprint(port))
+	return startProcess(sysKfake, addr, cmd, filepath.Join(dataDir, "kfake.out"), time.Minute)
+}

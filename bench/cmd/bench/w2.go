@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// runW2 measures end-to-end latency at a fixed rate of 1-KB records on a
+// 1-partition topic. Coordinated omission is avoided: record i is due at
+// start + i/rate, carries that intended time, and its latency is receipt
+// minus the intended time, so a stalled producer or broker is charged for
+// every record that should have been sent meanwhile.
+func runW2(s *server, res *results, rate int, dur, warm time.Duration, rep int) error {
+	topic := fmt.Sprintf("w2-%d-%d", rep, rate)
+	if err := createTopic(s.addr, topic, 1); err != nil {
+		return err
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(s.addr), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(1<<20))
+	if err != nil {
+		return err
+	}
+	defer prod.Close()
+	cons, err := kgo.NewClient(kgo.SeedBrokers(s.addr), kgo.ConsumePartitions(
+		map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		return err
+	}
+	defer cons.Close()
+	ctx := context.Background()
+	// warm both clients' metadata and connections
+	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: make([]byte, 8)}).FirstErr(); err != nil {
+		return err
+	}
+
+	total := int(float64(rate) * (warm + dur).Seconds())
+	interval := time.Second / time.Duration(rate)
+	base := randomValue(1024)
+	start := time.Now()
+	lat := make([]float64, 0, total)
+	var mu sync.Mutex
+	done := make(chan error, 1)
+	go func() {
+		got := 0
+		cctx, cancel := context.WithTimeout(ctx, warm+dur+30*time.Second)
+		defer cancel()
+		for got < total+1 {
+			fs := cons.PollFetches(cctx)
+			if cctx.Err() != nil {
+				done <- fmt.Errorf("received %d of %d records", got, total+1)
+				return
+			}
+			now := time.Since(start)
+			fs.EachRecord(func(r *kgo.Record) {
+				got++
+				if len(r.Value) < 1024 {
+					return // the warm-up record
+				}
+				due := time.Duration(binary.BigEndian.Uint64(r.Value))
+				if due >= warm {
+					mu.Lock()
+					lat = append(lat, float64(now-due)/float64(time.Microsecond))
+					mu.Unlock()
+				}
+			})
+		}
+		done <- nil
+	}()
+	for i := 0; i < total; i++ {
+		due := time.Duration(i) * interval
+		if wait := due - time.Since(start); wait > 100*time.Microsecond {
+			time.Sleep(wait)
+		}
+		v := make([]byte, 1024)
+		copy(v, base)
+		binary.BigEndian.PutUint64(v, uint64(due))
+		prod.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, nil)
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	sort.Float64s(lat)
+	name := fmt.Sprintf("%dk rec/s", rate/1000)
+	for _, p := range []struct {
+		label string
+		q     float64
+		tgt   float64
+	}{{"p50", 50, 0}, {"p99", 99, 1.0 / 3}, {"p99.9", 99.9, 0}} {
+		res.add(metric{section: "W2 latency", name: name + " " + p.label, unit: "ms", target: p.tgt}, s.name, percentile(lat, p.q)/1000)
+	}
+	logf("  %s W2 %s: p50 %.2f ms p99 %.2f ms p99.9 %.2f ms", s.name, name, percentile(lat, 50)/1000, percentile(lat, 99)/1000, percentile(lat, 99.9)/1000)
+	return nil
+}
