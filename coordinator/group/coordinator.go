@@ -133,10 +133,14 @@ func (c *Coordinator) Close() {
 }
 
 // acquire finds a group, creating it if asked, and returns it locked, or
-// an error code when this coordinator cannot serve it: NOT_COORDINATOR,
+// an error code when this coordinator cannot serve it: INVALID_GROUP_ID
+// for an empty id, NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS, or GROUP_ID_NOT_FOUND when it does not
 // exist and create is false.
 func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
+	if id == "" {
+		return nil, errInvalidGroupID
+	}
 	p := PartitionFor(id, c.cfg.NumPartitions)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -34,14 +34,21 @@ func TestPartitionOwnershipAndLoading(t *testing.T) {
 		req.Group, req.MemberID = "g", "m"
 		return c.Heartbeat(req).ErrorCode
 	}
-	if code := hb(); code != errNotCoordinator {
+	sync := func() int16 {
+		req := kmsg.NewPtrSyncGroupRequest()
+		req.Group, req.MemberID = "g", "m"
+		var code int16
+		c.SyncGroup(req, func(r *kmsg.SyncGroupResponse) { code = r.ErrorCode })
+		return code
+	}
+	if code := sync(); code != errNotCoordinator {
 		t.Fatalf("before Load: %d, want NOT_COORDINATOR", code)
 	}
 	loaded := make(chan error)
 	go func() { loaded <- c.Load(0) }()
 	waitCode := func(want int16) {
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if hb() == want {
+			if sync() == want {
 				return
 			}
 			select {
@@ -53,6 +60,9 @@ func TestPartitionOwnershipAndLoading(t *testing.T) {
 		t.Fatalf("never answered %d", want)
 	}
 	waitCode(errLoadInProgress)
+	if code := hb(); code != 0 {
+		t.Fatalf("Heartbeat while loading: %d, want NONE as Kafka answers blindly", code)
+	}
 	list := c.ListGroups(kmsg.NewPtrListGroupsRequest())
 	if list.ErrorCode != errLoadInProgress {
 		t.Fatalf("ListGroups while loading: %d", list.ErrorCode)
@@ -63,6 +73,9 @@ func TestPartitionOwnershipAndLoading(t *testing.T) {
 	}
 	if code := hb(); code != errUnknownMemberID {
 		t.Fatalf("after Load: %d, want UNKNOWN_MEMBER_ID", code)
+	}
+	if code := sync(); code != errUnknownMemberID {
+		t.Fatalf("SyncGroup after Load: %d, want UNKNOWN_MEMBER_ID", code)
 	}
 }
 

@@ -127,6 +127,10 @@ func (c *Coordinator) syncResponse(g *classicGroup, m *member, code int16) *kmsg
 func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	g, code := c.acquireForMember(req.Group)
+	if code == errLoadInProgress {
+		// Kafka answers heartbeats blindly while the group loads.
+		return resp
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
