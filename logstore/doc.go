@@ -206,7 +206,20 @@
 // cleanMu, one at a time, and take Log.mu only to change the segment list;
 // the segments they take out stay open until file.delete.delay.ms has
 // passed, so reads that loaded the old list finish. Lock order: Dir.mu,
-// Log.cleanMu, cleaner.mu, Log.flushMu, Log.mu, segment.mu.
+// Log.cleanMu, cleaner.mu, Log.flushMu, Log.mu, segment.ioMu (index file
+// writes), segment.mu.
+//
+// # Open files
+//
+// A segment keeps one file descriptor, its .log (Kafka keeps one too, having
+// mmapped its indexes). The index entries live in memory; the index files
+// are opened only to be read (when loaded) or written, and closed at once.
+// The active segment's new entries are written in one go when the segment
+// is synced (Flush, a flush.messages flush), finished (roll, Close) or
+// recovered, so its index files lag behind memory in between. A crash can
+// lose only entries of segments the recovery point has not passed (a sync
+// writes the entries before the point moves), and recovery rebuilds the
+// indexes of those.
 //
 // # Where Gregor differs from Kafka
 //

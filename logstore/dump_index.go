@@ -62,7 +62,7 @@ func dumpOffsetIndex(w *bufio.Writer, path string, opts DumpOptions, r *DumpRepo
 	defer s.log.Close()
 	if opts.IndexSanityOnly {
 		return sanityCheck(w, path, r, func(f *os.File) error {
-			x := offsetIndex{f: f, base: s.base}
+			x := offsetIndex{indexFile: indexFile{path: f.Name()}, base: s.base}
 			if err := x.load(); err != nil {
 				return err
 			}
@@ -114,19 +114,15 @@ func dumpTimeIndex(w *bufio.Writer, path string, opts DumpOptions, r *DumpReport
 	defer s.log.Close()
 	if opts.IndexSanityOnly {
 		return sanityCheck(w, path, r, func(f *os.File) error {
-			x := timeIndex{f: f, base: s.base}
+			x := timeIndex{indexFile: indexFile{path: f.Name()}, base: s.base}
 			return x.load()
 		})
 	}
 	// The offset index, when it loads, says where to start looking for a
 	// batch; without it every search starts at the top of the log.
-	idx := offsetIndex{base: s.base}
-	if f, err := os.Open(segmentPath(filepath.Dir(path), s.base, indexSuffix)); err == nil {
-		idx.f = f
-		if idx.load() != nil {
-			idx.entries = nil
-		}
-		f.Close()
+	idx := offsetIndex{indexFile: indexFile{path: segmentPath(filepath.Dir(path), s.base, indexSuffix)}, base: s.base}
+	if idx.load() != nil {
+		idx.entries = nil
 	}
 	n := s.entries(timeEntrySize, r)
 	prevTs := int64(protocol.NoTimestamp)

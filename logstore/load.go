@@ -262,13 +262,18 @@ func checkIndexes(s *segment, active bool) error {
 		defer s.mu.Unlock()
 		return s.loadIndexes()
 	}
-	check := func(f *os.File, entrySize int, entry func(b []byte) error) error {
+	check := func(path string, entrySize int, entry func(b []byte) error) error {
+		f, err := os.Open(path) // index files stay closed but while read or written
+		if err != nil {
+			return err
+		}
+		defer f.Close()
 		st, err := f.Stat()
 		if err != nil {
 			return err
 		}
 		if st.Size()%int64(entrySize) != 0 {
-			return fmt.Errorf("%s: size %d is not a multiple of %d", f.Name(), st.Size(), entrySize)
+			return fmt.Errorf("%s: size %d is not a multiple of %d", path, st.Size(), entrySize)
 		}
 		if st.Size() == 0 {
 			return nil
@@ -279,19 +284,19 @@ func checkIndexes(s *segment, active bool) error {
 		}
 		return entry(b)
 	}
-	err := check(s.idx.f, offsetEntrySize, func(b []byte) error {
+	err := check(s.idx.path, offsetEntrySize, func(b []byte) error {
 		rel, pos := int32(binaryBE32(b)), int64(int32(binaryBE32(b[4:])))
 		if rel < 0 || pos < 0 || pos >= s.size.Load() {
-			return fmt.Errorf("%s: last entry (%d, %d) outside the log", s.idx.f.Name(), rel, pos)
+			return fmt.Errorf("%s: last entry (%d, %d) outside the log", s.idx.path, rel, pos)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return check(s.tidx.f, timeEntrySize, func(b []byte) error {
+	return check(s.tidx.path, timeEntrySize, func(b []byte) error {
 		if rel := int32(binaryBE32(b[8:])); rel < 0 {
-			return fmt.Errorf("%s: last entry has offset below the base", s.tidx.f.Name())
+			return fmt.Errorf("%s: last entry has offset below the base", s.tidx.path)
 		}
 		return nil
 	})

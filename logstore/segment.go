@@ -22,6 +22,7 @@ type segment struct {
 	log    *os.File
 	size   atomic.Int64 // bytes of whole batches readers may see
 
+	ioMu        sync.Mutex   // serialises writes of the index files (persistIndexes)
 	mu          sync.RWMutex // guards the fields below
 	loaded      bool         // indexes read into memory
 	idx         offsetIndex
@@ -63,11 +64,10 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
 	s.idx = offsetIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, offsetEntrySize)}
 	s.tidx = timeIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, timeEntrySize)}
-	if s.idx.f, err = openIndexFile(segmentPath(dir, base, indexSuffix+suffix)); err == nil {
-		s.tidx.f, err = openIndexFile(segmentPath(dir, base, timeIndexSuffix+suffix))
-	}
-	if err == nil && create {
-		err = errors.Join(s.idx.f.Truncate(0), s.tidx.f.Truncate(0))
+	s.idx.path = segmentPath(dir, base, indexSuffix+suffix)
+	s.tidx.path = segmentPath(dir, base, timeIndexSuffix+suffix)
+	if create { // the index files exist, empty, from the start
+		err = errors.Join(createEmpty(s.idx.path), createEmpty(s.tidx.path))
 	}
 	if err == nil {
 		var st os.FileInfo
@@ -80,6 +80,15 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 		return nil, err
 	}
 	return s, nil
+}
+
+// createEmpty creates or empties a file, leaving it closed.
+func createEmpty(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // createSegment makes a new, empty segment.
@@ -103,7 +112,7 @@ func (s *segment) loadIndexes() error {
 		return err
 	}
 	if e, ok := s.idx.last(); ok && int64(e.pos) >= s.size.Load() {
-		return fmt.Errorf("index %s: position %d beyond the log's %d bytes", s.idx.f.Name(), e.pos, s.size.Load())
+		return fmt.Errorf("index %s: position %d beyond the log's %d bytes", s.idx.path, e.pos, s.size.Load())
 	}
 	s.maxTs, s.maxTsOffset = s.tidx.lastEntry()
 	s.loaded = true
@@ -201,12 +210,23 @@ type recoverResult struct {
 // magic and CRC, and cuts the log at the first batch that fails. onBatch
 // sees every valid batch in order.
 func (s *segment) recover(indexInterval int, onBatch func(h *protocol.BatchHeader, batch []byte)) (recoverResult, error) {
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	res, err := s.rebuild(indexInterval, onBatch)
+	if err != nil {
+		return res, err
+	}
+	// Written now (not fsynced): the files must not keep stale entries.
+	return res, s.persistIndexes(false)
+}
+
+// rebuild is recover without writing the index files.
+func (s *segment) rebuild(indexInterval int, onBatch func(h *protocol.BatchHeader, batch []byte)) (recoverResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := recoverResult{nextOffset: s.base}
-	if err := errors.Join(s.idx.reset(), s.tidx.reset()); err != nil {
-		return res, err
-	}
+	s.idx.reset()
+	s.tidx.reset()
 	s.maxTs, s.maxTsOffset, s.bytesSinceIndex, s.rollTs = -1, s.base, 0, -1
 	st, err := s.log.Stat()
 	if err != nil {
@@ -302,29 +322,76 @@ func (s *segment) scanTail() (int64, error) {
 	return next, nil
 }
 
-// finish writes the last time index entry, as Kafka does when a segment
-// stops being active (roll) or is closed.
+// finish adds the last time index entry, as Kafka does when a segment
+// stops being active (roll) or is closed, and writes the index entries not
+// yet in the files (without fsync).
 func (s *segment) finish() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.loaded {
+		s.mu.Unlock()
 		return nil
 	}
-	return s.tidx.maybeAppend(s.maxTs, s.maxTsOffset)
-}
-
-func (s *segment) sync() error {
-	return errors.Join(s.log.Sync(), s.idx.f.Sync(), s.tidx.f.Sync())
-}
-
-func (s *segment) closeFiles() error {
-	var errs []error
-	for _, f := range []*os.File{s.log, s.idx.f, s.tidx.f} {
-		if f != nil {
-			errs = append(errs, f.Close())
-		}
+	err := s.tidx.maybeAppend(s.maxTs, s.maxTsOffset)
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	return s.writeIndexes(false)
+}
+
+// sync fsyncs the .log, then writes the pending index entries and fsyncs
+// the index files if they changed since their last fsync. Only after this
+// may the recovery point move past the segment's data.
+func (s *segment) sync() error {
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	return s.writeIndexes(true)
+}
+
+// writeIndexes is persistIndexes for callers not holding ioMu.
+func (s *segment) writeIndexes(sync bool) error {
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	return s.persistIndexes(sync)
+}
+
+// persistIndexes writes the index entries added since the last write to
+// the index files (cutting them after a reset), opening each file only for
+// that, and fsyncs them when sync is set. The entries are copied under mu
+// and written outside it, so appends and lookups do not wait for the disk.
+// The caller holds ioMu.
+func (s *segment) persistIndexes(sync bool) error {
+	s.mu.RLock()
+	if !s.loaded { // nothing added since the files were written
+		s.mu.RUnlock()
+		return nil
+	}
+	oPath, oFrom, oN, oCut := s.idx.path, s.idx.written, len(s.idx.entries), s.idx.truncate
+	oData := pending(&s.idx.indexFile, s.idx.entries, offsetEntrySize, putOffsetEntry)
+	tPath, tFrom, tN, tCut := s.tidx.path, s.tidx.written, len(s.tidx.entries), s.tidx.truncate
+	tData := pending(&s.tidx.indexFile, s.tidx.entries, timeEntrySize, putTimeEntry)
+	s.mu.RUnlock()
+	if err := s.idx.write(oPath, oData, oFrom, oN, offsetEntrySize, oCut, sync); err != nil {
+		return err
+	}
+	if err := s.tidx.write(tPath, tData, tFrom, tN, timeEntrySize, tCut, sync); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.idx.written, s.tidx.written = oN, tN
+	s.idx.truncate = s.idx.truncate && !oCut
+	s.tidx.truncate = s.tidx.truncate && !tCut
+	s.mu.Unlock()
+	return nil
+}
+
+// closeFiles closes the .log, the one file a segment keeps open.
+func (s *segment) closeFiles() error {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.Close()
 }
 
 // segmentFileSuffixes are a segment's files, in the order they are renamed:
@@ -348,6 +415,8 @@ func (s *segment) removeFiles() error {
 // tests can stop the process between any two of them. Open handles keep
 // working: readers in flight are not disturbed.
 func (s *segment) renameFiles(to string, step func(string) error) error {
+	s.mu.Lock() // index files are opened by path under mu
+	defer s.mu.Unlock()
 	for _, suffix := range segmentFileSuffixes {
 		from := segmentPath(s.dir, s.base, suffix+s.suffix)
 		if err := step("rename " + filepath.Base(from) + " to " + to); err != nil {
@@ -358,6 +427,8 @@ func (s *segment) renameFiles(to string, step func(string) error) error {
 		}
 	}
 	s.suffix = to
+	s.idx.path = segmentPath(s.dir, s.base, indexSuffix+to)
+	s.tidx.path = segmentPath(s.dir, s.base, timeIndexSuffix+to)
 	return nil
 }
 
