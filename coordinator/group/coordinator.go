@@ -178,15 +178,25 @@ func (c *Coordinator) acquireForMember(id string) (*classicGroup, int16) {
 // removeIfDead drops a group the caller just marked Dead. Called without
 // the group's lock (lock order).
 func (c *Coordinator) removeIfDead(g *classicGroup) {
+	c.removeIf(g, func() bool { return g.state == Dead })
+}
+
+// removeIfUnused drops a group that holds nothing (classicGroup.unused).
+func (c *Coordinator) removeIfUnused(g *classicGroup) {
+	c.removeIf(g, g.unused)
+}
+
+func (c *Coordinator) removeIf(g *classicGroup, cond func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.groups[g.id] == g {
-		g.mu.Lock()
-		dead := g.state == Dead
-		g.mu.Unlock()
-		if dead {
-			delete(c.groups, g.id)
-		}
+	if c.groups[g.id] != g {
+		return
+	}
+	g.mu.Lock()
+	drop := cond()
+	g.mu.Unlock()
+	if drop {
+		delete(c.groups, g.id)
 	}
 }
 

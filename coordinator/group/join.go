@@ -12,25 +12,21 @@ import (
 // at once for errors and for members that need no rebalance, otherwise
 // when the rebalance's join phase completes.
 func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost string, respond func(*kmsg.JoinGroupResponse)) {
-	fail := func(code int16, memberID string) {
-		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode, resp.MemberID, resp.Generation = code, memberID, -1
-		respond(resp)
-	}
+	j := joinRequest{req: req, clientID: clientID, clientHost: clientHost, respond: respond}
 	if req.Group == "" {
-		fail(errInvalidGroupID, req.MemberID)
+		j.fail(errInvalidGroupID, req.MemberID)
 		return
 	}
 	// The request's bytes belong to the connection's read buffer; keep copies.
 	req.Protocols = cloneProtocols(req.Protocols)
-	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
-	if session < c.cfg.MinSessionTimeout || session > c.cfg.MaxSessionTimeout {
-		fail(errInvalidSessionTimeout, req.MemberID)
+	j.session = time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+	if j.session < c.cfg.MinSessionTimeout || j.session > c.cfg.MaxSessionTimeout {
+		j.fail(errInvalidSessionTimeout, req.MemberID)
 		return
 	}
-	rebalance := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	j.rebalance = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	if req.Version == 0 {
-		rebalance = session // v0 has no rebalance timeout: Kafka uses the session timeout
+		j.rebalance = j.session // v0 has no rebalance timeout: Kafka uses the session timeout
 	}
 	acquire := c.acquireForMember
 	if req.MemberID == "" {
@@ -38,19 +34,21 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 	}
 	g, code := acquire(req.Group)
 	if code != 0 {
-		fail(code, req.MemberID)
+		j.fail(code, req.MemberID)
 		return
 	}
-	defer g.mu.Unlock()
-	if !c.acceptsJoin(g, req.MemberID) {
-		fail(errGroupMaxSizeReached, req.MemberID)
-		return
-	}
-	j := joinRequest{req: req, clientID: clientID, clientHost: clientHost, session: session, rebalance: rebalance, respond: respond}
-	if req.MemberID == "" {
+	switch {
+	case !c.acceptsJoin(g, req.MemberID):
+		j.fail(errGroupMaxSizeReached, req.MemberID)
+	case req.MemberID == "":
 		c.joinNewMember(g, &j)
-	} else {
+	default:
 		c.joinExistingMember(g, &j)
+	}
+	unused := g.unused()
+	g.mu.Unlock()
+	if unused {
+		c.removeIfUnused(g) // a refused first join leaves nothing behind
 	}
 }
 

@@ -146,6 +146,12 @@ func newGroup(id string, partition int32, now time.Time) *classicGroup {
 	}
 }
 
+// unused reports a group that holds nothing: no members, pending members,
+// offsets or past generations. Only a refused first JoinGroup leaves one.
+func (g *classicGroup) unused() bool {
+	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0
+}
+
 func (g *classicGroup) transition(s State, now time.Time) {
 	g.state = s
 	g.stateSince = now
