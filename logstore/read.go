@@ -3,8 +3,6 @@ package logstore
 import (
 	"io"
 	"sort"
-
-	"github.com/gregor-broker/gregor/protocol"
 )
 
 // ReadResult is what Read returns.
@@ -27,63 +25,18 @@ type ReadResult struct {
 // per call. An offset below LogStartOffset or above LogEndOffset gives
 // OFFSET_OUT_OF_RANGE; LogEndOffset itself gives no records.
 func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) (ReadResult, error) {
-	res := ReadResult{NextOffset: offset, HighWatermark: l.hw.Load()}
-	res.LogEndOffset = l.end.Load() // load the end before any segment size
-	res.LogStartOffset = l.logStart.Load()
-	if offset < res.LogStartOffset || offset > res.LogEndOffset {
-		return res, errorf(CodeOffsetOutOfRange, "offset %d is outside [%d, %d] of %s",
-			offset, res.LogStartOffset, res.LogEndOffset, l.tp)
+	rr, err := l.ReadRanges(offset, maxBytes, maxOffset)
+	res := ReadResult{NextOffset: rr.NextOffset, LogStartOffset: rr.LogStartOffset, LogEndOffset: rr.LogEndOffset, HighWatermark: rr.HighWatermark}
+	if err != nil || rr.Range.Len == 0 {
+		return res, err
 	}
-	if maxOffset > res.LogEndOffset || maxOffset < 0 {
-		maxOffset = res.LogEndOffset
-	}
-	if offset >= maxOffset {
-		return res, nil
-	}
-	segs := l.segments()
-	for i := floorSegment(segs, offset); i < len(segs); i++ {
-		s := segs[i]
-		size := s.size.Load()
-		pos := s.lookup(offset)
-		if pos > size {
-			pos = 0
-		}
-		h, at, found, err := s.batchAt(offset, pos, size)
-		if err != nil {
-			return res, storageErr("read "+s.log.Name(), err)
-		}
-		if !found {
-			continue
-		}
-		if h.LastOffset() >= maxOffset {
-			return res, nil
-		}
-		return l.readBatches(s, at, size, h.Size(), maxBytes, maxOffset, res)
-	}
-	return res, nil
-}
-
-// readBatches reads from position at (a batch of firstSize bytes) the
-// batches that fit maxBytes and end below maxOffset.
-func (l *Log) readBatches(s *segment, at, size int64, firstSize, maxBytes int, maxOffset int64, res ReadResult) (ReadResult, error) {
-	want := min(size-at, int64(max(maxBytes, firstSize)))
-	buf := make([]byte, want)
-	if n, err := s.log.ReadAt(buf, at); int64(n) < want {
+	res.Records = make([]byte, rr.Range.Len)
+	if n, err := rr.Range.File.ReadAt(res.Records, rr.Range.Pos); int64(n) < rr.Range.Len {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return res, storageErr("read "+s.log.Name(), err)
+		return ReadResult{NextOffset: offset}, storageErr("read "+rr.Range.File.Name(), err)
 	}
-	n := 0
-	for n+protocol.BatchHeaderSize <= len(buf) {
-		h := decodeHeader(buf[n:])
-		if n+h.Size() > len(buf) || h.LastOffset() >= maxOffset {
-			break
-		}
-		n += h.Size()
-		res.NextOffset = h.LastOffset() + 1
-	}
-	res.Records = buf[:n:n]
 	return res, nil
 }
 
