@@ -1,24 +1,25 @@
 # Gregor's build and test entry points. `make test` installs what the tests
-# need (Go modules, kcat from Debian), builds the binary, vets, runs every
+# need (Go modules; each compat client family via compat/mk/*.mk), builds the binary, vets, runs every
 # test under the race detector and a short fuzzing pass.
 GO      ?= go
 FUZZTIME ?= 10s
 BIN     := bin/gregor
 
-.PHONY: all build test deps vet unit fuzz clean bench
+.PHONY: all build test deps vet unit compat compat-deps fuzz clean bench
+
+# Each client family of the compatibility suite installs what it needs in
+# its own fragment (compat/mk/*.mk), adding its target to COMPAT_DEPS.
+COMPAT_DEPS :=
+include $(wildcard compat/mk/*.mk)
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/gregor
 
-# kcat (librdkafka's command-line client) is used by the compatibility tests.
 deps:
 	$(GO) mod download
 	cd bench && $(GO) mod download
-	@command -v kcat >/dev/null 2>&1 || { \
-		echo "installing kcat"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kcat; }
 
 vet:
 	$(GO) vet ./...
@@ -27,8 +28,14 @@ vet:
 # The benchmark harness's own unit tests (parsing, reporting) run here;
 # the benchmark itself only under `make bench`.
 unit: build
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/compat$$')
 	cd bench && $(GO) test -count=1 ./...
+
+compat-deps: $(COMPAT_DEPS)
+
+# Real clients of every ecosystem against the real binary; writes COMPAT.md.
+compat: build deps compat-deps
+	GREGOR_COMPAT_MD=$(CURDIR)/COMPAT.md $(GO) test -count=1 -timeout 40m ./compat/
 
 # Short fuzzing of the decoders that see untrusted bytes.
 fuzz:
@@ -40,7 +47,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateStoredBatch$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzDumpFiles$$' -fuzztime=$(FUZZTIME) ./logstore
 
-test: deps vet unit fuzz
+test: deps vet unit compat fuzz
 
 # Gregor side by side with Apache Kafka and kfake; writes BENCH.md (about
 # 25 minutes; BENCH_QUICK=1 for a short run). Not part of `make test`.
