@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// register handles BrokerRegistration. The same incarnation re-registering
+// keeps its epoch; a new incarnation replaces the old one (whose epoch then
+// no longer matches, fencing it) with a new epoch, the raft index of the
+// registration, and starts fenced: leadership moves away from the old
+// incarnation as for any fenced broker.
+func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
+	img := c.Image()
+	if req.ClusterID != "" && req.ClusterID != img.ClusterID {
+		resp.ErrorCode = kerr.InconsistentClusterID.Code
+		return resp
+	}
+	if old := img.Brokers[req.BrokerID]; old != nil && old.IncarnationID == req.IncarnationID {
+		c.lastSeen[req.BrokerID] = time.Now()
+		resp.BrokerEpoch = old.Epoch
+		c.addObserver(old)
+		return resp
+	}
+	rb := &RegisterBroker{ID: req.BrokerID, IncarnationID: req.IncarnationID}
+	if req.Rack != nil {
+		rb.Rack = *req.Rack
+	}
+	for _, l := range req.Listeners {
+		rb.Endpoints = append(rb.Endpoints, Endpoint{Listener: l.Name, Host: l.Host,
+			Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
+	}
+	recs := []Record{{RegisterBroker: rb}}
+	if img.usable(req.BrokerID) {
+		recs = append(recs, c.removeBrokerRecords(img, req.BrokerID)...)
+	}
+	index, err := c.propose(recs)
+	if err != nil {
+		return c.proposeFailed(req, err)
+	}
+	c.lastSeen[req.BrokerID] = time.Now()
+	resp.BrokerEpoch = int64(index)
+	c.addObserver(c.Image().Brokers[req.BrokerID])
+	c.log.Info("controller: broker registered", "broker", req.BrokerID, "epoch", index)
+	return resp
+}
+
+// heartbeat handles BrokerHeartbeat with Kafka's broker states: fenced,
+// unfenced, controlled shutdown, shut down now. Only state changes write
+// records; the heartbeat time itself is kept in memory.
+func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	img := c.Image()
+	b := img.Brokers[req.BrokerID]
+	if b == nil || b.Epoch != req.BrokerEpoch {
+		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
+		return resp
+	}
+	c.lastSeen[b.ID] = time.Now()
+	var recs []Record
+	fenced, shutdownNow := b.Fenced, false
+	switch {
+	case b.Fenced:
+		if req.WantShutdown {
+			shutdownNow = true
+		} else if !req.WantFence && req.CurrentMetadataOffset >= b.Epoch {
+			fenced = false
+			recs = append(recs, Record{BrokerState: &BrokerState{ID: b.ID}})
+			recs = append(recs, c.leaderlessRecords(img, func(id int32) bool { return id == b.ID || img.usable(id) })...)
+		}
+	case b.ShuttingDown:
+		if !img.LeadsAny(b.ID) {
+			fenced, shutdownNow = true, true
+			recs = c.fenceRecords(img, b.ID)
+		}
+	default:
+		switch {
+		case req.WantFence:
+			fenced, shutdownNow = true, req.WantShutdown
+			recs = c.fenceRecords(img, b.ID)
+		case req.WantShutdown && img.LeadsAny(b.ID):
+			recs = append(recs, Record{BrokerState: &BrokerState{ID: b.ID, ShuttingDown: true}})
+			recs = append(recs, c.removeBrokerRecords(img, b.ID)...)
+		case req.WantShutdown:
+			fenced, shutdownNow = true, true
+			recs = c.fenceRecords(img, b.ID)
+		}
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	resp.IsCaughtUp = req.CurrentMetadataOffset >= b.Epoch
+	resp.IsFenced = fenced
+	resp.ShouldShutdown = shutdownNow
+	return resp
+}
+
+// fenceRecords fences a broker: its flag, then its leaderships and ISR
+// memberships.
+func (c *Controller) fenceRecords(img *Image, id int32) []Record {
+	recs := []Record{{BrokerState: &BrokerState{ID: id, Fenced: true}}}
+	return append(recs, c.removeBrokerRecords(img, id)...)
+}
+
+// expireSessions fences every unfenced broker whose last heartbeat is more
+// than the session timeout ago.
+func (c *Controller) expireSessions(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active || ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	img := c.Image()
+	for _, id := range img.SortedBrokerIDs() {
+		if img.Brokers[id].Fenced {
+			continue
+		}
+		last, ok := c.lastSeen[id]
+		if !ok {
+			c.lastSeen[id] = now
+			continue
+		}
+		if now.Sub(last) <= c.cfg.SessionTimeout {
+			continue
+		}
+		c.log.Info("controller: fencing broker after missed heartbeats", "broker", id,
+			"since", now.Sub(last).Round(time.Millisecond))
+		if _, err := c.propose(c.fenceRecords(img, id)); err != nil {
+			c.log.Warn("controller: fencing broker", "broker", id, "err", err)
+			return
+		}
+		img = c.Image()
+	}
+}
+
+// addObserver makes a registered broker that is not a voter a raft
+// non-voter at its ObserverListener endpoint, so that its node follows
+// the metadata log. A failure is logged; the next registration retries.
+func (c *Controller) addObserver(b *Broker) {
+	if b == nil {
+		return
+	}
+	if _, voter := c.cfg.Voters[b.ID]; voter {
+		return
+	}
+	addr := ""
+	for _, e := range b.Endpoints {
+		if c.cfg.ObserverListener == "" || e.Listener == c.cfg.ObserverListener {
+			addr = net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+			break
+		}
+	}
+	if addr == "" {
+		c.log.Warn("controller: broker has no endpoint for the observer listener", "broker", b.ID,
+			"listener", c.cfg.ObserverListener)
+		return
+	}
+	f := c.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		c.log.Warn("controller: reading raft configuration", "err", err)
+		return
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == serverID(b.ID) && string(s.Address) == addr {
+			return
+		}
+	}
+	if err := c.raft.AddNonvoter(serverID(b.ID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
+		c.log.Warn("controller: adding observer", "broker", b.ID, "addr", addr, "err", err)
+		return
+	}
+	c.log.Info("controller: observer added", "broker", b.ID, "addr", addr)
+}

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"context"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Client sends controller API requests to the active controller over the
+// Kafka protocol. It keeps one connection per voter, remembers which voter
+// answered last, and on NOT_CONTROLLER or a connection error tries the
+// next voter, backing off after each full round, until ctx ends.
+type Client struct {
+	clientID string
+	ids      []int32
+	addrs    map[int32]string
+
+	mu     sync.Mutex
+	leader int32 // voter that answered last; -1 when unknown
+	conns  map[int32]*voterConn
+	closed bool
+}
+
+type voterConn struct {
+	mu sync.Mutex // one request at a time per connection
+	w  *wireConn
+}
+
+// NewClient returns a client for the voters (node id -> CONTROLLER host:port).
+func NewClient(voters map[int32]string, clientID string) *Client {
+	c := &Client{clientID: clientID, addrs: map[int32]string{}, leader: -1, conns: map[int32]*voterConn{}}
+	for id, addr := range voters {
+		c.ids = append(c.ids, id)
+		c.addrs[id] = addr
+		c.conns[id] = &voterConn{}
+	}
+	slices.Sort(c.ids)
+	return c
+}
+
+// Send sends req (at the version set on it) to the active controller and
+// returns its response. It retries NOT_CONTROLLER answers and connection
+// failures on the other voters until ctx is done.
+func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	backoff := 20 * time.Millisecond
+	for {
+		for _, id := range c.order() {
+			resp, err := c.sendTo(ctx, id, req)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err == nil && !IsNotController(resp) {
+				c.mu.Lock()
+				c.leader = id
+				c.mu.Unlock()
+				return resp, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// order lists the voters to try: the last known leader first.
+func (c *Client) order() []int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]int32, 0, len(c.ids))
+	if c.leader >= 0 {
+		out = append(out, c.leader)
+	}
+	for _, id := range c.ids {
+		if id != c.leader {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
+	vc := c.conns[id]
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil, net.ErrClosed
+	}
+	if vc.w == nil {
+		var d net.Dialer
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		conn, err := d.DialContext(dctx, "tcp", c.addrs[id])
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		vc.w = &wireConn{conn: conn}
+	}
+	resp, err := vc.w.roundTrip(ctx, c.clientID, req)
+	if err != nil {
+		vc.w.conn.Close()
+		vc.w = nil
+	}
+	return resp, err
+}
+
+// Close closes the client's connections.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	for _, vc := range c.conns {
+		vc.mu.Lock()
+		if vc.w != nil {
+			vc.w.conn.Close()
+			vc.w = nil
+		}
+		vc.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package controller
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Config overrides live in Image.Configs: topic overrides by topic name,
+// dynamic broker configs by broker id, and "" for the cluster-wide broker
+// default. The broker validates names and values before forwarding; the
+// controller checks the resource and applies the operations. APPEND and
+// SUBTRACT work on the comma-separated list of the current override (a
+// broker that wants a static default as the base sends SET instead).
+
+// checkResource returns the image key for a resource, or an error code
+// and message.
+func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (ConfigResource, int16, string) {
+	switch int8(typ) {
+	case ResourceTopic:
+		if img.Topics[name] == nil {
+			return ConfigResource{}, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", name)
+		}
+		return ConfigResource{ResourceTopic, name}, 0, ""
+	case ResourceBroker:
+		if name != "" {
+			if _, err := strconv.ParseInt(name, 10, 32); err != nil {
+				return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Illegal non-integral BROKER resource type name %s", name)
+			}
+		}
+		return ConfigResource{ResourceBroker, name}, 0, ""
+	}
+	return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %d", typ)
+}
+
+// incrementalAlterConfigs handles IncrementalAlterConfigs.
+func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	img := c.Image()
+	seen := map[ConfigResource]int{}
+	for _, r := range req.Resources {
+		seen[ConfigResource{int8(r.ResourceType), r.ResourceName}]++
+	}
+	var recs []Record
+	for _, r := range req.Resources {
+		out := kmsg.IncrementalAlterConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		res, code, msg := checkResource(img, r.ResourceType, r.ResourceName)
+		if code == 0 && seen[ConfigResource{int8(r.ResourceType), r.ResourceName}] > 1 {
+			code, msg = kerr.InvalidRequest.Code, "Duplicate resource in the request."
+		}
+		var values map[string]string
+		if code == 0 {
+			values, code, msg = applyOps(img.Configs[res], r.Configs)
+		}
+		if code != 0 {
+			out.ErrorCode, out.ErrorMessage = code, kmsg.StringPtr(msg)
+		} else if !req.ValidateOnly {
+			recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
+		}
+		resp.Resources = append(resp.Resources, out)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+func applyOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, int16, string) {
+	values := maps.Clone(current)
+	if values == nil {
+		values = map[string]string{}
+	}
+	for _, op := range ops {
+		if op.Op != kmsg.IncrementalAlterConfigOpDelete && op.Value == nil {
+			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Null value not supported for : %s", op.Name)
+		}
+		switch op.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			values[op.Name] = *op.Value
+		case kmsg.IncrementalAlterConfigOpDelete:
+			delete(values, op.Name)
+		case kmsg.IncrementalAlterConfigOpAppend:
+			list := splitList(values[op.Name])
+			for _, item := range splitList(*op.Value) {
+				if !containsString(list, item) {
+					list = append(list, item)
+				}
+			}
+			values[op.Name] = strings.Join(list, ",")
+		case kmsg.IncrementalAlterConfigOpSubtract:
+			var kept []string
+			remove := splitList(*op.Value)
+			for _, item := range splitList(values[op.Name]) {
+				if !containsString(remove, item) {
+					kept = append(kept, item)
+				}
+			}
+			if len(kept) == 0 {
+				delete(values, op.Name)
+			} else {
+				values[op.Name] = strings.Join(kept, ",")
+			}
+		default:
+			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Unknown operation type %d", op.Op)
+		}
+	}
+	return values, 0, ""
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// alterConfigs handles the legacy AlterConfigs: each resource's overrides
+// are replaced by the ones given.
+func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	img := c.Image()
+	var recs []Record
+	for _, r := range req.Resources {
+		out := kmsg.AlterConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		res, code, msg := checkResource(img, r.ResourceType, r.ResourceName)
+		if code != 0 {
+			out.ErrorCode, out.ErrorMessage = code, kmsg.StringPtr(msg)
+		} else if !req.ValidateOnly {
+			values := map[string]string{}
+			for _, cfg := range r.Configs {
+				if cfg.Value != nil {
+					values[cfg.Name] = *cfg.Value
+				}
+			}
+			recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
+		}
+		resp.Resources = append(resp.Resources, out)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}

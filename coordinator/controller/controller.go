@@ -1,0 +1,378 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// Config configures one controller (a voter of the quorum).
+type Config struct {
+	NodeID int32
+	// Voters maps each voter's node id to the host:port of its CONTROLLER
+	// listener (controller.quorum.voters). A node not among them (a
+	// broker-only node) runs as an observer: a raft non-voter that only
+	// follows the metadata log, added by the active controller when its
+	// broker registers.
+	Voters map[int32]string
+	// ObserverAddr is, on an observer, the host:port where it accepts raft
+	// streams: the address of its ObserverListener endpoint.
+	ObserverAddr string
+	// ObserverListener names the broker listener (as registered in
+	// BrokerRegistration) on which observers accept raft streams; the
+	// active controller dials its endpoint. Empty: the first endpoint.
+	ObserverListener string
+	// Dir is where raft keeps its log, stable store and snapshots.
+	Dir string
+	// SessionTimeout (broker.session.timeout.ms) fences a broker that has
+	// not heartbeated for that long; HeartbeatInterval
+	// (broker.heartbeat.interval.ms) is what brokers are expected to use.
+	SessionTimeout, HeartbeatInterval time.Duration
+	// Defaults for CreateTopics with -1 partitions or replication factor.
+	DefaultPartitions        int32
+	DefaultReplicationFactor int16
+	// UncleanDefault is unclean.leader.election.enable from the static
+	// config; a cluster-wide dynamic default or a topic override wins.
+	UncleanDefault bool
+	// AutoLeaderRebalance (auto.leader.rebalance.enable) moves leadership
+	// back to preferred replicas every LeaderImbalanceCheckInterval
+	// (leader.imbalance.check.interval.seconds).
+	AutoLeaderRebalance          bool
+	LeaderImbalanceCheckInterval time.Duration
+	// ElectionTimeout (controller.quorum.election.timeout.ms, default 1s)
+	// is how long a voter waits for the leader before calling an election.
+	ElectionTimeout time.Duration
+	// SnapshotThreshold is raft's: the number of entries after which a
+	// snapshot is taken (0: raft's default).
+	SnapshotThreshold uint64
+	Logger            *slog.Logger
+}
+
+// Controller is one member of the controller quorum. On the raft leader it
+// is the active controller and answers the controller APIs through Handle;
+// on every member Image follows the committed metadata log.
+type Controller struct {
+	cfg       Config
+	log       *slog.Logger
+	fsm       *fsm
+	raft      *raft.Raft
+	stream    *streamLayer
+	store     *raftboltdb.BoltStore
+	closeOnce sync.Once
+	closed    chan struct{}
+	loopDone  chan struct{}
+
+	// mu serialises the active controller's work: each request reads the
+	// image, proposes its records and waits for them to be applied before
+	// the next one starts, so decisions always see the latest state.
+	mu       sync.Mutex
+	active   bool                // this node is leader and caught up (barrier done)
+	lastSeen map[int32]time.Time // last heartbeat per broker; in memory, reset on election
+	stopLead context.CancelFunc  // stops the active controller's tickers
+}
+
+const applyTimeout = 10 * time.Second
+
+// Start opens (or creates) the raft state in cfg.Dir and joins the quorum.
+// Without existing state the voters bootstrap the cluster from cfg.Voters;
+// there is no separate format step.
+func Start(cfg Config) (*Controller, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	self, voter := cfg.Voters[cfg.NodeID]
+	if !voter {
+		if cfg.ObserverAddr == "" {
+			return nil, fmt.Errorf("controller: node.id %d is not in controller.quorum.voters and has no observer address", cfg.NodeID)
+		}
+		self = cfg.ObserverAddr
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 9 * time.Second
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 2 * time.Second
+	}
+	if cfg.DefaultPartitions <= 0 {
+		cfg.DefaultPartitions = 1
+	}
+	if cfg.DefaultReplicationFactor <= 0 {
+		cfg.DefaultReplicationFactor = 1
+	}
+	if cfg.LeaderImbalanceCheckInterval <= 0 {
+		cfg.LeaderImbalanceCheckInterval = 300 * time.Second
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	c := &Controller{cfg: cfg, log: cfg.Logger, fsm: newFSM(cfg.Logger),
+		closed: make(chan struct{}), loopDone: make(chan struct{})}
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: slogWriter{cfg.Logger}})
+
+	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, "raft.db"))
+	if err != nil {
+		return nil, fmt.Errorf("controller: opening raft log: %w", err)
+	}
+	c.store = store
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hlog)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("controller: opening snapshots: %w", err)
+	}
+	logs, err := raft.NewLogCache(512, store)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	c.stream = newStreamLayer(self)
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: c.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog})
+
+	notify := make(chan bool, 16)
+	rc := raft.DefaultConfig()
+	rc.LocalID = serverID(cfg.NodeID)
+	rc.Logger = hlog
+	rc.NotifyCh = notify
+	if cfg.ElectionTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.ElectionTimeout
+		rc.ElectionTimeout = cfg.ElectionTimeout
+		rc.LeaderLeaseTimeout = cfg.ElectionTimeout / 2
+	}
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	existing, err := raft.HasExistingState(logs, store, snaps)
+	if err != nil {
+		trans.Close()
+		store.Close()
+		return nil, err
+	}
+	r, err := raft.NewRaft(rc, c.fsm, logs, store, snaps, trans)
+	if err != nil {
+		trans.Close()
+		store.Close()
+		return nil, fmt.Errorf("controller: starting raft: %w", err)
+	}
+	c.raft = r
+	go c.leadershipLoop(notify)
+	if !existing && voter {
+		if err := r.BootstrapCluster(voterConfiguration(cfg.Voters)).Error(); err != nil &&
+			!errors.Is(err, raft.ErrCantBootstrap) {
+			c.close(false)
+			return nil, fmt.Errorf("controller: bootstrapping: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
+
+func voterConfiguration(voters map[int32]string) raft.Configuration {
+	ids := make([]int32, 0, len(voters))
+	for id := range voters {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var conf raft.Configuration
+	for _, id := range ids {
+		conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter,
+			ID: serverID(id), Address: raft.ServerAddress(voters[id])})
+	}
+	return conf
+}
+
+// Image returns the current metadata image; it never changes once returned.
+func (c *Controller) Image() *Image { return c.fsm.image.Load() }
+
+// Changed returns a channel closed at the next apply. Take the channel
+// before reading Image(), so that no change falls between the two; after
+// it fires, take a fresh one and the new image.
+func (c *Controller) Changed() <-chan struct{} { return c.fsm.changedCh() }
+
+// LeaderID returns the node id of the raft leader, if one is known.
+func (c *Controller) LeaderID() (int32, bool) {
+	_, id := c.raft.LeaderWithID()
+	if id == "" {
+		return -1, false
+	}
+	n, err := strconv.Atoi(string(id))
+	if err != nil {
+		return -1, false
+	}
+	return int32(n), true
+}
+
+// Active reports whether this node is the active controller, ready to
+// serve Handle.
+func (c *Controller) Active() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
+}
+
+// HandOff passes a raft connection the broker accepted on its CONTROLLER
+// listener, after reading RaftMagic from it, to the raft transport.
+func (c *Controller) HandOff(conn net.Conn) { c.stream.handOff(conn) }
+
+// Snapshot asks raft to write a snapshot of the image now.
+func (c *Controller) Snapshot() error { return c.raft.Snapshot().Error() }
+
+// Close leaves the quorum (without removing this voter) and closes the
+// raft files. A leader first hands leadership to another voter.
+func (c *Controller) Close() error { return c.close(true) }
+
+// close stops the controller; without resign a leader just stops, as if
+// its process died.
+func (c *Controller) close(resign bool) error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if resign && c.raft.State() == raft.Leader && len(c.cfg.Voters) > 1 {
+			// Resign, as Kafka's controller does, rather than leave the
+			// others to time out.
+			if terr := c.raft.LeadershipTransfer().Error(); terr != nil {
+				c.log.Warn("controller: leadership transfer on close", "err", terr)
+			}
+		}
+		err = c.raft.Shutdown().Error()
+		<-c.loopDone
+		c.stream.Close()
+		if cerr := c.store.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+// leadershipLoop follows raft's leadership notifications: on gaining
+// leadership it starts the active controller, on losing it stops it.
+func (c *Controller) leadershipLoop(notify <-chan bool) {
+	defer close(c.loopDone)
+	for {
+		select {
+		case <-c.closed:
+			c.stepDown()
+			return
+		case leader := <-notify:
+			if leader {
+				c.stepDown()
+				ctx, cancel := context.WithCancel(context.Background())
+				c.mu.Lock()
+				c.stopLead = cancel
+				c.mu.Unlock()
+				go c.becomeActive(ctx)
+			} else {
+				c.stepDown()
+			}
+		}
+	}
+}
+
+func (c *Controller) stepDown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopLead != nil {
+		c.stopLead()
+		c.stopLead = nil
+	}
+	c.active = false
+	c.lastSeen = nil
+}
+
+// becomeActive waits until every entry of earlier terms is applied (a
+// raft barrier), resets the broker sessions (heartbeat times are not
+// replicated: every broker gets a full session from now), writes the
+// cluster id if the metadata has none, and starts the periodic checks.
+func (c *Controller) becomeActive(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := c.raft.Barrier(applyTimeout).Error(); err == nil {
+			break
+		} else if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrRaftShutdown) {
+			return
+		}
+	}
+	c.mu.Lock()
+	if ctx.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	c.lastSeen = map[int32]time.Time{}
+	for id := range c.Image().Brokers {
+		c.lastSeen[id] = now
+	}
+	if c.Image().ClusterID == "" {
+		id := newClusterID()
+		if _, err := c.propose([]Record{{ClusterID: &id}}); err != nil {
+			c.mu.Unlock()
+			c.log.Warn("controller: writing cluster id", "err", err)
+			return
+		}
+	}
+	c.active = true
+	c.mu.Unlock()
+	c.log.Info("controller: active", "node", c.cfg.NodeID, "offset", c.Image().Offset)
+	go c.tick(ctx)
+}
+
+// propose appends a batch to the raft log and waits until it is applied
+// here; c.mu must be held. It returns the entry's raft index.
+func (c *Controller) propose(recs []Record) (uint64, error) {
+	if len(recs) == 0 {
+		return c.Image().Offset, nil
+	}
+	data, err := encodeBatch(recs)
+	if err != nil {
+		return 0, err
+	}
+	f := c.raft.Apply(data, applyTimeout)
+	if err := f.Error(); err != nil {
+		return 0, err
+	}
+	return f.Index(), nil
+}
+
+// tick runs the active controller's periodic work until ctx ends: session
+// expiry, and leader rebalancing when enabled.
+func (c *Controller) tick(ctx context.Context) {
+	sessions := time.NewTicker(max(c.cfg.SessionTimeout/8, 10*time.Millisecond))
+	defer sessions.Stop()
+	var rebalance <-chan time.Time
+	if c.cfg.AutoLeaderRebalance {
+		t := time.NewTicker(c.cfg.LeaderImbalanceCheckInterval)
+		defer t.Stop()
+		rebalance = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sessions.C:
+			c.expireSessions(ctx)
+		case <-rebalance:
+			c.rebalanceLeaders(ctx)
+		}
+	}
+}
+
+// slogWriter turns raft's log lines into slog records.
+type slogWriter struct{ log *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.log.Warn(strings.TrimSpace(string(p)), "component", "raft")
+	return len(p), nil
+}

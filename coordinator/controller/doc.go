@@ -1,0 +1,121 @@
+// Package controller is the cluster controller quorum: the replicated
+// metadata of a Gregor cluster (brokers, topics, partition assignments,
+// leaders, ISRs, epochs, config overrides, producer-id blocks) and the
+// active controller that changes it, after Kafka KRaft's QuorumController,
+// ClusterControlManager and ReplicationControlManager.
+//
+// # Consensus
+//
+// Consensus is github.com/hashicorp/raft, not ours. Every voter of
+// controller.quorum.voters runs one raft server (ServerID = node id in
+// decimal, address = its CONTROLLER listener) with a raft-boltdb log and
+// stable store (raft.db) and raft's FileSnapshotStore (snapshots/) under
+// Config.Dir. There is no format step: a voter without raft state
+// bootstraps the cluster with the voter set from its configuration, and
+// all voters doing so with the same set is what raft expects. The voter
+// set is fixed once bootstrapped (no membership changes are wired). The
+// first active controller writes a random cluster id when the metadata
+// has none.
+//
+// A node that is not a voter (process.roles=broker) runs the same code as
+// an observer: a raft non-voter with its own raft state, which the active
+// controller adds (AddNonvoter) when the node's broker registers, dialing
+// the endpoint of Config.ObserverListener; the broker hands raft streams
+// arriving there to HandOff as on a CONTROLLER listener. Observers follow
+// the log and serve Image, but never lead.
+//
+// Raft's traffic shares the broker's CONTROLLER listener. Its streams start
+// with RaftMagic ("RAFT"), which as a Kafka frame size (1.3 GiB) no request
+// can have; the broker reads four bytes of each accepted connection and
+// either passes it to HandOff (raft) or serves Kafka frames on it through
+// Handle (ServeKafka does the latter for it). The raft transport is raft's
+// NetworkTransport over a stream layer whose Dial writes the magic and
+// whose Accept returns the handed-off connections.
+//
+// # State
+//
+// The state is an Image: immutable values, replaced as a whole on every
+// applied raft entry (copy-on-write of the maps; unchanged brokers and
+// topics are shared). Image() returns the current pointer, which readers
+// may keep; Changed() returns a channel closed at the next apply.
+// Image.Offset is the raft index of the last applied entry: a broker's
+// metadata offset in BrokerHeartbeat is compared with it.
+//
+// A raft entry is a JSON array of Records applied atomically. Records carry
+// results, not intents: RegisterBroker, BrokerState (fenced, shutting
+// down), Topic, RemoveTopic, Partition (the whole new partition state),
+// Config (the whole override set of a resource), NextProducerID and
+// ClusterID. So the state machine only installs values and every replica
+// computes the same image; all decisions (placement, elections, epochs)
+// are the active controller's. The one value the state machine derives is
+// a broker's epoch, which is the raft index of its RegisterBroker record.
+// Snapshots are the image as JSON.
+//
+// # The active controller
+//
+// The raft leader becomes the active controller once a raft barrier has
+// applied everything committed before its term. It handles the controller
+// APIs (Handle) one request at a time under one mutex: read the image,
+// decide, propose the records, wait until they are applied locally, answer.
+// Any other node answers NOT_CONTROLLER, as does a leader whose proposal
+// fails; Client sends to the last voter that answered and moves on to the
+// others on NOT_CONTROLLER or a connection error.
+//
+// Broker liveness is in memory on the active controller only: the time of
+// each broker's last heartbeat, reset for every broker when a controller
+// becomes active. A ticker fences unfenced brokers that have not
+// heartbeated for SessionTimeout.
+//
+// Broker states follow Kafka's BrokerHeartbeatManager. A registration
+// starts fenced; a new incarnation id replaces the old registration (new
+// epoch, so the old process's heartbeats get STALE_BROKER_EPOCH) and moves
+// leadership away from it; the same incarnation re-registering keeps its
+// epoch. A heartbeat without WantFence whose metadata offset reached the
+// broker's epoch unfences it; WantFence fences it; WantShutdown on a broker
+// that leads partitions starts a controlled shutdown (ShuttingDown), and
+// ShouldShutdown (with fencing) comes once it leads nothing.
+//
+// # Partition rules (elect.go)
+//
+// A broker is usable when registered, unfenced and not shutting down.
+// Fencing or shutting down a broker takes it out of every ISR it is not
+// alone in and, for partitions it leads, elects the first usable ISR
+// member in replica order; with none, unclean election (topic override of
+// unclean.leader.election.enable, else the dynamic cluster default, else
+// Config.UncleanDefault) takes the first usable replica with ISR = [it],
+// and otherwise the partition has leader -1 and keeps its last ISR member.
+// Unfencing a broker elects leaders for leaderless partitions. A leader
+// change increments the leader epoch; any change increments the partition
+// epoch.
+//
+// AlterPartition (ISR changes from partition leaders) is checked as Kafka
+// checks it (epochs, sender, ISR members) and completes reassignments:
+// while one runs, replicas are the target followed by the removing ones,
+// and the ISR change that holds every adding replica switches to the
+// target, electing a new leader if the old one is being removed.
+//
+// CreateTopics places replicas on usable brokers round-robin from a random
+// start over a rack-alternating broker list (placement.go), leader = first
+// replica, ISR = all; ElectLeaders runs preferred or unclean elections;
+// with AutoLeaderRebalance a ticker moves leadership back to preferred
+// replicas; AllocateProducerIds hands out blocks of 1000 ids.
+//
+// # Files
+//
+//	controller.go     Config, Start/Close, leadership, propose
+//	transport.go      RaftMagic and the raft stream layer
+//	fsm.go            raft FSM: apply, snapshot, restore
+//	records.go        the records and how they change an image
+//	image.go          the image types
+//	handle.go         Handle dispatch and NOT_CONTROLLER answers
+//	brokers.go        registration, heartbeats, session expiry
+//	elect.go          shared partition rules
+//	placement.go      replica placement
+//	topics.go         CreateTopics, DeleteTopics, CreatePartitions
+//	alterpartition.go AlterPartition and reassignment completion
+//	reassign.go       AlterPartitionReassignments, ListPartitionReassignments
+//	elections.go      ElectLeaders, auto rebalance
+//	producerids.go    AllocateProducerIds
+//	configs.go        IncrementalAlterConfigs, AlterConfigs
+//	wire.go, client.go Kafka-protocol framing, ServeKafka and Client
+package controller

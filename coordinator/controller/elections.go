@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Election types of ElectLeaders v1+.
+const (
+	electPreferred int8 = 0
+	electUnclean   int8 = 1
+)
+
+// electLeaders handles ElectLeaders. Preferred: the first replica leads if
+// it is usable and in the ISR (else any usable ISR member if the leader is
+// not usable); unclean: a partition without a leader takes an ISR member,
+// or failing that any usable replica. With no topics given every partition
+// is tried and those needing no election are left out of the answer.
+func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	typ := electPreferred
+	if req.Version >= 1 {
+		typ = req.ElectionType
+	}
+	if typ != electPreferred && typ != electUnclean {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	img := c.Image()
+	var recs []Record
+	elect := func(t *Topic, part int32) int16 {
+		if t == nil || part < 0 || int(part) >= len(t.Partitions) {
+			return kerr.UnknownTopicOrPartition.Code
+		}
+		p := t.Partitions[part]
+		next := p.clone()
+		switch typ {
+		case electPreferred:
+			if p.Leader == p.Replicas[0] {
+				return kerr.ElectionNotNeeded.Code
+			}
+			if pref := p.Replicas[0]; img.usable(pref) && slices.Contains(p.ISR, pref) {
+				next.Leader = pref
+			} else {
+				next.Leader, next.ISR = chooseLeader(p, img.usable, false)
+			}
+			if next.Leader == p.Leader {
+				return kerr.PreferredLeaderNotAvailable.Code
+			}
+		case electUnclean:
+			if p.Leader != noLeader {
+				return kerr.ElectionNotNeeded.Code
+			}
+			if next.Leader, next.ISR = chooseLeader(p, img.usable, true); next.Leader == noLeader {
+				return kerr.EligibleLeadersNotAvailable.Code
+			}
+		}
+		bumpEpochs(p, &next)
+		recs = append(recs, Record{Partition: &PartitionRecord{TopicID: t.ID, Index: part, Partition: next}})
+		return 0
+	}
+	if req.Topics == nil {
+		for _, name := range img.SortedTopicNames() {
+			t := img.Topics[name]
+			rt := kmsg.ElectLeadersResponseTopic{Topic: name}
+			for i := range t.Partitions {
+				if code := elect(t, int32(i)); code != kerr.ElectionNotNeeded.Code {
+					rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: int32(i), ErrorCode: code})
+				}
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	} else {
+		for _, rq := range req.Topics {
+			rt := kmsg.ElectLeadersResponseTopic{Topic: rq.Topic}
+			for _, part := range rq.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: part,
+					ErrorCode: elect(img.Topics[rq.Topic], part)})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// rebalanceLeaders is the auto leader rebalance: every partition whose
+// preferred replica is usable, in the ISR and not leading gets it back as
+// leader.
+func (c *Controller) rebalanceLeaders(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active || ctx.Err() != nil {
+		return
+	}
+	img := c.Image()
+	recs := partitionRecords(img, func(t *Topic, p Partition) Partition {
+		if pref := p.Replicas[0]; p.Leader != pref && img.usable(pref) && slices.Contains(p.ISR, pref) {
+			p.Leader = pref
+		}
+		return p
+	})
+	if len(recs) == 0 {
+		return
+	}
+	if _, err := c.propose(recs); err != nil {
+		c.log.Warn("controller: leader rebalance", "err", err)
+		return
+	}
+	c.log.Info("controller: moved leaders back to preferred replicas", "partitions", len(recs))
+}

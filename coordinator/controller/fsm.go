@@ -1,0 +1,115 @@
+package controller
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// fsm is the raft state machine: it holds the current image and swaps in a
+// new one on every applied entry, then wakes the Changed waiters.
+type fsm struct {
+	log   *slog.Logger
+	image atomic.Pointer[Image]
+
+	mu      sync.Mutex
+	changed chan struct{}
+}
+
+func newFSM(log *slog.Logger) *fsm {
+	f := &fsm{log: log, changed: make(chan struct{})}
+	f.image.Store(emptyImage())
+	return f
+}
+
+func (f *fsm) publish(img *Image) {
+	f.image.Store(img)
+	f.mu.Lock()
+	close(f.changed)
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+}
+
+func (f *fsm) changedCh() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changed
+}
+
+// Apply installs one committed batch. A batch that does not decode (never
+// written by this code) is skipped with a log line, on every replica alike.
+func (f *fsm) Apply(l *raft.Log) interface{} {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	recs, err := decodeBatch(l.Data)
+	if err != nil {
+		f.log.Error("controller: skipping metadata entry", "index", l.Index, "err", err)
+		return nil
+	}
+	f.publish(f.image.Load().apply(l.Index, recs))
+	return nil
+}
+
+// snapshotForm is the JSON written by snapshots: the image without its
+// derived index and with configs as a list (struct keys are not JSON keys).
+type snapshotForm struct {
+	ClusterID      string
+	Offset         uint64
+	Brokers        []*Broker
+	Topics         []*Topic
+	Configs        []ConfigRecord
+	NextProducerID int64
+}
+
+type fsmSnapshot struct{ img *Image }
+
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.image.Load()}, nil }
+
+func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	img := s.img
+	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID}
+	for _, id := range img.SortedBrokerIDs() {
+		form.Brokers = append(form.Brokers, img.Brokers[id])
+	}
+	for _, name := range img.SortedTopicNames() {
+		form.Topics = append(form.Topics, img.Topics[name])
+	}
+	for res, values := range img.Configs {
+		form.Configs = append(form.Configs, ConfigRecord{Resource: res, Values: values})
+	}
+	if err := json.NewEncoder(sink).Encode(&form); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (fsmSnapshot) Release() {}
+
+// Restore replaces the image with a snapshot's.
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	var form snapshotForm
+	if err := json.NewDecoder(rc).Decode(&form); err != nil {
+		return err
+	}
+	img := emptyImage()
+	img.ClusterID, img.Offset, img.NextProducerID = form.ClusterID, form.Offset, form.NextProducerID
+	for _, b := range form.Brokers {
+		img.Brokers[b.ID] = b
+	}
+	for _, t := range form.Topics {
+		img.Topics[t.Name] = t
+		img.TopicsByID[t.ID] = t
+	}
+	for _, c := range form.Configs {
+		img.Configs[c.Resource] = c.Values
+	}
+	f.publish(img)
+	return nil
+}

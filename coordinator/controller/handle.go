@@ -1,0 +1,181 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Handle answers one controller API request. Off the active controller
+// every answer carries NOT_CONTROLLER, so a Client retries elsewhere. A
+// returned error means the request is not a controller API.
+//
+// Requests are handled one at a time (c.mu): read the image, decide,
+// propose the records, wait until they are applied, answer.
+func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if !handled(req) {
+		return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active || ctx.Err() != nil {
+		return notController(req), nil
+	}
+	switch r := req.(type) {
+	case *kmsg.BrokerRegistrationRequest:
+		return c.register(r), nil
+	case *kmsg.BrokerHeartbeatRequest:
+		return c.heartbeat(r), nil
+	case *kmsg.AlterPartitionRequest:
+		return c.alterPartition(r), nil
+	case *kmsg.CreateTopicsRequest:
+		return c.createTopics(r), nil
+	case *kmsg.DeleteTopicsRequest:
+		return c.deleteTopics(r), nil
+	case *kmsg.CreatePartitionsRequest:
+		return c.createPartitions(r), nil
+	case *kmsg.IncrementalAlterConfigsRequest:
+		return c.incrementalAlterConfigs(r), nil
+	case *kmsg.AlterConfigsRequest:
+		return c.alterConfigs(r), nil
+	case *kmsg.ElectLeadersRequest:
+		return c.electLeaders(r), nil
+	case *kmsg.AlterPartitionAssignmentsRequest:
+		return c.alterReassignments(r), nil
+	case *kmsg.ListPartitionReassignmentsRequest:
+		return c.listReassignments(r), nil
+	case *kmsg.AllocateProducerIDsRequest:
+		return c.allocateProducerIDs(r), nil
+	}
+	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
+}
+
+// HandledKeys are the API keys Handle serves.
+var HandledKeys = []int16{
+	(*kmsg.BrokerRegistrationRequest)(nil).Key(),
+	(*kmsg.BrokerHeartbeatRequest)(nil).Key(),
+	(*kmsg.AlterPartitionRequest)(nil).Key(),
+	(*kmsg.CreateTopicsRequest)(nil).Key(),
+	(*kmsg.DeleteTopicsRequest)(nil).Key(),
+	(*kmsg.CreatePartitionsRequest)(nil).Key(),
+	(*kmsg.IncrementalAlterConfigsRequest)(nil).Key(),
+	(*kmsg.AlterConfigsRequest)(nil).Key(),
+	(*kmsg.ElectLeadersRequest)(nil).Key(),
+	(*kmsg.AlterPartitionAssignmentsRequest)(nil).Key(),
+	(*kmsg.ListPartitionReassignmentsRequest)(nil).Key(),
+	(*kmsg.AllocateProducerIDsRequest)(nil).Key(),
+}
+
+func handled(req kmsg.Request) bool {
+	for _, k := range HandledKeys {
+		if req.Key() == k {
+			return true
+		}
+	}
+	return false
+}
+
+// proposeFailed answers a request whose records raft did not commit here
+// (leadership lost, shut down, timed out) with NOT_CONTROLLER: the client
+// retries on the new leader, where it is decided again.
+func (c *Controller) proposeFailed(req kmsg.Request, err error) kmsg.Response {
+	c.log.Warn("controller: proposing metadata records", "api", req.Key(), "err", err)
+	return notController(req)
+}
+
+// notController builds req's response with NOT_CONTROLLER in every error
+// code it has (top level, or per topic or resource when there is none).
+func notController(req kmsg.Request) kmsg.Response {
+	code := kerr.NotController.Code
+	resp := req.ResponseKind()
+	switch r := resp.(type) {
+	case *kmsg.BrokerRegistrationResponse:
+		r.ErrorCode = code
+	case *kmsg.BrokerHeartbeatResponse:
+		r.ErrorCode = code
+	case *kmsg.AlterPartitionResponse:
+		r.ErrorCode = code
+	case *kmsg.AllocateProducerIDsResponse:
+		r.ErrorCode = code
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		r.ErrorCode = code
+	case *kmsg.ListPartitionReassignmentsResponse:
+		r.ErrorCode = code
+	case *kmsg.ElectLeadersResponse:
+		r.ErrorCode = code
+		q := req.(*kmsg.ElectLeadersRequest)
+		for _, t := range q.Topics {
+			rt := kmsg.ElectLeadersResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: p, ErrorCode: code})
+			}
+			r.Topics = append(r.Topics, rt)
+		}
+	case *kmsg.CreateTopicsResponse:
+		for _, t := range req.(*kmsg.CreateTopicsRequest).Topics {
+			r.Topics = append(r.Topics, kmsg.CreateTopicsResponseTopic{Topic: t.Topic, ErrorCode: code,
+				NumPartitions: -1, ReplicationFactor: -1})
+		}
+	case *kmsg.DeleteTopicsResponse:
+		q := req.(*kmsg.DeleteTopicsRequest)
+		for _, n := range q.TopicNames {
+			r.Topics = append(r.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(n), ErrorCode: code})
+		}
+		for _, t := range q.Topics {
+			r.Topics = append(r.Topics, kmsg.DeleteTopicsResponseTopic{Topic: t.Topic, TopicID: t.TopicID, ErrorCode: code})
+		}
+	case *kmsg.CreatePartitionsResponse:
+		for _, t := range req.(*kmsg.CreatePartitionsRequest).Topics {
+			r.Topics = append(r.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic, ErrorCode: code})
+		}
+	case *kmsg.IncrementalAlterConfigsResponse:
+		for _, res := range req.(*kmsg.IncrementalAlterConfigsRequest).Resources {
+			r.Resources = append(r.Resources, kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code,
+				ResourceType: res.ResourceType, ResourceName: res.ResourceName})
+		}
+	case *kmsg.AlterConfigsResponse:
+		for _, res := range req.(*kmsg.AlterConfigsRequest).Resources {
+			r.Resources = append(r.Resources, kmsg.AlterConfigsResponseResource{ErrorCode: code,
+				ResourceType: res.ResourceType, ResourceName: res.ResourceName})
+		}
+	}
+	return resp
+}
+
+// IsNotController reports whether a controller API response says
+// NOT_CONTROLLER (at the top level, or for its first topic or resource).
+func IsNotController(resp kmsg.Response) bool {
+	code := kerr.NotController.Code
+	switch r := resp.(type) {
+	case *kmsg.BrokerRegistrationResponse:
+		return r.ErrorCode == code
+	case *kmsg.BrokerHeartbeatResponse:
+		return r.ErrorCode == code
+	case *kmsg.AlterPartitionResponse:
+		return r.ErrorCode == code
+	case *kmsg.AllocateProducerIDsResponse:
+		return r.ErrorCode == code
+	case *kmsg.AlterPartitionAssignmentsResponse:
+		return r.ErrorCode == code
+	case *kmsg.ListPartitionReassignmentsResponse:
+		return r.ErrorCode == code
+	case *kmsg.ElectLeadersResponse:
+		if r.Version >= 1 {
+			return r.ErrorCode == code
+		}
+		return len(r.Topics) > 0 && len(r.Topics[0].Partitions) > 0 && r.Topics[0].Partitions[0].ErrorCode == code
+	case *kmsg.CreateTopicsResponse:
+		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == code
+	case *kmsg.DeleteTopicsResponse:
+		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == code
+	case *kmsg.CreatePartitionsResponse:
+		return len(r.Topics) > 0 && r.Topics[0].ErrorCode == code
+	case *kmsg.IncrementalAlterConfigsResponse:
+		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == code
+	case *kmsg.AlterConfigsResponse:
+		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == code
+	}
+	return false
+}

@@ -1,0 +1,163 @@
+package controller
+
+import "slices"
+
+// Endpoint is one listener a broker registered.
+type Endpoint struct {
+	Listener         string
+	Host             string
+	Port             int32
+	SecurityProtocol int16
+}
+
+// Broker is a registered broker. Epoch is the raft index of the record that
+// registered this incarnation.
+type Broker struct {
+	ID            int32
+	Epoch         int64
+	IncarnationID [16]byte
+	Rack          string
+	Endpoints     []Endpoint
+	Fenced        bool
+	ShuttingDown  bool
+}
+
+// usable reports whether the broker may lead or join an ISR.
+func (b *Broker) usable() bool { return b != nil && !b.Fenced && !b.ShuttingDown }
+
+// Partition is one partition's assignment and leadership.
+type Partition struct {
+	Replicas         []int32
+	ISR              []int32
+	Leader           int32
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+	AddingReplicas   []int32
+	RemovingReplicas []int32
+}
+
+// clone returns a deep copy, so a change never touches a published image.
+func (p Partition) clone() Partition {
+	p.Replicas = slices.Clone(p.Replicas)
+	p.ISR = slices.Clone(p.ISR)
+	p.AddingReplicas = slices.Clone(p.AddingReplicas)
+	p.RemovingReplicas = slices.Clone(p.RemovingReplicas)
+	return p
+}
+
+// equal reports whether two partition states are the same.
+func (p Partition) equal(q Partition) bool {
+	return slices.Equal(p.Replicas, q.Replicas) && slices.Equal(p.ISR, q.ISR) &&
+		p.Leader == q.Leader && p.LeaderEpoch == q.LeaderEpoch && p.PartitionEpoch == q.PartitionEpoch &&
+		slices.Equal(p.AddingReplicas, q.AddingReplicas) && slices.Equal(p.RemovingReplicas, q.RemovingReplicas)
+}
+
+// Topic is a topic and its partitions, indexed by partition number.
+type Topic struct {
+	Name       string
+	ID         [16]byte
+	Partitions []Partition
+}
+
+// Config resource types, as in kmsg.ConfigResourceType.
+const (
+	ResourceTopic  int8 = 2
+	ResourceBroker int8 = 4
+)
+
+// ConfigResource names what a config override applies to: a topic by name,
+// or a broker by id in decimal ("" is the cluster-wide broker default).
+type ConfigResource struct {
+	Type int8
+	Name string
+}
+
+// Image is the cluster metadata after applying the raft log up to Offset.
+// An Image is immutable once published: every apply builds a new one that
+// shares unchanged brokers and topics with the previous one. Readers must
+// not modify anything reachable from it.
+type Image struct {
+	ClusterID      string
+	Offset         uint64
+	Brokers        map[int32]*Broker
+	Topics         map[string]*Topic
+	TopicsByID     map[[16]byte]*Topic
+	Configs        map[ConfigResource]map[string]string
+	NextProducerID int64
+}
+
+func emptyImage() *Image {
+	return &Image{
+		Brokers:    map[int32]*Broker{},
+		Topics:     map[string]*Topic{},
+		TopicsByID: map[[16]byte]*Topic{},
+		Configs:    map[ConfigResource]map[string]string{},
+	}
+}
+
+// shallowCopy copies the maps (not their values), for copy-on-write.
+func (img *Image) shallowCopy() *Image {
+	n := *img
+	n.Brokers = make(map[int32]*Broker, len(img.Brokers))
+	for k, v := range img.Brokers {
+		n.Brokers[k] = v
+	}
+	n.Topics = make(map[string]*Topic, len(img.Topics))
+	n.TopicsByID = make(map[[16]byte]*Topic, len(img.TopicsByID))
+	for k, v := range img.Topics {
+		n.Topics[k] = v
+		n.TopicsByID[v.ID] = v
+	}
+	n.Configs = make(map[ConfigResource]map[string]string, len(img.Configs))
+	for k, v := range img.Configs {
+		n.Configs[k] = v
+	}
+	return &n
+}
+
+// SortedBrokerIDs returns the registered broker ids in ascending order.
+func (img *Image) SortedBrokerIDs() []int32 {
+	ids := make([]int32, 0, len(img.Brokers))
+	for id := range img.Brokers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// SortedTopicNames returns the topic names in ascending order.
+func (img *Image) SortedTopicNames() []string {
+	names := make([]string, 0, len(img.Topics))
+	for n := range img.Topics {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// usable reports whether broker id is registered, unfenced and not shutting down.
+func (img *Image) usable(id int32) bool { return img.Brokers[id].usable() }
+
+// TopicConfig returns the value of a topic-level override, if any.
+func (img *Image) TopicConfig(topic, key string) (string, bool) {
+	v, ok := img.Configs[ConfigResource{ResourceTopic, topic}][key]
+	return v, ok
+}
+
+// ClusterConfig returns the cluster-wide dynamic broker default, if any.
+func (img *Image) ClusterConfig(key string) (string, bool) {
+	v, ok := img.Configs[ConfigResource{ResourceBroker, ""}][key]
+	return v, ok
+}
+
+// LeadsAny reports whether broker id leads any partition.
+func (img *Image) LeadsAny(id int32) bool {
+	for _, t := range img.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == id {
+				return true
+			}
+		}
+	}
+	return false
+}

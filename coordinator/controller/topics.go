@@ -1,0 +1,253 @@
+package controller
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// createTopics handles CreateTopics. The broker has already checked topic
+// names and config values; here the controller checks existence, counts
+// and assignments, places replicas and writes all topics of the request in
+// one batch.
+func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	img := c.Image()
+	var recs []Record
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1}
+		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1)
+		if code != 0 {
+			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
+		} else {
+			rt.TopicID = topic.ID
+			rt.NumPartitions = int32(len(topic.Partitions))
+			rt.ReplicationFactor = int16(len(topic.Partitions[0].Replicas))
+			if !req.ValidateOnly {
+				recs = append(recs, Record{Topic: topic})
+				if cfg := topicConfigs(t.Configs); len(cfg) > 0 {
+					recs = append(recs, Record{Config: &ConfigRecord{Resource: ConfigResource{ResourceTopic, t.Topic}, Values: cfg}})
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, duplicate bool) (*Topic, int16, string) {
+	switch {
+	case duplicate:
+		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Duplicate topic name %s in the request.", t.Topic)
+	case img.Topics[t.Topic] != nil:
+		return nil, kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", t.Topic)
+	}
+	if other := collidingTopic(img, t.Topic); other != "" {
+		return nil, kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", t.Topic, other)
+	}
+	topic := &Topic{Name: t.Topic, ID: newUUID()}
+	if len(t.ReplicaAssignment) > 0 {
+		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
+			return nil, kerr.InvalidRequest.Code, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."
+		}
+		byIndex := map[int32][]int32{}
+		for _, a := range t.ReplicaAssignment {
+			if _, dup := byIndex[a.Partition]; dup || a.Partition < 0 || int(a.Partition) >= len(t.ReplicaAssignment) {
+				return nil, kerr.InvalidReplicaAssignment.Code, "Partitions should be numbered 0 to N-1, each exactly once."
+			}
+			if err := checkAssignment(img, a.Replicas); err != nil {
+				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
+			}
+			byIndex[a.Partition] = a.Replicas
+		}
+		for i := range int32(len(byIndex)) {
+			topic.Partitions = append(topic.Partitions, newPartition(img, append([]int32(nil), byIndex[i]...)))
+		}
+		return topic, 0, ""
+	}
+	n, rf := t.NumPartitions, t.ReplicationFactor
+	if n == -1 {
+		n = c.cfg.DefaultPartitions
+	}
+	if rf == -1 {
+		rf = c.cfg.DefaultReplicationFactor
+	}
+	if n <= 0 {
+		return nil, kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value."
+	}
+	if rf <= 0 {
+		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
+	}
+	assignment, err := placeReplicas(img, n, rf)
+	if err != nil {
+		return nil, kerr.InvalidReplicationFactor.Code, err.Error()
+	}
+	for _, replicas := range assignment {
+		topic.Partitions = append(topic.Partitions, newPartition(img, replicas))
+	}
+	return topic, 0, ""
+}
+
+// collidingTopic returns an existing topic whose name equals name once
+// '.' and '_' are treated alike (their metric names would clash), or "".
+func collidingTopic(img *Image, name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	unified := strings.ReplaceAll(name, ".", "_")
+	for other := range img.Topics {
+		if strings.ContainsAny(other, "._") && strings.ReplaceAll(other, ".", "_") == unified {
+			return other
+		}
+	}
+	return ""
+}
+
+func topicConfigs(cfgs []kmsg.CreateTopicsRequestTopicConfig) map[string]string {
+	out := map[string]string{}
+	for _, c := range cfgs {
+		if c.Value != nil {
+			out[c.Name] = *c.Value
+		}
+	}
+	return out
+}
+
+// deleteTopics handles DeleteTopics by name (v0-5) or by name or id (v6+).
+func (c *Controller) deleteTopics(req *kmsg.DeleteTopicsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	img := c.Image()
+	var recs []Record
+	removed := map[[16]byte]bool{}
+	del := func(name *string, id [16]byte) kmsg.DeleteTopicsResponseTopic {
+		rt := kmsg.DeleteTopicsResponseTopic{Topic: name, TopicID: id}
+		var t *Topic
+		if name != nil {
+			t = img.Topics[*name]
+		} else {
+			t = img.TopicsByID[id]
+		}
+		switch {
+		case t == nil && name == nil:
+			rt.ErrorCode = kerr.UnknownTopicID.Code
+		case t == nil:
+			rt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+		default:
+			rt.Topic, rt.TopicID = kmsg.StringPtr(t.Name), t.ID
+			if !removed[t.ID] {
+				removed[t.ID] = true
+				id := t.ID
+				recs = append(recs, Record{RemoveTopic: &id})
+			}
+		}
+		return rt
+	}
+	for _, n := range req.TopicNames {
+		resp.Topics = append(resp.Topics, del(kmsg.StringPtr(n), [16]byte{}))
+	}
+	for _, t := range req.Topics {
+		resp.Topics = append(resp.Topics, del(t.Topic, t.TopicID))
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// createPartitions handles CreatePartitions: new partitions take the
+// replication factor of partition 0, placed like new topics or as given.
+func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	img := c.Image()
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	var recs []Record
+	for _, t := range req.Topics {
+		rt := kmsg.CreatePartitionsResponseTopic{Topic: t.Topic}
+		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1)
+		if code != 0 {
+			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
+		} else if !req.ValidateOnly {
+			recs = append(recs, added...)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bool) ([]Record, int16, string) {
+	topic := img.Topics[t.Topic]
+	switch {
+	case duplicate:
+		return nil, kerr.InvalidRequest.Code, "Duplicate topic name in the request."
+	case topic == nil:
+		return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", t.Topic)
+	case int(t.Count) < len(topic.Partitions):
+		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.",
+			t.Topic, len(topic.Partitions), t.Count)
+	case int(t.Count) == len(topic.Partitions):
+		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partition(s).", t.Count)
+	}
+	extra := t.Count - int32(len(topic.Partitions))
+	var assignment [][]int32
+	if t.Assignment != nil {
+		if len(t.Assignment) != int(extra) {
+			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
+				extra, len(t.Assignment))
+		}
+		for _, a := range t.Assignment {
+			if err := checkAssignment(img, a.Replicas); err != nil {
+				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
+			}
+			assignment = append(assignment, append([]int32(nil), a.Replicas...))
+		}
+	} else {
+		var err error
+		if assignment, err = placeReplicas(img, extra, int16(len(topic.Partitions[0].Replicas))); err != nil {
+			return nil, kerr.InvalidReplicationFactor.Code, err.Error()
+		}
+	}
+	var recs []Record
+	for i, replicas := range assignment {
+		recs = append(recs, Record{Partition: &PartitionRecord{TopicID: topic.ID,
+			Index: int32(len(topic.Partitions) + i), Partition: newPartition(img, replicas)}})
+	}
+	return recs, 0, ""
+}
+
+// newUUID returns a random Kafka Uuid (never the zero uuid).
+func newUUID() [16]byte {
+	var u [16]byte
+	for u == [16]byte{} {
+		rand.Read(u[:])
+	}
+	return u
+}
+
+// newClusterID returns a random cluster id in Kafka's Uuid string form:
+// URL-safe base64 without padding, not starting with '-'.
+func newClusterID() string {
+	for {
+		u := newUUID()
+		s := base64.RawURLEncoding.EncodeToString(u[:])
+		if s[0] != '-' {
+			return s
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package controller
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// RaftMagic opens every raft stream. Read as a Kafka frame size it is
+// 0x52414654 (about 1.3 GiB), above any allowed request, so the broker can
+// tell a raft stream from a Kafka request by its first four bytes.
+var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
+
+// streamLayer is raft's StreamLayer over the broker's CONTROLLER listener:
+// Dial opens a TCP connection and writes RaftMagic; Accept returns the
+// connections the broker identified by that magic and passed to HandOff.
+type streamLayer struct {
+	addr     voterAddr
+	incoming chan net.Conn
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+type voterAddr string
+
+func (a voterAddr) Network() string { return "tcp" }
+func (a voterAddr) String() string  { return string(a) }
+
+func newStreamLayer(addr string) *streamLayer {
+	return &streamLayer{addr: voterAddr(addr), incoming: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+var errStreamClosed = errors.New("controller: raft stream layer closed")
+
+func (s *streamLayer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.incoming:
+		return c, nil
+	case <-s.closed:
+		return nil, errStreamClosed
+	}
+}
+
+func (s *streamLayer) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	return nil
+}
+
+func (s *streamLayer) Addr() net.Addr { return s.addr }
+
+func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	conn, err := net.DialTimeout("tcp", string(address), timeout)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetWriteDeadline(time.Now().Add(timeout))
+	if _, err := conn.Write(RaftMagic[:]); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	conn.SetWriteDeadline(time.Time{})
+	return conn, nil
+}
+
+// handOff gives an accepted raft connection to the transport, or closes it
+// when the controller is closed.
+func (s *streamLayer) handOff(conn net.Conn) {
+	select {
+	case s.incoming <- conn:
+	case <-s.closed:
+		conn.Close()
+	}
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Every controller API answers at kmsg's lowest and highest version over a
+// real connection, with the error Kafka gives a request for nothing known.
+func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	b := registerUnfenced(t, cl, 1)[0]
+	createTopic(t, cl, "t", 1, 1, nil)
+	requests := func() []kmsg.Request {
+		reg := kmsg.NewPtrBrokerRegistrationRequest()
+		reg.BrokerID, reg.IncarnationID = b.id, b.inc
+		hb := kmsg.NewPtrBrokerHeartbeatRequest()
+		hb.BrokerID, hb.BrokerEpoch, hb.CurrentMetadataOffset = b.id, b.epoch, b.epoch
+		ap := kmsg.NewPtrAlterPartitionRequest()
+		ap.BrokerID, ap.BrokerEpoch = b.id, b.epoch
+		ct := kmsg.NewPtrCreateTopicsRequest()
+		ct.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "t", NumPartitions: 1, ReplicationFactor: 1}}
+		dt := kmsg.NewPtrDeleteTopicsRequest()
+		dt.TopicNames = []string{"absent"}
+		dt.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("absent")}}
+		cp := kmsg.NewPtrCreatePartitionsRequest()
+		cp.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "absent", Count: 2}}
+		iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		iac.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "absent"}}
+		ac := kmsg.NewPtrAlterConfigsRequest()
+		ac.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "absent"}}
+		el := kmsg.NewPtrElectLeadersRequest()
+		el.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		ra := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		ra.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "absent",
+			Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+		lr := kmsg.NewPtrListPartitionReassignmentsRequest()
+		pid := kmsg.NewPtrAllocateProducerIDsRequest()
+		pid.BrokerID, pid.BrokerEpoch = b.id, b.epoch
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid}
+	}
+	if len(requests()) != len(HandledKeys) {
+		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
+	}
+	for _, max := range []bool{false, true} {
+		for _, req := range requests() {
+			v := int16(0) // every controller API starts at v0
+			if max {
+				v = req.MaxVersion()
+			}
+			req.SetVersion(v)
+			resp := sendAsIs[kmsg.Response](t, cl, req)
+			if resp.GetVersion() != v {
+				t.Fatalf("key %d: response version %d, want %d", req.Key(), resp.GetVersion(), v)
+			}
+			var got int16
+			want := int16(0)
+			switch r := resp.(type) {
+			case *kmsg.BrokerRegistrationResponse:
+				got = r.ErrorCode
+			case *kmsg.BrokerHeartbeatResponse:
+				got = r.ErrorCode
+			case *kmsg.AlterPartitionResponse:
+				got = r.ErrorCode
+			case *kmsg.CreateTopicsResponse:
+				got, want = r.Topics[0].ErrorCode, kerr.TopicAlreadyExists.Code
+			case *kmsg.DeleteTopicsResponse:
+				got, want = r.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition.Code
+			case *kmsg.CreatePartitionsResponse:
+				got, want = r.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition.Code
+			case *kmsg.IncrementalAlterConfigsResponse:
+				got, want = r.Resources[0].ErrorCode, kerr.UnknownTopicOrPartition.Code
+			case *kmsg.AlterConfigsResponse:
+				got, want = r.Resources[0].ErrorCode, kerr.UnknownTopicOrPartition.Code
+			case *kmsg.ElectLeadersResponse:
+				got, want = r.Topics[0].Partitions[0].ErrorCode, kerr.ElectionNotNeeded.Code
+			case *kmsg.AlterPartitionAssignmentsResponse:
+				got, want = r.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicOrPartition.Code
+			case *kmsg.ListPartitionReassignmentsResponse:
+				got = r.ErrorCode
+			case *kmsg.AllocateProducerIDsResponse:
+				got = r.ErrorCode
+			default:
+				t.Fatalf("key %d: unexpected response %T", req.Key(), resp)
+			}
+			if got != want {
+				t.Errorf("key %d v%d: error %d, want %d", req.Key(), v, got, want)
+			}
+		}
+	}
+}
