@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzDecompress$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzValidateStoredBatch$$' -fuzztime=$(FUZZTIME) ./protocol
 	$(GO) test -run='^$$' -fuzz='^FuzzDumpFiles$$' -fuzztime=$(FUZZTIME) ./logstore
+	$(GO) test -run='^$$' -fuzz='^FuzzAppendReplicated$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=10x ./logstore
 
 test: deps vet unit compat fuzz
 

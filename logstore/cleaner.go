@@ -212,7 +212,7 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 	if o.step == nil {
 		o.step = noStep
 	}
-	o.aborted = func() bool { return aborted() || l.cleanAbort.Load() }
+	o.aborted = func() bool { return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 }
 	end, err := l.clean(ltc, o)
 	if errors.Is(err, errCleanAborted) {
 		return 0, err
@@ -279,6 +279,19 @@ func (c *cleaner) setCheckpoint(tp TopicPartition, off int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.checkpoints[tp] = off
+	return writeOffsetCheckpoint(filepath.Join(c.d.path, cleanerFile), c.checkpoints)
+}
+
+// truncateCheckpoint lowers tp's first dirty offset to end when its log
+// was truncated below it (Kafka's maybeTruncateCheckpoint): what is
+// appended there next has not been cleaned.
+func (c *cleaner) truncateCheckpoint(tp TopicPartition, end int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if off, ok := c.checkpoints[tp]; !ok || off <= end {
+		return nil
+	}
+	c.checkpoints[tp] = end
 	return writeOffsetCheckpoint(filepath.Join(c.d.path, cleanerFile), c.checkpoints)
 }
 

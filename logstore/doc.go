@@ -43,9 +43,9 @@
 // # .log: record batches (magic v2), back to back
 //
 //	offset size field
-//	     0    8 baseOffset            assigned by Append, first offset in the batch
+//	     0    8 baseOffset            assigned by Append (kept by AppendReplicated), first offset in the batch
 //	     8    4 batchLength           bytes after this field (whole batch = 12 + batchLength)
-//	    12    4 partitionLeaderEpoch  set by Append from AppendOptions.LeaderEpoch
+//	    12    4 partitionLeaderEpoch  set by Append from AppendOptions.LeaderEpoch (kept by AppendReplicated)
 //	    16    1 magic                 always 2
 //	    17    4 crc                   CRC-32C (Castagnoli) of bytes 21..end
 //	    21    2 attributes            bits 0-2 codec, 3 LogAppendTime, 4 transactional, 5 control
@@ -122,7 +122,8 @@
 //
 // Entries are sorted by producer id. A snapshot named N holds the state after
 // every batch below offset N. Snapshots are taken when a segment rolls (N is
-// the new segment's base offset) and on Close (N is the log end offset); the
+// the log end offset, the new segment's base unless a follower's batch
+// after a gap starts it higher) and on Close (N is the log end offset); the
 // newest two are kept. On open the newest valid snapshot at or below the log
 // end is loaded and the batch headers after it are replayed; without one the
 // whole log is replayed.
@@ -161,6 +162,27 @@
 // the highest dirty ratio and rewrite its segments keeping each key's
 // newest record, tombstones until their delete horizon (KIP-534 batch
 // attribute bit 6), offsets and batch headers as Kafka keeps them.
+//
+// # Replication (replicate.go, truncate.go)
+//
+// A follower appends with AppendReplicated the batches it fetched from the
+// leader, byte for byte: offsets, leader epochs and CRCs as the leader's
+// log holds them (each batch's framing and CRC checked, not its records,
+// as Kafka's appendAsFollower), gaps left by compaction kept, producer
+// state updated without judging sequences, new leader epochs recorded by
+// Kafka's LeaderEpochFileCache.assign rules. EndOffsetForEpoch answers
+// OffsetForLeaderEpoch from leader-epoch-checkpoint. A follower whose log
+// diverged truncates with TruncateTo (segments above go, the one holding
+// the offset is cut at a batch boundary, epochs, producer snapshots, high
+// watermark and recovery point follow; the checkpoints are rewritten at
+// once), and one that fell below the leader's log start restarts empty
+// with TruncateFullyAndStartAt. A crash part way through either leaves a
+// prefix of the old log, never a torn batch.
+//
+// replication-offset-checkpoint holds HighWatermark() as of the last
+// Checkpoint (the flusher's interval, Close, and every truncation); on
+// open the high watermark is read back and clamped to [log start, log
+// end], so after a crash it can only be older (lower) than it was.
 //
 // # partition.metadata
 //
@@ -205,7 +227,9 @@
 // memory on first use. Retention and the cleaner work on a log under its
 // cleanMu, one at a time, and take Log.mu only to change the segment list;
 // the segments they take out stay open until file.delete.delay.ms has
-// passed, so reads that loaded the old list finish. Lock order: Dir.mu,
+// passed, so reads that loaded the old list finish. A truncation takes
+// cleanMu (asking a clean in progress to stop), flushMu and mu, and
+// writes the Dir's checkpoints after letting them go. Lock order: Dir.mu,
 // Log.cleanMu, cleaner.mu, Log.flushMu, Log.mu, segment.ioMu (index file
 // writes), segment.mu.
 //

@@ -3,6 +3,7 @@ package logstore
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strconv"
 )
 
@@ -51,6 +52,51 @@ func (c *epochCache) assign(epoch int32, offset int64) bool {
 	}
 	c.entries = append(c.entries, epochEntry{epoch, offset})
 	return true
+}
+
+// assignReplicated is Kafka's LeaderEpochFileCache.assign, for epochs
+// read from a leader's batches: unless epoch already is the latest and
+// starts at or before offset, the entries it contradicts (an epoch at or
+// above it, or one starting at or after offset) are dropped and epoch is
+// recorded as starting at offset. It reports whether anything changed.
+func (c *epochCache) assignReplicated(epoch int32, offset int64) bool {
+	if epoch < 0 || offset < 0 {
+		return false
+	}
+	if n := len(c.entries); n > 0 && c.entries[n-1].Epoch == epoch && c.entries[n-1].StartOffset <= offset {
+		return false
+	}
+	n := len(c.entries)
+	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].StartOffset >= offset) {
+		n--
+	}
+	c.entries = append(c.entries[:n], epochEntry{epoch, offset})
+	return true
+}
+
+// endOffsetFor is Kafka's LeaderEpochFileCache.endOffsetFor: the largest
+// epoch at or below the requested one and the offset where the next higher
+// epoch starts; logEnd when the requested epoch is the latest; (-1, -1)
+// when the epoch is undefined (-1), above every known epoch, or the cache
+// is empty. A requested epoch below every known one gives itself and the
+// first known epoch's start offset (the data before it is gone).
+func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
+	if epoch == -1 || len(c.entries) == 0 {
+		return -1, -1
+	}
+	if epoch == c.latest() {
+		return epoch, logEnd
+	}
+	// The first entry with a higher epoch.
+	i := sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Epoch > epoch })
+	switch {
+	case i == len(c.entries):
+		return -1, -1
+	case i == 0:
+		return epoch, c.entries[0].StartOffset
+	default:
+		return c.entries[i-1].Epoch, c.entries[i].StartOffset
+	}
 }
 
 // truncateFromEnd drops the epochs starting at or after endOffset (the log

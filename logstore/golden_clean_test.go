@@ -29,7 +29,7 @@ func TestGoldenCleanedSegment(t *testing.T) {
 	appendB([]kv{{"k3", []byte("e")}}, 9)                                            // 5: producer 9's last batch, superseded
 	kept := appendB([]kv{{"k3", []byte("f")}}, -1)                                   // 6: newest
 	l.mu.Lock()
-	if _, err := l.roll(); err != nil {
+	if _, err := l.roll(l.end.Load()); err != nil {
 		t.Fatal(err)
 	}
 	l.mu.Unlock()

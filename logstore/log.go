@@ -43,6 +43,7 @@ type Log struct {
 	// (delayed file deletion, checkpoints).
 	cleanMu    sync.Mutex
 	cleanAbort atomic.Bool
+	cleanPause atomic.Int32 // truncations waiting for cleanMu: a clean in progress stops
 	owner      *Dir
 
 	mu             sync.Mutex // appends, rolls, config, close
@@ -54,6 +55,10 @@ type Log struct {
 	scratch        []appendedBatch
 
 	recoveredSegments int // segments scanned by recovery when opened (for tests)
+
+	// testStep, when set, is called before each file operation of a
+	// truncation; an error stops it there, as a crash would (for tests).
+	testStep func(what string) error
 }
 
 // AppendOptions says how Append stamps the batches.
@@ -189,15 +194,7 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 	}
 	res.LastOffset = next - 1
 
-	seg := l.active()
-	if l.shouldRoll(seg, int64(len(batches)), maxTs, res.LastOffset) {
-		var err error
-		if seg, err = l.roll(); err != nil {
-			return res, err
-		}
-	}
-
-	// Pass 2: stamp the batches and write them in one call.
+	// Pass 2: stamp the batches, then write them in one call.
 	off := res.BaseOffset
 	for p, i := 0, 0; p < len(batches); i++ {
 		b := batches[p : p+int(l.scratch[i].size)]
@@ -211,25 +208,50 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 		off = l.scratch[i].lastOffset + 1
 		p += len(b)
 	}
-	newSize, err := seg.append(batches, l.scratch, l.cfg.IndexIntervalBytes)
-	if err != nil {
-		return res, storageErr("append to "+seg.log.Name(), err)
-	}
-	l.producers.commit()
-	seg.size.Store(newSize)
-	l.end.Store(next)
-	if err := l.noteEpochs(batches); err != nil {
+	if err := l.writeLocked(batches, l.scratch, maxTs); err != nil {
 		return res, err
 	}
+	l.producers.commit()
 	if opts.LogAppendTime >= 0 {
 		res.LogAppendTime = opts.LogAppendTime
 	}
-	if next-l.recoveryPoint.Load() >= l.cfg.FlushMessages {
-		if err := l.syncLocked(); err != nil {
-			return res, err
+	return res, l.afterWriteLocked(batches)
+}
+
+// writeLocked puts whole batches, already carrying their final offsets and
+// described by descs, at the end of the log, rolling a new segment first
+// (based at the first batch's offset) when the active one should roll, and
+// publishes them: the segment's size and the log end offset move past the
+// last batch. Append and AppendReplicated share it.
+func (l *Log) writeLocked(batches []byte, descs []appendedBatch, maxTs int64) error {
+	first := decodeHeader(batches).BaseOffset
+	last := descs[len(descs)-1].lastOffset
+	seg := l.active()
+	if l.shouldRoll(seg, int64(len(batches)), maxTs, last) {
+		var err error
+		if seg, err = l.roll(max(first, l.end.Load())); err != nil {
+			return err
 		}
 	}
-	return res, nil
+	newSize, err := seg.append(batches, descs, l.cfg.IndexIntervalBytes)
+	if err != nil {
+		return storageErr("append to "+seg.log.Name(), err)
+	}
+	seg.size.Store(newSize)
+	l.end.Store(last + 1)
+	return nil
+}
+
+// afterWriteLocked records the leader epochs of batches just written and
+// fsyncs when flush.messages is reached.
+func (l *Log) afterWriteLocked(batches []byte) error {
+	if err := l.noteEpochs(batches); err != nil {
+		return err
+	}
+	if l.end.Load()-l.recoveryPoint.Load() >= l.cfg.FlushMessages {
+		return l.syncLocked()
+	}
+	return nil
 }
 
 // AssignLeaderEpoch records that epoch starts at the log end offset, as
@@ -249,12 +271,13 @@ func (l *Log) AssignLeaderEpoch(epoch int32) error {
 }
 
 // noteEpochs records in leader-epoch-checkpoint the first offset of each
-// new leader epoch among appended batches.
+// new leader epoch among appended batches, by Kafka's rules (a follower's
+// batches may contradict epochs it assigned itself as a leader).
 func (l *Log) noteEpochs(batches []byte) error {
 	changed := false
 	for p := 0; p < len(batches); {
 		h := decodeHeader(batches[p:])
-		if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
+		if l.epochs.assignReplicated(h.PartitionLeaderEpoch, h.BaseOffset) {
 			changed = true
 		}
 		p += h.Size()
@@ -268,14 +291,19 @@ func (l *Log) noteEpochs(batches []byte) error {
 	return nil
 }
 
-// shouldRoll is Kafka's LogSegment.shouldRoll without jitter: the append
-// would overflow segment.bytes, segment.ms has passed since the first batch
-// (by the batches' timestamps, or by the clock when they have none), an
-// index is full, or the offsets no longer fit a 4-byte relative offset.
+// shouldRoll is Kafka's LogSegment.shouldRoll without jitter: the offsets
+// no longer fit a 4-byte relative offset (a follower's batch after a long
+// gap, even into an empty segment), or the segment is not empty and the
+// append would overflow segment.bytes, segment.ms has passed since the
+// first batch (by the batches' timestamps, or by the clock when they have
+// none), or an index is full.
 func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool {
+	if !s.idx.canAppend(lastOffset) {
+		return true
+	}
 	size := s.size.Load()
 	if size == 0 {
-		return false // an empty segment takes anything
+		return false // an empty segment takes anything else
 	}
 	var waited int64
 	if s.rollTs >= 0 {
@@ -284,15 +312,15 @@ func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool 
 		waited = time.Since(s.created).Milliseconds()
 	}
 	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs ||
-		s.idx.full() || s.tidx.full() || !s.idx.canAppend(lastOffset)
+		s.idx.full() || s.tidx.full()
 }
 
 // roll closes the active segment for appends (final time index entry,
-// fsync) and starts a new one at the log end offset, taking a producer
-// snapshot there.
-func (l *Log) roll() (*segment, error) {
+// fsync) and starts a new one at base (the log end offset, or above it when
+// a follower's next batch starts after a gap left by compaction), taking a
+// producer snapshot at the log end offset.
+func (l *Log) roll(base int64) (*segment, error) {
 	old := l.active()
-	base := l.end.Load()
 	if err := old.finish(); err != nil {
 		return nil, storageErr("roll "+old.log.Name(), err)
 	}

@@ -143,7 +143,7 @@ func (l *Log) deletableLocked(shouldDelete func(s, next *segment) bool) int {
 // the first one left and hands the files to the delayed deleter.
 func (l *Log) deleteSegmentsLocked(n int) error {
 	if n == len(l.segments()) {
-		if _, err := l.roll(); err != nil {
+		if _, err := l.roll(l.end.Load()); err != nil {
 			return err
 		}
 	}
@@ -165,16 +165,20 @@ func (l *Log) deleteSegmentsLocked(n int) error {
 }
 
 // retireSegment renames a segment no longer in the list to *.deleted and
-// schedules the removal of its files after file.delete.delay.ms.
+// schedules the removal of its files.
 func (l *Log) retireSegment(s *segment) error {
 	err := s.renameFiles(deletedSuffix, noStep)
-	delay := time.Duration(l.cfg.FileDeleteDelayMs) * time.Millisecond
-	if l.owner != nil {
-		l.owner.deleter.later(s, delay)
-	} else {
-		err = errors.Join(err, s.removeFiles())
+	return errors.Join(err, l.deleteLater(s))
+}
+
+// deleteLater removes a retired segment's files after
+// file.delete.delay.ms (at once for a log outside a Dir).
+func (l *Log) deleteLater(s *segment) error {
+	if l.owner == nil {
+		return s.removeFiles()
 	}
-	return err
+	l.owner.deleter.later(s, time.Duration(l.cfg.FileDeleteDelayMs)*time.Millisecond)
+	return nil
 }
 
 // removeSnapshotsBelow deletes the producer snapshots older than the log start.
