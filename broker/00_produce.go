@@ -3,13 +3,17 @@ package broker
 // Produce, versions 3-13 served; v0-2 are advertised but refused (the
 // connection is closed), as Kafka 4 does for librdkafka's sake (KAFKA-18659).
 // acks=0 gets no response (an error closes the connection, as in Kafka),
-// acks=1 and acks=-1 are answered after the local append: this node is the
-// whole ISR. Topics are named up to v12 and given by id from v13.
+// acks=1 is answered after the leader's append, acks=-1 once the high
+// watermark passes the batch (on a single node at once; in a cluster when
+// the ISR holds it, see replica.go), and refused with NOT_ENOUGH_REPLICAS
+// before the append when the ISR is smaller than min.insync.replicas. A
+// partition led elsewhere gets NOT_LEADER_OR_FOLLOWER with the leader's
+// id, epoch and address (KIP-951). Topics are named up to v12 and given by
+// id from v13.
 // Compacted topics refuse batches with keyless records (INVALID_RECORD with
 // per-record errors), and a topic whose compression.type names a codec
 // gets each batch recompressed to it (protocol.Recompress) before append.
-// Not implemented: transactional batches (transactions are not served);
-// the KIP-951 current-leader hints (this node is always the leader).
+// Not implemented: transactional batches (transactions are not served).
 
 import (
 	"fmt"
@@ -27,6 +31,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
+	var waits []replicationWait
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -44,6 +49,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			switch p := t.partition(rp.Partition); {
 			case !validAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
+			case p == nil && b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition) != nil:
+				ip := b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition)
+				sp.ErrorCode = errNotLeaderOrFollower
+				sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = ip.Leader, ip.LeaderEpoch
+				b.addProduceEndpoint(resp, c, ip.Leader)
 			case t == nil:
 				sp.ErrorCode = unknownCode
 			case p == nil:
@@ -52,12 +62,26 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				sp.ErrorCode = errInvalidTopic
 				m := "Cannot append to internal topic " + t.name
 				sp.ErrorMessage = &m
+			case !p.isLeader():
+				sp.ErrorCode = errNotLeaderOrFollower
+				b.leaderHint(p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
+				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
+			case req.Acks == -1 && p.tooFewInsync():
+				sp.ErrorCode = errNotEnoughReplicas
 			default:
+				state := p.state.Load()
 				code, msg := b.appendRecords(p, req.Version, rp.Records, &sp)
 				sp.ErrorCode = code
 				if msg != "" {
 					m := msg // escapes only on the error path
 					sp.ErrorMessage = &m
+				}
+				if code == 0 && req.Acks == -1 {
+					h, _ := protocol.ParseBatchHeader(rp.Records) // validated by the append
+					if end := sp.BaseOffset + int64(h.LastOffsetDelta) + 1; p.log.HighWatermark() < end {
+						waits = append(waits, replicationWait{p: p, state: state, offset: end,
+							topic: len(resp.Topics), partition: len(st.Partitions)})
+					}
 				}
 			}
 			if sp.ErrorCode != 0 {
@@ -75,6 +99,9 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			return nil, fmt.Errorf("acks=0 produce failed; closing the connection so the client notices")
 		}
 		return nil, nil
+	}
+	if len(waits) > 0 {
+		b.awaitReplication(c, waits, time.Duration(req.TimeoutMillis)*time.Millisecond, resp)
 	}
 	return resp, nil
 }
@@ -112,7 +139,7 @@ func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *
 		return refuseKeyless(p, records, sp)
 	}
 	now := time.Now().UnixMilli()
-	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: leaderEpoch}
+	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch}
 	if settings.logAppendTime {
 		opts.LogAppendTime = now
 	} else if timestampOutOfWindow(info, now, settings) {
@@ -139,7 +166,7 @@ func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *
 	sp.LogAppendTime = res.LogAppendTime
 	sp.LogStartOffset = res.LogStartOffset
 	if !res.Duplicate {
-		p.advanceHighWatermark()
+		p.appended()
 	}
 	return 0, ""
 }

@@ -5,9 +5,12 @@ package broker
 // the first batch always returned (KIP-74), incremental fetch sessions
 // (KIP-227, see fetch_sessions.go), topics by id from v13. Records go
 // from the segment files to the socket without a copy (fetch_splice.go).
-// Not implemented: replica fetches from followers (no replication yet; a
-// replica id is treated as a consumer), preferred read replicas (KIP-392),
-// aborted transactions (transactions are not served).
+// A fetch naming a replica id is a follower's: it reads up to the log end
+// offset rather than the high watermark, and its fetch offset tells the
+// leader how far the follower has got (replica.go). A partition led by
+// another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
+// Not implemented: preferred read replicas (KIP-392), aborted transactions
+// (transactions are not served).
 
 import (
 	"math"
@@ -24,6 +27,16 @@ type fetchTarget struct {
 	sp        *sessionPartition // the request's or the session's entry
 	partition *partition        // nil when unknown
 	errorCode int16             // set when the partition cannot be read
+	// the current leader, for NOT_LEADER_OR_FOLLOWER (KIP-951); -1 if unknown
+	leader, leaderEpoch int32
+}
+
+// replicaOf is the replica id a fetch names: -1 for consumers.
+func replicaOf(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
 }
 
 func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
@@ -85,9 +98,17 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		resp.SessionID = session.id
 	}
 
+	replica := replicaOf(req)
 	targets := make([]fetchTarget, len(requested))
+	now := time.Now()
 	for i, sp := range requested {
 		targets[i] = b.resolveFetchTarget(sp, byID)
+		if replica >= 0 && targets[i].partition != nil {
+			b.followerFetched(targets[i].partition, replica, sp.fetchOffset, now)
+		}
+		if targets[i].leader >= 0 && req.Version >= 16 {
+			b.addFetchEndpoint(resp, c, targets[i].leader)
+		}
 	}
 
 	z := c.fetchSplice() // nil: copy the records into the response
@@ -108,7 +129,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	for {
 		var bytes int64
 		var failed bool
-		results, bytes, failed = b.readFetchTargets(targets, maxBytes, z)
+		results, bytes, failed = b.readFetchTargets(targets, maxBytes, z, replica >= 0)
 		if failed || bytes >= int64(req.MinBytes) || wait <= 0 {
 			break
 		}
@@ -122,7 +143,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		case <-timer.C:
 		case <-c.done:
 		}
-		results, _, _ = b.readFetchTargets(targets, maxBytes, z)
+		results, _, _ = b.readFetchTargets(targets, maxBytes, z, replica >= 0)
 		break
 	}
 
@@ -158,17 +179,25 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 	} else {
 		t = b.topics.get(sp.key.topic)
 	}
-	if t == nil {
-		return fetchTarget{sp: sp, errorCode: unknown}
-	}
 	p := t.partition(sp.key.partition)
 	if p == nil {
-		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition}
+		if ip := b.imagePartition(sp.key.topic, sp.key.topicID, byID, sp.key.partition); ip != nil {
+			return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: ip.Leader, leaderEpoch: ip.LeaderEpoch}
+		}
 	}
-	if code := checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
-		return fetchTarget{sp: sp, errorCode: code}
+	if t == nil {
+		return fetchTarget{sp: sp, errorCode: unknown, leader: -1, leaderEpoch: -1}
 	}
-	return fetchTarget{sp: sp, partition: p}
+	if p == nil {
+		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition, leader: -1, leaderEpoch: -1}
+	}
+	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
+		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1}
+	}
+	if st := p.state.Load(); st.leader != t.node {
+		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch}
+	}
+	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1}
 }
 
 // readFetchTargets reads every target within the byte budget, as file
@@ -176,7 +205,7 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 // nil. The first partition that has data may exceed the limits by one
 // batch (KIP-74), so a consumer always progresses; later partitions only
 // take what fits.
-func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetchSplice) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
+func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetchSplice, replica bool) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
 	if z != nil {
 		z.reset()
 	}
@@ -191,7 +220,7 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetc
 			RecordBatches: noRecords, // empty, never null: librdkafka refuses a null record set
 		}
 		res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = -1, -1
-		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = -1, -1
+		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = t.leader, t.leaderEpoch
 		if t.partition == nil {
 			failed = true
 			results[i] = res
@@ -200,6 +229,10 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetc
 		l := t.partition.log
 		hw := l.HighWatermark()
 		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, l.LogStartOffset()
+		upTo := hw
+		if replica {
+			upTo = l.LogEndOffset()
+		}
 		limit := min(int64(t.sp.maxBytes), maxBytes-total)
 		if limit < 0 {
 			limit = 0
@@ -210,11 +243,11 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetc
 		var err error
 		if z != nil {
 			var read logstore.RangeResult
-			read, err = l.ReadRanges(t.sp.fetchOffset, int(limit), hw)
+			read, err = l.ReadRanges(t.sp.fetchOffset, int(limit), upTo)
 			n, rng = read.Range.Len, read.Range
 		} else {
 			var read logstore.ReadResult
-			read, err = l.Read(t.sp.fetchOffset, int(limit), hw)
+			read, err = l.Read(t.sp.fetchOffset, int(limit), upTo)
 			n, records = int64(len(read.Records)), read.Records
 		}
 		switch {

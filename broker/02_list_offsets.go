@@ -27,10 +27,14 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 			sp := kmsg.ListOffsetsResponseTopicPartition{Partition: rp.Partition, Timestamp: noTimestamp, Offset: -1, LeaderEpoch: noLeaderEpoch}
 			p := t.partition(rp.Partition)
 			switch {
+			case p == nil && b.imagePartition(rt.Topic, [16]byte{}, false, rp.Partition) != nil:
+				sp.ErrorCode = errNotLeaderOrFollower
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
+			case !p.isLeader():
+				sp.ErrorCode = errNotLeaderOrFollower
 			default:
-				sp.ErrorCode = checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 				if sp.ErrorCode == 0 {
 					sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp)
 				}
@@ -45,6 +49,7 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 // lookupOffset answers one ListOffsets query: timestamp, offset, leader epoch.
 func lookupOffset(p *partition, ts int64) (int64, int64, int32) {
 	l := p.log
+	leaderEpoch := p.state.Load().leaderEpoch
 	switch ts {
 	case timestampLatest:
 		return noTimestamp, l.HighWatermark(), leaderEpoch

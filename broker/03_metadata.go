@@ -1,9 +1,12 @@
 package broker
 
-// Metadata, versions 0-13. This node leads every partition; topics are
-// listed with ids from v10 and may be asked for by id from v12. Unknown
-// topics are created when auto.create.topics.enable and the request allows
-// it (always for v0-3), with num.partitions partitions.
+// Metadata, versions 0-13. On a single node this node leads every
+// partition; in a cluster the answer comes from the controller's image
+// (metadata_cluster.go). Topics are listed with ids from v10 and may be
+// asked for by id from v12. Unknown topics are created when
+// auto.create.topics.enable and the request allows it (always for v0-3),
+// with num.partitions partitions (and default.replication.factor replicas
+// in a cluster).
 // There is no authorizer: clients asking for authorized operations get
 // every operation the resource supports, as Kafka answers without one.
 
@@ -58,6 +61,9 @@ func (b *Broker) advertisedAddr(c *conn) (string, int) {
 }
 
 func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
+	if b.cluster != nil {
+		return b.clusterMetadata(c, req), nil
+	}
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	host, port := b.advertisedAddr(c)
 	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
@@ -125,9 +131,9 @@ func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataRe
 		AuthorizedOperations: authorizedOperations(includeOperations, topicOperations),
 	}
 	node := []int32{b.cfg.NodeID}
-	for _, p := range t.partitions {
+	for _, p := range t.partitions() {
 		mt.Partitions = append(mt.Partitions, kmsg.MetadataResponseTopicPartition{
-			Partition: p.index, Leader: b.cfg.NodeID, LeaderEpoch: leaderEpoch, Replicas: node, ISR: node,
+			Partition: p.index, Leader: b.cfg.NodeID, LeaderEpoch: 0, Replicas: node, ISR: node,
 		})
 	}
 	return mt

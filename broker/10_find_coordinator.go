@@ -19,6 +19,9 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	answer := func(key string) (int16, int32, string, int32) {
 		switch req.CoordinatorType {
 		case coordinatorKeyGroup:
+			if b.cluster != nil {
+				return b.clusterCoordinator(c, key)
+			}
 			if code := b.groups.ensureTopic(); code != 0 {
 				return code, -1, "", -1
 			}

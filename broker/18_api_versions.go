@@ -23,6 +23,6 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 		resp.ErrorCode = errInvalidRequest
 		return resp, nil
 	}
-	resp.ApiKeys = advertisedKeys()
+	resp.ApiKeys = advertisedKeys(c.handlers())
 	return resp, nil
 }

@@ -15,6 +15,9 @@ import (
 const liveBrokers = 1
 
 func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	if b.cluster != nil {
+		return b.clusterCreateTopics(c, req)
+	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
 	for _, rt := range req.Topics {

@@ -6,6 +6,9 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+	if b.cluster != nil {
+		return b.clusterDeleteTopics(c, req)
+	}
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	wanted := req.Topics
 	if req.Version < 6 {

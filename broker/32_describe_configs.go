@@ -36,10 +36,10 @@ func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest)
 		case kmsg.ConfigResourceTypeTopic:
 			if err := validateTopicName(r.ResourceName); err != nil {
 				rr.ErrorCode, msg = errInvalidTopic, err.Error()
-			} else if t := b.topics.get(r.ResourceName); t == nil {
+			} else if !b.topicExists(r.ResourceName) {
 				rr.ErrorCode = errUnknownTopicOrPartition
 			} else {
-				rr.Configs = b.describeTopicConfigs(b.meta.topicConfigs(t.name), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
+				rr.Configs = b.describeTopicConfigs(b.topicOverrides(r.ResourceName), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		case kmsg.ConfigResourceTypeBroker:
 			if r.ResourceName == "" {

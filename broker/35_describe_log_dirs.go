@@ -31,8 +31,8 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 			continue
 		}
 		rt := kmsg.DescribeLogDirsResponseDirTopic{Topic: t.name}
-		for _, p := range t.partitions {
-			if all || want[p.index] {
+		for _, p := range t.partitions() {
+			if p != nil && (all || want[p.index]) {
 				rt.Partitions = append(rt.Partitions, kmsg.DescribeLogDirsResponseDirTopicPartition{Partition: p.index, Size: p.log.Size()})
 			}
 		}

@@ -10,6 +10,9 @@ import (
 )
 
 func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	if b.cluster != nil {
+		return b.clusterCreatePartitions(c, req)
+	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
 	for _, rt := range req.Topics {
@@ -33,7 +36,7 @@ func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicat
 		return errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
 	}
 	if rt.Assignment != nil {
-		if added := int(rt.Count) - len(t.partitions); len(rt.Assignment) != added {
+		if added := int(rt.Count) - len(t.partitions()); len(rt.Assignment) != added {
 			return errInvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", added, len(rt.Assignment))
 		}
 		for _, a := range rt.Assignment {

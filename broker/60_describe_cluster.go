@@ -21,6 +21,9 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	resp.ControllerID = b.cfg.NodeID
 	host, port := b.advertisedAddr(c)
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+	if b.cluster != nil {
+		b.clusterDescribeCluster(c, resp)
+	}
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	return resp, nil
 }

@@ -32,7 +32,7 @@ func TestIdempotentRetriesAreDeduplicated(t *testing.T) {
 			t.Fatalf("retry: error %d offset %d, want %d", p.ErrorCode, p.BaseOffset, retry.want)
 		}
 	}
-	if leo := b.topics.get("idem").partitions[0].log.LogEndOffset(); leo != 5 {
+	if leo := b.topics.get("idem").partitions()[0].log.LogEndOffset(); leo != 5 {
 		t.Fatalf("log end offset %d after retries, want 5", leo)
 	}
 	// A gap in the sequence is refused.
@@ -83,7 +83,7 @@ func TestBadInputKeepsTheBrokerServing(t *testing.T) {
 	if p := produceRaw(t, good, 9, "bad", [16]byte{}, 0, batch); p.ErrorCode != kerr.CorruptMessage.Code {
 		t.Fatalf("corrupt batch: error %d", p.ErrorCode)
 	}
-	if leo := b.topics.get("bad").partitions[0].log.LogEndOffset(); leo != 0 {
+	if leo := b.topics.get("bad").partitions()[0].log.LogEndOffset(); leo != 0 {
 		t.Fatalf("corrupt batch stored: log end offset %d", leo)
 	}
 
@@ -163,7 +163,7 @@ func TestTopicRules(t *testing.T) {
 			t.Errorf("create %.20s: error %d (%s), want %d", tc.name, code, msg, tc.want)
 		}
 	}
-	if n := len(b.topics.get("ok.topic").partitions); n != 3 {
+	if n := len(b.topics.get("ok.topic").partitions()); n != 3 {
 		t.Fatalf("num.partitions default: %d partitions", n)
 	}
 	// Invalid configs are refused with a message naming the key.
@@ -338,11 +338,11 @@ func TestRestartKeepsTopicsRecordsAndConfigs(t *testing.T) {
 
 	b2 := startBrokerWith(t, props)
 	k := b2.topics.get("keep")
-	if k == nil || k.id != id || len(k.partitions) != 2 {
+	if k == nil || k.id != id || len(k.partitions()) != 2 {
 		t.Fatalf("after restart: %+v", k)
 	}
 	var total int64
-	for _, p := range k.partitions {
+	for _, p := range k.partitions() {
 		total += p.log.HighWatermark()
 	}
 	if total != 10 {
@@ -403,7 +403,7 @@ func TestAcksZero(t *testing.T) {
 	if corr := int32(binary.BigEndian.Uint32(body)); corr != 101 {
 		t.Fatalf("first response has correlation id %d, want 101", corr)
 	}
-	waitFor(t, func() bool { return b.topics.get("fire").partitions[0].log.LogEndOffset() == 4 })
+	waitFor(t, func() bool { return b.topics.get("fire").partitions()[0].log.LogEndOffset() == 4 })
 
 	// An acks=0 produce that fails closes the connection so the client notices.
 	bad := dialRaw(t, b)
@@ -430,7 +430,7 @@ func TestProducerStateSurvivesRestart(t *testing.T) {
 	if p := produceRaw(t, rc2, 9, "idem-restart", [16]byte{}, 0, testBatch(1, "gap", pid, 0, 5, 0)); p.ErrorCode != kerr.OutOfOrderSequenceNumber.Code {
 		t.Fatalf("gap after restart: error %d", p.ErrorCode)
 	}
-	if leo := b2.topics.get("idem-restart").partitions[0].log.LogEndOffset(); leo != 3 {
+	if leo := b2.topics.get("idem-restart").partitions()[0].log.LogEndOffset(); leo != 3 {
 		t.Fatalf("log end offset %d, want 3", leo)
 	}
 	// Producer ids handed out after the restart come from a new block.

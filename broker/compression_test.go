@@ -36,7 +36,7 @@ func TestCompressedBatchesStoredAsSent(t *testing.T) {
 		if err := producer.ProduceSync(ctxT(t), records...).FirstErr(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		read, err := b.topics.get(topic).partitions[0].log.Read(0, 1<<30, 1<<62)
+		read, err := b.topics.get(topic).partitions()[0].log.Read(0, 1<<30, 1<<62)
 		if err != nil {
 			t.Fatal(err)
 		}

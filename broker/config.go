@@ -45,6 +45,8 @@ type Config struct {
 	Groups              group.Config
 	OffsetsSegmentBytes int64
 
+	Cluster ClusterConfig
+
 	// values holds every recognised key with its effective value as text;
 	// explicit marks the keys set by the user, for DescribeConfigs sources.
 	values   map[string]string
@@ -345,6 +347,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	}
 	if len(c.clientListeners()) == 0 {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
+	}
+	if err := c.validateCluster(); err != nil {
+		return c, warnings, err
 	}
 	return c, warnings, nil
 }

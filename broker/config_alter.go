@@ -168,20 +168,23 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 		return nil
 	}
 	listDefault := func(name string) string { return findTopicConfigKey(name).def }
-	next, cerr := nextOverrides(b.meta.topicConfigs(r.name), r, incremental, notList, listDefault)
+	next, cerr := nextOverrides(b.topicOverrides(r.name), r, incremental, notList, listDefault)
 	if cerr != nil {
 		return cerr
 	}
 	if err := validateTopicConfigs(next, b.liveConfig()); err != nil {
 		return configErr(errInvalidConfig, "%s", err.Error())
 	}
-	t := b.topics.get(r.name)
-	if t == nil {
+	if !b.topicExists(r.name) {
 		return configErr(errUnknownTopicOrPartition, "The topic '%s' does not exist.", r.name)
 	}
 	if validateOnly {
 		return nil
 	}
+	if b.cluster != nil {
+		return b.cluster.setTopicConfigs(r.name, next)
+	}
+	t := b.topics.get(r.name)
 	err := b.meta.update(func(d *metaData) {
 		if len(next) == 0 {
 			delete(d.TopicConfigs, r.name)

@@ -15,8 +15,9 @@ var groupKeys = []configKey{
 		c.Groups.NumPartitions = int32(n)
 		return err
 	}},
-	{"offsets.topic.replication.factor", "SHORT", "3", "The replication factor for the offsets topic; a single node creates it with 1.", func(c *Config, v string) error {
-		_, err := parseInt(v, 1, math.MaxInt16)
+	{"offsets.topic.replication.factor", "SHORT", "3", "The replication factor for the offsets topic; a single node creates it with 1, a cluster with at most its live brokers.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt16)
+		c.Cluster.OffsetsReplicationFactor = int16(n)
 		return err
 	}},
 	{"offsets.topic.segment.bytes", "INT", "104857600", "The offsets topic segment bytes should be kept relatively small in order to facilitate faster log compaction and cache loads.", func(c *Config, v string) error {

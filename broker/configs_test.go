@@ -114,7 +114,7 @@ func TestEveryTopicConfigAlteredAndDescribedWithKadm(t *testing.T) {
 		s.log.SegmentBytes != 1048576 || s.log.RetentionMs != 3600000 || s.log.RetentionBytes != 1048576 || !s.log.Delete {
 		t.Fatalf("settings: %+v", s)
 	}
-	if got := b.topics.get("cfg").partitions[0].log.Config(); got.SegmentIndexBytes != 4096 || got.MinCleanableDirtyRatio != 0.2 {
+	if got := b.topics.get("cfg").partitions()[0].log.Config(); got.SegmentIndexBytes != 4096 || got.MinCleanableDirtyRatio != 0.2 {
 		t.Fatalf("log config: %+v", got)
 	}
 	// DELETE returns every key to its default.
@@ -182,7 +182,7 @@ func TestAlterConfigsReplacesAndPersists(t *testing.T) {
 	if d["retention.ms"].Source != kmsg.ConfigSourceDefaultConfig || d["segment.ms"].MaybeValue() != "3000" {
 		t.Fatalf("after replace: retention.ms %+v, segment.ms %+v", d["retention.ms"], d["segment.ms"])
 	}
-	if got := b.topics.get("state").partitions[0].log.Config(); got.SegmentMs != 3000 || got.RetentionMs != 604800000 {
+	if got := b.topics.get("state").partitions()[0].log.Config(); got.SegmentMs != 3000 || got.RetentionMs != 604800000 {
 		t.Fatalf("log config: segment.ms %d retention.ms %d", got.SegmentMs, got.RetentionMs)
 	}
 	b.Close()
@@ -261,7 +261,7 @@ func TestBrokerConfigsDynamicLayers(t *testing.T) {
 		synonymsText(r) != "DYNAMIC_BROKER_CONFIG:log.retention.ms=6000 DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=5000 STATIC_BROKER_CONFIG:log.retention.hours=2 DEFAULT_CONFIG:log.retention.hours=168" {
 		t.Fatalf("retention.ms, per broker: %s %v [%s]", r.MaybeValue(), r.Source, synonymsText(r))
 	}
-	if got := b.topics.get("layers").partitions[0].log.Config().RetentionMs; got != 6000 {
+	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 6000 {
 		t.Fatalf("live log retention %d", got)
 	}
 	cluster := describedBroker(t, adm)
@@ -292,7 +292,7 @@ func TestBrokerConfigsDynamicLayers(t *testing.T) {
 	}
 	// DELETE falls back to the cluster-wide value.
 	alterBroker(t, adm, kadm.DeleteConfig, "log.retention.ms", "", 1)
-	if got := b.topics.get("layers").partitions[0].log.Config().RetentionMs; got != 5000 {
+	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 5000 {
 		t.Fatalf("after delete: live log retention %d", got)
 	}
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ type conn struct {
 	once     sync.Once
 	clientID string       // from the latest request header, for the group coordinator
 	splice   *fetchSplice // made on the first fetch; used by the reader only
+	prefix   []byte       // bytes read before serve (the controller listener's peek)
 }
 
 const maxRetainedFrame = 1 << 20
@@ -54,6 +56,14 @@ func (c *conn) clientHost() string {
 	return c.nc.RemoteAddr().String()
 }
 
+// handlers is the registry of the listener the connection came in on.
+func (c *conn) handlers() map[int16]handler {
+	if c.listener != nil && c.listener.controller {
+		return controllerHandlers
+	}
+	return c.b.registry
+}
+
 func (c *conn) close() {
 	c.once.Do(func() {
 		close(c.done)
@@ -69,7 +79,11 @@ func (c *conn) serve() {
 		close(c.out)
 		<-writerDone
 	}()
-	r := bufio.NewReaderSize(c.nc, 64*1024)
+	var src io.Reader = c.nc
+	if len(c.prefix) > 0 {
+		src = io.MultiReader(bytes.NewReader(c.prefix), c.nc)
+	}
+	r := bufio.NewReaderSize(src, 64*1024)
 	var buf []byte
 	for {
 		into := buf
@@ -140,14 +154,15 @@ func (c *conn) handle(frame []byte) (out response, err error) {
 	if err != nil {
 		return response{}, err
 	}
-	h, ok := handlers[key]
+	table := c.handlers()
+	h, ok := table[key]
 	if key == protocol.ApiVersionsKey && ok && version > h.max {
 		// KIP-511: a newer client's ApiVersions gets the v0 layout with
 		// UNSUPPORTED_VERSION and our ranges, so it can retry lower.
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion
-		resp.ApiKeys = advertisedKeys()
+		resp.ApiKeys = advertisedKeys(table)
 		return response{buf: protocol.AppendResponse(getResponseBuf(), correlationID, resp)}, nil
 	}
 	if !ok {

@@ -63,7 +63,7 @@ func (b *Broker) initLiveConfig() error {
 func (b *Broker) setLiveConfig(c *Config) {
 	old := b.live.cur.Swap(c)
 	for _, t := range b.topics.all() {
-		b.topics.applySettings(t, b.meta.topicConfigs(t.name))
+		b.topics.applySettings(t, b.topicOverrides(t.name))
 	}
 	b.applyDirSettings(old)
 }

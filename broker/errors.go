@@ -24,7 +24,22 @@ var (
 	errUnknownServerError       = kerr.UnknownServerError.Code
 	errUnsupportedEndpointType  = kerr.UnsupportedEndpointType.Code
 	errTxnIDAuthFailed          = kerr.TransactionalIDAuthorizationFailed.Code
+	errNotLeaderOrFollower      = kerr.NotLeaderForPartition.Code
+	errNotEnoughReplicas        = kerr.NotEnoughReplicas.Code
+	errNotEnoughReplicasAfter   = kerr.NotEnoughReplicasAfterAppend.Code
+	errRequestTimedOut          = kerr.RequestTimedOut.Code
+	errLeaderNotAvailable       = kerr.LeaderNotAvailable.Code
+	errCoordinatorNotAvailable  = kerr.CoordinatorNotAvailable.Code
+	errNotCoordinator           = kerr.NotCoordinator.Code
 )
+
+// errorMessageText is a code's Kafka name and description, for logs.
+func errorMessageText(code int16) string {
+	if err := kerr.ErrorForCode(code); err != nil {
+		return err.Error()
+	}
+	return "NONE"
+}
 
 // errorMessage is the text Kafka-style responses carry beside a code.
 func errorMessage(code int16) *string {

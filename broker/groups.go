@@ -56,7 +56,7 @@ func (gc *groupCoordinator) start() {
 }
 
 func (gc *groupCoordinator) checkPartitionCount(t *topic) error {
-	if n := len(t.partitions); n != int(gc.b.cfg.Groups.NumPartitions) {
+	if n := len(t.partitions()); n != int(gc.b.cfg.Groups.NumPartitions) {
 		return fmt.Errorf("%s has %d partitions but offsets.topic.num.partitions is %d; it must not change after deployment",
 			offsetsTopic, n, gc.b.cfg.Groups.NumPartitions)
 	}
@@ -64,7 +64,7 @@ func (gc *groupCoordinator) checkPartitionCount(t *topic) error {
 }
 
 func (gc *groupCoordinator) loadAll(t *topic) {
-	for i := range t.partitions {
+	for i := range t.partitions() {
 		if err := gc.Load(int32(i)); err != nil {
 			gc.b.logger.Error("loading group coordinator partition failed", "partition", i, "err", err)
 		}
@@ -74,6 +74,9 @@ func (gc *groupCoordinator) loadAll(t *topic) {
 // ensureTopic creates __consumer_offsets if it does not exist yet and
 // loads it. It returns a Kafka error code: 0, or COORDINATOR_NOT_AVAILABLE.
 func (gc *groupCoordinator) ensureTopic() int16 {
+	if gc.b.cluster != nil {
+		return gc.ensureClusterTopic()
+	}
 	if gc.b.topics.get(offsetsTopic) != nil {
 		return 0
 	}
@@ -98,24 +101,33 @@ func (gc *groupCoordinator) ensureTopic() int16 {
 
 func (gc *groupCoordinator) partition(p int32) (*partition, error) {
 	t := gc.b.topics.get(offsetsTopic)
+	if t == nil {
+		return nil, &logstore.Error{Code: errNotCoordinator, Msg: offsetsTopic + " has no replica here"}
+	}
 	if pt := t.partition(p); pt != nil {
 		return pt, nil
 	}
 	return nil, &logstore.Error{Code: errUnknownTopicOrPartition, Msg: fmt.Sprintf("%s-%d does not exist", offsetsTopic, p)}
 }
 
-// Append writes the coordinator's batch to its partition. On a single node
-// the append commits it.
+// Append writes the coordinator's batch to its partition and returns once
+// the high watermark passes it: at once on a single node, when the ISR
+// holds it in a cluster.
 func (gc *groupCoordinator) Append(p int32, batch []byte) error {
 	pt, err := gc.partition(p)
 	if err != nil {
 		return err
 	}
-	if _, err := pt.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: leaderEpoch}); err != nil {
+	st := pt.state.Load()
+	if st.leader != pt.topic.node {
+		return &logstore.Error{Code: errNotCoordinator, Msg: fmt.Sprintf("%s-%d is led by another broker", offsetsTopic, p)}
+	}
+	res, err := pt.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: st.leaderEpoch})
+	if err != nil {
 		return err
 	}
-	pt.advanceHighWatermark()
-	return nil
+	pt.appended()
+	return gc.awaitCommitted(pt, st, res.LastOffset+1)
 }
 
 // Replay reads the partition from its start to its high watermark.

@@ -123,7 +123,7 @@ func TestKeylessRecordsRefusedOnCompactedTopics(t *testing.T) {
 			t.Fatalf("v%d plain keyless: error %d", v, p.ErrorCode)
 		}
 	}
-	if hw := b.topics.get("compacted").partitions[0].log.HighWatermark(); hw != 4 {
+	if hw := b.topics.get("compacted").partitions()[0].log.HighWatermark(); hw != 4 {
 		t.Fatalf("compacted topic holds %d records, want the 4 keyed ones", hw)
 	}
 }
@@ -169,7 +169,7 @@ func TestDescribeLogDirsSizesGrow(t *testing.T) {
 		d := logDirsRaw(t, rc, v, nil)
 		after := partitionSizes(d)
 		if d.Dir != abs || len(after) != 3 || after["dirs-0"] <= before["dirs-0"] || after["dirs-1"] != before["dirs-1"] ||
-			after["dirs-0"] != b.topics.get("dirs").partitions[0].log.Size() {
+			after["dirs-0"] != b.topics.get("dirs").partitions()[0].log.Size() {
 			t.Fatalf("v%d: dir %s, sizes %v then %v", v, d.Dir, before, after)
 		}
 		if v >= 4 && (d.TotalBytes <= 0 || d.UsableBytes <= 0 || d.UsableBytes > d.TotalBytes) {
@@ -192,7 +192,7 @@ func TestDescribeLogDirsSizesGrow(t *testing.T) {
 			size = p.Size
 		}
 	})
-	if size != b.topics.get("dirs").partitions[0].log.Size() {
+	if size != b.topics.get("dirs").partitions()[0].log.Size() {
 		t.Fatalf("kadm size %d", size)
 	}
 }
@@ -356,7 +356,7 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 	}
 	// Whole segments go while the rest still exceeds retention.bytes.
 	waitFor(t, func() bool {
-		return listEarliest(t, rc, "by-size") > 0 && b.topics.get("by-size").partitions[0].log.Size() <= 3000+1024
+		return listEarliest(t, rc, "by-size") > 0 && b.topics.get("by-size").partitions()[0].log.Size() <= 3000+1024
 	})
 	if listEarliest(t, rc, "by-time") != 0 {
 		t.Fatal("by-time lost records before its retention changed")

@@ -1,30 +1,113 @@
 package broker
 
-// leaderEpoch is the leader epoch of every partition on a single node: the
-// leader never changes.
-const leaderEpoch = 0
+import (
+	"slices"
 
-// advanceHighWatermark moves the high watermark to the log end offset and
-// wakes parked fetches. A single node is the whole ISR, so everything
-// appended is committed.
-func (p *partition) advanceHighWatermark() {
-	p.waitMu.Lock()
-	if leo := p.log.LogEndOffset(); leo > p.log.HighWatermark() {
-		p.log.SetHighWatermark(leo)
-	}
-	p.waitMu.Unlock()
-	p.wake()
+	"github.com/gregor-broker/gregor/logstore"
+	"sync"
+	"time"
+)
+
+// replicaState is a partition's replication state as this node last
+// learned it: from the controller's image in a cluster, or fixed on a
+// single node (this node the only replica, leader epoch 0). It is replaced
+// whole, never changed in place.
+type replicaState struct {
+	leader         int32
+	leaderEpoch    int32
+	partitionEpoch int32
+	replicas       []int32
+	isr            []int32
 }
 
+// singleNodeState is every partition's state on a single node.
+func singleNodeState(node int32) *replicaState {
+	return &replicaState{leader: node, replicas: []int32{node}, isr: []int32{node}}
+}
+
+// newSingleNodePartition is a partition of a single node: its leader and
+// whole ISR.
+func newSingleNodePartition(t *topic, index int32, l *logstore.Log) *partition {
+	p := &partition{topic: t, index: index, log: l}
+	p.state.Store(singleNodeState(t.node))
+	return p
+}
+
+// isLeader reports whether this node leads the partition.
+func (p *partition) isLeader() bool { return p.state.Load().leader == p.topic.node }
+
 // checkLeaderEpoch compares a client's current leader epoch with ours, as
-// Kafka does for Fetch and ListOffsets; -1 means the client did not say.
-func checkLeaderEpoch(clientEpoch int32) int16 {
+// Kafka does for Fetch, ListOffsets and OffsetForLeaderEpoch; -1 means the
+// client did not say.
+func (p *partition) checkLeaderEpoch(clientEpoch int32) int16 {
+	epoch := p.state.Load().leaderEpoch
 	switch {
-	case clientEpoch < 0 || clientEpoch == leaderEpoch:
+	case clientEpoch < 0 || clientEpoch == epoch:
 		return 0
-	case clientEpoch > leaderEpoch:
+	case clientEpoch > epoch:
 		return errUnknownLeaderEpoch
 	default:
 		return errFencedLeaderEpoch
+	}
+}
+
+// followerProgress is what a leader knows of one follower: the log end
+// offset of its latest fetch and when it was last caught up, Kafka's
+// Replica state.
+type followerProgress struct {
+	leo              int64 // -1 until the follower's first fetch
+	lastCaughtUp     time.Time
+	lastFetch        time.Time
+	leaderLEOAtFetch int64 // the leader's log end offset at lastFetch
+}
+
+// leaderState is a leader's view of its followers; guarded by its mu.
+// Lock order: a partition's leader.mu, then its waitMu.
+type leaderState struct {
+	mu         sync.Mutex
+	epoch      int32 // the leader epoch these followers belong to
+	epochStart int64 // the log end offset when this node became leader in epoch
+	followers  map[int32]*followerProgress
+	// pendingISR is the ISR of an AlterPartition in flight (nil if none);
+	// the high watermark counts its members too until the controller
+	// answers, so a replica joining the ISR is never below it.
+	pendingISR []int32
+}
+
+// reset starts follower tracking for a new leader epoch beginning at
+// offset start; every replica in the ISR counts as caught up now, as in
+// Kafka's makeLeader.
+func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time.Time) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.epoch, ls.epochStart = st.leaderEpoch, start
+	ls.followers = map[int32]*followerProgress{}
+	ls.pendingISR = nil
+	for _, id := range st.replicas {
+		if id == self {
+			continue
+		}
+		f := &followerProgress{leo: -1, leaderLEOAtFetch: -1}
+		if slices.Contains(st.isr, id) {
+			f.lastCaughtUp = now
+		}
+		ls.followers[id] = f
+	}
+}
+
+// syncReplicas tracks replicas added to (or dropped from) a partition this
+// node keeps leading, as a reassignment does.
+func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, id := range st.replicas {
+		if id != self && ls.followers[id] == nil {
+			ls.followers[id] = &followerProgress{leo: -1, leaderLEOAtFetch: -1}
+		}
+	}
+	for id := range ls.followers {
+		if !slices.Contains(st.replicas, id) {
+			delete(ls.followers, id)
+		}
 	}
 }

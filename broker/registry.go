@@ -61,6 +61,7 @@ func init() {
 		20: {min: 1, max: 6, serve: typed(handleDeleteTopics)},
 		21: {min: 0, max: 2, serve: typed(handleDeleteRecords)},
 		22: {min: 0, max: 5, serve: typed(handleInitProducerID)},
+		23: {min: 2, max: 4, serve: typed(handleOffsetForLeaderEpoch)},
 		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
 		33: {min: 0, max: 2, serve: typed(handleAlterConfigs)},
 		35: {min: 1, max: 4, serve: typed(handleDescribeLogDirs)},
@@ -73,9 +74,9 @@ func init() {
 }
 
 // advertisedKeys lists the registry as ApiVersions reports it, sorted by key.
-func advertisedKeys() []kmsg.ApiVersionsResponseApiKey {
-	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(handlers))
-	for k, h := range handlers {
+func advertisedKeys(table map[int16]handler) []kmsg.ApiVersionsResponseApiKey {
+	keys := make([]kmsg.ApiVersionsResponseApiKey, 0, len(table))
+	for k, h := range table {
 		lo := h.min
 		if h.advertiseFromZero {
 			lo = 0

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
 )
@@ -26,6 +27,8 @@ type Broker struct {
 	sessions    *fetchSessionCache
 	producerIDs *producerIDAllocator
 	groups      *groupCoordinator
+	cluster     *cluster          // nil on a single node
+	registry    map[int16]handler // the client listeners' handlers
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -36,8 +39,9 @@ type Broker struct {
 }
 
 type listener struct {
-	name string
-	ln   net.Listener
+	name       string
+	ln         net.Listener
+	controller bool // the CONTROLLER listener: raft and the controller's APIs
 }
 
 // New opens the log dir (recovering it if the last shutdown was not
@@ -50,50 +54,135 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
 	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}}
+	if err := b.bind(); err != nil {
+		b.closeListeners()
+		return nil, err
+	}
 	dirPath := cfg.LogDirs[0]
-	dir, err := logstore.OpenDir(dirPath, newClusterID(), cfg.NodeID, cfg.Log)
+	clusterID := newClusterID()
+	if cfg.clustered() {
+		// The controller listener serves the quorum from now on; the
+		// cluster id comes from the quorum.
+		if err := b.startController(dirPath); err != nil {
+			b.closeListeners()
+			return nil, err
+		}
+		for _, l := range b.listeners {
+			if l.controller {
+				b.wg.Add(1)
+				go b.accept(l)
+			}
+		}
+		clusterID = b.cluster.awaitClusterID()
+	}
+	dir, err := logstore.OpenDir(dirPath, clusterID, cfg.NodeID, cfg.Log)
 	if err != nil {
+		b.abortStart()
 		return nil, fmt.Errorf("opening log dir %s: %w", dirPath, err)
 	}
 	b.dir = dir
+	if cfg.clustered() {
+		// Followers and new leaders start from the checkpointed high
+		// watermark: keep it as fresh as Kafka does
+		// (replica.high.watermark.checkpoint.interval.ms).
+		dir.SetCheckpointInterval(5 * time.Second)
+	}
+	if cfg.clustered() && dir.ClusterID() != clusterID {
+		b.abortStart()
+		dir.Close()
+		return nil, fmt.Errorf("log dir %s belongs to cluster %s, but the controller quorum's cluster is %s", dirPath, dir.ClusterID(), clusterID)
+	}
 	if b.meta, err = openMetaStore(dirPath); err != nil {
+		b.abortStart()
 		dir.Close()
 		return nil, err
 	}
 	if err := b.initLiveConfig(); err != nil {
+		b.abortStart()
 		dir.Close()
 		return nil, err
 	}
-	b.producerIDs = &producerIDAllocator{meta: b.meta}
+	b.producerIDs = &producerIDAllocator{meta: b.meta, cluster: b.cluster}
 	b.topics = newTopicRegistry(b)
 	if err := b.topics.load(); err != nil {
+		b.abortStart()
 		dir.Close()
 		return nil, err
 	}
 	b.applyDirSettings(nil)
 	b.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
+	b.registry = b.clientHandlers()
 	b.groups = newGroupCoordinator(b)
-	b.groups.start()
-	for _, l := range cfg.clientListeners() {
-		addr := net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			b.Close()
-			return nil, fmt.Errorf("listener %s: %w", l, err)
-		}
-		b.listeners = append(b.listeners, &listener{name: l.Name, ln: ln})
-		logger.Info("listening", "listener", l.Name, "addr", ln.Addr().String())
+	if b.cluster != nil {
+		b.cluster.run()
+	} else {
+		b.groups.start()
 	}
 	for _, l := range b.listeners {
-		b.wg.Add(1)
-		go b.accept(l)
+		if !l.controller {
+			b.wg.Add(1)
+			go b.accept(l)
+		}
 	}
 	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dir", dirPath)
 	return b, nil
 }
 
+// bind opens every listener: the client listeners, and in a cluster the
+// controller listener.
+func (b *Broker) bind() error {
+	bindOne := func(l Listener, controller bool) error {
+		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", l, err)
+		}
+		b.listeners = append(b.listeners, &listener{name: l.Name, ln: ln, controller: controller})
+		b.logger.Info("listening", "listener", l.Name, "addr", ln.Addr().String())
+		return nil
+	}
+	for _, l := range b.cfg.clientListeners() {
+		if err := bindOne(l, false); err != nil {
+			return err
+		}
+	}
+	if b.cfg.clustered() {
+		if l, ok := b.cfg.controllerListener(); ok {
+			return bindOne(l, true)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) closeListeners() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	for _, l := range b.listeners {
+		l.ln.Close()
+	}
+}
+
+// abortStart undoes a cluster start that failed after the controller ran.
+func (b *Broker) abortStart() {
+	b.closeListeners()
+	if b.cluster != nil {
+		b.cluster.ctl.Close()
+	}
+	b.wg.Wait()
+}
+
 // Addr is the address of the first client listener, for tests and tools.
 func (b *Broker) Addr() string { return b.listeners[0].ln.Addr().String() }
+
+// ControllerAddr is the address of the controller listener, or "".
+func (b *Broker) ControllerAddr() string {
+	for _, l := range b.listeners {
+		if l.controller {
+			return l.ln.Addr().String()
+		}
+	}
+	return ""
+}
 
 // ClusterID is the id stored in meta.properties.
 func (b *Broker) ClusterID() string { return b.dir.ClusterID() }
@@ -111,18 +200,26 @@ func (b *Broker) accept(l *listener) {
 			}
 			return
 		}
-		c := newConn(b, nc, l)
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			nc.Close()
-			return
-		}
-		b.conns[c] = struct{}{}
-		b.mu.Unlock()
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
+			var c *conn
+			if l.controller {
+				var ok bool
+				if c, ok = b.serveControllerConn(nc, l); !ok {
+					return
+				}
+			} else {
+				c = newConn(b, nc, l)
+			}
+			b.mu.Lock()
+			if b.closed {
+				b.mu.Unlock()
+				nc.Close()
+				return
+			}
+			b.conns[c] = struct{}{}
+			b.mu.Unlock()
 			c.serve()
 			b.mu.Lock()
 			delete(b.conns, c)
@@ -134,6 +231,9 @@ func (b *Broker) accept(l *listener) {
 // Close stops the listeners, closes every connection, and shuts the log
 // dir down cleanly (flush, checkpoints, clean-shutdown marker).
 func (b *Broker) Close() error {
+	if b.cluster != nil && b.cfg.Cluster.ControlledShutdownEnabled {
+		b.cluster.controlledShutdown(30 * time.Second)
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -149,6 +249,9 @@ func (b *Broker) Close() error {
 	b.mu.Unlock()
 	if b.groups != nil {
 		b.groups.Close()
+	}
+	if b.cluster != nil {
+		b.cluster.close()
 	}
 	b.wg.Wait()
 	b.topics.wakeAll()

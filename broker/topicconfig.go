@@ -186,6 +186,8 @@ type topicSettings struct {
 	// for producer: as sent; level is that codec's compression.*.level.
 	codec int8
 	level int
+	// minInsync is min.insync.replicas.
+	minInsync int
 }
 
 // codecs maps compression.type values to batch codec numbers.
@@ -213,6 +215,7 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 	for _, p := range splitList(c.topicValue(overrides, "cleanup.policy")) {
 		s.compact = s.compact || p == "compact"
 	}
+	s.minInsync = int(num("min.insync.replicas"))
 	s.codec = codecs[c.topicValue(overrides, "compression.type")]
 	switch s.codec {
 	case protocol.CompressionGzip:

@@ -15,18 +15,29 @@ import (
 // (CreatePartitions) and is replaced whole under the registry lock, so a
 // reader holding an old slice sees consistent partitions.
 type topic struct {
-	name       string
-	id         [16]byte
-	partitions []*partition
-	settings   atomic.Pointer[topicSettings]
+	name      string
+	id        [16]byte
+	node      int32                        // this node's id
+	parts     atomic.Pointer[[]*partition] // replaced whole, never changed in place
+	settings  atomic.Pointer[topicSettings]
+	overrides map[string]string // in a cluster: the image's overrides last applied
 }
 
-// partition is a partition this node leads: its log and the fetches
-// parked on it. On a single node the high watermark is the log end offset.
+// partition is a replica of a partition on this node: its log, its
+// replication state, and the requests parked on it (fetches waiting for
+// data, acks=all produces waiting for the high watermark). On a single
+// node the high watermark is the log end offset; in a cluster the leader
+// moves it as followers fetch (replica.go). In a cluster a topic's
+// partitions slice has nil entries for partitions with no replica here.
 type partition struct {
 	topic *topic
 	index int32
 	log   *logstore.Log
+	state atomic.Pointer[replicaState]
+	// stateMu serialises state changes (installState); readers load state.
+	stateMu sync.Mutex
+
+	leader leaderState // used while this node leads the partition
 
 	waitMu  sync.Mutex
 	waiters map[*waiter]struct{}
@@ -80,6 +91,9 @@ func newTopicRegistry(b *Broker) *topicRegistry {
 
 // load rebuilds the registry from the partition logs found in the log dir.
 func (r *topicRegistry) load() error {
+	if r.b.cluster != nil {
+		return nil // the controller's image says which replicas are here
+	}
 	byTopic := map[string][]logstore.TopicPartition{}
 	for tp := range r.b.dir.Logs() {
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp)
@@ -87,23 +101,28 @@ func (r *topicRegistry) load() error {
 	logs := r.b.dir.Logs()
 	for name, tps := range byTopic {
 		sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
-		t := &topic{name: name}
+		t := &topic{name: name, node: r.b.cfg.NodeID}
+		overrides := r.b.meta.topicConfigs(name)
+		settings := r.b.liveConfig().settingsFor(overrides)
+		t.settings.Store(&settings)
+		var parts []*partition
 		for i, tp := range tps {
 			if tp.Partition != int32(i) {
 				return fmt.Errorf("topic %s: partition %d is missing from the log dir", name, i)
 			}
 			l := logs[tp]
 			t.id = l.TopicID()
-			p := &partition{topic: t, index: tp.Partition, log: l}
-			if err := l.AssignLeaderEpoch(leaderEpoch); err != nil {
+			p := newSingleNodePartition(t, tp.Partition, l)
+			if err := l.AssignLeaderEpoch(0); err != nil {
 				return err
 			}
 			// This node is the whole ISR: what survived recovery is
 			// committed, whatever the last checkpoint said.
 			p.advanceHighWatermark()
-			t.partitions = append(t.partitions, p)
+			parts = append(parts, p)
 		}
-		r.applySettings(t, r.b.meta.topicConfigs(name))
+		t.setPartitions(parts)
+		r.applySettings(t, overrides)
 		r.byName[name] = t
 		r.byID[t.id] = t
 	}
@@ -113,8 +132,10 @@ func (r *topicRegistry) load() error {
 func (r *topicRegistry) applySettings(t *topic, overrides map[string]string) {
 	s := r.b.liveConfig().settingsFor(overrides)
 	t.settings.Store(&s)
-	for _, p := range t.partitions {
-		p.log.SetConfig(s.log)
+	for _, p := range t.partitions() {
+		if p != nil {
+			p.log.SetConfig(s.log)
+		}
 	}
 }
 
@@ -130,12 +151,26 @@ func (r *topicRegistry) getByID(id [16]byte) *topic {
 	return r.byID[id]
 }
 
+// partitions is the topic's partitions, indexed by number.
+func (t *topic) partitions() []*partition {
+	if ps := t.parts.Load(); ps != nil {
+		return *ps
+	}
+	return nil
+}
+
+func (t *topic) setPartitions(ps []*partition) { t.parts.Store(&ps) }
+
 // partition returns the partition or nil.
 func (t *topic) partition(i int32) *partition {
-	if t == nil || i < 0 || int(i) >= len(t.partitions) {
+	if t == nil {
 		return nil
 	}
-	return t.partitions[i]
+	ps := t.partitions()
+	if i < 0 || int(i) >= len(ps) {
+		return nil
+	}
+	return ps[i]
 }
 
 // all returns the topics sorted by name.
@@ -177,7 +212,7 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 			return nil, &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
 		}
 	}
-	t := &topic{name: name}
+	t := &topic{name: name, node: r.b.cfg.NodeID}
 	if validateOnly {
 		return t, nil
 	}
@@ -216,18 +251,18 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 
 // addPartitionsLocked grows t to n partitions; the caller holds r.mu.
 func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
-	parts := append([]*partition(nil), t.partitions...)
+	parts := append([]*partition(nil), t.partitions()...)
 	for i := int32(len(parts)); i < n; i++ {
 		l, err := r.b.dir.CreateLog(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log)
 		if err != nil {
 			return err
 		}
-		if err := l.AssignLeaderEpoch(leaderEpoch); err != nil {
+		if err := l.AssignLeaderEpoch(0); err != nil {
 			return err
 		}
-		parts = append(parts, &partition{topic: t, index: i, log: l})
+		parts = append(parts, newSingleNodePartition(t, i, l))
 	}
-	t.partitions = parts
+	t.setPartitions(parts)
 	return nil
 }
 
@@ -239,8 +274,8 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if t == nil {
 		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
 	}
-	if total <= int32(len(t.partitions)) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions), total)}
+	if total <= int32(len(t.partitions())) {
+		return &createError{errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions()), total)}
 	}
 	if validateOnly {
 		return nil
@@ -259,7 +294,13 @@ func (r *topicRegistry) delete(t *topic) error {
 	delete(r.byID, t.id)
 	r.mu.Unlock()
 	var firstErr error
-	for _, p := range t.partitions {
+	for _, p := range t.partitions() {
+		if p == nil {
+			continue
+		}
+		if r.b.cluster != nil {
+			r.b.cluster.fetchers.remove(p)
+		}
 		if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: p.index}); err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -275,8 +316,10 @@ func (r *topicRegistry) delete(t *topic) error {
 // wakeAll releases every parked fetch, at shutdown.
 func (r *topicRegistry) wakeAll() {
 	for _, t := range r.all() {
-		for _, p := range t.partitions {
-			p.wake()
+		for _, p := range t.partitions() {
+			if p != nil {
+				p.wake()
+			}
 		}
 	}
 }

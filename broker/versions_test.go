@@ -38,7 +38,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		}
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 18: {0, 4},
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
-			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}}
+			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 60: {0, 2}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
 		}
@@ -252,7 +252,7 @@ func TestAdminVersions(t *testing.T) {
 			t.Fatalf("create partitions v%d: %+v", v, resp.Topics)
 		}
 	}
-	if n := len(b.topics.get("admin-a").partitions); n != 4 {
+	if n := len(b.topics.get("admin-a").partitions()); n != 4 {
 		t.Fatalf("admin-a has %d partitions, want 4", n)
 	}
 	for _, v := range bothEnds(32) {
@@ -443,7 +443,7 @@ func TestAlterConfigsVersions(t *testing.T) {
 		r = legacy(v, false, res(brokerT, "1", "log.retention.ms", "7000"), res(brokerT, "", "log.cleaner.threads", "2"))
 		check("broker", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
 		check("cluster", r[1].ErrorCode, r[1].ErrorMessage, 0, "")
-		if got := b.topics.get(topic).partitions[0].log.Config().RetentionMs; got != 2000 {
+		if got := b.topics.get(topic).partitions()[0].log.Config().RetentionMs; got != 2000 {
 			t.Fatalf("v%d: the topic override must win over the broker: %d", v, got)
 		}
 		if got := b.liveConfig(); got.CleanerThreads != 2 || got.values["log.retention.ms"] != "7000" {
@@ -550,6 +550,43 @@ func TestAlterConfigsVersions(t *testing.T) {
 			"log.cleaner.threads": "false/DYNAMIC_DEFAULT_BROKER_CONFIG/2"}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("v%d: %v, want %v", v, got, want)
+		}
+	}
+}
+
+// TestOffsetForLeaderEpochVersions asks where epoch 0 ends on a single
+// node (the log end: it is the current epoch), where an epoch before any
+// ends (-1, -1), and checks the current-epoch fencing.
+func TestOffsetForLeaderEpochVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "ofle", 1)
+	if p := produceRaw(t, rc, 9, "ofle", id, 0, testBatch(7, "v", -1, -1, -1, 0)); p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	for _, v := range bothEnds(23) {
+		for _, q := range []struct {
+			current, epoch     int32
+			code               int16
+			wantEpoch, wantEnd int32
+		}{
+			{-1, 0, 0, 0, 7},
+			{0, 0, 0, 0, 7},
+			{1, 0, errUnknownLeaderEpoch, -1, -1},
+		} {
+			req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+			req.SetVersion(v)
+			req.ReplicaID = -1
+			req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: "ofle", Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{
+				{Partition: 0, CurrentLeaderEpoch: q.current, LeaderEpoch: q.epoch}, {Partition: 5, CurrentLeaderEpoch: -1, LeaderEpoch: 0}}}}
+			resp := rc.request(req).(*kmsg.OffsetForLeaderEpochResponse)
+			p := resp.Topics[0].Partitions[0]
+			if p.ErrorCode != q.code || p.LeaderEpoch != q.wantEpoch || p.EndOffset != int64(q.wantEnd) {
+				t.Fatalf("v%d %+v: got %+v", v, q, p)
+			}
+			if resp.Topics[0].Partitions[1].ErrorCode != errUnknownTopicOrPartition {
+				t.Fatalf("v%d: unknown partition answered %+v", v, resp.Topics[0].Partitions[1])
+			}
 		}
 	}
 }

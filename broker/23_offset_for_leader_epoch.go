@@ -1,0 +1,37 @@
+package broker
+
+// OffsetForLeaderEpoch, versions 2-4: where a leader epoch ends in the
+// leader's log (the start of the next epoch, or the log end offset for
+// the current one), from the leader-epoch-checkpoint. Followers use it to
+// truncate a diverged tail after a leader change, consumers to detect
+// truncation (KIP-320). Only the leader answers; the current leader epoch,
+// when given, is checked as for Fetch.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		t := b.topics.get(rt.Topic)
+		st := kmsg.OffsetForLeaderEpochResponseTopic{Topic: rt.Topic}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.OffsetForLeaderEpochResponseTopicPartition{Partition: rp.Partition, LeaderEpoch: -1, EndOffset: -1}
+			p := t.partition(rp.Partition)
+			switch {
+			case p == nil && b.imagePartition(rt.Topic, [16]byte{}, false, rp.Partition) != nil:
+				sp.ErrorCode = errNotLeaderOrFollower
+			case p == nil:
+				sp.ErrorCode = errUnknownTopicOrPartition
+			case !p.isLeader():
+				sp.ErrorCode = errNotLeaderOrFollower
+			default:
+				if sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch); sp.ErrorCode == 0 {
+					sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

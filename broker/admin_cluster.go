@@ -1,0 +1,204 @@
+package broker
+
+// In a cluster, admin requests that change metadata are forwarded to the
+// active controller, as Kafka's brokers forward them: the broker first
+// applies the checks it can make alone (duplicate entries, topic names,
+// config values), sends the rest in one request, merges the answers, and
+// waits until its own image shows the change, so a client that created a
+// topic can produce to this broker at once.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// forward sends a request to the active controller.
+func (cl *cluster) forward(c *conn, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return cl.client.Send(ctx, req)
+}
+
+// awaitImage waits until the applied image satisfies cond, or timeout.
+func (cl *cluster) awaitImage(timeout time.Duration, cond func(*controller.Image) bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if img := cl.image(); img != nil && cond(img) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
+	fwd := newest(kmsg.NewPtrCreateTopicsRequest())
+	fwd.TimeoutMillis, fwd.ValidateOnly = req.TimeoutMillis, req.ValidateOnly
+	local := map[string]kmsg.CreateTopicsResponseTopic{}
+	for _, rt := range req.Topics {
+		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
+		switch {
+		case counts[rt.Topic] > 1:
+			st.ErrorCode, st.ErrorMessage = errInvalidRequest, kmsg.StringPtr(fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic))
+		case validateTopicName(rt.Topic) != nil:
+			st.ErrorCode, st.ErrorMessage = errInvalidTopic, kmsg.StringPtr(validateTopicName(rt.Topic).Error())
+		case validateTopicConfigs(configMap(rt.Configs), b.liveConfig()) != nil:
+			st.ErrorCode, st.ErrorMessage = errInvalidConfig, kmsg.StringPtr(validateTopicConfigs(configMap(rt.Configs), b.liveConfig()).Error())
+		default:
+			fwd.Topics = append(fwd.Topics, rt)
+			continue
+		}
+		local[rt.Topic] = st
+	}
+	answered := map[string]kmsg.CreateTopicsResponseTopic{}
+	if len(fwd.Topics) > 0 {
+		r, err := b.cluster.forward(c, fwd, time.Duration(req.TimeoutMillis)*time.Millisecond)
+		if err != nil {
+			for _, rt := range fwd.Topics {
+				answered[rt.Topic] = kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1,
+					ErrorCode: errRequestTimedOut, ErrorMessage: kmsg.StringPtr(err.Error())}
+			}
+		} else {
+			for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
+				answered[st.Topic] = st
+			}
+		}
+	}
+	var created []string
+	for _, rt := range req.Topics {
+		st, ok := local[rt.Topic]
+		if !ok {
+			st = answered[rt.Topic]
+			st.Topic = rt.Topic
+			if st.ErrorCode == 0 {
+				for _, cfg := range b.describeTopicConfigs(configMap(rt.Configs), nil, false, false) {
+					st.Configs = append(st.Configs, kmsg.CreateTopicsResponseTopicConfig{
+						Name: cfg.Name, Value: cfg.Value, ReadOnly: cfg.ReadOnly, Source: int8(cfg.Source), IsSensitive: cfg.IsSensitive,
+					})
+				}
+				if !req.ValidateOnly {
+					created = append(created, rt.Topic)
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	b.cluster.awaitImage(5*time.Second, func(img *controller.Image) bool {
+		for _, name := range created {
+			if img.Topics[name] == nil || b.topics.get(name) == nil {
+				return false
+			}
+		}
+		return true
+	})
+	return resp, nil
+}
+
+func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+	r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	resp := r.(*kmsg.DeleteTopicsResponse)
+	b.cluster.awaitImage(5*time.Second, func(img *controller.Image) bool {
+		for _, st := range resp.Topics {
+			if st.ErrorCode == 0 && st.Topic != nil && b.topics.get(*st.Topic) != nil {
+				return false
+			}
+		}
+		return true
+	})
+	return resp, nil
+}
+
+func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	resp := r.(*kmsg.CreatePartitionsResponse)
+	want := map[string]int32{}
+	for _, rt := range req.Topics {
+		want[rt.Topic] = rt.Count
+	}
+	b.cluster.awaitImage(5*time.Second, func(img *controller.Image) bool {
+		for _, st := range resp.Topics {
+			if t := img.Topics[st.Topic]; st.ErrorCode == 0 && !req.ValidateOnly && (t == nil || int32(len(t.Partitions)) < want[st.Topic]) {
+				return false
+			}
+		}
+		return true
+	})
+	return resp, nil
+}
+
+// topicOverrides are a topic's config overrides: the controller's in a
+// cluster, the metadata file's on a single node.
+func (b *Broker) topicOverrides(name string) map[string]string {
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil {
+			return img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}]
+		}
+		return nil
+	}
+	return b.meta.topicConfigs(name)
+}
+
+// topicExists reports whether the topic exists in the cluster (it may
+// have no replica on this broker).
+func (b *Broker) topicExists(name string) bool {
+	if b.cluster != nil {
+		img := b.cluster.image()
+		return img != nil && img.Topics[name] != nil
+	}
+	return b.topics.get(name) != nil
+}
+
+// setTopicConfigs replaces a topic's overrides through the controller
+// (AlterConfigs) and waits until this broker applied them.
+func (cl *cluster) setTopicConfigs(name string, next map[string]string) *configError {
+	req := newest(kmsg.NewPtrAlterConfigsRequest())
+	rr := kmsg.NewAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+	for k, v := range next {
+		rr.Configs = append(rr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: k, Value: kmsg.StringPtr(v)})
+	}
+	req.Resources = append(req.Resources, rr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := cl.client.Send(ctx, req)
+	if err != nil {
+		return configErr(errRequestTimedOut, "the controller did not answer: %v", err)
+	}
+	for _, r := range resp.(*kmsg.AlterConfigsResponse).Resources {
+		if r.ErrorCode != 0 {
+			msg := errorMessageText(r.ErrorCode)
+			if r.ErrorMessage != nil {
+				msg = *r.ErrorMessage
+			}
+			return configErr(r.ErrorCode, "%s", msg)
+		}
+	}
+	cl.awaitImage(5*time.Second, func(img *controller.Image) bool {
+		return sameConfigs(img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}], next)
+	})
+	return nil
+}

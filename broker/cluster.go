@@ -1,0 +1,477 @@
+package broker
+
+// A node of a cluster (controller.quorum.voters set) is a voter of the
+// controller quorum (coordinator/controller) and a broker. Its CONTROLLER
+// listener carries both the quorum's raft traffic and the controller's
+// Kafka APIs: a connection whose first four bytes are controller.RaftMagic
+// is raft's, any other is a Kafka client of the controller (brokers
+// registering and heartbeating, leaders altering ISRs, admin requests
+// forwarded by brokers).
+//
+// The broker learns the cluster from the controller's image, which every
+// voter applies from the raft log: applyImage turns it into local replicas
+// (creating and deleting partition logs, becoming leader or follower), and
+// Metadata, FindCoordinator and DescribeCluster answer from it. The broker
+// registers with the active controller (BrokerRegistration) and heartbeats
+// (BrokerHeartbeat); a broker that stops heartbeating is fenced and loses
+// its leaderships.
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// raftDirName is where the controller keeps its raft log and snapshots,
+// inside the log dir; it is not a partition directory.
+const raftDirName = "gregor-raft"
+
+type cluster struct {
+	b           *Broker
+	ctl         *controller.Controller
+	client      *controller.Client
+	incarnation [16]byte
+	epoch       atomic.Int64 // from BrokerRegistration; -1 before
+	fetchers    *fetcherManager
+	stop        chan struct{}
+	wg          sync.WaitGroup
+
+	applyMu      sync.Mutex // serialises applyImage
+	applied      atomic.Pointer[controller.Image]
+	fenced       atomic.Bool
+	strayChecked bool // guarded by applyMu
+}
+
+func (cl *cluster) brokerEpoch() int64 { return cl.epoch.Load() }
+
+// image is the metadata this broker last applied.
+func (cl *cluster) image() *controller.Image { return cl.applied.Load() }
+
+// startController starts this node's voter of the controller quorum.
+func (b *Broker) startController(dirPath string) error {
+	cfg := b.cfg
+	cl := &cluster{b: b, stop: make(chan struct{})}
+	cl.epoch.Store(-1)
+	cl.fenced.Store(true) // until a heartbeat says otherwise
+	rand.Read(cl.incarnation[:])
+	ctl, err := controller.Start(controller.Config{
+		NodeID:                       cfg.NodeID,
+		Voters:                       cfg.Cluster.Voters,
+		Dir:                          filepath.Join(dirPath, raftDirName),
+		SessionTimeout:               cfg.Cluster.BrokerSessionTimeout,
+		HeartbeatInterval:            cfg.Cluster.BrokerHeartbeatInterval,
+		DefaultPartitions:            cfg.NumPartitions,
+		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
+		UncleanDefault:               cfg.values["unclean.leader.election.enable"] == "true",
+		AutoLeaderRebalance:          cfg.Cluster.AutoLeaderRebalance,
+		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
+		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
+		Logger:                       b.logger.With("component", "controller"),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the controller: %w", err)
+	}
+	cl.ctl = ctl
+	cl.client = controller.NewClient(cfg.Cluster.Voters, fmt.Sprintf("gregor-broker-%d", cfg.NodeID))
+	cl.fetchers = newFetcherManager(b)
+	b.cluster = cl
+	return nil
+}
+
+// awaitClusterID waits until the quorum has a cluster id, which opening
+// the log dir needs.
+func (cl *cluster) awaitClusterID() string {
+	cl.b.logger.Info("waiting for the controller quorum", "voters", len(cl.b.cfg.Cluster.Voters))
+	for {
+		changed := cl.ctl.Changed()
+		if id := cl.ctl.Image().ClusterID; id != "" {
+			return id
+		}
+		select {
+		case <-changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// run registers the broker, then heartbeats and applies every new image
+// until Close.
+func (cl *cluster) run() {
+	cl.wg.Add(3)
+	go func() {
+		defer cl.wg.Done()
+		cl.applyLoop()
+	}()
+	go func() {
+		defer cl.wg.Done()
+		cl.heartbeatLoop()
+	}()
+	go func() {
+		defer cl.wg.Done()
+		cl.isrLoop()
+	}()
+}
+
+func (cl *cluster) close() {
+	close(cl.stop)
+	cl.fetchers.close()
+	cl.wg.Wait()
+	cl.client.Close()
+	cl.ctl.Close()
+}
+
+// controlledShutdown asks the controller to move leadership away and
+// waits (up to the timeout) until it says this broker may stop.
+func (cl *cluster) controlledShutdown(timeout time.Duration) {
+	if cl.epoch.Load() < 0 {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	failures := 0
+	for time.Now().Before(deadline) {
+		resp, err := cl.heartbeat(true)
+		if err == nil && (resp.ShouldShutdown || resp.ErrorCode != 0) {
+			return
+		}
+		if err != nil {
+			// No controller answers (the quorum may be gone): nothing
+			// can move leadership, so do not wait for it.
+			if failures++; failures >= 3 {
+				cl.b.logger.Warn("controlled shutdown: no controller answers; stopping anyway")
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cl.b.logger.Warn("controlled shutdown timed out; stopping anyway")
+}
+
+func (cl *cluster) applyLoop() {
+	for {
+		changed := cl.ctl.Changed() // before Image, so no change is missed
+		cl.applyImage(cl.ctl.Image())
+		select {
+		case <-cl.stop:
+			return
+		case <-changed:
+		}
+	}
+}
+
+func (cl *cluster) isrLoop() {
+	iv := cl.b.cfg.Cluster.ReplicaLagTimeMax / 2
+	if iv <= 0 {
+		iv = time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		select {
+		case <-cl.stop:
+			return
+		case now := <-t.C:
+			cl.b.shrinkISRs(now)
+		}
+	}
+}
+
+// heartbeatLoop registers the broker and keeps its session alive; a
+// stale epoch (the controller forgot or fenced this incarnation) means
+// registering again.
+func (cl *cluster) heartbeatLoop() {
+	iv := cl.b.cfg.Cluster.BrokerHeartbeatInterval
+	for {
+		if cl.epoch.Load() < 0 {
+			if err := cl.register(); err != nil {
+				cl.b.logger.Warn("broker registration failed", "err", err)
+			}
+		} else if resp, err := cl.heartbeat(false); err != nil {
+			cl.b.logger.Debug("heartbeat failed", "err", err)
+		} else if resp.ErrorCode != 0 {
+			cl.b.logger.Warn("heartbeat refused; registering again", "error", errorMessageText(resp.ErrorCode))
+			cl.epoch.Store(-1)
+			continue
+		} else {
+			if was := cl.fenced.Swap(resp.IsFenced); was != resp.IsFenced {
+				cl.b.logger.Info("broker fencing changed", "fenced", resp.IsFenced)
+			}
+		}
+		select {
+		case <-cl.stop:
+			return
+		case <-time.After(iv):
+		}
+	}
+}
+
+func (cl *cluster) register() error {
+	b := cl.b
+	req := newest(kmsg.NewPtrBrokerRegistrationRequest())
+	req.BrokerID = b.cfg.NodeID
+	req.ClusterID = b.ClusterID()
+	req.IncarnationID = cl.incarnation
+	req.Rack = nil
+	if b.cfg.Cluster.Rack != "" {
+		req.Rack = &b.cfg.Cluster.Rack
+	}
+	for _, l := range b.listeners {
+		if l.controller {
+			continue
+		}
+		host, port := b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
+		req.Listeners = append(req.Listeners, kmsg.BrokerRegistrationRequestListener{
+			Name: l.name, Host: host, Port: uint16(port), SecurityProtocol: 0,
+		})
+	}
+	req.LogDirs = [][16]byte{b.dir.DirectoryID()}
+	req.PreviousBrokerEpoch = -1
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.client.Send(ctx, req)
+	if err != nil {
+		return err
+	}
+	r := resp.(*kmsg.BrokerRegistrationResponse)
+	if r.ErrorCode != 0 {
+		return fmt.Errorf("controller refused the registration: %s", errorMessageText(r.ErrorCode))
+	}
+	cl.fenced.Store(true)
+	cl.epoch.Store(r.BrokerEpoch)
+	b.logger.Info("registered with the controller", "broker.epoch", r.BrokerEpoch)
+	return nil
+}
+
+func (cl *cluster) heartbeat(shutdown bool) (*kmsg.BrokerHeartbeatResponse, error) {
+	req := newest(kmsg.NewPtrBrokerHeartbeatRequest())
+	req.BrokerID = cl.b.cfg.NodeID
+	req.BrokerEpoch = cl.epoch.Load()
+	if img := cl.image(); img != nil {
+		req.CurrentMetadataOffset = int64(img.Offset)
+	}
+	req.WantShutdown = shutdown
+	ctx, cancel := context.WithTimeout(context.Background(), max(cl.b.cfg.Cluster.BrokerHeartbeatInterval, time.Second))
+	defer cancel()
+	resp, err := cl.client.Send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.(*kmsg.BrokerHeartbeatResponse), nil
+}
+
+// applyImage makes the local replicas match the image: topics created and
+// deleted, partition logs created for the replicas assigned here and
+// removed for the ones moved away, leadership and ISR installed.
+func (cl *cluster) applyImage(img *controller.Image) {
+	cl.applyMu.Lock()
+	defer cl.applyMu.Unlock()
+	if prev := cl.applied.Load(); prev != nil && prev.Offset >= img.Offset && prev != img {
+		return
+	}
+	b := cl.b
+	self := b.cfg.NodeID
+	r := b.topics
+	for _, t := range r.all() {
+		it := img.Topics[t.name]
+		if it == nil || it.ID != t.id {
+			if err := r.delete(t); err != nil {
+				b.logger.Error("deleting topic failed", "topic", t.name, "err", err)
+			}
+		}
+	}
+	for _, name := range img.SortedTopicNames() {
+		it := img.Topics[name]
+		overrides := img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}]
+		t, err := r.ensureReplicas(it, overrides, self)
+		if err != nil {
+			b.logger.Error("creating replicas failed", "topic", name, "err", err)
+			continue
+		}
+		for i, ip := range it.Partitions {
+			p := t.partition(int32(i))
+			if p == nil {
+				continue
+			}
+			b.installState(p, &replicaState{
+				leader: ip.Leader, leaderEpoch: ip.LeaderEpoch, partitionEpoch: ip.PartitionEpoch,
+				replicas: ip.Replicas, isr: ip.ISR,
+			})
+		}
+	}
+	cl.applied.Store(img)
+	if !cl.strayChecked && !cl.fenced.Load() && cl.epoch.Load() >= 0 {
+		cl.strayChecked = true
+		cl.removeStrayLogs(img)
+	}
+}
+
+// removeStrayLogs deletes the partition logs in the log dir that the
+// controller does not assign to this broker (topics deleted, or replicas
+// moved away, while it was down), once the broker has caught up with the
+// metadata (the controller unfenced it).
+func (cl *cluster) removeStrayLogs(img *controller.Image) {
+	self := cl.b.cfg.NodeID
+	for tp, l := range cl.b.dir.Logs() {
+		it := img.Topics[tp.Topic]
+		if it != nil && it.ID == l.TopicID() && int(tp.Partition) < len(it.Partitions) &&
+			slices.Contains(it.Partitions[tp.Partition].Replicas, self) {
+			continue
+		}
+		cl.b.logger.Info("deleting stray partition log", "partition", tp.String())
+		if err := cl.b.dir.DeleteLog(tp); err != nil {
+			cl.b.logger.Error("deleting stray partition log failed", "partition", tp.String(), "err", err)
+		}
+	}
+}
+
+// installState moves a partition to a newer replication state: it becomes
+// leader (a new leader epoch starts at its log end offset) or follower
+// (the fetcher truncates it to the leader's log, then copies), or just
+// learns a new ISR. Older states (by leader and partition epoch) are
+// ignored: the AlterPartition answer and the image bring the same state in
+// either order.
+func (b *Broker) installState(p *partition, st *replicaState) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
+	old := p.state.Load()
+	if old != nil && (st.leaderEpoch < old.leaderEpoch ||
+		(st.leaderEpoch == old.leaderEpoch && st.partitionEpoch <= old.partitionEpoch)) {
+		return
+	}
+	p.state.Store(st)
+	self := p.topic.node
+	newEpoch := old == nil || old.leaderEpoch != st.leaderEpoch || old.leader != st.leader
+	wasLeader := old != nil && old.leader == self
+	switch {
+	case st.leader == self && newEpoch:
+		b.cluster.fetchers.remove(p)
+		if err := p.log.AssignLeaderEpoch(st.leaderEpoch); err != nil {
+			b.logger.Error("recording leader epoch failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		}
+		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now())
+		b.logger.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch, "isr", st.isr)
+		b.groups.partitionLed(p)
+	case st.leader != self && newEpoch:
+		if wasLeader {
+			b.groups.partitionLost(p)
+		}
+		if st.leader >= 0 {
+			b.cluster.fetchers.follow(p, st.leader, st.leaderEpoch)
+		} else {
+			b.cluster.fetchers.remove(p)
+		}
+	}
+	if st.leader == self {
+		if !newEpoch {
+			p.leader.syncReplicas(st, self)
+		}
+		p.advanceHighWatermark()
+	}
+	p.wake()
+}
+
+// ensureReplicas makes the local topic match an image topic: a topic
+// object with one entry per partition, holding a partition (and its log)
+// where this node is a replica and nil elsewhere.
+func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[string]string, self int32) (*topic, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.byName[it.Name]
+	if t == nil {
+		t = &topic{name: it.Name, id: it.ID, node: self}
+		r.applySettings(t, overrides)
+		r.byName[t.name] = t
+		r.byID[t.id] = t
+	} else if !sameConfigs(t.overrides, overrides) {
+		r.applySettings(t, overrides)
+	}
+	t.overrides = overrides
+	parts := slices.Clone(t.partitions())
+	for len(parts) < len(it.Partitions) {
+		parts = append(parts, nil)
+	}
+	changed := false
+	for i, ip := range it.Partitions {
+		here := slices.Contains(ip.Replicas, self)
+		switch {
+		case here && parts[i] == nil:
+			tp := logstore.TopicPartition{Topic: t.name, Partition: int32(i)}
+			l := r.b.dir.Log(tp)
+			if l != nil && l.TopicID() != t.id {
+				// Left from an earlier topic of the same name.
+				if err := r.b.dir.DeleteLog(tp); err != nil {
+					return nil, err
+				}
+				l = nil
+			}
+			if l == nil {
+				var err error
+				if l, err = r.b.dir.CreateLog(tp, t.id, t.settings.Load().log); err != nil {
+					return nil, err
+				}
+			}
+			parts[i] = &partition{topic: t, index: int32(i), log: l}
+			changed = true
+		case !here && parts[i] != nil:
+			if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: int32(i)}); err != nil {
+				return nil, err
+			}
+			r.b.cluster.fetchers.remove(parts[i])
+			parts[i].wake()
+			parts[i] = nil
+			changed = true
+		}
+	}
+	if changed {
+		t.setPartitions(parts)
+	}
+	return t, nil
+}
+
+func sameConfigs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// serveControllerConn hands a raft connection to the controller, or
+// serves a Kafka client of the controller.
+func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
+	var magic [4]byte
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(nc, magic[:]); err != nil {
+		nc.Close()
+		return nil, false
+	}
+	nc.SetReadDeadline(time.Time{})
+	if magic == controller.RaftMagic {
+		b.cluster.ctl.HandOff(nc)
+		return nil, false
+	}
+	c := newConn(b, nc, l)
+	c.prefix = magic[:]
+	return c, true
+}
+
+// errNotController is returned by forwarding when no controller answers.
+var errNotController = errors.New("no active controller answered")
+
+func nodeIDString(id int32) string { return strconv.Itoa(int(id)) }

@@ -1,0 +1,500 @@
+package broker
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// testCluster is n in-process nodes, each broker and controller, on
+// loopback ports chosen before start (every node must know the voters).
+type testCluster struct {
+	t     *testing.T
+	nodes []*Broker
+	props []map[string]string
+	mu    sync.Mutex
+}
+
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startCluster starts n nodes; extra overrides every node's properties.
+func startCluster(t *testing.T, n int, extra map[string]string) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, nodes: make([]*Broker, n)}
+	var voters []string
+	clientPorts := make([]int, n)
+	for i := 0; i < n; i++ {
+		clientPorts[i] = freePort(t)
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
+	}
+	for i := 0; i < n; i++ {
+		ctlAddr := strings.SplitN(voters[i], "@", 2)[1]
+		props := map[string]string{
+			"node.id":                               fmt.Sprint(i + 1),
+			"process.roles":                         "broker,controller",
+			"listeners":                             fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://%s", clientPorts[i], ctlAddr),
+			"controller.listener.names":             "CONTROLLER",
+			"controller.quorum.voters":              strings.Join(voters, ","),
+			"log.dirs":                              t.TempDir(),
+			"offsets.topic.replication.factor":      fmt.Sprint(min(n, 3)),
+			"offsets.topic.num.partitions":          "3",
+			"broker.heartbeat.interval.ms":          "200",
+			"broker.session.timeout.ms":             "2000",
+			"replica.lag.time.max.ms":               "2000",
+			"replica.fetch.wait.max.ms":             "100",
+			"group.initial.rebalance.delay.ms":      "0",
+			"controller.quorum.election.timeout.ms": "300",
+		}
+		for k, v := range extra {
+			props[k] = v
+		}
+		c.props = append(c.props, props)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = c.start(i)
+		}(i)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(i)
+		}
+	})
+	c.waitFor("all brokers registered and unfenced", func() bool {
+		for _, b := range c.nodes {
+			if b == nil {
+				continue
+			}
+			img := b.cluster.image()
+			if img == nil {
+				return false
+			}
+			live := 0
+			for _, br := range img.Brokers {
+				if !br.Fenced {
+					live++
+				}
+			}
+			if live != n {
+				return false
+			}
+		}
+		return true
+	})
+	return c
+}
+
+func (c *testCluster) start(i int) error {
+	cfg, _, err := ParseConfig(c.props[i])
+	if err != nil {
+		return err
+	}
+	var w io.Writer = io.Discard
+	if os.Getenv("GREGOR_TEST_LOGS") != "" {
+		w = os.Stderr
+	}
+	b, err := New(cfg, slog.New(slog.NewTextHandler(w, nil)).With("node", i+1))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.nodes[i] = b
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *testCluster) stop(i int) {
+	c.mu.Lock()
+	b := c.nodes[i]
+	c.nodes[i] = nil
+	c.mu.Unlock()
+	if b != nil {
+		b.Close()
+	}
+}
+
+func (c *testCluster) addrs() []string {
+	var out []string
+	for _, p := range c.props {
+		out = append(out, strings.TrimPrefix(strings.Split(p["listeners"], ",")[0], "PLAINTEXT://"))
+	}
+	return out
+}
+
+func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.addrs()...)}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+func (c *testCluster) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterReplicatesAndCommits creates a topic with three replicas,
+// produces with acks=all, and checks every replica holds the records and
+// the high watermark, and that consumers read them.
+func TestClusterReplicatesAndCommits(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("r3"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	res, err := adm.CreateTopic(ctxT(t), 2, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "r3")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := 0; i < 200; i++ {
+		recs = append(recs, &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("every replica at offset 100 with the high watermark", func() bool {
+		for _, b := range c.nodes {
+			tp := b.topics.get("r3")
+			if tp == nil {
+				return false
+			}
+			for _, p := range tp.partitions() {
+				if p == nil || p.log.LogEndOffset() != 100 || p.log.HighWatermark() != 100 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	consumer := c.client(kgo.ConsumeTopics("r3"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < 200 {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+}
+
+// leaderOf is the leader of a partition as the first live node sees it.
+func (c *testCluster) leaderOf(topic string, partition int32) (int32, []int32) {
+	for _, b := range c.nodes {
+		if b == nil {
+			continue
+		}
+		if img := b.cluster.image(); img != nil && img.Topics[topic] != nil {
+			p := img.Topics[topic].Partitions[partition]
+			return p.Leader, p.ISR
+		}
+	}
+	return -1, nil
+}
+
+// TestClusterLeaderFailover stops the leader of a partition while an
+// idempotent acks=all producer writes, restarts it, and checks that every
+// acknowledged record is there once, in order, and the ISR heals.
+func TestClusterLeaderFailover(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("fo"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	res, err := adm.CreateTopic(ctxT(t), 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "fo")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			v := fmt.Sprint(i)
+			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatalf("record %d: %v", i, err)
+			}
+			acked = append(acked, v)
+		}
+	}
+	produce(0, 100)
+	leader, _ := c.leaderOf("fo", 0)
+	c.stop(int(leader - 1))
+	c.waitFor("a new leader", func() bool {
+		l, _ := c.leaderOf("fo", 0)
+		return l != leader && l >= 0
+	})
+	produce(100, 200)
+	if err := c.start(int(leader - 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the ISR back to three", func() bool {
+		_, isr := c.leaderOf("fo", 0)
+		return len(isr) == 3
+	})
+	produce(200, 300)
+	consumer := c.client(kgo.ConsumeTopics("fo"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < len(acked) {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if strings.Join(got, ",") != strings.Join(acked, ",") {
+		t.Fatalf("consumed %d records, acknowledged %d; first difference near %v", len(got), len(acked), firstDiff(got, acked))
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return i
+		}
+	}
+	return len(a)
+}
+
+// TestClusterGroupCoordinatorFailover commits offsets in a group, stops
+// the group's coordinator, and checks that the group's offsets survive on
+// the new coordinator and a consumer in the group goes on from them.
+func TestClusterGroupCoordinatorFailover(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("gt"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctxT(t), 2, 3, nil, "gt"); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*kgo.Record
+	for i := 0; i < 100; i++ {
+		recs = append(recs, &kgo.Record{Value: []byte(fmt.Sprint(i))})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	consume := func(n int) {
+		consumer := c.client(kgo.ConsumeTopics("gt"), kgo.ConsumerGroup("g1"), kgo.DisableAutoCommit(),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		got := 0
+		for got < n {
+			fs := consumer.PollFetches(ctxT(t))
+			if err := fs.Err(); err != nil {
+				t.Fatal(err)
+			}
+			got += fs.NumRecords()
+		}
+		if err := consumer.CommitUncommittedOffsets(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		consumer.Close()
+	}
+	consume(100)
+	resp := adm.FindGroupCoordinators(ctxT(t), "g1")
+	if resp["g1"].Err != nil {
+		t.Fatal(resp["g1"].Err)
+	}
+	coord := resp["g1"].NodeID
+	c.stop(int(coord - 1))
+	c.waitFor("a new coordinator with the committed offsets", func() bool {
+		offs, err := adm.FetchOffsets(ctxT(t), "g1")
+		if err != nil {
+			return false
+		}
+		total := int64(0)
+		offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		return total == 100
+	})
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("after")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	consume(1)
+}
+
+// TestClusterMinInsyncReplicas runs a topic with two replicas and
+// min.insync.replicas=2: with the follower gone acks=all writes are
+// refused with NOT_ENOUGH_REPLICAS and acks=1 writes stay invisible to
+// consumers (the high watermark waits for a second replica), until the
+// follower is back in the ISR.
+func TestClusterMinInsyncReplicas(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "mi")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, isr := c.leaderOf("mi", 0)
+	var follower int32
+	for _, id := range isr {
+		if id != leader {
+			follower = id
+		}
+	}
+	c.stop(int(follower - 1))
+	c.waitFor("the ISR shrunk to the leader on every live node", func() bool {
+		for _, b := range c.nodes {
+			if b != nil {
+				if p := b.imagePartition("mi", [16]byte{}, false, 0); p == nil || len(p.ISR) != 1 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	var topicID [16]byte
+	for _, b := range c.nodes {
+		if b != nil {
+			topicID = b.cluster.image().Topics["mi"].ID
+		}
+	}
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "mi", TopicID: topicID, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(1, "refused", -1, -1, -1, time.Now().UnixMilli())}}}}
+	raw := c.client()
+	if _, err := kadm.NewClient(raw).BrokerMetadata(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := raw.Broker(int(leader)).Request(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != errNotEnoughReplicas {
+		t.Fatalf("acks=all with one in-sync replica: error %d, want NOT_ENOUGH_REPLICAS", code)
+	}
+	all := c.client(kgo.DefaultProduceTopic("mi"))
+	one := c.client(kgo.DefaultProduceTopic("mi"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("pending")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	end := func() int64 {
+		offs, err := adm.ListEndOffsets(ctxT(t), "mi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := offs.Lookup("mi", 0)
+		return o.Offset
+	}
+	if e := end(); e != 0 {
+		t.Fatalf("high watermark %d with one replica, want 0", e)
+	}
+	if err := c.start(int(follower - 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the record committed once the follower is back", func() bool { return end() == 1 })
+	if err := all.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("accepted")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClusterElectAndReassign moves leadership away from the preferred
+// replica, elects it back with ElectLeaders, then reassigns the partition
+// to other brokers and checks the data follows it.
+func TestClusterElectAndReassign(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("ea"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "ea"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	preferred, isr := c.leaderOf("ea", 0)
+	// Stopping the preferred leader moves leadership to the other replica.
+	c.stop(int(preferred - 1))
+	c.waitFor("another leader", func() bool { l, _ := c.leaderOf("ea", 0); return l >= 0 && l != preferred })
+	if err := c.start(int(preferred - 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the ISR whole again", func() bool { _, now := c.leaderOf("ea", 0); return len(now) == len(isr) })
+	set := kadm.TopicsSet{}
+	set.Add("ea", 0)
+	res, err := adm.ElectLeaders(ctxT(t), kadm.ElectPreferredReplica, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res["ea"][0]; r.Err != nil {
+		t.Fatalf("preferred election: %v", r.Err)
+	}
+	c.waitFor("the preferred replica leading again", func() bool { l, _ := c.leaderOf("ea", 0); return l == preferred })
+
+	// Reassign to the two brokers other than the preferred one.
+	var target []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != preferred {
+			target = append(target, id)
+		}
+	}
+	req := kadm.AlterPartitionAssignmentsReq{}
+	req.Assign("ea", 0, target)
+	ares, err := adm.AlterPartitionAssignments(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ares.Error(); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the reassignment done", func() bool {
+		l, isr := c.leaderOf("ea", 0)
+		lr, err := adm.ListPartitionReassignments(ctxT(t), set)
+		return err == nil && len(lr) == 0 && l != preferred && len(isr) == 2
+	})
+	c.waitFor("the old replica's log gone", func() bool {
+		return c.nodes[preferred-1].dir.Log(logstoreTP("ea", 0)) == nil
+	})
+	consumer := c.client(kgo.ConsumeTopics("ea"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < 50 {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+}
+
+func logstoreTP(topic string, partition int32) logstore.TopicPartition {
+	return logstore.TopicPartition{Topic: topic, Partition: partition}
+}

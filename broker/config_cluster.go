@@ -1,0 +1,165 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClusterConfig is what a node of a cluster needs beyond a single node's
+// settings: its roles, the controller quorum, and Kafka's replication
+// keys. Cluster mode is on when controller.quorum.voters is set; without
+// it the node is a single broker that leads every partition.
+type ClusterConfig struct {
+	Roles  []string         // process.roles: broker, controller
+	Voters map[int32]string // controller.quorum.voters: node id -> host:port
+	Rack   string           // broker.rack
+
+	ReplicaLagTimeMax         time.Duration
+	ReplicaFetchMaxBytes      int32
+	ReplicaFetchWaitMax       time.Duration
+	ReplicaFetchMinBytes      int32
+	AutoLeaderRebalance       bool
+	LeaderImbalanceCheck      time.Duration
+	OffsetsReplicationFactor  int16
+	BrokerSessionTimeout      time.Duration
+	BrokerHeartbeatInterval   time.Duration
+	ElectionTimeout           time.Duration
+	ControlledShutdownEnabled bool
+}
+
+// clusterKeys are the KRaft and replication keys.
+var clusterKeys = []configKey{
+	{"process.roles", "LIST", "broker,controller", "The roles this node plays: broker, controller, or both.", func(c *Config, v string) error {
+		roles := splitList(v)
+		for _, r := range roles {
+			if r != "broker" && r != "controller" {
+				return fmt.Errorf("role %q is neither broker nor controller", r)
+			}
+		}
+		if len(roles) == 0 {
+			return fmt.Errorf("at least one role is needed")
+		}
+		c.Cluster.Roles = roles
+		return nil
+	}},
+	{"controller.quorum.voters", "LIST", "", "The voters of the controller quorum, id@host:port,...; empty runs a single node without replication.", func(c *Config, v string) error {
+		voters, err := parseVoters(v)
+		c.Cluster.Voters = voters
+		return err
+	}},
+	{"broker.rack", "STRING", "", "Rack of the broker, used in rack-aware replica placement.", func(c *Config, v string) error {
+		c.Cluster.Rack = v
+		return nil
+	}},
+	{"replica.lag.time.max.ms", "LONG", "30000", "A follower that has not caught up with the leader's log end offset for this long leaves the ISR.", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaLagTimeMax })},
+	{"replica.fetch.max.bytes", "INT", "1048576", "The number of bytes of messages to attempt to fetch for each partition.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.Cluster.ReplicaFetchMaxBytes = int32(n)
+		return err
+	}},
+	{"replica.fetch.wait.max.ms", "INT", "500", "The maximum wait time for each fetcher request issued by follower replicas.", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaFetchWaitMax })},
+	{"replica.fetch.min.bytes", "INT", "1", "Minimum bytes expected for each fetch response.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Cluster.ReplicaFetchMinBytes = int32(n)
+		return err
+	}},
+	{"auto.leader.rebalance.enable", "BOOLEAN", "true", "Move leadership back to preferred replicas in the background.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.Cluster.AutoLeaderRebalance = b
+		return err
+	}},
+	{"leader.imbalance.check.interval.seconds", "LONG", "300", "The frequency with which the partition rebalance check is triggered by the controller.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Cluster.LeaderImbalanceCheck = time.Duration(n) * time.Second
+		return err
+	}},
+	{"broker.session.timeout.ms", "INT", "9000", "A broker that sends no heartbeat for this long is fenced by the controller.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerSessionTimeout })},
+	{"broker.heartbeat.interval.ms", "INT", "2000", "The length of time in milliseconds between broker heartbeats.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerHeartbeatInterval })},
+	{"controller.quorum.election.timeout.ms", "INT", "1000", "How long a controller waits for the quorum leader before calling an election.", millis(func(c *Config) *time.Duration { return &c.Cluster.ElectionTimeout })},
+	{"controlled.shutdown.enable", "BOOLEAN", "true", "Move leadership away before a node shuts down.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.Cluster.ControlledShutdownEnabled = b
+		return err
+	}},
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, clusterKeys...)
+	for _, k := range []string{"process.roles", "controller.quorum.voters"} {
+		delete(knownUnusedKeys, k)
+	}
+}
+
+// millis applies a non-negative millisecond count to the duration field.
+func millis(field func(c *Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		*field(c) = time.Duration(n) * time.Millisecond
+		return err
+	}
+}
+
+// parseVoters reads controller.quorum.voters: id@host:port,...
+func parseVoters(v string) (map[int32]string, error) {
+	items := splitList(v)
+	if len(items) == 0 {
+		return nil, nil
+	}
+	voters := map[int32]string{}
+	for _, item := range items {
+		idText, addr, ok := strings.Cut(item, "@")
+		id, err := strconv.ParseInt(idText, 10, 32)
+		if !ok || err != nil || id < 0 {
+			return nil, fmt.Errorf("voter %q is not id@host:port", item)
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("voter %q: %v", item, err)
+		}
+		if _, dup := voters[int32(id)]; dup {
+			return nil, fmt.Errorf("voter id %d is listed twice", id)
+		}
+		voters[int32(id)] = addr
+	}
+	return voters, nil
+}
+
+// clustered reports whether this node is part of a replicated cluster.
+func (c *Config) clustered() bool { return len(c.Cluster.Voters) > 0 }
+
+func (c *Config) hasRole(role string) bool { return slices.Contains(c.Cluster.Roles, role) }
+
+// controllerListener is the listener the controller quorum talks on.
+func (c *Config) controllerListener() (Listener, bool) {
+	for _, l := range c.Listeners {
+		if slices.Contains(c.ControllerListenerNames, l.Name) {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+// validateCluster checks the cluster keys against each other, as Kafka's
+// KafkaConfig does for KRaft nodes.
+func (c *Config) validateCluster() error {
+	if !c.clustered() {
+		return nil
+	}
+	_, voter := c.Cluster.Voters[c.NodeID]
+	_, hasCtl := c.controllerListener()
+	switch {
+	case c.hasRole("controller") && !voter:
+		return fmt.Errorf("node.id %d has the controller role but is not in controller.quorum.voters", c.NodeID)
+	case !c.hasRole("controller") && voter:
+		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
+	case c.hasRole("controller") && !hasCtl:
+		return fmt.Errorf("a controller needs a listener named in controller.listener.names")
+	case !c.hasRole("broker") || !c.hasRole("controller"):
+		return fmt.Errorf("process.roles=%s is not supported yet: every Gregor node of a cluster is both broker and controller", strings.Join(c.Cluster.Roles, ","))
+	}
+	return nil
+}

@@ -1,0 +1,417 @@
+package broker
+
+// The follower's side of replication: one replicaFetcher per leader,
+// copying the leader's batches for every partition this node follows
+// there (Kafka's ReplicaFetcherThread). A partition that starts following
+// (a new leader or leader epoch) is first truncated to where its log
+// agrees with the leader's: OffsetForLeaderEpoch with its latest epoch
+// gives the end of that epoch on the leader, and everything at or above it
+// here goes. Then fetches at the log end offset, naming this node as the
+// replica, bring batches that are appended unchanged (offsets, epochs and
+// CRCs are the leader's) and the leader's high watermark, which the
+// follower adopts up to its own log end.
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type fetcherManager struct {
+	b        *Broker
+	mu       sync.Mutex
+	byLeader map[int32]*replicaFetcher
+	closed   bool
+}
+
+func newFetcherManager(b *Broker) *fetcherManager {
+	return &fetcherManager{b: b, byLeader: map[int32]*replicaFetcher{}}
+}
+
+// followed is a partition a fetcher copies, with where it stands.
+type followed struct {
+	epoch    int32 // the leader epoch it follows
+	truncate bool  // not yet truncated to the leader's log
+}
+
+type replicaFetcher struct {
+	m      *fetcherManager
+	leader int32
+	mu     sync.Mutex
+	parts  map[*partition]*followed
+	kick   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// follow makes p copy from leader in leaderEpoch, moving it off any other
+// fetcher.
+func (m *fetcherManager) follow(p *partition, leader, epoch int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	for id, f := range m.byLeader {
+		if id != leader {
+			f.drop(p)
+		}
+	}
+	f := m.byLeader[leader]
+	if f == nil {
+		f = &replicaFetcher{m: m, leader: leader, parts: map[*partition]*followed{},
+			kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		m.byLeader[leader] = f
+		go f.run()
+	}
+	f.mu.Lock()
+	f.parts[p] = &followed{epoch: epoch, truncate: true}
+	f.mu.Unlock()
+	f.wake()
+}
+
+// remove stops copying p.
+func (m *fetcherManager) remove(p *partition) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range m.byLeader {
+		f.drop(p)
+	}
+}
+
+func (m *fetcherManager) close() {
+	m.mu.Lock()
+	m.closed = true
+	fetchers := m.byLeader
+	m.byLeader = map[int32]*replicaFetcher{}
+	m.mu.Unlock()
+	for _, f := range fetchers {
+		close(f.stop)
+		<-f.done
+	}
+}
+
+func (f *replicaFetcher) drop(p *partition) {
+	f.mu.Lock()
+	delete(f.parts, p)
+	f.mu.Unlock()
+}
+
+func (f *replicaFetcher) wake() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (f *replicaFetcher) snapshot() map[*partition]followed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[*partition]followed, len(f.parts))
+	for p, s := range f.parts {
+		out[p] = *s
+	}
+	return out
+}
+
+// still reports whether p is still followed in the same epoch, so a
+// response that raced with a leadership change is dropped.
+func (f *replicaFetcher) still(p *partition, epoch int32) *followed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.parts[p]; s != nil && s.epoch == epoch {
+		return s
+	}
+	return nil
+}
+
+func (f *replicaFetcher) run() {
+	defer close(f.done)
+	b := f.m.b
+	var client *kgo.Client
+	var clientAddr string
+	defer func() {
+		if client != nil {
+			client.Close()
+		}
+	}()
+	backoff := func() bool {
+		select {
+		case <-f.stop:
+			return false
+		case <-time.After(500 * time.Millisecond):
+			return true
+		}
+	}
+	for {
+		select {
+		case <-f.stop:
+			return
+		default:
+		}
+		parts := f.snapshot()
+		if len(parts) == 0 {
+			select {
+			case <-f.stop:
+				return
+			case <-f.kick:
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		addr := b.cluster.brokerAddr(f.leader)
+		if addr == "" {
+			if !backoff() {
+				return
+			}
+			continue
+		}
+		if client == nil || clientAddr != addr {
+			if client != nil {
+				client.Close()
+			}
+			var err error
+			client, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID))))
+			if err != nil {
+				b.logger.Warn("replica fetcher client", "err", err)
+				if !backoff() {
+					return
+				}
+				continue
+			}
+			clientAddr = addr
+		}
+		broker := client.SeedBrokers()[0]
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-f.stop:
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
+		ok := f.truncate(ctx, broker, parts) && f.fetch(ctx, broker, parts)
+		cancel()
+		if !ok && !backoff() {
+			return
+		}
+	}
+}
+
+// truncate cuts every partition that just started following to where its
+// log agrees with the leader's.
+func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts map[*partition]followed) bool {
+	b := f.m.b
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = b.cfg.NodeID
+	byTopic := map[string]int{}
+	var asked []*partition
+	for p, s := range parts {
+		if !s.truncate {
+			continue
+		}
+		i, ok := byTopic[p.topic.name]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[p.topic.name] = i
+			req.Topics = append(req.Topics, kmsg.OffsetForLeaderEpochRequestTopic{Topic: p.topic.name})
+		}
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, kmsg.OffsetForLeaderEpochRequestTopicPartition{
+			Partition: p.index, CurrentLeaderEpoch: s.epoch, LeaderEpoch: p.log.LatestEpoch(),
+		})
+		asked = append(asked, p)
+	}
+	if len(asked) == 0 {
+		return true
+	}
+	resp, err := broker.Request(ctx, req)
+	if err != nil {
+		return false
+	}
+	byKey := map[string]*partition{}
+	for _, p := range asked {
+		byKey[p.topic.name+"/"+strconv.Itoa(int(p.index))] = p
+	}
+	all := true
+	for _, rt := range resp.(*kmsg.OffsetForLeaderEpochResponse).Topics {
+		for _, rp := range rt.Partitions {
+			p := byKey[rt.Topic+"/"+strconv.Itoa(int(rp.Partition))]
+			if p == nil {
+				continue
+			}
+			s := f.still(p, parts[p].epoch)
+			if s == nil {
+				continue
+			}
+			if rp.ErrorCode != 0 {
+				all = false
+				continue
+			}
+			leo := p.log.LogEndOffset()
+			end := rp.EndOffset
+			if asked := p.log.LatestEpoch(); rp.LeaderEpoch >= 0 && rp.LeaderEpoch != asked {
+				// The leader does not know our latest epoch: we agree at
+				// most up to where the epoch it names ends here, as Kafka's
+				// follower truncation rule says.
+				if _, ours := p.log.EndOffsetForEpoch(rp.LeaderEpoch); ours >= 0 {
+					end = min(end, ours)
+				}
+			}
+			rp.EndOffset = end
+			if rp.EndOffset >= 0 && rp.EndOffset < leo {
+				b.logger.Info("truncating diverged replica", "topic", p.topic.name, "partition", p.index,
+					"from", leo, "to", rp.EndOffset, "leader.epoch", rp.LeaderEpoch)
+				if err := p.log.TruncateTo(rp.EndOffset); err != nil {
+					b.logger.Error("truncation failed", "topic", p.topic.name, "partition", p.index, "err", err)
+					all = false
+					continue
+				}
+			}
+			f.mu.Lock()
+			s.truncate = false
+			f.mu.Unlock()
+		}
+	}
+	return all
+}
+
+// fetch copies one round of batches from the leader.
+func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts map[*partition]followed) bool {
+	b := f.m.b
+	cc := b.cfg.Cluster
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = b.cfg.NodeID
+	req.ReplicaState.ID = b.cfg.NodeID
+	req.ReplicaState.Epoch = b.cluster.brokerEpoch()
+	req.MaxWaitMillis = int32(cc.ReplicaFetchWaitMax / time.Millisecond)
+	req.MinBytes = cc.ReplicaFetchMinBytes
+	req.MaxBytes = 10 << 20
+	req.SessionEpoch = -1
+	byTopic := map[string]int{}
+	n := 0
+	for p, s := range parts {
+		if s.truncate {
+			continue
+		}
+		i, ok := byTopic[p.topic.name]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[p.topic.name] = i
+			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: p.topic.name, TopicID: p.topic.id})
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch = p.index, s.epoch
+		rp.FetchOffset, rp.LogStartOffset = p.log.LogEndOffset(), p.log.LogStartOffset()
+		rp.LastFetchedEpoch = p.log.LatestEpoch()
+		rp.PartitionMaxBytes = cc.ReplicaFetchMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+		n++
+	}
+	if n == 0 {
+		return true
+	}
+	resp, err := broker.Request(ctx, req)
+	if err != nil {
+		return false
+	}
+	fr := resp.(*kmsg.FetchResponse)
+	if fr.ErrorCode != 0 {
+		return false
+	}
+	byID := map[[16]byte]string{}
+	for _, rt := range req.Topics {
+		byID[rt.TopicID] = rt.Topic
+	}
+	all := true
+	for _, rt := range fr.Topics {
+		name := rt.Topic
+		if name == "" {
+			name = byID[rt.TopicID]
+		}
+		t := b.topics.get(name)
+		for _, rp := range rt.Partitions {
+			p := t.partition(rp.Partition)
+			if p == nil || f.still(p, parts[p].epoch) == nil {
+				continue
+			}
+			if !f.applyFetched(p, &rp) {
+				all = false
+			}
+		}
+	}
+	return all
+}
+
+// applyFetched appends what the leader sent for p and adopts its high
+// watermark and log start offset.
+func (f *replicaFetcher) applyFetched(p *partition, rp *kmsg.FetchResponseTopicPartition) bool {
+	b := f.m.b
+	switch rp.ErrorCode {
+	case 0:
+	case errOffsetOutOfRange:
+		// Behind the leader's log start (retention moved it): start over
+		// there, as Kafka's truncateFullyAndStartAt.
+		if start := rp.LogStartOffset; start > p.log.LogEndOffset() {
+			if err := p.log.TruncateFullyAndStartAt(start); err != nil {
+				b.logger.Error("resetting replica failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			}
+			return true
+		}
+		f.markTruncate(p)
+		return false
+	default:
+		return false
+	}
+	if len(rp.RecordBatches) > 0 {
+		if _, err := p.log.AppendReplicated(rp.RecordBatches); err != nil {
+			if logstore.ErrorCode(err) != 0 {
+				b.logger.Warn("replica append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			}
+			f.markTruncate(p)
+			return false
+		}
+	}
+	if hw := min(rp.HighWatermark, p.log.LogEndOffset()); hw > p.log.HighWatermark() {
+		p.log.SetHighWatermark(hw)
+	}
+	if start := min(rp.LogStartOffset, p.log.HighWatermark()); start > p.log.LogStartOffset() {
+		if _, err := p.log.DeleteRecordsBefore(start); err != nil {
+			b.logger.Warn("moving replica log start failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		}
+	}
+	return true
+}
+
+func (f *replicaFetcher) markTruncate(p *partition) {
+	f.mu.Lock()
+	if s := f.parts[p]; s != nil {
+		s.truncate = true
+	}
+	f.mu.Unlock()
+}
+
+// brokerAddr is the address of a broker's listener of the same name as
+// this node's first client listener (Kafka's inter.broker.listener.name).
+func (cl *cluster) brokerAddr(id int32) string {
+	img := cl.image()
+	if img == nil {
+		return ""
+	}
+	br := img.Brokers[id]
+	if br == nil {
+		return ""
+	}
+	name := cl.b.cfg.clientListeners()[0].Name
+	for _, e := range br.Endpoints {
+		if e.Listener == name {
+			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+		}
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// In a cluster, Metadata and DescribeCluster answer from the controller's
+// image as this broker last applied it: every registered, unfenced broker
+// with its address on the listener the client used, every partition with
+// its leader (-1 and LEADER_NOT_AVAILABLE while it has none), leader
+// epoch, replicas, ISR and the replicas on fenced brokers as offline.
+
+// activeController is the id of the controller quorum's leader, or -1.
+func (cl *cluster) activeController() int32 {
+	if id, ok := cl.ctl.LeaderID(); ok {
+		return id
+	}
+	return -1
+}
+
+// liveBrokers lists the unfenced brokers in id order with their address
+// on the listener c came in on.
+func (b *Broker) liveBrokers(c *conn, img *controller.Image) []kmsg.MetadataResponseBroker {
+	var out []kmsg.MetadataResponseBroker
+	for _, id := range img.SortedBrokerIDs() {
+		br := img.Brokers[id]
+		if br.Fenced {
+			continue
+		}
+		host, port, rack, ok := b.brokerEndpoint(c, id)
+		if !ok {
+			continue
+		}
+		out = append(out, kmsg.MetadataResponseBroker{NodeID: id, Host: host, Port: port, Rack: rack})
+	}
+	return out
+}
+
+// imageTopicMetadata describes one topic of the image.
+func imageTopicMetadata(img *controller.Image, it *controller.Topic, includeOperations bool) kmsg.MetadataResponseTopic {
+	name := it.Name
+	mt := kmsg.MetadataResponseTopic{
+		Topic: &name, TopicID: it.ID, IsInternal: isInternal(name),
+		AuthorizedOperations: authorizedOperations(includeOperations, topicOperations),
+	}
+	for i, ip := range it.Partitions {
+		mp := kmsg.MetadataResponseTopicPartition{
+			Partition: int32(i), Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch,
+			Replicas: ip.Replicas, ISR: ip.ISR, OfflineReplicas: []int32{},
+		}
+		for _, r := range ip.Replicas {
+			if br := img.Brokers[r]; br == nil || br.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if ip.Leader < 0 {
+			mp.ErrorCode = errLeaderNotAvailable
+		}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}
+
+// clusterMetadata answers Metadata in a cluster. Auto-created topics are
+// created through the controller and reported LEADER_NOT_AVAILABLE until
+// they have leaders, as Kafka does.
+func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	img := b.cluster.image()
+	resp.Brokers = b.liveBrokers(c, img)
+	clusterID := b.ClusterID()
+	resp.ClusterID = &clusterID
+	resp.ControllerID = b.cluster.activeController()
+	resp.AuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		for _, name := range img.SortedTopicNames() {
+			resp.Topics = append(resp.Topics, imageTopicMetadata(img, img.Topics[name], req.IncludeTopicAuthorizedOperations))
+		}
+		return resp
+	}
+	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		if rt.Topic == nil {
+			if it := img.TopicsByID[rt.TopicID]; it != nil {
+				resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, req.IncludeTopicAuthorizedOperations))
+			} else {
+				resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
+					ErrorCode: errUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: unknownAuthorizedOperations,
+				})
+			}
+			continue
+		}
+		name := *rt.Topic
+		if it := img.Topics[name]; it != nil {
+			resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, req.IncludeTopicAuthorizedOperations))
+			continue
+		}
+		code := errUnknownTopicOrPartition
+		if autoCreate {
+			code = b.autoCreate(c, name)
+		}
+		resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
+			ErrorCode: code, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
+		})
+	}
+	return resp
+}
+
+// autoCreate asks the controller for a topic a client named; the answer
+// for the client is LEADER_NOT_AVAILABLE (being created) or why not.
+func (b *Broker) autoCreate(c *conn, name string) int16 {
+	if err := validateTopicName(name); err != nil {
+		return errInvalidTopic
+	}
+	req := newest(kmsg.NewPtrCreateTopicsRequest())
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	r, err := b.cluster.forward(c, req, 30*time.Second)
+	if err != nil {
+		return errLeaderNotAvailable
+	}
+	for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
+		if st.ErrorCode != 0 && st.ErrorCode != errTopicAlreadyExists {
+			return st.ErrorCode
+		}
+	}
+	return errLeaderNotAvailable
+}
+
+// clusterDescribeCluster fills DescribeCluster from the image.
+func (b *Broker) clusterDescribeCluster(c *conn, resp *kmsg.DescribeClusterResponse) {
+	img := b.cluster.image()
+	resp.ControllerID = b.cluster.activeController()
+	resp.Brokers = nil
+	for _, br := range b.liveBrokers(c, img) {
+		resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: br.NodeID, Host: br.Host, Port: br.Port, Rack: br.Rack})
+	}
+}

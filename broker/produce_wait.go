@@ -1,0 +1,78 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// replicationWait is an acks=all partition of a produce request waiting
+// for its high watermark to pass the appended batch, with where its answer
+// sits in the response.
+type replicationWait struct {
+	p                *partition
+	state            *replicaState // when the batch was appended
+	offset           int64         // the high watermark that commits it
+	topic, partition int
+}
+
+// awaitReplication parks an acks=all produce until every partition's
+// batch is committed, leadership moves, or the request's timeout passes,
+// and sets the answers as Kafka's DelayedProduce does: committed with at
+// least min.insync.replicas in the ISR is success, committed with fewer is
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, a lost leadership is
+// NOT_LEADER_OR_FOLLOWER, and the timeout is REQUEST_TIMED_OUT.
+func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time.Duration, resp *kmsg.ProduceResponse) {
+	w := newWaiter()
+	for _, rw := range waits {
+		rw.p.addWaiter(w)
+		defer rw.p.removeWaiter(w)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	pending := waits
+	for {
+		rest := pending[:0]
+		for _, rw := range pending {
+			sp := &resp.Topics[rw.topic].Partitions[rw.partition]
+			st := rw.p.state.Load()
+			switch {
+			case st.leader != rw.p.topic.node || st.leaderEpoch != rw.state.leaderEpoch:
+				sp.ErrorCode = errNotLeaderOrFollower
+			case rw.p.log.HighWatermark() >= rw.offset:
+				if len(st.isr) < rw.p.minInsync(st) {
+					sp.ErrorCode = errNotEnoughReplicasAfter
+				}
+			default:
+				rest = append(rest, rw)
+				continue
+			}
+			if sp.ErrorCode != 0 {
+				sp.ErrorMessage = errorMessage(sp.ErrorCode)
+			}
+		}
+		pending = rest
+		if len(pending) == 0 {
+			return
+		}
+		select {
+		case <-w.ch:
+			continue
+		case <-timer.C:
+		case <-c.done:
+		}
+		break
+	}
+	for _, rw := range pending {
+		sp := &resp.Topics[rw.topic].Partitions[rw.partition]
+		sp.ErrorCode = errRequestTimedOut
+		sp.ErrorMessage = errorMessage(sp.ErrorCode)
+	}
+}
+
+// tooFewInsync reports whether an acks=all write must be refused before
+// the append: the ISR is smaller than min.insync.replicas.
+func (p *partition) tooFewInsync() bool {
+	st := p.state.Load()
+	return len(st.isr) < p.topic.settings.Load().minInsync
+}

@@ -1,0 +1,79 @@
+package broker
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// controllerHandlers is the registry of the CONTROLLER listener: the APIs
+// a KRaft controller serves to brokers (registration, heartbeats, ISR
+// changes) and the admin requests brokers forward to it. The controller
+// (coordinator/controller) answers them; one that is not the active
+// controller answers NOT_CONTROLLER and the sender tries another.
+var controllerHandlers map[int16]handler
+
+func init() {
+	controllerHandlers = map[int16]handler{
+		18: {min: 0, max: 4, serve: typed(handleApiVersions)},
+		19: {min: 2, max: 7, serve: toController},
+		20: {min: 1, max: 6, serve: toController},
+		33: {min: 0, max: 2, serve: toController},
+		37: {min: 0, max: 3, serve: toController},
+		43: {min: 0, max: 2, serve: toController},
+		44: {min: 0, max: 1, serve: toController},
+		45: {min: 0, max: 1, serve: toController},
+		46: {min: 0, max: 0, serve: toController},
+		56: {min: 2, max: 3, serve: toController},
+		62: {min: 0, max: 4, serve: toController},
+		63: {min: 0, max: 1, serve: toController},
+		67: {min: 0, max: 0, serve: toController},
+	}
+}
+
+func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return b.cluster.ctl.Handle(ctx, req)
+}
+
+// clusterHandlers are the client APIs served only in a cluster, where a
+// partition can have another leader or other replicas: the broker
+// forwards them to the controller.
+var clusterHandlers = map[int16]handler{
+	43: {min: 0, max: 2, serve: forwardToController},
+	45: {min: 0, max: 1, serve: forwardToController},
+	46: {min: 0, max: 0, serve: forwardToController},
+}
+
+func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+	return b.cluster.forward(c, req, 30*time.Second)
+}
+
+// clientHandlers is the registry of a client listener: the single-node
+// table, plus the cluster APIs in a cluster.
+func (b *Broker) clientHandlers() map[int16]handler {
+	if b.cluster == nil {
+		return handlers
+	}
+	all := make(map[int16]handler, len(handlers)+len(clusterHandlers))
+	maps.Copy(all, handlers)
+	maps.Copy(all, clusterHandlers)
+	return all
+}
+
+// newest sets a request this broker builds for the controller to the
+// highest version the controller listener serves.
+func newest[R kmsg.Request](req R) R {
+	req.SetVersion(controllerHandlers[req.Key()].max)
+	return req
+}

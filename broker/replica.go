@@ -1,0 +1,205 @@
+package broker
+
+// The leader's side of Kafka's replication protocol. Followers fetch from
+// the leader like consumers but name themselves (the replica id), and read
+// up to the log end offset instead of the high watermark. Each fetch tells
+// the leader the follower's log end offset (its fetch offset); from these
+// the leader moves the high watermark to the smallest log end offset in
+// the ISR, but only while the ISR has at least min.insync.replicas members
+// (capped at the replica count), so a record is committed only once that
+// many replicas hold it. A follower that has not caught up with the
+// leader's log end offset for replica.lag.time.max.ms leaves the ISR; one
+// that reaches the high watermark rejoins it. ISR changes go to the
+// controller as AlterPartition and take effect when it answers.
+//
+// On a single node the partition has no followers and its ISR is this
+// node, so the same rules make the high watermark the log end offset.
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// appended is called after a leader appends to p: parked fetches wake
+// (followers read up to the log end) and the high watermark moves if the
+// ISR allows it.
+func (p *partition) appended() {
+	p.advanceHighWatermark()
+	p.wake()
+}
+
+// effectiveISR is the ISR counted for the high watermark: the committed
+// one plus the members of an AlterPartition in flight.
+func (ls *leaderState) effectiveISR(st *replicaState) []int32 {
+	if ls.pendingISR == nil {
+		return st.isr
+	}
+	out := slices.Clone(st.isr)
+	for _, id := range ls.pendingISR {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// advanceHighWatermark moves the high watermark as far as the ISR allows
+// and wakes parked requests if it moved.
+func (p *partition) advanceHighWatermark() {
+	st := p.state.Load()
+	self := p.topic.node
+	if st.leader != self {
+		return
+	}
+	hw := p.log.LogEndOffset()
+	p.leader.mu.Lock()
+	isr := p.leader.effectiveISR(st)
+	for _, id := range isr {
+		if id == self {
+			continue
+		}
+		f := p.leader.followers[id]
+		if f == nil || f.leo < 0 {
+			p.leader.mu.Unlock()
+			return
+		}
+		hw = min(hw, f.leo)
+	}
+	p.leader.mu.Unlock()
+	if len(isr) < p.minInsync(st) {
+		return
+	}
+	p.waitMu.Lock()
+	moved := hw > p.log.HighWatermark()
+	if moved {
+		p.log.SetHighWatermark(hw)
+	}
+	p.waitMu.Unlock()
+	if moved {
+		p.wake()
+	}
+}
+
+// minInsync is min.insync.replicas capped at the replica count.
+func (p *partition) minInsync(st *replicaState) int {
+	return min(p.topic.settings.Load().minInsync, len(st.replicas))
+}
+
+// followerFetched records a follower's fetch at fetchOffset, Kafka's
+// Replica.updateFetchState: the follower is caught up if it asked for the
+// leader's log end offset, or for what was the end at its previous fetch.
+// It may move the high watermark and bring the follower back into the ISR.
+func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset int64, now time.Time) {
+	st := p.state.Load()
+	if st.leader != p.topic.node {
+		return
+	}
+	leo := p.log.LogEndOffset()
+	p.leader.mu.Lock()
+	f := p.leader.followers[replica]
+	if f == nil || p.leader.epoch != st.leaderEpoch {
+		p.leader.mu.Unlock()
+		return
+	}
+	if fetchOffset >= leo {
+		f.lastCaughtUp = now
+	} else if f.leaderLEOAtFetch >= 0 && fetchOffset >= f.leaderLEOAtFetch {
+		f.lastCaughtUp = f.lastFetch
+	}
+	f.leo, f.lastFetch, f.leaderLEOAtFetch = fetchOffset, now, leo
+	expand := !slices.Contains(st.isr, replica) && p.leader.pendingISR == nil &&
+		fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leader.epochStart
+	p.leader.mu.Unlock()
+	p.advanceHighWatermark()
+	if expand {
+		b.alterISR(p, st, append(slices.Clone(st.isr), replica))
+	}
+}
+
+// shrinkISRs drops the followers that have lagged for longer than
+// replica.lag.time.max.ms from the ISR of every partition this node leads.
+func (b *Broker) shrinkISRs(now time.Time) {
+	lag := b.cfg.Cluster.ReplicaLagTimeMax
+	for _, t := range b.topics.all() {
+		for _, p := range t.partitions() {
+			if p == nil {
+				continue
+			}
+			st := p.state.Load()
+			if st.leader != t.node {
+				continue
+			}
+			p.leader.mu.Lock()
+			var keep []int32
+			for _, id := range st.isr {
+				f := p.leader.followers[id]
+				if id == t.node || (f != nil && now.Sub(f.lastCaughtUp) <= lag) {
+					keep = append(keep, id)
+				}
+			}
+			shrink := len(keep) < len(st.isr) && p.leader.pendingISR == nil
+			p.leader.mu.Unlock()
+			if shrink {
+				b.logger.Info("shrinking ISR", "topic", t.name, "partition", p.index, "from", st.isr, "to", keep)
+				b.alterISR(p, st, keep)
+			}
+		}
+	}
+}
+
+// alterISR asks the controller to set the partition's ISR, in the
+// background; one request per partition is in flight at a time. The answer
+// (or the controller's image, whichever comes first) installs the new
+// state.
+func (b *Broker) alterISR(p *partition, st *replicaState, isr []int32) {
+	p.leader.mu.Lock()
+	if p.leader.pendingISR != nil || p.leader.epoch != st.leaderEpoch {
+		p.leader.mu.Unlock()
+		return
+	}
+	p.leader.pendingISR = isr
+	p.leader.mu.Unlock()
+	go func() {
+		defer func() {
+			p.leader.mu.Lock()
+			p.leader.pendingISR = nil
+			p.leader.mu.Unlock()
+			p.advanceHighWatermark()
+		}()
+		req := newest(kmsg.NewPtrAlterPartitionRequest())
+		req.BrokerID = b.cfg.NodeID
+		req.BrokerEpoch = b.cluster.brokerEpoch()
+		rt := kmsg.NewAlterPartitionRequestTopic()
+		rt.Topic, rt.TopicID = p.topic.name, p.topic.id
+		rp := kmsg.NewAlterPartitionRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = p.index, st.leaderEpoch, st.partitionEpoch
+		rp.NewISR = isr
+		for _, id := range isr {
+			rp.NewEpochISR = append(rp.NewEpochISR, kmsg.AlterPartitionRequestTopicPartitionNewEpochISR{BrokerID: id, BrokerEpoch: -1})
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resp, err := b.cluster.client.Send(ctx, req)
+		if err != nil {
+			b.logger.Warn("AlterPartition failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			return
+		}
+		r := resp.(*kmsg.AlterPartitionResponse)
+		for _, t := range r.Topics {
+			for _, rp := range t.Partitions {
+				if rp.ErrorCode != 0 {
+					b.logger.Info("AlterPartition refused", "topic", p.topic.name, "partition", p.index, "error", kerr.ErrorForCode(rp.ErrorCode))
+					continue
+				}
+				b.installState(p, &replicaState{leader: rp.LeaderID, leaderEpoch: rp.LeaderEpoch, partitionEpoch: rp.PartitionEpoch,
+					replicas: st.replicas, isr: rp.ISR})
+			}
+		}
+	}()
+}
