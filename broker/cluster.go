@@ -67,7 +67,15 @@ func (b *Broker) startController(dirPath string) error {
 	cl.epoch.Store(-1)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
 	rand.Read(cl.incarnation[:])
+	var observerAddr, observerListener string
+	if !cfg.hasRole("controller") {
+		l := b.listeners[0]
+		host, port := cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
+		observerAddr, observerListener = net.JoinHostPort(host, strconv.Itoa(port)), l.name
+	}
 	ctl, err := controller.Start(controller.Config{
+		ObserverAddr:                 observerAddr,
+		ObserverListener:             observerListener,
 		NodeID:                       cfg.NodeID,
 		Voters:                       cfg.Cluster.Voters,
 		Dir:                          filepath.Join(dirPath, raftDirName),
@@ -95,10 +103,20 @@ func (b *Broker) startController(dirPath string) error {
 // the log dir needs.
 func (cl *cluster) awaitClusterID() string {
 	cl.b.logger.Info("waiting for the controller quorum", "voters", len(cl.b.cfg.Cluster.Voters))
+	observer := !cl.b.cfg.hasRole("controller")
+	var lastTry time.Time
 	for {
 		changed := cl.ctl.Changed()
 		if id := cl.ctl.Image().ClusterID; id != "" {
 			return id
+		}
+		if observer && time.Since(lastTry) > time.Second {
+			// The active controller adds a broker-only node to raft when
+			// it registers; until then it cannot learn the cluster id.
+			lastTry = time.Now()
+			if err := cl.register(); err != nil {
+				cl.b.logger.Debug("early registration failed", "err", err)
+			}
 		}
 		select {
 		case <-changed:
@@ -221,7 +239,9 @@ func (cl *cluster) register() error {
 	b := cl.b
 	req := newest(kmsg.NewPtrBrokerRegistrationRequest())
 	req.BrokerID = b.cfg.NodeID
-	req.ClusterID = b.ClusterID()
+	if b.dir != nil {
+		req.ClusterID = b.ClusterID()
+	}
 	req.IncarnationID = cl.incarnation
 	req.Rack = nil
 	if b.cfg.Cluster.Rack != "" {
@@ -236,7 +256,9 @@ func (cl *cluster) register() error {
 			Name: l.name, Host: host, Port: uint16(port), SecurityProtocol: 0,
 		})
 	}
-	req.LogDirs = [][16]byte{b.dir.DirectoryID()}
+	if b.dir != nil {
+		req.LogDirs = [][16]byte{b.dir.DirectoryID()}
+	}
 	req.PreviousBrokerEpoch = -1
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -462,7 +484,7 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 		return nil, false
 	}
 	nc.SetReadDeadline(time.Time{})
-	if magic == controller.RaftMagic {
+	if magic == controller.RaftMagic && b.cluster != nil {
 		b.cluster.ctl.HandOff(nc)
 		return nil, false
 	}

@@ -35,26 +35,50 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startCluster starts n nodes; extra overrides every node's properties.
+// startCluster starts n nodes, each broker and controller; extra
+// overrides every node's properties.
 func startCluster(t *testing.T, n int, extra map[string]string) *testCluster {
+	return startClusterRoles(t, n, 0, extra)
+}
+
+// startClusterRoles starts the voters (nodes 1..voterCount: brokers too,
+// unless brokerOnly > 0, then controllers only) and brokerOnly broker-only
+// nodes after them.
+func startClusterRoles(t *testing.T, voterCount, brokerOnly int, extra map[string]string) *testCluster {
 	t.Helper()
+	n := voterCount + brokerOnly
 	c := &testCluster{t: t, nodes: make([]*Broker, n)}
 	var voters []string
 	clientPorts := make([]int, n)
 	for i := 0; i < n; i++ {
 		clientPorts[i] = freePort(t)
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
+		if i < voterCount {
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
+		}
+	}
+	brokers := n
+	if brokerOnly > 0 {
+		brokers = brokerOnly
 	}
 	for i := 0; i < n; i++ {
-		ctlAddr := strings.SplitN(voters[i], "@", 2)[1]
+		roles := "broker,controller"
+		listeners := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", clientPorts[i])
+		switch {
+		case i >= voterCount:
+			roles = "broker"
+		case brokerOnly > 0:
+			roles, listeners = "controller", "CONTROLLER://"+strings.SplitN(voters[i], "@", 2)[1]
+		default:
+			listeners += ",CONTROLLER://" + strings.SplitN(voters[i], "@", 2)[1]
+		}
 		props := map[string]string{
 			"node.id":                               fmt.Sprint(i + 1),
-			"process.roles":                         "broker,controller",
-			"listeners":                             fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://%s", clientPorts[i], ctlAddr),
+			"process.roles":                         roles,
+			"listeners":                             listeners,
 			"controller.listener.names":             "CONTROLLER",
 			"controller.quorum.voters":              strings.Join(voters, ","),
 			"log.dirs":                              t.TempDir(),
-			"offsets.topic.replication.factor":      fmt.Sprint(min(n, 3)),
+			"offsets.topic.replication.factor":      fmt.Sprint(min(brokers, 3)),
 			"offsets.topic.num.partitions":          "3",
 			"broker.heartbeat.interval.ms":          "200",
 			"broker.session.timeout.ms":             "2000",
@@ -90,7 +114,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) *testCluster {
 	})
 	c.waitFor("all brokers registered and unfenced", func() bool {
 		for _, b := range c.nodes {
-			if b == nil {
+			if b == nil || b.dir == nil {
 				continue
 			}
 			img := b.cluster.image()
@@ -103,7 +127,7 @@ func startCluster(t *testing.T, n int, extra map[string]string) *testCluster {
 					live++
 				}
 			}
-			if live != n {
+			if live != brokers {
 				return false
 			}
 		}
@@ -144,7 +168,9 @@ func (c *testCluster) stop(i int) {
 func (c *testCluster) addrs() []string {
 	var out []string
 	for _, p := range c.props {
-		out = append(out, strings.TrimPrefix(strings.Split(p["listeners"], ",")[0], "PLAINTEXT://"))
+		if first := strings.Split(p["listeners"], ",")[0]; strings.HasPrefix(first, "PLAINTEXT://") {
+			out = append(out, strings.TrimPrefix(first, "PLAINTEXT://"))
+		}
 	}
 	return out
 }
@@ -497,4 +523,50 @@ func TestClusterElectAndReassign(t *testing.T) {
 
 func logstoreTP(topic string, partition int32) logstore.TopicPartition {
 	return logstore.TopicPartition{Topic: topic, Partition: partition}
+}
+
+// TestClusterSeparateRoles runs three controller-only nodes and two
+// broker-only nodes (raft observers of the metadata log): topics are
+// created, replicated over the two brokers, produced and consumed in a
+// group, and a broker restart keeps everything.
+func TestClusterSeparateRoles(t *testing.T) {
+	c := startClusterRoles(t, 3, 2, nil)
+	for i := 0; i < 3; i++ {
+		if c.nodes[i].dir != nil {
+			t.Fatalf("controller-only node %d opened a log dir", i+1)
+		}
+	}
+	cl := c.client(kgo.DefaultProduceTopic("roles"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctxT(t), 2, 2, nil, "roles"); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := adm.BrokerMetadata(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := meta.Brokers.NodeIDs(); len(ids) != 2 || ids[0] != 4 || ids[1] != 5 {
+		t.Fatalf("brokers %v, want [4 5]", ids)
+	}
+	for i := 0; i < 100; i++ {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.stop(3)
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	consumer := c.client(kgo.ConsumeTopics("roles"), kgo.ConsumerGroup("roles-g"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < 100 {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	if got != 100 {
+		t.Fatalf("consumed %d records, want 100", got)
+	}
 }

@@ -345,7 +345,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners
 	}
-	if len(c.clientListeners()) == 0 {
+	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	}
 	if err := c.validateCluster(); err != nil {

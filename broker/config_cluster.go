@@ -158,8 +158,8 @@ func (c *Config) validateCluster() error {
 		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
 	case c.hasRole("controller") && !hasCtl:
 		return fmt.Errorf("a controller needs a listener named in controller.listener.names")
-	case !c.hasRole("broker") || !c.hasRole("controller"):
-		return fmt.Errorf("process.roles=%s is not supported yet: every Gregor node of a cluster is both broker and controller", strings.Join(c.Cluster.Roles, ","))
+	case c.hasRole("broker") && len(c.clientListeners()) == 0:
+		return fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	}
 	return nil
 }

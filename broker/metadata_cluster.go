@@ -13,12 +13,19 @@ import (
 // its leader (-1 and LEADER_NOT_AVAILABLE while it has none), leader
 // epoch, replicas, ISR and the replicas on fenced brokers as offline.
 
-// activeController is the id of the controller quorum's leader, or -1.
-func (cl *cluster) activeController() int32 {
+// controllerFor is the controller id clients are told: the active
+// controller when it is also a live broker, else this broker, which
+// forwards what clients send to "the controller" (Kafka's KRaft brokers
+// name a live broker too, since clients cannot reach controllers).
+func (cl *cluster) controllerFor(live []kmsg.MetadataResponseBroker) int32 {
 	if id, ok := cl.ctl.LeaderID(); ok {
-		return id
+		for _, br := range live {
+			if br.NodeID == id {
+				return id
+			}
+		}
 	}
-	return -1
+	return cl.b.cfg.NodeID
 }
 
 // liveBrokers lists the unfenced brokers in id order with their address
@@ -73,7 +80,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 	resp.Brokers = b.liveBrokers(c, img)
 	clusterID := b.ClusterID()
 	resp.ClusterID = &clusterID
-	resp.ControllerID = b.cluster.activeController()
+	resp.ControllerID = b.cluster.controllerFor(resp.Brokers)
 	resp.AuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, name := range img.SortedTopicNames() {
@@ -135,9 +142,10 @@ func (b *Broker) autoCreate(c *conn, name string) int16 {
 // clusterDescribeCluster fills DescribeCluster from the image.
 func (b *Broker) clusterDescribeCluster(c *conn, resp *kmsg.DescribeClusterResponse) {
 	img := b.cluster.image()
-	resp.ControllerID = b.cluster.activeController()
+	live := b.liveBrokers(c, img)
+	resp.ControllerID = b.cluster.controllerFor(live)
 	resp.Brokers = nil
-	for _, br := range b.liveBrokers(c, img) {
+	for _, br := range live {
 		resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: br.NodeID, Host: br.Host, Port: br.Port, Rack: br.Rack})
 	}
 }

@@ -29,6 +29,7 @@ type Broker struct {
 	groups      *groupCoordinator
 	cluster     *cluster          // nil on a single node
 	registry    map[int16]handler // the client listeners' handlers
+	ready       chan struct{}     // closed once the broker serves clients
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -42,6 +43,7 @@ type listener struct {
 	name       string
 	ln         net.Listener
 	controller bool // the CONTROLLER listener: raft and the controller's APIs
+	raft       bool // a broker-only node's client listener that raft streams come to too
 }
 
 // New opens the log dir (recovering it if the last shutdown was not
@@ -60,18 +62,25 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	}
 	dirPath := cfg.LogDirs[0]
 	clusterID := newClusterID()
+	b.ready = make(chan struct{})
 	if cfg.clustered() {
-		// The controller listener serves the quorum from now on; the
-		// cluster id comes from the quorum.
+		// The controller listener (or, on a broker-only node, the client
+		// listener raft streams come to) serves the quorum from now on;
+		// the cluster id comes from the quorum.
 		if err := b.startController(dirPath); err != nil {
 			b.closeListeners()
 			return nil, err
 		}
 		for _, l := range b.listeners {
-			if l.controller {
+			if l.controller || l.raft {
 				b.wg.Add(1)
 				go b.accept(l)
 			}
+		}
+		if !cfg.hasRole("broker") {
+			close(b.ready)
+			logger.Info("gregor controller started", "node.id", cfg.NodeID)
+			return b, nil
 		}
 		clusterID = b.cluster.awaitClusterID()
 	}
@@ -119,11 +128,12 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		b.groups.start()
 	}
 	for _, l := range b.listeners {
-		if !l.controller {
+		if !l.controller && !l.raft {
 			b.wg.Add(1)
 			go b.accept(l)
 		}
 	}
+	close(b.ready)
 	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dir", dirPath)
 	return b, nil
 }
@@ -140,15 +150,22 @@ func (b *Broker) bind() error {
 		b.logger.Info("listening", "listener", l.Name, "addr", ln.Addr().String())
 		return nil
 	}
-	for _, l := range b.cfg.clientListeners() {
-		if err := bindOne(l, false); err != nil {
-			return err
+	if !b.cfg.clustered() || b.cfg.hasRole("broker") {
+		for _, l := range b.cfg.clientListeners() {
+			if err := bindOne(l, false); err != nil {
+				return err
+			}
 		}
 	}
-	if b.cfg.clustered() {
+	if b.cfg.clustered() && b.cfg.hasRole("controller") {
 		if l, ok := b.cfg.controllerListener(); ok {
 			return bindOne(l, true)
 		}
+	}
+	if b.cfg.clustered() && !b.cfg.hasRole("controller") {
+		// A broker-only node follows the metadata log as a raft observer;
+		// the controller reaches it on its first client listener.
+		b.listeners[0].raft = true
 	}
 	return nil
 }
@@ -204,13 +221,20 @@ func (b *Broker) accept(l *listener) {
 		go func() {
 			defer b.wg.Done()
 			var c *conn
-			if l.controller {
+			if l.controller || l.raft {
 				var ok bool
 				if c, ok = b.serveControllerConn(nc, l); !ok {
 					return
 				}
 			} else {
 				c = newConn(b, nc, l)
+			}
+			if !l.controller {
+				select { // clients wait until the broker is ready
+				case <-b.ready:
+				case <-c.done:
+					return
+				}
 			}
 			b.mu.Lock()
 			if b.closed {
@@ -231,7 +255,7 @@ func (b *Broker) accept(l *listener) {
 // Close stops the listeners, closes every connection, and shuts the log
 // dir down cleanly (flush, checkpoints, clean-shutdown marker).
 func (b *Broker) Close() error {
-	if b.cluster != nil && b.cfg.Cluster.ControlledShutdownEnabled {
+	if b.cluster != nil && b.cfg.Cluster.ControlledShutdownEnabled && b.cfg.hasRole("broker") {
 		b.cluster.controlledShutdown(30 * time.Second)
 	}
 	b.mu.Lock()
@@ -254,6 +278,10 @@ func (b *Broker) Close() error {
 		b.cluster.close()
 	}
 	b.wg.Wait()
+	if b.dir == nil { // a controller-only node
+		b.logger.Info("gregor stopped")
+		return nil
+	}
 	b.topics.wakeAll()
 	err := b.dir.Close()
 	b.logger.Info("gregor stopped")
