@@ -25,19 +25,12 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 		st := kmsg.ListOffsetsResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ListOffsetsResponseTopicPartition{Partition: rp.Partition, Timestamp: noTimestamp, Offset: -1, LeaderEpoch: noLeaderEpoch}
-			p := t.partition(rp.Partition)
-			switch {
-			case p == nil && b.imagePartition(rt.Topic, [16]byte{}, false, rp.Partition) != nil:
-				sp.ErrorCode = errNotLeaderOrFollower
-			case p == nil:
-				sp.ErrorCode = errUnknownTopicOrPartition
-			case !p.isLeader():
-				sp.ErrorCode = errNotLeaderOrFollower
-			default:
-				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
-				if sp.ErrorCode == 0 {
-					sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp)
-				}
+			p, code := b.leaderPartition(t, rt.Topic, rp.Partition)
+			if code == 0 {
+				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			}
+			if sp.ErrorCode = code; code == 0 {
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -21,13 +21,9 @@ func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*k
 		st := kmsg.DeleteRecordsResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.DeleteRecordsResponseTopicPartition{Partition: rp.Partition, LowWatermark: -1}
-			switch p := t.partition(rp.Partition); {
-			case p == nil && b.imagePartition(rt.Topic, [16]byte{}, false, rp.Partition) != nil:
-				sp.ErrorCode = errNotLeaderOrFollower
-			case p == nil:
-				sp.ErrorCode = errUnknownTopicOrPartition
-			case !p.isLeader():
-				sp.ErrorCode = errNotLeaderOrFollower
+			switch p, code := b.leaderPartition(t, rt.Topic, rp.Partition); {
+			case code != 0:
+				sp.ErrorCode = code
 			case p.topic.settings.Load().compact && !p.topic.settings.Load().log.Delete:
 				sp.ErrorCode = kerr.PolicyViolation.Code
 			default:

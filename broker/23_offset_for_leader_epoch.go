@@ -16,18 +16,12 @@ func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpo
 		st := kmsg.OffsetForLeaderEpochResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.OffsetForLeaderEpochResponseTopicPartition{Partition: rp.Partition, LeaderEpoch: -1, EndOffset: -1}
-			p := t.partition(rp.Partition)
-			switch {
-			case p == nil && b.imagePartition(rt.Topic, [16]byte{}, false, rp.Partition) != nil:
-				sp.ErrorCode = errNotLeaderOrFollower
-			case p == nil:
-				sp.ErrorCode = errUnknownTopicOrPartition
-			case !p.isLeader():
-				sp.ErrorCode = errNotLeaderOrFollower
-			default:
-				if sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch); sp.ErrorCode == 0 {
-					sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
-				}
+			p, code := b.leaderPartition(t, rt.Topic, rp.Partition)
+			if code == 0 {
+				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			}
+			if sp.ErrorCode = code; code == 0 {
+				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

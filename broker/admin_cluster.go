@@ -21,15 +21,8 @@ func (cl *cluster) forward(c *conn, req kmsg.Request, timeout time.Duration) (km
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := c.requestContext(timeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	return cl.client.Send(ctx, req)
 }
 

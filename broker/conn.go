@@ -3,12 +3,14 @@ package broker
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,6 +56,20 @@ func (c *conn) clientHost() string {
 		return "/" + a.IP.String()
 	}
 	return c.nc.RemoteAddr().String()
+}
+
+// requestContext is a context for work done on behalf of a request: it
+// ends after timeout or when the connection closes.
+func (c *conn) requestContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // handlers is the registry of the listener the connection came in on.

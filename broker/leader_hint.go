@@ -31,6 +31,22 @@ func (b *Broker) imagePartition(name string, id [16]byte, byID bool, index int32
 	return &t.Partitions[index]
 }
 
+// leaderPartition finds a partition this broker must lead to answer for
+// it: NOT_LEADER_OR_FOLLOWER when another broker leads it,
+// UNKNOWN_TOPIC_OR_PARTITION when it does not exist.
+func (b *Broker) leaderPartition(t *topic, name string, index int32) (*partition, int16) {
+	p := t.partition(index)
+	switch {
+	case p == nil && b.imagePartition(name, [16]byte{}, false, index) != nil:
+		return nil, errNotLeaderOrFollower
+	case p == nil:
+		return nil, errUnknownTopicOrPartition
+	case !p.isLeader():
+		return nil, errNotLeaderOrFollower
+	}
+	return p, 0
+}
+
 // leaderHint fills the current leader's id and epoch of a partition this
 // node has a replica of.
 func (b *Broker) leaderHint(p *partition, id, epoch *int32) {

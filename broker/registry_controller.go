@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"maps"
 	"time"
 
@@ -34,15 +33,8 @@ func init() {
 }
 
 func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := c.requestContext(time.Minute)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	return b.cluster.ctl.Handle(ctx, req)
 }
 

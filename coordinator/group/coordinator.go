@@ -120,15 +120,20 @@ func (c *Coordinator) Close() {
 	c.mu.Unlock()
 	for _, g := range groups {
 		g.mu.Lock()
-		g.joinTimer.stop()
-		g.syncTimer.stop()
-		for _, m := range g.members {
-			m.heartbeat.stop()
-		}
-		for _, p := range g.pending {
-			p.stop()
-		}
+		g.stopTimers()
 		g.mu.Unlock()
+	}
+}
+
+// stopTimers cancels every timer of the group; g.mu is held.
+func (g *classicGroup) stopTimers() {
+	g.joinTimer.stop()
+	g.syncTimer.stop()
+	for _, m := range g.members {
+		m.heartbeat.stop()
+	}
+	for _, p := range g.pending {
+		p.stop()
 	}
 }
 

@@ -24,10 +24,8 @@ func (c *Coordinator) Unload(partition int32) {
 	c.mu.Unlock()
 	for _, g := range groups {
 		g.mu.Lock()
-		g.joinTimer.stop()
-		g.syncTimer.stop()
+		g.stopTimers()
 		for _, m := range g.members {
-			m.heartbeat.stop()
 			if m.awaitingJoin != nil {
 				m.awaitingJoin(c.errorJoin(m.awaitingJoinVer, errNotCoordinator, m.id))
 				m.awaitingJoin = nil
@@ -36,9 +34,6 @@ func (c *Coordinator) Unload(partition int32) {
 				m.awaitingSync(&kmsg.SyncGroupResponse{ErrorCode: errNotCoordinator})
 				m.awaitingSync = nil
 			}
-		}
-		for _, p := range g.pending {
-			p.stop()
 		}
 		g.state = Dead
 		g.mu.Unlock()
