@@ -82,7 +82,9 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
 		var t *topic
-		if rt.Topic == nil {
+		// A non-zero id wins over the name, as in Kafka: the Java client
+		// asks by id with the name left at its default, "".
+		if rt.Topic == nil || rt.TopicID != ([16]byte{}) {
 			if t = b.topics.getByID(rt.TopicID); t == nil {
 				resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
 					ErrorCode: errUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: unknownAuthorizedOperations,

@@ -274,8 +274,12 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if t == nil {
 		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
 	}
-	if total <= int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions()), total)}
+	// Kafka 4's messages (ReplicationControlManager.createPartitions).
+	if total == int32(len(t.partitions())) {
+		return &createError{errInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", total)}
+	}
+	if total < int32(len(t.partitions())) {
+		return &createError{errInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", name, len(t.partitions()), total)}
 	}
 	if validateOnly {
 		return nil

@@ -12,7 +12,7 @@ import (
 )
 
 // kafkagoReader is a segmentio/kafka-go Reader in a group, fetching and
-// committing each message synchronously in its own goroutine.
+// committing each message synchronously in its own goroutine until closed.
 type kafkagoReader struct {
 	name string
 	r    *kafka.Reader
@@ -39,13 +39,16 @@ func startKafkagoReader(t *testing.T, addr, name, group, topic string, seen *con
 	kr := &kafkagoReader{name: name, r: r, stop: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(kr.done)
-		for {
+		for ctx.Err() == nil {
 			m, err := r.FetchMessage(ctx)
 			if err != nil {
+				// As an application would: log and fetch again (the
+				// reader rejoins on its own, e.g. after a broker restart).
 				if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 					t.Logf("%s: fetch: %v", name, err)
+					time.Sleep(100 * time.Millisecond)
 				}
-				return
+				continue
 			}
 			seen.add(name, string(m.Value))
 			if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
@@ -87,7 +90,14 @@ func byClient(g kadm.DescribedGroup, topic string) map[string][]int32 {
 // readers share the partitions and consume every record once; when one
 // leaves the other takes every partition; and a new reader started after
 // both closed resumes exactly where their commits say.
+//
+// The test is the group and commit columns of kafka-go's matrix row.
 func TestKafkaGoReaderGroup(t *testing.T) {
+	version := moduleVersion(t, "github.com/segmentio/kafka-go")
+	defer func() {
+		record(kafkagoClientName, version, "group", !t.Failed(), failedNote(t))
+		record(kafkagoClientName, version, "commit", !t.Failed(), failedNote(t))
+	}()
 	p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 	const topic, group = "kafkago", "kafkago-group"
 	adm := newAdmin(t, p.Addr)

@@ -89,6 +89,7 @@ func (k *kcatMember) signal(sig os.Signal) error {
 // cooperative-sticky: every record once across both, offsets committed at
 // the end, and when one exits cleanly the other takes every partition.
 func TestKcatGroup(t *testing.T) {
+	version := kcatVersion(t)
 	p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 	for _, c := range []struct{ assignor, protocol string }{
 		{"range,roundrobin", "range"},
@@ -96,6 +97,11 @@ func TestKcatGroup(t *testing.T) {
 	} {
 		t.Run(c.protocol, func(t *testing.T) {
 			t.Parallel()
+			// Each case is the group and commit columns of kcat's row.
+			defer func() {
+				record(kcatClientName, version, "group", !t.Failed(), failedNote(t))
+				record(kcatClientName, version, "commit", !t.Failed(), failedNote(t))
+			}()
 			topic, group := "kcat-g-"+c.protocol, "kcat-group-"+c.protocol
 			adm := newAdmin(t, p.Addr)
 			createTopic(t, adm, topic)

@@ -117,6 +117,7 @@ func startSaramaMember(t *testing.T, addr, name, group, topic string, cfg *saram
 // 2.0 and 1.0 configurations: every record is consumed exactly once, the
 // commits show through sarama's ClusterAdmin, and when one member leaves
 // the other takes every partition and goes on from the committed offsets.
+// The cases are the group and commit columns of sarama's matrix row.
 func TestSaramaConsumerGroup(t *testing.T) {
 	p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 	strategies := map[string]func() sarama.BalanceStrategy{
@@ -138,11 +139,19 @@ func TestSaramaConsumerGroup(t *testing.T) {
 		{sarama.V2_0_0_0, "roundrobin"}, // JoinGroup v3: no KIP-394 member id round trip
 		{sarama.V1_0_0_0, "range"},      // JoinGroup v2, OffsetCommit v3, Fetch v6
 	}
+	version := moduleVersion(t, "github.com/IBM/sarama")
 	for _, c := range cases {
 		name := fmt.Sprintf("%s/%s", c.version, c.strategy)
-		t.Run(name, func(t *testing.T) {
+		ok := t.Run(name, func(t *testing.T) {
 			testSaramaGroup(t, p.Addr, c.version, strategies[c.strategy])
 		})
+		// Each case checks the group's commits as well as its assignments.
+		note := ""
+		if !ok {
+			note = "failed in TestSaramaConsumerGroup/" + name
+		}
+		record(saramaClientName, version, "group", ok, note)
+		record(saramaClientName, version, "commit", ok, note)
 	}
 }
 

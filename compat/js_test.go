@@ -1,0 +1,29 @@
+package compat
+
+import (
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/compat/harness"
+)
+
+// TestJSKafkajs drives kafkajs (compat/js/kafkajs_compat.js, installed by
+// compat/mk/js.mk with `npm ci`): produce, consume, a group of two
+// members, commit and resume, the admin client's topic, partition,
+// config, cluster, group and offset operations, the idempotent producer
+// and the four codecs, against a fresh broker. Results are the script's
+// RESULT lines (see script_helpers_test.go).
+func TestJSKafkajs(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	t.Setenv("KAFKAJS_NO_PARTITIONER_WARNING", "1")
+	p := harness.Start(t, t.TempDir())
+	rep := runScript(t, 3*time.Minute, p.Addr, "js", node, filepath.Join("js", "kafkajs_compat.js"))
+	recordReport(t, rep)
+	checkScriptTopics(t, p.Addr, "js", rep, 200)
+}

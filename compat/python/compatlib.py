@@ -1,0 +1,62 @@
+"""Shared helpers of the Python compatibility scripts.
+
+Each script is run by a Go test in compat/ as
+    python SCRIPT BOOTSTRAP TOPIC_PREFIX
+and prints one line per feature:
+    RESULT <feature> ok|fail <message>
+plus one `VERSION <client> <version>` line naming the installed client, read
+from the package metadata. The Go test records every RESULT in COMPAT.md and
+fails on any `fail`. A feature that raises is reported as failed; the
+script carries on with the next one, so one broker bug does not hide others.
+"""
+
+import sys
+import time
+import traceback
+
+
+def result(feature, ok, message):
+    message = " ".join(str(message).split())  # one line
+    print("RESULT %s %s %s" % (feature, "ok" if ok else "fail", message), flush=True)
+
+
+def run(feature, fn):
+    """Runs fn(); it returns a short message on success and raises on failure."""
+    start = time.monotonic()
+    try:
+        msg = fn() or ""
+    except Exception as e:  # every failure is a result, never a crash
+        traceback.print_exc(file=sys.stderr)
+        result(feature, False, "%s: %s" % (type(e).__name__, e))
+        return
+    result(feature, True, "%s (%.1fs)" % (msg, time.monotonic() - start))
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def wait_until(cond, what, timeout=30.0, step=0.05):
+    """Polls cond() until it is true or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise TimeoutError("timed out waiting for " + what)
+        time.sleep(step)
+
+
+def records(prefix, n):
+    """n distinct (key, value) byte pairs. Each value compresses well on its
+    own: clients send a batch uncompressed when compressing does not shrink
+    it (kafka-python does), and a batch may hold a single record."""
+    return [(("k-%d" % i).encode(), ("%s value %d " % (prefix, i)).encode() * 20) for i in range(n)]
+
+
+def args():
+    if len(sys.argv) != 3:
+        sys.exit("usage: %s BOOTSTRAP TOPIC_PREFIX" % sys.argv[0])
+    return sys.argv[1], sys.argv[2]

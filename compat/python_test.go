@@ -1,0 +1,40 @@
+package compat
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/compat/harness"
+)
+
+// The Python clients run from the virtualenv compat/.venv that
+// compat/mk/python.mk fills from compat/python/requirements.txt:
+// kafka-python (pure Python, codecs from python-snappy/cramjam, lz4 and
+// zstandard) and confluent-kafka (librdkafka in the wheel). Each script in
+// compat/python runs every feature against its own fresh broker and prints
+// RESULT lines (see script_helpers_test.go).
+
+// pythonScript runs one script of compat/python with the venv's Python.
+func pythonScript(t *testing.T, script, prefix string) {
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	p := harness.Start(t, t.TempDir())
+	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", script))
+	recordReport(t, rep)
+	checkScriptTopics(t, p.Addr, prefix, rep, 200)
+}
+
+// TestPythonKafkaPython drives kafka-python: produce, consume, a group of
+// two members, commit and resume, KafkaAdminClient, the idempotent
+// producer and the four codecs.
+func TestPythonKafkaPython(t *testing.T) {
+	pythonScript(t, "kafka_python_compat.py", "kp")
+}
+
+// TestPythonConfluent drives confluent-kafka (librdkafka) through the same
+// features, with its AdminClient's topic, partition, cluster, group and
+// config operations.
+func TestPythonConfluent(t *testing.T) {
+	pythonScript(t, "confluent_compat.py", "ck")
+}
