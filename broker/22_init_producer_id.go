@@ -7,7 +7,10 @@ package broker
 // they are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a fatal
 // error the client reports instead of retrying forever.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (*kmsg.InitProducerIDResponse, error) {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
@@ -18,8 +21,9 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	}
 	id, err := b.producerIDs.allocate()
 	if err != nil {
-		b.logger.Error("allocating producer id", "err", err)
-		resp.ErrorCode = errUnknownServerError
+		if resp.ErrorCode = logstore.ErrorCode(err); resp.ErrorCode == errUnknownServerError {
+			b.logger.Error("allocating producer id", "err", err)
+		}
 		return resp, nil
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0

@@ -444,7 +444,11 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 					return nil, err
 				}
 			}
-			parts[i] = &partition{topic: t, index: int32(i), log: l}
+			p := &partition{topic: t, index: int32(i), log: l}
+			// No role until installState gives it one: requests get
+			// NOT_LEADER_OR_FOLLOWER meanwhile.
+			p.state.Store(&replicaState{leader: -1, leaderEpoch: -1, partitionEpoch: -1})
+			parts[i] = p
 			changed = true
 		case !here && parts[i] != nil:
 			if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: int32(i)}); err != nil {

@@ -2,10 +2,11 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -52,19 +53,36 @@ func (a *producerIDAllocator) allocate() (int64, error) {
 	return id, nil
 }
 
-// producerIDBlock asks the controller for a block of producer ids.
+// errProducerIDsPending says no block of producer ids could be had from
+// the controller right now; clients are told to retry, as Kafka's
+// RPCProducerIdManager answers COORDINATOR_LOAD_IN_PROGRESS while it
+// fetches a block.
+var errProducerIDsPending = &logstore.Error{Code: kerr.CoordinatorLoadInProgress.Code, Msg: "waiting for a block of producer ids from the controller"}
+
+// producerIDBlock asks the controller for a block of producer ids, with
+// this broker's current registration epoch (it may re-register meanwhile,
+// so a stale-epoch answer is retried with the new one).
 func (cl *cluster) producerIDBlock() (int64, int32, error) {
-	req := newest(kmsg.NewPtrAllocateProducerIDsRequest())
-	req.BrokerID, req.BrokerEpoch = cl.b.cfg.NodeID, cl.brokerEpoch()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := cl.client.Send(ctx, req)
-	if err != nil {
-		return 0, 0, err
+	for {
+		if epoch := cl.brokerEpoch(); epoch >= 0 {
+			req := newest(kmsg.NewPtrAllocateProducerIDsRequest())
+			req.BrokerID, req.BrokerEpoch = cl.b.cfg.NodeID, epoch
+			resp, err := cl.client.Send(ctx, req)
+			if err != nil {
+				return 0, 0, errProducerIDsPending
+			}
+			r := resp.(*kmsg.AllocateProducerIDsResponse)
+			if r.ErrorCode == 0 && r.ProducerIDLen > 0 {
+				return r.ProducerIDStart, r.ProducerIDLen, nil
+			}
+			cl.b.logger.Info("the controller gave no producer ids", "error", errorMessageText(r.ErrorCode), "broker.epoch", epoch)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, errProducerIDsPending
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	r := resp.(*kmsg.AllocateProducerIDsResponse)
-	if r.ErrorCode != 0 || r.ProducerIDLen <= 0 {
-		return 0, 0, fmt.Errorf("the controller gave no producer ids: %s", errorMessageText(r.ErrorCode))
-	}
-	return r.ProducerIDStart, r.ProducerIDLen, nil
 }
