@@ -570,3 +570,58 @@ func TestClusterSeparateRoles(t *testing.T) {
 		t.Fatalf("consumed %d records, want 100", got)
 	}
 }
+
+// TestClusterNotLeaderNamesTheLeader sends a produce and a fetch to a
+// follower: both get NOT_LEADER_OR_FOLLOWER with the leader's id, epoch
+// and address (KIP-951).
+func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "hint"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("a leader", func() bool { l, _ := c.leaderOf("hint", 0); return l > 0 })
+	leader, isr := c.leaderOf("hint", 0)
+	var follower *Broker
+	for _, id := range isr {
+		if id != leader {
+			follower = c.nodes[id-1]
+		}
+	}
+	c.waitFor("the follower following", func() bool {
+		p := follower.topics.get("hint").partition(0)
+		return p != nil && p.state.Load().leader == leader
+	})
+	img := follower.cluster.image()
+	topicID, epoch := img.Topics["hint"].ID, img.Topics["hint"].Partitions[0].LeaderEpoch
+	leaderAddr := c.addrs()[leader-1]
+	rc := dialRaw(t, follower)
+
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(13)
+	produce.Acks, produce.TimeoutMillis = -1, 5000
+	produce.Topics = []kmsg.ProduceRequestTopic{{TopicID: topicID, Partitions: []kmsg.ProduceRequestTopicPartition{
+		{Partition: 0, Records: testBatch(1, "v", -1, -1, -1, time.Now().UnixMilli())}}}}
+	presp := rc.request(produce).(*kmsg.ProduceResponse)
+	pp := presp.Topics[0].Partitions[0]
+	if pp.ErrorCode != errNotLeaderOrFollower || pp.CurrentLeader.LeaderID != leader || pp.CurrentLeader.LeaderEpoch != epoch {
+		t.Fatalf("produce to a follower: %+v", pp)
+	}
+	if len(presp.Brokers) != 1 || fmt.Sprintf("%s:%d", presp.Brokers[0].Host, presp.Brokers[0].Port) != leaderAddr {
+		t.Fatalf("produce node endpoints %+v, want the leader at %s", presp.Brokers, leaderAddr)
+	}
+
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(17)
+	fetch.ReplicaID, fetch.MaxBytes, fetch.SessionEpoch = -1, 1<<20, -1
+	fetch.Topics = []kmsg.FetchRequestTopic{{TopicID: topicID, Partitions: []kmsg.FetchRequestTopicPartition{
+		{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+	fresp := rc.request(fetch).(*kmsg.FetchResponse)
+	fp := fresp.Topics[0].Partitions[0]
+	if fp.ErrorCode != errNotLeaderOrFollower || fp.CurrentLeader.LeaderID != leader || fp.CurrentLeader.LeaderEpoch != epoch {
+		t.Fatalf("fetch from a follower: %+v", fp)
+	}
+	if len(fresp.Brokers) != 1 || fresp.Brokers[0].NodeID != leader {
+		t.Fatalf("fetch node endpoints %+v, want the leader %d", fresp.Brokers, leader)
+	}
+}
