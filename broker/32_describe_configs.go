@@ -89,7 +89,7 @@ type configLayer struct {
 // order: this node's dynamic configs, the cluster-wide dynamic defaults,
 // server.properties, and the built-in defaults.
 func (b *Broker) brokerLayers() []configLayer {
-	perBroker, cluster := b.meta.brokerConfigs()
+	perBroker, cluster := b.dynamicBrokerConfigs()
 	defaults := map[string]string{}
 	for _, k := range brokerKeys {
 		if k.def != "" {
@@ -208,7 +208,7 @@ func (b *Broker) describeBrokerConfigs(names []string, synonyms, docs bool) []km
 // (resource name ""): only the keys set there, with only that level's
 // synonyms.
 func (b *Broker) describeClusterBrokerConfigs(names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	_, cluster := b.meta.brokerConfigs()
+	_, cluster := b.dynamicBrokerConfigs()
 	layers := []configLayer{{kmsg.ConfigSourceDynamicDefaultBrokerConfig, cluster}}
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, key := range brokerKeys {

@@ -10,6 +10,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
@@ -165,12 +166,12 @@ func (b *Broker) topicExists(name string) bool {
 	return b.topics.get(name) != nil
 }
 
-// setTopicConfigs replaces a topic's overrides through the controller
-// (AlterConfigs) and waits until this broker applied them.
-func (cl *cluster) setTopicConfigs(name string, next map[string]string) *configError {
+// setConfigs replaces a topic's or broker's overrides through the
+// controller (AlterConfigs) and waits until this broker applied them.
+func (cl *cluster) setConfigs(typ kmsg.ConfigResourceType, name string, next map[string]string) *configError {
 	req := newest(kmsg.NewPtrAlterConfigsRequest())
 	rr := kmsg.NewAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+	rr.ResourceType, rr.ResourceName = typ, name
 	for k, v := range next {
 		rr.Configs = append(rr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: k, Value: kmsg.StringPtr(v)})
 	}
@@ -190,8 +191,38 @@ func (cl *cluster) setTopicConfigs(name string, next map[string]string) *configE
 			return configErr(r.ErrorCode, "%s", msg)
 		}
 	}
+	key := controller.ConfigResource{Type: int8(typ), Name: name}
 	cl.awaitImage(5*time.Second, func(img *controller.Image) bool {
-		return sameConfigs(img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}], next)
+		return sameConfigs(img.Configs[key], next)
 	})
 	return nil
+}
+
+// dynamicBrokerConfigs are this node's dynamic broker configs and the
+// cluster-wide defaults: the controller's in a cluster, the metadata
+// file's on a single node.
+func (b *Broker) dynamicBrokerConfigs() (perBroker, clusterWide map[string]string) {
+	if b.cluster == nil {
+		return b.meta.brokerConfigs()
+	}
+	img := b.cluster.ctl.Image()
+	return img.Configs[controller.ConfigResource{Type: controller.ResourceBroker, Name: strconv.Itoa(int(b.cfg.NodeID))}],
+		img.Configs[controller.ConfigResource{Type: controller.ResourceBroker, Name: ""}]
+}
+
+// applyDynamicConfigs installs the image's dynamic broker configs when
+// they changed (another broker altered the cluster-wide defaults, say).
+func (cl *cluster) applyDynamicConfigs() {
+	b := cl.b
+	perBroker, clusterWide := b.dynamicBrokerConfigs()
+	if sameConfigs(perBroker, cl.appliedBroker) && sameConfigs(clusterWide, cl.appliedCluster) {
+		return
+	}
+	live, err := overlay(&b.cfg, clusterWide, perBroker)
+	if err != nil {
+		b.logger.Error("dynamic broker configs from the controller do not parse", "err", err)
+		return
+	}
+	cl.appliedBroker, cl.appliedCluster = perBroker, clusterWide
+	b.setLiveConfig(live)
 }

@@ -53,6 +53,9 @@ type cluster struct {
 	applied      atomic.Pointer[controller.Image]
 	fenced       atomic.Bool
 	strayChecked bool // guarded by applyMu
+
+	// the dynamic broker configs last installed; guarded by applyMu
+	appliedBroker, appliedCluster map[string]string
 }
 
 func (cl *cluster) brokerEpoch() int64 { return cl.epoch.Load() }
@@ -305,6 +308,7 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	b := cl.b
 	self := b.cfg.NodeID
 	r := b.topics
+	cl.applyDynamicConfigs()
 	for _, t := range r.all() {
 		it := img.Topics[t.name]
 		if it == nil || it.ID != t.id {

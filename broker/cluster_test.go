@@ -625,3 +625,42 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 		t.Fatalf("fetch node endpoints %+v, want the leader %d", fresp.Brokers, leader)
 	}
 }
+
+// TestClusterDynamicBrokerConfigs alters a cluster-wide dynamic broker
+// default through one broker and reads it back from every other: the
+// controller holds it, every broker applies it.
+func TestClusterDynamicBrokerConfigs(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	alter := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: kadm.StringPtr("123456")}}
+	if _, err := adm.AlterBrokerConfigsState(ctxT(t), alter); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("every broker applying the new default", func() bool {
+		for _, b := range c.nodes {
+			if b.liveConfig().values["log.retention.ms"] != "123456" {
+				return false
+			}
+		}
+		return true
+	})
+	for id := int32(1); id <= 3; id++ {
+		rc, err := adm.DescribeBrokerConfigs(ctxT(t), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := rc.On(fmt.Sprint(id), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, cfg := range v.Configs {
+			if cfg.Key == "log.retention.ms" {
+				found = cfg.MaybeValue() == "123456" && cfg.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig
+			}
+		}
+		if !found {
+			t.Fatalf("broker %d does not describe log.retention.ms=123456 as a dynamic default", id)
+		}
+	}
+}

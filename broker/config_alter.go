@@ -182,7 +182,7 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 		return nil
 	}
 	if b.cluster != nil {
-		return b.cluster.setTopicConfigs(r.name, next)
+		return b.cluster.setConfigs(kmsg.ConfigResourceTypeTopic, r.name, next)
 	}
 	t := b.topics.get(r.name)
 	err := b.meta.update(func(d *metaData) {
@@ -212,7 +212,7 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 			return configErr(errInvalidRequest, "Unexpected broker id, expected %d, but received %s", b.cfg.NodeID, r.name)
 		}
 	}
-	curBroker, curCluster := b.meta.brokerConfigs()
+	curBroker, curCluster := b.dynamicBrokerConfigs()
 	cur := curCluster
 	if perBroker {
 		cur = curBroker
@@ -245,6 +245,10 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	}
 	if validateOnly {
 		return nil
+	}
+	if b.cluster != nil {
+		// Every broker applies the controller's copy (applyDynamicConfigs).
+		return b.cluster.setConfigs(kmsg.ConfigResourceTypeBroker, r.name, next)
 	}
 	err = b.meta.update(func(d *metaData) {
 		d.BrokerConfigs, d.ClusterBrokerConfigs = newBroker, newCluster

@@ -48,7 +48,7 @@ func overlay(static *Config, layers ...map[string]string) (*Config, error) {
 
 // initLiveConfig builds the effective configuration at start.
 func (b *Broker) initLiveConfig() error {
-	perBroker, cluster := b.meta.brokerConfigs()
+	perBroker, cluster := b.dynamicBrokerConfigs()
 	c, err := overlay(&b.cfg, cluster, perBroker)
 	if err != nil {
 		return fmt.Errorf("dynamic broker configs in %s: %w", b.meta.path, err)
