@@ -19,7 +19,6 @@ package broker
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -500,8 +499,3 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 	c.prefix = magic[:]
 	return c, true
 }
-
-// errNotController is returned by forwarding when no controller answers.
-var errNotController = errors.New("no active controller answered")
-
-func nodeIDString(id int32) string { return strconv.Itoa(int(id)) }
