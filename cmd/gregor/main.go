@@ -75,6 +75,7 @@ func parseServeArgs(args []string) (map[string]string, error) {
 
 func serve(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	defer startMemoryPolicy()() // memory.go
 	props, err := parseServeArgs(args)
 	if err != nil {
 		return err
