@@ -4,16 +4,30 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// createTopic creates a topic and waits until Metadata shows a leader for
-// every partition.
+// seeds is the client option for addr, one address or several separated
+// by commas (a cluster's nodes).
+func seeds(addr string) kgo.Opt {
+	return kgo.SeedBrokers(strings.Split(addr, ",")...)
+}
+
+// createTopic creates a topic of one replica and waits until Metadata
+// shows a leader for every partition.
 func createTopic(addr, topic string, partitions int32) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestTimeoutOverhead(2*time.Minute))
+	return createReplicatedTopic(addr, topic, partitions, 1, nil)
+}
+
+// createReplicatedTopic creates a topic with rf replicas and the given
+// topic configs, and waits until Metadata shows, for every partition, a
+// leader and all rf replicas in sync.
+func createReplicatedTopic(addr, topic string, partitions int32, rf int16, configs map[string]*string) error {
+	cl, err := kgo.NewClient(seeds(addr), kgo.RequestTimeoutOverhead(2*time.Minute))
 	if err != nil {
 		return err
 	}
@@ -21,7 +35,7 @@ func createTopic(addr, topic string, partitions int32) error {
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
 	if err != nil {
 		return err
 	}
@@ -34,7 +48,7 @@ func createTopic(addr, topic string, partitions int32) error {
 			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) {
 				led := 0
 				for _, p := range td.Partitions {
-					if p.Leader >= 0 && p.Err == nil {
+					if p.Leader >= 0 && p.Err == nil && len(p.ISR) >= int(rf) {
 						led++
 					}
 				}
@@ -45,12 +59,12 @@ func createTopic(addr, topic string, partitions int32) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("topic %s: partitions without leader after 5 minutes", topic)
+	return fmt.Errorf("topic %s: partitions without leader or full ISR after 5 minutes", topic)
 }
 
 // endOffsets sums the end offsets of a topic's partitions.
 func endOffsets(addr, topic string) (int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	cl, err := kgo.NewClient(seeds(addr))
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +97,7 @@ func randomValue(size int) []byte {
 // recovery load: no compression (as Kafka's perf test), the client's
 // default 10 ms linger, acks=1 without idempotence or acks=all with it.
 func producerOpts(addr string, acksAll bool) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ProducerBatchCompression(kgo.NoCompression()),
+	opts := []kgo.Opt{seeds(addr), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MaxBufferedRecords(1 << 18), kgo.ProducerBatchMaxBytes(1 << 20)}
 	if acksAll {
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -137,7 +151,7 @@ func consumeN(addr, topic string, partitions int32, n int) (time.Duration, error
 	for p := int32(0); p < partitions; p++ {
 		assign[p] = kgo.NewOffset().AtStart()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
+	cl, err := kgo.NewClient(seeds(addr),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
 	if err != nil {
 		return 0, err

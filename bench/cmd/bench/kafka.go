@@ -65,10 +65,8 @@ func (e *env) startKafka(dataDir string, format bool) (*server, error) {
 		if props, port, err = e.writeProperties(dataDir); err != nil {
 			return nil, err
 		}
-		cmd := e.javaCmd([]string{"-Xmx256M"}, dataDir, "tools-log4j2.properties", false,
-			"kafka.tools.StorageTool", "format", "-t", "gregorbenchAAAAAAAAAAA", "-c", props, "--standalone")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("kafka-storage format: %v\n%s", err, out)
+		if err := e.formatKafka(dataDir, props, "--standalone"); err != nil {
+			return nil, err
 		}
 	} else {
 		b, err := os.ReadFile(props)
@@ -81,9 +79,29 @@ func (e *env) startKafka(dataDir string, format bool) (*server, error) {
 			}
 		}
 	}
+	return e.launchKafka(sysKafka, dataDir, props, port)
+}
+
+// kafkaClusterID is the cluster id every Kafka log dir is formatted with.
+const kafkaClusterID = "gregorbenchAAAAAAAAAAA"
+
+// formatKafka runs `kafka-storage.sh format -t ID -c props` with extra
+// flags (--standalone for one node; none for a static voter set).
+func (e *env) formatKafka(dataDir, props string, extra ...string) error {
+	args := append([]string{"format", "-t", kafkaClusterID, "-c", props}, extra...)
+	cmd := e.javaCmd([]string{"-Xmx256M"}, dataDir, "tools-log4j2.properties", false, "kafka.tools.StorageTool", args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kafka-storage format: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// launchKafka starts kafka.Kafka on props as kafka-server-start.sh does
+// (-Xmx1G -Xms1G) and waits until it answers on its client port.
+func (e *env) launchKafka(name, dataDir, props string, port int) (*server, error) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := e.javaCmd([]string{"-Xmx1G", "-Xms1G"}, dataDir, "log4j2.properties", true, "kafka.Kafka", props)
-	return startProcess(sysKafka, addr, cmd, filepath.Join(dataDir, "kafka.out"), 5*time.Minute)
+	return startProcess(name, addr, cmd, filepath.Join(dataDir, "kafka.out"), 5*time.Minute)
 }
 
 // perfCmd runs one of Kafka's perf-test tools (kafka-run-class.sh defaults:

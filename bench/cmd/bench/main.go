@@ -13,10 +13,15 @@
 //	BENCH_W2_SECONDS     measured seconds per W2 rate [8]
 //	BENCH_RECOVERY_GB    data written before the kill -9 [5]
 //	BENCH_W4             run W4 (1,000 and 10,000 partitions) [1]
+//	BENCH_W5             run W5 (three-node clusters of Gregor and Kafka) [1]
+//	BENCH_W5_MB          MB produced and consumed per W5 case [64]
+//	BENCH_ONLY=W5        run W5 alone (to work on it; BENCH.md then holds W5 only)
 //	BENCH_CONSUMER_PERF  also run kafka-consumer-perf-test (needs groups) [1]
 //	BENCH_OUT            report path [BENCH.md in the repository root]
 //	BENCH_GREGOR_BEFORE  path of an older gregor binary to measure as a fourth system
 //	BENCH_GREGOR_BEFORE_LABEL  how BENCH.md describes that binary
+//	BENCH_SYSTEMS        comma-separated subset of Gregor,Kafka,kfake to run (targeted measurements)
+//	BENCH_KEEP=1         keep the run's scratch dir (data dirs and broker logs of W5)
 //	BENCH_CACHE          where Kafka's jars and scratch data go [~/.cache/gregor-bench]
 package main
 
@@ -43,6 +48,10 @@ type settings struct {
 	recovery     int64
 	w4           bool
 	w4Idle       time.Duration
+	w5           bool
+	w5Only       bool
+	w5Bytes      int64
+	w5Rate       int
 	consumerPerf bool
 	out          string
 	cache        string
@@ -67,10 +76,12 @@ func loadSettings(repo string) settings {
 	s := settings{quick: os.Getenv("BENCH_QUICK") == "1", reps: 3, w1Bytes: 64 << 20, perfBytes: 192 << 20,
 		w2Dur: 8 * time.Second, w2Warm: 2 * time.Second, w2Rates: []int{10000, 50000},
 		recovery: 5e9, w4: true, w4Idle: 10 * time.Second, consumerPerf: true,
+		w5: true, w5Bytes: 64 << 20, w5Rate: 10000,
 		out: filepath.Join(repo, "BENCH.md"), cache: filepath.Join(home, ".cache", "gregor-bench")}
 	if s.quick {
 		s.perfBytes = 32 << 20
 		s.reps, s.w1Bytes, s.w2Dur, s.w2Warm, s.recovery, s.w4Idle = 1, 16<<20, 3*time.Second, time.Second, 3e8, 3*time.Second
+		s.w5Bytes = 16 << 20
 	}
 	s.reps = envInt("BENCH_REPS", s.reps)
 	s.w1Bytes = int64(envFloat("BENCH_W1_MB", float64(s.w1Bytes>>20))) << 20
@@ -79,6 +90,11 @@ func loadSettings(repo string) settings {
 	s.recovery = int64(envFloat("BENCH_RECOVERY_GB", float64(s.recovery)/1e9) * 1e9)
 	s.w4 = envInt("BENCH_W4", 1) == 1
 	s.consumerPerf = envInt("BENCH_CONSUMER_PERF", 1) == 1
+	s.w5 = envInt("BENCH_W5", 1) == 1
+	s.w5Bytes = int64(envFloat("BENCH_W5_MB", float64(s.w5Bytes>>20))) << 20
+	if os.Getenv("BENCH_ONLY") == "W5" {
+		s.w5, s.w5Only, s.w4, s.recovery = true, true, false, 0
+	}
 	if v := os.Getenv("BENCH_OUT"); v != "" {
 		s.out = v
 	}
@@ -109,7 +125,9 @@ func main() {
 	must(os.MkdirAll(st.cache, 0o755))
 	e.work, err = os.MkdirTemp(st.cache, "run-")
 	must(err)
-	defer os.RemoveAll(e.work)
+	if os.Getenv("BENCH_KEEP") != "1" {
+		defer os.RemoveAll(e.work)
+	}
 	loadBefore := loadAvg()
 	res.note(raiseFileLimit())
 
@@ -128,8 +146,17 @@ func main() {
 	if e.beforeBin = os.Getenv("BENCH_GREGOR_BEFORE"); e.beforeBin != "" {
 		systems = append(systems, sysBefore)
 	}
+	if only := os.Getenv("BENCH_SYSTEMS"); only != "" {
+		var kept []string
+		for _, name := range systems {
+			if strings.Contains(","+only+",", ","+name+",") {
+				kept = append(kept, name)
+			}
+		}
+		systems = kept
+	}
 
-	for rep := 0; rep < st.reps; rep++ {
+	for rep := 0; rep < st.reps && !st.w5Only; rep++ {
 		for k := range systems {
 			name := systems[(rep+k)%len(systems)]
 			logf("repetition %d/%d: %s", rep+1, st.reps, name)
@@ -139,9 +166,29 @@ func main() {
 			}
 		}
 	}
+	if st.w5 {
+		var clustered []string // kfake has no cluster mode
+		for _, name := range systems {
+			if name == sysGregor || name == sysKafka {
+				clustered = append(clustered, name)
+			}
+		}
+		for rep := 0; rep < st.reps; rep++ {
+			for k := range clustered {
+				name := clustered[(rep+k)%len(clustered)]
+				logf("W5 three nodes, repetition %d/%d: %s", rep+1, st.reps, name)
+				if err := runW5(e, st, res, name, rep); err != nil {
+					logf("  %s failed: %v", name, err)
+					res.note(fmt.Sprintf("W5 repetition %d, %s: %v", rep+1, name, err))
+				}
+			}
+		}
+	}
 	if st.w4 {
-		for k := range systems[:3] {
-			name := systems[k]
+		for _, name := range systems {
+			if name == sysBefore {
+				continue
+			}
 			logf("W4 scale: %s", name)
 			if err := runW4(e, name, res, st.w4Idle); err != nil {
 				logf("  %v", err)
@@ -156,7 +203,10 @@ func main() {
 		recovery = scaled
 	}
 	if recovery > 0 {
-		for _, name := range []string{sysGregor, sysKafka} {
+		for _, name := range systems {
+			if name != sysGregor && name != sysKafka {
+				continue
+			}
 			logf("W3 recovery after kill -9: %s", name)
 			if err := runRecovery(e, name, res, recovery); err != nil {
 				logf("  %v", err)
@@ -176,7 +226,9 @@ func runRep(e *env, st settings, res *results, name string, rep int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("BENCH_KEEP") != "1" {
+		defer os.RemoveAll(dir)
+	}
 	defer s.stop()
 	res.add(metric{section: "W3 resources", name: "start-up: exec to first answered Metadata", unit: "ms", target: 1.0 / 20}, name, float64(s.ready)/float64(time.Millisecond))
 	time.Sleep(5 * time.Second)

@@ -47,8 +47,8 @@ func (r report) markdown() string {
 	}
 	p("- kfake: github.com/twmb/franz-go/pkg/kfake %s in its own process (bench/cmd/kfakeserver), in memory.", benchModVersion(r.e.repo, "github.com/twmb/franz-go/pkg/kfake"))
 	p("- Client: franz-go %s in the bench process; Kafka's kafka-producer-perf-test / kafka-consumer-perf-test %s.", modVersion("github.com/twmb/franz-go"), kafkaVersion)
-	p("- Settings: %d repetitions; W1 %d MB per franz-go case, %d MB per perf-tool case; W2 %s measured after %s warm-up per rate; recovery %.1f GB.",
-		r.st.reps, r.st.w1Bytes>>20, r.st.perfBytes>>20, r.st.w2Dur, r.st.w2Warm, float64(r.st.recovery)/1e9)
+	p("- Settings: %d repetitions; W1 %d MB per franz-go case, %d MB per perf-tool case; W2 %s measured after %s warm-up per rate; W5 %d MB per case, latency at %d records/s; recovery %.1f GB.",
+		r.st.reps, r.st.w1Bytes>>20, r.st.perfBytes>>20, r.st.w2Dur, r.st.w2Warm, r.st.w5Bytes>>20, r.st.w5Rate, float64(r.st.recovery)/1e9)
 	p("")
 	p("Command: `make bench` (= `cd bench && go run ./cmd/bench`)%s.", quickNote(r.st.quick))
 	p("")
@@ -87,7 +87,6 @@ func (r report) markdown() string {
 	for _, line := range methods {
 		p("- %s", line)
 	}
-	p("- Out of scope until clustering lands: three nodes on loopback with replication factor 3, acks=all.")
 	if len(r.res.notes) > 0 {
 		p("")
 		p("## Notes from this run")
@@ -137,6 +136,15 @@ func (r report) summary(b *strings.Builder) {
 		kf, _, _ := stats(row[sysKafka])
 		kk, _, _ := stats(row[sysKfake])
 		p("Broker %s: Gregor %.2f, Kafka %.2f, kfake %.2f of the machine's 2 cores.", strings.TrimPrefix(m.name, "broker "), g, kf, kk)
+	}
+	for _, k := range r.res.ordered() {
+		m, row := r.res.metrics[k], r.res.samples[k]
+		if m.section != w5Section || !strings.HasPrefix(m.name, "cores busy") || len(row[sysGregor]) == 0 {
+			continue
+		}
+		g, _, _ := stats(row[sysGregor])
+		kf, _, _ := stats(row[sysKafka])
+		p("W5, %s: Gregor %.2f, Kafka %.2f of the machine's 2 cores.", m.name, g, kf)
 	}
 	p("The clients (franz-go in the bench process, or the JVM perf tools) share the same 2 cores; where a broker")
 	p("is far from busy, its throughput row measures the client as much as the broker.")
@@ -256,5 +264,6 @@ var methods = []string{
 	"W3 start-up: from exec of the broker process to the first answered Metadata request (ApiVersions, then Metadata listing a broker, on a fresh connection, probed every 2 ms). Kafka's `kafka-storage format` runs before and is not counted.",
 	"W3 memory: VmRSS of the broker process 5 s after start, right after W1 franz-go, and VmHWM (peak) after W1+W2, from /proc/<pid>/status. CPU: utime+stime of the broker from /proc/<pid>/stat over the W1 franz-go cases divided by bytes produced+consumed.",
 	"W3 recovery: a topic of 8 partitions filled with 1-KB records (acks=1), SIGKILL right after the last ack, restart on the same log dir; times from exec to the first answered Metadata and to ListOffsets showing every acked record. One run per system (kfake keeps nothing).",
+	"W5 three nodes: per system and repetition, a fresh cluster of three combined broker+controller nodes on 127.0.0.1 (distinct ports and log dirs; each node gets the same server.properties as one-node runs with its own node.id and the static controller.quorum.voters of all three; Kafka's dirs formatted with one cluster id, each JVM -Xms1G -Xmx1G). Topics of replication factor 3 with min.insync.replicas=2; after an unmeasured warm-up (a quarter of a case, 16 partitions), franz-go produces the case's bytes of 1-KB records with acks=all and idempotence to 1 and 16 partitions and consumes them (seeded with all three nodes, as W1); latency as W2 at a fixed rate on a 1-partition topic of the same kind; RSS of every node after that. kfake has no cluster mode: n/a.",
 	"W4 scale: one broker per system, topics of 1,000 partitions created until 1,000 and then 10,000 partitions; after 5 s of settling, CPU over the idle period, VmRSS, and the median of 20 full Metadata requests (all topics). One run per system.",
 }

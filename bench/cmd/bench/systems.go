@@ -81,9 +81,19 @@ func (e *env) writeProperties(dataDir string) (string, int, error) {
 	if err != nil {
 		return "", 0, err
 	}
+	path, err := e.writeNodeProperties(dataDir, 1, port, ctl, "")
+	return path, port, err
+}
+
+// writeNodeProperties writes Kafka's shipped server.properties for node id
+// with client port port and controller port ctl. With voters set (a
+// three-node cluster, "1@host:port,..."), node.id is id and the static
+// controller.quorum.voters replaces the single controller's
+// controller.quorum.bootstrap.servers; nothing else changes.
+func (e *env) writeNodeProperties(dataDir string, id, port, ctl int, voters string) (string, error) {
 	src, err := os.Open(filepath.Join(e.repo, "bench/kafka/server.properties"))
 	if err != nil {
-		return "", 0, err
+		return "", err
 	}
 	defer src.Close()
 	var out strings.Builder
@@ -96,13 +106,18 @@ func (e *env) writeProperties(dataDir string) (string, int, error) {
 			line = fmt.Sprintf("%s=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", key, port, ctl)
 		case "controller.quorum.bootstrap.servers":
 			line = fmt.Sprintf("%s=127.0.0.1:%d", key, ctl)
+			if voters != "" {
+				line = "controller.quorum.voters=" + voters
+			}
+		case "node.id":
+			line = fmt.Sprintf("node.id=%d", id)
 		case "log.dirs":
 			line = "log.dirs=" + filepath.Join(dataDir, "logs")
 		}
 		out.WriteString(line + "\n")
 	}
 	path := filepath.Join(dataDir, "server.properties")
-	return path, port, os.WriteFile(path, []byte(out.String()), 0o644)
+	return path, os.WriteFile(path, []byte(out.String()), 0o644)
 }
 
 func (e *env) startGregor(dataDir string) (*server, error) {

@@ -21,22 +21,48 @@ func runW2(s *server, res *results, rate int, dur, warm time.Duration, rep int) 
 	if err := createTopic(s.addr, topic, 1); err != nil {
 		return err
 	}
-	prod, err := kgo.NewClient(kgo.SeedBrokers(s.addr), kgo.ProducerLinger(0),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(1<<20))
+	lat, err := measureLatency(s.addr, topic, rate, dur, warm)
 	if err != nil {
 		return err
 	}
+	recordLatency(res, "W2 latency", fmt.Sprintf("%dk rec/s", rate/1000), s.name, lat)
+	return nil
+}
+
+// recordLatency adds p50, p99 (with the target) and p99.9 of the
+// sorted latencies lat (microseconds) as rows "name p50" etc. of section.
+func recordLatency(res *results, section, name, system string, lat []float64) {
+	for _, p := range []struct {
+		label string
+		q     float64
+		tgt   float64
+	}{{"p50", 50, 0}, {"p99", 99, 1.0 / 3}, {"p99.9", 99.9, 0}} {
+		res.add(metric{section: section, name: name + " " + p.label, unit: "ms", target: p.tgt}, system, percentile(lat, p.q)/1000)
+	}
+	logf("  %s %s %s: p50 %.2f ms p99 %.2f ms p99.9 %.2f ms", system, section, name, percentile(lat, 50)/1000, percentile(lat, 99)/1000, percentile(lat, 99.9)/1000)
+}
+
+// measureLatency produces 1-KB records to partition 0 of topic at rate
+// records/s for warm+dur, with an idempotent acks=all producer without
+// linger, and returns the sorted end-to-end latencies (microseconds) of
+// the records due after the warm-up.
+func measureLatency(addr, topic string, rate int, dur, warm time.Duration) ([]float64, error) {
+	prod, err := kgo.NewClient(seeds(addr), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedRecords(1<<20))
+	if err != nil {
+		return nil, err
+	}
 	defer prod.Close()
-	cons, err := kgo.NewClient(kgo.SeedBrokers(s.addr), kgo.ConsumePartitions(
+	cons, err := kgo.NewClient(seeds(addr), kgo.ConsumePartitions(
 		map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer cons.Close()
 	ctx := context.Background()
 	// warm both clients' metadata and connections
 	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: make([]byte, 8)}).FirstErr(); err != nil {
-		return err
+		return nil, err
 	}
 
 	total := int(float64(rate) * (warm + dur).Seconds())
@@ -83,17 +109,8 @@ func runW2(s *server, res *results, rate int, dur, warm time.Duration, rep int) 
 		prod.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, nil)
 	}
 	if err := <-done; err != nil {
-		return err
+		return nil, err
 	}
 	sort.Float64s(lat)
-	name := fmt.Sprintf("%dk rec/s", rate/1000)
-	for _, p := range []struct {
-		label string
-		q     float64
-		tgt   float64
-	}{{"p50", 50, 0}, {"p99", 99, 1.0 / 3}, {"p99.9", 99.9, 0}} {
-		res.add(metric{section: "W2 latency", name: name + " " + p.label, unit: "ms", target: p.tgt}, s.name, percentile(lat, p.q)/1000)
-	}
-	logf("  %s W2 %s: p50 %.2f ms p99 %.2f ms p99.9 %.2f ms", s.name, name, percentile(lat, 50)/1000, percentile(lat, 99)/1000, percentile(lat, 99.9)/1000)
-	return nil
+	return lat, nil
 }
