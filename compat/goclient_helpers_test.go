@@ -125,12 +125,7 @@ const timedBase = 1700000000000
 func produceTimed(t *testing.T, addr, topic string, n int) {
 	t.Helper()
 	createTopic(t, newAdmin(t, addr), topic)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl := newManualProducer(t, addr, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := 0; i < n; i++ {

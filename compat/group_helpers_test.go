@@ -44,16 +44,24 @@ func createTopic(t *testing.T, adm *kadm.Client, topic string) {
 	}
 }
 
-// produceSpread writes perPartition records to every partition of topic;
-// values are "<prefix>-p<partition>-<i>" and are returned.
-func produceSpread(t *testing.T, addr, topic, prefix string, perPartition int) []string {
+// newManualProducer is a franz-go client that writes to topic, to the
+// partition each record names; closed with the test.
+func newManualProducer(t *testing.T, addr, topic string) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// produceSpread writes perPartition records to every partition of topic;
+// values are "<prefix>-p<partition>-<i>" and are returned.
+func produceSpread(t *testing.T, addr, topic, prefix string, perPartition int) []string {
+	t.Helper()
+	cl := newManualProducer(t, addr, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var records []*kgo.Record

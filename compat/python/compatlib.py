@@ -37,6 +37,18 @@ def check(cond, what):
         raise AssertionError(what)
 
 
+def check_dense(acks, partitions):
+    """acks are the (partition, offset) answers of one produce run, in the
+    order given: every partition was used and each one's offsets run
+    0, 1, 2, ... with no gap."""
+    per = {}
+    for part, off in acks:
+        per.setdefault(part, []).append(off)
+    check(sorted(per) == list(range(partitions)), "partitions used %s, want %s" % (sorted(per), list(range(partitions))))
+    for part, offs in per.items():
+        check(offs == list(range(len(offs))), "partition %d offsets %s not dense" % (part, offs[:5]))
+
+
 def wait_until(cond, what, timeout=30.0, step=0.05):
     """Polls cond() until it is true or the deadline passes."""
     deadline = time.monotonic() + timeout
