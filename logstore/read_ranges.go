@@ -80,13 +80,19 @@ func (l *Log) ReadRanges(offset int64, maxBytes int, maxOffset int64) (RangeResu
 // lastFit finds where the batches from position at (a batch whose last
 // offset is below maxOffset) stop: the end of the last whole batch that
 // ends by position end and whose last offset is below maxOffset, and the
-// offset after it. The walk starts at the last indexed batch at or before
-// end, and steps back through the index when that batch does not qualify.
+// offset after it. The walk starts at the last indexed batch before end,
+// and steps back through the index when that batch does not qualify.
+//
+// Only the batch at at is known to be whole: the bytes after it may be
+// cut by a truncation running under the reader's feet (size was loaded
+// before it), so a walk from a later index entry that finds no whole
+// batch steps back too, and a walk stops at the first unreadable batch
+// after one that qualified.
 func (s *segment) lastFit(at, end, size, maxOffset int64) (cut, next int64, err error) {
-	for upto := end; ; {
+	for upto := end - 1; ; {
 		from := max(at, s.floorPosition(upto))
 		cut, next, ok, err := s.walkFit(from, end, size, maxOffset)
-		if err != nil || ok || from == at {
+		if ok || from == at {
 			return cut, next, err
 		}
 		upto = from - 1 // the batch at from did not qualify: look earlier
@@ -99,9 +105,9 @@ func (s *segment) walkFit(from, end, size, maxOffset int64) (cut, next int64, ok
 	sc := borrowScanner(s.log, from, size)
 	defer sc.release()
 	cut = from
-	for {
+	for sc.pos < end {
 		h, pos, err := sc.next()
-		if err == io.EOF {
+		if err == io.EOF || (err != nil && ok) {
 			return cut, next, ok, nil
 		}
 		if err != nil {
@@ -112,6 +118,7 @@ func (s *segment) walkFit(from, end, size, maxOffset int64) (cut, next int64, ok
 		}
 		cut, next, ok = pos+int64(h.Size()), h.LastOffset()+1, true
 	}
+	return cut, next, ok, nil
 }
 
 // floorPosition is the position of the last indexed batch that starts at

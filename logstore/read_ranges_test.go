@@ -139,6 +139,51 @@ func TestReadRangesOutOfRange(t *testing.T) {
 	}
 }
 
+// TestReadWithStaleSize is a read that loaded a segment's size before a
+// truncation cut the file under it (a follower truncating while a reader
+// of the records below the cut is between its steps): the bytes after the
+// batch read may be gone or half there, and the read still returns the
+// whole batches that are, with no error.
+func TestReadWithStaleSize(t *testing.T) {
+	cfg := testConfig()
+	cfg.IndexIntervalBytes = 1 // every batch indexed
+	_, l := newTestLog(t, cfg)
+	var batches [][]byte
+	for i := 0; i < 8; i++ {
+		b := plain(3, 1000+int64(i)).build()
+		mustAppend(t, l, b, noStamp)
+		batches = append(batches, b)
+	}
+	s := l.segments()[0]
+	size := s.size.Load()
+	at := int64(len(batches[0]) + len(batches[1])) // batch 2
+	upto := at + int64(len(batches[2]))            // batch 3 starts here
+	for _, c := range []struct {
+		name      string
+		cutAt     int64 // where the file is cut
+		end       int64 // the read's byte window
+		wantBytes int64
+	}{
+		{"cut at the next batch, window of one batch", upto, upto, upto - at},
+		{"cut inside the next header, window of one batch", upto + 10, upto, upto - at},
+		{"cut inside the next header, wide window", upto + 10, size, upto - at},
+		{"cut inside the header after next, wide window", upto + int64(len(batches[3])) + 10, size, upto - at + int64(len(batches[3]))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := os.Truncate(s.log.Name(), c.cutAt); err != nil {
+				t.Fatal(err)
+			}
+			cut, next, err := s.lastFit(at, c.end, size, 1<<62)
+			if err != nil || cut-at != c.wantBytes {
+				t.Fatalf("lastFit: %d bytes, next %d, %v; want %d bytes", cut-at, next, err, c.wantBytes)
+			}
+			if _, err := s.log.WriteAt(bytes.Join(batches, nil), 0); err != nil { // whole again
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 // BenchmarkReadRanges is BenchmarkRead (1 MiB at a random offset) without
 // the copy: only batch headers are read.
 func BenchmarkReadRanges(b *testing.B) {
