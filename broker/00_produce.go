@@ -27,11 +27,10 @@ import (
 )
 
 func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceResponse, error) {
-	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
+	resp := c.reuse.produceResponse(req)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
-	var waits []replicationWait
+	waits := c.reuse.waits[:0]
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -39,8 +38,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			t = b.topics.getByID(rt.TopicID)
 			unknownCode = errUnknownTopicID
 		}
-		st := kmsg.ProduceResponseTopic{Topic: rt.Topic, TopicID: rt.TopicID,
-			Partitions: make([]kmsg.ProduceResponseTopicPartition, 0, len(rt.Partitions))}
+		st := addProduceTopic(resp, rt.Topic, rt.TopicID)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ProduceResponseTopicPartition{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 			// Kafka leaves the CurrentLeader tag out (-1, -1) unless it
@@ -80,7 +78,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 					h, _ := protocol.ParseBatchHeader(rp.Records) // validated by the append
 					if end := sp.BaseOffset + int64(h.LastOffsetDelta) + 1; p.log.HighWatermark() < end {
 						waits = append(waits, replicationWait{p: p, state: state, offset: end,
-							topic: len(resp.Topics), partition: len(st.Partitions)})
+							topic: len(resp.Topics) - 1, partition: len(st.Partitions)})
 					}
 				}
 			}
@@ -92,8 +90,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
-		resp.Topics = append(resp.Topics, st)
 	}
+	c.reuse.waits = waits
 	if req.Acks == 0 {
 		if failed {
 			return nil, fmt.Errorf("acks=0 produce failed; closing the connection so the client notices")

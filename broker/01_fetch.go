@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -40,21 +41,12 @@ func replicaOf(req *kmsg.FetchRequest) int32 {
 }
 
 func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
-	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp := c.reuse.fetchResponse(req)
 	byID := req.Version >= 13
 
 	var session *fetchSession
 	incremental := false
-	var requested []*sessionPartition
-	for _, rt := range req.Topics {
-		for _, rp := range rt.Partitions {
-			requested = append(requested, &sessionPartition{
-				key:         sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition},
-				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch,
-				sentHighWatermark: -1, sentLogStart: -1,
-			})
-		}
-	}
+	requested := c.reuse.requestedPartitions(req)
 	switch {
 	case req.Version < 7 || (req.SessionID == 0 && req.SessionEpoch == -1):
 		// sessionless full fetch
@@ -99,7 +91,8 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	}
 
 	replica := replicaOf(req)
-	targets := make([]fetchTarget, len(requested))
+	targets := protocol.Resize(c.reuse.targets, len(requested))
+	c.reuse.targets = targets
 	now := time.Now()
 	for i, sp := range requested {
 		targets[i] = b.resolveFetchTarget(sp, byID)
@@ -112,30 +105,40 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	}
 
 	z := c.fetchSplice() // nil: copy the records into the response
-	w := newWaiter()
-	for _, t := range targets {
-		if t.partition != nil {
-			t.partition.addWaiter(w)
-			defer t.partition.removeWaiter(w)
-		}
-	}
 	maxBytes := int64(math.MaxInt32)
 	if req.MaxBytes > 0 {
 		maxBytes = int64(req.MaxBytes)
 	}
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	var w *waiter // parked on the partitions while polling
 	var timer *time.Timer
-	var results []kmsg.FetchResponseTopicPartition
+	defer func() {
+		if w != nil {
+			timer.Stop()
+			for _, t := range targets {
+				if t.partition != nil {
+					t.partition.removeWaiter(w)
+				}
+			}
+		}
+	}()
+	results := protocol.Resize(c.reuse.results, len(targets))
+	c.reuse.results = results
 	for {
-		var bytes int64
-		var failed bool
-		results, bytes, failed = b.readFetchTargets(targets, maxBytes, z, replica >= 0)
+		bytes, failed := b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
 		if failed || bytes >= int64(req.MinBytes) || wait <= 0 {
 			break
 		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-			defer timer.Stop()
+		if w == nil {
+			// Park, then read again: an append between the read and
+			// now woke nobody.
+			w, timer = c.reuse.parkWaiter(), c.reuse.startTimer(wait)
+			for _, t := range targets {
+				if t.partition != nil {
+					t.partition.addWaiter(w)
+				}
+			}
+			continue
 		}
 		select {
 		case <-w.ch:
@@ -143,7 +146,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		case <-timer.C:
 		case <-c.done:
 		}
-		results, _, _ = b.readFetchTargets(targets, maxBytes, z, replica >= 0)
+		b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
 		break
 	}
 
@@ -157,7 +160,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		}
 		key := sp.key
 		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != key.topic || resp.Topics[n-1].TopicID != key.topicID {
-			resp.Topics = append(resp.Topics, kmsg.FetchResponseTopic{Topic: key.topic, TopicID: key.topicID})
+			addFetchTopic(resp, key.topic, key.topicID)
 		}
 		rt := &resp.Topics[len(resp.Topics)-1]
 		rt.Partitions = append(rt.Partitions, res)
@@ -200,26 +203,23 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1}
 }
 
-// readFetchTargets reads every target within the byte budget, as file
-// ranges spliced in by z (fetch_splice.go), or as copied bytes when z is
-// nil. The first partition that has data may exceed the limits by one
-// batch (KIP-74), so a consumer always progresses; later partitions only
-// take what fits.
-func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetchSplice, replica bool) ([]kmsg.FetchResponseTopicPartition, int64, bool) {
+// readFetchTargets reads every target within the byte budget into the
+// result of the same index, as file ranges spliced in by z
+// (fetch_splice.go), or as copied bytes when z is nil. The first partition
+// that has data may exceed the limits by one batch (KIP-74), so a consumer
+// always progresses; later partitions only take what fits. It returns the
+// bytes read and whether a partition failed.
+func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchResponseTopicPartition, maxBytes int64, z *fetchSplice, replica bool) (int64, bool) {
 	if z != nil {
 		z.reset()
 	}
-	results := make([]kmsg.FetchResponseTopicPartition, len(targets))
 	var total int64
 	failed := false
 	first := true
 	for i, t := range targets {
-		res := kmsg.FetchResponseTopicPartition{
-			Partition: t.sp.key.partition, ErrorCode: t.errorCode,
-			HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1,
-			RecordBatches: noRecords, // empty, never null: librdkafka refuses a null record set
-		}
-		res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = -1, -1
+		res := kmsg.NewFetchResponseTopicPartition() // every optional field and tag absent (-1)
+		res.Partition, res.ErrorCode = t.sp.key.partition, t.errorCode
+		res.RecordBatches = noRecords // empty, never null: librdkafka refuses a null record set
 		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = t.leader, t.leaderEpoch
 		if t.partition == nil {
 			failed = true
@@ -269,5 +269,5 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, maxBytes int64, z *fetc
 		}
 		results[i] = res
 	}
-	return results, total, failed
+	return total, failed
 }

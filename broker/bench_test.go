@@ -57,12 +57,12 @@ func BenchmarkHandleProduce(b *testing.B) {
 	c := newConn(br, nil, nil)
 	b.SetBytes(int64(16 * len(batch)))
 	b.ReportAllocs()
-	var out response
+	var out *response
 	for b.Loop() {
 		for _, i := range at {
 			clear(frame[i : i+8])
 		}
-		putResponseBuf(out.buf) // as the writer does once a response is out
+		out.free() // as the writer does once a response is out
 		var err error
 		if out, err = c.handle(frame); err != nil {
 			b.Fatal(err)
@@ -122,6 +122,7 @@ func BenchmarkHandleFetch(b *testing.B) {
 			defer nc.Close()
 			c := newConn(br, nc, nil)
 			w := bufio.NewWriterSize(nc, 64<<10)
+			fs := newFileSender(nc)
 			b.SetBytes(1 << 20)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -129,10 +130,10 @@ func BenchmarkHandleFetch(b *testing.B) {
 				if err != nil || out.size() < 1<<19 {
 					b.Fatal(err, out.size())
 				}
-				if err := writeResponse(w, nc, out); err != nil {
+				if err := writeResponse(w, fs, out); err != nil {
 					b.Fatal(err)
 				}
-				putResponseBuf(out.buf)
+				out.free()
 				if err := w.Flush(); err != nil {
 					b.Fatal(err)
 				}

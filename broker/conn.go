@@ -24,18 +24,19 @@ type conn struct {
 	b        *Broker
 	nc       net.Conn
 	listener *listener
-	out      chan response
+	out      chan *response
 	done     chan struct{} // closed when the connection closes
 	once     sync.Once
 	clientID string       // from the latest request header, for the group coordinator
 	splice   *fetchSplice // made on the first fetch; used by the reader only
+	reuse    reuse        // the data path's requests, responses and slices; reader only
 	prefix   []byte       // bytes read before serve (the controller listener's peek)
 }
 
 const maxRetainedFrame = 1 << 20
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
-	return &conn{b: b, nc: nc, listener: l, out: make(chan response, 64), done: make(chan struct{})}
+	return &conn{b: b, nc: nc, listener: l, out: make(chan *response, 64), done: make(chan struct{})}
 }
 
 // fetchSplice returns the connection's zero-copy fetch state, or nil when
@@ -128,7 +129,7 @@ func (c *conn) serve() {
 			c.b.logger.Warn("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 			return
 		}
-		if resp.buf != nil {
+		if resp != nil {
 			select {
 			case c.out <- resp:
 			case <-c.done:
@@ -141,9 +142,10 @@ func (c *conn) serve() {
 func (c *conn) writeLoop(done chan struct{}) {
 	defer close(done)
 	w := bufio.NewWriterSize(c.nc, 64*1024)
+	fs := newFileSender(c.nc)
 	for resp := range c.out {
-		err := writeResponse(w, c.nc, resp)
-		putResponseBuf(resp.buf) // written or copied into w: free again
+		err := writeResponse(w, fs, resp)
+		resp.free() // written or copied into w
 		if err != nil {
 			c.close()
 			continue // drain so the reader never blocks
@@ -159,16 +161,16 @@ func (c *conn) writeLoop(done chan struct{}) {
 // handle decodes one frame and returns the encoded response frame (a nil
 // buf for no response), or an error to close the connection with. A
 // handler that panics costs its connection, never the broker.
-func (c *conn) handle(frame []byte) (out response, err error) {
+func (c *conn) handle(frame []byte) (out *response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.b.logger.Error("handler panicked", "panic", p, "stack", string(debug.Stack()))
-			out, err = response{}, fmt.Errorf("internal error: %v", p)
+			out, err = nil, fmt.Errorf("internal error: %v", p)
 		}
 	}()
 	key, version, correlationID, err := protocol.PeekKeyVersion(frame)
 	if err != nil {
-		return response{}, err
+		return nil, err
 	}
 	table := c.handlers()
 	h, ok := table[key]
@@ -179,32 +181,33 @@ func (c *conn) handle(frame []byte) (out response, err error) {
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion
 		resp.ApiKeys = advertisedKeys(table)
-		return response{buf: protocol.AppendResponse(getResponseBuf(), correlationID, resp)}, nil
+		return encodeResponse(correlationID, resp), nil
 	}
 	if !ok {
-		return response{}, fmt.Errorf("request for api key %d, which is not served", key)
+		return nil, fmt.Errorf("request for api key %d, which is not served", key)
 	}
 	if version < h.min || version > h.max {
-		return response{}, fmt.Errorf("request for %s v%d, outside the served range v%d-v%d", kmsg.NameForKey(key), version, h.min, h.max)
+		return nil, fmt.Errorf("request for %s v%d, outside the served range v%d-v%d", kmsg.NameForKey(key), version, h.min, h.max)
 	}
 	hdr, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
-		return response{}, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
+		return nil, fmt.Errorf("%s v%d: %w", kmsg.NameForKey(key), version, err)
 	}
-	if hdr.ClientID != nil {
-		c.clientID = *hdr.ClientID
+	if hdr.ClientID != nil && string(hdr.ClientID) != c.clientID {
+		c.clientID = string(hdr.ClientID)
 	}
-	req := kmsg.RequestForKey(key)
+	req := c.reuse.request(key)
 	req.SetVersion(version)
-	if err := req.ReadFrom(body); err != nil {
-		return response{}, fmt.Errorf("malformed %s v%d request: %w", kmsg.NameForKey(key), version, err)
+	defer c.reuse.release(key)
+	if err := protocol.DecodeRequest(req, body); err != nil {
+		return nil, fmt.Errorf("malformed %s v%d request: %w", kmsg.NameForKey(key), version, err)
 	}
 	if c.splice != nil {
 		c.splice.reset() // ranges belong to the fetch that made them
 	}
 	resp, err := h.serve(c.b, c, req)
 	if err != nil || resp == nil {
-		return response{}, err
+		return nil, err
 	}
 	resp.SetVersion(version)
 	if fr, ok := resp.(*kmsg.FetchResponse); ok && c.splice != nil && len(c.splice.ranges) > 0 {
@@ -212,8 +215,8 @@ func (c *conn) handle(frame []byte) (out response, err error) {
 			return out, nil
 		}
 		if err := c.splice.materialize(fr); err != nil {
-			return response{}, fmt.Errorf("fetch: %w", err)
+			return nil, fmt.Errorf("fetch: %w", err)
 		}
 	}
-	return response{buf: protocol.AppendResponse(getResponseBuf(), correlationID, resp)}, nil
+	return encodeResponse(correlationID, resp), nil
 }

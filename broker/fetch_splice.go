@@ -23,7 +23,6 @@ import (
 	"syscall"
 
 	"github.com/gregor-broker/gregor/logstore"
-	"github.com/gregor-broker/gregor/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -33,7 +32,8 @@ var copyFetches atomic.Bool
 const markerLen = 16
 
 // response is one encoded response frame for the writer: buf alone, or
-// buf with ranges[i] sent at byte splits[i] of buf.
+// buf with ranges[i] sent at byte splits[i] of buf. Responses come from a
+// pool (frames.go).
 type response struct {
 	buf    []byte
 	splits []int
@@ -41,7 +41,7 @@ type response struct {
 }
 
 // size is the frame's length on the wire.
-func (r response) size() int64 {
+func (r *response) size() int64 {
 	n := int64(len(r.buf))
 	for _, fr := range r.ranges {
 		n += fr.Len
@@ -87,20 +87,22 @@ func (z *fetchSplice) marker(i int) []byte {
 
 // encode frames resp with the ranges spliced in. It returns false when a
 // marker is not where it must be (then the caller copies instead).
-func (z *fetchSplice) encode(correlationID int32, resp *kmsg.FetchResponse) (response, bool) {
-	buf := protocol.AppendResponse(getResponseBuf(), correlationID, resp)
+func (z *fetchSplice) encode(correlationID int32, resp *kmsg.FetchResponse) (*response, bool) {
+	out := encodeResponse(correlationID, resp)
+	buf := out.buf
 	flexible := resp.IsFlexible()
 	oldPrefix := 4
 	if flexible {
 		oldPrefix = 1 // uvarint(16+1)
 	}
-	out := response{splits: make([]int, 0, len(z.ranges)), ranges: append([]logstore.FileRange(nil), z.ranges...)}
+	out.ranges = append(out.ranges, z.ranges...)
 	w, r := 0, 0 // compact buf in place: w writes, r reads (w <= r always)
 	var total int64
 	for i := range z.ranges {
 		at := indexFrom(buf, r, z.marker(i))
 		if at < r+oldPrefix || !hasMarkerPrefix(buf[at-oldPrefix:at], flexible) {
-			return response{}, false
+			out.free()
+			return nil, false
 		}
 		w += copy(buf[w:], buf[r:at-oldPrefix])
 		n := z.ranges[i].Len
@@ -164,9 +166,9 @@ const smallRange = 16 << 10
 var errShortFile = errors.New("segment file ended inside a range")
 
 // writeResponse writes one response through w, sending ranges from their
-// files.
-func writeResponse(w *bufio.Writer, nc net.Conn, resp response) error {
-	if resp.ranges == nil {
+// files with fs.
+func writeResponse(w *bufio.Writer, fs *fileSender, resp *response) error {
+	if len(resp.ranges) == 0 {
 		_, err := w.Write(resp.buf)
 		return err
 	}
@@ -176,7 +178,7 @@ func writeResponse(w *bufio.Writer, nc net.Conn, resp response) error {
 			return err
 		}
 		prev = resp.splits[i]
-		if err := writeRange(w, nc, r); err != nil {
+		if err := writeRange(w, fs, r); err != nil {
 			return err
 		}
 	}
@@ -184,7 +186,7 @@ func writeResponse(w *bufio.Writer, nc net.Conn, resp response) error {
 	return err
 }
 
-func writeRange(w *bufio.Writer, nc net.Conn, r logstore.FileRange) error {
+func writeRange(w *bufio.Writer, fs *fileSender, r logstore.FileRange) error {
 	if r.Len <= smallRange {
 		if int64(w.Available()) < r.Len {
 			if err := w.Flush(); err != nil {
@@ -203,52 +205,73 @@ func writeRange(w *bufio.Writer, nc net.Conn, r logstore.FileRange) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return sendFile(nc, r)
+	return fs.send(r)
 }
 
-// sendFile sends r with sendfile(2) at its own offset (the file's shared
-// position is not used, so connections can send from one file at once).
-// The file's descriptor is held open while in use.
-func sendFile(nc net.Conn, r logstore.FileRange) error {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		_, err := io.Copy(nc, io.NewSectionReader(r.File, r.Pos, r.Len))
+// fileSender sends file ranges to one connection's socket with
+// sendfile(2), each at its own offset (the file's shared position is not
+// used, so connections can send from one file at once), holding the
+// file's descriptor open while in use (RawConn.Control). Its callbacks
+// are bound once, so a send allocates nothing; it is used by the
+// connection's writer only.
+type fileSender struct {
+	nc        net.Conn
+	sock      syscall.RawConn // nil: not a socket, copy instead
+	control   func(fd uintptr)
+	write     func(fd uintptr) bool
+	inFD      uintptr
+	off, left int64
+	err       error
+}
+
+func newFileSender(nc net.Conn) *fileSender {
+	fs := &fileSender{nc: nc}
+	if sc, ok := nc.(syscall.Conn); ok {
+		fs.sock, _ = sc.SyscallConn()
+	}
+	fs.control, fs.write = fs.fromFile, fs.toSocket
+	return fs
+}
+
+func (fs *fileSender) send(r logstore.FileRange) error {
+	if fs.sock == nil || r.Raw == nil {
+		_, err := io.Copy(fs.nc, io.NewSectionReader(r.File, r.Pos, r.Len))
 		return err
 	}
-	out, err := sc.SyscallConn()
-	if err != nil {
+	fs.off, fs.left, fs.err = r.Pos, r.Len, nil
+	if err := r.Raw.Control(fs.control); err != nil {
 		return err
 	}
-	in, err := r.File.SyscallConn()
-	if err != nil {
-		return err
+	return fs.err
+}
+
+// fromFile runs with the file's descriptor held open.
+func (fs *fileSender) fromFile(fd uintptr) {
+	fs.inFD = fd
+	if err := fs.sock.Write(fs.write); fs.err == nil {
+		fs.err = err
 	}
-	var serr error
-	cerr := in.Control(func(infd uintptr) {
-		off, left := r.Pos, r.Len
-		werr := out.Write(func(outfd uintptr) bool {
-			for left > 0 {
-				n, err := syscall.Sendfile(int(outfd), int(infd), &off, int(min(left, 1<<30)))
-				if n > 0 {
-					left -= int64(n)
-				}
-				switch {
-				case err == syscall.EAGAIN:
-					return false // wait until the socket can take more
-				case err == syscall.EINTR:
-				case err != nil:
-					serr = err
-					return true
-				case n == 0:
-					serr = errShortFile
-					return true
-				}
-			}
-			return true
-		})
-		if serr == nil {
-			serr = werr
+}
+
+// toSocket sends what is left, returning false to wait until the socket
+// can take more.
+func (fs *fileSender) toSocket(outFD uintptr) bool {
+	for fs.left > 0 {
+		n, err := syscall.Sendfile(int(outFD), int(fs.inFD), &fs.off, int(min(fs.left, 1<<30)))
+		if n > 0 {
+			fs.left -= int64(n)
 		}
-	})
-	return errors.Join(cerr, serr)
+		switch {
+		case err == syscall.EAGAIN:
+			return false
+		case err == syscall.EINTR:
+		case err != nil:
+			fs.err = err
+			return true
+		case n == 0:
+			fs.err = errShortFile
+			return true
+		}
+	}
+	return true
 }

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -191,24 +189,15 @@ func TestSendingAClosedSegmentFails(t *testing.T) {
 	if _, err := f.Write(bytes.Repeat([]byte("x"), 64<<10)); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		if nc, err := ln.Accept(); err == nil {
-			io.Copy(io.Discard, nc)
-		}
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := sinkConn(t)
 	w := bufio.NewWriter(nc)
-	open := logstore.FileRange{File: f, Pos: 0, Len: 64 << 10}
-	if err := writeRange(w, nc, open); err != nil {
+	fs := newFileSender(nc)
+	raw, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := logstore.FileRange{File: f, Raw: raw, Pos: 0, Len: 64 << 10}
+	if err := writeRange(w, fs, open); err != nil {
 		t.Fatalf("sending an open range: %v", err)
 	}
 	f.Close()
@@ -218,7 +207,7 @@ func TestSendingAClosedSegmentFails(t *testing.T) {
 	}
 	defer other.Close()
 	for _, n := range []int64{100, 64 << 10} { // through the buffer, and with sendfile
-		if err := writeRange(w, nc, logstore.FileRange{File: f, Pos: 0, Len: n}); err == nil {
+		if err := writeRange(w, fs, logstore.FileRange{File: f, Raw: raw, Pos: 0, Len: n}); err == nil {
 			t.Fatalf("sending %d bytes of a closed file succeeded", n)
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Request frames up to maxRetainedFrame reuse their connection's buffer.
@@ -165,18 +168,33 @@ func releaseLargeFrame(b []byte) {
 	}
 }
 
-// Response frames are encoded into buffers from a pool, which the writer
-// gives back once the bytes are on their way; a buffer that grew past
-// maxPooledResponse (a copied fetch) is left to the collector.
+// Responses are encoded into response structs from a pool, which the
+// writer gives back once the bytes are on their way; a buffer that grew
+// past maxPooledResponse (a copied fetch) is left to the collector.
 const maxPooledResponse = 256 << 10
 
-var responseBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var responses = sync.Pool{New: func() any { return &response{buf: make([]byte, 0, 4096)} }}
 
-func getResponseBuf() []byte { return (*responseBufs.Get().(*[]byte))[:0] }
+// newResponse returns an empty response from the pool.
+func newResponse() *response { return responses.Get().(*response) }
 
-func putResponseBuf(b []byte) {
-	if cap(b) > 0 && cap(b) <= maxPooledResponse {
-		b = b[:0]
-		responseBufs.Put(&b)
+// free gives r back to the pool; r must not be used afterwards. A nil r
+// is allowed.
+func (r *response) free() {
+	if r == nil {
+		return
 	}
+	if cap(r.buf) > maxPooledResponse {
+		r.buf = make([]byte, 0, 4096)
+	}
+	clear(r.ranges) // no file stays referenced from the pool
+	r.buf, r.splits, r.ranges = r.buf[:0], r.splits[:0], r.ranges[:0]
+	responses.Put(r)
+}
+
+// encodeResponse encodes resp into a response from the pool.
+func encodeResponse(correlationID int32, resp kmsg.Response) *response {
+	out := newResponse()
+	out.buf = protocol.AppendResponse(out.buf, correlationID, resp)
+	return out
 }

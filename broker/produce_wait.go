@@ -14,6 +14,7 @@ type replicationWait struct {
 	state            *replicaState // when the batch was appended
 	offset           int64         // the high watermark that commits it
 	topic, partition int
+	answered         bool
 }
 
 // awaitReplication parks an acks=all produce until every partition's
@@ -23,17 +24,24 @@ type replicationWait struct {
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND, a lost leadership is
 // NOT_LEADER_OR_FOLLOWER, and the timeout is REQUEST_TIMED_OUT.
 func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time.Duration, resp *kmsg.ProduceResponse) {
-	w := newWaiter()
+	w := c.reuse.parkWaiter()
 	for _, rw := range waits {
 		rw.p.addWaiter(w)
-		defer rw.p.removeWaiter(w)
 	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	pending := waits
+	timer := c.reuse.startTimer(timeout)
+	defer func() {
+		timer.Stop()
+		for _, rw := range waits {
+			rw.p.removeWaiter(w)
+		}
+	}()
 	for {
-		rest := pending[:0]
-		for _, rw := range pending {
+		pending := 0
+		for i := range waits {
+			rw := &waits[i]
+			if rw.answered {
+				continue
+			}
 			sp := &resp.Topics[rw.topic].Partitions[rw.partition]
 			st := rw.p.state.Load()
 			switch {
@@ -44,15 +52,15 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 					sp.ErrorCode = errNotEnoughReplicasAfter
 				}
 			default:
-				rest = append(rest, rw)
+				pending++
 				continue
 			}
+			rw.answered = true
 			if sp.ErrorCode != 0 {
 				sp.ErrorMessage = errorMessage(sp.ErrorCode)
 			}
 		}
-		pending = rest
-		if len(pending) == 0 {
+		if pending == 0 {
 			return
 		}
 		select {
@@ -63,10 +71,12 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 		}
 		break
 	}
-	for _, rw := range pending {
-		sp := &resp.Topics[rw.topic].Partitions[rw.partition]
-		sp.ErrorCode = errRequestTimedOut
-		sp.ErrorMessage = errorMessage(sp.ErrorCode)
+	for _, rw := range waits {
+		if !rw.answered {
+			sp := &resp.Topics[rw.topic].Partitions[rw.partition]
+			sp.ErrorCode = errRequestTimedOut
+			sp.ErrorMessage = errorMessage(sp.ErrorCode)
+		}
 	}
 }
 

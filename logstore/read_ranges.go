@@ -3,6 +3,7 @@ package logstore
 import (
 	"io"
 	"os"
+	"syscall"
 )
 
 // FileRange is a stretch of a segment file holding whole batches, for a
@@ -11,11 +12,12 @@ import (
 // The bytes of the range never change: segments are append-only and a
 // segment that retention or compaction removes is first renamed and closed
 // only after file.delete.delay.ms, so the open file stays readable for that
-// long. A sender should still use the file through File.SyscallConn (which
-// holds the descriptor open while in use) and treat an error as a lost
-// connection, in case the delay has passed.
+// long. A sender should still use the file through Raw (File's
+// syscall.RawConn, whose Control holds the descriptor open while in use)
+// and treat an error as a lost connection, in case the delay has passed.
 type FileRange struct {
 	File     *os.File
+	Raw      syscall.RawConn
 	Pos, Len int64
 }
 
@@ -70,7 +72,7 @@ func (l *Log) ReadRanges(offset int64, maxBytes int, maxOffset int64) (RangeResu
 		if err != nil {
 			return res, storageErr("read "+s.log.Name(), err)
 		}
-		res.Range = FileRange{File: s.log, Pos: at, Len: cut - at}
+		res.Range = FileRange{File: s.log, Raw: s.raw, Pos: at, Len: cut - at}
 		res.NextOffset = next
 		return res, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
@@ -20,7 +21,8 @@ type segment struct {
 	dir    string
 	suffix string // added to the file names: "", or .cleaned/.swap/.deleted while being swapped or deleted
 	log    *os.File
-	size   atomic.Int64 // bytes of whole batches readers may see
+	raw    syscall.RawConn // log's, made once for FileRange
+	size   atomic.Int64    // bytes of whole batches readers may see
 
 	ioMu        sync.Mutex   // serialises writes of the index files (persistIndexes)
 	mu          sync.RWMutex // guards the fields below
@@ -62,6 +64,10 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 		return nil, err
 	}
 	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
+	if s.raw, err = lf.SyscallConn(); err != nil {
+		lf.Close()
+		return nil, err
+	}
 	s.idx = offsetIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, offsetEntrySize)}
 	s.tidx = timeIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, timeEntrySize)}
 	s.idx.path = segmentPath(dir, base, indexSuffix+suffix)

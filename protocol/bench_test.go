@@ -63,8 +63,9 @@ func BenchmarkParseRequestHeader(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeProduceRequest decodes a produce request body with kmsg
-// as the connection does (the records stay slices of the frame).
+// BenchmarkDecodeProduceRequest decodes a produce request body into one
+// kept request, with kmsg's ReadFrom and with DecodeProduceRequest as the
+// connection does (the records stay slices of the frame either way).
 func BenchmarkDecodeProduceRequest(b *testing.B) {
 	for _, parts := range []int{1, 16} {
 		frame := benchProduceFrame(b, parts)
@@ -72,17 +73,28 @@ func BenchmarkDecodeProduceRequest(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("partitions%d", parts), func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			b.ReportAllocs()
-			req := kmsg.NewPtrProduceRequest()
-			req.SetVersion(11)
-			for b.Loop() {
-				if err := req.ReadFrom(body); err != nil {
-					b.Fatal(err)
-				}
+		for _, reuse := range []bool{false, true} {
+			name := fmt.Sprintf("kmsg/partitions%d", parts)
+			if reuse {
+				name = fmt.Sprintf("reuse/partitions%d", parts)
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				req := kmsg.NewPtrProduceRequest()
+				req.SetVersion(11)
+				for b.Loop() {
+					decode := req.ReadFrom
+					if reuse {
+						decode = func(body []byte) error { return DecodeProduceRequest(req, body) }
+					}
+					err := decode(body)
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
 

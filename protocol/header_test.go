@@ -42,7 +42,7 @@ func TestParseRequestHeaderVersions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.CorrelationID != 42 || h.ClientID == nil || *h.ClientID != "kgo" {
+		if h.CorrelationID != 42 || string(h.ClientID) != "kgo" {
 			t.Fatalf("header %+v", h)
 		}
 		req := kmsg.RequestForKey(h.APIKey)
@@ -126,4 +126,37 @@ func FuzzParseRequestHeader(f *testing.F) {
 		req.SetVersion(h.APIVersion)
 		_ = req.ReadFrom(body)
 	})
+}
+
+// TestHeaderFlexibility checks the header's flexibility, worked out from a
+// table, against kmsg for every key and version, and that parsing a header
+// allocates nothing.
+func TestHeaderFlexibility(t *testing.T) {
+	checked := 0
+	for key := int16(0); key < 200; key++ {
+		req := kmsg.RequestForKey(key)
+		frame := []byte{byte(key >> 8), byte(key), 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0}
+		if req == nil {
+			if _, _, err := ParseRequestHeader(frame); err == nil {
+				t.Fatalf("key %d, unknown to kmsg, parsed", key)
+			}
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			req.SetVersion(v)
+			frame[2], frame[3] = byte(v>>8), byte(v)
+			h, _, err := ParseRequestHeader(frame)
+			if err != nil || h.Flexible != req.IsFlexible() || h.ClientID != nil {
+				t.Fatalf("%s v%d: %+v %v, kmsg says flexible %v", kmsg.NameForKey(key), v, h, err, req.IsFlexible())
+			}
+			checked++
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("only %d key versions checked", checked)
+	}
+	frame := clientFrames()[0][4:]
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = ParseRequestHeader(frame) }); n != 0 {
+		t.Fatalf("%.1f allocations per header", n)
+	}
 }
