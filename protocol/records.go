@@ -153,7 +153,7 @@ func parseRecord(b []byte) (r rawRecord, ok bool) {
 	r.attributes = int8(b[0])
 	b = b[1:]
 	var n int
-	if r.timestampDelta, n = binary.Varint(b); n <= 0 {
+	if r.timestampDelta, n = varint64(b); n <= 0 {
 		return r, false
 	}
 	b = b[n:]
@@ -210,14 +210,30 @@ func nullableBytes(b []byte) (v, rest []byte, ok bool) {
 // varint32 decodes a zig-zag varint of at most 5 bytes that fits an int32;
 // n <= 0 means it does not.
 func varint32(b []byte) (v int32, n int) {
-	if len(b) > 0 && b[0] < 0x80 { // one byte: most lengths and deltas
+	switch {
+	case len(b) > 0 && b[0] < 0x80: // one byte: most lengths and deltas
 		return int32(b[0]>>1) ^ -int32(b[0]&1), 1
+	case len(b) > 1 && b[1] < 0x80: // two bytes: lengths up to 8 KiB
+		u := uint32(b[0]&0x7f) | uint32(b[1])<<7
+		return int32(u>>1) ^ -int32(u&1), 2
 	}
 	x, n := binary.Varint(b)
 	if n <= 0 || n > 5 || x < math.MinInt32 || x > math.MaxInt32 {
 		return 0, -1
 	}
 	return int32(x), n
+}
+
+// varint64 decodes a zig-zag varint; n <= 0 means it does not fit.
+func varint64(b []byte) (v int64, n int) {
+	switch {
+	case len(b) > 0 && b[0] < 0x80:
+		return int64(b[0]>>1) ^ -int64(b[0]&1), 1
+	case len(b) > 1 && b[1] < 0x80:
+		u := uint64(b[0]&0x7f) | uint64(b[1])<<7
+		return int64(u>>1) ^ -int64(u&1), 2
+	}
+	return binary.Varint(b)
 }
 
 // Decompression buffers, pooled so that validating compressed batches

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -406,5 +407,32 @@ func TestCountBatchesMatchesSplitAndDoesNotAllocate(t *testing.T) {
 	}
 	if allocs := testing.AllocsPerRun(100, func() { CountBatches(all) }); allocs != 0 {
 		t.Fatalf("CountBatches allocates %.0f times", allocs)
+	}
+}
+
+// TestVarintFastPaths checks the one- and two-byte shortcuts of varint32
+// and varint64 against encoding/binary over every value of up to three
+// bytes, the boundaries of each width, and a truncated encoding.
+func TestVarintFastPaths(t *testing.T) {
+	check := func(b []byte) {
+		want, wn := binary.Varint(b)
+		v64, n64 := varint64(b)
+		if v64 != want || n64 != wn {
+			t.Fatalf("varint64(%x) = %d, %d; binary.Varint %d, %d", b, v64, n64, want, wn)
+		}
+		v32, n32 := varint32(b)
+		fits := wn > 0 && wn <= 5 && want >= math.MinInt32 && want <= math.MaxInt32
+		if fits && (int64(v32) != want || n32 != wn) || !fits && n32 > 0 {
+			t.Fatalf("varint32(%x) = %d, %d; binary.Varint %d, %d", b, v32, n32, want, wn)
+		}
+	}
+	for x := int64(-1 << 21); x < 1<<21; x++ {
+		check(binary.AppendVarint(nil, x))
+	}
+	for _, x := range []int64{math.MinInt32, math.MaxInt32, math.MinInt32 - 1, math.MaxInt32 + 1, math.MinInt64, math.MaxInt64} {
+		check(binary.AppendVarint(nil, x))
+	}
+	for _, b := range [][]byte{{}, {0x80}, {0x80, 0x00}, {0xff, 0x7f}, {0x80, 0x80}, {0x80, 0x80, 0x80, 0x80, 0x80, 0x01}} {
+		check(b)
 	}
 }
