@@ -158,9 +158,9 @@ func (c *conn) writeLoop(done chan struct{}) {
 	}
 }
 
-// handle decodes one frame and returns the encoded response frame (a nil
-// buf for no response), or an error to close the connection with. A
-// handler that panics costs its connection, never the broker.
+// handle decodes one frame and returns the encoded response frame (nil
+// for no response), or an error to close the connection with. A handler
+// that panics costs its connection, never the broker.
 func (c *conn) handle(frame []byte) (out *response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
