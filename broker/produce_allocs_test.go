@@ -51,7 +51,7 @@ func TestDataPathAllocatesNothing(t *testing.T) {
 	c := newConn(b, nc, nil)
 	w := bufio.NewWriterSize(nc, 64<<10)
 	fs := newFileSender(nc)
-		// run handles frame as the connection does, checks the answer, and
+	// run handles frame as the connection does, checks the answer, and
 	// counts the allocations per request (exact only without the race
 	// detector, which makes sync.Pool drop items at random).
 	run := func(name string, frame []byte, before func(), check func(*response)) {
