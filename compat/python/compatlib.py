@@ -49,6 +49,37 @@ def check_dense(acks, partitions):
         check(offs == list(range(len(offs))), "partition %d offsets %s not dense" % (part, offs[:5]))
 
 
+def check_roundtrip(recs, acks, got):
+    """acks are the (partition, offset) answers of producing recs to an
+    empty one-partition topic and got the (key, value, headers, offset)
+    records read back: offsets 0..n-1, and the records byte for byte."""
+    n = len(recs)
+    offs = sorted(o for _, o in acks)
+    check(offs == list(range(n)), "acked offsets %s..., want 0..%d" % (offs[:3], n - 1))
+    check([(k, v) for k, v, _, _ in got] == recs, "consumed records differ from produced")
+    check([o for _, _, _, o in got] == list(range(n)), "consumed offsets not 0..%d" % (n - 1))
+    return "%d records" % n
+
+
+def check_split(got, sizes, n):
+    """got holds what each of two group members consumed, sizes their
+    assignments: the n records came once each, and both members had some."""
+    keys = [k for g in got for k, _, _ in g]
+    check(len(keys) == n and len(set(keys)) == n, "got %d records, %d distinct, want %d once each"
+          % (len(keys), len(set(keys)), n))
+    check(got[0] and got[1], "one member got nothing: %d/%d" % (len(got[0]), len(got[1])))
+    return "assignment %s, records %d+%d" % (sizes, len(got[0]), len(got[1]))
+
+
+def check_resumed(first, rest, recs):
+    """A consumer read from offset 0 and committed 60; the group's next
+    consumer read rest, which must be recs[60:] at offsets 60..99."""
+    check(first[0][3] == 0, "first consumer started at %d" % first[0][3])
+    check([o for _, _, _, o in rest[:40]] == list(range(60, 100)),
+          "resumed at offsets %s, want 60..99" % [o for _, _, _, o in rest[:3]])
+    check([(k, v) for k, v, _, _ in rest[:40]] == recs[60:], "resumed records differ")
+
+
 def wait_until(cond, what, timeout=30.0, step=0.05):
     """Polls cond() until it is true or the deadline passes."""
     deadline = time.monotonic() + timeout

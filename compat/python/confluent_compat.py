@@ -15,7 +15,8 @@ from confluent_kafka import (ConsumerGroupTopicPartitions, Consumer, KafkaError,
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewPartitions, NewTopic, OffsetSpec, ResourceType)
 
-from compatlib import args, check, check_dense, records, run, wait_until
+from compatlib import (args, check, check_dense, check_resumed, check_roundtrip, check_split, records, run,
+                       wait_until)
 
 BOOTSTRAP, PREFIX = args()
 CLIENT = "confluent-kafka-python"
@@ -88,11 +89,7 @@ def roundtrip(feature, n=200, **conf):
     topic = "%s-%s" % (PREFIX, feature)
     recs = records(feature, n)
     acks = produce(topic, recs, **conf)
-    check(sorted(o for _, o in acks) == list(range(n)), "acked offsets not 0..%d" % (n - 1))
-    got = read_back(topic, n)
-    check([(k, v) for k, v, _, _ in got] == recs, "consumed records differ from produced")
-    check([o for _, _, _, o in got] == list(range(n)), "consumed offsets not 0..%d" % (n - 1))
-    return "%d records" % n
+    return check_roundtrip(recs, acks, read_back(topic, n))
 
 
 def test_produce():
@@ -205,11 +202,7 @@ def test_group():
     finally:
         for c in members:
             c.close()
-    keys = [k for g in got for k, _, _ in g]
-    check(len(keys) == n and len(set(keys)) == n, "got %d records, %d distinct, want %d once each"
-          % (len(keys), len(set(keys)), n))
-    check(got[0] and got[1], "one member got nothing: %d/%d" % (len(got[0]), len(got[1])))
-    return "assignment %s, records %d+%d" % (sizes, len(got[0]), len(got[1]))
+    return check_split(got, sizes, n)
 
 
 def test_commit():
@@ -232,10 +225,7 @@ def test_commit():
         rest = consume_all(c, 40)
     finally:
         c.close()
-    check(first[0][3] == 0, "first consumer started at %d" % first[0][3])
-    check([o for _, _, _, o in rest[:40]] == list(range(60, 100)),
-          "resumed at offsets %s, want 60..99" % [o for _, _, _, o in rest[:3]])
-    check([(k, v) for k, v, _, _ in rest[:40]] == recs[60:], "resumed records differ")
+    check_resumed(first, rest, recs)
     a = admin()
     res = a.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group].result(TIMEOUT)
     offs = {(tp.topic, tp.partition): tp.offset for tp in res.topic_partitions}
