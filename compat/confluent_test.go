@@ -220,21 +220,9 @@ func testConfluentGroup(t *testing.T, addr string) {
 	if g.Protocol != "range" {
 		t.Errorf("group protocol %q, want range", g.Protocol)
 	}
-	first := produceSpread(t, addr, topic, "first", 25)
-	waitFor(t, "every record consumed", 20*time.Second, func() bool { return seen.has(first) })
-	waitCommittedAtEnd(t, adm, group, topic)
-	if seen.members() != 2 {
-		t.Errorf("%d members consumed records, want both", seen.members())
-	}
+	first := consumeFirstRound(t, adm, addr, group, topic, seen)
 	b.close()
-	waitFor(t, "a holding every partition", 25*time.Second, func() bool {
-		g := describe(t, adm, group)
-		return g.State == "Stable" && len(g.Members) == 1 && len(byClient(g, topic)["a"]) == groupPartitions
-	})
-	second := produceSpread(t, addr, topic, "second", 25)
-	waitFor(t, "records produced after b left consumed", 20*time.Second, func() bool { return seen.has(second) })
-	waitCommittedAtEnd(t, adm, group, topic)
-	seen.checkExactlyOnce(t, append(first, second...))
+	consumeAfterLeave(t, adm, addr, group, topic, seen, first, "a", heldByClient("a", topic))
 }
 
 // testConfluentCommit commits chosen offsets with metadata (auto-commit

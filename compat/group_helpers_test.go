@@ -289,3 +289,48 @@ func checkEmptyConsumerGroup(t *testing.T, adm *kadm.Client, group string) {
 		t.Errorf("DescribeGroups shows %s as %s, type %q, %d members; want Empty, consumer, none", group, d.State, d.ProtocolType, len(d.Members))
 	}
 }
+
+// The scenario every client's group test shares: two members split the
+// topic's partitions, consume a first round of records and commit it; one
+// leaves, the other takes every partition, resumes from the commits and
+// consumes a second round. Each record is consumed exactly once.
+
+// consumeFirstRound produces 25 records to each partition and waits until
+// the group consumed them, both members took part, and the commits reached
+// the end of every partition. It returns the values produced.
+func consumeFirstRound(t *testing.T, adm *kadm.Client, addr, group, topic string, seen *consumed) []string {
+	t.Helper()
+	first := produceSpread(t, addr, topic, "first", 25)
+	waitFor(t, "every record consumed", 20*time.Second, func() bool { return seen.has(first) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, first)
+	if n := seen.members(); n != 2 {
+		t.Errorf("%d members consumed records, want both", n)
+	}
+	return first
+}
+
+// consumeAfterLeave waits, once a member left, until the one named holder
+// holds every partition alone (held gives a member's partitions in the
+// described group), then produces and consumes a second round and checks
+// both rounds were consumed exactly once and committed. It returns the
+// values of the second round.
+func consumeAfterLeave(t *testing.T, adm *kadm.Client, addr, group, topic string, seen *consumed, first []string,
+	holder string, held func(kadm.DescribedGroup) []int32) []string {
+	t.Helper()
+	waitFor(t, holder+" holding every partition alone", 25*time.Second, func() bool {
+		g := describe(t, adm, group)
+		return g.State == "Stable" && len(g.Members) == 1 && len(held(g)) == groupPartitions
+	})
+	second := produceSpread(t, addr, topic, "second", 25)
+	waitFor(t, "records produced after the other member left consumed", 20*time.Second, func() bool { return seen.has(second) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, append(append([]string(nil), first...), second...))
+	return second
+}
+
+// heldByClient is consumeAfterLeave's held for a member known by its
+// client id.
+func heldByClient(clientID, topic string) func(kadm.DescribedGroup) []int32 {
+	return func(g kadm.DescribedGroup) []int32 { return byClient(g, topic)[clientID] }
+}

@@ -114,23 +114,11 @@ func TestKafkaGoReaderGroup(t *testing.T) {
 		t.Errorf("group protocol %s/%s, want consumer/range (kafka-go's first balancer)", g.ProtocolType, g.Protocol)
 	}
 
-	first := produceSpread(t, p.Addr, topic, "first", 25)
-	waitFor(t, "every record consumed", 20*time.Second, func() bool { return seen.has(first) })
-	waitCommittedAtEnd(t, adm, group, topic)
-	seen.checkExactlyOnce(t, first)
-	if n := seen.members(); n != 2 {
-		t.Errorf("%d readers consumed records, want both", n)
-	}
+	first := consumeFirstRound(t, adm, p.Addr, group, topic, seen)
 
 	// r2 leaves: r1 gets every partition and goes on from r2's commits.
 	r2.close(t)
-	waitFor(t, "r1 holding every partition alone", 25*time.Second, func() bool {
-		g := describe(t, adm, group)
-		return g.State == "Stable" && len(g.Members) == 1 && len(byClient(g, topic)["r1"]) == groupPartitions
-	})
-	second := produceSpread(t, p.Addr, topic, "second", 25)
-	waitFor(t, "records produced after r2 left consumed", 20*time.Second, func() bool { return seen.has(second) })
-	waitCommittedAtEnd(t, adm, group, topic)
+	second := consumeAfterLeave(t, adm, p.Addr, group, topic, seen, first, "r1", heldByClient("r1", topic))
 	r1.close(t)
 	waitFor(t, "the group empty", 20*time.Second, func() bool { return describe(t, adm, group).State == "Empty" })
 	checkEmptyConsumerGroup(t, adm, group)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // saramaMember is one IBM/sarama ConsumerGroup member consuming in its own
@@ -166,13 +167,7 @@ func testSaramaGroup(t *testing.T, addr string, version sarama.KafkaVersion, str
 	b := startSaramaMember(t, addr, "b", group, topic, saramaConfig("b", version, strategy()), seen)
 	waitStableSplit(t, adm, group, topic, 2)
 
-	first := produceSpread(t, addr, topic, "first", 25)
-	waitFor(t, "every record consumed", 20*time.Second, func() bool { return seen.has(first) })
-	waitCommittedAtEnd(t, adm, group, topic)
-	seen.checkExactlyOnce(t, first)
-	if n := seen.members(); n != 2 {
-		t.Errorf("%d members consumed records, want both", n)
-	}
+	first := consumeFirstRound(t, adm, addr, group, topic, seen)
 
 	// The group as sarama's ClusterAdmin sees it.
 	ca, err := sarama.NewClusterAdmin([]string{addr}, saramaConfig("admin", version, strategy()))
@@ -229,15 +224,8 @@ func testSaramaGroup(t *testing.T, addr string, version sarama.KafkaVersion, str
 
 	// b leaves: a takes over everything and resumes from b's commits.
 	b.close(t)
-	waitFor(t, "a holding every partition alone", 25*time.Second, func() bool {
-		g := describe(t, adm, group)
-		ps := assignments(g, topic)[a.id()]
-		return g.State == "Stable" && len(g.Members) == 1 && len(ps) == groupPartitions
-	})
-	second := produceSpread(t, addr, topic, "second", 25)
-	waitFor(t, "records produced after b left consumed", 20*time.Second, func() bool { return seen.has(second) })
-	waitCommittedAtEnd(t, adm, group, topic)
-	seen.checkExactlyOnce(t, append(first, second...))
+	second := consumeAfterLeave(t, adm, addr, group, topic, seen, first, "a",
+		func(g kadm.DescribedGroup) []int32 { return assignments(g, topic)[a.id()] })
 	seen.mu.Lock()
 	var notByA []string
 	for _, v := range second {
