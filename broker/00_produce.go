@@ -13,6 +13,8 @@ package broker
 // Compacted topics refuse batches with keyless records (INVALID_RECORD with
 // per-record errors), and a topic whose compression.type names a codec
 // gets each batch recompressed to it (protocol.Recompress) before append.
+// Every partition is checked first; the appends follow, spread over the
+// cores when the request is large (produce_spread.go).
 // Not implemented: transactional batches (transactions are not served).
 
 import (
@@ -30,7 +32,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	resp := c.reuse.produceResponse(req)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
-	waits := c.reuse.waits[:0]
+	jobs := c.reuse.appends[:0]
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -67,20 +69,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			case req.Acks == -1 && p.tooFewInsync():
 				sp.ErrorCode = errNotEnoughReplicas
 			default:
-				state := p.state.Load()
-				code, msg := b.appendRecords(p, req.Version, rp.Records, &sp)
-				sp.ErrorCode = code
-				if msg != "" {
-					m := msg // escapes only on the error path
-					sp.ErrorMessage = &m
-				}
-				if code == 0 && req.Acks == -1 {
-					h, _ := protocol.ParseBatchHeader(rp.Records) // validated by the append
-					if end := sp.BaseOffset + int64(h.LastOffsetDelta) + 1; p.log.HighWatermark() < end {
-						waits = append(waits, replicationWait{p: p, state: state, offset: end,
-							topic: len(resp.Topics) - 1, partition: len(st.Partitions)})
-					}
-				}
+				jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
+					topic: len(resp.Topics) - 1, part: len(st.Partitions)})
 			}
 			if sp.ErrorCode != 0 {
 				failed = true
@@ -91,6 +81,30 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			st.Partitions = append(st.Partitions, sp)
 		}
 	}
+	b.appendAll(c, jobs, req.Version, resp)
+	waits := c.reuse.waits[:0]
+	for i := range jobs {
+		j := &jobs[i]
+		sp := &resp.Topics[j.topic].Partitions[j.part]
+		sp.ErrorCode = j.code
+		switch {
+		case j.code != 0:
+			failed = true
+			if j.msg != "" {
+				m := j.msg // escapes only on the error path
+				sp.ErrorMessage = &m
+			} else {
+				sp.ErrorMessage = errorMessage(j.code)
+			}
+		case req.Acks == -1:
+			h, _ := protocol.ParseBatchHeader(j.records) // validated by the append
+			if end := sp.BaseOffset + int64(h.LastOffsetDelta) + 1; j.p.log.HighWatermark() < end {
+				waits = append(waits, replicationWait{p: j.p, state: j.state, offset: end, topic: j.topic, partition: j.part})
+			}
+		}
+		*j = appendJob{} // nothing kept past the request
+	}
+	c.reuse.appends = jobs[:0]
 	c.reuse.waits = waits
 	if req.Acks == 0 {
 		if failed {

@@ -35,9 +35,30 @@ func requestFrame(req kmsg.Request) []byte {
 // BenchmarkHandleProduce handles a produce request of one 100-record batch
 // (100-byte values) for each of 16 partitions, acks=1.
 func BenchmarkHandleProduce(b *testing.B) {
+	benchHandleProduce(b, testBatch(100, strings.Repeat("v", 96), -1, -1, -1, 0))
+}
+
+// BenchmarkHandleLargeProduce handles a produce request of a 1,000-record
+// batch (~1 KB values, ~1 MB) for each of 16 partitions, acks=1, with the
+// appends made one after another and spread over the cores.
+func BenchmarkHandleLargeProduce(b *testing.B) {
+	batch := testBatch(1000, strings.Repeat("v", 1000), -1, -1, -1, 0)
+	for _, sequential := range []bool{true, false} {
+		name := "spread"
+		if sequential {
+			name = "sequential"
+		}
+		b.Run(name, func(b *testing.B) {
+			sequentialAppends.Store(sequential)
+			defer sequentialAppends.Store(false)
+			benchHandleProduce(b, batch)
+		})
+	}
+}
+
+func benchHandleProduce(b *testing.B, batch []byte) {
 	br := startBroker(b, nil)
 	benchTopic(b, br, "bench", 16)
-	batch := testBatch(100, strings.Repeat("v", 96), -1, -1, -1, 0)
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(11)
 	req.Acks, req.TimeoutMillis = 1, 30000

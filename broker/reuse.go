@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"sync"
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
@@ -25,7 +26,10 @@ type reuse struct {
 	fetchResp   *kmsg.FetchResponse
 	waiter      *waiter
 	waits       []replicationWait
-	requested   []sessionPartition // a sessionless fetch's partitions
+	appends     []appendJob
+	appending   sync.WaitGroup          // a spread produce's shares
+	seen        map[*partition]struct{} // distinct's
+	requested   []sessionPartition      // a sessionless fetch's partitions
 	requestedAt []*sessionPartition
 	targets     []fetchTarget
 	results     []kmsg.FetchResponseTopicPartition
@@ -48,6 +52,21 @@ func (r *reuse) request(key int16) kmsg.Request {
 		return r.fetch
 	}
 	return kmsg.RequestForKey(key)
+}
+
+// distinct reports whether no two jobs append to the same partition.
+func (r *reuse) distinct(jobs []appendJob) bool {
+	if r.seen == nil {
+		r.seen = map[*partition]struct{}{}
+	}
+	clear(r.seen)
+	for i := range jobs {
+		if _, dup := r.seen[jobs[i].p]; dup {
+			return false
+		}
+		r.seen[jobs[i].p] = struct{}{}
+	}
+	return true
 }
 
 // produceResponse returns the kept Produce response, emptied, for a
