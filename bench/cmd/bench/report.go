@@ -258,7 +258,7 @@ func modVersion(path string) string {
 
 // methods explains the workloads in the report.
 var methods = []string{
-	"W1 franz-go: per case a new topic; one kgo producer (no compression, default 10 ms linger, 1 MB batches) produces the case's bytes of random (incompressible) values and waits for every ack; then one kgo consumer assigned every partition directly (no group) reads them all from the start. MB/s counts record values only.",
+	"W1 franz-go: first an unmeasured pass of all 16 cases at a quarter of the size (so a JVM broker runs compiled code, as in service); then per case a new topic; one kgo producer (no compression, default 10 ms linger, 1 MB batches) produces the case's bytes of random (incompressible) values and waits for every ack; then one kgo consumer assigned every partition directly (no group) reads them all from the start. MB/s counts record values only.",
 	"W1 Kafka perf tools: kafka-producer-perf-test --throughput -1 with acks=1 (idempotence off) or acks=all (idempotence on); kafka-consumer-perf-test (a consumer group) reports fetch.MB.sec, which leaves out the group join.",
 	"W2 latency: 1-KB records on a 1-partition topic at a fixed rate, producer with linger 0 and acks=all (idempotent), consumer assigned the partition. Record i is due at start+i/rate and carries that time; latency = receipt - due time, so a stall is charged to every record that should have been sent during it (no coordinated omission). Percentiles over the measured seconds after the warm-up.",
 	"W3 start-up: from exec of the broker process to the first answered Metadata request (ApiVersions, then Metadata listing a broker, on a fresh connection, probed every 2 ms). Kafka's `kafka-storage format` runs before and is not counted.",
