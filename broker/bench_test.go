@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -43,15 +44,21 @@ func BenchmarkHandleProduce(b *testing.B) {
 // appends made one after another and spread over the cores.
 func BenchmarkHandleLargeProduce(b *testing.B) {
 	batch := testBatch(1000, strings.Repeat("v", 1000), -1, -1, -1, 0)
-	for _, sequential := range []bool{true, false} {
-		name := "spread"
-		if sequential {
-			name = "sequential"
+	runToggled(b, &sequentialAppends, "sequential", "spread", func(b *testing.B) { benchHandleProduce(b, batch) })
+}
+
+// runToggled runs fn as two sub-benchmarks: with flag set (named on),
+// then cleared (named off).
+func runToggled(b *testing.B, flag *atomic.Bool, on, off string, fn func(b *testing.B)) {
+	for _, set := range []bool{true, false} {
+		name := off
+		if set {
+			name = on
 		}
 		b.Run(name, func(b *testing.B) {
-			sequentialAppends.Store(sequential)
-			defer sequentialAppends.Store(false)
-			benchHandleProduce(b, batch)
+			flag.Store(set)
+			defer flag.Store(false)
+			fn(b)
 		})
 	}
 }
@@ -128,39 +135,31 @@ func BenchmarkHandleFetch(b *testing.B) {
 			go io.Copy(io.Discard, nc)
 		}
 	}()
-	for _, copying := range []bool{true, false} {
-		name := "splice"
-		if copying {
-			name = "copy"
+	runToggled(b, &copyFetches, "copy", "splice", func(b *testing.B) {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			copyFetches.Store(copying)
-			defer copyFetches.Store(false)
-			nc, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
+		defer nc.Close()
+		c := newConn(br, nc, nil)
+		w := bufio.NewWriterSize(nc, 64<<10)
+		fs := newFileSender(nc)
+		b.SetBytes(1 << 20)
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := c.handle(frame)
+			if err != nil || out.size() < 1<<19 {
+				b.Fatal(err, out.size())
+			}
+			if err := writeResponse(w, fs, out); err != nil {
 				b.Fatal(err)
 			}
-			defer nc.Close()
-			c := newConn(br, nc, nil)
-			w := bufio.NewWriterSize(nc, 64<<10)
-			fs := newFileSender(nc)
-			b.SetBytes(1 << 20)
-			b.ReportAllocs()
-			for b.Loop() {
-				out, err := c.handle(frame)
-				if err != nil || out.size() < 1<<19 {
-					b.Fatal(err, out.size())
-				}
-				if err := writeResponse(w, fs, out); err != nil {
-					b.Fatal(err)
-				}
-				out.free()
-				if err := w.Flush(); err != nil {
-					b.Fatal(err)
-				}
+			out.free()
+			if err := w.Flush(); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // fillPartition produces about size bytes of 1-KB records to partition 0.
