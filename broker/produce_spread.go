@@ -2,6 +2,7 @@ package broker
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -42,6 +43,7 @@ type appendShare struct {
 	version int16
 	resp    *kmsg.ProduceResponse
 	done    *sync.WaitGroup
+	failed  *atomic.Bool // set when an append panicked
 }
 
 var (
@@ -66,8 +68,7 @@ func appenderQueue() chan appendShare {
 		for range n {
 			go func() {
 				for s := range appenders {
-					s.b.runAppends(s.jobs, s.version, s.resp)
-					s.done.Done()
+					s.run()
 				}
 			}()
 		}
@@ -89,7 +90,7 @@ func (b *Broker) appendAll(c *conn, jobs []appendJob, version int16, resp *kmsg.
 	}
 	spreadRequests.Add(1)
 	shares := min(cap(queue)+1, len(jobs))
-	done := &c.reuse.appending
+	share := appendShare{b: b, version: version, resp: resp, done: &c.reuse.appending, failed: &c.reuse.appendFailed}
 	// Contiguous shares of about total/shares bytes each; the first one
 	// is the connection's own.
 	first, start, acc, k := jobs, 0, 0, 1
@@ -99,28 +100,49 @@ func (b *Broker) appendAll(c *conn, jobs []appendJob, version int16, resp *kmsg.
 			if k == 1 {
 				first = jobs[:i+1]
 			} else {
-				b.handOver(queue, jobs[start:i+1], version, resp, done)
+				share.handOver(queue, jobs[start:i+1])
 			}
 			start, k = i+1, k+1
 		}
 	}
 	if start > 0 {
-		b.handOver(queue, jobs[start:], version, resp, done)
+		share.handOver(queue, jobs[start:])
 	}
-	b.runAppends(first, version, resp)
-	done.Wait()
+	share.jobs = first
+	share.done.Add(1)
+	share.run()
+	share.done.Wait()
+	if share.failed.Swap(false) {
+		// As if the handler itself had panicked: conn.handle closes the
+		// connection.
+		panic("a produce append panicked (logged above)")
+	}
 }
 
 // handOver gives jobs to an appender, or appends them here when every
 // appender is busy.
-func (b *Broker) handOver(queue chan appendShare, jobs []appendJob, version int16, resp *kmsg.ProduceResponse, done *sync.WaitGroup) {
-	done.Add(1)
+func (s appendShare) handOver(queue chan appendShare, jobs []appendJob) {
+	s.jobs = jobs
+	s.done.Add(1)
 	select {
-	case queue <- appendShare{b: b, jobs: jobs, version: version, resp: resp, done: done}:
+	case queue <- s:
 	default:
-		b.runAppends(jobs, version, resp)
-		done.Done()
+		s.run()
 	}
+}
+
+// run appends the share's jobs and marks it done. A panic is logged with
+// its stack and marked on the request, so that it costs the connection,
+// never the broker or the other shares.
+func (s appendShare) run() {
+	defer s.done.Done()
+	defer func() {
+		if p := recover(); p != nil {
+			s.b.logger.Error("append panicked", "panic", p, "stack", string(debug.Stack()))
+			s.failed.Store(true)
+		}
+	}()
+	s.b.runAppends(s.jobs, s.version, s.resp)
 }
 
 func (b *Broker) runAppends(jobs []appendJob, version int16, resp *kmsg.ProduceResponse) {

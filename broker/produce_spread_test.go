@@ -133,3 +133,36 @@ func TestSpreadProduceKeepsARepeatedPartitionInOrder(t *testing.T) {
 		t.Fatalf("partition 0 holds %d records, starting %.8q and %.8q at %d", len(got), got[0].value, got[min(n, len(got)-1)].value, n)
 	}
 }
+
+// A panic in an append (a bug) costs the request's connection, as a
+// handler's panic does, whichever goroutine appended; the broker serves
+// on and the appenders stay up.
+func TestSpreadAppendPanicCostsOnlyTheConnection(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "boom", 4)
+	batches, order := map[int32][]byte{}, []int32{0, 1, 2, 3}
+	for _, p := range order {
+		batches[p] = bigBatch(300, "b") // 1.2 MB in all: spread
+	}
+	p := b.topics.get("boom").partition(2)
+	saved := p.log
+	p.log = nil // appending to partition 2 panics
+	before := spreadRequests.Load()
+	_, err := newConn(b, nil, nil).handle(requestFrame(produceOf(1, "boom", batches, order)))
+	p.log = saved
+	if err == nil || spreadRequests.Load() != before+1 {
+		t.Fatalf("spread request with a panicking append: error %v, %d spread", err, spreadRequests.Load()-before)
+	}
+	for _, p := range order {
+		clear(batches[p][:8])
+	}
+	for i, sp := range rc.request(produceOf(1, "boom", batches, order)).(*kmsg.ProduceResponse).Topics[0].Partitions {
+		if sp.ErrorCode != 0 {
+			t.Fatalf("after the panic, partition %d answered error %d", i, sp.ErrorCode)
+		}
+	}
+	if spreadRequests.Load() != before+2 {
+		t.Fatal("the request after the panic was not spread")
+	}
+}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
@@ -20,20 +21,21 @@ import (
 // request either: fetch sessions copy what they keep, and the topic names
 // in a request are strings of their own (never views of the frame).
 type reuse struct {
-	produce     *kmsg.ProduceRequest
-	fetch       *kmsg.FetchRequest
-	produceResp *kmsg.ProduceResponse
-	fetchResp   *kmsg.FetchResponse
-	waiter      *waiter
-	waits       []replicationWait
-	appends     []appendJob
-	appending   sync.WaitGroup          // a spread produce's shares
-	seen        map[*partition]struct{} // distinct's
-	requested   []sessionPartition      // a sessionless fetch's partitions
-	requestedAt []*sessionPartition
-	targets     []fetchTarget
-	results     []kmsg.FetchResponseTopicPartition
-	timer       *time.Timer // a long poll's; stopped between requests
+	produce      *kmsg.ProduceRequest
+	fetch        *kmsg.FetchRequest
+	produceResp  *kmsg.ProduceResponse
+	fetchResp    *kmsg.FetchResponse
+	waiter       *waiter
+	waits        []replicationWait
+	appends      []appendJob
+	appending    sync.WaitGroup          // a spread produce's shares
+	appendFailed atomic.Bool             // one of them panicked
+	seen         map[*partition]struct{} // distinct's
+	requested    []sessionPartition      // a sessionless fetch's partitions
+	requestedAt  []*sessionPartition
+	targets      []fetchTarget
+	results      []kmsg.FetchResponseTopicPartition
+	timer        *time.Timer // a long poll's; stopped between requests
 }
 
 // request returns the kept request for key, or a new one for the keys
