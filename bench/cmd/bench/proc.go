@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // server is one running broker process: Gregor, Apache Kafka or kfake.
@@ -23,20 +24,20 @@ type server struct {
 	logPath string
 }
 
-// clkTck is the kernel's USER_HZ, 100 on every Linux this runs on.
-const clkTck = 100
+// cpuSeconds is the CPU time the server's process has used.
+func (s *server) cpuSeconds() float64 { return cpuSecondsOf(s.cmd.Process.Pid) }
 
-// cpuSeconds is utime+stime of the process from /proc/<pid>/stat.
-func (s *server) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
+// cpuSecondsOf is the CPU time a process has used, all its threads (live
+// and exited) together, read from its CPU-time clock in nanoseconds:
+// /proc/<pid>/stat counts in 10 ms ticks, too coarse for a consume that
+// lasts a tenth of a second.
+func cpuSecondsOf(pid int) float64 {
+	clock := uintptr(^pid<<3 | 2) // the kernel's MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+	var ts syscall.Timespec
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clock, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
 		return 0
 	}
-	// the command name may hold spaces: fields start after the last ')'
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / clkTck
+	return float64(ts.Sec) + float64(ts.Nsec)/1e9
 }
 
 // memKB reads VmRSS and VmHWM (KiB) from /proc/<pid>/status.

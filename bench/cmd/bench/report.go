@@ -57,6 +57,13 @@ func (r report) markdown() string {
 	section := ""
 	for _, k := range r.res.ordered() {
 		m := r.res.metrics[k]
+		if m.section == cpuSection {
+			if section != cpuSection {
+				section = cpuSection
+				r.cpuTable(&b)
+			}
+			continue
+		}
 		if m.section != section {
 			section = m.section
 			p("")
@@ -129,16 +136,6 @@ func (r report) summary(b *strings.Builder) {
 	p("%d of %d target rows below are met in this run.", met, all)
 	for _, k := range r.res.ordered() {
 		m, row := r.res.metrics[k], r.res.samples[k]
-		if !strings.HasPrefix(m.name, "broker cores busy") || len(row[sysGregor]) == 0 {
-			continue
-		}
-		g, _, _ := stats(row[sysGregor])
-		kf, _, _ := stats(row[sysKafka])
-		kk, _, _ := stats(row[sysKfake])
-		p("Broker %s: Gregor %.2f, Kafka %.2f, kfake %.2f of the machine's 2 cores.", strings.TrimPrefix(m.name, "broker "), g, kf, kk)
-	}
-	for _, k := range r.res.ordered() {
-		m, row := r.res.metrics[k], r.res.samples[k]
 		if m.section != w5Section || !strings.HasPrefix(m.name, "cores busy") || len(row[sysGregor]) == 0 {
 			continue
 		}
@@ -147,7 +144,8 @@ func (r report) summary(b *strings.Builder) {
 		p("W5, %s: Gregor %.2f, Kafka %.2f of the machine's 2 cores.", m.name, g, kf)
 	}
 	p("The clients (franz-go in the bench process, or the JVM perf tools) share the same 2 cores; where a broker")
-	p("is far from busy, its throughput row measures the client as much as the broker.")
+	p("is far from busy, its throughput row measures the client as much as the broker. Each throughput row's")
+	p("client and broker CPU are in \"%s\", and beside every row not met below.", cpuSection)
 	p("")
 }
 
@@ -170,13 +168,64 @@ func (r report) targets(b *strings.Builder) {
 			} else {
 				want, met = fmt.Sprintf("<= %s of Kafka", frac(m.target)), g <= m.target*kf
 			}
-			p("| %s | %s | %.4g %s | %.4g %s | %.2f | %s |", want, m.section+": "+m.name, g, m.unit, kf, m.unit, g/kf, metStr(met))
+			p("| %s | %s | %.4g %s | %.4g %s | %.2f | %s%s |", want, m.section+": "+m.name, g, m.unit, kf, m.unit, g/kf, metStr(met), r.cpuNote(m, met))
 		}
 		if m.kfake && len(row[sysGregor]) > 0 && len(row[sysKfake]) > 0 {
 			kk, _, _ := stats(row[sysKfake])
-			p("| >= kfake | %s | %.4g %s | %.4g %s | %.2f | %s |", m.section+": "+m.name, g, m.unit, kk, m.unit, g/kk, metStr(g >= kk))
+			p("| >= kfake | %s | %.4g %s | %.4g %s | %.2f | %s%s |", m.section+": "+m.name, g, m.unit, kk, m.unit, g/kk, metStr(g >= kk), r.cpuNote(m, g >= kk))
 		}
 	}
+}
+
+// cpuNote gives, for a row not met, the CPU its client and Gregor used.
+func (r report) cpuNote(m *metric, met bool) string {
+	if met {
+		return ""
+	}
+	name := cpuSection + "/" + m.section + ": " + m.name
+	client, broker := r.res.samples[name+cpuClient][sysGregor], r.res.samples[name+cpuBroker][sysGregor]
+	if len(client) == 0 || len(broker) == 0 {
+		return ""
+	}
+	c, _, _ := stats(client)
+	b, _, _ := stats(broker)
+	return fmt.Sprintf(" (client %.2f, Gregor %.2f %s)", c, b, r.res.metrics[name+cpuClient].unit)
+}
+
+// cpuTable writes cpuSection: per throughput row, the client's and the
+// broker's CPU for each system side by side.
+func (r report) cpuTable(b *strings.Builder) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
+	p("")
+	p("## %s", cpuSection)
+	p("")
+	p("franz-go rows: cores busy (CPU seconds per second of the measured time) of the bench process, which is")
+	p("the client, and of the broker. Perf-tool rows: CPU seconds of the tool's whole JVM (start and warm-up")
+	p("included) and of the broker while it ran. The machine has 2 cores. Medians of the repetitions.")
+	p("")
+	p("| row | unit | Gregor: client | Gregor: broker | Kafka: client | Kafka: broker | kfake: client | kfake: broker |")
+	p("|---|---|---|---|---|---|---|---|")
+	for _, k := range r.res.ordered() {
+		m := r.res.metrics[k]
+		if m.section != cpuSection || !strings.HasSuffix(m.name, cpuClient) {
+			continue
+		}
+		row := strings.TrimSuffix(m.name, cpuClient)
+		client, broker := r.res.samples[k], r.res.samples[cpuSection+"/"+row+cpuBroker]
+		line := fmt.Sprintf("| %s | %s |", row, m.unit)
+		for _, sys := range []string{sysGregor, sysKafka, sysKfake} {
+			line += fmt.Sprintf(" %s | %s |", median(client[sys]), median(broker[sys]))
+		}
+		p("%s", line)
+	}
+}
+
+func median(v []float64) string {
+	if len(v) == 0 {
+		return "n/a"
+	}
+	med, _, _ := stats(v)
+	return fmt.Sprintf("%.2f", med)
 }
 
 func frac(t float64) string {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -62,27 +64,26 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		n := int(bytesPer / int64(c.size))
 		v := randomValue(c.size)
 		cpu0 := s.cpuSeconds()
+		busy := startBusy(s, os.Getpid())
 		d, err := produceN(producerOpts(s.addr, c.acksAll), topic, v, n)
 		if err != nil {
 			return fmt.Errorf("W1 produce %s: %w", c, err)
 		}
-		if c.partitions == 16 && c.size == 1024 && !c.acksAll {
-			res.add(metric{section: "W3 resources", name: "broker cores busy during W1 produce 16p 1024B acks=1 (CPU s / wall s)", unit: "cores"}, s.name, (s.cpuSeconds()-cpu0)/d.Seconds())
-		}
 		mbps := float64(n*c.size) / d.Seconds() / 1e6
-		res.add(metric{section: "W1 franz-go", name: "produce " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}, s.name, mbps)
-		cpuC := s.cpuSeconds()
+		produce := metric{section: "W1 franz-go", name: "produce " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}
+		res.add(produce, s.name, mbps)
+		busy.cores(res, produce, d)
+		busy = startBusy(s, os.Getpid())
 		d, err = consumeN(s.addr, topic, c.partitions, n)
 		if err != nil {
 			return fmt.Errorf("W1 consume %s: %w", c, err)
 		}
-		if c.partitions == 16 && c.size == 1024 && !c.acksAll {
-			res.add(metric{section: "W3 resources", name: "broker cores busy during W1 consume 16p 1024B acks=1 (CPU s / wall s)", unit: "cores"}, s.name, (s.cpuSeconds()-cpuC)/d.Seconds())
-		}
 		cpu += s.cpuSeconds() - cpu0
 		moved += 2 * float64(n*c.size)
 		cmbps := float64(n*c.size) / d.Seconds() / 1e6
-		res.add(metric{section: "W1 franz-go", name: "consume " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}, s.name, cmbps)
+		consume := metric{section: "W1 franz-go", name: "consume " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}
+		res.add(consume, s.name, cmbps)
+		busy.cores(res, consume, d)
 		logf("  %s W1 %s: produce %.1f MB/s, consume %.1f MB/s", s.name, c, mbps, cmbps)
 	}
 	res.add(metric{section: "W3 resources", name: "broker CPU seconds per GB moved (W1 franz-go, produced+consumed)", unit: "s/GB"}, s.name, cpu/(moved/1e9))
@@ -110,7 +111,9 @@ func runW1Perf(e *env, s *server, res *results, bytesPer int64, rep int, consume
 		}
 		args := []string{"--topic", topic, "--num-records", fmt.Sprint(n), "--record-size", fmt.Sprint(c.size),
 			"--throughput", "-1", "--producer-props", "bootstrap.servers=" + s.addr}
-		out, err := e.perfCmd("org.apache.kafka.tools.ProducerPerformance", append(args, acks...)...).CombinedOutput()
+		tool := e.perfCmd("org.apache.kafka.tools.ProducerPerformance", append(args, acks...)...)
+		busy := startBusy(s, 0)
+		out, err := tool.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("producer-perf-test %s on %s: %v\n%s", c, s.name, err, tail(out))
 		}
@@ -118,21 +121,27 @@ func runW1Perf(e *env, s *server, res *results, bytesPer int64, rep int, consume
 		if err != nil {
 			return fmt.Errorf("producer-perf-test %s on %s: %v\n%s", c, s.name, err, tail(out))
 		}
-		res.add(metric{section: "W1 Kafka perf tools", name: "kafka-producer-perf-test " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}, s.name, mbps)
+		produce := metric{section: "W1 Kafka perf tools", name: "kafka-producer-perf-test " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}
+		res.add(produce, s.name, mbps)
+		busy.seconds(res, produce, tool)
 		logf("  %s producer-perf-test %s: %.1f MB/s", s.name, c, mbps)
 		if !consumerPerf {
 			continue
 		}
-		out, err = e.perfCmd("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", s.addr,
+		tool = e.perfCmd("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", s.addr,
 			"--topic", topic, "--messages", fmt.Sprint(n), "--group", fmt.Sprintf("perf-%d-%d", rep, i),
-			"--timeout", "30000").CombinedOutput()
+			"--timeout", "30000")
+		busy = startBusy(s, 0)
+		out, err = tool.CombinedOutput()
 		cm, perr := parseConsumerPerf(string(out))
 		if err != nil || perr != nil {
 			res.note(fmt.Sprintf("kafka-consumer-perf-test %s did not complete on %s: %v %v: %s", c, s.name, err, perr, lastLine(out)))
 			logf("  %s consumer-perf-test %s failed: %v %v", s.name, c, err, perr)
 			continue
 		}
-		res.add(metric{section: "W1 Kafka perf tools", name: "kafka-consumer-perf-test " + c.String() + " (fetch.MB.sec)", unit: "MB/s", higher: true, target: 1.5, kfake: true}, s.name, cm)
+		consume := metric{section: "W1 Kafka perf tools", name: "kafka-consumer-perf-test " + c.String() + " (fetch.MB.sec)", unit: "MB/s", higher: true, target: 1.5, kfake: true}
+		res.add(consume, s.name, cm)
+		busy.seconds(res, consume, tool)
 		logf("  %s consumer-perf-test %s: %.1f MB/s", s.name, c, cm)
 	}
 	return nil
@@ -195,3 +204,47 @@ func lastLine(b []byte) string {
 }
 
 var _ = time.Second
+
+// cpuSection holds, for each W1 row, the CPU its client and its broker
+// used, to tell whose limit a throughput is.
+const cpuSection = "W1 CPU of client and broker"
+
+// busy is the CPU the client and the broker have used when a W1 row starts.
+type busy struct {
+	s              *server
+	clientPid      int // 0: the client is a child process, read at its exit
+	client, broker float64
+}
+
+func startBusy(s *server, clientPid int) busy {
+	b := busy{s: s, clientPid: clientPid, broker: s.cpuSeconds()}
+	if clientPid != 0 {
+		b.client = cpuSecondsOf(clientPid)
+	}
+	return b
+}
+
+// cores records the cores busy (CPU seconds per second) of the client in
+// this process and of the broker over the row's measured time d.
+func (b busy) cores(res *results, m metric, d time.Duration) {
+	b.record(res, m, "cores", (cpuSecondsOf(b.clientPid)-b.client)/d.Seconds(), (b.s.cpuSeconds()-b.broker)/d.Seconds())
+}
+
+// seconds records the CPU seconds of a client tool's whole process (JVM
+// start and warm-up included) and of the broker while it ran.
+func (b busy) seconds(res *results, m metric, tool *exec.Cmd) {
+	st := tool.ProcessState
+	b.record(res, m, "CPU s", (st.UserTime() + st.SystemTime()).Seconds(), b.s.cpuSeconds()-b.broker)
+}
+
+func (b busy) record(res *results, m metric, unit string, client, broker float64) {
+	name := m.section + ": " + m.name
+	res.add(metric{section: cpuSection, name: name + cpuClient, unit: unit}, b.s.name, client)
+	res.add(metric{section: cpuSection, name: name + cpuBroker, unit: unit}, b.s.name, broker)
+}
+
+// The suffixes that pair a row's client and broker CPU in cpuSection.
+const (
+	cpuClient = " (client)"
+	cpuBroker = " (broker)"
+)
