@@ -203,8 +203,6 @@ func lastLine(b []byte) string {
 	return lines[len(lines)-1]
 }
 
-var _ = time.Second
-
 // cpuSection holds, for each W1 row, the CPU its client and its broker
 // used, to tell whose limit a throughput is.
 const cpuSection = "W1 CPU of client and broker"
