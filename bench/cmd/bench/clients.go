@@ -107,6 +107,24 @@ func producerOpts(addr string, acksAll bool) []kgo.Opt {
 	return opts
 }
 
+// writeEveryPartition produces one small record to each of the topic's
+// partitions and waits for every ack (the client retries partitions the
+// broker does not serve yet).
+func writeEveryPartition(addr, topic string, partitions int32) error {
+	cl, err := kgo.NewClient(seeds(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	recs := make([]*kgo.Record, partitions)
+	for p := range recs {
+		recs[p] = &kgo.Record{Topic: topic, Partition: int32(p), Value: []byte("w4")}
+	}
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
 // produceN produces n records of value v to topic and waits for every ack.
 func produceN(opts []kgo.Opt, topic string, v []byte, n int) (time.Duration, error) {
 	cl, err := kgo.NewClient(opts...)
