@@ -427,7 +427,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	for len(parts) < len(it.Partitions) {
 		parts = append(parts, nil)
 	}
-	changed := false
+	changed, created := false, false
 	for i, ip := range it.Partitions {
 		here := slices.Contains(ip.Replicas, self)
 		switch {
@@ -446,6 +446,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				if l, err = r.b.dir.CreateLog(tp, t.id, t.settings.Load().log); err != nil {
 					return nil, err
 				}
+				created = true
 			}
 			p := &partition{topic: t, index: int32(i), log: l}
 			// No role until installState gives it one: requests get
@@ -461,6 +462,11 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 			parts[i].wake()
 			parts[i] = nil
 			changed = true
+		}
+	}
+	if created {
+		if err := r.b.dir.SyncLogDir(); err != nil {
+			return nil, err
 		}
 	}
 	if changed {

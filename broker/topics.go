@@ -253,14 +253,15 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
 	parts := append([]*partition(nil), t.partitions()...)
 	for i := int32(len(parts)); i < n; i++ {
-		l, err := r.b.dir.CreateLog(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log)
+		// A single node leads every partition at epoch 0.
+		l, err := r.b.dir.CreateLogAtEpoch(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log, 0)
 		if err != nil {
 			return err
 		}
-		if err := l.AssignLeaderEpoch(0); err != nil {
-			return err
-		}
 		parts = append(parts, newSingleNodePartition(t, i, l))
+	}
+	if err := r.b.dir.SyncLogDir(); err != nil {
+		return err
 	}
 	t.setPartitions(parts)
 	return nil

@@ -228,8 +228,15 @@ func (d *Dir) Log(tp TopicPartition) *Log {
 
 // CreateLog makes the directory of a new partition with its
 // partition.metadata and an empty first segment. It fails if the partition
-// already exists.
+// already exists. The new directory is durable once SyncLogDir returns.
 func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+	return d.CreateLogAtEpoch(tp, topicID, cfg, -1)
+}
+
+// CreateLogAtEpoch is CreateLog for a partition whose leader epoch epoch
+// starts at offset 0, written into the new leader-epoch-checkpoint (one
+// file write instead of an empty file and then AssignLeaderEpoch's).
+func (d *Dir) CreateLogAtEpoch(tp TopicPartition, topicID [16]byte, cfg Config, epoch int32) (*Log, error) {
 	if tp.Topic == "" || tp.Topic == "." || tp.Topic == ".." || strings.ContainsAny(tp.Topic, "/\\\x00") || tp.Partition < 0 {
 		return nil, fmt.Errorf("invalid partition %q %d", tp.Topic, tp.Partition)
 	}
@@ -241,7 +248,7 @@ func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, 
 	if d.logs[tp] != nil {
 		return nil, fmt.Errorf("log %s already exists", tp)
 	}
-	l, err := createLog(filepath.Join(d.path, partitionDirName(tp)), tp, topicID, cfg)
+	l, err := createLog(filepath.Join(d.path, partitionDirName(tp)), tp, topicID, cfg, epoch)
 	if err != nil {
 		return nil, fmt.Errorf("create log %s: %w", tp, err)
 	}
@@ -249,6 +256,11 @@ func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, 
 	d.logs[tp] = l
 	return l, nil
 }
+
+// SyncLogDir fsyncs the log dir itself, which makes the partition
+// directories created in it so far durable: one fsync for all the
+// partitions of a topic rather than one each.
+func (d *Dir) SyncLogDir() error { return syncDir(d.path) }
 
 // DeleteLog closes a partition's log and removes its directory (renamed
 // first to <topic>-<partition>.<uuid>-delete, so a crash midway leaves

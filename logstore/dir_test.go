@@ -99,6 +99,51 @@ func TestCreateAndDeleteLog(t *testing.T) {
 	d.Close()
 }
 
+// TestCreateLogAtEpoch checks the files a new partition starts with (a
+// leader-epoch-checkpoint empty as Kafka writes it, or holding the epoch
+// given; no temporary files left) and the epochs after a crash.
+func TestCreateLogAtEpoch(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	plain, led := TopicPartition{"t", 0}, TopicPartition{"t", 1}
+	if _, err := d.CreateLog(plain, [16]byte{7}, testConfig()); err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.CreateLogAtEpoch(led, [16]byte{7}, testConfig(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncLogDir(); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 0 {
+		t.Errorf("latest epoch %d, want 0", l.LatestEpoch())
+	}
+	appendN(t, l, 2, 1)
+	for tp, want := range map[TopicPartition]string{plain: "", led: "0\n1\n0 0\n"} {
+		dir := filepath.Join(root, partitionDirName(tp))
+		got, err := os.ReadFile(filepath.Join(dir, leaderEpochFile))
+		if err != nil || string(got) != want {
+			t.Errorf("%s leader-epoch-checkpoint %q (%v), want %q", tp, got, err, want)
+		}
+		if id, err := readPartitionMetadata(dir); err != nil || id != ([16]byte{7}) {
+			t.Errorf("%s partition.metadata %v (%v)", tp, id, err)
+		}
+		if names, _ := filepath.Glob(filepath.Join(dir, "*"+tmpSuffix)); len(names) > 0 {
+			t.Errorf("temporary files left: %v", names)
+		}
+	}
+	d.crash()
+	d = openTestDir(t, root)
+	defer d.Close()
+	if e, end := d.Log(led).EndOffsetForEpoch(0); e != 0 || end != 2 {
+		t.Errorf("epoch 0 ends at %d (epoch %d), want 2", end, e)
+	}
+	if d.Log(plain).LatestEpoch() != -1 {
+		t.Errorf("plain log has epoch %d", d.Log(plain).LatestEpoch())
+	}
+}
+
 func TestDeleteDirName(t *testing.T) {
 	name := deleteDirName(TopicPartition{"t", 3})
 	if !strings.HasPrefix(name, "t-3.") || !strings.HasSuffix(name, "-delete") || len(name) != len("t-3.")+32+len("-delete") {

@@ -38,7 +38,9 @@
 //
 // All integers in binary files are big-endian. Text files use "\n" line
 // ends and are replaced atomically: written to <name>.tmp, fsynced, renamed
-// over <name>, and the directory fsynced.
+// over <name>, and the directory fsynced. A new partition directory gets
+// its files that way and one fsync of the directory for all of them; the
+// log dir itself is fsynced once per batch of new partitions (SyncLogDir).
 //
 // # .log: record batches (magic v2), back to back
 //

@@ -131,6 +131,15 @@ func RandomUUID() [16]byte {
 // WriteFileAtomic replaces path with data: write path.tmp, fsync it, rename
 // it over path, fsync the directory.
 func WriteFileAtomic(path string, data []byte) error {
+	if err := replaceFile(path, data); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// replaceFile is WriteFileAtomic without the directory fsync, for a caller
+// that writes several files into one directory and fsyncs it once.
+func replaceFile(path string, data []byte) error {
 	tmp := path + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -147,10 +156,7 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return os.Rename(tmp, path)
 }
 
 // syncDir fsyncs a directory so that renames and creations in it are durable.

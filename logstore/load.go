@@ -23,16 +23,25 @@ type loadState struct {
 }
 
 // createLog makes a new partition directory with an empty first segment.
-func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
+// With epoch >= 0 its leader-epoch-checkpoint already says that epoch
+// starts at offset 0; otherwise the checkpoint is empty, as Kafka creates
+// it. The files are fsynced, then the directory once; the caller fsyncs
+// the parent.
+func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoch int32) (*Log, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
 	meta := "version: 0\ntopic_id: " + UUIDString(topicID)
-	if err := WriteFileAtomic(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
+	if err := replaceFile(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
 		return nil, err
 	}
-	// Kafka creates the leader epoch checkpoint empty.
-	if err := os.WriteFile(filepath.Join(dir, leaderEpochFile), nil, 0o644); err != nil {
+	l := newLog(dir, tp, topicID, cfg)
+	l.epochs = &epochCache{path: filepath.Join(dir, leaderEpochFile)}
+	if l.epochs.assign(epoch, 0) {
+		if err := replaceFile(l.epochs.path, l.epochs.bytes()); err != nil {
+			return nil, err
+		}
+	} else if err := os.WriteFile(l.epochs.path, nil, 0o644); err != nil {
 		return nil, err
 	}
 	seg, err := createSegment(dir, 0, cfg)
@@ -43,12 +52,7 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) (*Lo
 		seg.closeFiles()
 		return nil, err
 	}
-	l := newLog(dir, tp, topicID, cfg)
 	l.segs.Store(&[]*segment{seg})
-	if l.epochs, err = loadEpochCache(dir); err != nil {
-		seg.closeFiles()
-		return nil, err
-	}
 	return l, nil
 }
 

@@ -550,7 +550,7 @@ func FuzzAppendReplicated(f *testing.F) {
 		tp := TopicPartition{"z", 0}
 		cfg := testConfig()
 		cfg.SegmentBytes = 4096
-		l, err := createLog(dir, tp, [16]byte{1}, cfg)
+		l, err := createLog(dir, tp, [16]byte{1}, cfg, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
