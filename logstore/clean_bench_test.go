@@ -33,7 +33,7 @@ func BenchmarkClean(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(l.Size())/float64(size), "kept-ratio")
-		// Each iteration's log holds about 22 files open; release them
+		// Each iteration's log holds about 15 files open; release them
 		// now rather than at the end of the benchmark.
 		if err := d.Close(); err != nil {
 			b.Fatal(err)
