@@ -126,7 +126,10 @@ func writeEveryPartition(addr, topic string, partitions int32) error {
 }
 
 // produceN produces n records of value v to topic and waits for every ack.
-func produceN(opts []kgo.Opt, topic string, v []byte, n int) (time.Duration, error) {
+// It returns the time from the first of the n records to the last ack;
+// atStart, if not nil, is called right before that time starts (the
+// client is then connected and has its producer id).
+func produceN(opts []kgo.Opt, topic string, v []byte, n int, atStart func()) (time.Duration, error) {
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, err
@@ -146,6 +149,9 @@ func produceN(opts []kgo.Opt, topic string, v []byte, n int) (time.Duration, err
 			}
 		}
 	}
+	if atStart != nil {
+		atStart()
+	}
 	start := time.Now()
 	for i := 1; i < n; i++ {
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, cb)
@@ -163,8 +169,9 @@ func produceN(opts []kgo.Opt, topic string, v []byte, n int) (time.Duration, err
 }
 
 // consumeN reads n records from the start of every partition of topic,
-// assigned directly (no group).
-func consumeN(addr, topic string, partitions int32, n int) (time.Duration, error) {
+// assigned directly (no group), and returns the time that took; atStart,
+// if not nil, is called right before that time starts.
+func consumeN(addr, topic string, partitions int32, n int, atStart func()) (time.Duration, error) {
 	assign := map[int32]kgo.Offset{}
 	for p := int32(0); p < partitions; p++ {
 		assign[p] = kgo.NewOffset().AtStart()
@@ -177,6 +184,9 @@ func consumeN(addr, topic string, partitions int32, n int) (time.Duration, error
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	if atStart != nil {
+		atStart()
+	}
 	start := time.Now()
 	got := 0
 	for got < n {

@@ -199,8 +199,9 @@ func (r report) cpuTable(b *strings.Builder) {
 	p("")
 	p("## %s", cpuSection)
 	p("")
-	p("franz-go rows: cores busy (CPU seconds per second of the measured time; the client's set-up and close,")
-	p("a few ms, fall in the CPU but not the time) of the bench process, which is the client, and of the broker.")
+	p("franz-go rows: cores busy (CPU seconds per second of the measured time, which starts once the client is")
+	p("connected; its close, under a millisecond, falls in the CPU but not the time) of the bench process, which")
+	p("is the client, and of the broker.")
 	p("Perf-tool rows: CPU seconds of the tool's whole JVM (start and warm-up included) and of the broker while")
 	p("it ran. The machine has 2 cores. Medians of the repetitions.")
 	p("")
@@ -314,6 +315,6 @@ var methods = []string{
 	"W3 start-up: from exec of the broker process to the first answered Metadata request (ApiVersions, then Metadata listing a broker, on a fresh connection, probed every 2 ms). Kafka's `kafka-storage format` runs before and is not counted.",
 	"W3 memory: VmRSS of the broker process 5 s after start, right after W1 franz-go, and VmHWM (peak) after W1+W2, from /proc/<pid>/status. CPU: utime+stime of the broker from /proc/<pid>/stat over the W1 franz-go cases divided by bytes produced+consumed.",
 	"W3 recovery: a topic of 8 partitions filled with 1-KB records (acks=1), SIGKILL right after the last ack, restart on the same log dir; times from exec to the first answered Metadata and to ListOffsets showing every acked record. One run per system (kfake keeps nothing).",
-	"W5 three nodes: per system and repetition, a fresh cluster of three combined broker+controller nodes on 127.0.0.1 (distinct ports and log dirs; each node gets the same server.properties as one-node runs with its own node.id and the static controller.quorum.voters of all three; Kafka's dirs formatted with one cluster id, each JVM -Xms1G -Xmx1G). Topics of replication factor 3 with min.insync.replicas=2; after an unmeasured warm-up (a quarter of a case, 16 partitions), franz-go produces the case's bytes of 1-KB records with acks=all and idempotence to 1 and 16 partitions and consumes them (seeded with all three nodes, as W1); latency as W2 at a fixed rate on a 1-partition topic of the same kind; RSS of every node after that. kfake has no cluster mode: n/a.",
+	"W5 three nodes: per system and repetition, a fresh cluster of three combined broker+controller nodes on 127.0.0.1 (distinct ports and log dirs; each node gets the same server.properties as one-node runs with its own node.id and the static controller.quorum.voters of all three; Kafka's dirs formatted with one cluster id, each JVM -Xms1G -Xmx1G). Topics of replication factor 3 with min.insync.replicas=2; after an unmeasured warm-up (a quarter of a case, 16 partitions), franz-go produces the case's bytes of 1-KB records with acks=all and idempotence to 1 and 16 partitions and consumes them (seeded with all three nodes, as W1); cores busy is the CPU seconds of the three nodes from the first produced record to the last ack, divided by that time; latency as W2 at a fixed rate on a 1-partition topic of the same kind; RSS of every node after that. kfake has no cluster mode: n/a.",
 	"W4 scale: one broker per system, topics of 1,000 partitions created until 1,000 and then 10,000 partitions, each timed until Metadata lists a leader for all its partitions (Kafka answers that from its metadata image, before its broker has created the logs) and until one record produced to each partition is acknowledged (franz-go, acks=all; partitions not served yet are retried); after 5 s of settling, CPU over the idle period, VmRSS, and the median of 20 full Metadata requests (all topics). One run per system.",
 }

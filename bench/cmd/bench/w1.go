@@ -48,10 +48,10 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 			return err
 		}
 		n := max(int(bytesPer/4/int64(c.size)), 2)
-		if _, err := produceN(producerOpts(s.addr, c.acksAll), topic, randomValue(c.size), n); err != nil {
+		if _, err := produceN(producerOpts(s.addr, c.acksAll), topic, randomValue(c.size), n, nil); err != nil {
 			return fmt.Errorf("W1 warm-up produce %s: %w", c, err)
 		}
-		if _, err := consumeN(s.addr, topic, c.partitions, n); err != nil {
+		if _, err := consumeN(s.addr, topic, c.partitions, n, nil); err != nil {
 			return fmt.Errorf("W1 warm-up consume %s: %w", c, err)
 		}
 	}
@@ -64,8 +64,9 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		n := int(bytesPer / int64(c.size))
 		v := randomValue(c.size)
 		cpu0 := s.cpuSeconds()
-		busy := startBusy(s, os.Getpid())
-		d, err := produceN(producerOpts(s.addr, c.acksAll), topic, v, n)
+		var busy busy
+		measure := func() { busy = startBusy(s, os.Getpid()) }
+		d, err := produceN(producerOpts(s.addr, c.acksAll), topic, v, n, measure)
 		if err != nil {
 			return fmt.Errorf("W1 produce %s: %w", c, err)
 		}
@@ -73,8 +74,7 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		produce := metric{section: "W1 franz-go", name: "produce " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}
 		res.add(produce, s.name, mbps)
 		busy.cores(res, produce, d)
-		busy = startBusy(s, os.Getpid())
-		d, err = consumeN(s.addr, topic, c.partitions, n)
+		d, err = consumeN(s.addr, topic, c.partitions, n, measure)
 		if err != nil {
 			return fmt.Errorf("W1 consume %s: %w", c, err)
 		}

@@ -20,7 +20,7 @@ func runRecovery(e *env, name string, res *results, bytes int64) error {
 		return err
 	}
 	n := int(bytes / 1024)
-	if _, err := produceN(producerOpts(s.addr, false), "recovery", randomValue(1024), n); err != nil {
+	if _, err := produceN(producerOpts(s.addr, false), "recovery", randomValue(1024), n, nil); err != nil {
 		s.stop()
 		return err
 	}

@@ -32,10 +32,10 @@ func runW5(e *env, st settings, res *results, name string, rep int) error {
 	if err := createReplicatedTopic(c.addr, warm, 16, clusterSize, configs); err != nil {
 		return err
 	}
-	if _, err := produceN(producerOpts(c.addr, true), warm, v, n/4); err != nil {
+	if _, err := produceN(producerOpts(c.addr, true), warm, v, n/4, nil); err != nil {
 		return fmt.Errorf("W5 warm-up: %w", err)
 	}
-	if _, err := consumeN(c.addr, warm, 16, n/4); err != nil {
+	if _, err := consumeN(c.addr, warm, 16, n/4, nil); err != nil {
 		return fmt.Errorf("W5 warm-up: %w", err)
 	}
 	for _, p := range []int32{1, 16} {
@@ -43,16 +43,16 @@ func runW5(e *env, st settings, res *results, name string, rep int) error {
 		if err := createReplicatedTopic(c.addr, topic, p, clusterSize, configs); err != nil {
 			return err
 		}
-		cpu0, t0 := c.cpuSeconds(), time.Now()
-		d, err := produceN(producerOpts(c.addr, true), topic, v, n)
+		var cpu0 float64
+		d, err := produceN(producerOpts(c.addr, true), topic, v, n, func() { cpu0 = c.cpuSeconds() })
 		if err != nil {
 			return fmt.Errorf("W5 produce %dp: %w", p, err)
 		}
-		busy := (c.cpuSeconds() - cpu0) / time.Since(t0).Seconds()
+		busy := (c.cpuSeconds() - cpu0) / d.Seconds()
 		mbps := float64(n*1024) / d.Seconds() / 1e6
 		res.add(metric{section: w5Section, name: fmt.Sprintf("produce %dp 1024B acks=all+idem", p), unit: "MB/s", higher: true, target: 1.5}, name, mbps)
 		res.add(metric{section: w5Section, name: fmt.Sprintf("cores busy during produce %dp, three nodes together (CPU s / wall s)", p), unit: "cores"}, name, busy)
-		d, err = consumeN(c.addr, topic, p, n)
+		d, err = consumeN(c.addr, topic, p, n, nil)
 		if err != nil {
 			return fmt.Errorf("W5 consume %dp: %w", p, err)
 		}
