@@ -242,6 +242,60 @@ func TestClusterReplicatesAndCommits(t *testing.T) {
 	}
 }
 
+// TestClusterNewPartitionReplicatesAtOnce creates a topic while every
+// follower's fetch is parked at its leader (a long poll of up to a minute)
+// and checks that an acks=all produce to it completes long before that:
+// a partition a follower starts to follow interrupts the parked fetch, and
+// is fetched in the round that truncated it. The ISR cannot shrink
+// meanwhile (replica.lag.time.max.ms is two minutes), so the produce waits
+// for both followers.
+func TestClusterNewPartitionReplicatesAtOnce(t *testing.T) {
+	const parkedFetch = time.Minute
+	c := startCluster(t, 3, map[string]string{"replica.fetch.wait.max.ms": fmt.Sprint(parkedFetch.Milliseconds()), "replica.lag.time.max.ms": "120000"})
+	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	create := func(topic string, partitions int32) {
+		t.Helper()
+		res, err := adm.CreateTopic(ctxT(t), partitions, 3, nil, topic)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Partitions led by every node, written once, so that each follower
+	// has a fetch parked at each leader.
+	create("parked", 3)
+	var recs []*kgo.Record
+	for p := int32(0); p < 3; p++ {
+		recs = append(recs, &kgo.Record{Topic: "parked", Partition: p, Value: []byte("x")})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+
+	create("fresh", 3)
+	start := time.Now()
+	recs = recs[:0]
+	for p := int32(0); p < 3; p++ {
+		recs = append(recs, &kgo.Record{Topic: "fresh", Partition: p, Value: []byte("y")})
+	}
+	if err := cl.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// Waiting out a parked fetch would take the whole minute.
+	if took := time.Since(start); took > parkedFetch/3 {
+		t.Errorf("acks=all produce to a new topic took %v", took)
+	}
+	for p := int32(0); p < 3; p++ {
+		if _, isr := c.leaderOf("fresh", p); len(isr) != 3 {
+			t.Errorf("partition %d: ISR %v, want all three", p, isr)
+		}
+	}
+}
+
 // leaderOf is the leader of a partition as the first live node sees it.
 func (c *testCluster) leaderOf(topic string, partition int32) (int32, []int32) {
 	for _, b := range c.nodes {

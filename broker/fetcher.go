@@ -16,6 +16,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
@@ -38,6 +39,24 @@ func newFetcherManager(b *Broker) *fetcherManager {
 type followed struct {
 	epoch    int32 // the leader epoch it follows
 	truncate bool  // not yet truncated to the leader's log
+	// The leader refused to say where to truncate (it has not yet applied
+	// the metadata that makes it leader, typically): ask again at retryAt,
+	// meanwhile fetching the other partitions.
+	retryAt time.Time
+	retries int
+}
+
+// How soon a refused truncation is asked again: doubling from the first
+// to the last value. The leader usually applies the metadata within
+// milliseconds, and an acks=all produce to the partition waits meanwhile.
+const (
+	truncateRetryFirst = 10 * time.Millisecond
+	truncateRetryLast  = time.Second
+)
+
+// ready reports whether s has anything to do now.
+func (s followed) ready(now time.Time) bool {
+	return !s.truncate || !now.Before(s.retryAt)
 }
 
 type replicaFetcher struct {
@@ -45,9 +64,14 @@ type replicaFetcher struct {
 	leader int32
 	mu     sync.Mutex
 	parts  map[*partition]*followed
-	kick   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	kick   chan struct{} // wakes a fetcher that follows nothing
+	// restart abandons the request in flight (a fetch may be waiting up
+	// to replica.fetch.wait.max.ms for partitions that have nothing new)
+	// so that a partition just followed is truncated and fetched at once:
+	// until then an acks=all produce to it waits for this follower.
+	restart chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // follow makes p copy from leader in leaderEpoch, moving it off any other
@@ -66,7 +90,7 @@ func (m *fetcherManager) follow(p *partition, leader, epoch int32) {
 	f := m.byLeader[leader]
 	if f == nil {
 		f = &replicaFetcher{m: m, leader: leader, parts: map[*partition]*followed{},
-			kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+			kick: make(chan struct{}, 1), restart: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 		m.byLeader[leader] = f
 		go f.run()
 	}
@@ -74,6 +98,7 @@ func (m *fetcherManager) follow(p *partition, leader, epoch int32) {
 	f.parts[p] = &followed{epoch: epoch, truncate: true}
 	f.mu.Unlock()
 	f.wake()
+	f.interrupt()
 }
 
 // remove stops copying p.
@@ -106,6 +131,14 @@ func (f *replicaFetcher) drop(p *partition) {
 func (f *replicaFetcher) wake() {
 	select {
 	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// interrupt abandons the request in flight, if any (see restart).
+func (f *replicaFetcher) interrupt() {
+	select {
+	case f.restart <- struct{}{}:
 	default:
 	}
 }
@@ -153,14 +186,16 @@ func (f *replicaFetcher) run() {
 		select {
 		case <-f.stop:
 			return
+		case <-f.restart: // whatever it announced is in the snapshot below
 		default:
 		}
 		parts := f.snapshot()
-		if len(parts) == 0 {
+		if !anyReady(parts) { // nothing followed, or only truncations to retry later
 			select {
 			case <-f.stop:
 				return
 			case <-f.kick:
+			case <-f.restart:
 			case <-time.After(time.Second):
 			}
 			continue
@@ -189,31 +224,52 @@ func (f *replicaFetcher) run() {
 		}
 		broker := client.SeedBrokers()[0]
 		ctx, cancel := context.WithCancel(context.Background())
+		var restarted atomic.Bool
 		go func() {
 			select {
 			case <-f.stop:
+			case <-f.restart:
+				// franz-go gives up on the connection of a request whose
+				// context ends mid-read; the next request dials afresh.
+				restarted.Store(true)
 			case <-ctx.Done():
 			}
 			cancel()
 		}()
-		ok := f.truncate(ctx, broker, parts) && f.fetch(ctx, broker, parts)
+		ok := f.truncate(ctx, broker, parts)
+		if ok { // fetch what truncate just cleared in the same round
+			ok = f.fetch(ctx, broker, f.snapshot())
+		}
 		cancel()
-		if !ok && !backoff() {
+		if !ok && !restarted.Load() && !backoff() {
 			return
 		}
 	}
 }
 
+func anyReady(parts map[*partition]followed) bool {
+	now := time.Now()
+	for _, s := range parts {
+		if s.ready(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // truncate cuts every partition that just started following to where its
-// log agrees with the leader's.
+// log agrees with the leader's. A partition the leader answers with an
+// error is asked again later (retryLater); only a failed request makes
+// truncate return false.
 func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts map[*partition]followed) bool {
 	b := f.m.b
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.ReplicaID = b.cfg.NodeID
 	byTopic := map[string]int{}
 	var asked []*partition
+	now := time.Now()
 	for p, s := range parts {
-		if !s.truncate {
+		if !s.truncate || !s.ready(now) {
 			continue
 		}
 		i, ok := byTopic[p.topic.name]
@@ -238,7 +294,6 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 	for _, p := range asked {
 		byKey[p.topic.name+"/"+strconv.Itoa(int(p.index))] = p
 	}
-	all := true
 	for _, rt := range resp.(*kmsg.OffsetForLeaderEpochResponse).Topics {
 		for _, rp := range rt.Partitions {
 			p := byKey[rt.Topic+"/"+strconv.Itoa(int(rp.Partition))]
@@ -250,7 +305,7 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 				continue
 			}
 			if rp.ErrorCode != 0 {
-				all = false
+				f.retryLater(s)
 				continue
 			}
 			leo := p.log.LogEndOffset()
@@ -269,7 +324,7 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 					"from", leo, "to", rp.EndOffset, "leader.epoch", rp.LeaderEpoch)
 				if err := p.log.TruncateTo(rp.EndOffset); err != nil {
 					b.logger.Error("truncation failed", "topic", p.topic.name, "partition", p.index, "err", err)
-					all = false
+					f.retryLater(s)
 					continue
 				}
 			}
@@ -278,7 +333,18 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 			f.mu.Unlock()
 		}
 	}
-	return all
+	return true
+}
+
+// retryLater puts off asking again where s should be truncated, and wakes
+// the fetcher when the time comes (it may be waiting on a fetch).
+func (f *replicaFetcher) retryLater(s *followed) {
+	f.mu.Lock()
+	delay := min(truncateRetryFirst<<min(s.retries, 16), truncateRetryLast)
+	s.retries++
+	s.retryAt = time.Now().Add(delay)
+	f.mu.Unlock()
+	time.AfterFunc(delay, f.interrupt)
 }
 
 // fetch copies one round of batches from the leader.
