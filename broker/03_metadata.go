@@ -74,7 +74,9 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
-		for _, t := range b.topics.all() {
+		all := b.topics.all()
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(all))
+		for _, t := range all {
 			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 		}
 		return resp, nil
@@ -133,7 +135,9 @@ func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataRe
 		AuthorizedOperations: authorizedOperations(includeOperations, topicOperations),
 	}
 	node := []int32{b.cfg.NodeID}
-	for _, p := range t.partitions() {
+	ps := t.partitions()
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(ps))
+	for _, p := range ps {
 		mt.Partitions = append(mt.Partitions, kmsg.MetadataResponseTopicPartition{
 			Partition: p.index, Leader: b.cfg.NodeID, LeaderEpoch: 0, Replicas: node, ISR: node,
 		})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -243,3 +244,39 @@ func franzConsume(b *testing.B) {
 		got += fs.NumRecords()
 	}
 }
+
+// BenchmarkHandleMetadata answers a Metadata request (v12) for every topic
+// of a broker holding 10 topics of 1,000 partitions each, as W4's 10,000
+// partitions.
+func BenchmarkHandleMetadata(b *testing.B) {
+	br := startBroker(b, nil)
+	for i := 0; i < 10; i++ {
+		benchTopic(b, br, fmt.Sprintf("scale-%d", i), 1000)
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	frame := requestFrame(req)
+	c := newConn(br, nil, br.listeners[0])
+	b.ReportAllocs()
+	var out *response
+	for b.Loop() {
+		out.free()
+		var err error
+		if out, err = c.handle(frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(12)
+	if err := resp.ReadFrom(out.buf[9:]); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, t := range resp.Topics {
+		n += len(t.Partitions)
+	}
+	if n != 10000 {
+		b.Fatalf("%d partitions in the answer, want 10000", n)
+	}
+}
+

@@ -52,6 +52,7 @@ func imageTopicMetadata(img *controller.Image, it *controller.Topic, includeOper
 	mt := kmsg.MetadataResponseTopic{
 		Topic: &name, TopicID: it.ID, IsInternal: isInternal(name),
 		AuthorizedOperations: authorizedOperations(includeOperations, topicOperations),
+		Partitions:           make([]kmsg.MetadataResponseTopicPartition, 0, len(it.Partitions)),
 	}
 	for i, ip := range it.Partitions {
 		mp := kmsg.MetadataResponseTopicPartition{
@@ -83,7 +84,9 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 	resp.ControllerID = b.cluster.controllerFor(resp.Brokers)
 	resp.AuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
-		for _, name := range img.SortedTopicNames() {
+		names := img.SortedTopicNames()
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(names))
+		for _, name := range names {
 			resp.Topics = append(resp.Topics, imageTopicMetadata(img, img.Topics[name], req.IncludeTopicAuthorizedOperations))
 		}
 		return resp
