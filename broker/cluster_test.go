@@ -20,7 +20,7 @@ import (
 // testCluster is n in-process nodes, each broker and controller, on
 // loopback ports chosen before start (every node must know the voters).
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	nodes []*Broker
 	props []map[string]string
 	mu    sync.Mutex
@@ -37,14 +37,14 @@ func freePort(t testing.TB) int {
 
 // startCluster starts n nodes, each broker and controller; extra
 // overrides every node's properties.
-func startCluster(t *testing.T, n int, extra map[string]string) *testCluster {
+func startCluster(t testing.TB, n int, extra map[string]string) *testCluster {
 	return startClusterRoles(t, n, 0, extra)
 }
 
 // startClusterRoles starts the voters (nodes 1..voterCount: brokers too,
 // unless brokerOnly > 0, then controllers only) and brokerOnly broker-only
 // nodes after them.
-func startClusterRoles(t *testing.T, voterCount, brokerOnly int, extra map[string]string) *testCluster {
+func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[string]string) *testCluster {
 	t.Helper()
 	n := voterCount + brokerOnly
 	c := &testCluster{t: t, nodes: make([]*Broker, n)}
