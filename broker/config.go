@@ -29,6 +29,7 @@ type Config struct {
 	SocketRequestMaxBytes    int32
 	MessageTimestampType     string // CreateTime or LogAppendTime
 	FetchSessionCacheSlots   int
+	RecoveryThreads          int // num.recovery.threads.per.data.dir
 	Log                      logstore.Config
 
 	// The log dir's background work: how often retention is checked
@@ -115,6 +116,11 @@ var brokerKeys = []configKey{
 	{"num.partitions", "INT", "1", "The default number of log partitions per topic.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.NumPartitions = int32(n)
+		return err
+	}},
+	{"num.recovery.threads.per.data.dir", "INT", "2", "The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.RecoveryThreads = int(n)
 		return err
 	}},
 	{"default.replication.factor", "INT", "1", "The replication factor for automatically created topics.", func(c *Config, v string) error {
@@ -256,10 +262,12 @@ func checked(validate func(string) error) func(*Config, string) error {
 // dynamicBrokerKeys are the broker keys AlterConfigs may change at
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
-// (DynamicLogConfig), and the cleaner's threads, backoff and buffer. All
-// others are read-only; changing them needs a restart.
+// (DynamicLogConfig), the cleaner's threads, backoff and buffer, and the
+// recovery threads (DynamicThreadPool). All others are read-only; changing
+// them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
-	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true}
+	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
+		"num.recovery.threads.per.data.dir": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true
@@ -280,7 +288,7 @@ var knownUnusedKeys = map[string]bool{
 	"process.roles": true, "controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
-	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
+	"socket.receive.buffer.bytes":              true,
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"broker.id": true, "share.coordinator.state.topic.replication.factor": true,
 	"share.coordinator.state.topic.min.isr": true,

@@ -290,11 +290,14 @@ func validateDynamicBrokerConfigs(props map[string]string) *configError {
 }
 
 // dynamicValidator checks a dynamic broker key's value: the validator of
-// the topic config it is the first synonym of, or the cleaner's ranges.
+// the topic config it is the first synonym of, or the thread counts' and
+// the cleaner's ranges.
 func dynamicValidator(name string) func(string) error {
 	switch name {
 	case "log.cleaner.threads":
 		return intAtLeast(0)
+	case "num.recovery.threads.per.data.dir":
+		return intAtLeast(1)
 	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
 		return longAtLeast(0)
 	}

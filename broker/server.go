@@ -84,7 +84,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		}
 		clusterID = b.cluster.awaitClusterID()
 	}
-	dir, err := logstore.OpenDir(dirPath, clusterID, cfg.NodeID, cfg.Log)
+	dir, err := logstore.OpenDir(dirPath, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
 	if err != nil {
 		b.abortStart()
 		return nil, fmt.Errorf("opening log dir %s: %w", dirPath, err)

@@ -440,15 +440,21 @@ func TestAlterConfigsVersions(t *testing.T) {
 		r = legacy(v, false, res(topicT, topic, "retention.ms", "1"), res(topicT, topic, "retention.ms", "2"))
 		check("duplicate 1", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Each resource must appear at most once.")
 		check("duplicate 2", r[1].ErrorCode, r[1].ErrorMessage, errInvalidRequest, "Each resource must appear at most once.")
-		r = legacy(v, false, res(brokerT, "1", "log.retention.ms", "7000"), res(brokerT, "", "log.cleaner.threads", "2"))
+		r = legacy(v, false, res(brokerT, "1", "log.retention.ms", "7000"),
+			res(brokerT, "", "log.cleaner.threads", "2", "num.recovery.threads.per.data.dir", "3"))
 		check("broker", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
 		check("cluster", r[1].ErrorCode, r[1].ErrorMessage, 0, "")
 		if got := b.topics.get(topic).partitions()[0].log.Config().RetentionMs; got != 2000 {
 			t.Fatalf("v%d: the topic override must win over the broker: %d", v, got)
 		}
-		if got := b.liveConfig(); got.CleanerThreads != 2 || got.values["log.retention.ms"] != "7000" {
-			t.Fatalf("v%d: live config threads %d retention %s", v, got.CleanerThreads, got.values["log.retention.ms"])
+		if got := b.liveConfig(); got.CleanerThreads != 2 || got.values["log.retention.ms"] != "7000" || got.RecoveryThreads != 3 {
+			t.Fatalf("v%d: live config threads %d recovery threads %d retention %s", v, got.CleanerThreads, got.RecoveryThreads, got.values["log.retention.ms"])
 		}
+		if got := b.dir.RecoveryThreads(); got != 3 {
+			t.Fatalf("v%d: the log dir closes with %d threads, want 3", v, got)
+		}
+		r = legacy(v, false, res(brokerT, "", "log.cleaner.threads", "2", "num.recovery.threads.per.data.dir", "0"))
+		check("no recovery threads", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Invalid value 0 for configuration num.recovery.threads.per.data.dir")
 		r = legacy(v, false, res(brokerT, "1", "num.partitions", "2"), res(brokerT, "9", "log.retention.ms", "1"))
 		check("static", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Cannot update these configs dynamically: Set(num.partitions)")
 		check("other node", r[1].ErrorCode, r[1].ErrorMessage, errInvalidRequest, "Unexpected broker id, expected 1, but received 9")

@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -22,9 +24,12 @@ type Dir struct {
 	meta metaProperties
 	lock *os.File
 
-	mu     sync.Mutex // guards logs and closed; taken before any Log.mu
+	mu     sync.Mutex // guards logs, closed and threads; taken before any Log.mu
 	logs   map[TopicPartition]*Log
 	closed bool
+	// threads is num.recovery.threads.per.data.dir: how many logs are
+	// opened (and recovered) at once in OpenDir and closed at once in Close.
+	threads int
 
 	// The background workers: the flusher, the retention checker and the
 	// cleaner threads; stop ends them all.
@@ -55,8 +60,9 @@ const cleanShutdownContent = `{"version":0,"brokerEpoch":-1}`
 // dir gets a meta.properties for clusterID (a random id when empty); an
 // existing one keeps its cluster id (see ClusterID) and must belong to
 // nodeID. Every partition directory in it is opened, and recovered when the
-// last shutdown was not clean.
-func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir, error) {
+// last shutdown was not clean, threads of them at a time
+// (num.recovery.threads.per.data.dir; below 1 means 1).
+func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threads int) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, err
 	}
@@ -69,6 +75,7 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config) (*Dir
 		stop:               make(chan struct{}),
 		kickRetention:      make(chan struct{}, 1),
 		deleter:            newFileDeleter(),
+		threads:            max(threads, 1),
 	}
 	var err error
 	if d.lock, err = lockDir(path); err != nil {
@@ -162,6 +169,14 @@ func (d *Dir) loadLogs(defaults Config) error {
 	if err != nil {
 		return err
 	}
+	type found struct {
+		name string
+		tp   TopicPartition
+		st   loadState
+		log  *Log
+		err  error
+	}
+	var logs []found
 	for _, de := range ents {
 		if !de.IsDir() {
 			continue
@@ -187,15 +202,23 @@ func (d *Dir) loadLogs(defaults Config) error {
 		if v, ok := hws[tp]; ok {
 			st.highWatermark = v
 		}
-		l, err := openLog(filepath.Join(d.path, name), tp, defaults, st)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", name, err)
-		}
-		l.owner = d
-		d.logs[tp] = l
-		d.recoveredSegments += l.recoveredSegments
+		logs = append(logs, found{name: name, tp: tp, st: st})
 	}
-	return nil
+	inParallel(d.threads, len(logs), func(i int) {
+		f := &logs[i]
+		f.log, f.err = openLog(filepath.Join(d.path, f.name), f.tp, defaults, f.st)
+	})
+	var errs []error
+	for _, f := range logs {
+		if f.err != nil {
+			errs = append(errs, fmt.Errorf("open %s: %w", f.name, f.err))
+			continue
+		}
+		f.log.owner = d
+		d.logs[f.tp] = f.log // closed by OpenDir if another failed
+		d.recoveredSegments += f.log.recoveredSegments
+	}
+	return errors.Join(errs...)
 }
 
 func fileExists(path string) bool {
@@ -348,12 +371,13 @@ func (d *Dir) Close() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var errs []error
-	for _, l := range d.logs {
-		if err := l.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
+	logs := slices.Collect(maps.Values(d.logs))
+	errs := make([]error, len(logs))
+	inParallel(d.threads, len(logs), func(i int) {
+		if err := logs[i].Close(); err != nil {
+			errs[i] = fmt.Errorf("close %s: %w", logs[i].tp, err)
 		}
-	}
+	})
 	d.deleter.flush()
 	errs = append(errs, d.checkpointLocked())
 	if err := errors.Join(errs...); err != nil {
@@ -363,6 +387,38 @@ func (d *Dir) Close() error {
 	err := WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(cleanShutdownContent))
 	d.unlock()
 	return err
+}
+
+// SetRecoveryThreads sets how many logs Close flushes and closes at once
+// (num.recovery.threads.per.data.dir, changed at runtime; below 1 means 1).
+func (d *Dir) SetRecoveryThreads(n int) {
+	d.mu.Lock()
+	d.threads = max(n, 1)
+	d.mu.Unlock()
+}
+
+// RecoveryThreads is how many logs Close flushes and closes at once.
+func (d *Dir) RecoveryThreads() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.threads
+}
+
+// inParallel calls fn(i) for every i below n on at most threads
+// goroutines, as Kafka's recovery thread pool runs one log per thread.
+func inParallel(threads, n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(threads, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // stopWorkers marks the dir closed and waits for the background workers

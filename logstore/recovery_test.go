@@ -82,7 +82,7 @@ func crashImage(t *testing.T, checkpointAt int) (string, [][]byte) {
 // the first n batches, byte for byte, and takes appends at the right offset.
 func checkPrefix(t *testing.T, root string, batches [][]byte, n int, what string) {
 	t.Helper()
-	d, err := OpenDir(root, "", 1, testConfig())
+	d, err := OpenDir(root, "", 1, testConfig(), 1)
 	if err != nil {
 		t.Fatalf("%s: reopen: %v", what, err)
 	}
@@ -206,7 +206,7 @@ func TestRecoveryStartsAtRecoveryPoint(t *testing.T) {
 			want++
 		}
 	}
-	d, err := OpenDir(image, "", 1, testConfig())
+	d, err := OpenDir(image, "", 1, testConfig(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestRecoveredIndexesMatch(t *testing.T) {
 	cfg.SegmentBytes = 2000
 	cfg.IndexIntervalBytes = 150
 	// Recovery in OpenDir uses the dir's defaults: give it the log's config.
-	d, err := OpenDir(root, "", 1, cfg)
+	d, err := OpenDir(root, "", 1, cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestRecoveredIndexesMatch(t *testing.T) {
 	}
 	os.Remove(filepath.Join(root, cleanShutdownFile))
 	os.Remove(filepath.Join(root, recoveryPointFile))
-	if d, err = OpenDir(root, "", 1, cfg); err != nil {
+	if d, err = OpenDir(root, "", 1, cfg, 1); err != nil {
 		t.Fatal(err)
 	}
 	if d.recoveredSegments == 0 {
@@ -339,4 +339,50 @@ func TestMissingIndexRebuilt(t *testing.T) {
 		t.Errorf("recovered %d", d.recoveredSegments)
 	}
 	checkReads(t, d.Log(TopicPartition{"mi", 0}), batches)
+}
+
+// TestRecoveryThreads recovers a crashed dir of six logs with four threads
+// (num.recovery.threads.per.data.dir), closes it with four, and checks
+// every log has all its batches and the close was clean.
+func TestRecoveryThreads(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	cfg := testConfig()
+	cfg.SegmentBytes = 1000
+	want := map[TopicPartition][][]byte{}
+	segments := 0
+	for p := int32(0); p < 6; p++ {
+		tp := TopicPartition{"threads", p}
+		l, err := d.CreateLog(tp, RandomUUID(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[tp] = appendN(t, l, 10+int(p), 2)
+		segments += len(l.segments())
+	}
+	d.crash()
+	if d, err := OpenDir(root, "", 1, testConfig(), 4); err != nil {
+		t.Fatal(err)
+	} else {
+		if d.recoveredSegments != segments {
+			t.Errorf("recovered %d segments, want all %d", d.recoveredSegments, segments)
+		}
+		for tp, batches := range want {
+			checkReads(t, d.Log(tp), batches)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := OpenDir(root, "", 1, testConfig(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.recoveredSegments != 0 {
+		t.Errorf("open after a clean close recovered %d segments", d.recoveredSegments)
+	}
+	for tp, batches := range want {
+		checkReads(t, d.Log(tp), batches)
+	}
 }
