@@ -246,6 +246,39 @@ func franzConsume(b *testing.B) {
 	}
 }
 
+// BenchmarkFranzRoundTrip sends one 1-KB record at a time with franz-go
+// (acks=all, idempotent, no linger) and waits until a consumer assigned
+// the partition, parked in a long poll, receives it: the path W2's latency
+// measures, one record in flight. ns/op is the round trip.
+func BenchmarkFranzRoundTrip(b *testing.B) {
+	br := startBroker(b, nil)
+	benchTopic(b, br, "bench", 1)
+	prod := newClient(b, br, kgo.DefaultProduceTopic("bench"), kgo.ProducerLinger(0),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	cons := newClient(b, br, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"bench": {0: kgo.NewOffset().AtStart()}}))
+	ctx := ctxT(b)
+	v := make([]byte, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		prod.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				b.Error(err)
+			}
+		})
+		for got := 0; got == 0; {
+			fs := cons.PollFetches(ctx)
+			if err := ctx.Err(); err != nil {
+				b.Fatal(err)
+			}
+			fs.EachError(func(_ string, _ int32, err error) { b.Fatal(err) })
+			got = fs.NumRecords()
+			if got > 1 {
+				b.Fatalf("%d records in one fetch, one was sent", got)
+			}
+		}
+	}
+}
+
 // BenchmarkHandleMetadata answers a Metadata request (v12) for every topic
 // of a broker holding 10 topics of 1,000 partitions each, as W4's 10,000
 // partitions.
