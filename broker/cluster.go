@@ -427,7 +427,8 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	for len(parts) < len(it.Partitions) {
 		parts = append(parts, nil)
 	}
-	changed, created := false, false
+	changed := false
+	var create []logstore.TopicPartition
 	for i, ip := range it.Partitions {
 		here := slices.Contains(ip.Replicas, self)
 		switch {
@@ -442,17 +443,10 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				l = nil
 			}
 			if l == nil {
-				var err error
-				if l, err = r.b.dir.CreateLog(tp, t.id, t.settings.Load().log); err != nil {
-					return nil, err
-				}
-				created = true
+				create = append(create, tp)
+				continue
 			}
-			p := &partition{topic: t, index: int32(i), log: l}
-			// No role until installState gives it one: requests get
-			// NOT_LEADER_OR_FOLLOWER meanwhile.
-			p.state.Store(&replicaState{leader: -1, leaderEpoch: -1, partitionEpoch: -1})
-			parts[i] = p
+			parts[i] = newReplica(t, int32(i), l)
 			changed = true
 		case !here && parts[i] != nil:
 			if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: int32(i)}); err != nil {
@@ -464,15 +458,32 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 			changed = true
 		}
 	}
-	if created {
+	if len(create) > 0 {
+		logs, err := r.b.dir.CreateLogsAtEpoch(create, t.id, t.settings.Load().log, -1)
+		if err != nil {
+			return nil, err
+		}
 		if err := r.b.dir.SyncLogDir(); err != nil {
 			return nil, err
 		}
+		for i, l := range logs {
+			parts[create[i].Partition] = newReplica(t, create[i].Partition, l)
+		}
+		changed = true
 	}
 	if changed {
 		t.setPartitions(parts)
 	}
 	return t, nil
+}
+
+// newReplica is a partition of t this node holds a replica of, with no
+// role until installState gives it one: requests get
+// NOT_LEADER_OR_FOLLOWER meanwhile.
+func newReplica(t *topic, index int32, l *logstore.Log) *partition {
+	p := &partition{topic: t, index: index, log: l}
+	p.state.Store(&replicaState{leader: -1, leaderEpoch: -1, partitionEpoch: -1})
+	return p
 }
 
 func sameConfigs(a, b map[string]string) bool {

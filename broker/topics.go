@@ -252,13 +252,17 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 // addPartitionsLocked grows t to n partitions; the caller holds r.mu.
 func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
 	parts := append([]*partition(nil), t.partitions()...)
+	var tps []logstore.TopicPartition
 	for i := int32(len(parts)); i < n; i++ {
-		// A single node leads every partition at epoch 0.
-		l, err := r.b.dir.CreateLogAtEpoch(logstore.TopicPartition{Topic: t.name, Partition: i}, t.id, t.settings.Load().log, 0)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, newSingleNodePartition(t, i, l))
+		tps = append(tps, logstore.TopicPartition{Topic: t.name, Partition: i})
+	}
+	// A single node leads every partition at epoch 0.
+	logs, err := r.b.dir.CreateLogsAtEpoch(tps, t.id, t.settings.Load().log, 0)
+	if err != nil {
+		return err
+	}
+	for i, l := range logs {
+		parts = append(parts, newSingleNodePartition(t, tps[i].Partition, l))
 	}
 	if err := r.b.dir.SyncLogDir(); err != nil {
 		return err

@@ -144,6 +144,50 @@ func TestCreateLogAtEpoch(t *testing.T) {
 	}
 }
 
+// TestCreateLogsAtEpoch creates 50 logs at once, checks each is the
+// partition asked for at its index and survives a crash, and that a batch
+// naming an existing partition creates none.
+func TestCreateLogsAtEpoch(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	var tps []TopicPartition
+	for p := int32(49); p >= 0; p-- {
+		tps = append(tps, TopicPartition{"many", p})
+	}
+	logs, err := d.CreateLogsAtEpoch(tps, [16]byte{9}, testConfig(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncLogDir(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range logs {
+		if l.tp != tps[i] || d.Log(tps[i]) != l || l.LatestEpoch() != 3 {
+			t.Fatalf("log %d is %v (epoch %d), want %v at epoch 3", i, l.tp, l.LatestEpoch(), tps[i])
+		}
+		appendN(t, l, 1+i%3, 1)
+	}
+	again := []TopicPartition{{"many", 50}, {"many", 7}}
+	if _, err := d.CreateLogsAtEpoch(again, [16]byte{9}, testConfig(), 3); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("creating an existing partition: %v", err)
+	}
+	if d.Log(again[0]) != nil {
+		t.Errorf("a refused batch created %v", again[0])
+	}
+	d.crash()
+	d = openTestDir(t, root)
+	defer d.Close()
+	for i, tp := range tps {
+		l := d.Log(tp)
+		if l == nil || l.TopicID() != ([16]byte{9}) || l.LogEndOffset() != int64(1+i%3) {
+			t.Fatalf("%v after a crash: %v", tp, l)
+		}
+		if e, end := l.EndOffsetForEpoch(3); e != 3 || end != int64(1+i%3) {
+			t.Errorf("%v: epoch 3 ends at %d (epoch %d)", tp, end, e)
+		}
+	}
+}
+
 func TestDeleteDirName(t *testing.T) {
 	name := deleteDirName(TopicPartition{"t", 3})
 	if !strings.HasPrefix(name, "t-3.") || !strings.HasSuffix(name, "-delete") || len(name) != len("t-3.")+32+len("-delete") {
