@@ -287,8 +287,8 @@ var keyAliases = map[string]string{
 var knownUnusedKeys = map[string]bool{
 	"process.roles": true, "controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
-	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
-	"socket.receive.buffer.bytes":              true,
+	"num.network.threads": true, "num.io.threads": true,
+	"socket.send.buffer.bytes": true, "socket.receive.buffer.bytes": true,
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"broker.id": true, "share.coordinator.state.topic.replication.factor": true,
 	"share.coordinator.state.topic.min.isr": true,
