@@ -253,14 +253,7 @@ func (d *Dir) Log(tp TopicPartition) *Log {
 // partition.metadata and an empty first segment. It fails if the partition
 // already exists. The new directory is durable once SyncLogDir returns.
 func (d *Dir) CreateLog(tp TopicPartition, topicID [16]byte, cfg Config) (*Log, error) {
-	return d.CreateLogAtEpoch(tp, topicID, cfg, -1)
-}
-
-// CreateLogAtEpoch is CreateLog for a partition whose leader epoch epoch
-// starts at offset 0, written into the new leader-epoch-checkpoint (one
-// file write instead of an empty file and then AssignLeaderEpoch's).
-func (d *Dir) CreateLogAtEpoch(tp TopicPartition, topicID [16]byte, cfg Config, epoch int32) (*Log, error) {
-	logs, err := d.CreateLogsAtEpoch([]TopicPartition{tp}, topicID, cfg, epoch)
+	logs, err := d.CreateLogsAtEpoch([]TopicPartition{tp}, topicID, cfg, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -273,8 +266,11 @@ func (d *Dir) CreateLogAtEpoch(tp TopicPartition, topicID [16]byte, cfg Config, 
 // and 0.38-0.45 s eight at a time on ext4 here.
 const createWorkers = 8
 
-// CreateLogsAtEpoch is CreateLogAtEpoch for several partitions of a topic,
+// CreateLogsAtEpoch is CreateLog for several partitions of a topic,
 // created createWorkers at a time; the logs come back in the order of tps.
+// With epoch >= 0 each new leader-epoch-checkpoint already says that epoch
+// starts at offset 0 (one file write instead of an empty file and then
+// AssignLeaderEpoch's).
 // On an error the logs created meanwhile stay in the dir, as they would
 // have one call at a time.
 func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Config, epoch int32) ([]*Log, error) {

@@ -109,10 +109,11 @@ func TestCreateLogAtEpoch(t *testing.T) {
 	if _, err := d.CreateLog(plain, [16]byte{7}, testConfig()); err != nil {
 		t.Fatal(err)
 	}
-	l, err := d.CreateLogAtEpoch(led, [16]byte{7}, testConfig(), 0)
+	logs, err := d.CreateLogsAtEpoch([]TopicPartition{led}, [16]byte{7}, testConfig(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := logs[0]
 	if err := d.SyncLogDir(); err != nil {
 		t.Fatal(err)
 	}
