@@ -243,6 +243,9 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if err != nil {
 		return configErr(errInvalidRequest, "%s", err.Error())
 	}
+	if cerr := validateThreadCounts(b.liveConfig(), live); cerr != nil {
+		return cerr
+	}
 	if validateOnly {
 		return nil
 	}
@@ -285,6 +288,39 @@ func validateDynamicBrokerConfigs(props map[string]string) *configError {
 		if err := dynamicValidator(k)(strings.TrimSpace(props[k])); err != nil {
 			return configErr(errInvalidRequest, "Invalid value %s for configuration %s: %v", props[k], k, err)
 		}
+	}
+	return nil
+}
+
+// threadCounts are the dynamic broker keys that size a pool of workers.
+var threadCounts = []struct {
+	key   string
+	value func(*Config) int
+}{
+	{"log.cleaner.threads", func(c *Config) int { return c.CleanerThreads }},
+	{"num.recovery.threads.per.data.dir", func(c *Config) int { return c.RecoveryThreads }},
+}
+
+// validateThreadCounts refuses, as Kafka's DynamicThreadPool and
+// LogCleaner do, a change of a thread count to below 1, below half its
+// current value or above double it.
+func validateThreadCounts(cur, next *Config) *configError {
+	for _, tc := range threadCounts {
+		old, n := tc.value(cur), tc.value(next)
+		var rule string
+		switch {
+		case n == old:
+			continue
+		case n < 1:
+			rule = "value should be at least 1"
+		case n < old/2:
+			rule = fmt.Sprintf("value should be at least half the current value %d", old)
+		case n > old*2:
+			rule = fmt.Sprintf("value should not be greater than double the current value %d", old)
+		default:
+			continue
+		}
+		return configErr(errInvalidRequest, "Invalid dynamic configuration: Dynamic thread count update validation failed for %s=%d, %s", tc.key, n, rule)
 	}
 	return nil
 }

@@ -455,6 +455,26 @@ func TestAlterConfigsVersions(t *testing.T) {
 		}
 		r = legacy(v, false, res(brokerT, "", "log.cleaner.threads", "2", "num.recovery.threads.per.data.dir", "0"))
 		check("no recovery threads", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Invalid value 0 for configuration num.recovery.threads.per.data.dir")
+		// Thread counts move by at most half or double at a time.
+		threads := func(cleaner, recovery string) []kmsg.AlterConfigsResponseResource {
+			return legacy(v, false, res(brokerT, "", "log.cleaner.threads", cleaner, "num.recovery.threads.per.data.dir", recovery))
+		}
+		const refused = "Invalid dynamic configuration: Dynamic thread count update validation failed for "
+		r = threads("2", "7")
+		check("recovery threads above double", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, refused+"num.recovery.threads.per.data.dir=7, value should not be greater than double the current value 3")
+		r = threads("2", "6")
+		check("recovery threads doubled", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
+		r = threads("2", "2")
+		check("recovery threads below half", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, refused+"num.recovery.threads.per.data.dir=2, value should be at least half the current value 6")
+		r = threads("0", "3")
+		check("no cleaner threads", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, refused+"log.cleaner.threads=0, value should be at least 1")
+		r = threads("5", "3")
+		check("cleaner threads above double", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, refused+"log.cleaner.threads=5, value should not be greater than double the current value 2")
+		if got := b.liveConfig(); got.CleanerThreads != 2 || got.RecoveryThreads != 6 {
+			t.Fatalf("v%d: refused changes applied: cleaner threads %d, recovery threads %d", v, got.CleanerThreads, got.RecoveryThreads)
+		}
+		r = threads("2", "3")
+		check("recovery threads halved", r[0].ErrorCode, r[0].ErrorMessage, 0, "")
 		r = legacy(v, false, res(brokerT, "1", "num.partitions", "2"), res(brokerT, "9", "log.retention.ms", "1"))
 		check("static", r[0].ErrorCode, r[0].ErrorMessage, errInvalidRequest, "Cannot update these configs dynamically: Set(num.partitions)")
 		check("other node", r[1].ErrorCode, r[1].ErrorMessage, errInvalidRequest, "Unexpected broker id, expected 1, but received 9")
