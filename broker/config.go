@@ -27,6 +27,8 @@ type Config struct {
 	AutoCreateTopics         bool
 	MessageMaxBytes          int32
 	SocketRequestMaxBytes    int32
+	SocketSendBufferBytes    int    // SO_SNDBUF of accepted connections; -1: the kernel's
+	SocketReceiveBufferBytes int    // SO_RCVBUF of listeners (connections inherit it); -1: the kernel's
 	MessageTimestampType     string // CreateTime or LogAppendTime
 	FetchSessionCacheSlots   int
 	RecoveryThreads          int // num.recovery.threads.per.data.dir
@@ -141,6 +143,16 @@ var brokerKeys = []configKey{
 	{"socket.request.max.bytes", "INT", "104857600", "The maximum number of bytes in a socket request.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.SocketRequestMaxBytes = int32(n)
+		return err
+	}},
+	{"socket.send.buffer.bytes", "INT", "102400", "The SO_SNDBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.", func(c *Config, v string) error {
+		n, err := parseSocketBuffer(v)
+		c.SocketSendBufferBytes = n
+		return err
+	}},
+	{"socket.receive.buffer.bytes", "INT", "102400", "The SO_RCVBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.", func(c *Config, v string) error {
+		n, err := parseSocketBuffer(v)
+		c.SocketReceiveBufferBytes = n
 		return err
 	}},
 	{"log.message.timestamp.type", "STRING", "CreateTime", "Whether the timestamp in the message is message create time or log append time.", func(c *Config, v string) error {
@@ -288,7 +300,6 @@ var knownUnusedKeys = map[string]bool{
 	"process.roles": true, "controller.quorum.voters": true, "controller.quorum.bootstrap.servers": true,
 	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true,
-	"socket.send.buffer.bytes": true, "socket.receive.buffer.bytes": true,
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"broker.id": true, "share.coordinator.state.topic.replication.factor": true,
 	"share.coordinator.state.topic.min.isr": true,
@@ -449,6 +460,16 @@ func parseInt(v string, min, max int64) (int64, error) {
 		return 0, fmt.Errorf("must be between %d and %d", min, max)
 	}
 	return n, nil
+}
+
+// parseSocketBuffer reads a socket buffer size: bytes, or -1 for the
+// kernel's default (and its autotuning).
+func parseSocketBuffer(v string) (int, error) {
+	n, err := parseInt(v, -1, math.MaxInt32)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("must be -1 (the OS default) or a positive number of bytes")
+	}
+	return int(n), err
 }
 
 func parseBool(v string) (bool, error) {

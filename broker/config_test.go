@@ -1,16 +1,22 @@
 package broker
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseConfigDefaultsAndErrors(t *testing.T) {
 	c := DefaultConfig()
 	if c.NodeID != 1 || c.LogDirs[0] != "./data" || c.Listeners[0].String() != "PLAINTEXT://localhost:9092" || !c.AutoCreateTopics || c.NumPartitions != 1 {
 		t.Fatalf("defaults: %+v", c)
+	}
+	if c.SocketSendBufferBytes != 102400 || c.SocketReceiveBufferBytes != 102400 {
+		t.Fatalf("socket buffers %d/%d, Kafka's defaults are 102400", c.SocketSendBufferBytes, c.SocketReceiveBufferBytes)
 	}
 	props := map[string]string{"log.roll.hours": "2", "index.interval.bytes": "100", "no.such.key": "x", "log.dirs": "/a,/b"}
 	c, warnings, err := ParseConfig(props)
@@ -34,6 +40,7 @@ func TestParseConfigDefaultsAndErrors(t *testing.T) {
 	for key, bad := range map[string]string{
 		"num.partitions": "0", "auto.create.topics.enable": "yes", "listeners": "localhost:9092",
 		"log.message.timestamp.type": "Now", "socket.request.max.bytes": "-1", "node.id": "x",
+		"socket.send.buffer.bytes": "0", "socket.receive.buffer.bytes": "-2",
 	} {
 		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: error %v", key, bad, err)
@@ -116,4 +123,81 @@ func TestKafkasOwnServerPropertiesAreAccepted(t *testing.T) {
 	if c.LogDirs[0] != "/tmp/kraft-combined-logs" || c.Log.SegmentBytes != 1073741824 {
 		t.Fatalf("log dir %v, segment bytes %d", c.LogDirs, c.Log.SegmentBytes)
 	}
+}
+
+// TestSocketBufferSizes checks that socket.send.buffer.bytes and
+// socket.receive.buffer.bytes reach the broker's end of a connection
+// (Linux reports twice the size asked for, its bookkeeping included) and
+// that -1 leaves the kernel's sizes, those of a plain accepted socket.
+func TestSocketBufferSizes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dialed, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dialed.Close()
+	plain, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	kernelSnd, kernelRcv := socketBuffers(t, plain)
+
+	for _, tc := range []struct {
+		snd, rcv         string
+		wantSnd, wantRcv int
+	}{
+		{"65536", "32768", 2 * 65536, 2 * 32768},
+		{"-1", "-1", kernelSnd, kernelRcv},
+	} {
+		b := startBroker(t, map[string]string{"socket.send.buffer.bytes": tc.snd, "socket.receive.buffer.bytes": tc.rcv})
+		client, err := net.Dial("tcp", b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		snd, rcv := socketBuffers(t, brokerSideOf(t, b))
+		client.Close()
+		if snd != tc.wantSnd || rcv != tc.wantRcv {
+			t.Errorf("send %s receive %s: the broker's socket has SO_SNDBUF %d SO_RCVBUF %d, want %d and %d",
+				tc.snd, tc.rcv, snd, rcv, tc.wantSnd, tc.wantRcv)
+		}
+	}
+}
+
+// brokerSideOf waits for the broker's only connection and returns it.
+func brokerSideOf(t *testing.T, b *Broker) net.Conn {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b.mu.Lock()
+		for c := range b.conns {
+			b.mu.Unlock()
+			return c.nc
+		}
+		b.mu.Unlock()
+	}
+	t.Fatal("the broker never registered the connection")
+	return nil
+}
+
+func socketBuffers(t *testing.T, nc net.Conn) (snd, rcv int) {
+	t.Helper()
+	raw, err := nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr, rerr error
+	err = raw.Control(func(fd uintptr) {
+		snd, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF)
+		rcv, rerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	})
+	for _, e := range []error{err, serr, rerr} {
+		if e != nil {
+			t.Fatal(e)
+		}
+	}
+	return snd, rcv
 }

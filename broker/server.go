@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
@@ -142,7 +144,8 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 // controller listener.
 func (b *Broker) bind() error {
 	bindOne := func(l Listener, controller bool) error {
-		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		lc := net.ListenConfig{Control: setReceiveBuffer(b.cfg.SocketReceiveBufferBytes)}
+		ln, err := lc.Listen(context.Background(), "tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
@@ -168,6 +171,26 @@ func (b *Broker) bind() error {
 		b.listeners[0].raft = true
 	}
 	return nil
+}
+
+// setReceiveBuffer sets a listening socket's SO_RCVBUF before it binds,
+// as Kafka does with socket.receive.buffer.bytes: accepted connections
+// inherit it, and the TCP window scale they agree on at the handshake
+// follows from it. A size of -1 leaves the kernel's default.
+func setReceiveBuffer(size int) func(network, address string, rc syscall.RawConn) error {
+	return func(_, _ string, rc syscall.RawConn) error {
+		if size <= 0 {
+			return nil
+		}
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
 }
 
 func (b *Broker) closeListeners() {
@@ -216,6 +239,11 @@ func (b *Broker) accept(l *listener) {
 				b.logger.Error("accept failed", "listener", l.name, "err", err)
 			}
 			return
+		}
+		if tc, ok := nc.(*net.TCPConn); ok && b.cfg.SocketSendBufferBytes > 0 {
+			if err := tc.SetWriteBuffer(b.cfg.SocketSendBufferBytes); err != nil {
+				b.logger.Warn("setting socket.send.buffer.bytes failed", "err", err)
+			}
 		}
 		b.wg.Add(1)
 		go func() {
