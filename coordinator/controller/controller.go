@@ -59,6 +59,10 @@ type Config struct {
 	// snapshot is taken (0: raft's default).
 	SnapshotThreshold uint64
 	Logger            *slog.Logger
+	// commitTimeout is raft's CommitTimeout, the idle time after which
+	// the leader tells followers its commit index (0: raft's 50 ms).
+	// Tests lengthen it to show that nothing waits for it.
+	commitTimeout time.Duration
 }
 
 // Controller is one member of the controller quorum. On the raft leader it
@@ -153,6 +157,9 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	if cfg.SnapshotThreshold > 0 {
 		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.commitTimeout > 0 {
+		rc.CommitTimeout = cfg.commitTimeout
 	}
 	existing, err := raft.HasExistingState(logs, store, snaps)
 	if err != nil {
@@ -343,6 +350,12 @@ func (c *Controller) propose(recs []Record) (uint64, error) {
 	if err := f.Error(); err != nil {
 		return 0, err
 	}
+	// Raft tells followers an entry is committed only with the next
+	// entry it sends them, or after an idle CommitTimeout (50-100 ms).
+	// A barrier is that next entry, so every node applies this batch
+	// at once, as Kafka's followers learn a new high watermark from
+	// their parked fetch. Nothing waits for the barrier itself.
+	c.raft.Barrier(0)
 	return f.Index(), nil
 }
 

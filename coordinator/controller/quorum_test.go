@@ -11,6 +11,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// Every voter applies a committed change at once, as Kafka's followers
+// learn a new high watermark from their parked fetch: with raft's idle
+// commit notice a minute away (and no broker fenced, which would be a
+// next entry), new topics still show on every node within the half
+// minute waitAll allows.
+func TestFollowersApplyCommittedChangesAtOnce(t *testing.T) {
+	tc := startCluster(t, 3, func(c *Config) { c.commitTimeout, c.SessionTimeout = time.Minute, 5*time.Minute })
+	cl := tc.client()
+	registerUnfenced(t, cl, 3)
+	for i := range 3 {
+		name := "fresh" + strconv.Itoa(i)
+		if r := createTopic(t, cl, name, 3, 3, nil); r.ErrorCode != 0 {
+			t.Fatalf("creating %s: error %d", name, r.ErrorCode)
+		}
+		tc.waitAll(name+" on every node", func(img *Image) bool { return img.Topics[name] != nil })
+	}
+}
+
 // Three voters bootstrap without a format step, elect a leader, and agree
 // on one cluster id in Kafka's Uuid form.
 func TestBootstrapAgreesOnClusterID(t *testing.T) {
