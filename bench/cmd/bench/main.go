@@ -17,6 +17,7 @@
 //	BENCH_W5_MB          MB produced and consumed per W5 case [64]
 //	BENCH_ONLY=W5        run W5 alone (to work on it; BENCH.md then holds W5 only)
 //	BENCH_CONSUMER_PERF  also run kafka-consumer-perf-test (needs groups) [1]
+//	BENCH_CLIENT_TRACE   a directory: runtime/trace of the client in the first repetition's W1 franz-go rows
 //	BENCH_OUT            report path [BENCH.md in the repository root]
 //	BENCH_GREGOR_BEFORE  path of an older gregor binary to measure as a fourth system
 //	BENCH_GREGOR_BEFORE_LABEL  how BENCH.md describes that binary
@@ -53,6 +54,7 @@ type settings struct {
 	w5Bytes      int64
 	w5Rate       int
 	consumerPerf bool
+	clientTrace  string
 	out          string
 	cache        string
 }
@@ -95,6 +97,9 @@ func loadSettings(repo string) settings {
 	if os.Getenv("BENCH_ONLY") == "W5" {
 		s.w5, s.w5Only, s.w4, s.recovery = true, true, false, 0
 	}
+	if s.clientTrace = os.Getenv("BENCH_CLIENT_TRACE"); s.clientTrace != "" {
+		must(os.MkdirAll(s.clientTrace, 0o755))
+	}
 	if v := os.Getenv("BENCH_OUT"); v != "" {
 		s.out = v
 	}
@@ -130,6 +135,9 @@ func main() {
 	}
 	loadBefore := loadAvg()
 	res.note(raiseFileLimit())
+	if st.clientTrace != "" {
+		res.note("the first repetition's W1 franz-go rows ran with the client traced (BENCH_CLIENT_TRACE=" + st.clientTrace + "), which slows the client")
+	}
 
 	logf("building Gregor and the kfake server")
 	e.gregorBin = filepath.Join(repo, "bin", "gregor")
@@ -236,7 +244,7 @@ func runRep(e *env, st settings, res *results, name string, rep int) error {
 	res.add(metric{section: "W3 resources", name: "RSS idle (5 s after start)", unit: "MB", target: 0.1}, name, float64(rss)/1024)
 	logf("  %s ready in %s, idle RSS %.0f MB", name, s.ready.Round(time.Millisecond), float64(rss)/1024)
 
-	if err := runW1Franz(s, res, st.w1Bytes, rep); err != nil {
+	if err := runW1Franz(s, res, st.w1Bytes, rep, st.clientTrace); err != nil {
 		return err
 	}
 	rss, _ = s.memKB()

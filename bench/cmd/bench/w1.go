@@ -41,7 +41,7 @@ func w1Cases() []w1Case {
 // and records throughput and the broker's CPU seconds per GB moved. Every
 // case first runs unmeasured at a quarter of the size, so that a JVM broker
 // is measured with its hot paths compiled, as it would be in service.
-func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
+func runW1Franz(s *server, res *results, bytesPer int64, rep int, traceDir string) error {
 	for i, c := range w1Cases() {
 		topic := fmt.Sprintf("w1-warm-%d-%d", rep, i)
 		if err := createTopic(s.addr, topic, c.partitions); err != nil {
@@ -56,6 +56,10 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		}
 	}
 	var cpu, moved float64
+	tr := clientTrace{}
+	if rep == 0 {
+		tr.dir = traceDir
+	}
 	for i, c := range w1Cases() {
 		topic := fmt.Sprintf("w1-%d-%d", rep, i)
 		if err := createTopic(s.addr, topic, c.partitions); err != nil {
@@ -65,8 +69,13 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		v := randomValue(c.size)
 		cpu0 := s.cpuSeconds()
 		var busy busy
-		measure := func() { busy = startBusy(s, os.Getpid()) }
+		direction := "produce"
+		measure := func() {
+			tr.start(res, s.name, c, direction)
+			busy = startBusy(s, os.Getpid())
+		}
 		d, err := produceN(producerOpts(s.addr, c.acksAll), topic, v, n, measure)
+		tr.stop()
 		if err != nil {
 			return fmt.Errorf("W1 produce %s: %w", c, err)
 		}
@@ -74,7 +83,9 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int) error {
 		produce := metric{section: "W1 franz-go", name: "produce " + c.String(), unit: "MB/s", higher: true, target: 1.5, kfake: true}
 		res.add(produce, s.name, mbps)
 		busy.cores(res, produce, d)
+		direction = "consume"
 		d, err = consumeN(s.addr, topic, c.partitions, n, measure)
+		tr.stop()
 		if err != nil {
 			return fmt.Errorf("W1 consume %s: %w", c, err)
 		}
