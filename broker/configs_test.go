@@ -364,8 +364,11 @@ func TestBrokerSynonymPrecedence(t *testing.T) {
 	}
 	s := cfg.settingsFor(map[string]string{"retention.bytes": "100"})
 	if s.log.RetentionBytes != 100 || !s.log.Compact || s.log.Delete || !s.compact || s.codec != 3 || s.level != 3 ||
-		cfg.topicValue(nil, "segment.jitter.ms") != "7200000" {
+		cfg.topicValue(nil, "segment.jitter.ms") != "7200000" || s.log.SegmentJitterMs != 7200000 {
 		t.Fatalf("settings %+v", s)
+	}
+	if s := cfg.settingsFor(map[string]string{"segment.jitter.ms": "500"}); s.log.SegmentJitterMs != 500 {
+		t.Fatalf("segment.jitter.ms override: %d", s.log.SegmentJitterMs)
 	}
 	for key, bad := range map[string]string{"log.retention.ms": "-2", "log.cleanup.policy": "keep", "compression.type": "brotli", "log.cleaner.min.cleanable.ratio": "2"} {
 		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {

@@ -204,6 +204,7 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 	s := topicSettings{log: c.Log}
 	s.log.SegmentBytes = num("segment.bytes")
 	s.log.SegmentMs = num("segment.ms")
+	s.log.SegmentJitterMs = num("segment.jitter.ms")
 	s.log.SegmentIndexBytes = int(num("segment.index.bytes"))
 	s.log.IndexIntervalBytes = int(num("index.interval.bytes"))
 	s.log.FlushMessages = num("flush.messages")

@@ -1,6 +1,9 @@
 package logstore
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // Config holds the per-partition settings, named after Kafka's topic configs
 // (and the broker-wide log.* defaults they fall back to).
@@ -32,6 +35,11 @@ type Config struct {
 	// appended batches' timestamps are this much newer than its first
 	// batch's (or, for batches without timestamps, the segment is this old).
 	SegmentMs int64
+	// SegmentJitterMs (segment.jitter.ms, log.roll.jitter.{hours,ms}): each
+	// segment rolls by time up to this much early, by an amount drawn at
+	// random when it is opened and below SegmentMs, so that the segments
+	// of partitions created together do not all roll at once. Default 0.
+	SegmentJitterMs int64
 	// SegmentIndexBytes (segment.index.bytes) bounds each index file; a full
 	// index rolls the segment.
 	SegmentIndexBytes int
@@ -116,6 +124,19 @@ func DefaultConfig() Config {
 		MinCleanableDirtyRatio: DefaultMinCleanableDirtyRatio,
 		FileDeleteDelayMs:      DefaultFileDeleteDelayMs,
 	}
+}
+
+// randomRollJitter draws a segment's roll jitter, as Kafka's
+// LogConfig.randomSegmentJitter: below min(SegmentJitterMs, SegmentMs).
+func (c Config) randomRollJitter() int64 {
+	if c.SegmentJitterMs <= 0 {
+		return 0
+	}
+	segmentMs := c.SegmentMs
+	if segmentMs <= 0 {
+		segmentMs = DefaultSegmentMs
+	}
+	return rand.Int64N(min(c.SegmentJitterMs, segmentMs))
 }
 
 // withDefaults fills from DefaultConfig the fields Kafka does not allow at

@@ -291,12 +291,12 @@ func (l *Log) noteEpochs(batches []byte) error {
 	return nil
 }
 
-// shouldRoll is Kafka's LogSegment.shouldRoll without jitter: the offsets
-// no longer fit a 4-byte relative offset (a follower's batch after a long
-// gap, even into an empty segment), or the segment is not empty and the
-// append would overflow segment.bytes, segment.ms has passed since the
-// first batch (by the batches' timestamps, or by the clock when they have
-// none), or an index is full.
+// shouldRoll is Kafka's LogSegment.shouldRoll: the offsets no longer fit
+// a 4-byte relative offset (a follower's batch after a long gap, even into
+// an empty segment), or the segment is not empty and the append would
+// overflow segment.bytes, segment.ms less the segment's jitter has passed
+// since the first batch (by the batches' timestamps, or by the clock when
+// they have none), or an index is full.
 func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool {
 	if !s.idx.canAppend(lastOffset) {
 		return true
@@ -311,7 +311,7 @@ func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool 
 	} else {
 		waited = time.Since(s.created).Milliseconds()
 	}
-	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs ||
+	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs-s.rollJitterMs ||
 		s.idx.full() || s.tidx.full()
 }
 

@@ -131,6 +131,40 @@ func TestRollByTime(t *testing.T) {
 	}
 }
 
+// segment.jitter.ms brings each segment's roll by time forward by its own
+// random amount, below both the jitter and segment.ms, as in Kafka.
+func TestRollJitter(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentMs, cfg.SegmentJitterMs = 100, 1000
+	seen := map[int64]bool{}
+	for range 200 {
+		j := cfg.randomRollJitter()
+		if j < 0 || j >= cfg.SegmentMs {
+			t.Fatalf("jitter %d outside [0, %d)", j, cfg.SegmentMs)
+		}
+		seen[j] = true
+	}
+	if len(seen) < 10 {
+		t.Fatalf("200 draws gave %d distinct jitters", len(seen))
+	}
+	if j := (Config{SegmentMs: 100}).randomRollJitter(); j != 0 {
+		t.Fatalf("jitter %d without segment.jitter.ms", j)
+	}
+
+	_, l := newTestLog(t, cfg)
+	l.active().rollJitterMs = 40
+	for _, x := range []int64{1000, 1060, 1061} {
+		mustAppend(t, l, plain(1, x).build(), noStamp)
+	}
+	// 1061 is more than 100 - 40 ms newer than the first batch.
+	if got := fmt.Sprint(segmentBases(l)); got != "[0 2]" {
+		t.Fatalf("segments %s", got)
+	}
+	if j := l.active().rollJitterMs; j < 0 || j >= 100 {
+		t.Fatalf("rolled segment's jitter %d", j)
+	}
+}
+
 func TestRollWhenIndexFull(t *testing.T) {
 	cfg := testConfig()
 	cfg.IndexIntervalBytes = 1

@@ -36,6 +36,7 @@ type segment struct {
 	bytesSinceIndex int64
 	rollTs          int64 // maxTimestamp of the first batch, -1 none
 	created         time.Time
+	rollJitterMs    int64 // taken off SegmentMs for this segment
 }
 
 // appendedBatch describes one batch of an append for the indexes.
@@ -63,7 +64,8 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 	if err != nil {
 		return nil, err
 	}
-	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now()}
+	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now(),
+		rollJitterMs: cfg.randomRollJitter()}
 	if s.raw, err = lf.SyscallConn(); err != nil {
 		lf.Close()
 		return nil, err
