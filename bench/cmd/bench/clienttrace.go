@@ -12,7 +12,7 @@ import (
 // execution trace of this process (the franz-go client) over each measured
 // W1 franz-go produce and consume of the first repetition of every system.
 // The traces show whether the client ever waited for the broker (see
-// docs/perf/README.md, "What bounds the rows not met"); tracing slows the
+// docs/perf/README.md, "The client's own trace"); tracing slows the
 // client, so a run with it is for that question, not for the table.
 type clientTrace struct {
 	dir string // "" when off
