@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -436,6 +437,62 @@ func TestProducerStateSurvivesRestart(t *testing.T) {
 	// Producer ids handed out after the restart come from a new block.
 	if next := initProducerID(rc2); next <= pid || next < producerIDBlockSize {
 		t.Fatalf("producer id %d after restart; before it %d was handed out", next, pid)
+	}
+}
+
+// DescribeProducers lists each idempotent producer a partition keeps state
+// for, with its epoch, last sequence and last timestamp, as
+// kafka-transactions.sh describe-producers shows them.
+func TestDescribeProducers(t *testing.T) {
+	b, rc := startWithTopic(t, "described")
+	pid := initProducerID(rc)
+	now := time.Now().UnixMilli()
+	for i, seq := range []int32{0, 3} {
+		if p := produceRaw(t, rc, 9, "described", [16]byte{}, 0, testBatch(3, "d", pid, 0, seq, now+int64(i))); p.ErrorCode != 0 {
+			t.Fatalf("batch %d: error %d", i, p.ErrorCode)
+		}
+	}
+	// A producer without idempotence leaves no state to describe.
+	if p := produceRaw(t, rc, 9, "described", [16]byte{}, 0, testBatch(2, "plain", -1, -1, -1, now)); p.ErrorCode != 0 {
+		t.Fatalf("plain batch: error %d", p.ErrorCode)
+	}
+	req := kmsg.NewPtrDescribeProducersRequest()
+	req.Topics = []kmsg.DescribeProducersRequestTopic{
+		{Topic: "described", Partitions: []int32{0, 7}},
+		{Topic: "nowhere", Partitions: []int32{0}},
+	}
+	resp := rc.request(req).(*kmsg.DescribeProducersResponse)
+	if len(resp.Topics) != 2 || len(resp.Topics[0].Partitions) != 2 || len(resp.Topics[1].Partitions) != 1 {
+		t.Fatalf("response %+v", resp.Topics)
+	}
+	got := resp.Topics[0].Partitions[0]
+	if got.ErrorCode != 0 || len(got.ActiveProducers) != 1 {
+		t.Fatalf("partition 0: %+v", got)
+	}
+	want := kmsg.DescribeProducersResponseTopicPartitionActiveProducer{ProducerID: pid, ProducerEpoch: 0, LastSequence: 5,
+		LastTimestamp: now + 1, CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}
+	if ap := got.ActiveProducers[0]; ap.ProducerID != want.ProducerID || ap.ProducerEpoch != want.ProducerEpoch ||
+		ap.LastSequence != want.LastSequence || ap.LastTimestamp != want.LastTimestamp ||
+		ap.CoordinatorEpoch != want.CoordinatorEpoch || ap.CurrentTxnStartOffset != want.CurrentTxnStartOffset {
+		t.Fatalf("producer %+v, want %+v", ap, want)
+	}
+	for _, p := range []kmsg.DescribeProducersResponseTopicPartition{resp.Topics[0].Partitions[1], resp.Topics[1].Partitions[0]} {
+		if p.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+			t.Errorf("partition %d: error %d, want UNKNOWN_TOPIC_OR_PARTITION", p.Partition, p.ErrorCode)
+		}
+	}
+	if b.topics.get("nowhere") != nil {
+		t.Fatal("DescribeProducers created a topic")
+	}
+
+	// franz-go's admin client finds the leader and reads the same.
+	described, err := newAdmin(t, b).DescribeProducers(ctxT(t), kadm.TopicsSet{"described": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := described["described"].Partitions[0]
+	if dp.Err != nil || len(dp.ActiveProducers) != 1 || dp.ActiveProducers[0].LastSequence != 5 {
+		t.Fatalf("kadm: %+v", dp)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -677,6 +678,40 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 	}
 	if len(fresp.Brokers) != 1 || fresp.Brokers[0].NodeID != leader {
 		t.Fatalf("fetch node endpoints %+v, want the leader %d", fresp.Brokers, leader)
+	}
+}
+
+// TestClusterDescribeProducersOnEveryReplica: as in Kafka, a follower
+// answers DescribeProducers from the producer state it rebuilt from the
+// replicated batches, and a node without a replica answers
+// NOT_LEADER_OR_FOLLOWER.
+func TestClusterDescribeProducersOnEveryReplica(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client(kgo.DefaultProduceTopic("dp"))
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 2, nil, "dp"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("a leader", func() bool { l, _ := c.leaderOf("dp", 0); return l > 0 })
+	if err := cl.ProduceSync(ctxT(t), kgo.StringRecord("a"), kgo.StringRecord("b"), kgo.StringRecord("c")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("dp", 0)
+	replicas := c.nodes[leader-1].cluster.image().Topics["dp"].Partitions[0].Replicas
+	for _, b := range c.nodes {
+		p := b.topics.get("dp").partition(0)
+		c.waitFor("every replica at offset 3", func() bool { return p == nil || p.log.LogEndOffset() == 3 })
+		req := kmsg.NewPtrDescribeProducersRequest()
+		req.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "dp", Partitions: []int32{0}}}
+		got := dialRaw(t, b).request(req).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0]
+		if !slices.Contains(replicas, b.cfg.NodeID) {
+			if got.ErrorCode != errNotLeaderOrFollower {
+				t.Errorf("node %d without a replica: %+v", b.cfg.NodeID, got)
+			}
+			continue
+		}
+		if got.ErrorCode != 0 || len(got.ActiveProducers) != 1 || got.ActiveProducers[0].LastSequence != 2 || got.ActiveProducers[0].ProducerEpoch != 0 {
+			t.Errorf("node %d (leader %d): %+v", b.cfg.NodeID, leader, got)
+		}
 	}
 }
 

@@ -35,14 +35,23 @@ func (b *Broker) imagePartition(name string, id [16]byte, byID bool, index int32
 // it: NOT_LEADER_OR_FOLLOWER when another broker leads it,
 // UNKNOWN_TOPIC_OR_PARTITION when it does not exist.
 func (b *Broker) leaderPartition(t *topic, name string, index int32) (*partition, int16) {
+	p, code := b.replicaPartition(t, name, index)
+	if code == 0 && !p.isLeader() {
+		return nil, errNotLeaderOrFollower
+	}
+	return p, code
+}
+
+// replicaPartition finds a partition this broker holds a replica of,
+// leading or following: NOT_LEADER_OR_FOLLOWER when it is hosted only
+// elsewhere, UNKNOWN_TOPIC_OR_PARTITION when it does not exist.
+func (b *Broker) replicaPartition(t *topic, name string, index int32) (*partition, int16) {
 	p := t.partition(index)
 	switch {
 	case p == nil && b.imagePartition(name, [16]byte{}, false, index) != nil:
 		return nil, errNotLeaderOrFollower
 	case p == nil:
 		return nil, errUnknownTopicOrPartition
-	case !p.isLeader():
-		return nil, errNotLeaderOrFollower
 	}
 	return p, 0
 }

@@ -70,6 +70,7 @@ func init() {
 		42: {min: 0, max: 2, serve: typed(handleDeleteGroups)},
 		47: {min: 0, max: 0, serve: typed(handleOffsetDelete)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
+		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
 	}
 }
 

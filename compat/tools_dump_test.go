@@ -178,9 +178,42 @@ func (e *cliEnv) testIdempotence(t *testing.T) {
 		check(seg, dumped[seg])
 	}
 	batches := dumped[perf]
-	if n := batches[len(batches)-1].int(t, "lastSequence"); n != cliPerfRecords-1 {
+	last := batches[len(batches)-1]
+	if n := last.int(t, "lastSequence"); n != cliPerfRecords-1 {
 		t.Errorf("the perf producer's last sequence is %d, want %d", n, cliPerfRecords-1)
 	}
+
+	// kafka-transactions describe-producers shows the state the leader
+	// keeps of the perf producer: the id, epoch, last sequence and last
+	// timestamp of its last batch, and no open transaction.
+	out := e.admin(t, e.cls.transactions, "describe-producers", "--topic", cliPerfTopic, "--partition", "0")
+	rows := cliProducerRows(t, out)
+	want := map[string]string{"ProducerId": last.fields["producerId"], "ProducerEpoch": "0", "LatestCoordinatorEpoch": "-1",
+		"LastSequence": last.fields["lastSequence"], "LastTimestamp": last.fields["CreateTime"], "CurrentTransactionStartOffset": "None"}
+	if len(rows) != 1 || fmt.Sprint(rows[0]) != fmt.Sprint(want) {
+		t.Errorf("describe-producers: %v, want [%v]\n%s", rows, want, out)
+	}
+}
+
+// cliProducerRows parses kafka-transactions describe-producers' table.
+func cliProducerRows(t *testing.T, out string) []map[string]string {
+	t.Helper()
+	lines := cliLines(out)
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "ProducerId") {
+		t.Fatalf("no producer table in:\n%s", out)
+	}
+	cols := strings.Fields(lines[0])
+	var rows []map[string]string
+	for _, l := range lines[1:] {
+		row := map[string]string{}
+		for i, v := range strings.Fields(l) {
+			if i < len(cols) {
+				row[cols[i]] = v
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // cliOffsetsKey matches a decoded __consumer_offsets key of cliConsoleGroup.

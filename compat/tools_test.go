@@ -47,6 +47,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.apiVersions = tools.mainClass(t, "org.apache.kafka.tools.BrokerApiVersionsCommand", "kafka.admin.BrokerApiVersionsCommand")
 	e.cls.logDirs = tools.mainClass(t, "org.apache.kafka.tools.LogDirsCommand", "kafka.admin.LogDirsCommand")
 	e.cls.storage = tools.mainClass(t, "kafka.tools.StorageTool", "org.apache.kafka.tools.StorageTool")
+	e.cls.transactions = tools.mainClass(t, "org.apache.kafka.tools.TransactionsCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -74,7 +75,7 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }

@@ -1,8 +1,10 @@
 package logstore
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/gregor-broker/gregor/protocol"
 )
@@ -284,4 +286,32 @@ func (ps *producerState) firstUnstableOffset() int64 {
 		}
 	}
 	return first
+}
+
+// ActiveProducer is what DescribeProducers reports of one producer id the
+// log keeps state for (Kafka's DescribeProducersResponseData.ProducerState).
+type ActiveProducer struct {
+	ID               int64
+	Epoch            int16
+	LastSequence     int32 // -1: no batch of this epoch remembered
+	LastTimestamp    int64
+	CoordinatorEpoch int32
+	TxnStartOffset   int64 // -1: no open transaction
+}
+
+// ActiveProducers lists the producers the log keeps state for, by id.
+func (l *Log) ActiveProducers() []ActiveProducer {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]ActiveProducer, 0, len(l.producers.producers))
+	for pid, e := range l.producers.producers {
+		ap := ActiveProducer{ID: pid, Epoch: e.epoch, LastSequence: -1, LastTimestamp: e.lastTimestamp,
+			CoordinatorEpoch: e.coordinatorEpoch, TxnStartOffset: e.txnFirstOffset}
+		if m, ok := e.last(); ok {
+			ap.LastSequence = m.lastSeq
+		}
+		out = append(out, ap)
+	}
+	slices.SortFunc(out, func(a, b ActiveProducer) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
