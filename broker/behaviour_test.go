@@ -496,6 +496,37 @@ func TestDescribeProducers(t *testing.T) {
 	}
 }
 
+// producer.id.expiration.ms: an idle producer drops out of the partition's
+// state (seen with DescribeProducers) once the expiration, lowered at
+// runtime through AlterConfigs as Kafka allows, has passed.
+func TestProducerIDExpiration(t *testing.T) {
+	b := startBroker(t, map[string]string{"producer.id.expiration.check.interval.ms": "50"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "expiring", 1)
+	pid := initProducerID(rc)
+	hourAgo := time.Now().Add(-time.Hour).UnixMilli()
+	if p := produceRaw(t, rc, 9, "expiring", [16]byte{}, 0, testBatch(2, "e", pid, 0, 0, hourAgo)); p.ErrorCode != 0 {
+		t.Fatalf("append: error %d", p.ErrorCode)
+	}
+	producers := func() int {
+		req := kmsg.NewPtrDescribeProducersRequest()
+		req.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "expiring", Partitions: []int32{0}}}
+		return len(rc.request(req).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0].ActiveProducers)
+	}
+	time.Sleep(200 * time.Millisecond) // four checks at the default day
+	if n := producers(); n != 1 {
+		t.Fatalf("%d producers under the default expiration", n)
+	}
+	adm := newAdmin(t, b)
+	if r := alterBroker(t, adm, kadm.SetConfig, "producer.id.expiration.ms", "0"); r.Err == nil {
+		t.Fatal("producer.id.expiration.ms=0 accepted")
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "producer.id.expiration.ms", "60000"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	waitFor(t, func() bool { return producers() == 0 })
+}
+
 func TestListOffsetsMaxTimestamp(t *testing.T) {
 	_, rc := startWithTopic(t, "maxts")
 	now := time.Now().UnixMilli()

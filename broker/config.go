@@ -42,6 +42,10 @@ type Config struct {
 	CleanerThreads           int
 	CleanerBackoffMs         int64
 	CleanerDedupeBufferSize  int64
+	// Producer id expiration (producer.id.expiration.ms and the internal
+	// producer.id.expiration.check.interval.ms).
+	ProducerIDExpirationMs              int64
+	ProducerIDExpirationCheckIntervalMs int64
 
 	// The group coordinator's settings (group.*, offsets.*) and the
 	// segment size of its topic (offsets.topic.segment.bytes).
@@ -219,6 +223,16 @@ var brokerKeys = []configKey{
 		c.RetentionCheckIntervalMs = n
 		return err
 	}},
+	{"producer.id.expiration.ms", "INT", "86400000", "The time in ms that a topic partition leader will wait before expiring producer IDs. Producer IDs will not expire while a transaction associated to them is still ongoing.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ProducerIDExpirationMs = n
+		return err
+	}},
+	{"producer.id.expiration.check.interval.ms", "INT", "600000", "The interval at which to remove producer IDs that have expired due to producer.id.expiration.ms passing.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ProducerIDExpirationCheckIntervalMs = n
+		return err
+	}},
 	{"log.cleanup.policy", "LIST", "delete", "The default cleanup policy for segments beyond the retention window: delete, compact, or both.", checked(validCleanupPolicy)},
 	{"log.cleaner.enable", "BOOLEAN", "true", "Enable the log cleaner process to run on the server.", func(c *Config, v string) error {
 		b, err := parseBool(v)
@@ -274,12 +288,13 @@ func checked(validate func(string) error) func(*Config, string) error {
 // dynamicBrokerKeys are the broker keys AlterConfigs may change at
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
-// (DynamicLogConfig), the cleaner's threads, backoff and buffer, and the
-// recovery threads (DynamicThreadPool). All others are read-only; changing
+// (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
+// recovery threads (DynamicThreadPool) and producer.id.expiration.ms
+// (DynamicProducerStateManagerConfig). All others are read-only; changing
 // them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
-		"num.recovery.threads.per.data.dir": true}
+		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true

@@ -332,7 +332,7 @@ func dynamicValidator(name string) func(string) error {
 	switch name {
 	case "log.cleaner.threads":
 		return intAtLeast(0)
-	case "num.recovery.threads.per.data.dir":
+	case "num.recovery.threads.per.data.dir", "producer.id.expiration.ms":
 		return intAtLeast(1)
 	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
 		return longAtLeast(0)

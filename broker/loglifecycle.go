@@ -30,13 +30,18 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 }
 
 // applyDirSettings passes the live broker config's retention-check
-// interval, recovery threads and log-cleaner settings to the log dir, those
-// that differ from old (nil: all); log.cleaner.enable false runs no cleaner
-// thread. The cleaner restarts only when its own settings change.
+// interval, producer id expiration, recovery threads and log-cleaner
+// settings to the log dir, those that differ from old (nil: all);
+// log.cleaner.enable false runs no cleaner thread. The cleaner restarts
+// only when its own settings change.
 func (b *Broker) applyDirSettings(old *Config) {
 	c := b.liveConfig()
 	if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
 		b.dir.SetRetentionCheckInterval(time.Duration(c.RetentionCheckIntervalMs) * time.Millisecond)
+	}
+	if old == nil || old.ProducerIDExpirationMs != c.ProducerIDExpirationMs || old.ProducerIDExpirationCheckIntervalMs != c.ProducerIDExpirationCheckIntervalMs {
+		b.dir.SetProducerIDExpiration(time.Duration(c.ProducerIDExpirationMs)*time.Millisecond,
+			time.Duration(c.ProducerIDExpirationCheckIntervalMs)*time.Millisecond)
 	}
 	if old == nil || old.RecoveryThreads != c.RecoveryThreads {
 		b.dir.SetRecoveryThreads(c.RecoveryThreads)

@@ -40,6 +40,10 @@ type Dir struct {
 	stop               chan struct{}
 	workers            sync.WaitGroup
 	kickRetention      chan struct{} // a pass soon, after DeleteRecords
+	// producer.id.expiration.ms and its check interval (producer_expiry.go)
+	producerExpiration    time.Duration
+	producerCheckInterval time.Duration
+	kickProducerExpiry    chan struct{}
 
 	deleter *fileDeleter // removes retired segment files after file.delete.delay.ms
 	cleaner *cleaner     // the log cleaner (cleaner.go)
@@ -67,15 +71,18 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threa
 		return nil, err
 	}
 	d := &Dir{
-		path:               path,
-		logs:               map[TopicPartition]*Log{},
-		flushCheckInterval: DefaultFlushCheckInterval,
-		checkpointInterval: DefaultCheckpointInterval,
-		retentionInterval:  DefaultRetentionCheckInterval,
-		stop:               make(chan struct{}),
-		kickRetention:      make(chan struct{}, 1),
-		deleter:            newFileDeleter(),
-		threads:            max(threads, 1),
+		path:                  path,
+		logs:                  map[TopicPartition]*Log{},
+		flushCheckInterval:    DefaultFlushCheckInterval,
+		checkpointInterval:    DefaultCheckpointInterval,
+		retentionInterval:     DefaultRetentionCheckInterval,
+		stop:                  make(chan struct{}),
+		kickRetention:         make(chan struct{}, 1),
+		producerExpiration:    DefaultProducerIDExpiration,
+		producerCheckInterval: DefaultProducerIDCheckInterval,
+		kickProducerExpiry:    make(chan struct{}, 1),
+		deleter:               newFileDeleter(),
+		threads:               max(threads, 1),
 	}
 	var err error
 	if d.lock, err = lockDir(path); err != nil {
@@ -106,9 +113,10 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threa
 		return nil, err
 	}
 	ok = true
-	d.workers.Add(2)
+	d.workers.Add(3)
 	go d.flusher()
-	go d.retainer()
+	go d.periodic(d.retentionEvery, d.kickRetention, d.retentionCheck)
+	go d.periodic(d.producerCheckEvery, d.kickProducerExpiry, d.producerExpiryCheck)
 	d.cleaner.start(DefaultCleanerThreads, DefaultCleanerBackoff)
 	return d, nil
 }
@@ -384,10 +392,7 @@ func (d *Dir) logStartMoved() error {
 	if d.closed {
 		return nil
 	}
-	select {
-	case d.kickRetention <- struct{}{}:
-	default:
-	}
+	kick(d.kickRetention)
 	return d.writeLogStartsLocked()
 }
 
@@ -547,10 +552,7 @@ func (d *Dir) SetRetentionCheckInterval(iv time.Duration) {
 	d.timing.Lock()
 	d.retentionInterval = max(iv, time.Millisecond)
 	d.timing.Unlock()
-	select {
-	case d.kickRetention <- struct{}{}:
-	default:
-	}
+	kick(d.kickRetention)
 }
 
 func (d *Dir) retentionEvery() time.Duration {
@@ -559,23 +561,37 @@ func (d *Dir) retentionEvery() time.Duration {
 	return d.retentionInterval
 }
 
-// retainer runs a retention pass every retention check interval, and soon
-// after DeleteRecords moved a log start offset, until Close.
-func (d *Dir) retainer() {
+// kick asks a periodic worker for a pass soon, unless one is already asked for.
+func kick(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// periodic runs pass every interval (read anew each time) and soon after
+// a kick, until Close: the retention check and producer id expiration.
+func (d *Dir) periodic(interval func() time.Duration, kick <-chan struct{}, pass func()) {
 	defer d.workers.Done()
-	t := time.NewTimer(d.retentionEvery())
+	t := time.NewTimer(interval())
 	defer t.Stop()
 	for {
 		select {
 		case <-d.stop:
 			return
-		case <-d.kickRetention:
+		case <-kick:
 		case <-t.C:
 		}
-		if err := d.retentionPass(false); err != nil {
-			slog.Error("logstore: retention failed", "dir", d.path, "err", err)
-		}
-		t.Reset(d.retentionEvery())
+		pass()
+		t.Reset(interval())
+	}
+}
+
+// retentionCheck is the retention worker's pass (kicked after
+// DeleteRecords moved a log start offset).
+func (d *Dir) retentionCheck() {
+	if err := d.retentionPass(false); err != nil {
+		slog.Error("logstore: retention failed", "dir", d.path, "err", err)
 	}
 }
 

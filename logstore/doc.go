@@ -128,7 +128,8 @@
 // after a gap starts it higher) and on Close (N is the log end offset); the
 // newest two are kept. On open the newest valid snapshot at or below the log
 // end is loaded and the batch headers after it are replayed; without one the
-// whole log is replayed.
+// whole log is replayed. A producer idle for producer.id.expiration.ms and
+// with no open transaction is dropped from the state (producer_expiry.go).
 //
 // # leader-epoch-checkpoint, and the three offset checkpoints
 //
