@@ -571,7 +571,7 @@ func kick(ch chan<- struct{}) {
 
 // periodic runs pass every interval (read anew each time) and soon after
 // a kick, until Close: the retention check and producer id expiration.
-func (d *Dir) periodic(interval func() time.Duration, kick <-chan struct{}, pass func()) {
+func (d *Dir) periodic(interval func() time.Duration, kicked <-chan struct{}, pass func()) {
 	defer d.workers.Done()
 	t := time.NewTimer(interval())
 	defer t.Stop()
@@ -579,7 +579,7 @@ func (d *Dir) periodic(interval func() time.Duration, kick <-chan struct{}, pass
 		select {
 		case <-d.stop:
 			return
-		case <-kick:
+		case <-kicked:
 		case <-t.C:
 		}
 		pass()
