@@ -312,16 +312,11 @@ var keyAliases = map[string]string{
 // knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
 // server.properties files that Gregor accepts but does not act on yet.
 var knownUnusedKeys = map[string]bool{
-	"broker.id":                                        true,
-	"controller.quorum.bootstrap.servers":              true,
-	"listener.security.protocol.map":                   true,
-	"inter.broker.listener.name":                       true,
-	"num.network.threads":                              true,
-	"num.io.threads":                                   true,
-	"transaction.state.log.replication.factor":         true,
-	"transaction.state.log.min.isr":                    true,
-	"share.coordinator.state.topic.replication.factor": true,
-	"share.coordinator.state.topic.min.isr":            true,
+	"broker.id": true, "controller.quorum.bootstrap.servers": true,
+	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
+	"num.network.threads": true, "num.io.threads": true,
+	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
+	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
 }
 
 // DefaultConfig is Gregor's built-in configuration: one node, PLAINTEXT on
