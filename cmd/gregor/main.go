@@ -1,7 +1,7 @@
 // Command gregor runs a Gregor broker, or one of its operational tools.
 //
 //	gregor                                   serve with built-in defaults
-//	gregor serve [server.properties] [--override key=value]...
+//	gregor serve [server.properties] [--override key=value]... [--cpuprofile FILE]
 //	gregor dump-log [flags] FILE...         print log segments, indexes, snapshots
 package main
 
@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -18,8 +19,11 @@ import (
 
 const usage = `usage:
   gregor                                              serve with built-in defaults (localhost:9092, ./data)
-  gregor serve [server.properties] [--override key=value]...
+  gregor serve [server.properties] [--override key=value]... [--cpuprofile FILE]
   gregor dump-log [flags] FILE...                     print log dir files as Kafka's DumpLogSegments (--help)
+
+--cpuprofile writes a Go CPU profile of the whole run to FILE at shutdown
+(SIGINT or SIGTERM), for go tool pprof.
 `
 
 func main() {
@@ -39,48 +43,85 @@ func main() {
 	}
 }
 
+// serveArgs is what `gregor serve` was given.
+type serveArgs struct {
+	props      map[string]string
+	cpuProfile string // --cpuprofile FILE, or ""
+}
+
 // parseServeArgs reads an optional properties file and --override pairs,
 // later ones winning, as Kafka's kafka-server-start does.
-func parseServeArgs(args []string) (map[string]string, error) {
-	props := map[string]string{}
+func parseServeArgs(args []string) (serveArgs, error) {
+	sa := serveArgs{props: map[string]string{}}
+	value := func(i int) (string, error) {
+		if i+1 >= len(args) {
+			return "", fmt.Errorf("%s needs a value", args[i])
+		}
+		return args[i+1], nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--override" || a == "-override":
-			if i+1 >= len(args) {
-				return nil, fmt.Errorf("%s needs key=value", a)
+			pair, err := value(i)
+			if err != nil {
+				return sa, err
 			}
 			i++
-			k, v, ok := strings.Cut(args[i], "=")
+			k, v, ok := strings.Cut(pair, "=")
 			if !ok || k == "" {
-				return nil, fmt.Errorf("override %q is not key=value", args[i])
+				return sa, fmt.Errorf("override %q is not key=value", pair)
 			}
-			props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			sa.props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		case a == "--cpuprofile":
+			file, err := value(i)
+			if err != nil {
+				return sa, err
+			}
+			i++
+			sa.cpuProfile = file
 		case strings.HasPrefix(a, "-"):
-			return nil, fmt.Errorf("unknown flag %s\n%s", a, usage)
+			return sa, fmt.Errorf("unknown flag %s\n%s", a, usage)
 		default:
 			file, err := broker.ReadProperties(a)
 			if err != nil {
-				return nil, err
+				return sa, err
 			}
 			for k, v := range file {
-				if _, overridden := props[k]; !overridden {
-					props[k] = v
+				if _, overridden := sa.props[k]; !overridden {
+					sa.props[k] = v
 				}
 			}
 		}
 	}
-	return props, nil
+	return sa, nil
+}
+
+// startCPUProfile starts writing a CPU profile to path; the function it
+// returns stops it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func serve(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	defer startMemoryPolicy()() // memory.go
-	props, err := parseServeArgs(args)
+	sa, err := parseServeArgs(args)
 	if err != nil {
 		return err
 	}
-	cfg, warnings, err := broker.ParseConfig(props)
+	cfg, warnings, err := broker.ParseConfig(sa.props)
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
@@ -91,6 +132,17 @@ func serve(args []string) error {
 	// soon as the broker is reachable still means a clean shutdown.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	if sa.cpuProfile != "" {
+		stop, err := startCPUProfile(sa.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				logger.Error("writing the CPU profile", "file", sa.cpuProfile, "err", err)
+			}
+		}()
+	}
 	b, err := broker.New(cfg, logger)
 	if err != nil {
 		return err

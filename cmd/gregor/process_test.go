@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"github.com/gregor-broker/gregor/compat/harness"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -154,6 +157,48 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	go io.Copy(io.Discard, stderr)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+}
+
+// TestServeWritesCPUProfile checks that --cpuprofile leaves a CPU profile
+// (gzip-compressed protobuf naming cpu nanoseconds) after SIGTERM, and that
+// the flag without a file is refused.
+func TestServeWritesCPUProfile(t *testing.T) {
+	bin, err := harness.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "serve", "--cpuprofile").CombinedOutput(); err == nil || !strings.Contains(string(out), "--cpuprofile needs a value") {
+		t.Fatalf("--cpuprofile without a file: err %v, output %s", err, out)
+	}
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	cmd := exec.Command(bin, "serve", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+		"--override", "log.dirs="+t.TempDir(), "--cpuprofile", profile)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !harness.ListeningRE.MatchString(sc.Text()) {
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	go io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	f, err := os.Open(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("profile is not gzip: %v", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil || !bytes.Contains(data, []byte("cpu")) || !bytes.Contains(data, []byte("nanoseconds")) {
+		t.Fatalf("profile of %d bytes (%v) does not name cpu nanoseconds", len(data), err)
 	}
 }
 
