@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,7 +73,7 @@ func (e *env) startCluster(name string) (*cluster, error) {
 				c.nodes[i], errs[i] = e.launchKafka(name, dirs[i], props[i], ports[i])
 				return
 			}
-			cmd := exec.Command(e.gregorBin, "serve", props[i])
+			cmd := e.gregorCommand(props[i])
 			c.nodes[i], errs[i] = startProcess(name, fmt.Sprintf("127.0.0.1:%d", ports[i]), cmd, filepath.Join(dirs[i], "gregor.out"), 5*time.Minute)
 		}(i)
 	}

@@ -7,7 +7,7 @@
 // Environment (defaults in brackets):
 //
 //	BENCH_QUICK=1        a short run: 1 repetition, small sizes
-//	BENCH_REPS           repetitions of W1-W3 per system [3]
+//	BENCH_REPS           repetitions of W1-W3 and W5 per system [3]; a multiple of the number of systems runs each first equally often
 //	BENCH_W1_MB          MB produced and consumed per W1 case [64]
 //	BENCH_PERF_MB        MB per kafka-producer/consumer-perf-test case [192]
 //	BENCH_W2_SECONDS     measured seconds per W2 rate [8]
@@ -18,6 +18,7 @@
 //	BENCH_ONLY=W5        run W5 alone (to work on it; BENCH.md then holds W5 only)
 //	BENCH_CONSUMER_PERF  also run kafka-consumer-perf-test (needs groups) [1]
 //	BENCH_CLIENT_TRACE   a directory: runtime/trace of the client in the first repetition's W1 franz-go rows
+//	BENCH_GREGOR_CPUPROFILE  a directory: every process of this tree's gregor writes a CPU profile there (--cpuprofile)
 //	BENCH_OUT            report path [BENCH.md in the repository root]
 //	BENCH_GREGOR_BEFORE  path of an older gregor binary to measure as a fourth system
 //	BENCH_GREGOR_BEFORE_LABEL  how BENCH.md describes that binary
@@ -57,6 +58,17 @@ type settings struct {
 	clientTrace  string
 	out          string
 	cache        string
+}
+
+// orderNote warns, when the systems cannot each run first equally often
+// (the order rotates by one each repetition), that their ratios may lean
+// on where each ran; "" when the order is balanced.
+func orderNote(prefix string, reps, systems int) string {
+	if systems < 2 || reps%systems == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s%d repetitions of %d systems: the order rotates each repetition, so not every system ran first equally often;"+
+		" for a comparison where a few percent matter, use a multiple of %d (BENCH_REPS)", prefix, reps, systems, systems)
 }
 
 func envInt(key string, def int) int {
@@ -135,6 +147,10 @@ func main() {
 	}
 	loadBefore := loadAvg()
 	res.note(raiseFileLimit())
+	if e.profileDir = os.Getenv("BENCH_GREGOR_CPUPROFILE"); e.profileDir != "" {
+		must(os.MkdirAll(e.profileDir, 0o755))
+		res.note("every gregor process wrote a CPU profile to " + e.profileDir + " (BENCH_GREGOR_CPUPROFILE), which costs it a little CPU")
+	}
 	if st.clientTrace != "" {
 		res.note("the first repetition's W1 franz-go rows ran with the client traced (BENCH_CLIENT_TRACE=" + st.clientTrace + "), which slows the client")
 	}
@@ -163,6 +179,9 @@ func main() {
 		}
 		systems = kept
 	}
+	if !st.w5Only {
+		res.note(orderNote("", st.reps, len(systems)))
+	}
 
 	for rep := 0; rep < st.reps && !st.w5Only; rep++ {
 		for k := range systems {
@@ -181,6 +200,7 @@ func main() {
 				clustered = append(clustered, name)
 			}
 		}
+		res.note(orderNote("W5: ", st.reps, len(clustered)))
 		for rep := 0; rep < st.reps; rep++ {
 			for k := range clustered {
 				name := clustered[(rep+k)%len(clustered)]

@@ -41,3 +41,15 @@ func TestStatsAndPercentile(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderNote(t *testing.T) {
+	for _, c := range []struct {
+		reps, systems int
+		warn          bool
+	}{{3, 3, false}, {6, 3, false}, {3, 1, false}, {4, 2, false}, {3, 2, true}, {3, 4, true}} {
+		note := orderNote("", c.reps, c.systems)
+		if (note != "") != c.warn {
+			t.Errorf("%d repetitions of %d systems: note %q", c.reps, c.systems, note)
+		}
+	}
+}

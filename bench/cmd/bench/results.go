@@ -43,6 +43,9 @@ func (r *results) add(m metric, system string, v float64) {
 }
 
 func (r *results) note(s string) {
+	if s == "" {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.notes = append(r.notes, s)

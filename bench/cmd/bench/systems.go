@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,10 @@ type env struct {
 	kafkaLibs string // directory of Kafka's jars
 	work      string // scratch directory of this run
 	runs      int    // counter for fresh directories
+	// profileDir, from BENCH_GREGOR_CPUPROFILE, makes every process of
+	// this tree's gregor write a CPU profile there (--cpuprofile).
+	profileDir string
+	profiles   atomic.Int32 // numbers the profiles
 }
 
 // freshDir makes a new empty directory under the run's scratch dir.
@@ -129,13 +134,23 @@ func (e *env) startGregorBin(name, dataDir string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin := e.gregorBin
+	cmd := e.gregorCommand(props)
 	if name == sysBefore {
-		bin = e.beforeBin
+		cmd = exec.Command(e.beforeBin, "serve", props)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "serve", props)
 	return startProcess(name, addr, cmd, filepath.Join(dataDir, "gregor.out"), 2*time.Minute)
+}
+
+// gregorCommand is `gregor serve props` of this tree's binary, with
+// --cpuprofile when profiles are asked for.
+func (e *env) gregorCommand(props string) *exec.Cmd {
+	cmd := exec.Command(e.gregorBin, "serve", props)
+	if e.profileDir != "" {
+		file := filepath.Join(e.profileDir, fmt.Sprintf("gregor-%03d.pprof", e.profiles.Add(1)))
+		cmd.Args = append(cmd.Args, "--cpuprofile", file)
+	}
+	return cmd
 }
 
 func (e *env) startKfake(dataDir string) (*server, error) {
