@@ -107,6 +107,19 @@ func producerOpts(addr string, acksAll bool) []kgo.Opt {
 	return opts
 }
 
+// createWritableTopic is createReplicatedTopic followed by one small
+// record to every partition. Kafka lists a partition's leader in Metadata
+// before that leader has made the partition's log, and a franz-go producer
+// that meets such a partition waits for its next metadata refresh (at
+// least 5 s after the last): that is topic start-up, which W4 measures,
+// not throughput. Readers of the topic find these records first.
+func createWritableTopic(addr, topic string, partitions int32, rf int16, configs map[string]*string) error {
+	if err := createReplicatedTopic(addr, topic, partitions, rf, configs); err != nil {
+		return err
+	}
+	return writeEveryPartition(addr, topic, partitions)
+}
+
 // writeEveryPartition produces one small record to each of the topic's
 // partitions and waits for every ack (the client retries partitions the
 // broker does not serve yet).

@@ -62,7 +62,7 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int, traceDir strin
 	}
 	for i, c := range w1Cases() {
 		topic := fmt.Sprintf("w1-%d-%d", rep, i)
-		if err := createTopic(s.addr, topic, c.partitions); err != nil {
+		if err := createWritableTopic(s.addr, topic, c.partitions, 1, nil); err != nil {
 			return err
 		}
 		n := int(bytesPer / int64(c.size))
@@ -84,7 +84,7 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int, traceDir strin
 		res.add(produce, s.name, mbps)
 		busy.cores(res, produce, d)
 		direction = "consume"
-		d, err = consumeN(s.addr, topic, c.partitions, n, measure)
+		d, err = consumeN(s.addr, topic, c.partitions, n+int(c.partitions), measure)
 		tr.stop()
 		if err != nil {
 			return fmt.Errorf("W1 consume %s: %w", c, err)
@@ -112,7 +112,7 @@ func runW1Perf(e *env, s *server, res *results, bytesPer int64, rep int, consume
 	// Kafka's tools are JVMs: they need more data than W1 to leave their warm-up behind.
 	for i, c := range perfCases() {
 		topic := fmt.Sprintf("perf-%d-%d", rep, i)
-		if err := createTopic(s.addr, topic, c.partitions); err != nil {
+		if err := createWritableTopic(s.addr, topic, c.partitions, 1, nil); err != nil {
 			return err
 		}
 		n := int(bytesPer / int64(c.size))
@@ -140,7 +140,7 @@ func runW1Perf(e *env, s *server, res *results, bytesPer int64, rep int, consume
 			continue
 		}
 		tool = e.perfCmd("org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", s.addr,
-			"--topic", topic, "--messages", fmt.Sprint(n), "--group", fmt.Sprintf("perf-%d-%d", rep, i),
+			"--topic", topic, "--messages", fmt.Sprint(n+int(c.partitions)), "--group", fmt.Sprintf("perf-%d-%d", rep, i),
 			"--timeout", "30000")
 		busy = startBusy(s, 0)
 		out, err = tool.CombinedOutput()

@@ -40,7 +40,7 @@ func runW5(e *env, st settings, res *results, name string, rep int) error {
 	}
 	for _, p := range []int32{1, 16} {
 		topic := fmt.Sprintf("w5-%d-%d", rep, p)
-		if err := createReplicatedTopic(c.addr, topic, p, clusterSize, configs); err != nil {
+		if err := createWritableTopic(c.addr, topic, p, clusterSize, configs); err != nil {
 			return err
 		}
 		var cpu0 float64
@@ -52,7 +52,7 @@ func runW5(e *env, st settings, res *results, name string, rep int) error {
 		mbps := float64(n*1024) / d.Seconds() / 1e6
 		res.add(metric{section: w5Section, name: fmt.Sprintf("produce %dp 1024B acks=all+idem", p), unit: "MB/s", higher: true, target: 1.5}, name, mbps)
 		res.add(metric{section: w5Section, name: fmt.Sprintf("cores busy during produce %dp, three nodes together (CPU s / wall s)", p), unit: "cores"}, name, busy)
-		d, err = consumeN(c.addr, topic, p, n, nil)
+		d, err = consumeN(c.addr, topic, p, n+int(p), nil)
 		if err != nil {
 			return fmt.Errorf("W5 consume %dp: %w", p, err)
 		}
