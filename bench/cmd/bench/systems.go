@@ -134,9 +134,11 @@ func (e *env) startGregorBin(name, dataDir string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := e.gregorCommand(props)
+	var cmd *exec.Cmd
 	if name == sysBefore {
 		cmd = exec.Command(e.beforeBin, "serve", props)
+	} else {
+		cmd = e.gregorCommand(props)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	return startProcess(name, addr, cmd, filepath.Join(dataDir, "gregor.out"), 2*time.Minute)
