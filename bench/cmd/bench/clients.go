@@ -62,6 +62,23 @@ func createReplicatedTopic(addr, topic string, partitions int32, rf int16, confi
 	return fmt.Errorf("topic %s: partitions without leader or full ISR after 5 minutes", topic)
 }
 
+// deleteTopic deletes a topic, so that a run of many large cases holds
+// only one case's data at a time (kfake keeps every record in memory).
+func deleteTopic(addr, topic string) error {
+	cl, err := kgo.NewClient(seeds(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := kadm.NewClient(cl).DeleteTopic(ctx, topic)
+	if err != nil {
+		return err
+	}
+	return resp.Err
+}
+
 // endOffsets sums the end offsets of a topic's partitions.
 func endOffsets(addr, topic string) (int64, error) {
 	cl, err := kgo.NewClient(seeds(addr))

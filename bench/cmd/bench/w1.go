@@ -54,6 +54,9 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int, traceDir strin
 		if _, err := consumeN(s.addr, topic, c.partitions, n, nil); err != nil {
 			return fmt.Errorf("W1 warm-up consume %s: %w", c, err)
 		}
+		if err := deleteTopic(s.addr, topic); err != nil {
+			return err
+		}
 	}
 	var cpu, moved float64
 	tr := clientTrace{}
@@ -96,6 +99,9 @@ func runW1Franz(s *server, res *results, bytesPer int64, rep int, traceDir strin
 		res.add(consume, s.name, cmbps)
 		busy.cores(res, consume, d)
 		logf("  %s W1 %s: produce %.1f MB/s, consume %.1f MB/s", s.name, c, mbps, cmbps)
+		if err := deleteTopic(s.addr, topic); err != nil {
+			return err
+		}
 	}
 	res.add(metric{section: "W3 resources", name: "broker CPU seconds per GB moved (W1 franz-go, produced+consumed)", unit: "s/GB"}, s.name, cpu/(moved/1e9))
 	return nil
