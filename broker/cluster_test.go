@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,15 +27,6 @@ type testCluster struct {
 	mu    sync.Mutex
 }
 
-func freePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startCluster starts n nodes, each broker and controller; extra
 // overrides every node's properties.
 func startCluster(t testing.TB, n int, extra map[string]string) *testCluster {
@@ -49,13 +40,14 @@ func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[strin
 	t.Helper()
 	n := voterCount + brokerOnly
 	c := &testCluster{t: t, nodes: make([]*Broker, n)}
+	ports, err := freeport.Ports(n + voterCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientPorts := ports[:n]
 	var voters []string
-	clientPorts := make([]int, n)
-	for i := 0; i < n; i++ {
-		clientPorts[i] = freePort(t)
-		if i < voterCount {
-			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, freePort(t)))
-		}
+	for i, port := range ports[n:] {
+		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, port))
 	}
 	brokers := n
 	if brokerOnly > 0 {
@@ -103,16 +95,18 @@ func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[strin
 		}(i)
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	// Registered before any failure is reported: the nodes that did start
+	// must not outlive the test (and its temp dirs).
 	t.Cleanup(func() {
 		for i := range c.nodes {
 			c.stop(i)
 		}
 	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	c.waitFor("all brokers registered and unfenced", func() bool {
 		for _, b := range c.nodes {
 			if b == nil || b.dir == nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/gregor-broker/gregor/internal/freeport"
 )
 
 // DefaultOverrides are the settings every test cluster runs with, before
@@ -108,7 +109,7 @@ func Configure(t testing.TB, opts Options) *Cluster {
 	if opts.Proxy {
 		perNode = 3
 	}
-	ports, err := FreePorts(n * perNode)
+	ports, err := freeport.Ports(n * perNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,27 +180,6 @@ func Binary() (string, error) {
 		return bin, nil
 	}
 	return harness.Binary()
-}
-
-// FreePorts returns n distinct loopback ports that were free a moment
-// ago: each is bound to :0 and all are released together.
-func FreePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	var ports []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // Seeds are the client addresses of every node, for kgo.SeedBrokers.
