@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/gregor-broker/gregor/internal/freeport"
+
 	"context"
 	"fmt"
 	"os"
@@ -36,16 +38,14 @@ func (e *env) startCluster(name string) (*cluster, error) {
 	dirs := make([]string, clusterSize)
 	ports := make([]int, clusterSize)
 	ctls := make([]int, clusterSize)
+	free, err := freeport.Ports(2 * clusterSize)
+	if err != nil {
+		return nil, err
+	}
 	var voters []string
 	for i := range dirs {
 		dirs[i] = e.freshDir(fmt.Sprintf("%s-node%d", strings.ToLower(name), i+1))
-		var err error
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
-		if ctls[i], err = freePort(); err != nil {
-			return nil, err
-		}
+		ports[i], ctls[i] = free[2*i], free[2*i+1]
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ctls[i]))
 	}
 	props := make([]string, clusterSize)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -121,16 +120,6 @@ func startProcess(name, addr string, cmd *exec.Cmd, logPath string, timeout time
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 var errNotReady = errors.New("not ready")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/gregor-broker/gregor/internal/freeport"
+
 	"bufio"
 	"fmt"
 	"os"
@@ -78,16 +80,12 @@ func (e *env) restart(name, dataDir string) (*server, error) {
 // writeProperties writes Kafka's shipped server.properties with only the
 // ports and log.dirs changed, and returns its path and the client port.
 func (e *env) writeProperties(dataDir string) (string, int, error) {
-	port, err := freePort()
+	ports, err := freeport.Ports(2)
 	if err != nil {
 		return "", 0, err
 	}
-	ctl, err := freePort()
-	if err != nil {
-		return "", 0, err
-	}
-	path, err := e.writeNodeProperties(dataDir, 1, port, ctl, "")
-	return path, port, err
+	path, err := e.writeNodeProperties(dataDir, 1, ports[0], ports[1], "")
+	return path, ports[0], err
 }
 
 // writeNodeProperties writes Kafka's shipped server.properties for node id
@@ -156,10 +154,11 @@ func (e *env) gregorCommand(props string) *exec.Cmd {
 }
 
 func (e *env) startKfake(dataDir string) (*server, error) {
-	port, err := freePort()
+	ports, err := freeport.Ports(1)
 	if err != nil {
 		return nil, err
 	}
+	port := ports[0]
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(e.kfakeBin, "-port", fmt.Sprint(port))
 	return startProcess(sysKfake, addr, cmd, filepath.Join(dataDir, "kfake.out"), time.Minute)
