@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/gregor-broker/gregor/internal/freeport"
-
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )

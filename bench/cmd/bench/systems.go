@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/gregor-broker/gregor/internal/freeport"
-
 	"bufio"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/gregor-broker/gregor/internal/freeport"
 )
 
 // The three systems measured, in the order each repetition runs them.
