@@ -35,16 +35,14 @@ type cluster struct {
 // (`kafka-storage format` without --standalone, as a static quorum needs).
 func (e *env) startCluster(name string) (*cluster, error) {
 	dirs := make([]string, clusterSize)
-	ports := make([]int, clusterSize)
-	ctls := make([]int, clusterSize)
 	free, err := freeport.Ports(2 * clusterSize)
 	if err != nil {
 		return nil, err
 	}
+	ports, ctls := free[:clusterSize], free[clusterSize:]
 	var voters []string
 	for i := range dirs {
 		dirs[i] = e.freshDir(fmt.Sprintf("%s-node%d", strings.ToLower(name), i+1))
-		ports[i], ctls[i] = free[2*i], free[2*i+1]
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ctls[i]))
 	}
 	props := make([]string, clusterSize)
