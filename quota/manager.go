@@ -1,0 +1,227 @@
+package quota
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config is the measurement of rates: Samples windows of Window each
+// (quota.window.num, quota.window.size.seconds).
+type Config struct {
+	Samples int
+	Window  time.Duration
+}
+
+// DefaultConfig is Kafka's: 11 samples of one second.
+func DefaultConfig() Config { return Config{Samples: 11, Window: time.Second} }
+
+// Manager measures clients against the quotas in force and says how long
+// one over its quota must be throttled. It is safe for concurrent use.
+type Manager struct {
+	cfg    Config
+	quotas atomic.Pointer[quotaSet]
+
+	mu      sync.Mutex
+	sensors map[sensorKey]*rate
+}
+
+// quotaSet is the quotas in force, replaced whole by Set.
+type quotaSet struct {
+	byEntity map[string]map[string]float64 // Entity.Key() -> values
+	keys     map[string]bool               // the quota keys any entity sets
+}
+
+// sensorKey names one measured rate: a quota key and the client names of
+// the entity that set it, Kafka's metric tags. A default entity measures
+// each user or client id on its own; a type the entity lacks is "".
+type sensorKey struct {
+	key, user, clientID string
+}
+
+// NewManager returns a Manager with no quotas.
+func NewManager(cfg Config) *Manager {
+	if cfg.Samples < 1 {
+		cfg.Samples = 1
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = time.Second
+	}
+	m := &Manager{cfg: cfg, sensors: map[sensorKey]*rate{}}
+	m.Set(nil)
+	return m
+}
+
+// Set installs the quotas in force.
+func (m *Manager) Set(entries []Entry) {
+	qs := &quotaSet{byEntity: map[string]map[string]float64{}, keys: map[string]bool{}}
+	for _, e := range entries {
+		if len(e.Values) == 0 {
+			continue
+		}
+		qs.byEntity[e.Entity.Key()] = e.Values
+		for k := range e.Values {
+			qs.keys[k] = true
+		}
+	}
+	m.quotas.Store(qs)
+}
+
+// Active reports whether any entity sets a quota for key: when none does,
+// nothing is measured.
+func (m *Manager) Active(key string) bool { return m.quotas.Load().keys[key] }
+
+// resolve finds the quota of key that applies to a client, in Kafka's
+// order of precedence: user and client id, user and default client id,
+// user, default user and client id, default user and default client id,
+// default user, client id, default client id.
+func (m *Manager) resolve(key, user, clientID string) (float64, sensorKey, bool) {
+	qs := m.quotas.Load()
+	if !qs.keys[key] {
+		return 0, sensorKey{}, false
+	}
+	u, c := &user, &clientID
+	levels := []struct {
+		entity       Entity
+		byUser, byID bool
+	}{
+		{Entity{{ClientID, c}, {User, u}}, true, true},
+		{Entity{{ClientID, nil}, {User, u}}, true, true},
+		{Entity{{User, u}}, true, false},
+		{Entity{{ClientID, c}, {User, nil}}, true, true},
+		{Entity{{ClientID, nil}, {User, nil}}, true, true},
+		{Entity{{User, nil}}, true, false},
+		{Entity{{ClientID, c}}, false, true},
+		{Entity{{ClientID, nil}}, false, true},
+	}
+	for _, l := range levels {
+		v, ok := qs.byEntity[l.entity.Key()][key]
+		if !ok {
+			continue
+		}
+		sk := sensorKey{key: key}
+		if l.byUser {
+			sk.user = user
+		}
+		if l.byID {
+			sk.clientID = clientID
+		}
+		return v, sk, true
+	}
+	return 0, sensorKey{}, false
+}
+
+// Record adds value (bytes) at now to the client's rate for key and
+// returns how long the client must wait for that rate to come back to its
+// quota: 0 when it is within it or no quota applies.
+func (m *Manager) Record(key, user, clientID string, value float64, now time.Time) time.Duration {
+	bound, sk, ok := m.resolve(key, user, clientID)
+	if !ok {
+		return 0
+	}
+	ms := now.UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[sk]
+	if r == nil {
+		m.dropIdle(ms)
+		r = &rate{}
+		m.sensors[sk] = r
+	}
+	r.record(value, ms, m.cfg)
+	observed, windowMs := r.measure(ms, m.cfg)
+	if observed <= bound {
+		return 0
+	}
+	// KIP-13: the delay that brings the rate over the window back to the bound.
+	return time.Duration((observed-bound)/bound*float64(windowMs)+0.5) * time.Millisecond
+}
+
+// Unrecord takes back value recorded at now, for a response that was not
+// sent (a throttled fetch is answered without its records).
+func (m *Manager) Unrecord(key, user, clientID string, value float64, now time.Time) {
+	_, sk, ok := m.resolve(key, user, clientID)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.sensors[sk]; r != nil {
+		r.record(-value, now.UnixMilli(), m.cfg)
+	}
+}
+
+// WindowBytes is the most a client may take in one response under its
+// quota for key: the quota over all but one sample window, as Kafka caps
+// a fetch. ok is false when no quota applies.
+func (m *Manager) WindowBytes(key, user, clientID string) (int64, bool) {
+	bound, _, ok := m.resolve(key, user, clientID)
+	if !ok {
+		return 0, false
+	}
+	return int64(bound * float64(m.cfg.Samples-1) * m.cfg.Window.Seconds()), true
+}
+
+// dropIdle forgets the rates whose every sample has expired: they measure
+// zero, and a client that comes back starts afresh. Called with mu held.
+func (m *Manager) dropIdle(nowMs int64) {
+	expire := int64(m.cfg.Samples) * m.cfg.Window.Milliseconds()
+	for k, r := range m.sensors {
+		if nowMs-r.lastMs >= expire {
+			delete(m.sensors, k)
+		}
+	}
+}
+
+// rate is Kafka's sampled rate (SampledStat and Rate): values summed into
+// up to Samples windows, the oldest reused once all exist; a window older
+// than all of them together is cleared; the rate divides the sum by the
+// time since the oldest window began, counted as at least Samples-1 whole
+// windows so that a new client's first bytes do not read as a huge rate.
+type rate struct {
+	samples []sample
+	current int
+	lastMs  int64
+}
+
+type sample struct {
+	startMs int64
+	value   float64
+}
+
+func (r *rate) record(v float64, nowMs int64, cfg Config) {
+	window := cfg.Window.Milliseconds()
+	if len(r.samples) == 0 {
+		r.samples = append(r.samples, sample{startMs: nowMs})
+	}
+	if nowMs-r.samples[r.current].startMs >= window {
+		r.current = (r.current + 1) % cfg.Samples
+		if r.current >= len(r.samples) {
+			r.samples = append(r.samples, sample{startMs: nowMs})
+		} else {
+			r.samples[r.current] = sample{startMs: nowMs}
+		}
+	}
+	r.samples[r.current].value += v
+	r.lastMs = nowMs
+}
+
+// measure returns the rate per second and the window it was measured over.
+func (r *rate) measure(nowMs int64, cfg Config) (float64, int64) {
+	window := cfg.Window.Milliseconds()
+	expire := int64(cfg.Samples) * window
+	total, oldest := 0.0, nowMs
+	for i := range r.samples {
+		if nowMs-r.samples[i].startMs >= expire {
+			r.samples[i] = sample{startMs: nowMs}
+		}
+		total += r.samples[i].value
+		oldest = min(oldest, r.samples[i].startMs)
+	}
+	elapsed := nowMs - oldest
+	if full, least := elapsed/window, int64(cfg.Samples-1); full < least {
+		elapsed += (least - full) * window
+	}
+	elapsed = max(elapsed, 1) // one sample, just begun
+	return total / (float64(elapsed) / 1000), elapsed
+}

@@ -1,0 +1,224 @@
+package quota
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func name(s string) *string { return &s }
+
+func TestNewEntityValidatesAsKafka(t *testing.T) {
+	cases := []struct {
+		parts []Part
+		err   string
+	}{
+		{nil, "Invalid empty client quota entity"},
+		{[]Part{{User, name("a")}, {User, name("b")}}, "duplicate entity entry user"},
+		{[]Part{{"group", name("g")}}, "Unhandled client quota entity type: group"},
+		{[]Part{{ClientID, name("")}}, "Empty client-id not supported"},
+		{[]Part{{IP, name("10.0.0.1")}, {User, name("u")}}, "IP entity should not be combined"},
+	}
+	for _, c := range cases {
+		_, err := NewEntity(c.parts)
+		var inv *InvalidError
+		if !errors.As(err, &inv) || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("NewEntity(%v) = %v, want INVALID_REQUEST with %q", c.parts, err, c.err)
+		}
+	}
+	e, err := NewEntity([]Part{{User, name("u")}, {ClientID, nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e[0].Type != ClientID || e[1].Type != User {
+		t.Errorf("parts not sorted by type: %v", e)
+	}
+	if e.Key() == (Entity{{ClientID, name("<default>")}, {User, name("u")}}).Key() {
+		t.Error("the default client id and a client id named <default> share a key")
+	}
+}
+
+func TestApplyChecksKeysAndValues(t *testing.T) {
+	client, _ := NewEntity([]Part{{ClientID, name("c")}})
+	ip, _ := NewEntity([]Part{{IP, nil}})
+	bad := []struct {
+		e   Entity
+		ops []Op
+		err string
+	}{
+		{client, []Op{{Key: ProducerByteRate, Value: 1.5}}, "must be a Long value"},
+		{client, []Op{{Key: ProducerByteRate, Value: 0}}, "must be positive"},
+		{client, []Op{{Key: "retention.ms", Value: 1}}, "Invalid configuration key retention.ms"},
+		{client, []Op{{Key: ConnectionCreationRate, Value: 1}}, "Invalid configuration key"},
+		{ip, []Op{{Key: ProducerByteRate, Value: 1}}, "Invalid configuration key"},
+		{client, []Op{{Key: RequestPercentage, Value: 50}}, "not enforced by Gregor"},
+		{client, []Op{{Key: ProducerByteRate, Value: 1}, {Key: ProducerByteRate, Remove: true}}, "Duplicate quota key"},
+	}
+	for _, c := range bad {
+		if _, err := c.e.Apply(nil, c.ops); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("Apply(%v, %v) = %v, want %q", c.e, c.ops, err, c.err)
+		}
+	}
+	cur := map[string]float64{ProducerByteRate: 100}
+	next, err := client.Apply(cur, []Op{{Key: ConsumerByteRate, Value: 200}, {Key: ProducerByteRate, Remove: true}})
+	if err != nil || len(next) != 1 || next[ConsumerByteRate] != 200 {
+		t.Fatalf("Apply = %v, %v", next, err)
+	}
+	if cur[ProducerByteRate] != 100 {
+		t.Error("Apply changed the current values")
+	}
+}
+
+func TestFilterMatchesAsKafka(t *testing.T) {
+	userA, _ := NewEntity([]Part{{User, name("a")}})
+	userDefault, _ := NewEntity([]Part{{User, nil}})
+	userAClient, _ := NewEntity([]Part{{User, name("a")}, {ClientID, name("c")}})
+	clientC, _ := NewEntity([]Part{{ClientID, name("c")}})
+	all := []Entity{userA, userDefault, userAClient, clientC}
+	cases := []struct {
+		comps  []Component
+		strict bool
+		want   []Entity
+	}{
+		{[]Component{{Type: User, Match: MatchExact, Name: name("a")}}, false, []Entity{userA, userAClient}},
+		{[]Component{{Type: User, Match: MatchExact, Name: name("a")}}, true, []Entity{userA}},
+		{[]Component{{Type: User, Match: MatchDefault}}, false, []Entity{userDefault}},
+		{[]Component{{Type: User, Match: MatchSpecified}}, true, []Entity{userA, userDefault}},
+		{[]Component{{Type: ClientID, Match: MatchSpecified}}, false, []Entity{userAClient, clientC}},
+		{nil, false, all},
+	}
+	for _, c := range cases {
+		f, err := NewFilter(c.comps, c.strict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Entity
+		for _, e := range all {
+			if f.Matches(e) {
+				got = append(got, e)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("filter %v strict=%v matched %v, want %v", c.comps, c.strict, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i].Key() != c.want[i].Key() {
+				t.Errorf("filter %v strict=%v matched %v, want %v", c.comps, c.strict, got, c.want)
+			}
+		}
+	}
+	for _, comps := range [][]Component{
+		{{Type: User, Match: MatchExact}},
+		{{Type: User, Match: MatchDefault, Name: name("x")}},
+		{{Type: User, Match: MatchSpecified}, {Type: User, Match: MatchDefault}},
+		{{Type: IP, Match: MatchSpecified}, {Type: User, Match: MatchSpecified}},
+	} {
+		var inv *InvalidError
+		if _, err := NewFilter(comps, false); !errors.As(err, &inv) {
+			t.Errorf("NewFilter(%v) = %v, want INVALID_REQUEST", comps, err)
+		}
+	}
+	var unsup *UnsupportedError
+	if _, err := NewFilter([]Component{{Type: "group", Match: MatchSpecified}}, false); !errors.As(err, &unsup) {
+		t.Errorf("unknown entity type: %v, want UNSUPPORTED_VERSION", err)
+	}
+	if _, err := NewFilter([]Component{{Type: User, Match: 3}}, false); !errors.As(err, &unsup) {
+		t.Errorf("unknown match type: %v, want UNSUPPORTED_VERSION", err)
+	}
+}
+
+func entry(values map[string]float64, parts ...Part) Entry {
+	e, err := NewEntity(parts)
+	if err != nil {
+		panic(err)
+	}
+	return Entry{Entity: e, Values: values}
+}
+
+func TestPrecedenceAndSharing(t *testing.T) {
+	m := NewManager(DefaultConfig())
+	m.Set([]Entry{
+		entry(map[string]float64{ProducerByteRate: 1000}, Part{ClientID, nil}),
+		entry(map[string]float64{ProducerByteRate: 2000}, Part{ClientID, name("special")}),
+		entry(map[string]float64{ProducerByteRate: 3000}, Part{User, name("alice")}),
+		entry(map[string]float64{ProducerByteRate: 4000}, Part{User, name("alice")}, Part{ClientID, name("special")}),
+	})
+	cases := []struct {
+		user, client string
+		bound        float64
+		sk           sensorKey
+	}{
+		{"ANONYMOUS", "app", 1000, sensorKey{ProducerByteRate, "", "app"}},
+		{"ANONYMOUS", "special", 2000, sensorKey{ProducerByteRate, "", "special"}},
+		{"alice", "app", 3000, sensorKey{ProducerByteRate, "alice", ""}},
+		{"alice", "special", 4000, sensorKey{ProducerByteRate, "alice", "special"}},
+	}
+	for _, c := range cases {
+		bound, sk, ok := m.resolve(ProducerByteRate, c.user, c.client)
+		if !ok || bound != c.bound || sk != c.sk {
+			t.Errorf("resolve(%s, %s) = %v %+v %v, want %v %+v", c.user, c.client, bound, sk, ok, c.bound, c.sk)
+		}
+	}
+	if _, _, ok := m.resolve(ConsumerByteRate, "alice", "app"); ok {
+		t.Error("a consumer quota applies although none is set")
+	}
+	if m.Active(ConsumerByteRate) || !m.Active(ProducerByteRate) {
+		t.Error("Active does not follow the keys set")
+	}
+	if n, ok := m.WindowBytes(ProducerByteRate, "x", "y"); !ok || n != 1000*10 {
+		t.Errorf("WindowBytes = %d %v, want 10000 (quota over 10 of 11 windows)", n, ok)
+	}
+}
+
+func TestThrottleTimeFollowsKafkasFormula(t *testing.T) {
+	m := NewManager(Config{Samples: 11, Window: time.Second})
+	m.Set([]Entry{entry(map[string]float64{ProducerByteRate: 1000}, Part{ClientID, name("c")})})
+	now := time.UnixMilli(1_000_000)
+	// 10,000 bytes in a fresh rate read over the 10-window minimum: 1,000/s, at the quota.
+	if d := m.Record(ProducerByteRate, "u", "c", 10_000, now); d != 0 {
+		t.Fatalf("at the quota: throttled %v", d)
+	}
+	// 5,000 more: 1,500/s over 10 s, so (1500-1000)/1000 * 10 s = 5 s.
+	if d := m.Record(ProducerByteRate, "u", "c", 5_000, now); d != 5*time.Second {
+		t.Fatalf("over the quota: throttle %v, want 5s", d)
+	}
+	// Another client id has no quota.
+	if d := m.Record(ProducerByteRate, "u", "other", 1e9, now); d != 0 {
+		t.Fatalf("a client without a quota was throttled %v", d)
+	}
+	// After every window has expired the rate starts again from nothing.
+	later := now.Add(12 * time.Second)
+	if d := m.Record(ProducerByteRate, "u", "c", 100, later); d != 0 {
+		t.Fatalf("after the windows expired: throttled %v", d)
+	}
+	m.Unrecord(ProducerByteRate, "u", "c", 100, later)
+	if d := m.Record(ProducerByteRate, "u", "c", 10_000, later); d != 0 {
+		t.Fatalf("Unrecord left the bytes counted: throttled %v", d)
+	}
+}
+
+func TestRateSpreadsOverWindows(t *testing.T) {
+	cfg := Config{Samples: 3, Window: time.Second}
+	var r rate
+	start := int64(10_000)
+	for i := range int64(6) {
+		r.record(500, start+i*500, cfg) // 1,000 bytes a second for 3 s
+	}
+	got, window := r.measure(start+2999, cfg)
+	// Three samples of 1,000 bytes from 10,000, 11,000 and 12,000.
+	if want := 3000 / 2.999; window != 2999 || math.Abs(got-want) > 1e-9 {
+		t.Fatalf("rate %v over %d ms, want 3000 bytes over 2999", got, window)
+	}
+	// At 13,000 the first sample is as old as the three windows together
+	// and is cleared: 2,000 bytes since 11,000.
+	if got, window := r.measure(start+3000, cfg); window != 2000 || got != 1000 {
+		t.Fatalf("rate %v over %d ms, want 1000 over 2000", got, window)
+	}
+	// A gap longer than all windows together clears them.
+	if got, _ := r.measure(start+10_000, cfg); got != 0 {
+		t.Fatalf("rate after the windows expired: %v", got)
+	}
+}
