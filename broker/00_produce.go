@@ -14,7 +14,8 @@ package broker
 // per-record errors), and a topic whose compression.type names a codec
 // gets each batch recompressed to it (protocol.Recompress) before append.
 // Every partition is checked first; the appends follow, spread over the
-// cores when the request is large (produce_spread.go).
+// cores when the request is large (produce_spread.go). The request's size
+// counts against the client's producer_byte_rate quota (quotas.go).
 // Not implemented: transactional batches (transactions are not served).
 
 import (
@@ -24,6 +25,7 @@ import (
 
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/protocol"
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -106,6 +108,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	}
 	c.reuse.appends = jobs[:0]
 	c.reuse.waits = waits
+	resp.ThrottleMillis = c.recordQuota(quota.ProducerByteRate, int64(c.requestSize), req.Version, 6)
 	if req.Acks == 0 {
 		if failed {
 			return nil, fmt.Errorf("acks=0 produce failed; closing the connection so the client notices")

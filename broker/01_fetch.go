@@ -9,6 +9,8 @@ package broker
 // offset rather than the high watermark, and its fetch offset tells the
 // leader how far the follower has got (replica.go). A partition led by
 // another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
+// A consumer's records count against its consumer_byte_rate quota; a
+// fetch over it is answered empty with the throttle time (quotas.go).
 // Not implemented: preferred read replicas (KIP-392), aborted transactions
 // (transactions are not served).
 
@@ -18,6 +20,7 @@ import (
 
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/protocol"
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -109,6 +112,14 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	if req.MaxBytes > 0 {
 		maxBytes = int64(req.MaxBytes)
 	}
+	if replica < 0 {
+		// As Kafka: no answer larger than the consumer quota allows over
+		// the quota's window.
+		if limit, ok := b.quotas.WindowBytes(quota.ConsumerByteRate, anonymousUser, c.clientID); ok {
+			maxBytes = max(min(maxBytes, limit), 1)
+		}
+	}
+	minBytes := min(int64(req.MinBytes), maxBytes)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	var w *waiter // parked on the partitions while polling
 	var timer *time.Timer
@@ -124,9 +135,11 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	}()
 	results := protocol.Resize(c.reuse.results, len(targets))
 	c.reuse.results = results
+	var bytes int64
 	for {
-		bytes, failed := b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
-		if failed || bytes >= int64(req.MinBytes) || wait <= 0 {
+		var failed bool
+		bytes, failed = b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
+		if failed || bytes >= minBytes || wait <= 0 {
 			break
 		}
 		if w == nil {
@@ -146,8 +159,13 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		case <-timer.C:
 		case <-c.done:
 		}
-		b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
+		bytes, _ = b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
 		break
+	}
+	if replica < 0 {
+		if ms := c.recordQuota(quota.ConsumerByteRate, bytes, req.Version, 8); ms > 0 {
+			return b.throttledFetch(c, resp, ms, bytes, session, incremental, z), nil
+		}
 	}
 
 	for i, res := range results {
@@ -166,12 +184,29 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		rt.Partitions = append(rt.Partitions, res)
 	}
 	if incremental {
-		session.epoch++
-		if session.epoch == math.MaxInt32 {
-			session.epoch = 1
-		}
+		session.nextEpoch()
 	}
 	return resp, nil
+}
+
+// throttledFetch is Kafka's answer to a fetch over the consumer quota: no
+// partitions, the throttle time, and the records' bytes taken back since
+// they are not sent. A session the fetch would have created is not kept;
+// an incremental one moves to its next epoch with nothing marked as sent.
+func (b *Broker) throttledFetch(c *conn, resp *kmsg.FetchResponse, ms int32, bytes int64, session *fetchSession, incremental bool, z *fetchSplice) *kmsg.FetchResponse {
+	b.quotas.Unrecord(quota.ConsumerByteRate, anonymousUser, c.clientID, float64(bytes), time.Now())
+	if z != nil {
+		z.reset()
+	}
+	resp.ThrottleMillis = ms
+	switch {
+	case incremental:
+		session.nextEpoch()
+	case session != nil:
+		b.sessions.remove(session.id)
+		resp.SessionID = 0
+	}
+	return resp
 }
 
 func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget {

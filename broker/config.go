@@ -11,6 +11,7 @@ import (
 
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/quota"
 )
 
 // Config is the broker's configuration, read from Kafka's server.properties
@@ -51,6 +52,9 @@ type Config struct {
 	// segment size of its topic (offsets.topic.segment.bytes).
 	Groups              group.Config
 	OffsetsSegmentBytes int64
+
+	// Quota is how client quotas measure rates (quota.window.*).
+	Quota quota.Config
 
 	Cluster ClusterConfig
 

@@ -31,6 +31,12 @@ type conn struct {
 	splice   *fetchSplice // made on the first fetch; used by the reader only
 	reuse    reuse        // the data path's requests, responses and slices; reader only
 	prefix   []byte       // bytes read before serve (the controller listener's peek)
+
+	// Set by a handler whose client is over its quota (quotas.go): how long
+	// to read nothing more, and whether to hold the response that long too.
+	throttle               time.Duration
+	throttleBeforeResponse bool
+	requestSize            int // of the request being handled
 }
 
 const maxRetainedFrame = 1 << 20
@@ -121,6 +127,7 @@ func (c *conn) serve() {
 		if cap(frame) <= maxRetainedFrame {
 			buf = frame[:0]
 		}
+		c.requestSize = len(frame)
 		resp, err := c.handle(frame)
 		if large != nil {
 			releaseLargeFrame(frame)
@@ -129,12 +136,20 @@ func (c *conn) serve() {
 			c.b.logger.Warn("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
 			return
 		}
+		throttle, before := c.throttle, c.throttleBeforeResponse
+		c.throttle = 0
+		if before && !c.pause(throttle) {
+			return
+		}
 		if resp != nil {
 			select {
 			case c.out <- resp:
 			case <-c.done:
 				return
 			}
+		}
+		if !before && !c.pause(throttle) {
+			return
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -121,4 +122,13 @@ func (c *fetchSessionCache) remove(id int32) {
 	c.mu.Lock()
 	delete(c.sessions, id)
 	c.mu.Unlock()
+}
+
+// nextEpoch moves the session to the epoch its next incremental fetch
+// must carry (1 after the largest int32); mu must be held.
+func (s *fetchSession) nextEpoch() {
+	s.epoch++
+	if s.epoch == math.MaxInt32 {
+		s.epoch = 1
+	}
 }

@@ -9,10 +9,12 @@ import (
 	"sync"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/quota"
 )
 
 // metaStore keeps what a single node must remember beside the partition
-// logs: topic config overrides and the producer-id block. The logs
+// logs: topic config overrides, dynamic broker configs, client quotas and
+// the producer-id block. The logs
 // themselves say which topics and partitions exist (their directories) and
 // their topic ids (partition.metadata). The file is rewritten whole,
 // atomically (temp file, fsync, rename, fsync of the directory), on every
@@ -36,6 +38,8 @@ type metaData struct {
 	// NextProducerID is the first producer id not yet handed out in any
 	// block; a restart continues from here, so ids are never reused.
 	NextProducerID int64 `json:"next_producer_id"`
+	// ClientQuotas are the client quotas, keyed by quota.Entity.Key.
+	ClientQuotas map[string]quota.Entry `json:"client_quotas,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -84,6 +88,14 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.TopicConfigs[topic]
+}
+
+// clientQuotas returns the client quotas; the map is never changed in
+// place (update replaces it).
+func (m *metaStore) clientQuotas() map[string]quota.Entry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.ClientQuotas
 }
 
 // brokerConfigs returns this node's and the cluster-wide dynamic broker

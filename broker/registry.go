@@ -69,6 +69,9 @@ func init() {
 		44: {min: 0, max: 1, serve: typed(handleIncrementalAlterConfigs)},
 		42: {min: 0, max: 2, serve: typed(handleDeleteGroups)},
 		47: {min: 0, max: 0, serve: typed(handleOffsetDelete)},
+		48: {min: 0, max: 1, serve: typed(handleDescribeClientQuotas)},
+		49: {min: 0, max: 1, serve: typed(handleAlterClientQuotas)},
+		50: {min: 0, max: 0, serve: typed(handleDescribeUserScramCredentials)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
 	}

@@ -25,6 +25,7 @@ func init() {
 		44: {min: 0, max: 1, serve: toController},
 		45: {min: 0, max: 1, serve: toController},
 		46: {min: 0, max: 0, serve: toController},
+		49: {min: 0, max: 1, serve: toController},
 		56: {min: 2, max: 3, serve: toController},
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},
@@ -45,6 +46,7 @@ var clusterHandlers = map[int16]handler{
 	43: {min: 0, max: 2, serve: forwardToController},
 	45: {min: 0, max: 1, serve: forwardToController},
 	46: {min: 0, max: 0, serve: forwardToController},
+	49: {min: 0, max: 1, serve: forwardToController},
 }
 
 func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {

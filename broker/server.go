@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/quota"
 )
 
 // Broker is one Gregor node: its listeners, its log dir and the topics in
@@ -29,6 +30,7 @@ type Broker struct {
 	sessions    *fetchSessionCache
 	producerIDs *producerIDAllocator
 	groups      *groupCoordinator
+	quotas      *quota.Manager
 	cluster     *cluster          // nil on a single node
 	registry    map[int16]handler // the client listeners' handlers
 	ready       chan struct{}     // closed once the broker serves clients
@@ -57,7 +59,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	if cfg.values == nil {
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
-	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}}
+	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota)}
 	if err := b.bind(); err != nil {
 		b.closeListeners()
 		return nil, err
@@ -114,6 +116,9 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.producerIDs = &producerIDAllocator{meta: b.meta, cluster: b.cluster}
+	if b.cluster == nil {
+		b.installQuotas()
+	}
 	b.topics = newTopicRegistry(b)
 	if err := b.topics.load(); err != nil {
 		b.abortStart()

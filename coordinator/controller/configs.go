@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -151,6 +152,20 @@ func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
 			recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
 		}
 		resp.Resources = append(resp.Resources, out)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// alterClientQuotas handles AlterClientQuotas (validated by package quota):
+// each entity whose values change becomes a ClientQuota record.
+func (c *Controller) alterClientQuotas(req *kmsg.AlterClientQuotasRequest) kmsg.Response {
+	resp, changed := quota.Alter(req, c.Image().ClientQuotas)
+	recs := make([]Record, len(changed))
+	for i := range changed {
+		recs[i] = Record{ClientQuota: &changed[i]}
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)

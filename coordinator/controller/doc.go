@@ -98,7 +98,9 @@
 // start over a rack-alternating broker list (placement.go), leader = first
 // replica, ISR = all; ElectLeaders runs preferred or unclean elections;
 // with AutoLeaderRebalance a ticker moves leadership back to preferred
-// replicas; AllocateProducerIds hands out blocks of 1000 ids.
+// replicas; AllocateProducerIds hands out blocks of 1000 ids;
+// AlterClientQuotas stores client quotas (package quota validates them),
+// which every broker enforces on its own connections.
 //
 // # Files
 //
@@ -116,6 +118,6 @@
 //	reassign.go       AlterPartitionReassignments, ListPartitionReassignments
 //	elections.go      ElectLeaders, auto rebalance
 //	producerids.go    AllocateProducerIds
-//	configs.go        IncrementalAlterConfigs, AlterConfigs
+//	configs.go        IncrementalAlterConfigs, AlterConfigs, AlterClientQuotas
 //	wire.go, client.go Kafka-protocol framing, ServeKafka and Client
 package controller

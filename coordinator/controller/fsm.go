@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/hashicorp/raft"
 )
 
@@ -64,6 +65,7 @@ type snapshotForm struct {
 	Topics         []*Topic
 	Configs        []ConfigRecord
 	NextProducerID int64
+	ClientQuotas   []quota.Entry
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -72,7 +74,8 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.image.
 
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
-	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID}
+	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID,
+		ClientQuotas: quota.Sorted(img.ClientQuotas)}
 	for _, id := range img.SortedBrokerIDs() {
 		form.Brokers = append(form.Brokers, img.Brokers[id])
 	}
@@ -109,6 +112,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	for _, c := range form.Configs {
 		img.Configs[c.Resource] = c.Values
+	}
+	for _, e := range form.ClientQuotas {
+		img.ClientQuotas[e.Entity.Key()] = e
 	}
 	f.publish(img)
 	return nil

@@ -48,6 +48,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.listReassignments(r), nil
 	case *kmsg.AllocateProducerIDsRequest:
 		return c.allocateProducerIDs(r), nil
+	case *kmsg.AlterClientQuotasRequest:
+		return c.alterClientQuotas(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -66,6 +68,7 @@ var HandledKeys = []int16{
 	(*kmsg.AlterPartitionAssignmentsRequest)(nil).Key(),
 	(*kmsg.ListPartitionReassignmentsRequest)(nil).Key(),
 	(*kmsg.AllocateProducerIDsRequest)(nil).Key(),
+	(*kmsg.AlterClientQuotasRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -140,6 +143,14 @@ func notController(req kmsg.Request) kmsg.Response {
 			r.Resources = append(r.Resources, kmsg.AlterConfigsResponseResource{ErrorCode: code,
 				ResourceType: res.ResourceType, ResourceName: res.ResourceName})
 		}
+	case *kmsg.AlterClientQuotasResponse:
+		for _, e := range req.(*kmsg.AlterClientQuotasRequest).Entries {
+			out := kmsg.AlterClientQuotasResponseEntry{ErrorCode: code}
+			for _, p := range e.Entity {
+				out.Entity = append(out.Entity, kmsg.AlterClientQuotasResponseEntryEntity{Type: p.Type, Name: p.Name})
+			}
+			r.Entries = append(r.Entries, out)
+		}
 	}
 	return resp
 }
@@ -176,6 +187,8 @@ func IsNotController(resp kmsg.Response) bool {
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == code
 	case *kmsg.AlterConfigsResponse:
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == code
+	case *kmsg.AlterClientQuotasResponse:
+		return len(r.Entries) > 0 && r.Entries[0].ErrorCode == code
 	}
 	return false
 }

@@ -1,6 +1,11 @@
 package controller
 
-import "slices"
+import (
+	"maps"
+	"slices"
+
+	"github.com/gregor-broker/gregor/quota"
+)
 
 // Endpoint is one listener a broker registered.
 type Endpoint struct {
@@ -84,14 +89,16 @@ type Image struct {
 	TopicsByID     map[[16]byte]*Topic
 	Configs        map[ConfigResource]map[string]string
 	NextProducerID int64
+	ClientQuotas   map[string]quota.Entry // by quota.Entity.Key
 }
 
 func emptyImage() *Image {
 	return &Image{
-		Brokers:    map[int32]*Broker{},
-		Topics:     map[string]*Topic{},
-		TopicsByID: map[[16]byte]*Topic{},
-		Configs:    map[ConfigResource]map[string]string{},
+		Brokers:      map[int32]*Broker{},
+		Topics:       map[string]*Topic{},
+		TopicsByID:   map[[16]byte]*Topic{},
+		Configs:      map[ConfigResource]map[string]string{},
+		ClientQuotas: map[string]quota.Entry{},
 	}
 }
 
@@ -111,6 +118,10 @@ func (img *Image) shallowCopy() *Image {
 	n.Configs = make(map[ConfigResource]map[string]string, len(img.Configs))
 	for k, v := range img.Configs {
 		n.Configs[k] = v
+	}
+	n.ClientQuotas = maps.Clone(img.ClientQuotas)
+	if n.ClientQuotas == nil {
+		n.ClientQuotas = map[string]quota.Entry{}
 	}
 	return &n
 }

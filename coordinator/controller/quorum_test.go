@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -140,7 +141,17 @@ func TestRestartFromDisk(t *testing.T) {
 	cl := tc.client()
 	brokers := registerUnfenced(t, cl, 3)
 	createTopic(t, cl, "snapped", 2, 3, map[string]string{"cleanup.policy": "compact"})
-	tc.waitAll("the topic everywhere", func(img *Image) bool { return img.Topics["snapped"] != nil })
+	cq := kmsg.NewPtrAlterClientQuotasRequest()
+	cq.Entries = []kmsg.AlterClientQuotasRequestEntry{{
+		Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr("app")}},
+		Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1024}},
+	}}
+	if r := send[*kmsg.AlterClientQuotasResponse](t, cl, cq); r.Entries[0].ErrorCode != 0 {
+		t.Fatalf("alter client quotas: %d", r.Entries[0].ErrorCode)
+	}
+	tc.waitAll("the topic and quota everywhere", func(img *Image) bool {
+		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1
+	})
 	for i := range tc.nodes {
 		if err := tc.ctl(i).Snapshot(); err != nil {
 			t.Fatalf("snapshot on node %d: %v", i+1, err)
@@ -173,6 +184,9 @@ func TestRestartFromDisk(t *testing.T) {
 	}
 	if v, _ := img.TopicConfig("snapped", "cleanup.policy"); v != "compact" {
 		t.Fatalf("config after restart: %q", v)
+	}
+	if qs := img.ClientQuotas; len(qs) != 1 || quota.Sorted(qs)[0].Values["producer_byte_rate"] != 1024 {
+		t.Fatalf("client quotas after restart (from the snapshot): %+v", qs)
 	}
 	if b := img.Brokers[1]; b == nil || b.Epoch != brokers[0].epoch {
 		t.Fatalf("broker 1 after restart: %+v", b)

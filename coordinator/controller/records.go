@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/gregor-broker/gregor/quota"
 )
 
 // Record is one metadata change; exactly one field is set. A raft log entry
@@ -20,6 +22,7 @@ type Record struct {
 	Partition      *PartitionRecord `json:",omitempty"`
 	Config         *ConfigRecord    `json:",omitempty"`
 	NextProducerID *int64           `json:",omitempty"`
+	ClientQuota    *quota.Entry     `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -45,6 +48,9 @@ type PartitionRecord struct {
 	Index     int32
 	Partition Partition
 }
+
+// A ClientQuota record (quota.Entry) replaces the client quotas of one
+// entity; empty Values removes it.
 
 // ConfigRecord replaces the overrides of one resource; empty Values removes it.
 type ConfigRecord struct {
@@ -126,5 +132,11 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		}
 	case r.NextProducerID != nil:
 		n.NextProducerID = *r.NextProducerID
+	case r.ClientQuota != nil:
+		if len(r.ClientQuota.Values) == 0 {
+			delete(n.ClientQuotas, r.ClientQuota.Entity.Key())
+		} else {
+			n.ClientQuotas[r.ClientQuota.Entity.Key()] = *r.ClientQuota
+		}
 	}
 }

@@ -40,7 +40,9 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		lr := kmsg.NewPtrListPartitionReassignmentsRequest()
 		pid := kmsg.NewPtrAllocateProducerIDsRequest()
 		pid.BrokerID, pid.BrokerEpoch = b.id, b.epoch
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid}
+		cq := kmsg.NewPtrAlterClientQuotasRequest()
+		cq.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "group"}}}}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -83,6 +85,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got = r.ErrorCode
 			case *kmsg.AllocateProducerIDsResponse:
 				got = r.ErrorCode
+			case *kmsg.AlterClientQuotasResponse:
+				got, want = r.Entries[0].ErrorCode, kerr.InvalidRequest.Code
 			default:
 				t.Fatalf("key %d: unexpected response %T", req.Key(), resp)
 			}

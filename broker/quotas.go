@@ -1,0 +1,92 @@
+package broker
+
+// Client quotas (package quota): producer_byte_rate and consumer_byte_rate
+// of users, client ids and their defaults, set with AlterClientQuotas and
+// read with DescribeClientQuotas (48_describe_client_quotas.go,
+// 49_alter_client_quotas.go). A single node keeps them in its metadata
+// file, a cluster in the controller's records (every broker enforces them
+// on its own connections, as Kafka's brokers do).
+//
+// A produce request's size counts against its client's producer quota
+// once its records are appended; a fetch's records against the consumer
+// quota, and a fetch over it is answered without records (its bytes are
+// taken back). Either way the response carries the throttle time, and the
+// connection reads no further request until it has passed: after sending
+// the response for the versions whose clients wait themselves (KIP-219:
+// Produce v6+, Fetch v8+), before sending it for older ones. Without
+// authentication every client is the user ANONYMOUS, as in Kafka.
+
+import (
+	"math"
+	"time"
+
+	"github.com/gregor-broker/gregor/quota"
+)
+
+// anonymousUser is the principal of every connection: Gregor has no
+// authentication yet.
+const anonymousUser = "ANONYMOUS"
+
+var quotaKeys = []configKey{
+	{"quota.window.num", "INT", "11", "The number of samples to retain in memory for client quotas.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Quota.Samples = int(n)
+		return err
+	}},
+	{"quota.window.size.seconds", "INT", "1", "The time span of each sample for client quotas.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Quota.Window = time.Duration(n) * time.Second
+		return err
+	}},
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, quotaKeys...)
+}
+
+// clientQuotas returns the quotas this node knows, keyed by entity.
+func (b *Broker) clientQuotas() map[string]quota.Entry {
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil {
+			return img.ClientQuotas
+		}
+		return nil
+	}
+	return b.meta.clientQuotas()
+}
+
+// installQuotas hands the stored quotas to the enforcing manager.
+func (b *Broker) installQuotas() {
+	b.quotas.Set(quota.Sorted(b.clientQuotas()))
+}
+
+// recordQuota counts bytes against the connection's quota for key and, when
+// the client is over it, arranges the throttle: the connection pauses before
+// its next request (and, below kip219Version, before sending this response).
+// It returns the throttle time in milliseconds for the response.
+func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16) int32 {
+	if !c.b.quotas.Active(key) {
+		return 0
+	}
+	d := c.b.quotas.Record(key, anonymousUser, c.clientID, float64(bytes), time.Now())
+	if d <= 0 {
+		return 0
+	}
+	c.throttle, c.throttleBeforeResponse = d, version < kip219Version
+	return int32(min(d.Milliseconds(), math.MaxInt32))
+}
+
+// pause waits out a throttle, or returns false when the connection closes.
+func (c *conn) pause(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.done:
+		return false
+	}
+}

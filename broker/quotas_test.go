@@ -1,0 +1,337 @@
+package broker
+
+import (
+	"crypto/rand"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func quotaEntity(parts ...string) kadm.ClientQuotaEntity {
+	var e kadm.ClientQuotaEntity
+	for i := 0; i < len(parts); i += 2 {
+		c := kadm.ClientQuotaEntityComponent{Type: parts[i]}
+		if parts[i+1] != "<default>" {
+			c.Name = kadm.StringPtr(parts[i+1])
+		}
+		e = append(e, c)
+	}
+	return e
+}
+
+func alterQuotas(t *testing.T, adm *kadm.Client, entries ...kadm.AlterClientQuotaEntry) kadm.AlteredClientQuotas {
+	t.Helper()
+	res, err := adm.AlterClientQuotas(ctxT(t), entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// describeQuotas lists the quotas matching the components as
+// "entity: key=value ..." lines.
+func describeQuotas(t *testing.T, adm *kadm.Client, strict bool, comps ...kadm.DescribeClientQuotaComponent) []string {
+	t.Helper()
+	qs, err := adm.DescribeClientQuotas(ctxT(t), strict, comps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, q := range qs {
+		var vals []string
+		for _, v := range q.Values {
+			vals = append(vals, v.String())
+		}
+		out = append(out, q.Entity.String()+": "+strings.Join(vals, " "))
+	}
+	return out
+}
+
+// TestClientQuotasAlterDescribeAndPersist sets, refuses, describes and
+// removes quotas through the admin API, and reads them back after a restart.
+func TestClientQuotasAlterDescribeAndPersist(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	b := startBrokerWith(t, props)
+	adm := newAdmin(t, b)
+
+	res := alterQuotas(t, adm,
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "<default>"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 2048}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "alice", "client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 4096}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "cpu"), Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 50}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "odd"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 10.5}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("group", "g"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1}}},
+	)
+	for i, want := range []string{"", "", "", "not enforced by Gregor", "must be a Long value", "Unhandled client quota entity type"} {
+		r := res[i]
+		if want == "" && r.Err != nil {
+			t.Errorf("entry %d (%s): %v %s", i, r.Entity, r.Err, r.ErrMessage)
+		}
+		if want != "" && (!errors.Is(r.Err, kerr.InvalidRequest) || !strings.Contains(r.ErrMessage, want)) {
+			t.Errorf("entry %d (%s): %v %q, want INVALID_REQUEST with %q", i, r.Entity, r.Err, r.ErrMessage, want)
+		}
+	}
+	if _, err := adm.ValidateAlterClientQuotas(ctxT(t), []kadm.AlterClientQuotaEntry{
+		{Entity: quotaEntity("client-id", "dry"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(adm *kadm.Client) {
+		t.Helper()
+		all := describeQuotas(t, adm, false)
+		want := []string{
+			"{client-id=app}: producer_byte_rate=1024.000000",
+			"{client-id=app, user=alice}: producer_byte_rate=4096.000000",
+			"{user=<default>}: consumer_byte_rate=2048.000000",
+		}
+		if strings.Join(all, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("all quotas:\n%s\nwant:\n%s", strings.Join(all, "\n"), strings.Join(want, "\n"))
+		}
+		exact := describeQuotas(t, adm, true, kadm.DescribeClientQuotaComponent{Type: "client-id", MatchName: kadm.StringPtr("app"), MatchType: 0})
+		if len(exact) != 1 || exact[0] != want[0] {
+			t.Fatalf("strict client-id=app: %v", exact)
+		}
+		users := describeQuotas(t, adm, false, kadm.DescribeClientQuotaComponent{Type: "user", MatchType: 2})
+		if len(users) != 2 {
+			t.Fatalf("any user: %v", users)
+		}
+	}
+	check(adm)
+
+	b.Close()
+	b = startBrokerWith(t, props)
+	adm = newAdmin(t, b)
+	check(adm)
+	if !b.quotas.Active("producer_byte_rate") || !b.quotas.Active("consumer_byte_rate") {
+		t.Fatal("the quotas read back at start are not enforced")
+	}
+
+	res = alterQuotas(t, adm,
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Remove: true}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "alice", "client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Remove: true}}},
+	)
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("remove %s: %v", r.Entity, r.Err)
+		}
+	}
+	if left := describeQuotas(t, adm, false); len(left) != 1 || !strings.HasPrefix(left[0], "{user=<default>}") {
+		t.Fatalf("after removing: %v", left)
+	}
+	if b.quotas.Active("producer_byte_rate") {
+		t.Fatal("a removed quota is still enforced")
+	}
+
+	raw := dialRaw(t, b)
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	req.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: 0}}
+	resp := raw.request(req).(*kmsg.DescribeClientQuotasResponse)
+	if resp.ErrorCode != kerr.InvalidRequest.Code || resp.ErrorMessage == nil {
+		t.Fatalf("exact match without a name: error %d %v, want INVALID_REQUEST", resp.ErrorCode, resp.ErrorMessage)
+	}
+	if _, err := filepath.Glob(filepath.Join(dir, metaFileName)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// quotaWindowProps measure rates over three one-second windows, so a
+// client's burst allowance is two seconds of its quota.
+var quotaWindowProps = map[string]string{"quota.window.num": "3", "quota.window.size.seconds": "1"}
+
+const (
+	quotaRate   = 256 << 10 // bytes per second
+	quotaRecord = 10 << 10
+	quotaTotal  = 1536 << 10 // six seconds of the quota; two are allowed at once
+)
+
+func setQuota(t *testing.T, adm *kadm.Client, clientID, key string, value float64) {
+	t.Helper()
+	for _, r := range alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", clientID),
+		Ops: []kadm.AlterClientQuotaOp{{Key: key, Value: value}}}) {
+		if r.Err != nil {
+			t.Fatal(r.Err, r.ErrMessage)
+		}
+	}
+}
+
+// throttleHook counts the throttles brokers tell a franz-go client.
+type throttleHook struct{ n atomic.Int64 }
+
+func (h *throttleHook) OnBrokerThrottle(_ kgo.BrokerMetadata, d time.Duration, _ bool) {
+	if d > 0 {
+		h.n.Add(1)
+	}
+}
+
+func produceAll(t *testing.T, cl *kgo.Client, topic string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for i := 0; i < quotaTotal/quotaRecord; i++ {
+		value := make([]byte, quotaRecord)
+		rand.Read(value) // incompressible: quotas count the bytes sent
+		cl.Produce(ctxT(t), &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := cl.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// TestProduceQuotaThrottles produces six seconds' worth of a client's
+// producer_byte_rate: the broker must hold it to its quota (beyond the two
+// seconds' burst a fresh client may send at once) and tell it so, while a
+// client without a quota is not slowed.
+func TestProduceQuotaThrottles(t *testing.T) {
+	b := startBroker(t, quotaWindowProps)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "q"); err != nil {
+		t.Fatal(err)
+	}
+	setQuota(t, adm, "slow", "producer_byte_rate", quotaRate)
+
+	hook := &throttleHook{}
+	slow := newClient(t, b, kgo.ClientID("slow"), kgo.WithHooks(hook), kgo.RequiredAcks(kgo.LeaderAck()),
+		kgo.DisableIdempotentWrite(), kgo.ProducerBatchMaxBytes(64<<10))
+	fast := newClient(t, b, kgo.ClientID("fast"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	fastTook := produceAll(t, fast, "q")
+	slowTook := produceAll(t, slow, "q")
+	// At the quota the last 4 of the 6 seconds' worth cannot go faster
+	// than 4 s; allow a second for the windows' granularity.
+	if slowTook < 3*time.Second {
+		t.Fatalf("%d KB under a %d KB/s quota took %v: not throttled", quotaTotal>>10, quotaRate>>10, slowTook)
+	}
+	if hook.n.Load() == 0 {
+		t.Fatal("no produce response carried a throttle time")
+	}
+	if fastTook*2 > slowTook {
+		t.Fatalf("the client without a quota took %v, the throttled one %v", fastTook, slowTook)
+	}
+}
+
+// TestFetchQuotaThrottles consumes six seconds' worth of a client's
+// consumer_byte_rate: it must take its time, be told of throttles, and
+// still get every record once and in order (a throttled fetch is answered
+// without records and the next one starts from the same offset).
+func TestFetchQuotaThrottles(t *testing.T) {
+	b := startBroker(t, quotaWindowProps)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "q"); err != nil {
+		t.Fatal(err)
+	}
+	// Batches of at most 64 KB: a fetch's first batch is sent whole
+	// (KIP-74), and one larger than the quota allows over its window would
+	// be throttled on every fetch, in Kafka as here.
+	produceAll(t, newClient(t, b, kgo.ProducerBatchMaxBytes(64<<10)), "q")
+	setQuota(t, adm, "reader", "consumer_byte_rate", quotaRate)
+
+	hook := &throttleHook{}
+	cl := newClient(t, b, kgo.ClientID("reader"), kgo.WithHooks(hook), kgo.ConsumeTopics("q"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(64<<10))
+	start := time.Now()
+	want := int64(0)
+	for want < quotaTotal/quotaRecord {
+		fs := cl.PollFetches(ctxT(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != want {
+				t.Fatalf("got offset %d, want %d", r.Offset, want)
+			}
+			want++
+		})
+	}
+	took := time.Since(start)
+	if took < 3*time.Second {
+		t.Fatalf("%d KB under a %d KB/s quota read in %v: not throttled", quotaTotal>>10, quotaRate>>10, took)
+	}
+	if hook.n.Load() == 0 {
+		t.Fatal("no fetch response carried a throttle time")
+	}
+}
+
+// TestClusterClientQuotas sets quotas through any broker of a cluster: the
+// controller stores them and every broker describes and enforces them.
+func TestClusterClientQuotas(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	res := alterQuotas(t, adm,
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "<default>"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 1 << 20}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "x"), Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}},
+	)
+	if res[0].Err != nil || !errors.Is(res[1].Err, kerr.InvalidRequest) {
+		t.Fatalf("alter through the cluster: %v %s / %v %s", res[0].Err, res[0].ErrMessage, res[1].Err, res[1].ErrMessage)
+	}
+	c.waitFor("every broker enforcing the quota", func() bool {
+		for _, b := range c.nodes {
+			if !b.quotas.Active("consumer_byte_rate") {
+				return false
+			}
+		}
+		return true
+	})
+	for i, b := range c.nodes {
+		resp := dialRaw(t, b).request(kmsg.NewPtrDescribeClientQuotasRequest()).(*kmsg.DescribeClientQuotasResponse)
+		if resp.ErrorCode != 0 || len(resp.Entries) != 1 || resp.Entries[0].Entity[0].Name != nil ||
+			resp.Entries[0].Values[0].Key != "consumer_byte_rate" || resp.Entries[0].Values[0].Value != 1<<20 {
+			t.Fatalf("node %d describes %+v", i+1, resp)
+		}
+	}
+}
+
+// DescribeClientQuotas, AlterClientQuotas and DescribeUserScramCredentials
+// at their lowest and highest served versions.
+func TestQuotaAPIsAtBothVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for i, v := range bothEnds(49) {
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.SetVersion(v)
+		name := []string{"v-low", "v-high"}[i]
+		req.Entries = []kmsg.AlterClientQuotasRequestEntry{{
+			Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr(name)}},
+			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "consumer_byte_rate", Value: 100}},
+		}}
+		if r := rc.request(req).(*kmsg.AlterClientQuotasResponse); len(r.Entries) != 1 || r.Entries[0].ErrorCode != 0 {
+			t.Fatalf("AlterClientQuotas v%d: %+v", v, r)
+		}
+	}
+	for _, v := range bothEnds(48) {
+		req := kmsg.NewPtrDescribeClientQuotasRequest()
+		req.SetVersion(v)
+		req.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "client-id", MatchType: 2}}
+		r := rc.request(req).(*kmsg.DescribeClientQuotasResponse)
+		if r.ErrorCode != 0 || len(r.Entries) != 2 || r.Entries[0].Values[0].Value != 100 {
+			t.Fatalf("DescribeClientQuotas v%d: %+v", v, r)
+		}
+	}
+	for _, v := range bothEnds(50) {
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		req.SetVersion(v)
+		req.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "alice"}, {Name: "bob"}, {Name: "bob"}}
+		r := rc.request(req).(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		if r.ErrorCode != 0 || len(r.Results) != 3 || r.Results[0].ErrorCode != kerr.ResourceNotFound.Code ||
+			r.Results[1].ErrorCode != kerr.DuplicateResource.Code {
+			t.Fatalf("DescribeUserScramCredentials v%d: %+v", v, r)
+		}
+		all := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		all.SetVersion(v)
+		if r := rc.request(all).(*kmsg.DescribeUserSCRAMCredentialsResponse); r.ErrorCode != 0 || len(r.Results) != 0 {
+			t.Fatalf("DescribeUserScramCredentials v%d of every user: %+v", v, r)
+		}
+	}
+}
