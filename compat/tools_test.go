@@ -16,7 +16,8 @@ import (
 
 // TestKafkaCLITools runs Kafka's own command-line tools against one gregor
 // binary, each as a matrix feature of the "kafka-cli" row: kafka-topics
-// (admin), kafka-configs (configs), kafka-console-producer and -consumer
+// (admin), kafka-configs (configs, and client quotas with
+// kafka-producer-perf-test held to one: quotas), kafka-console-producer and -consumer
 // (produce, consume, and every codec), kafka-consumer-groups (group,
 // commit), kafka-get-offsets and kafka-delete-records (offsets),
 // kafka-producer-perf-test and kafka-consumer-perf-test (perf),
@@ -53,6 +54,7 @@ func TestKafkaCLITools(t *testing.T) {
 	v := tools.version
 	feature(t, client, v, "admin", e.testTopics)
 	feature(t, client, v, "configs", e.testConfigs)
+	feature(t, client, v, "quotas", e.testQuotas)
 	feature(t, client, v, "produce", e.testConsoleProduce)
 	feature(t, client, v, "consume", e.testConsoleConsume)
 	feature(t, client, v, "group", e.testGroups)

@@ -1,0 +1,103 @@
+package compat
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// cliPerfRate reads the MB/sec of kafka-producer-perf-test's summary line.
+var cliPerfRate = regexp.MustCompile(`^\d+ records sent, [\d.]+ records/sec \(([\d.]+) MB/sec\)`)
+
+// cliThrottleMax reads the producer's produce-throttle-time-max metric.
+var cliThrottleMax = regexp.MustCompile(`^producer-metrics:produce-throttle-time-max:\{client-id=cli-throttled\}\s*:\s*([\d.]+)$`)
+
+// testQuotas: kafka-configs sets client quotas on a client id, the default
+// user and a user and client id pair, describes them, refuses a quota
+// Gregor does not enforce, deletes one; franz-go reads the same values;
+// then kafka-producer-perf-test, as a client id with a producer_byte_rate,
+// is held to it and reports the broker's throttle times.
+func (e *cliEnv) testQuotas(t *testing.T) {
+	cfg := func(args ...string) string { return e.admin(t, e.cls.configs, args...) }
+	out := cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota",
+		"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+	if strings.TrimSpace(out) != "Completed updating config for client cli-quota." {
+		t.Fatalf("alter said %q", out)
+	}
+	cfg("--alter", "--entity-type", "users", "--entity-default", "--add-config", "consumer_byte_rate=1000")
+	cfg("--alter", "--entity-type", "users", "--entity-name", "bob", "--entity-type", "clients", "--entity-name", "x",
+		"--add-config", "producer_byte_rate=5000")
+
+	describe := func(args ...string) string {
+		return strings.Join(cliLines(cfg(append([]string{"--describe"}, args...)...)), "\n")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--entity-type", "clients", "--entity-name", "cli-quota"},
+			"Quota configs for client-id 'cli-quota' are consumer_byte_rate=2097152.0, producer_byte_rate=1048576.0"},
+		{[]string{"--entity-type", "users", "--entity-default"},
+			"Quota configs for the default user-principal are consumer_byte_rate=1000.0"},
+		{[]string{"--entity-type", "users", "--entity-name", "bob", "--entity-type", "clients", "--entity-name", "x"},
+			"Quota configs for user-principal 'bob', client-id 'x' are producer_byte_rate=5000.0"},
+		{[]string{"--entity-type", "users"},
+			"Quota configs for the default user-principal are consumer_byte_rate=1000.0"},
+	} {
+		if got := describe(c.args...); got != c.want {
+			t.Errorf("--describe %v:\n got %q\nwant %q", c.args, got, c.want)
+		}
+	}
+
+	out = e.adminFails(t, e.cls.configs, "--alter", "--entity-type", "clients", "--entity-name", "cli-quota",
+		"--add-config", "request_percentage=50")
+	if !strings.Contains(out, "InvalidRequestException: request_percentage is not enforced by Gregor") {
+		t.Errorf("an unenforced quota was not refused clearly:\n%s", out)
+	}
+	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota", "--delete-config", "producer_byte_rate")
+	if got, want := describe("--entity-type", "clients", "--entity-name", "cli-quota"),
+		"Quota configs for client-id 'cli-quota' are consumer_byte_rate=2097152.0"; got != want {
+		t.Errorf("after --delete-config: %q, want %q", got, want)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	qs, err := e.adm.DescribeClientQuotas(ctx, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 3 {
+		t.Errorf("franz-go sees %d quota entities, want 3: %v", len(qs), qs)
+	}
+
+	// 4 MB at 256 KB/s: a fresh client may send ten windows' worth (2.5 MB)
+	// at once, the rest takes at least 6 s, so no more than 0.7 MB/s over
+	// the run (the same tool reaches tens of MB/s unthrottled).
+	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-throttled", "--add-config", "producer_byte_rate=262144")
+	const topic = "cli-quota-perf"
+	e.createTopic(t, topic, 1)
+	out = e.run(t, "", e.cls.producerPerf, "--topic", topic, "--num-records", "4096", "--record-size", "1024",
+		"--throughput", "-1", "--print-metrics", "--command-property", "bootstrap.servers="+e.p.Addr,
+		"client.id=cli-throttled", "acks=1")
+	rate, throttle := -1.0, -1.0
+	for _, l := range cliLines(out) {
+		if m := cliPerfRate.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "4096 records sent") {
+			rate, _ = strconv.ParseFloat(m[1], 64)
+		}
+		if m := cliThrottleMax.FindStringSubmatch(l); m != nil {
+			throttle, _ = strconv.ParseFloat(m[1], 64)
+		}
+	}
+	if rate < 0 || throttle < 0 {
+		t.Fatalf("no summary or throttle metric in the perf test's output:\n%.3000s", out)
+	}
+	t.Logf("under a 256 KB/s quota: %.2f MB/s, longest throttle %.0f ms", rate, throttle)
+	if rate > 1.0 {
+		t.Errorf("4 MB under a 256 KB/s producer quota went at %.2f MB/s", rate)
+	}
+	if throttle <= 0 {
+		t.Errorf("the producer was never told to throttle (produce-throttle-time-max %v)", throttle)
+	}
+}
