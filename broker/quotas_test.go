@@ -335,3 +335,55 @@ func TestQuotaAPIsAtBothVersions(t *testing.T) {
 		}
 	}
 }
+
+// KIP-219: a throttled Produce v6+ is answered at once and the connection
+// pauses afterwards (the next request waits); an older version's answer
+// itself waits out the throttle.
+func TestThrottleTimingFollowsKIP219(t *testing.T) {
+	b := startBroker(t, map[string]string{"quota.window.num": "2", "quota.window.size.seconds": "1"})
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "th", 1)
+	quotaReq := kmsg.NewPtrAlterClientQuotasRequest()
+	quotaReq.Entries = []kmsg.AlterClientQuotasRequestEntry{{
+		Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "client-id", Name: kmsg.StringPtr("raw-test")}},
+		Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: "producer_byte_rate", Value: 1000}},
+	}}
+	if r := rc.request(quotaReq).(*kmsg.AlterClientQuotasResponse); r.Entries[0].ErrorCode != 0 {
+		t.Fatalf("setting the quota: %+v", r)
+	}
+	produce := func(rc *rawConn, v int16) (*kmsg.ProduceResponse, time.Duration) {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(v)
+		req.Acks, req.TimeoutMillis = 1, 5000
+		// About 3 KB at 1,000 B/s over a one-second window: 2 s of throttle.
+		batch := testBatch(10, strings.Repeat("x", 280), -1, -1, -1, 0)
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "th", TopicID: id, Partitions: []kmsg.ProduceRequestTopicPartition{{Records: batch}}}}
+		start := time.Now()
+		resp := rc.request(req).(*kmsg.ProduceResponse)
+		if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 {
+			t.Fatalf("produce v%d: error %d", v, p.ErrorCode)
+		}
+		return resp, time.Since(start)
+	}
+
+	resp, answered := produce(rc, 9)
+	throttle := time.Duration(resp.ThrottleMillis) * time.Millisecond
+	if throttle < time.Second {
+		t.Fatalf("produce v9 over the quota: throttle %v, want about 2 s", throttle)
+	}
+	if answered > throttle/2 {
+		t.Fatalf("produce v9 was answered after %v, not before its %v throttle", answered, throttle)
+	}
+	start := time.Now()
+	rc.request(kmsg.NewPtrMetadataRequest())
+	if waited := time.Since(start) + answered; waited < throttle*9/10 {
+		t.Fatalf("the next request was served %v after the throttled produce, within its %v throttle", waited, throttle)
+	}
+
+	old := dialRaw(t, b)
+	resp, answered = produce(old, 5)
+	throttle = time.Duration(resp.ThrottleMillis) * time.Millisecond
+	if throttle < time.Second || answered < throttle*9/10 {
+		t.Fatalf("produce v5 over the quota: answered after %v with throttle %v; the answer must wait it out", answered, throttle)
+	}
+}
