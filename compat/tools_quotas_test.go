@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // cliPerfRate reads the MB/sec of kafka-producer-perf-test's summary line.
@@ -22,6 +24,9 @@ var cliThrottleMax = regexp.MustCompile(`^producer-metrics:produce-throttle-time
 // is held to it and reports the broker's throttle times.
 func (e *cliEnv) testQuotas(t *testing.T) {
 	cfg := func(args ...string) string { return e.admin(t, e.cls.configs, args...) }
+	// The broker is shared with the later features: a default user's
+	// consumer quota would throttle every consumer of theirs.
+	defer e.removeAllQuotas(t)
 	out := cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota",
 		"--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152")
 	if strings.TrimSpace(out) != "Completed updating config for client cli-quota." {
@@ -99,5 +104,35 @@ func (e *cliEnv) testQuotas(t *testing.T) {
 	}
 	if throttle <= 0 {
 		t.Errorf("the producer was never told to throttle (produce-throttle-time-max %v)", throttle)
+	}
+}
+
+// removeAllQuotas deletes every client quota on the broker.
+func (e *cliEnv) removeAllQuotas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	qs, err := e.adm.DescribeClientQuotas(ctx, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []kadm.AlterClientQuotaEntry
+	for _, q := range qs {
+		var ops []kadm.AlterClientQuotaOp
+		for _, v := range q.Values {
+			ops = append(ops, kadm.AlterClientQuotaOp{Key: v.Key, Remove: true})
+		}
+		entries = append(entries, kadm.AlterClientQuotaEntry{Entity: q.Entity, Ops: ops})
+	}
+	res, err := e.adm.AlterClientQuotas(ctx, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("removing the quotas of %s: %v %s", r.Entity, r.Err, r.ErrMessage)
+		}
+	}
+	if left, err := e.adm.DescribeClientQuotas(ctx, false, nil); err != nil || len(left) != 0 {
+		t.Fatalf("quotas left: %v %v", left, err)
 	}
 }
