@@ -31,7 +31,6 @@ import (
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
-	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -309,7 +308,7 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	self := b.cfg.NodeID
 	r := b.topics
 	cl.applyDynamicConfigs()
-	b.quotas.Set(quota.Sorted(img.ClientQuotas))
+	b.quotas.Set(img.ClientQuotas)
 	for _, t := range r.all() {
 		it := img.Topics[t.name]
 		if it == nil || it.ID != t.id {

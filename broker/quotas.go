@@ -57,7 +57,7 @@ func (b *Broker) clientQuotas() map[string]quota.Entry {
 
 // installQuotas hands the stored quotas to the enforcing manager.
 func (b *Broker) installQuotas() {
-	b.quotas.Set(quota.Sorted(b.clientQuotas()))
+	b.quotas.Set(b.clientQuotas())
 }
 
 // recordQuota counts bytes against the connection's quota for key and, when

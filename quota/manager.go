@@ -52,14 +52,15 @@ func NewManager(cfg Config) *Manager {
 	return m
 }
 
-// Set installs the quotas in force.
-func (m *Manager) Set(entries []Entry) {
+// Set installs the quotas in force: the stored entries, keyed by
+// Entity.Key as the broker and the controller keep them.
+func (m *Manager) Set(stored map[string]Entry) {
 	qs := &quotaSet{byEntity: map[string]map[string]float64{}, keys: map[string]bool{}}
-	for _, e := range entries {
+	for key, e := range stored {
 		if len(e.Values) == 0 {
 			continue
 		}
-		qs.byEntity[e.Entity.Key()] = e.Values
+		qs.byEntity[key] = e.Values
 		for k := range e.Values {
 			qs.keys[k] = true
 		}

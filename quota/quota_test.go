@@ -138,14 +138,23 @@ func entry(values map[string]float64, parts ...Part) Entry {
 	return Entry{Entity: e, Values: values}
 }
 
+// stored keys entries as the broker stores them.
+func stored(entries ...Entry) map[string]Entry {
+	out := map[string]Entry{}
+	for _, e := range entries {
+		out[e.Entity.Key()] = e
+	}
+	return out
+}
+
 func TestPrecedenceAndSharing(t *testing.T) {
 	m := NewManager(DefaultConfig())
-	m.Set([]Entry{
+	m.Set(stored(
 		entry(map[string]float64{ProducerByteRate: 1000}, Part{ClientID, nil}),
 		entry(map[string]float64{ProducerByteRate: 2000}, Part{ClientID, name("special")}),
 		entry(map[string]float64{ProducerByteRate: 3000}, Part{User, name("alice")}),
 		entry(map[string]float64{ProducerByteRate: 4000}, Part{User, name("alice")}, Part{ClientID, name("special")}),
-	})
+	))
 	cases := []struct {
 		user, client string
 		bound        float64
@@ -175,7 +184,7 @@ func TestPrecedenceAndSharing(t *testing.T) {
 
 func TestThrottleTimeFollowsKafkasFormula(t *testing.T) {
 	m := NewManager(Config{Samples: 11, Window: time.Second})
-	m.Set([]Entry{entry(map[string]float64{ProducerByteRate: 1000}, Part{ClientID, name("c")})})
+	m.Set(stored(entry(map[string]float64{ProducerByteRate: 1000}, Part{ClientID, name("c")})))
 	now := time.UnixMilli(1_000_000)
 	// 10,000 bytes in a fresh rate read over the 10-window minimum: 1,000/s, at the quota.
 	if d := m.Record(ProducerByteRate, "u", "c", 10_000, now); d != 0 {
