@@ -1,0 +1,52 @@
+package sasl
+
+import "fmt"
+
+// Mechanism names as clients ask for them in SaslHandshake.
+const (
+	Plain       = "PLAIN"
+	ScramSHA256 = "SCRAM-SHA-256"
+	ScramSHA512 = "SCRAM-SHA-512"
+)
+
+// Supported reports whether a mechanism can be enabled on a listener.
+func Supported(mechanism string) bool {
+	switch mechanism {
+	case Plain, ScramSHA256, ScramSHA512:
+		return true
+	}
+	return false
+}
+
+// Server is one authentication exchange on one connection.
+type Server interface {
+	// Step takes the client's next token and returns the server's answer;
+	// done is set when the client is authenticated. An error ends the
+	// exchange; it is a *Failure.
+	Step(token []byte) (challenge []byte, done bool, err error)
+	// User is the authenticated user's name, once Step is done.
+	User() string
+}
+
+// Failure is a failed authentication. Message is what the client is told.
+type Failure struct {
+	Message string
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Credentials finds a user's SCRAM credential for a mechanism.
+type Credentials func(user string, m ScramMechanism) (Credential, bool)
+
+// New starts an exchange for a mechanism the listener has enabled:
+// plainUsers are the PLAIN users and passwords, creds the SCRAM
+// credentials.
+func New(mechanism string, plainUsers map[string]string, creds Credentials) (Server, error) {
+	switch mechanism {
+	case Plain:
+		return &plainServer{users: plainUsers}, nil
+	case ScramSHA256, ScramSHA512:
+		return &scramServer{mech: ScramMechanismNamed(mechanism), creds: creds}, nil
+	}
+	return nil, fmt.Errorf("unsupported SASL mechanism %s", mechanism)
+}
