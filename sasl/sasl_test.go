@@ -2,7 +2,11 @@ package sasl
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	kplain "github.com/twmb/franz-go/pkg/sasl/plain"
@@ -170,6 +174,31 @@ func TestScram(t *testing.T) {
 	if err := exchange(t, kscram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism(), s); err == nil {
 		t.Fatal("SHA-512 exchange passed with only a SHA-256 credential")
 	}
+	// librdkafka repeats its nonce in front of the combined one; Kafka
+	// accepts a final nonce that ends with the server's, and so do we.
+	s, _ = New(ScramSHA256, nil, lookup)
+	first := "n,,n=alice,r=cnonce"
+	serverFirst, _, err := s.Step([]byte(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := strings.Split(string(serverFirst), ",")
+	nonce, salt64, iters := attrs[0][2:], attrs[1][2:], attrs[2][2:]
+	salt2, _ := base64.StdEncoding.DecodeString(salt64)
+	n, _ := strconv.Atoi(iters)
+	withoutProof := "c=biws,r=cnonce" + nonce
+	authMessage := "n=alice,r=cnonce," + string(serverFirst) + "," + withoutProof
+	salted := SaltedPassword(Sha256, "alice-secret", salt2, n)
+	clientKey := Sha256.hmac(salted, "Client Key")
+	storedKey := sha256.Sum256(clientKey)
+	proof := Sha256.hmac(storedKey[:], authMessage)
+	for i := range proof {
+		proof[i] ^= clientKey[i]
+	}
+	if _, done, err := s.Step([]byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof))); err != nil || !done {
+		t.Fatalf("librdkafka's final message: done=%v err=%v", done, err)
+	}
+
 	// A replayed first message never reaches a proof check: the nonce differs.
 	s, _ = New(ScramSHA256, nil, lookup)
 	if _, _, err := s.Step([]byte("n,,n=alice,r=abc")); err != nil {

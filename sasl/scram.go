@@ -179,7 +179,10 @@ func (s *scramServer) final(msg string) ([]byte, bool, error) {
 		return nil, false, s.invalidCredentials()
 	}
 	attrs := strings.Split(withoutProof, ",")
-	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) || attrs[1] != "r="+s.nonce {
+	// The nonce need only end with ours, as Kafka checks it: librdkafka
+	// sends its own nonce once more in front.
+	if len(attrs) < 2 || attrs[0] != "c="+base64.StdEncoding.EncodeToString([]byte(s.gs2Header)) ||
+		!strings.HasPrefix(attrs[1], "r=") || !strings.HasSuffix(attrs[1], s.nonce) {
 		return nil, false, s.invalidCredentials()
 	}
 	proof, err := base64.StdEncoding.DecodeString(proofText)
