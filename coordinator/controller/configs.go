@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -152,6 +153,21 @@ func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
 			recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
 		}
 		resp.Resources = append(resp.Resources, out)
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// alterScramCredentials handles AlterUserScramCredentials (validated by
+// package sasl): each credential set or removed becomes a ScramCredential
+// record.
+func (c *Controller) alterScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRequest) kmsg.Response {
+	resp, changes := sasl.Alter(req, c.Image().ScramCredentials)
+	recs := make([]Record, len(changes))
+	for i := range changes {
+		recs[i] = Record{ScramCredential: &changes[i]}
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/hashicorp/raft"
 )
 
@@ -59,13 +60,14 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 // snapshotForm is the JSON written by snapshots: the image without its
 // derived index and with configs as a list (struct keys are not JSON keys).
 type snapshotForm struct {
-	ClusterID      string
-	Offset         uint64
-	Brokers        []*Broker
-	Topics         []*Topic
-	Configs        []ConfigRecord
-	NextProducerID int64
-	ClientQuotas   []quota.Entry
+	ClusterID        string
+	Offset           uint64
+	Brokers          []*Broker
+	Topics           []*Topic
+	Configs          []ConfigRecord
+	NextProducerID   int64
+	ClientQuotas     []quota.Entry
+	ScramCredentials []sasl.CredentialChange `json:",omitempty"`
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -75,7 +77,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.image.
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
 	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID,
-		ClientQuotas: quota.Sorted(img.ClientQuotas)}
+		ClientQuotas: quota.Sorted(img.ClientQuotas), ScramCredentials: sasl.Changes(img.ScramCredentials)}
 	for _, id := range img.SortedBrokerIDs() {
 		form.Brokers = append(form.Brokers, img.Brokers[id])
 	}
@@ -115,6 +117,12 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	for _, e := range form.ClientQuotas {
 		img.ClientQuotas[e.Entity.Key()] = e
+	}
+	if len(form.ScramCredentials) > 0 {
+		img.ScramCredentials = map[string]sasl.Credential{}
+		for _, c := range form.ScramCredentials {
+			c.Apply(img.ScramCredentials)
+		}
 	}
 	f.publish(img)
 	return nil

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -50,6 +51,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.allocateProducerIDs(r), nil
 	case *kmsg.AlterClientQuotasRequest:
 		return c.alterClientQuotas(r), nil
+	case *kmsg.AlterUserSCRAMCredentialsRequest:
+		return c.alterScramCredentials(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -69,6 +72,7 @@ var HandledKeys = []int16{
 	(*kmsg.ListPartitionReassignmentsRequest)(nil).Key(),
 	(*kmsg.AllocateProducerIDsRequest)(nil).Key(),
 	(*kmsg.AlterClientQuotasRequest)(nil).Key(),
+	(*kmsg.AlterUserSCRAMCredentialsRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -151,6 +155,11 @@ func notController(req kmsg.Request) kmsg.Response {
 			}
 			r.Entries = append(r.Entries, out)
 		}
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		req := req.(*kmsg.AlterUserSCRAMCredentialsRequest)
+		for _, name := range scramRequestUsers(req) {
+			r.Results = append(r.Results, kmsg.AlterUserSCRAMCredentialsResponseResult{User: name, ErrorCode: code})
+		}
 	}
 	return resp
 }
@@ -189,6 +198,25 @@ func IsNotController(resp kmsg.Response) bool {
 		return len(r.Resources) > 0 && r.Resources[0].ErrorCode == code
 	case *kmsg.AlterClientQuotasResponse:
 		return len(r.Entries) > 0 && r.Entries[0].ErrorCode == code
+	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == code
 	}
 	return false
+}
+
+// scramRequestUsers are the users an AlterUserScramCredentials request
+// names, each once, in request order.
+func scramRequestUsers(req *kmsg.AlterUserSCRAMCredentialsRequest) []string {
+	var users []string
+	for _, d := range req.Deletions {
+		if !slices.Contains(users, d.Name) {
+			users = append(users, d.Name)
+		}
+	}
+	for _, u := range req.Upsertions {
+		if !slices.Contains(users, u.Name) {
+			users = append(users, u.Name)
+		}
+	}
+	return users
 }

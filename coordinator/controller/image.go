@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 )
 
 // Endpoint is one listener a broker registered.
@@ -90,6 +91,9 @@ type Image struct {
 	Configs        map[ConfigResource]map[string]string
 	NextProducerID int64
 	ClientQuotas   map[string]quota.Entry // by quota.Entity.Key
+	// ScramCredentials are by sasl.CredentialKey; the map is replaced,
+	// never changed in place, so readers of an image need no lock.
+	ScramCredentials map[string]sasl.Credential
 }
 
 func emptyImage() *Image {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -149,8 +151,14 @@ func TestRestartFromDisk(t *testing.T) {
 	if r := send[*kmsg.AlterClientQuotasResponse](t, cl, cq); r.Entries[0].ErrorCode != 0 {
 		t.Fatalf("alter client quotas: %d", r.Entries[0].ErrorCode)
 	}
-	tc.waitAll("the topic and quota everywhere", func(img *Image) bool {
-		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1
+	sc := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	sc.Upsertions = []kmsg.AlterUserSCRAMCredentialsRequestUpsertion{{Name: "alice", Mechanism: int8(sasl.Sha512), Iterations: 8192,
+		Salt: []byte("salt"), SaltedPassword: []byte("salted-password")}}
+	if r := send[*kmsg.AlterUserSCRAMCredentialsResponse](t, cl, sc); r.Results[0].ErrorCode != 0 {
+		t.Fatalf("alter SCRAM credentials: %d", r.Results[0].ErrorCode)
+	}
+	tc.waitAll("the topic, quota and credential everywhere", func(img *Image) bool {
+		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1 && len(img.ScramCredentials) == 1
 	})
 	for i := range tc.nodes {
 		if err := tc.ctl(i).Snapshot(); err != nil {
@@ -187,6 +195,11 @@ func TestRestartFromDisk(t *testing.T) {
 	}
 	if qs := img.ClientQuotas; len(qs) != 1 || quota.Sorted(qs)[0].Values["producer_byte_rate"] != 1024 {
 		t.Fatalf("client quotas after restart (from the snapshot): %+v", qs)
+	}
+	want := sasl.NewCredential(sasl.Sha512, []byte("salt"), []byte("salted-password"), 8192)
+	if got, ok := img.ScramCredentials[sasl.CredentialKey("alice", sasl.Sha512)]; !ok || !bytes.Equal(got.StoredKey, want.StoredKey) ||
+		!bytes.Equal(got.ServerKey, want.ServerKey) || got.Iterations != 8192 {
+		t.Fatalf("SCRAM credentials after restart (from the snapshot): %+v", img.ScramCredentials)
 	}
 	if b := img.Brokers[1]; b == nil || b.Epoch != brokers[0].epoch {
 		t.Fatalf("broker 1 after restart: %+v", b)

@@ -3,9 +3,11 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 )
 
 // Record is one metadata change; exactly one field is set. A raft log entry
@@ -14,15 +16,16 @@ import (
 // epochs) and the FSM only installs what a record says, so every replica
 // computes the same image.
 type Record struct {
-	ClusterID      *string          `json:",omitempty"`
-	RegisterBroker *RegisterBroker  `json:",omitempty"`
-	BrokerState    *BrokerState     `json:",omitempty"`
-	Topic          *Topic           `json:",omitempty"`
-	RemoveTopic    *[16]byte        `json:",omitempty"`
-	Partition      *PartitionRecord `json:",omitempty"`
-	Config         *ConfigRecord    `json:",omitempty"`
-	NextProducerID *int64           `json:",omitempty"`
-	ClientQuota    *quota.Entry     `json:",omitempty"`
+	ClusterID       *string                `json:",omitempty"`
+	RegisterBroker  *RegisterBroker        `json:",omitempty"`
+	BrokerState     *BrokerState           `json:",omitempty"`
+	Topic           *Topic                 `json:",omitempty"`
+	RemoveTopic     *[16]byte              `json:",omitempty"`
+	Partition       *PartitionRecord       `json:",omitempty"`
+	Config          *ConfigRecord          `json:",omitempty"`
+	NextProducerID  *int64                 `json:",omitempty"`
+	ClientQuota     *quota.Entry           `json:",omitempty"`
+	ScramCredential *sasl.CredentialChange `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -50,7 +53,9 @@ type PartitionRecord struct {
 }
 
 // A ClientQuota record (quota.Entry) replaces the client quotas of one
-// entity; empty Values removes it.
+// entity; empty Values removes it. A ScramCredential record
+// (sasl.CredentialChange) sets or removes one user's credential for one
+// SCRAM mechanism.
 
 // ConfigRecord replaces the overrides of one resource; empty Values removes it.
 type ConfigRecord struct {
@@ -138,5 +143,11 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		} else {
 			n.ClientQuotas[r.ClientQuota.Entity.Key()] = *r.ClientQuota
 		}
+	case r.ScramCredential != nil:
+		n.ScramCredentials = maps.Clone(n.ScramCredentials)
+		if n.ScramCredentials == nil {
+			n.ScramCredentials = map[string]sasl.Credential{}
+		}
+		r.ScramCredential.Apply(n.ScramCredentials)
 	}
 }

@@ -42,7 +42,9 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		pid.BrokerID, pid.BrokerEpoch = b.id, b.epoch
 		cq := kmsg.NewPtrAlterClientQuotasRequest()
 		cq.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "group"}}}}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq}
+		scram := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		scram.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "nobody", Mechanism: 1}}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -87,6 +89,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got = r.ErrorCode
 			case *kmsg.AlterClientQuotasResponse:
 				got, want = r.Entries[0].ErrorCode, kerr.InvalidRequest.Code
+			case *kmsg.AlterUserSCRAMCredentialsResponse:
+				got, want = r.Results[0].ErrorCode, kerr.ResourceNotFound.Code
 			default:
 				t.Fatalf("key %d: unexpected response %T", req.Key(), resp)
 			}
