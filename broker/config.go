@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/logstore"
@@ -56,12 +57,23 @@ type Config struct {
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config
 
+	// Listener security (security.go): the protocol map, the SASL keys,
+	// and what they resolve to per client listener.
+	SecurityProtocols         map[string]string
+	SaslMechanisms            []string
+	SaslInterBrokerMechanism  string
+	FailedAuthenticationDelay time.Duration
+	Security                  map[string]ListenerSecurity
+
 	Cluster ClusterConfig
 
 	// values holds every recognised key with its effective value as text;
 	// explicit marks the keys set by the user, for DescribeConfigs sources.
 	values   map[string]string
 	explicit map[string]bool
+	// listenerProps are the listener-prefixed keys (security.go), kept out
+	// of values: they hold passwords, which DescribeConfigs must not show.
+	listenerProps map[string]string
 }
 
 // Listener is one entry of listeners / advertised.listeners: NAME://host:port.
@@ -316,8 +328,7 @@ var keyAliases = map[string]string{
 // knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
 // server.properties files that Gregor accepts but does not act on yet.
 var knownUnusedKeys = map[string]bool{
-	"broker.id": true, "controller.quorum.bootstrap.servers": true,
-	"listener.security.protocol.map": true, "inter.broker.listener.name": true,
+	"broker.id": true, "controller.quorum.bootstrap.servers": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true,
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
@@ -351,7 +362,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 			}
 			continue
 		}
-		if findKey(k) == nil {
+		if findKey(k) == nil && !isListenerKey(k) {
 			if knownUnusedKeys[k] {
 				warnings = append(warnings, fmt.Sprintf("config key %s is accepted but not used by Gregor yet", k))
 			} else {
@@ -386,6 +397,18 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	}
 	if err := c.validateCluster(); err != nil {
+		return c, warnings, err
+	}
+	c.listenerProps = map[string]string{}
+	for k, v := range resolved {
+		if isListenerKey(k) {
+			c.listenerProps[k] = v
+		}
+	}
+	if err := c.resolveSecurity(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.validateInterBrokerSecurity(); err != nil {
 		return c, warnings, err
 	}
 	return c, warnings, nil

@@ -32,6 +32,13 @@ type conn struct {
 	reuse    reuse        // the data path's requests, responses and slices; reader only
 	prefix   []byte       // bytes read before serve (the controller listener's peek)
 
+	// SASL (authenticate.go): the exchange until the client is
+	// authenticated on a SASL listener, then the user it authenticated as;
+	// authFailed is why an authentication failed (the connection closes).
+	auth       *authExchange
+	user       string
+	authFailed string
+
 	// Set by a handler whose client is over its quota (quotas.go): how long
 	// to read nothing more, and whether to hold the response that long too.
 	throttle               time.Duration
@@ -42,7 +49,11 @@ type conn struct {
 const maxRetainedFrame = 1 << 20
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
-	return &conn{b: b, nc: nc, listener: l, out: make(chan *response, 64), done: make(chan struct{})}
+	c := &conn{b: b, nc: nc, listener: l, out: make(chan *response, 64), done: make(chan struct{})}
+	if l != nil && l.security.Protocol == protocolSaslPlaintext {
+		c.auth = &authExchange{security: l.security}
+	}
+	return c
 }
 
 // fetchSplice returns the connection's zero-copy fetch state, or nil when
@@ -128,12 +139,21 @@ func (c *conn) serve() {
 			buf = frame[:0]
 		}
 		c.requestSize = len(frame)
-		resp, err := c.handle(frame)
+		var resp *response
+		if c.auth != nil && c.auth.state == authRawTokens {
+			resp = c.rawToken(frame)
+		} else {
+			resp, err = c.handle(frame)
+		}
 		if large != nil {
 			releaseLargeFrame(frame)
 		}
 		if err != nil {
 			c.b.logger.Warn("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
+			return
+		}
+		if c.authFailed != "" {
+			c.failAuthentication(resp)
 			return
 		}
 		throttle, before := c.throttle, c.throttleBeforeResponse
@@ -186,6 +206,11 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	key, version, correlationID, err := protocol.PeekKeyVersion(frame)
 	if err != nil {
 		return nil, err
+	}
+	if c.auth != nil {
+		if err := c.auth.admits(key); err != nil {
+			return nil, err
+		}
 	}
 	table := c.handlers()
 	h, ok := table[key]

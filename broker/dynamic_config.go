@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -27,6 +28,7 @@ func (c *Config) staticProps() map[string]string {
 	for k := range c.explicit {
 		out[k] = c.values[k]
 	}
+	maps.Copy(out, c.listenerProps)
 	return out
 }
 

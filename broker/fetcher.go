@@ -212,7 +212,11 @@ func (f *replicaFetcher) run() {
 				client.Close()
 			}
 			var err error
-			client, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID))))
+			opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("gregor-replica-" + strconv.Itoa(int(b.cfg.NodeID)))}
+			if m := b.cfg.interBrokerSASL(); m != nil {
+				opts = append(opts, kgo.SASL(m))
+			}
+			client, err = kgo.NewClient(opts...)
 			if err != nil {
 				b.logger.Warn("replica fetcher client", "err", err)
 				if !backoff() {

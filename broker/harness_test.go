@@ -67,7 +67,12 @@ type rawConn struct {
 
 func dialRaw(t testing.TB, b *Broker) *rawConn {
 	t.Helper()
-	nc, err := net.Dial("tcp", b.Addr())
+	return dialAddr(t, b.Addr())
+}
+
+func dialAddr(t testing.TB, addr string) *rawConn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 )
 
 // metaStore keeps what a single node must remember beside the partition
@@ -40,6 +41,9 @@ type metaData struct {
 	NextProducerID int64 `json:"next_producer_id"`
 	// ClientQuotas are the client quotas, keyed by quota.Entity.Key.
 	ClientQuotas map[string]quota.Entry `json:"client_quotas,omitempty"`
+	// ScramCredentials are the users' SCRAM credentials (salt, stored
+	// and server keys: no passwords), keyed by sasl.CredentialKey.
+	ScramCredentials map[string]sasl.Credential `json:"scram_credentials,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -96,6 +100,14 @@ func (m *metaStore) clientQuotas() map[string]quota.Entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.ClientQuotas
+}
+
+// scramCredentials returns the SCRAM credentials; the map is never
+// changed in place (update replaces it).
+func (m *metaStore) scramCredentials() map[string]sasl.Credential {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.ScramCredentials
 }
 
 // brokerConfigs returns this node's and the cluster-wide dynamic broker

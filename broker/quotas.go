@@ -13,8 +13,9 @@ package broker
 // taken back). Either way the response carries the throttle time, and the
 // connection reads no further request until it has passed: after sending
 // the response for the versions whose clients wait themselves (KIP-219:
-// Produce v6+, Fetch v8+), before sending it for older ones. Without
-// authentication every client is the user ANONYMOUS, as in Kafka.
+// Produce v6+, Fetch v8+), before sending it for older ones. A client
+// authenticated with SASL is its user; without authentication every client
+// is the user ANONYMOUS, as in Kafka.
 
 import (
 	"math"
@@ -23,8 +24,7 @@ import (
 	"github.com/gregor-broker/gregor/quota"
 )
 
-// anonymousUser is the principal of every connection: Gregor has no
-// authentication yet.
+// anonymousUser is the principal of a connection on a PLAINTEXT listener.
 const anonymousUser = "ANONYMOUS"
 
 var quotaKeys = []configKey{
@@ -68,7 +68,7 @@ func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16
 	if !c.b.quotas.Active(key) {
 		return 0
 	}
-	d := c.b.quotas.Record(key, anonymousUser, c.clientID, float64(bytes), time.Now())
+	d := c.b.quotas.Record(key, c.principal(), c.clientID, float64(bytes), time.Now())
 	if d <= 0 {
 		return 0
 	}

@@ -56,6 +56,7 @@ func init() {
 		14: {min: 0, max: 5, serve: typed(handleSyncGroup)},
 		15: {min: 0, max: 6, serve: typed(handleDescribeGroups)},
 		16: {min: 0, max: 5, serve: typed(handleListGroups)},
+		17: {min: 0, max: 1, serve: typed(handleSaslHandshake)},
 		18: {min: 0, max: 4, serve: typed(handleApiVersions)},
 		19: {min: 2, max: 7, serve: typed(handleCreateTopics)},
 		20: {min: 1, max: 6, serve: typed(handleDeleteTopics)},
@@ -65,6 +66,7 @@ func init() {
 		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
 		33: {min: 0, max: 2, serve: typed(handleAlterConfigs)},
 		35: {min: 1, max: 4, serve: typed(handleDescribeLogDirs)},
+		36: {min: 0, max: 2, serve: typed(handleSaslAuthenticate)},
 		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},
 		44: {min: 0, max: 1, serve: typed(handleIncrementalAlterConfigs)},
 		42: {min: 0, max: 2, serve: typed(handleDeleteGroups)},
@@ -72,6 +74,7 @@ func init() {
 		48: {min: 0, max: 1, serve: typed(handleDescribeClientQuotas)},
 		49: {min: 0, max: 1, serve: typed(handleAlterClientQuotas)},
 		50: {min: 0, max: 0, serve: typed(handleDescribeUserScramCredentials)},
+		51: {min: 0, max: 0, serve: typed(handleAlterUserScramCredentials)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
 	}

@@ -26,6 +26,7 @@ func init() {
 		45: {min: 0, max: 1, serve: toController},
 		46: {min: 0, max: 0, serve: toController},
 		49: {min: 0, max: 1, serve: toController},
+		51: {min: 0, max: 0, serve: toController},
 		56: {min: 2, max: 3, serve: toController},
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},
@@ -47,6 +48,7 @@ var clusterHandlers = map[int16]handler{
 	45: {min: 0, max: 1, serve: forwardToController},
 	46: {min: 0, max: 0, serve: forwardToController},
 	49: {min: 0, max: 1, serve: forwardToController},
+	51: {min: 0, max: 0, serve: forwardToController},
 }
 
 func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {

@@ -48,6 +48,7 @@ type listener struct {
 	ln         net.Listener
 	controller bool // the CONTROLLER listener: raft and the controller's APIs
 	raft       bool // a broker-only node's client listener that raft streams come to too
+	security   ListenerSecurity
 }
 
 // New opens the log dir (recovering it if the last shutdown was not
@@ -154,7 +155,7 @@ func (b *Broker) bind() error {
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
-		b.listeners = append(b.listeners, &listener{name: l.Name, ln: ln, controller: controller})
+		b.listeners = append(b.listeners, &listener{name: l.Name, ln: ln, controller: controller, security: b.cfg.Security[l.Name]})
 		b.logger.Info("listening", "listener", l.Name, "addr", ln.Addr().String())
 		return nil
 	}

@@ -1,0 +1,151 @@
+package broker
+
+// SASL authentication on a connection (Kafka's SaslServerAuthenticator).
+// A connection on a SASL_PLAINTEXT listener starts in the handshake state
+// and is admitted to the broker's other APIs only once authenticated:
+//
+//	handshake:  ApiVersions (any number), then SaslHandshake(mechanism)
+//	tokens:     SaslAuthenticate, one per token      (SaslHandshake v1)
+//	raw tokens: bare size-prefixed tokens, no header (SaslHandshake v0)
+//	done:       every API; the user is the connection's principal
+//
+// Any other request before that closes the connection, as Kafka closes
+// it. A failed authentication (unknown mechanism, bad credentials) is
+// answered after connection.failed.authentication.delay.ms and the
+// connection is closed; on a raw-token connection it is closed without an
+// answer. SaslHandshake and SaslAuthenticate on a PLAINTEXT listener or
+// after authentication get ILLEGAL_SASL_STATE, as from Kafka's KafkaApis.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/gregor-broker/gregor/sasl"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type authState int
+
+const (
+	authHandshake authState = iota
+	authTokens
+	authRawTokens
+)
+
+// authExchange is a SASL connection's authentication in progress.
+type authExchange struct {
+	state     authState
+	security  ListenerSecurity
+	mechanism string
+	server    sasl.Server
+}
+
+// admits reports whether a request may come in the exchange's state, or
+// the error to close the connection with.
+func (a *authExchange) admits(key int16) error {
+	switch {
+	case a.state == authHandshake && (key == 18 || key == 17):
+		return nil
+	case a.state == authTokens && key == 36:
+		return nil
+	}
+	return fmt.Errorf("unexpected %s request during SASL authentication", kmsg.NameForKey(key))
+}
+
+// principal is the connection's user for quotas: the authenticated user,
+// or ANONYMOUS on a PLAINTEXT listener.
+func (c *conn) principal() string {
+	if c.user == "" {
+		return anonymousUser
+	}
+	return c.user
+}
+
+func handleSaslHandshake(b *Broker, c *conn, req *kmsg.SASLHandshakeRequest) (*kmsg.SASLHandshakeResponse, error) {
+	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	a := c.auth
+	if a == nil || a.state != authHandshake {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp, nil
+	}
+	resp.SupportedMechanisms = a.security.Mechanisms
+	if !slices.Contains(a.security.Mechanisms, req.Mechanism) {
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		c.authFailed = "unsupported SASL mechanism " + req.Mechanism
+		return resp, nil
+	}
+	server, err := sasl.New(req.Mechanism, a.security.PlainUsers, b.scramCredential)
+	if err != nil {
+		return nil, err
+	}
+	a.mechanism, a.server = req.Mechanism, server
+	a.state = authTokens
+	if req.Version == 0 {
+		a.state = authRawTokens
+	}
+	return resp, nil
+}
+
+func handleSaslAuthenticate(b *Broker, c *conn, req *kmsg.SASLAuthenticateRequest) (*kmsg.SASLAuthenticateResponse, error) {
+	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	if c.auth == nil || c.auth.state != authTokens {
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		resp.ErrorMessage = kmsg.StringPtr("SaslAuthenticate request received after successful authentication")
+		return resp, nil
+	}
+	challenge, err := c.authStep(req.SASLAuthBytes)
+	if err != nil {
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr(err.Error())
+		return resp, nil
+	}
+	resp.SASLAuthBytes = challenge
+	return resp, nil
+}
+
+// authStep gives the client's token to the mechanism; when it completes
+// the exchange the connection is authenticated.
+func (c *conn) authStep(token []byte) ([]byte, error) {
+	a := c.auth
+	challenge, done, err := a.server.Step(token)
+	if err != nil {
+		c.authFailed = err.Error()
+		return nil, err
+	}
+	if done {
+		c.user, c.auth = a.server.User(), nil
+		c.b.logger.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "user", c.user, "mechanism", a.mechanism)
+	}
+	return challenge, nil
+}
+
+// rawToken handles a frame of a SaslHandshake v0 exchange: the token
+// itself, answered with the bare size-prefixed challenge.
+func (c *conn) rawToken(token []byte) *response {
+	challenge, err := c.authStep(token)
+	if err != nil {
+		return nil
+	}
+	out := newResponse()
+	out.buf = binary.BigEndian.AppendUint32(out.buf, uint32(len(challenge)))
+	out.buf = append(out.buf, challenge...)
+	return out
+}
+
+// failAuthentication holds a failed authentication's answer for
+// connection.failed.authentication.delay.ms, sends it (if any), and
+// leaves the caller to close the connection.
+func (c *conn) failAuthentication(resp *response) {
+	c.b.logger.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "listener", c.listener.name, "reason", c.authFailed)
+	if !c.pause(c.b.cfg.FailedAuthenticationDelay) || resp == nil {
+		resp.free()
+		return
+	}
+	select {
+	case c.out <- resp:
+	case <-c.done:
+		resp.free()
+	}
+}

@@ -1,0 +1,229 @@
+package broker
+
+// Listener security (Kafka's listener.security.protocol.map): each
+// listener is PLAINTEXT or SASL_PLAINTEXT. On a SASL_PLAINTEXT listener a
+// client authenticates with one of the listener's mechanisms (package
+// sasl: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) before any other request
+// than ApiVersions; sasl.go runs that exchange on the connection. PLAIN
+// users come from the listener's JAAS config, as in Kafka:
+//
+//	listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+//	    username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";
+//
+// and SCRAM credentials from AlterUserScramCredentials, stored like client
+// quotas (metadata file, or controller records in a cluster). In a
+// cluster, replicas fetch from their leader's listener of the same name
+// and log in with sasl.mechanism.inter.broker.protocol and the username
+// and password options of that mechanism's JAAS config. SSL and SASL_SSL
+// listeners are refused at start-up: Gregor has no TLS yet.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gregor-broker/gregor/sasl"
+	fsasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// ListenerSecurity is how one client listener authenticates.
+type ListenerSecurity struct {
+	Protocol   string            // PLAINTEXT or SASL_PLAINTEXT
+	Mechanisms []string          // the SASL mechanisms enabled on it
+	PlainUsers map[string]string // PLAIN's users and passwords
+	// The credentials this node logs in with when it is the client
+	// (replica fetchers), from the inter-broker mechanism's JAAS config.
+	Username, Password string
+}
+
+const (
+	protocolPlaintext     = "PLAINTEXT"
+	protocolSaslPlaintext = "SASL_PLAINTEXT"
+	listenerPrefix        = "listener.name."
+)
+
+var securityKeys = []configKey{
+	{"listener.security.protocol.map", "STRING", "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"Map between listener names and security protocols, NAME:PROTOCOL,...", func(c *Config, v string) error {
+			c.SecurityProtocols = map[string]string{}
+			for _, item := range splitList(v) {
+				name, protocol, ok := strings.Cut(item, ":")
+				if !ok || name == "" {
+					return fmt.Errorf("%q is not NAME:PROTOCOL", item)
+				}
+				protocol = strings.ToUpper(strings.TrimSpace(protocol))
+				switch protocol {
+				case protocolPlaintext, protocolSaslPlaintext, "SSL", "SASL_SSL":
+				default:
+					return fmt.Errorf("unknown security protocol %s", protocol)
+				}
+				c.SecurityProtocols[strings.ToUpper(strings.TrimSpace(name))] = protocol
+			}
+			return nil
+		}},
+	{"sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms enabled on SASL listeners (Gregor: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).", func(c *Config, v string) error {
+		c.SaslMechanisms = splitList(v)
+		return nil
+	}},
+	{"sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism replicas log in to a SASL listener with.", func(c *Config, v string) error {
+		c.SaslInterBrokerMechanism = v
+		return nil
+	}},
+	{"connection.failed.authentication.delay.ms", "INT", "100", "How long a failed authentication's answer is held before the connection is closed.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.FailedAuthenticationDelay = time.Duration(n) * time.Millisecond
+		return err
+	}},
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, securityKeys...)
+}
+
+// listenerKeys are the listener-prefixed keys Gregor reads, after
+// "listener.name.<listener>.": the listener's mechanisms and each
+// mechanism's JAAS config ("<mechanism in lower case>.sasl.jaas.config").
+func isListenerKey(key string) bool {
+	rest, ok := strings.CutPrefix(key, listenerPrefix)
+	if !ok {
+		return false
+	}
+	_, setting, ok := strings.Cut(rest, ".")
+	if !ok {
+		return false
+	}
+	if setting == "sasl.enabled.mechanisms" {
+		return true
+	}
+	mech, ok := strings.CutSuffix(setting, ".sasl.jaas.config")
+	return ok && sasl.Supported(strings.ToUpper(mech))
+}
+
+// resolveSecurity works out every client listener's ListenerSecurity from
+// the protocol map and the listener-prefixed keys, refusing what Gregor
+// cannot serve rather than serving it unauthenticated.
+func (c *Config) resolveSecurity() error {
+	c.Security = map[string]ListenerSecurity{}
+	for _, l := range c.Listeners {
+		protocol, ok := c.SecurityProtocols[l.Name]
+		isController := slices.Contains(c.ControllerListenerNames, l.Name)
+		if !ok && isController {
+			protocol = protocolPlaintext
+		} else if !ok {
+			return fmt.Errorf("invalid value for config key listener.security.protocol.map: no security protocol defined for listener %s", l.Name)
+		}
+		switch {
+		case protocol == "SSL" || protocol == "SASL_SSL":
+			return fmt.Errorf("listener %s: security protocol %s is not supported (Gregor has no TLS yet; PLAINTEXT and SASL_PLAINTEXT are served)", l.Name, protocol)
+		case isController && protocol != protocolPlaintext:
+			return fmt.Errorf("listener %s: the controller listener must be PLAINTEXT in Gregor", l.Name)
+		case isController:
+			continue
+		}
+		sec := ListenerSecurity{Protocol: protocol}
+		if protocol == protocolSaslPlaintext {
+			var err error
+			if sec, err = c.saslListener(l.Name); err != nil {
+				return err
+			}
+		}
+		c.Security[l.Name] = sec
+	}
+	return nil
+}
+
+func (c *Config) saslListener(name string) (ListenerSecurity, error) {
+	props := c.listenerProps
+	prefix := listenerPrefix + strings.ToLower(name) + "."
+	sec := ListenerSecurity{Protocol: protocolSaslPlaintext, Mechanisms: c.SaslMechanisms}
+	key := "sasl.enabled.mechanisms"
+	if v, ok := props[prefix+key]; ok {
+		sec.Mechanisms, key = splitList(v), prefix+key
+	}
+	if len(sec.Mechanisms) == 0 {
+		return sec, fmt.Errorf("invalid value for config key %s: listener %s is SASL_PLAINTEXT but enables no SASL mechanism", key, name)
+	}
+	for _, m := range sec.Mechanisms {
+		if !sasl.Supported(m) {
+			return sec, fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512)", key, m)
+		}
+		jaasKey := prefix + strings.ToLower(m) + ".sasl.jaas.config"
+		text, ok := props[jaasKey]
+		if !ok {
+			if m == sasl.Plain {
+				return sec, fmt.Errorf("listener %s enables PLAIN but %s, which names its users (user_<name>=\"<password>\"), is not set", name, jaasKey)
+			}
+			continue
+		}
+		jaas, err := sasl.ParseJAAS(text)
+		if err != nil {
+			return sec, fmt.Errorf("invalid value for config key %s: %v", jaasKey, err)
+		}
+		module := "org.apache.kafka.common.security.scram.ScramLoginModule"
+		if m == sasl.Plain {
+			module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+			sec.PlainUsers = jaas.PlainUsers()
+		}
+		if jaas.LoginModule != module {
+			return sec, fmt.Errorf("invalid value for config key %s: mechanism %s needs %s, not %s", jaasKey, m, module, jaas.LoginModule)
+		}
+		if m == c.SaslInterBrokerMechanism {
+			sec.Username, sec.Password = jaas.Options["username"], jaas.Options["password"]
+		}
+	}
+	return sec, nil
+}
+
+// interBrokerSASL is how replica fetchers log in to the leader's
+// inter-broker listener, or nil when it is PLAINTEXT.
+func (c *Config) interBrokerSASL() fsasl.Mechanism {
+	ls := c.clientListeners()
+	if len(ls) == 0 {
+		return nil
+	}
+	sec := c.Security[ls[0].Name]
+	if sec.Protocol != protocolSaslPlaintext {
+		return nil
+	}
+	switch c.SaslInterBrokerMechanism {
+	case sasl.Plain:
+		return plain.Auth{User: sec.Username, Pass: sec.Password}.AsMechanism()
+	case sasl.ScramSHA512:
+		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha512Mechanism()
+	default:
+		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha256Mechanism()
+	}
+}
+
+// validateInterBrokerSecurity checks, in a cluster, that replicas can log
+// in to the listener they fetch on (the first client listener) and that a
+// broker-only node's first listener, which carries the metadata log too,
+// is not behind SASL (raft does not authenticate).
+func (c *Config) validateInterBrokerSecurity() error {
+	if !c.clustered() || !c.hasRole("broker") {
+		return nil
+	}
+	ls := c.clientListeners()
+	if len(ls) == 0 {
+		return nil
+	}
+	sec := c.Security[ls[0].Name]
+	if sec.Protocol != protocolSaslPlaintext {
+		return nil
+	}
+	if !c.hasRole("controller") {
+		return fmt.Errorf("listener %s: a broker-only node's first listener carries the metadata log and must be PLAINTEXT", ls[0].Name)
+	}
+	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
+		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, ls[0].Name, strings.Join(sec.Mechanisms, ","))
+	}
+	if sec.Username == "" || sec.Password == "" {
+		return fmt.Errorf("listener %s: replicas log in with %s, whose JAAS config (listener.name.%s.%s.sasl.jaas.config) needs username and password options",
+			ls[0].Name, c.SaslInterBrokerMechanism, strings.ToLower(ls[0].Name), strings.ToLower(c.SaslInterBrokerMechanism))
+	}
+	return nil
+}
