@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TestJSKafkajs drives kafkajs (compat/js/kafkajs_compat.js, installed by
@@ -26,4 +27,22 @@ func TestJSKafkajs(t *testing.T) {
 	rep := runScript(t, 3*time.Minute, p.Addr, "js", node, filepath.Join("js", "kafkajs_compat.js"))
 	recordReport(t, rep)
 	checkScriptTopics(t, p.Addr, "js", rep, 200)
+}
+
+// TestJSKafkajsSASL: kafkajs logs in with PLAIN, SCRAM-SHA-256 and
+// SCRAM-SHA-512 (compat/js/kafkajs_sasl.js).
+func TestJSKafkajsSASL(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	s := startSASLBroker(t)
+	s.addScram(t, "js", "js-secret", kadm.ScramSha256)
+	s.addScram(t, "js", "js-secret", kadm.ScramSha512)
+	recordReport(t, runScript(t, 3*time.Minute, s.addr, "jss", node, filepath.Join("js", "kafkajs_sasl.js")), "sasl")
+	if recs := scriptTopicRecords(t, s.plainAddr, "jss-sasl", 100); len(recs) != 100 {
+		t.Fatalf("jss-sasl holds %d records, want 100", len(recs))
+	}
+	s.expectFailedLogin(t)
 }

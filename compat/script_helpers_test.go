@@ -87,8 +87,9 @@ func runScript(t *testing.T, timeout time.Duration, addr, prefix, name string, a
 }
 
 // recordReport puts every result in the matrix and fails the test on a
-// failed or missing feature.
-func recordReport(t *testing.T, rep scriptReport) {
+// failed feature or a missing one of expected (scriptFeatures when none
+// are named).
+func recordReport(t *testing.T, rep scriptReport, expected ...string) {
 	t.Helper()
 	seen := map[string]bool{}
 	for _, r := range rep.results {
@@ -100,7 +101,10 @@ func recordReport(t *testing.T, rep scriptReport) {
 		}
 		record(rep.client, rep.version, r.feature, r.ok, note)
 	}
-	for _, f := range scriptFeatures {
+	if len(expected) == 0 {
+		expected = scriptFeatures
+	}
+	for _, f := range expected {
 		if !seen[f] {
 			t.Errorf("%s %s reported no result for %s", rep.client, rep.version, f)
 			record(rep.client, rep.version, f, false, "no result reported")

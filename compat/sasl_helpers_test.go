@@ -1,0 +1,70 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/gregor-broker/gregor/internal/freeport"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// saslBroker is a gregor whose first listener is SASL_PLAINTEXT, with the
+// PLAIN user admin (password admin-secret) in its JAAS config and
+// SCRAM-SHA-256 and SCRAM-SHA-512 enabled, configured with Kafka's keys.
+// Its second listener is PLAINTEXT, for the checks: creating SCRAM users
+// and topics and reading what a client stored through franz-go.
+type saslBroker struct {
+	addr      string // SASL_PLAINTEXT
+	plainAddr string // PLAINTEXT
+	adm       *kadm.Client
+	logs      string // the broker's log file
+}
+
+func startSASLBroker(t *testing.T) saslBroker {
+	t.Helper()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := harness.Start(t, t.TempDir(),
+		fmt.Sprintf("listeners=SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:%d", ports[0]),
+		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+		"group.initial.rebalance.delay.ms=0")
+	s := saslBroker{addr: p.Addr, plainAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), logs: p.Logs}
+	s.adm = newAdmin(t, s.plainAddr)
+	return s
+}
+
+// expectFailedLogin checks that the broker logged a refused SCRAM login:
+// a client's wrong password was turned away for its credentials, not for
+// anything else.
+func (s saslBroker) expectFailedLogin(t *testing.T) {
+	t.Helper()
+	logs, err := os.ReadFile(s.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), `msg="failed authentication"`) || !strings.Contains(string(logs), "due to invalid credentials with SASL mechanism SCRAM-SHA-256") {
+		t.Fatalf("the broker logged no refused SCRAM-SHA-256 login:\n%s", logs)
+	}
+}
+
+// addScram gives user a SCRAM credential for mechanism.
+func (s saslBroker) addScram(t *testing.T, user, password string, m kadm.ScramMechanism) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: m, Iterations: 4096, Password: password}})
+	if err == nil {
+		err = res[user].Err
+	}
+	if err != nil {
+		t.Fatalf("SCRAM credential for %s: %v", user, err)
+	}
+}

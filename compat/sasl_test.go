@@ -1,0 +1,86 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// TestKcatSASL: librdkafka logs in to a SASL_PLAINTEXT listener with
+// SCRAM-SHA-512 to produce and with PLAIN to consume, the records are
+// stored as sent, and a wrong password is refused with Kafka's message.
+func TestKcatSASL(t *testing.T) {
+	version := kcatVersion(t)
+	feature(t, kcatClientName, version, "sasl", func(t *testing.T) {
+		s := startSASLBroker(t)
+		s.addScram(t, "kc", "kc-secret", kadm.ScramSha512)
+		login := func(mechanism, user, password string) []string {
+			return []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=" + mechanism,
+				"-X", "sasl.username=" + user, "-X", "sasl.password=" + password}
+		}
+		const topic = "kcat-sasl"
+		createTopic(t, s.adm, topic)
+		var lines []string
+		var want []keyValue
+		for i := 0; i < 100; i++ {
+			lines = append(lines, fmt.Sprintf("key-%d:sasl value %d", i, i))
+			want = append(want, keyValue{fmt.Sprintf("key-%d", i), fmt.Sprintf("sasl value %d", i)})
+		}
+		kcat(t, s.addr, strings.Join(lines, "\n")+"\n", append([]string{"-P", "-t", topic, "-K", ":"}, login("SCRAM-SHA-512", "kc", "kc-secret")...)...)
+		checkStored(t, s.plainAddr, topic, want, 0)
+		out := kcat(t, s.addr, "", append([]string{"-C", "-t", topic, "-o", "beginning", "-e", "-f", "%k:%s\n"}, login("PLAIN", "admin", "admin-secret")...)...)
+		if n := len(strings.Split(strings.TrimSpace(out), "\n")); n != 100 {
+			t.Fatalf("consumed %d records, want 100:\n%.300s", n, out)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "kcat", append([]string{"-b", s.addr, "-L", "-m", "5"}, login("SCRAM-SHA-512", "kc", "wrong")...)...)
+		bad, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("kcat -L with a wrong password succeeded:\n%s", bad)
+		}
+		if want := "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"; !strings.Contains(string(bad), want) {
+			t.Fatalf("wrong password: kcat said\n%s\nwithout %q", bad, want)
+		}
+	})
+}
+
+// TestSaramaSASL: sarama logs in with PLAIN over both SASL handshakes it
+// speaks: v0, whose tokens go bare on the socket, and v1 with
+// SaslAuthenticate requests. Each produces and reads back its records.
+func TestSaramaSASL(t *testing.T) {
+	version := moduleVersion(t, "github.com/IBM/sarama")
+	feature(t, saramaClientName, version, "sasl", func(t *testing.T) {
+		s := startSASLBroker(t)
+		for _, handshake := range []int16{sarama.SASLHandshakeV0, sarama.SASLHandshakeV1} {
+			cfg := sarama.NewConfig()
+			cfg.Version = sarama.V4_0_0_0
+			cfg.Producer.Return.Successes = true
+			cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+			cfg.Net.SASL.Enable = true
+			cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+			cfg.Net.SASL.Version = handshake
+			cfg.ApiVersionsRequest = handshake != sarama.SASLHandshakeV0 // sarama's rule for v0
+			cfg.Net.SASL.User, cfg.Net.SASL.Password = "admin", "admin-secret"
+			topic := fmt.Sprintf("sarama-sasl-v%d", handshake)
+			createTopic(t, s.adm, topic)
+			want := makeRecords(topic, 50)
+			saramaProduce(t, s.addr, topic, want, cfg)
+			checkStored(t, s.plainAddr, topic, want, 0)
+			sameRecords(t, "consumed", saramaConsumeAll(t, s.addr, topic, cfg), want)
+
+			cfg.Net.SASL.Password = "wrong"
+			cfg.Metadata.Retry.Max = 0
+			if _, err := sarama.NewClient([]string{s.addr}, cfg); err == nil {
+				t.Fatalf("handshake v%d: a wrong password was accepted", handshake)
+			}
+		}
+	})
+}
