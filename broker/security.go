@@ -178,15 +178,23 @@ func (c *Config) saslListener(name string) (ListenerSecurity, error) {
 	return sec, nil
 }
 
+// saslInterBrokerListener is the listener replicas fetch on (the first
+// client listener, Kafka's inter.broker.listener.name) when it is
+// SASL_PLAINTEXT.
+func (c *Config) saslInterBrokerListener() (Listener, ListenerSecurity, bool) {
+	ls := c.clientListeners()
+	if len(ls) == 0 {
+		return Listener{}, ListenerSecurity{}, false
+	}
+	sec := c.Security[ls[0].Name]
+	return ls[0], sec, sec.Protocol == protocolSaslPlaintext
+}
+
 // interBrokerSASL is how replica fetchers log in to the leader's
 // inter-broker listener, or nil when it is PLAINTEXT.
 func (c *Config) interBrokerSASL() fsasl.Mechanism {
-	ls := c.clientListeners()
-	if len(ls) == 0 {
-		return nil
-	}
-	sec := c.Security[ls[0].Name]
-	if sec.Protocol != protocolSaslPlaintext {
+	_, sec, ok := c.saslInterBrokerListener()
+	if !ok {
 		return nil
 	}
 	switch c.SaslInterBrokerMechanism {
@@ -207,23 +215,19 @@ func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
 	}
-	ls := c.clientListeners()
-	if len(ls) == 0 {
-		return nil
-	}
-	sec := c.Security[ls[0].Name]
-	if sec.Protocol != protocolSaslPlaintext {
+	l, sec, ok := c.saslInterBrokerListener()
+	if !ok {
 		return nil
 	}
 	if !c.hasRole("controller") {
-		return fmt.Errorf("listener %s: a broker-only node's first listener carries the metadata log and must be PLAINTEXT", ls[0].Name)
+		return fmt.Errorf("listener %s: a broker-only node's first listener carries the metadata log and must be PLAINTEXT", l.Name)
 	}
 	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
-		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, ls[0].Name, strings.Join(sec.Mechanisms, ","))
+		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, l.Name, strings.Join(sec.Mechanisms, ","))
 	}
 	if sec.Username == "" || sec.Password == "" {
 		return fmt.Errorf("listener %s: replicas log in with %s, whose JAAS config (listener.name.%s.%s.sasl.jaas.config) needs username and password options",
-			ls[0].Name, c.SaslInterBrokerMechanism, strings.ToLower(ls[0].Name), strings.ToLower(c.SaslInterBrokerMechanism))
+			l.Name, c.SaslInterBrokerMechanism, strings.ToLower(l.Name), strings.ToLower(c.SaslInterBrokerMechanism))
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TestJSKafkajs drives kafkajs (compat/js/kafkajs_compat.js, installed by
@@ -37,12 +36,5 @@ func TestJSKafkajsSASL(t *testing.T) {
 		t.Fatalf("node is not installed: %v", err)
 	}
 	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
-	s := startSASLBroker(t)
-	s.addScram(t, "js", "js-secret", kadm.ScramSha256)
-	s.addScram(t, "js", "js-secret", kadm.ScramSha512)
-	recordReport(t, runScript(t, 3*time.Minute, s.addr, "jss", node, filepath.Join("js", "kafkajs_sasl.js")), "sasl")
-	if recs := scriptTopicRecords(t, s.plainAddr, "jss-sasl", 100); len(recs) != 100 {
-		t.Fatalf("jss-sasl holds %d records, want 100", len(recs))
-	}
-	s.expectFailedLogin(t)
+	runSASLScript(t, "js", "jss", node, filepath.Join("js", "kafkajs_sasl.js"))
 }

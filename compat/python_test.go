@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
-	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // The Python clients run from the virtualenv compat/.venv that
@@ -38,14 +37,7 @@ func TestPythonKafkaPython(t *testing.T) {
 func TestPythonKafkaPythonSASL(t *testing.T) {
 	python := filepath.Join(".venv", "bin", "python")
 	requireFile(t, python)
-	s := startSASLBroker(t)
-	s.addScram(t, "py", "py-secret", kadm.ScramSha256)
-	s.addScram(t, "py", "py-secret", kadm.ScramSha512)
-	recordReport(t, runScript(t, 3*time.Minute, s.addr, "kps", python, filepath.Join("python", "kafka_python_sasl.py")), "sasl")
-	if recs := scriptTopicRecords(t, s.plainAddr, "kps-sasl", 100); len(recs) != 100 {
-		t.Fatalf("kps-sasl holds %d records, want 100", len(recs))
-	}
-	s.expectFailedLogin(t)
+	runSASLScript(t, "py", "kps", python, filepath.Join("python", "kafka_python_sasl.py"))
 }
 
 // TestPythonConfluent drives confluent-kafka (librdkafka) through the same

@@ -41,6 +41,23 @@ func startSASLBroker(t *testing.T) saslBroker {
 	return s
 }
 
+// runSASLScript runs a script's sasl feature against a fresh saslBroker,
+// where user has a SCRAM-SHA-256 and a SCRAM-SHA-512 credential (password
+// <user>-secret): its RESULT goes in the matrix, its topic <prefix>-sasl
+// must hold the 100 records it wrote, and the broker must have refused
+// its wrong password.
+func runSASLScript(t *testing.T, user, prefix, name string, args ...string) {
+	t.Helper()
+	s := startSASLBroker(t)
+	s.addScram(t, user, user+"-secret", kadm.ScramSha256)
+	s.addScram(t, user, user+"-secret", kadm.ScramSha512)
+	recordReport(t, runScript(t, 3*time.Minute, s.addr, prefix, name, args...), "sasl")
+	if recs := scriptTopicRecords(t, s.plainAddr, prefix+"-sasl", 100); len(recs) != 100 {
+		t.Fatalf("%s-sasl holds %d records, want 100", prefix, len(recs))
+	}
+	s.expectFailedLogin(t)
+}
+
 // expectFailedLogin checks that the broker logged a refused SCRAM login:
 // a client's wrong password was turned away for its credentials, not for
 // anything else.
