@@ -10,11 +10,13 @@ require (
 	github.com/hashicorp/raft v1.7.3
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/klauspost/compress v1.20.4
+	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/segmentio/kafka-go v0.4.51
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kadm v1.20.0
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
