@@ -14,6 +14,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -152,6 +153,13 @@ func describeEntry(name, typ, doc string, value *string, chain []configSynonymEn
 		cfg.Source = chain[0].Source
 	}
 	cfg.IsDefault = cfg.Source == kmsg.ConfigSourceDefaultConfig
+	if typ == "PASSWORD" { // passwords and keys are never described, as in Kafka
+		cfg.Value, cfg.IsSensitive = nil, true
+		chain = slices.Clone(chain)
+		for i := range chain {
+			chain[i].Value = nil
+		}
+	}
 	if synonyms {
 		cfg.ConfigSynonyms = chain
 	}

@@ -358,8 +358,7 @@ func TestSecurityConfigRefusals(t *testing.T) {
 		props map[string]string
 		want  string
 	}{
-		"SSL listener":       {base(map[string]string{"listeners": "SSL://127.0.0.1:0"}), "security protocol SSL is not supported"},
-		"SASL_SSL listener":  {base(map[string]string{"listeners": "SASL_SSL://127.0.0.1:0"}), "security protocol SASL_SSL is not supported"},
+		"SSL without stores": {base(map[string]string{"listeners": "SSL://127.0.0.1:0"}), "listener SSL uses TLS but has no key store"},
 		"unmapped listener":  {base(map[string]string{"listeners": "INTERNAL://127.0.0.1:0"}), "no security protocol defined for listener INTERNAL"},
 		"GSSAPI (default)":   {base(map[string]string{"sasl.enabled.mechanisms": ""}), "SASL mechanism GSSAPI is not supported"},
 		"PLAIN without JAAS": {base(map[string]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config": ""}), "names its users"},

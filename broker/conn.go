@@ -50,7 +50,7 @@ const maxRetainedFrame = 1 << 20
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
 	c := &conn{b: b, nc: nc, listener: l, out: make(chan *response, 64), done: make(chan struct{})}
-	if l != nil && l.security.Protocol == protocolSaslPlaintext {
+	if l != nil && l.security.sasl() {
 		c.auth = &authExchange{security: l.security}
 	}
 	return c

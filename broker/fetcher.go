@@ -216,6 +216,9 @@ func (f *replicaFetcher) run() {
 			if m := b.cfg.interBrokerSASL(); m != nil {
 				opts = append(opts, kgo.SASL(m))
 			}
+			if t := b.cfg.interBrokerTLS(); t != nil {
+				opts = append(opts, kgo.DialTLSConfig(t.Clone()))
+			}
 			client, err = kgo.NewClient(opts...)
 			if err != nil {
 				b.logger.Warn("replica fetcher client", "err", err)

@@ -1,8 +1,8 @@
 package broker
 
 // Listener security (Kafka's listener.security.protocol.map): each
-// listener is PLAINTEXT or SASL_PLAINTEXT. On a SASL_PLAINTEXT listener a
-// client authenticates with one of the listener's mechanisms (package
+// listener is PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. TLS (tls.go)
+// wraps the SSL ones. On a SASL listener a client authenticates with one of the listener's mechanisms (package
 // sasl: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) before any other request
 // than ApiVersions; sasl.go runs that exchange on the connection. PLAIN
 // users come from the listener's JAAS config, as in Kafka:
@@ -14,10 +14,11 @@ package broker
 // quotas (metadata file, or controller records in a cluster). In a
 // cluster, replicas fetch from their leader's listener of the same name
 // and log in with sasl.mechanism.inter.broker.protocol and the username
-// and password options of that mechanism's JAAS config. SSL and SASL_SSL
-// listeners are refused at start-up: Gregor has no TLS yet.
+// and password options of that mechanism's JAAS config (over TLS, with the
+// listener's key and trust stores, when it is SSL or SASL_SSL).
 
 import (
+	"crypto/tls"
 	"fmt"
 	"math"
 	"slices"
@@ -32,17 +33,26 @@ import (
 
 // ListenerSecurity is how one client listener authenticates.
 type ListenerSecurity struct {
-	Protocol   string            // PLAINTEXT or SASL_PLAINTEXT
+	Protocol   string            // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 	Mechanisms []string          // the SASL mechanisms enabled on it
 	PlainUsers map[string]string // PLAIN's users and passwords
 	// The credentials this node logs in with when it is the client
 	// (replica fetchers), from the inter-broker mechanism's JAAS config.
 	Username, Password string
+	// TLS is the server's TLS config on SSL and SASL_SSL listeners;
+	// ClientTLS is how replicas dial a leader's listener of this name.
+	TLS, ClientTLS *tls.Config
+}
+
+func (s ListenerSecurity) sasl() bool {
+	return s.Protocol == protocolSaslPlaintext || s.Protocol == protocolSaslSSL
 }
 
 const (
 	protocolPlaintext     = "PLAINTEXT"
 	protocolSaslPlaintext = "SASL_PLAINTEXT"
+	protocolSSL           = "SSL"
+	protocolSaslSSL       = "SASL_SSL"
 	listenerPrefix        = "listener.name."
 )
 
@@ -57,7 +67,7 @@ var securityKeys = []configKey{
 				}
 				protocol = strings.ToUpper(strings.TrimSpace(protocol))
 				switch protocol {
-				case protocolPlaintext, protocolSaslPlaintext, "SSL", "SASL_SSL":
+				case protocolPlaintext, protocolSaslPlaintext, protocolSSL, protocolSaslSSL:
 				default:
 					return fmt.Errorf("unknown security protocol %s", protocol)
 				}
@@ -96,7 +106,7 @@ func isListenerKey(key string) bool {
 	if !ok {
 		return false
 	}
-	if setting == "sasl.enabled.mechanisms" {
+	if setting == "sasl.enabled.mechanisms" || isTLSKey(setting) {
 		return true
 	}
 	mech, ok := strings.CutSuffix(setting, ".sasl.jaas.config")
@@ -117,17 +127,20 @@ func (c *Config) resolveSecurity() error {
 			return fmt.Errorf("invalid value for config key listener.security.protocol.map: no security protocol defined for listener %s", l.Name)
 		}
 		switch {
-		case protocol == "SSL" || protocol == "SASL_SSL":
-			return fmt.Errorf("listener %s: security protocol %s is not supported (Gregor has no TLS yet; PLAINTEXT and SASL_PLAINTEXT are served)", l.Name, protocol)
 		case isController && protocol != protocolPlaintext:
 			return fmt.Errorf("listener %s: the controller listener must be PLAINTEXT in Gregor", l.Name)
 		case isController:
 			continue
 		}
 		sec := ListenerSecurity{Protocol: protocol}
-		if protocol == protocolSaslPlaintext {
-			var err error
-			if sec, err = c.saslListener(l.Name); err != nil {
+		var err error
+		if sec.sasl() {
+			if err = c.saslListener(l.Name, &sec); err != nil {
+				return err
+			}
+		}
+		if protocol == protocolSSL || protocol == protocolSaslSSL {
+			if sec.TLS, sec.ClientTLS, err = c.tlsListener(l.Name); err != nil {
 				return err
 			}
 		}
@@ -136,32 +149,32 @@ func (c *Config) resolveSecurity() error {
 	return nil
 }
 
-func (c *Config) saslListener(name string) (ListenerSecurity, error) {
+func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 	props := c.listenerProps
 	prefix := listenerPrefix + strings.ToLower(name) + "."
-	sec := ListenerSecurity{Protocol: protocolSaslPlaintext, Mechanisms: c.SaslMechanisms}
+	sec.Mechanisms = c.SaslMechanisms
 	key := "sasl.enabled.mechanisms"
 	if v, ok := props[prefix+key]; ok {
 		sec.Mechanisms, key = splitList(v), prefix+key
 	}
 	if len(sec.Mechanisms) == 0 {
-		return sec, fmt.Errorf("invalid value for config key %s: listener %s is SASL_PLAINTEXT but enables no SASL mechanism", key, name)
+		return fmt.Errorf("invalid value for config key %s: listener %s is %s but enables no SASL mechanism", key, name, sec.Protocol)
 	}
 	for _, m := range sec.Mechanisms {
 		if !sasl.Supported(m) {
-			return sec, fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512)", key, m)
+			return fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512)", key, m)
 		}
 		jaasKey := prefix + strings.ToLower(m) + ".sasl.jaas.config"
 		text, ok := props[jaasKey]
 		if !ok {
 			if m == sasl.Plain {
-				return sec, fmt.Errorf("listener %s enables PLAIN but %s, which names its users (user_<name>=\"<password>\"), is not set", name, jaasKey)
+				return fmt.Errorf("listener %s enables PLAIN but %s, which names its users (user_<name>=\"<password>\"), is not set", name, jaasKey)
 			}
 			continue
 		}
 		jaas, err := sasl.ParseJAAS(text)
 		if err != nil {
-			return sec, fmt.Errorf("invalid value for config key %s: %v", jaasKey, err)
+			return fmt.Errorf("invalid value for config key %s: %v", jaasKey, err)
 		}
 		module := "org.apache.kafka.common.security.scram.ScramLoginModule"
 		if m == sasl.Plain {
@@ -169,32 +182,37 @@ func (c *Config) saslListener(name string) (ListenerSecurity, error) {
 			sec.PlainUsers = jaas.PlainUsers()
 		}
 		if jaas.LoginModule != module {
-			return sec, fmt.Errorf("invalid value for config key %s: mechanism %s needs %s, not %s", jaasKey, m, module, jaas.LoginModule)
+			return fmt.Errorf("invalid value for config key %s: mechanism %s needs %s, not %s", jaasKey, m, module, jaas.LoginModule)
 		}
 		if m == c.SaslInterBrokerMechanism {
 			sec.Username, sec.Password = jaas.Options["username"], jaas.Options["password"]
 		}
 	}
-	return sec, nil
+	return nil
 }
 
-// saslInterBrokerListener is the listener replicas fetch on (the first
-// client listener, Kafka's inter.broker.listener.name) when it is
-// SASL_PLAINTEXT.
-func (c *Config) saslInterBrokerListener() (Listener, ListenerSecurity, bool) {
+// interBrokerListener is the listener replicas fetch on (the first client
+// listener, Kafka's inter.broker.listener.name) and its security.
+func (c *Config) interBrokerListener() (Listener, ListenerSecurity, bool) {
 	ls := c.clientListeners()
 	if len(ls) == 0 {
 		return Listener{}, ListenerSecurity{}, false
 	}
-	sec := c.Security[ls[0].Name]
-	return ls[0], sec, sec.Protocol == protocolSaslPlaintext
+	return ls[0], c.Security[ls[0].Name], true
+}
+
+// interBrokerTLS is the TLS config replica fetchers dial their leaders
+// with, or nil when the inter-broker listener has no TLS.
+func (c *Config) interBrokerTLS() *tls.Config {
+	_, sec, _ := c.interBrokerListener()
+	return sec.ClientTLS
 }
 
 // interBrokerSASL is how replica fetchers log in to the leader's
-// inter-broker listener, or nil when it is PLAINTEXT.
+// inter-broker listener, or nil when it is not a SASL listener.
 func (c *Config) interBrokerSASL() fsasl.Mechanism {
-	_, sec, ok := c.saslInterBrokerListener()
-	if !ok {
+	_, sec, _ := c.interBrokerListener()
+	if !sec.sasl() {
 		return nil
 	}
 	switch c.SaslInterBrokerMechanism {
@@ -210,17 +228,20 @@ func (c *Config) interBrokerSASL() fsasl.Mechanism {
 // validateInterBrokerSecurity checks, in a cluster, that replicas can log
 // in to the listener they fetch on (the first client listener) and that a
 // broker-only node's first listener, which carries the metadata log too,
-// is not behind SASL (raft does not authenticate).
+// is PLAINTEXT (raft speaks neither TLS nor SASL).
 func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
 	}
-	l, sec, ok := c.saslInterBrokerListener()
-	if !ok {
+	l, sec, ok := c.interBrokerListener()
+	if !ok || sec.Protocol == protocolPlaintext {
 		return nil
 	}
 	if !c.hasRole("controller") {
 		return fmt.Errorf("listener %s: a broker-only node's first listener carries the metadata log and must be PLAINTEXT", l.Name)
+	}
+	if !sec.sasl() {
+		return nil
 	}
 	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
 		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, l.Name, strings.Join(sec.Mechanisms, ","))

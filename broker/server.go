@@ -255,6 +255,13 @@ func (b *Broker) accept(l *listener) {
 		go func() {
 			defer b.wg.Done()
 			var c *conn
+			var user string
+			if l.security.TLS != nil {
+				var ok bool
+				if nc, user, ok = b.tlsHandshake(nc, l); !ok {
+					return
+				}
+			}
 			if l.controller || l.raft {
 				var ok bool
 				if c, ok = b.serveControllerConn(nc, l); !ok {
@@ -262,6 +269,7 @@ func (b *Broker) accept(l *listener) {
 				}
 			} else {
 				c = newConn(b, nc, l)
+				c.user = user
 			}
 			if !l.controller {
 				select { // clients wait until the broker is ready

@@ -1,0 +1,167 @@
+package broker
+
+// TLS listeners (SSL and SASL_SSL), configured with Kafka's ssl.* keys,
+// each of which a listener may override with listener.name.<listener>.ssl.*:
+// a key store (package keystore: JKS, PKCS12 or PEM) holding the broker's
+// key and certificate, a trust store for client certificates and for the
+// leaders' certificates replicas check, ssl.client.auth, and the TLS
+// versions allowed. On an SSL listener a client that shows a certificate
+// is the user named by its subject (CN=...,O=...), as with Kafka's default
+// principal builder; on SASL_SSL it is the SASL user.
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/gregor-broker/gregor/keystore"
+)
+
+var tlsKeys = []configKey{
+	{"ssl.keystore.type", "STRING", "JKS", "The file format of the key store: JKS, PKCS12 or PEM.", nil},
+	{"ssl.keystore.location", "STRING", "", "The key store file: the broker's private key and certificate chain.", nil},
+	{"ssl.keystore.password", "PASSWORD", "", "The key store's password.", nil},
+	{"ssl.key.password", "PASSWORD", "", "The private key's password in a JKS key store, if not the store's.", nil},
+	{"ssl.keystore.key", "PASSWORD", "", "The private key in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
+	{"ssl.keystore.certificate.chain", "PASSWORD", "", "The certificate chain in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
+	{"ssl.truststore.type", "STRING", "JKS", "The file format of the trust store: JKS, PKCS12 or PEM.", nil},
+	{"ssl.truststore.location", "STRING", "", "The trust store file: the certificates of the CAs trusted for client certificates and by replicas.", nil},
+	{"ssl.truststore.password", "PASSWORD", "", "The trust store's password.", nil},
+	{"ssl.truststore.certificates", "PASSWORD", "", "Trusted certificates in PEM (ssl.truststore.type=PEM), instead of a file.", nil},
+	{"ssl.client.auth", "STRING", "none", "Whether clients must show a certificate: required, requested or none.", nil},
+	{"ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3", "The TLS versions allowed.", nil},
+	{"ssl.endpoint.identification.algorithm", "STRING", "https", "How replicas check a leader's certificate names it: https, or empty for no check.", nil},
+}
+
+func init() {
+	for i := range tlsKeys {
+		tlsKeys[i].apply = func(*Config, string) error { return nil } // read per listener by tlsListener
+	}
+	brokerKeys = append(brokerKeys, tlsKeys...)
+}
+
+// isTLSKey reports whether setting is one of the ssl keys a listener may
+// override.
+func isTLSKey(setting string) bool {
+	for _, k := range tlsKeys {
+		if k.name == setting {
+			return true
+		}
+	}
+	return false
+}
+
+// tlsListener builds the TLS configs of a TLS listener: the server's, and
+// the one replicas dial their leaders' listener of this name with.
+func (c *Config) tlsListener(name string) (server, client *tls.Config, err error) {
+	prefix := listenerPrefix + strings.ToLower(name) + "."
+	get := func(key string) string {
+		if v, ok := c.listenerProps[prefix+key]; ok {
+			return strings.TrimSpace(v)
+		}
+		return c.values[key]
+	}
+	ks := keystore.Store{Type: get("ssl.keystore.type"), Location: get("ssl.keystore.location"), Password: get("ssl.keystore.password"),
+		KeyPassword: get("ssl.key.password"), Key: get("ssl.keystore.key"), Certificates: get("ssl.keystore.certificate.chain")}
+	ts := keystore.Store{Type: get("ssl.truststore.type"), Location: get("ssl.truststore.location"), Password: get("ssl.truststore.password"),
+		Certificates: get("ssl.truststore.certificates")}
+	if !ks.Set() {
+		return nil, nil, fmt.Errorf("listener %s uses TLS but has no key store (ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain)", name)
+	}
+	pair, err := ks.KeyPair()
+	if err != nil {
+		return nil, nil, fmt.Errorf("listener %s: ssl.keystore: %v", name, err)
+	}
+	var pool *x509.CertPool
+	if ts.Set() {
+		if pool, err = ts.Pool(); err != nil {
+			return nil, nil, fmt.Errorf("listener %s: ssl.truststore: %v", name, err)
+		}
+	}
+	minVersion, maxVersion := uint16(0), uint16(0)
+	for _, p := range splitList(get("ssl.enabled.protocols")) {
+		v, ok := map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}[p]
+		if !ok {
+			return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: %s (Gregor serves TLSv1.2 and TLSv1.3)", p)
+		}
+		if minVersion == 0 || v < minVersion {
+			minVersion = v
+		}
+		maxVersion = max(maxVersion, v)
+	}
+	if minVersion == 0 {
+		return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: no TLS version enabled on listener %s", name)
+	}
+	server = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+	switch auth := get("ssl.client.auth"); auth {
+	case "none", "":
+	case "requested":
+		server.ClientAuth = tls.VerifyClientCertIfGiven
+	case "required":
+		server.ClientAuth = tls.RequireAndVerifyClientCert
+	default:
+		return nil, nil, fmt.Errorf("invalid value for config key ssl.client.auth: %s (required, requested or none)", auth)
+	}
+	if server.ClientAuth != tls.NoClientCert && pool == nil {
+		return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
+	}
+	client = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+	switch alg := get("ssl.endpoint.identification.algorithm"); alg {
+	case "https":
+	case "":
+		// The chain is still checked, only not the name in it.
+		client.InsecureSkipVerify = true
+		client.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, pool) }
+	default:
+		return nil, nil, fmt.Errorf("invalid value for config key ssl.endpoint.identification.algorithm: %s (https or empty)", alg)
+	}
+	return server, client, nil
+}
+
+// verifyChain checks a server's certificate chain against roots (the
+// system's when nil) without checking the host name.
+func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
+	if len(cs.PeerCertificates) == 0 {
+		return fmt.Errorf("the server showed no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter})
+	return err
+}
+
+// tlsPrincipal is the user a TLS client is: its certificate's subject, or
+// ANONYMOUS without one.
+func tlsPrincipal(state tls.ConnectionState) string {
+	if len(state.PeerCertificates) == 0 {
+		return ""
+	}
+	return state.PeerCertificates[0].Subject.String()
+}
+
+// tlsHandshake runs the TLS handshake of a connection to a TLS listener,
+// with a deadline, and returns the connection to serve and, on an SSL
+// listener, the user its client certificate names.
+func (b *Broker) tlsHandshake(nc net.Conn, l *listener) (net.Conn, string, bool) {
+	tc := tls.Server(nc, l.security.TLS)
+	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if err := tc.Handshake(); err != nil {
+		b.logger.Info("failed TLS handshake", "remote", nc.RemoteAddr().String(), "listener", l.name, "err", err)
+		nc.Close()
+		return nil, "", false
+	}
+	tc.SetDeadline(time.Time{})
+	if l.security.Protocol != protocolSSL {
+		return tc, "", true // SASL_SSL: the user comes from SASL
+	}
+	return tc, tlsPrincipal(tc.ConnectionState()), true
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake, so that a client that
+// connects and says nothing does not hold a goroutine for ever.
+const tlsHandshakeTimeout = 10 * time.Second

@@ -1,0 +1,286 @@
+package broker
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// testPKI is a CA and certificates it signed, as PEM files.
+type testPKI struct {
+	t      *testing.T
+	dir    string
+	ca     *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	caFile string
+	pool   *x509.CertPool
+}
+
+func newTestPKI(t *testing.T) *testPKI {
+	t.Helper()
+	p := &testPKI{t: t, dir: t.TempDir()}
+	p.ca, p.caKey = p.sign(pkix.Name{CommonName: "test CA"}, true)
+	p.caFile = p.write("ca.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.ca.Raw}))
+	p.pool = x509.NewCertPool()
+	p.pool.AddCert(p.ca)
+	return p
+}
+
+func (p *testPKI) sign(subject pkix.Name, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	p.t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	parent, signer := tmpl, key
+	if isCA {
+		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
+	} else {
+		parent, signer = p.ca, p.caKey
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key
+}
+
+func (p *testPKI) write(name string, data []byte) string {
+	p.t.Helper()
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	return path
+}
+
+// keyStore writes a PEM key store (key and certificate) for subject.
+func (p *testPKI) keyStore(name string, subject pkix.Name) (string, tls.Certificate) {
+	cert, key := p.sign(subject, false)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return p.write(name+".pem", append(keyPEM, certPEM...)), pair
+}
+
+// tlsProps: an SSL listener first, then SASL_SSL and PLAINTEXT, sharing a
+// PEM key store signed by the test CA.
+func (p *testPKI) tlsProps(dir string, extra map[string]string) map[string]string {
+	ks, _ := p.keyStore("broker", pkix.Name{CommonName: "broker"})
+	props := map[string]string{
+		"listeners":               "SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+		"log.dirs":                dir,
+		"ssl.keystore.type":       "PEM",
+		"ssl.keystore.location":   ks,
+		"ssl.truststore.type":     "PEM",
+		"ssl.truststore.location": p.caFile,
+		"sasl.enabled.mechanisms": "SCRAM-SHA-256",
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	return props
+}
+
+func tlsClient(t *testing.T, addr string, cfg *tls.Config, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(cfg), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func TestTLSListeners(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), nil))
+	trusting := &tls.Config{RootCAs: pki.pool}
+
+	if err := roundTrip(t, tlsClient(t, listenerAddr(t, b, "SSL"), trusting), "over-ssl", 20); err != nil {
+		t.Fatalf("SSL: %v", err)
+	}
+
+	// SASL_SSL: SCRAM inside TLS; the user is created on the PLAINTEXT listener.
+	adm := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	alterScram(t, adm, "dora", "dora-secret", kadm.ScramSha256)
+	dora := tlsClient(t, listenerAddr(t, b, "SASL_SSL"), trusting, kgo.SASL(scram.Auth{User: "dora", Pass: "dora-secret"}.AsSha256Mechanism()))
+	if err := roundTrip(t, dora, "over-sasl-ssl", 20); err != nil {
+		t.Fatalf("SASL_SSL: %v", err)
+	}
+	wrong := tlsClient(t, listenerAddr(t, b, "SASL_SSL"), trusting, kgo.SASL(scram.Auth{User: "dora", Pass: "nope"}.AsSha256Mechanism()))
+	if err := wrong.Ping(ctxT(t)); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("SASL_SSL wrong password: %v", err)
+	}
+
+	// A client that does not trust the broker's CA, and one that speaks no
+	// TLS, get nowhere; the broker serves the next client as before.
+	if err := tlsClient(t, listenerAddr(t, b, "SSL"), &tls.Config{}).Ping(ctxT(t)); err == nil {
+		t.Fatal("a client without the CA completed a TLS handshake")
+	}
+	rc := dialAddr(t, listenerAddr(t, b, "SSL"))
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(12)
+	if _, err := rc.tryRequest(meta); err == nil {
+		t.Fatal("a plaintext request to the SSL listener was answered")
+	}
+	if err := tlsClient(t, listenerAddr(t, b, "SSL"), trusting).Ping(ctxT(t)); err != nil {
+		t.Fatalf("after the failed clients: %v", err)
+	}
+
+	// Key store passwords and keys are never described.
+	resp := describeBrokerConfigs(t, saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")), b, "ssl.keystore.password", "ssl.keystore.key", "ssl.keystore.location")
+	for _, c := range resp {
+		sensitive := c.Name != "ssl.keystore.location"
+		if c.IsSensitive != sensitive || (sensitive && c.Value != nil) {
+			t.Errorf("%s described as %v sensitive=%v", c.Name, c.Value, c.IsSensitive)
+		}
+	}
+}
+
+func saslFreeClient(t *testing.T, addr string) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func describeBrokerConfigs(t *testing.T, cl *kgo.Client, b *Broker, names ...string) []kmsg.DescribeConfigsResponseResourceConfig {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType = kmsg.ConfigResourceTypeBroker
+	res.ResourceName = "1"
+	res.ConfigNames = names
+	req.Resources = append(req.Resources, res)
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Resources) != 1 || len(resp.Resources[0].Configs) != len(names) {
+		t.Fatalf("described %+v", resp.Resources)
+	}
+	return resp.Resources[0].Configs
+}
+
+// With ssl.client.auth=required a client must show a certificate from the
+// trust store's CA, and its subject is its user: quotas apply by it.
+func TestTLSClientCertificates(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"listener.name.ssl.ssl.client.auth": "required"}))
+	addr := listenerAddr(t, b, "SSL")
+	if err := tlsClient(t, addr, &tls.Config{RootCAs: pki.pool}).Ping(ctxT(t)); err == nil {
+		t.Fatal("a client without a certificate was admitted")
+	}
+	_, alice := pki.keyStore("alice", pkix.Name{CommonName: "alice"})
+	_, bob := pki.keyStore("bob", pkix.Name{CommonName: "bob"})
+	adm := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "CN=bob"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}})
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "by-certificate"); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(pair tls.Certificate) int64 {
+		hook := &throttleHook{}
+		cl := tlsClient(t, addr, &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pair}}, kgo.WithHooks(hook))
+		for range 8 {
+			value := make([]byte, 8<<10)
+			rand.Read(value)
+			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "by-certificate", Value: value}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			if hook.n.Load() > 0 {
+				break
+			}
+		}
+		return hook.n.Load()
+	}
+	if n := produce(alice); n != 0 {
+		t.Fatalf("CN=alice, without a quota, was throttled %d times", n)
+	}
+	if n := produce(bob); n == 0 {
+		t.Fatal("CN=bob produced 64 KB under a 1 KB/s quota without a throttle")
+	}
+}
+
+func TestTLSConfigRefusals(t *testing.T) {
+	pki := newTestPKI(t)
+	for name, c := range map[string]struct {
+		extra map[string]string
+		want  string
+	}{
+		"no key store":        {map[string]string{"ssl.keystore.location": ""}, "has no key store"},
+		"missing file":        {map[string]string{"ssl.keystore.location": "/nonexistent/ks.pem"}, "ssl.keystore"},
+		"wrong type":          {map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.password": "x"}, "PKCS12 key store"},
+		"bad client auth":     {map[string]string{"ssl.client.auth": "always"}, "invalid value for config key ssl.client.auth"},
+		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
+		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
+	} {
+		props := pki.tlsProps(t.TempDir(), nil)
+		for k, v := range c.extra {
+			if v == "" {
+				delete(props, k)
+			} else {
+				props[k] = v
+			}
+		}
+		_, _, err := ParseConfig(props)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, c.want)
+		}
+	}
+}
+
+// A cluster whose inter-broker listener is SSL with client certificates
+// required: replicas dial their leaders over TLS with the node's key store.
+func TestClusterTLS(t *testing.T) {
+	pki := newTestPKI(t)
+	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
+	c := startCluster(t, 3, map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          ks,
+		"ssl.truststore.type":            "PEM",
+		"ssl.truststore.location":        pki.caFile,
+		"ssl.client.auth":                "required",
+	})
+	_, client := pki.keyStore("client", pkix.Name{CommonName: "client"})
+	cl := c.client(kgo.DialTLSConfig(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}}), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 3, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "replicated-tls"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "replicated-tls", Partition: int32(i % 3), Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("acks=all with min.insync.replicas=3 needs every replica fetching over TLS: %v", err)
+		}
+	}
+}
