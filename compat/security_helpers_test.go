@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +51,8 @@ func startSASLBroker(t *testing.T) saslBroker {
 func runSASLScript(t *testing.T, user, prefix, name string, args ...string) {
 	t.Helper()
 	s := startSASLBroker(t)
-	s.addScram(t, user, user+"-secret", kadm.ScramSha256)
-	s.addScram(t, user, user+"-secret", kadm.ScramSha512)
+	addScram(t, s.adm, user, user+"-secret", kadm.ScramSha256)
+	addScram(t, s.adm, user, user+"-secret", kadm.ScramSha512)
 	recordReport(t, runScript(t, 3*time.Minute, s.addr, prefix, name, args...), "sasl")
 	if recs := scriptTopicRecords(t, s.plainAddr, prefix+"-sasl", 100); len(recs) != 100 {
 		t.Fatalf("%s-sasl holds %d records, want 100", prefix, len(recs))
@@ -72,16 +74,62 @@ func (s saslBroker) expectFailedLogin(t *testing.T) {
 	}
 }
 
-// addScram gives user a SCRAM credential for mechanism.
-func (s saslBroker) addScram(t *testing.T, user, password string, m kadm.ScramMechanism) {
+// addScram gives user a SCRAM credential for mechanism, through adm.
+func addScram(t *testing.T, adm *kadm.Client, user, password string, m kadm.ScramMechanism) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := s.adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: m, Iterations: 4096, Password: password}})
+	res, err := adm.AlterUserSCRAMs(ctx, nil, []kadm.UpsertSCRAM{{User: user, Mechanism: m, Iterations: 4096, Password: password}})
 	if err == nil {
 		err = res[user].Err
 	}
 	if err != nil {
 		t.Fatalf("SCRAM credential for %s: %v", user, err)
 	}
+}
+
+// tlsBroker is a gregor with an SSL listener first and a SASL_SSL one
+// second (SCRAM-SHA-512), whose key store is a JKS file made by keytool,
+// as Kafka users make theirs, and a PLAINTEXT listener for the checks.
+// The clients trust its certificate through trustStore (PKCS12) or
+// caFile (PEM).
+type tlsBroker struct {
+	sslAddr, saslSSLAddr, plainAddr string
+	trustStore, caFile              string
+	adm                             *kadm.Client
+}
+
+func startTLSBroker(t *testing.T) tlsBroker {
+	t.Helper()
+	keytool, err := exec.LookPath("keytool")
+	if err != nil {
+		t.Fatalf("keytool (from the JDK) is needed: %v", err)
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(keytool, args...).CombinedOutput(); err != nil {
+			t.Fatalf("keytool %v: %v\n%s", args, err, out)
+		}
+	}
+	ks, crt := filepath.Join(dir, "broker.jks"), filepath.Join(dir, "broker.pem")
+	tb := tlsBroker{trustStore: filepath.Join(dir, "client-trust.p12"), caFile: crt}
+	run("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=127.0.0.1",
+		"-ext", "SAN=IP:127.0.0.1", "-validity", "2", "-storetype", "JKS", "-keystore", ks, "-storepass", "ks-secret", "-keypass", "ks-secret")
+	run("-exportcert", "-rfc", "-alias", "broker", "-keystore", ks, "-storepass", "ks-secret", "-file", crt)
+	run("-importcert", "-noprompt", "-alias", "broker", "-file", crt, "-storetype", "PKCS12", "-keystore", tb.trustStore, "-storepass", "ts-secret")
+
+	ports, err := freeport.Ports(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := harness.Start(t, t.TempDir(),
+		fmt.Sprintf("listeners=SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:%d,PLAINTEXT://127.0.0.1:%d", ports[0], ports[1]),
+		"ssl.keystore.location="+ks, "ssl.keystore.password=ks-secret",
+		"sasl.enabled.mechanisms=SCRAM-SHA-512",
+		"group.initial.rebalance.delay.ms=0")
+	tb.sslAddr = p.Addr
+	tb.saslSSLAddr, tb.plainAddr = fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	tb.adm = newAdmin(t, tb.plainAddr)
+	return tb
 }

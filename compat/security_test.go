@@ -19,7 +19,7 @@ func TestKcatSASL(t *testing.T) {
 	version := kcatVersion(t)
 	feature(t, kcatClientName, version, "sasl", func(t *testing.T) {
 		s := startSASLBroker(t)
-		s.addScram(t, "kc", "kc-secret", kadm.ScramSha512)
+		addScram(t, s.adm, "kc", "kc-secret", kadm.ScramSha512)
 		login := func(mechanism, user, password string) []string {
 			return []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=" + mechanism,
 				"-X", "sasl.username=" + user, "-X", "sasl.password=" + password}
@@ -48,6 +48,44 @@ func TestKcatSASL(t *testing.T) {
 		}
 		if want := "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"; !strings.Contains(string(bad), want) {
 			t.Fatalf("wrong password: kcat said\n%s\nwithout %q", bad, want)
+		}
+	})
+}
+
+// TestKcatTLS: librdkafka produces over SASL_SSL (SCRAM-SHA-512) and
+// consumes over SSL, trusting the broker's keytool-made certificate from
+// a PEM file; without it the handshake fails.
+func TestKcatTLS(t *testing.T) {
+	version := kcatVersion(t)
+	feature(t, kcatClientName, version, "tls", func(t *testing.T) {
+		tb := startTLSBroker(t)
+		addScram(t, tb.adm, "kc", "kc-secret", kadm.ScramSha512)
+		ssl := []string{"-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + tb.caFile}
+		saslSSL := []string{"-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + tb.caFile,
+			"-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=kc", "-X", "sasl.password=kc-secret"}
+		const topic = "kcat-tls"
+		createTopic(t, tb.adm, topic)
+		var lines []string
+		var want []keyValue
+		for i := 0; i < 100; i++ {
+			lines = append(lines, fmt.Sprintf("key-%d:tls value %d", i, i))
+			want = append(want, keyValue{fmt.Sprintf("key-%d", i), fmt.Sprintf("tls value %d", i)})
+		}
+		kcat(t, tb.saslSSLAddr, strings.Join(lines, "\n")+"\n", append([]string{"-P", "-t", topic, "-K", ":"}, saslSSL...)...)
+		checkStored(t, tb.plainAddr, topic, want, 0)
+		out := kcat(t, tb.sslAddr, "", append([]string{"-C", "-t", topic, "-o", "beginning", "-e", "-f", "%k:%s\n"}, ssl...)...)
+		if n := len(strings.Split(strings.TrimSpace(out), "\n")); n != 100 {
+			t.Fatalf("consumed %d records, want 100:\n%.300s", n, out)
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		bad, err := exec.CommandContext(ctx, "kcat", "-b", tb.sslAddr, "-L", "-m", "5", "-X", "security.protocol=ssl").CombinedOutput()
+		if err == nil {
+			t.Fatalf("kcat -L without the broker's certificate succeeded:\n%s", bad)
+		}
+		if !strings.Contains(string(bad), "certificate verify failed") {
+			t.Fatalf("without the broker's certificate kcat said\n%s", bad)
 		}
 	})
 }

@@ -56,6 +56,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "configs", e.testConfigs)
 	feature(t, client, v, "quotas", e.testQuotas)
 	feature(t, client, v, "sasl", e.testSASL)
+	feature(t, client, v, "tls", e.testTLS)
 	feature(t, client, v, "produce", e.testConsoleProduce)
 	feature(t, client, v, "consume", e.testConsoleConsume)
 	feature(t, client, v, "group", e.testGroups)

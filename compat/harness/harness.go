@@ -32,12 +32,12 @@ var Binary = sync.OnceValues(func() (string, error) {
 })
 
 // ListeningRE matches the log line that reports a bound client listener.
-var ListeningRE = regexp.MustCompile(`msg=listening listener=(?:SASL_)?PLAINTEXT addr=(\S+)`)
+var ListeningRE = regexp.MustCompile(`msg=listening listener=(?:SASL_)?(?:PLAINTEXT|SSL) addr=(\S+)`)
 
 // Process is a running gregor binary.
 type Process struct {
 	Cmd  *exec.Cmd
-	Addr string // host:port of the PLAINTEXT (or SASL_PLAINTEXT) listener
+	Addr string // host:port of the first client listener
 	Logs string // path of the captured stderr
 }
 

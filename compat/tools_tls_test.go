@@ -1,0 +1,74 @@
+package compat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// testTLS runs Kafka's tools against a broker whose key store is a JKS
+// file from keytool (tlsBroker): kafka-topics over SSL with a PKCS12 trust
+// store, the console producer over SASL_SSL as a SCRAM-SHA-512 user, the
+// console consumer over SSL; the records are the ones sent. A client
+// whose trust store lacks the broker's certificate fails its handshake.
+func (e *cliEnv) testTLS(t *testing.T) {
+	tb := startTLSBroker(t)
+	addScram(t, tb.adm, "tess", "tess-secret", kadm.ScramSha512)
+	props := func(name, text string) string {
+		path := filepath.Join(t.TempDir(), name+".properties")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	trust := fmt.Sprintf("ssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n", tb.trustStore)
+	ssl := props("ssl", "security.protocol=SSL\n"+trust)
+	saslSSL := props("sasl-ssl", "security.protocol=SASL_SSL\n"+trust+"sasl.mechanism=SCRAM-SHA-512\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="tess" password="tess-secret";`+"\n")
+
+	const topic, n = "cli-tls", 50
+	e.run(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", ssl, "--create", "--topic", topic, "--partitions", "2")
+	if out := e.run(t, cliInput("tls", n), e.cls.producer, "--bootstrap-server", tb.saslSSLAddr, "--command-config", saslSSL,
+		"--topic", topic, "--reader-property", "parse.key=true"); strings.TrimSpace(out) != "" {
+		t.Fatalf("console producer printed %q", out)
+	}
+	r := e.try(t, "", e.cls.consumer, "--bootstrap-server", tb.sslAddr, "--command-config", ssl, "--topic", topic,
+		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "60000",
+		"--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
+		"--formatter-property", "print.key=true")
+	if r.err != nil {
+		t.Fatalf("console consumer: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	got := cliParseConsole(t, r.stdout)
+	if len(got) != n {
+		t.Fatalf("console consumer printed %d records, want %d", len(got), n)
+	}
+	for _, rec := range got {
+		var i int
+		if _, err := fmt.Sscanf(rec.key, "tls-key-%d", &i); err != nil || rec.value != fmt.Sprintf("tls value %d", i) {
+			t.Fatalf("consumed %+v, not a produced record", rec)
+		}
+	}
+	stored := 0
+	ends := endOffsets(t, tb.adm, topic)
+	for _, end := range ends {
+		stored += int(end)
+	}
+	if stored != n {
+		t.Fatalf("the broker holds %d records of %s, want %d", stored, topic, n)
+	}
+
+	// The JVM's default trust store does not know the broker's certificate.
+	untrusting := props("untrusting", "security.protocol=SSL\n")
+	r = e.try(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", untrusting, "--list")
+	if r.err == nil {
+		t.Fatalf("kafka-topics without the broker's certificate succeeded:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "SSL handshake failed") {
+		t.Fatalf("without the broker's certificate: output lacks the handshake failure:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
