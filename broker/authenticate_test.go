@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -423,5 +425,34 @@ func TestClusterSASL(t *testing.T) {
 		if err := carol.ProduceSync(ctxT(t), &kgo.Record{Topic: "replicated", Partition: int32(i % 3), Value: []byte("v")}).FirstErr(); err != nil {
 			t.Fatalf("acks=all with min.insync.replicas=3 needs every replica fetching: %v", err)
 		}
+	}
+}
+
+// The README's example, as a server.properties file with the JAAS entry
+// continued over two lines.
+func TestSASLConfigFromServerProperties(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server.properties")
+	text := `listeners=SASL_PLAINTEXT://:9092
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
+    username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";
+`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props, err := ReadProperties(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, warnings, err := ParseConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	sec := cfg.Security["SASL_PLAINTEXT"]
+	if sec.Protocol != "SASL_PLAINTEXT" || len(sec.PlainUsers) != 2 || sec.PlainUsers["alice"] != "alice-secret" || len(sec.Mechanisms) != 3 {
+		t.Fatalf("resolved %+v", sec)
 	}
 }
