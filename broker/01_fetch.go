@@ -115,7 +115,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	if replica < 0 {
 		// As Kafka: no answer larger than the consumer quota allows over
 		// the quota's window.
-		if limit, ok := b.quotas.WindowBytes(quota.ConsumerByteRate, anonymousUser, c.clientID); ok {
+		if limit, ok := b.quotas.WindowBytes(quota.ConsumerByteRate, c.principal(), c.clientID); ok {
 			maxBytes = max(min(maxBytes, limit), 1)
 		}
 	}
@@ -194,7 +194,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 // they are not sent. A session the fetch would have created is not kept;
 // an incremental one moves to its next epoch with nothing marked as sent.
 func (b *Broker) throttledFetch(c *conn, resp *kmsg.FetchResponse, ms int32, bytes int64, session *fetchSession, incremental bool, z *fetchSplice) *kmsg.FetchResponse {
-	b.quotas.Unrecord(quota.ConsumerByteRate, anonymousUser, c.clientID, float64(bytes), time.Now())
+	b.quotas.Unrecord(quota.ConsumerByteRate, c.principal(), c.clientID, float64(bytes), time.Now())
 	if z != nil {
 		z.reset()
 	}

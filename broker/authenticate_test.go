@@ -342,6 +342,26 @@ func TestSASLUserQuotas(t *testing.T) {
 	if n := produce(plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()); n == 0 {
 		t.Fatal("bob produced 64 KB under a 1 KB/s quota without a throttle")
 	}
+
+	// Fetches are measured against the user's consumer quota too: bob's
+	// reads of admin's 64 KB are throttled, and capped at what the quota
+	// allows over its window (1 KB/s x 10 s), one batch at least.
+	alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "bob"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 1024}}})
+	hook := &throttleHook{}
+	bob := saslClient(t, addr, plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism(), kgo.WithHooks(hook),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"limited": {0: kgo.NewOffset().AtStart()}}))
+	fs := bob.PollFetches(ctxT(t))
+	if err := fs.Err0(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fs.Records()); n == 0 || n > 2 {
+		t.Fatalf("bob's first fetch under 1 KB/s brought %d records of 8 KB", n)
+	}
+	for hook.n.Load() == 0 {
+		if err := bob.PollFetches(ctxT(t)).Err0(); err != nil {
+			t.Fatalf("bob read without a throttle: %v", err)
+		}
+	}
 }
 
 func TestSecurityConfigRefusals(t *testing.T) {
