@@ -1,0 +1,140 @@
+package acl
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	topic   = kmsg.ACLResourceTypeTopic
+	group   = kmsg.ACLResourceTypeGroup
+	cluster = kmsg.ACLResourceTypeCluster
+	literal = kmsg.ACLResourcePatternTypeLiteral
+	prefix  = kmsg.ACLResourcePatternTypePrefixed
+	allow   = kmsg.ACLPermissionTypeAllow
+	deny    = kmsg.ACLPermissionTypeDeny
+)
+
+func bind(rt kmsg.ACLResourceType, name string, pt kmsg.ACLResourcePatternType, principal, host string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) Binding {
+	return Binding{ResourceType: rt, ResourceName: name, PatternType: pt, Principal: principal, Host: host, Operation: op, Permission: perm}
+}
+
+func set(bs ...Binding) map[string]Binding {
+	m := map[string]Binding{}
+	for _, b := range bs {
+		m[b.Key()] = b
+	}
+	return m
+}
+
+func TestAuthorizer(t *testing.T) {
+	acls := set(
+		bind(topic, "orders", literal, "User:alice", "*", kmsg.ACLOperationWrite, allow),
+		bind(topic, "pay-", prefix, "User:alice", "*", kmsg.ACLOperationRead, allow),
+		bind(topic, "pay-secret", literal, "User:alice", "*", kmsg.ACLOperationAll, deny),
+		bind(topic, "*", literal, "User:*", "*", kmsg.ACLOperationDescribeConfigs, allow),
+		bind(topic, "local", literal, "User:bob", "10.0.0.1", kmsg.ACLOperationRead, allow),
+		bind(group, "g", literal, "User:alice", "*", kmsg.ACLOperationAlterConfigs, allow),
+		bind(cluster, ClusterName, literal, "User:bob", "*", kmsg.ACLOperationCreate, allow),
+	)
+	a := NewAuthorizer(acls, []string{"User:admin"}, false)
+	cases := []struct {
+		principal, host string
+		op              kmsg.ACLOperation
+		rt              kmsg.ACLResourceType
+		name            string
+		want            bool
+	}{
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationWrite, topic, "orders", true},
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationRead, topic, "orders", false},      // only WRITE
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationDescribe, topic, "orders", true},   // WRITE implies DESCRIBE
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationRead, topic, "pay-in", true},       // prefix
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationRead, topic, "pay-secret", false},  // DENY wins
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationRead, topic, "pa", false},          // shorter than the prefix
+		{"User:carol", "1.2.3.4", kmsg.ACLOperationDescribeConfigs, topic, "x", true}, // wildcard resource and principal
+		{"User:carol", "1.2.3.4", kmsg.ACLOperationAlterConfigs, topic, "x", false},
+		{"User:bob", "10.0.0.1", kmsg.ACLOperationRead, topic, "local", true},
+		{"User:bob", "10.0.0.2", kmsg.ACLOperationRead, topic, "local", false}, // host
+		{"User:alice", "1.2.3.4", kmsg.ACLOperationDescribeConfigs, group, "g", true},
+		{"User:bob", "1.2.3.4", kmsg.ACLOperationCreate, cluster, ClusterName, true},
+		{"User:admin", "1.2.3.4", kmsg.ACLOperationDelete, topic, "pay-secret", true}, // super user
+		{"User:carol", "1.2.3.4", kmsg.ACLOperationRead, group, "unnamed", false},     // no ACL: default deny
+	}
+	for _, c := range cases {
+		if got := a.Allowed(c.principal, c.host, c.op, c.rt, c.name); got != c.want {
+			t.Errorf("%s@%s %s %s %q: %v, want %v", c.principal, c.host, c.op, c.rt, c.name, got, c.want)
+		}
+	}
+	// allow.everyone.if.no.acl.found applies only where no ACL names the resource.
+	open := NewAuthorizer(acls, nil, true)
+	if !open.Allowed("User:carol", "h", kmsg.ACLOperationRead, group, "unnamed") {
+		t.Error("a resource without ACLs was denied with allow.everyone.if.no.acl.found")
+	}
+	if open.Allowed("User:carol", "h", kmsg.ACLOperationWrite, topic, "orders") {
+		t.Error("a resource with ACLs was allowed to a principal none of them names")
+	}
+	// An idempotent producer may write to some topic.
+	if !a.AllowedAnyOf("User:alice", "h", kmsg.ACLOperationWrite, topic) || a.AllowedAnyOf("User:carol", "h", kmsg.ACLOperationWrite, topic) {
+		t.Error("AllowedAnyOf")
+	}
+}
+
+func TestCreateDescribeDelete(t *testing.T) {
+	have := map[string]Binding{}
+	creation := func(rt kmsg.ACLResourceType, name string, pt kmsg.ACLResourcePatternType, principal string, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) kmsg.CreateACLsRequestCreation {
+		return kmsg.CreateACLsRequestCreation{ResourceType: rt, ResourceName: name, ResourcePatternType: pt, Principal: principal, Host: "*", Operation: op, PermissionType: perm}
+	}
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Creations = []kmsg.CreateACLsRequestCreation{
+		creation(topic, "orders", literal, "User:alice", kmsg.ACLOperationRead, allow),
+		creation(topic, "orders", literal, "User:alice", kmsg.ACLOperationRead, allow), // twice: one ACL
+		creation(topic, "pay-", prefix, "User:alice", kmsg.ACLOperationWrite, allow),
+		creation(cluster, "other", literal, "User:alice", kmsg.ACLOperationAlter, allow),
+		creation(topic, "", literal, "User:alice", kmsg.ACLOperationRead, allow),
+		creation(topic, "x", literal, "alice", kmsg.ACLOperationRead, allow),
+		creation(topic, "x", kmsg.ACLResourcePatternTypeMatch, "User:alice", kmsg.ACLOperationRead, allow),
+		creation(topic, "x", literal, "User:alice", kmsg.ACLOperationAny, allow),
+	}
+	resp, changes := Create(req, have)
+	want := []int16{0, 0, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
+	for i, r := range resp.Results {
+		if r.ErrorCode != want[i] {
+			t.Errorf("creation %d: code %d, want %d (%v)", i, r.ErrorCode, want[i], r.ErrorMessage)
+		}
+	}
+	if len(changes) != 2 {
+		t.Fatalf("changes %+v", changes)
+	}
+	for _, c := range changes {
+		c.Apply(have)
+	}
+
+	d := kmsg.NewPtrDescribeACLsRequest()
+	d.ResourceType, d.ResourcePatternType, d.Operation, d.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeMatch, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	d.ResourceName = kmsg.StringPtr("pay-in")
+	if got := Describe(d, have); got.ErrorCode != 0 || len(got.Resources) != 1 || got.Resources[0].ResourceName != "pay-" {
+		t.Fatalf("MATCH pay-in: %+v", got.Resources)
+	}
+	d.ResourceName, d.ResourcePatternType = nil, kmsg.ACLResourcePatternTypeAny
+	if got := Describe(d, have); len(got.Resources) != 2 {
+		t.Fatalf("describe all: %+v", got.Resources)
+	}
+	d.Operation = kmsg.ACLOperationUnknown
+	if got := Describe(d, have); got.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("unknown operation filter: %+v", got)
+	}
+
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: topic, ResourceName: kmsg.StringPtr("orders"), ResourcePatternType: literal,
+		Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny}}
+	dresp, removed := Delete(del, have)
+	if len(dresp.Results) != 1 || len(dresp.Results[0].MatchingACLs) != 1 || len(removed) != 1 || !removed[0].Remove {
+		t.Fatalf("delete: %+v %+v", dresp.Results, removed)
+	}
+	removed[0].Apply(have)
+	if len(have) != 1 {
+		t.Fatalf("left %v", have)
+	}
+}
