@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -168,6 +169,29 @@ func (c *Controller) alterScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRe
 	recs := make([]Record, len(changes))
 	for i := range changes {
 		recs[i] = Record{ScramCredential: &changes[i]}
+	}
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// createACLs and deleteACLs handle CreateAcls and DeleteAcls (package acl
+// validates and matches): each ACL added or removed is an ACL record.
+func (c *Controller) createACLs(req *kmsg.CreateACLsRequest) kmsg.Response {
+	resp, changes := acl.Create(req, c.Image().ACLs)
+	return c.proposeACLs(req, resp, changes)
+}
+
+func (c *Controller) deleteACLs(req *kmsg.DeleteACLsRequest) kmsg.Response {
+	resp, changes := acl.Delete(req, c.Image().ACLs)
+	return c.proposeACLs(req, resp, changes)
+}
+
+func (c *Controller) proposeACLs(req kmsg.Request, resp kmsg.Response, changes []acl.Change) kmsg.Response {
+	recs := make([]Record, len(changes))
+	for i := range changes {
+		recs[i] = Record{ACL: &changes[i]}
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)

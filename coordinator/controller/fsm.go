@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/hashicorp/raft"
@@ -68,6 +69,7 @@ type snapshotForm struct {
 	NextProducerID   int64
 	ClientQuotas     []quota.Entry
 	ScramCredentials []sasl.CredentialChange `json:",omitempty"`
+	ACLs             []acl.Change            `json:",omitempty"`
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -77,7 +79,8 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.image.
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
 	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID,
-		ClientQuotas: quota.Sorted(img.ClientQuotas), ScramCredentials: sasl.Changes(img.ScramCredentials)}
+		ClientQuotas: quota.Sorted(img.ClientQuotas), ScramCredentials: sasl.Changes(img.ScramCredentials),
+		ACLs: acl.Changes(img.ACLs)}
 	for _, id := range img.SortedBrokerIDs() {
 		form.Brokers = append(form.Brokers, img.Brokers[id])
 	}
@@ -117,6 +120,12 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	for _, e := range form.ClientQuotas {
 		img.ClientQuotas[e.Entity.Key()] = e
+	}
+	if len(form.ACLs) > 0 {
+		img.ACLs = map[string]acl.Binding{}
+		for _, c := range form.ACLs {
+			c.Apply(img.ACLs)
+		}
 	}
 	if len(form.ScramCredentials) > 0 {
 		img.ScramCredentials = map[string]sasl.Credential{}

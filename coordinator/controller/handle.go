@@ -53,6 +53,10 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.alterClientQuotas(r), nil
 	case *kmsg.AlterUserSCRAMCredentialsRequest:
 		return c.alterScramCredentials(r), nil
+	case *kmsg.CreateACLsRequest:
+		return c.createACLs(r), nil
+	case *kmsg.DeleteACLsRequest:
+		return c.deleteACLs(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -73,6 +77,8 @@ var HandledKeys = []int16{
 	(*kmsg.AllocateProducerIDsRequest)(nil).Key(),
 	(*kmsg.AlterClientQuotasRequest)(nil).Key(),
 	(*kmsg.AlterUserSCRAMCredentialsRequest)(nil).Key(),
+	(*kmsg.CreateACLsRequest)(nil).Key(),
+	(*kmsg.DeleteACLsRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -95,7 +101,13 @@ func (c *Controller) proposeFailed(req kmsg.Request, err error) kmsg.Response {
 // notController builds req's response with NOT_CONTROLLER in every error
 // code it has (top level, or per topic or resource when there is none).
 func notController(req kmsg.Request) kmsg.Response {
-	code := kerr.NotController.Code
+	return ErrorResponse(req, kerr.NotController.Code)
+}
+
+// ErrorResponse answers a controller API request with code for all of it:
+// at the top level and for every topic, partition, resource or entry it
+// names.
+func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
 	switch r := resp.(type) {
 	case *kmsg.BrokerRegistrationResponse:
@@ -160,6 +172,14 @@ func notController(req kmsg.Request) kmsg.Response {
 		for _, name := range scramRequestUsers(req) {
 			r.Results = append(r.Results, kmsg.AlterUserSCRAMCredentialsResponseResult{User: name, ErrorCode: code})
 		}
+	case *kmsg.CreateACLsResponse:
+		for range req.(*kmsg.CreateACLsRequest).Creations {
+			r.Results = append(r.Results, kmsg.CreateACLsResponseResult{ErrorCode: code})
+		}
+	case *kmsg.DeleteACLsResponse:
+		for range req.(*kmsg.DeleteACLsRequest).Filters {
+			r.Results = append(r.Results, kmsg.DeleteACLsResponseResult{ErrorCode: code})
+		}
 	}
 	return resp
 }
@@ -199,6 +219,10 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.AlterClientQuotasResponse:
 		return len(r.Entries) > 0 && r.Entries[0].ErrorCode == code
 	case *kmsg.AlterUserSCRAMCredentialsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == code
+	case *kmsg.CreateACLsResponse:
+		return len(r.Results) > 0 && r.Results[0].ErrorCode == code
+	case *kmsg.DeleteACLsResponse:
 		return len(r.Results) > 0 && r.Results[0].ErrorCode == code
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 )
@@ -94,6 +95,8 @@ type Image struct {
 	// ScramCredentials are by sasl.CredentialKey; the map is replaced,
 	// never changed in place, so readers of an image need no lock.
 	ScramCredentials map[string]sasl.Credential
+	// ACLs are by acl.Binding.Key, replaced like ScramCredentials.
+	ACLs map[string]acl.Binding
 }
 
 func emptyImage() *Image {

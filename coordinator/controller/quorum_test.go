@@ -157,8 +157,14 @@ func TestRestartFromDisk(t *testing.T) {
 	if r := send[*kmsg.AlterUserSCRAMCredentialsResponse](t, cl, sc); r.Results[0].ErrorCode != 0 {
 		t.Fatalf("alter SCRAM credentials: %d", r.Results[0].ErrorCode)
 	}
-	tc.waitAll("the topic, quota and credential everywhere", func(img *Image) bool {
-		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1 && len(img.ScramCredentials) == 1
+	ca := kmsg.NewPtrCreateACLsRequest()
+	ca.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "snapped",
+		ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:alice", Host: "*", Operation: kmsg.ACLOperationRead, PermissionType: kmsg.ACLPermissionTypeAllow}}
+	if r := send[*kmsg.CreateACLsResponse](t, cl, ca); r.Results[0].ErrorCode != 0 {
+		t.Fatalf("create ACL: %d", r.Results[0].ErrorCode)
+	}
+	tc.waitAll("the topic, quota, credential and ACL everywhere", func(img *Image) bool {
+		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1 && len(img.ScramCredentials) == 1 && len(img.ACLs) == 1
 	})
 	for i := range tc.nodes {
 		if err := tc.ctl(i).Snapshot(); err != nil {
@@ -200,6 +206,14 @@ func TestRestartFromDisk(t *testing.T) {
 	if got, ok := img.ScramCredentials[sasl.CredentialKey("alice", sasl.Sha512)]; !ok || !bytes.Equal(got.StoredKey, want.StoredKey) ||
 		!bytes.Equal(got.ServerKey, want.ServerKey) || got.Iterations != 8192 {
 		t.Fatalf("SCRAM credentials after restart (from the snapshot): %+v", img.ScramCredentials)
+	}
+	if len(img.ACLs) != 1 {
+		t.Fatalf("ACLs after restart (from the snapshot): %+v", img.ACLs)
+	}
+	for _, b := range img.ACLs {
+		if b.ResourceName != "snapped" || b.Principal != "User:alice" || b.Operation != kmsg.ACLOperationRead {
+			t.Fatalf("ACL after restart: %+v", b)
+		}
 	}
 	if b := img.Brokers[1]; b == nil || b.Epoch != brokers[0].epoch {
 		t.Fatalf("broker 1 after restart: %+v", b)

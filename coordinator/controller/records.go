@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 )
@@ -26,6 +27,7 @@ type Record struct {
 	NextProducerID  *int64                 `json:",omitempty"`
 	ClientQuota     *quota.Entry           `json:",omitempty"`
 	ScramCredential *sasl.CredentialChange `json:",omitempty"`
+	ACL             *acl.Change            `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -55,7 +57,7 @@ type PartitionRecord struct {
 // A ClientQuota record (quota.Entry) replaces the client quotas of one
 // entity; empty Values removes it. A ScramCredential record
 // (sasl.CredentialChange) sets or removes one user's credential for one
-// SCRAM mechanism.
+// SCRAM mechanism. An ACL record (acl.Change) adds or removes one ACL.
 
 // ConfigRecord replaces the overrides of one resource; empty Values removes it.
 type ConfigRecord struct {
@@ -149,5 +151,11 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 			n.ScramCredentials = map[string]sasl.Credential{}
 		}
 		r.ScramCredential.Apply(n.ScramCredentials)
+	case r.ACL != nil:
+		n.ACLs = maps.Clone(n.ACLs)
+		if n.ACLs == nil {
+			n.ACLs = map[string]acl.Binding{}
+		}
+		r.ACL.Apply(n.ACLs)
 	}
 }

@@ -44,7 +44,12 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		cq.Entries = []kmsg.AlterClientQuotasRequestEntry{{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "group"}}}}
 		scram := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
 		scram.Deletions = []kmsg.AlterUserSCRAMCredentialsRequestDeletion{{Name: "nobody", Mechanism: 1}}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram}
+		ca := kmsg.NewPtrCreateACLsRequest()
+		ca.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "",
+			ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, PermissionType: kmsg.ACLPermissionTypeAllow}}
+		da := kmsg.NewPtrDeleteACLsRequest()
+		da.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeUnknown}}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -91,6 +96,10 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Entries[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.AlterUserSCRAMCredentialsResponse:
 				got, want = r.Results[0].ErrorCode, kerr.ResourceNotFound.Code
+			case *kmsg.CreateACLsResponse: // an empty resource name
+				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
+			case *kmsg.DeleteACLsResponse: // an UNKNOWN resource type
+				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			default:
 				t.Fatalf("key %d: unexpected response %T", req.Key(), resp)
 			}
