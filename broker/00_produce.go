@@ -43,6 +43,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			unknownCode = errUnknownTopicID
 		}
 		st := addProduceTopic(resp, rt.Topic, rt.TopicID)
+		name := rt.Topic
+		if req.Version >= 13 && t != nil {
+			name = t.name
+		}
+		denied := (req.Version < 13 || t != nil) && !c.authorizedTopic(kmsg.ACLOperationWrite, name)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ProduceResponseTopicPartition{Partition: rp.Partition, BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1}
 			// Kafka leaves the CurrentLeader tag out (-1, -1) unless it
@@ -51,6 +56,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			switch p := t.partition(rp.Partition); {
 			case !validAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
+			case denied:
+				sp.ErrorCode = errTopicAuthorization
 			case p == nil && b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition) != nil:
 				ip := b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition)
 				sp.ErrorCode = errNotLeaderOrFollower

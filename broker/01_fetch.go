@@ -97,8 +97,13 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	targets := protocol.Resize(c.reuse.targets, len(requested))
 	c.reuse.targets = targets
 	now := time.Now()
+	checkACLs := b.authorizer.Load() != nil
+	replicaDenied := checkACLs && replica >= 0 && !c.authorizedCluster(kmsg.ACLOperationClusterAction)
 	for i, sp := range requested {
 		targets[i] = b.resolveFetchTarget(sp, byID)
+		if checkACLs && (replicaDenied || replica < 0 && !b.fetchAuthorized(c, sp, byID)) {
+			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1}
+		}
 		if replica >= 0 && targets[i].partition != nil {
 			b.followerFetched(targets[i].partition, replica, sp.fetchOffset, now)
 		}
@@ -207,6 +212,20 @@ func (b *Broker) throttledFetch(c *conn, resp *kmsg.FetchResponse, ms int32, byt
 		resp.SessionID = 0
 	}
 	return resp
+}
+
+// fetchAuthorized reports whether a consumer may read the partition's
+// topic; a topic id that names no topic is left to UNKNOWN_TOPIC_ID.
+func (b *Broker) fetchAuthorized(c *conn, sp *sessionPartition, byID bool) bool {
+	name := sp.key.topic
+	if byID {
+		t := b.topics.getByID(sp.key.topicID)
+		if t == nil {
+			return true
+		}
+		name = t.name
+	}
+	return c.authorizedTopic(kmsg.ACLOperationRead, name)
 }
 
 func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget {

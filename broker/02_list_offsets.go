@@ -23,10 +23,13 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		st := kmsg.ListOffsetsResponseTopic{Topic: rt.Topic}
+		denied := !c.authorizedTopic(kmsg.ACLOperationDescribe, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ListOffsetsResponseTopicPartition{Partition: rp.Partition, Timestamp: noTimestamp, Offset: -1, LeaderEpoch: noLeaderEpoch}
 			p, code := b.leaderPartition(t, rt.Topic, rp.Partition)
-			if code == 0 {
+			if denied {
+				code = errTopicAuthorization
+			} else if code == 0 {
 				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if sp.ErrorCode = code; code == 0 {

@@ -13,6 +13,7 @@ package broker
 import (
 	"net"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -36,8 +37,10 @@ const (
 // The operations Kafka's ACLs support per resource type
 // (AclEntry.supportedOperations); with no authorizer all are allowed.
 var (
-	topicOperations   = operationBits(opRead, opWrite, opCreate, opDelete, opAlter, opDescribe, opDescribeConfigs, opAlterConfigs)
-	clusterOperations = operationBits(opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe)
+	topicOperationList   = []int{opRead, opWrite, opCreate, opDelete, opAlter, opDescribe, opDescribeConfigs, opAlterConfigs}
+	clusterOperationList = []int{opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe}
+	topicOperations      = operationBits(topicOperationList...)
+	clusterOperations    = operationBits(clusterOperationList...)
 )
 
 func operationBits(ops ...int) int32 {
@@ -61,9 +64,66 @@ func (b *Broker) advertisedAddr(c *conn) (string, int) {
 }
 
 func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.MetadataResponse, error) {
+	var resp *kmsg.MetadataResponse
 	if b.cluster != nil {
-		return b.clusterMetadata(c, req), nil
+		resp = b.clusterMetadata(c, req)
+	} else {
+		resp = b.singleNodeMetadata(c, req)
 	}
+	if b.authorizer.Load() != nil {
+		c.authorizeMetadata(req, resp)
+	}
+	return resp, nil
+}
+
+// authorizeMetadata applies the ACLs to a Metadata answer, as Kafka does:
+// a listing of every topic leaves out those the principal may not
+// describe; a named one it may not describe, or may not create when it
+// asked for auto-creation, is TOPIC_AUTHORIZATION_FAILED.
+func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
+	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	autoCreate := c.b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	kept := resp.Topics[:0]
+	for _, t := range resp.Topics {
+		switch {
+		case t.Topic == nil: // an unknown topic id
+		case !c.authorizedTopic(kmsg.ACLOperationDescribe, *t.Topic):
+			if allTopics {
+				continue
+			}
+			t = kmsg.MetadataResponseTopic{ErrorCode: errTopicAuthorization, Topic: t.Topic, AuthorizedOperations: unknownAuthorizedOperations}
+		case t.ErrorCode == errUnknownTopicOrPartition && autoCreate && !c.mayCreateTopic(*t.Topic):
+			t.ErrorCode = errTopicAuthorization
+		case req.IncludeTopicAuthorizedOperations:
+			t.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeTopic, *t.Topic, topicOperationList)
+		}
+		kept = append(kept, t)
+	}
+	resp.Topics = kept
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
+	}
+}
+
+// mayCreateTopic reports whether the principal may create the topic:
+// CREATE on the cluster or on the topic.
+func (c *conn) mayCreateTopic(name string) bool {
+	return c.authorizedCluster(kmsg.ACLOperationCreate) || c.authorizedTopic(kmsg.ACLOperationCreate, name)
+}
+
+// allowedOperations is an authorized-operations field: the bits of the
+// operations the principal may perform on the resource.
+func (c *conn) allowedOperations(rt kmsg.ACLResourceType, name string, ops []int) int32 {
+	var bits int32
+	for _, op := range ops {
+		if c.authorized(kmsg.ACLOperation(op), rt, name) {
+			bits |= 1 << op
+		}
+	}
+	return bits
+}
+
+func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	host, port := b.advertisedAddr(c)
 	resp.Brokers = []kmsg.MetadataResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
@@ -79,7 +139,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 		for _, t := range all {
 			resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 		}
-		return resp, nil
+		return resp
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
@@ -98,7 +158,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 		}
 		name := *rt.Topic
 		t = b.topics.get(name)
-		if t == nil && autoCreate {
+		if t == nil && autoCreate && c.mayCreateTopic(name) {
 			created, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
 			if err != nil {
 				code := errUnknownServerError
@@ -125,7 +185,7 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 		}
 		resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 	}
-	return resp, nil
+	return resp
 }
 
 func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataResponseTopic {

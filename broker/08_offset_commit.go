@@ -7,5 +7,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleOffsetCommit(b *Broker, c *conn, req *kmsg.OffsetCommitRequest) (*kmsg.OffsetCommitResponse, error) {
 	exists := func(name string) bool { return b.topics.get(name) != nil }
-	return b.groups.OffsetCommit(req, exists), nil
+	return authorizedOffsetCommit(c, req, func(r *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+		return b.groups.OffsetCommit(r, exists)
+	}), nil
 }

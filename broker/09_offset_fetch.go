@@ -7,5 +7,7 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleOffsetFetch(b *Broker, c *conn, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
-	return b.groups.OffsetFetch(req), nil
+	resp := b.groups.OffsetFetch(req)
+	authorizeOffsetFetch(c, req, resp)
+	return resp, nil
 }

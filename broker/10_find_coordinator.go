@@ -19,6 +19,9 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	answer := func(key string) (int16, int32, string, int32) {
 		switch req.CoordinatorType {
 		case coordinatorKeyGroup:
+			if !c.authorizedGroup(kmsg.ACLOperationDescribe, key) {
+				return errGroupAuthorization, -1, "", -1
+			}
 			if b.cluster != nil {
 				return b.clusterCoordinator(c, key)
 			}

@@ -9,6 +9,9 @@ import (
 )
 
 func handleJoinGroup(b *Broker, c *conn, req *kmsg.JoinGroupRequest) (*kmsg.JoinGroupResponse, error) {
+	if r := groupDenied(c, req); r != nil {
+		return r.(*kmsg.JoinGroupResponse), nil
+	}
 	ch := make(chan *kmsg.JoinGroupResponse, 1)
 	b.groups.JoinGroup(req, c.clientID, c.clientHost(), func(r *kmsg.JoinGroupResponse) { ch <- r })
 	return awaitGroupResponse(c, ch)

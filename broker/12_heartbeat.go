@@ -5,5 +5,8 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleHeartbeat(b *Broker, c *conn, req *kmsg.HeartbeatRequest) (*kmsg.HeartbeatResponse, error) {
+	if r := groupDenied(c, req); r != nil {
+		return r.(*kmsg.HeartbeatResponse), nil
+	}
 	return b.groups.Heartbeat(req), nil
 }

@@ -6,5 +6,8 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleLeaveGroup(b *Broker, c *conn, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, error) {
+	if r := groupDenied(c, req); r != nil {
+		return r.(*kmsg.LeaveGroupResponse), nil
+	}
 	return b.groups.LeaveGroup(req), nil
 }

@@ -6,6 +6,9 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleSyncGroup(b *Broker, c *conn, req *kmsg.SyncGroupRequest) (*kmsg.SyncGroupResponse, error) {
+	if r := groupDenied(c, req); r != nil {
+		return r.(*kmsg.SyncGroupResponse), nil
+	}
 	ch := make(chan *kmsg.SyncGroupResponse, 1)
 	b.groups.SyncGroup(req, func(r *kmsg.SyncGroupResponse) { ch <- r })
 	return awaitGroupResponse(c, ch)

@@ -5,5 +5,7 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleDescribeGroups(b *Broker, c *conn, req *kmsg.DescribeGroupsRequest) (*kmsg.DescribeGroupsResponse, error) {
-	return b.groups.DescribeGroups(req), nil
+	resp := b.groups.DescribeGroups(req)
+	authorizeDescribeGroups(c, resp)
+	return resp, nil
 }

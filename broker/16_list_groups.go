@@ -5,5 +5,7 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleListGroups(b *Broker, c *conn, req *kmsg.ListGroupsRequest) (*kmsg.ListGroupsResponse, error) {
-	return b.groups.ListGroups(req), nil
+	resp := b.groups.ListGroups(req)
+	authorizeListGroups(c, resp)
+	return resp, nil
 }

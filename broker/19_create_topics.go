@@ -14,7 +14,7 @@ import (
 
 const liveBrokers = 1
 
-func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	if b.cluster != nil {
 		return b.clusterCreateTopics(c, req)
 	}

@@ -5,7 +5,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	if b.cluster != nil {
 		return b.clusterDeleteTopics(c, req)
 	}

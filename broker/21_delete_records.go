@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*kmsg.DeleteRecordsResponse, error) {
+func deleteRecordsHandler(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*kmsg.DeleteRecordsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)

@@ -19,6 +19,11 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 		resp.ErrorCode = errTxnIDAuthFailed
 		return resp, nil
 	}
+	// As Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
+	if !c.authorizedCluster(kmsg.ACLOperationIdempotentWrite) && !c.authorizedAnyTopic(kmsg.ACLOperationWrite) {
+		resp.ErrorCode = errClusterAuthorization
+		return resp, nil
+	}
 	id, err := b.producerIDs.allocate()
 	if err != nil {
 		if resp.ErrorCode = logstore.ErrorCode(err); resp.ErrorCode == errUnknownServerError {

@@ -9,7 +9,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
+func offsetForLeaderEpochHandler(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)

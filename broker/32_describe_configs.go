@@ -28,7 +28,7 @@ var configTypes = map[string]kmsg.ConfigType{
 
 type configSynonymEntry = kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
 
-func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
+func describeConfigsHandler(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	for _, r := range req.Resources {
 		rr := kmsg.DescribeConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}

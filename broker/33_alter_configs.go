@@ -8,7 +8,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+func alterConfigsHandler(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	resources := make([]alterResource, len(req.Resources))
 	for i, r := range req.Resources {

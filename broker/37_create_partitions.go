@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	if b.cluster != nil {
 		return b.clusterCreatePartitions(c, req)
 	}

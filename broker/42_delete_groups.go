@@ -5,5 +5,5 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleDeleteGroups(b *Broker, c *conn, req *kmsg.DeleteGroupsRequest) (*kmsg.DeleteGroupsResponse, error) {
-	return b.groups.DeleteGroups(req), nil
+	return authorizedDeleteGroups(c, req, b.groups.DeleteGroups), nil
 }

@@ -9,7 +9,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+func incrementalAlterConfigsHandler(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	resources := make([]alterResource, len(req.Resources))
 	for i, r := range req.Resources {

@@ -6,5 +6,5 @@ package broker
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleOffsetDelete(b *Broker, c *conn, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, error) {
-	return b.groups.OffsetDelete(req), nil
+	return authorizedOffsetDelete(c, req, b.groups.OffsetDelete), nil
 }

@@ -3,9 +3,12 @@ package broker
 // DescribeCluster, versions 0-2. Brokers answer for endpoint type 1
 // (brokers); asking a broker for controllers gets UNSUPPORTED_ENDPOINT_TYPE,
 // as Kafka brokers answer. Without an authorizer every cluster operation
-// is reported as authorized when asked for.
+// is reported as authorized when asked for; with one, those the ACLs allow.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/acl"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 const endpointTypeBrokers = 1
 
@@ -25,5 +28,8 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		b.clusterDescribeCluster(c, resp)
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
+	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {
+		resp.ClusterAuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
+	}
 	return resp, nil
 }

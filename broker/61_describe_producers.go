@@ -8,7 +8,7 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (*kmsg.DescribeProducersResponse, error) {
+func describeProducersHandler(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (*kmsg.DescribeProducersResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)

@@ -309,6 +309,7 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	r := b.topics
 	cl.applyDynamicConfigs()
 	b.quotas.Set(img.ClientQuotas)
+	b.installACLs(img.ACLs)
 	for _, t := range r.all() {
 		it := img.Topics[t.name]
 		if it == nil || it.ID != t.id {

@@ -65,6 +65,12 @@ type Config struct {
 	FailedAuthenticationDelay time.Duration
 	Security                  map[string]ListenerSecurity
 
+	// Authorization (authorize.go): authorizer.class.name set,
+	// super.users, allow.everyone.if.no.acl.found.
+	Authorizer   bool
+	SuperUsers   []string
+	AllowIfNoACL bool
+
 	Cluster ClusterConfig
 
 	// values holds every recognised key with its effective value as text;

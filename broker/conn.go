@@ -245,8 +245,13 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	if c.splice != nil {
 		c.splice.reset() // ranges belong to the fetch that made them
 	}
-	resp, err := h.serve(c.b, c, req)
-	if err != nil || resp == nil {
+	var resp kmsg.Response
+	if denied := c.clusterDenied(req); denied != nil {
+		resp = denied
+	} else if resp, err = h.serve(c.b, c, req); err != nil {
+		return nil, err
+	}
+	if resp == nil {
 		return nil, err
 	}
 	resp.SetVersion(version)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
@@ -44,6 +45,8 @@ type metaData struct {
 	// ScramCredentials are the users' SCRAM credentials (salt, stored
 	// and server keys: no passwords), keyed by sasl.CredentialKey.
 	ScramCredentials map[string]sasl.Credential `json:"scram_credentials,omitempty"`
+	// ACLs are the access control lists, keyed by acl.Binding.Key.
+	ACLs map[string]acl.Binding `json:"acls,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -108,6 +111,13 @@ func (m *metaStore) scramCredentials() map[string]sasl.Credential {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.ScramCredentials
+}
+
+// acls returns the ACLs; the map is never changed in place.
+func (m *metaStore) acls() map[string]acl.Binding {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.ACLs
 }
 
 // brokerConfigs returns this node's and the cluster-wide dynamic broker

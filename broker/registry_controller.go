@@ -27,6 +27,8 @@ func init() {
 		46: {min: 0, max: 0, serve: toController},
 		49: {min: 0, max: 1, serve: toController},
 		51: {min: 0, max: 0, serve: toController},
+		30: {min: 1, max: 3, serve: toController},
+		31: {min: 1, max: 3, serve: toController},
 		56: {min: 2, max: 3, serve: toController},
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},

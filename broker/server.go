@@ -10,9 +10,11 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 )
@@ -31,9 +33,10 @@ type Broker struct {
 	producerIDs *producerIDAllocator
 	groups      *groupCoordinator
 	quotas      *quota.Manager
-	cluster     *cluster          // nil on a single node
-	registry    map[int16]handler // the client listeners' handlers
-	ready       chan struct{}     // closed once the broker serves clients
+	authorizer  atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
+	cluster     *cluster                       // nil on a single node
+	registry    map[int16]handler              // the client listeners' handlers
+	ready       chan struct{}                  // closed once the broker serves clients
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -61,6 +64,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
 	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota)}
+	b.installACLs(nil) // until the stored ACLs are read: super users only
 	if err := b.bind(); err != nil {
 		b.closeListeners()
 		return nil, err
@@ -119,6 +123,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	b.producerIDs = &producerIDAllocator{meta: b.meta, cluster: b.cluster}
 	if b.cluster == nil {
 		b.installQuotas()
+		b.installACLs(b.meta.acls())
 	}
 	b.topics = newTopicRegistry(b)
 	if err := b.topics.load(); err != nil {

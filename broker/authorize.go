@@ -1,0 +1,271 @@
+package broker
+
+// Authorization (package acl): with authorizer.class.name set to Kafka's
+// StandardAuthorizer, every request is checked against the ACLs for the
+// connection's principal ("User:" and the SASL user, the client
+// certificate's subject, or ANONYMOUS) and its address, as Kafka's
+// KafkaApis checks them: a topic the principal may not use gets
+// TOPIC_AUTHORIZATION_FAILED, a group GROUP_AUTHORIZATION_FAILED, a
+// cluster operation CLUSTER_AUTHORIZATION_FAILED; Metadata leaves out
+// topics the principal may not describe. super.users may do everything.
+// ACLs are kept like SCRAM credentials: in the metadata file, or as
+// controller records in a cluster. CreateAcls, DescribeAcls and DeleteAcls
+// answer SECURITY_DISABLED without an authorizer, as in Kafka.
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"strings"
+
+	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// standardAuthorizer is the one authorizer.class.name Gregor serves.
+const standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+var authorizerKeys = []configKey{
+	{"authorizer.class.name", "STRING", "", "The authorizer: empty for none, or " + standardAuthorizer + ".", func(c *Config, v string) error {
+		if v != "" && v != standardAuthorizer {
+			return fmt.Errorf("Gregor's authorizer is Kafka's StandardAuthorizer (%s)", standardAuthorizer)
+		}
+		c.Authorizer = v != ""
+		return nil
+	}},
+	{"super.users", "STRING", "", "Principals allowed everything, separated by semicolons: User:admin;User:broker.", func(c *Config, v string) error {
+		c.SuperUsers = nil
+		for _, u := range strings.Split(v, ";") {
+			if u = strings.TrimSpace(u); u != "" {
+				if kind, name, ok := strings.Cut(u, ":"); !ok || kind == "" || name == "" {
+					return fmt.Errorf("%q is not a principal (User:name)", u)
+				}
+				c.SuperUsers = append(c.SuperUsers, u)
+			}
+		}
+		return nil
+	}},
+	{"allow.everyone.if.no.acl.found", "BOOLEAN", "false", "Whether a resource no ACL names is open to everyone.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.AllowIfNoACL = b
+		return err
+	}},
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, authorizerKeys...)
+}
+
+// acls returns the ACLs this node knows, keyed by acl.Binding.Key.
+func (b *Broker) acls() map[string]acl.Binding {
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil {
+			return img.ACLs
+		}
+		return nil
+	}
+	return b.meta.acls()
+}
+
+// installACLs builds the authorizer over the current ACLs (none without
+// authorizer.class.name).
+func (b *Broker) installACLs(acls map[string]acl.Binding) {
+	if !b.cfg.Authorizer {
+		return
+	}
+	b.authorizer.Store(acl.NewAuthorizer(acls, b.cfg.SuperUsers, b.cfg.AllowIfNoACL))
+}
+
+// authorized reports whether the connection's principal may perform op on
+// a resource; always, without an authorizer.
+func (c *conn) authorized(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	a := c.b.authorizer.Load()
+	return a == nil || a.Allowed("User:"+c.principal(), c.clientIP(), op, rt, name)
+}
+
+func (c *conn) authorizedTopic(op kmsg.ACLOperation, topic string) bool {
+	return c.authorized(op, kmsg.ACLResourceTypeTopic, topic)
+}
+
+func (c *conn) authorizedGroup(op kmsg.ACLOperation, group string) bool {
+	return c.authorized(op, kmsg.ACLResourceTypeGroup, group)
+}
+
+func (c *conn) authorizedCluster(op kmsg.ACLOperation) bool {
+	return c.authorized(op, kmsg.ACLResourceTypeCluster, acl.ClusterName)
+}
+
+// authorizedAnyTopic reports whether the principal may perform op on some
+// topic (an idempotent producer without IDEMPOTENT_WRITE, as in Kafka).
+func (c *conn) authorizedAnyTopic(op kmsg.ACLOperation) bool {
+	a := c.b.authorizer.Load()
+	return a == nil || a.AllowedAnyOf("User:"+c.principal(), c.clientIP(), op, kmsg.ACLResourceTypeTopic)
+}
+
+// clientIP is the client's address as ACL hosts name it.
+func (c *conn) clientIP() string {
+	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	host, _, _ := net.SplitHostPort(c.nc.RemoteAddr().String())
+	return host
+}
+
+var (
+	errTopicAuthorization   = kerr.TopicAuthorizationFailed.Code
+	errGroupAuthorization   = kerr.GroupAuthorizationFailed.Code
+	errClusterAuthorization = kerr.ClusterAuthorizationFailed.Code
+)
+
+func handleDescribeACLs(b *Broker, c *conn, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
+	switch {
+	case !b.cfg.Authorizer:
+		resp.ErrorCode, resp.ErrorMessage = kerr.SecurityDisabled.Code, kmsg.StringPtr("No Authorizer is configured on the broker")
+	case !c.authorizedCluster(kmsg.ACLOperationDescribe):
+		resp.ErrorCode = errClusterAuthorization
+	default:
+		resp = acl.Describe(req, b.acls())
+	}
+	return resp, nil
+}
+
+// aclRefusal answers CreateAcls or DeleteAcls without an authorizer or
+// for a principal without ALTER on the cluster, or returns nil.
+func aclRefusal(b *Broker, c *conn, req kmsg.Request) kmsg.Response {
+	code := int16(0)
+	switch {
+	case !b.cfg.Authorizer:
+		code = kerr.SecurityDisabled.Code
+	case !c.authorizedCluster(kmsg.ACLOperationAlter):
+		code = errClusterAuthorization
+	default:
+		return nil
+	}
+	msg := errorMessage(code)
+	switch r := req.(type) {
+	case *kmsg.CreateACLsRequest:
+		resp := r.ResponseKind().(*kmsg.CreateACLsResponse)
+		for range r.Creations {
+			resp.Results = append(resp.Results, kmsg.CreateACLsResponseResult{ErrorCode: code, ErrorMessage: msg})
+		}
+		return resp
+	case *kmsg.DeleteACLsRequest:
+		resp := r.ResponseKind().(*kmsg.DeleteACLsResponse)
+		for range r.Filters {
+			resp.Results = append(resp.Results, kmsg.DeleteACLsResponseResult{ErrorCode: code, ErrorMessage: msg})
+		}
+		return resp
+	}
+	return nil
+}
+
+func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
+	if r := aclRefusal(b, c, req); r != nil {
+		return r, nil
+	}
+	if b.cluster != nil {
+		return forwardToController(b, c, req)
+	}
+	var resp *kmsg.CreateACLsResponse
+	err := b.storeACLs(func(have map[string]acl.Binding) []acl.Change {
+		var changes []acl.Change
+		resp, changes = acl.Create(req, have)
+		return changes
+	})
+	if err != nil {
+		for i := range resp.Results {
+			if resp.Results[i].ErrorCode == 0 {
+				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errUnknownServerError, kmsg.StringPtr("storing the ACLs failed: "+err.Error())
+			}
+		}
+	}
+	return resp, nil
+}
+
+func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
+	if r := aclRefusal(b, c, req); r != nil {
+		return r, nil
+	}
+	if b.cluster != nil {
+		return forwardToController(b, c, req)
+	}
+	var resp *kmsg.DeleteACLsResponse
+	err := b.storeACLs(func(have map[string]acl.Binding) []acl.Change {
+		var changes []acl.Change
+		resp, changes = acl.Delete(req, have)
+		return changes
+	})
+	if err != nil {
+		for i := range resp.Results {
+			if resp.Results[i].ErrorCode == 0 {
+				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errUnknownServerError, kmsg.StringPtr("storing the ACLs failed: "+err.Error())
+			}
+		}
+	}
+	return resp, nil
+}
+
+// storeACLs applies the changes decide returns to the metadata file and
+// installs the result (single node).
+func (b *Broker) storeACLs(decide func(have map[string]acl.Binding) []acl.Change) error {
+	err := b.meta.update(func(d *metaData) {
+		changes := decide(d.ACLs)
+		if len(changes) == 0 {
+			return
+		}
+		d.ACLs = maps.Clone(d.ACLs)
+		if d.ACLs == nil {
+			d.ACLs = map[string]acl.Binding{}
+		}
+		for _, ch := range changes {
+			ch.Apply(d.ACLs)
+		}
+	})
+	if err != nil {
+		b.logger.Error("storing ACLs failed", "err", err)
+		return err
+	}
+	b.installACLs(b.meta.acls())
+	return nil
+}
+
+// clusterOperations are the operations on the cluster the APIs that act
+// on the whole cluster need, as Kafka's KafkaApis checks them.
+var clusterOperationOf = map[int16]kmsg.ACLOperation{
+	35: kmsg.ACLOperationDescribe,        // DescribeLogDirs
+	43: kmsg.ACLOperationAlter,           // ElectLeaders
+	45: kmsg.ACLOperationAlter,           // AlterPartitionReassignments
+	46: kmsg.ACLOperationDescribe,        // ListPartitionReassignments
+	48: kmsg.ACLOperationDescribeConfigs, // DescribeClientQuotas
+	49: kmsg.ACLOperationAlterConfigs,    // AlterClientQuotas
+	50: kmsg.ACLOperationDescribe,        // DescribeUserScramCredentials
+	51: kmsg.ACLOperationAlter,           // AlterUserScramCredentials
+}
+
+// clusterDenied answers a whole-cluster request the principal may not
+// make with CLUSTER_AUTHORIZATION_FAILED, or returns nil.
+func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
+	if c.b.authorizer.Load() == nil || c.listener == nil || c.listener.controller {
+		return nil
+	}
+	op, ok := clusterOperationOf[req.Key()]
+	if !ok || c.authorizedCluster(op) {
+		return nil
+	}
+	code := errClusterAuthorization
+	switch r := req.ResponseKind().(type) {
+	case *kmsg.DescribeLogDirsResponse:
+		r.ErrorCode = code
+		return r
+	case *kmsg.DescribeClientQuotasResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
+		return r
+	case *kmsg.DescribeUserSCRAMCredentialsResponse:
+		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
+		return r
+	}
+	return controller.ErrorResponse(req, code)
+}

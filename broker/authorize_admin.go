@@ -1,0 +1,251 @@
+package broker
+
+// ACL checks of the topic and config APIs (authorize.go): each handler
+// here serves the topics or resources the principal may use with the
+// unchecked handler and answers the others TOPIC_AUTHORIZATION_FAILED (or
+// CLUSTER_AUTHORIZATION_FAILED for broker configs), as Kafka does. The
+// operations are Kafka's: CREATE on the cluster or the topic to create
+// it, DELETE to delete it or its records, ALTER to add partitions,
+// DESCRIBE_CONFIGS / ALTER_CONFIGS for configs, READ to describe its
+// producers, DESCRIBE for OffsetForLeaderEpoch (CLUSTER_ACTION from a
+// replica).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// authorizedSubset splits items into those ok allows and the others.
+func authorizedSubset[T any](items []T, ok func(T) bool) (allowed, refused []T) {
+	for i, it := range items {
+		if !ok(it) {
+			if refused == nil { // first refusal: copy what came before
+				allowed = append(allowed, items[:i]...)
+			}
+			refused = append(refused, it)
+		} else if refused != nil {
+			allowed = append(allowed, it)
+		}
+	}
+	if refused == nil {
+		return items, nil
+	}
+	return allowed, refused
+}
+
+func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return c.mayCreateTopic(t.Topic) })
+	if refused == nil {
+		return createTopicsHandler(b, c, req)
+	}
+	sub := *req
+	sub.Topics = allowed
+	resp, err := createTopicsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: t.Topic, ErrorCode: errTopicAuthorization,
+			ErrorMessage: errorMessage(errTopicAuthorization), NumPartitions: -1, ReplicationFactor: -1})
+	}
+	return resp, nil
+}
+
+func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+	// By id, the name is looked up first; an unknown id is left to the handler.
+	name := func(t kmsg.DeleteTopicsRequestTopic) (string, bool) {
+		if t.Topic != nil {
+			return *t.Topic, true
+		}
+		if tp := b.topics.getByID(t.TopicID); tp != nil {
+			return tp.name, true
+		}
+		if b.cluster != nil {
+			if img := b.cluster.image(); img != nil && img.TopicsByID[t.TopicID] != nil {
+				return img.TopicsByID[t.TopicID].Name, true
+			}
+		}
+		return "", false
+	}
+	ok := func(t kmsg.DeleteTopicsRequestTopic) bool {
+		n, known := name(t)
+		return !known || c.authorizedTopic(kmsg.ACLOperationDelete, n)
+	}
+	if req.Version < 6 {
+		var refusedNames []string
+		req.TopicNames, refusedNames = authorizedSubset(req.TopicNames, func(n string) bool { return c.authorizedTopic(kmsg.ACLOperationDelete, n) })
+		resp, err := deleteTopicsHandler(b, c, req)
+		if err == nil {
+			for _, n := range refusedNames {
+				resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(n), ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
+			}
+		}
+		return resp, err
+	}
+	allowed, refused := authorizedSubset(req.Topics, ok)
+	if refused == nil {
+		return deleteTopicsHandler(b, c, req)
+	}
+	sub := *req
+	sub.Topics = allowed
+	resp, err := deleteTopicsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		n, _ := name(t)
+		resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(n), TopicID: t.TopicID, ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
+	}
+	return resp, nil
+}
+
+func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool {
+		return c.authorizedTopic(kmsg.ACLOperationAlter, t.Topic)
+	})
+	if refused == nil {
+		return createPartitionsHandler(b, c, req)
+	}
+	sub := *req
+	sub.Topics = allowed
+	resp, err := createPartitionsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic, ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
+	}
+	return resp, nil
+}
+
+func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*kmsg.DeleteRecordsResponse, error) {
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool {
+		return c.authorizedTopic(kmsg.ACLOperationDelete, t.Topic)
+	})
+	sub := *req
+	sub.Topics = allowed
+	resp, err := deleteRecordsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		rt := kmsg.DeleteRecordsResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.DeleteRecordsResponseTopicPartition{Partition: p.Partition, LowWatermark: -1, ErrorCode: errTopicAuthorization})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (*kmsg.DescribeProducersResponse, error) {
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.DescribeProducersRequestTopic) bool {
+		return c.authorizedTopic(kmsg.ACLOperationRead, t.Topic)
+	})
+	sub := *req
+	sub.Topics = allowed
+	resp, err := describeProducersHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		rt := kmsg.DescribeProducersResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.DescribeProducersResponseTopicPartition{Partition: p, ErrorCode: errTopicAuthorization})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
+	replicaDenied := req.ReplicaID >= 0 && !c.authorizedCluster(kmsg.ACLOperationClusterAction)
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool {
+		return !replicaDenied && (req.ReplicaID >= 0 || c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic))
+	})
+	sub := *req
+	sub.Topics = allowed
+	resp, err := offsetForLeaderEpochHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range refused {
+		rt := kmsg.OffsetForLeaderEpochResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetForLeaderEpochResponseTopicPartition{Partition: p.Partition, ErrorCode: errTopicAuthorization, LeaderEpoch: -1, EndOffset: -1})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// configAuthorized reports whether the principal may perform op on a
+// config resource, and the code for when it may not.
+func configAuthorized(c *conn, op kmsg.ACLOperation, rt kmsg.ConfigResourceType, name string) (bool, int16) {
+	if rt == kmsg.ConfigResourceTypeTopic {
+		return c.authorizedTopic(op, name), errTopicAuthorization
+	}
+	return c.authorizedCluster(op), errClusterAuthorization
+}
+
+func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest) (*kmsg.DescribeConfigsResponse, error) {
+	allowed, refused := authorizedSubset(req.Resources, func(r kmsg.DescribeConfigsRequestResource) bool {
+		ok, _ := configAuthorized(c, kmsg.ACLOperationDescribeConfigs, r.ResourceType, r.ResourceName)
+		return ok
+	})
+	sub := *req
+	sub.Resources = allowed
+	resp, err := describeConfigsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refused {
+		_, code := configAuthorized(c, kmsg.ACLOperationDescribeConfigs, r.ResourceType, r.ResourceName)
+		resp.Resources = append(resp.Resources, kmsg.DescribeConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
+			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+	}
+	return resp, nil
+}
+
+func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+	allowed, refused := authorizedSubset(req.Resources, func(r kmsg.AlterConfigsRequestResource) bool {
+		ok, _ := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
+		return ok
+	})
+	if refused == nil {
+		return alterConfigsHandler(b, c, req)
+	}
+	sub := *req
+	sub.Resources = allowed
+	resp, err := alterConfigsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refused {
+		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
+		resp.Resources = append(resp.Resources, kmsg.AlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
+			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+	}
+	return resp, nil
+}
+
+func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+	allowed, refused := authorizedSubset(req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) bool {
+		ok, _ := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
+		return ok
+	})
+	if refused == nil {
+		return incrementalAlterConfigsHandler(b, c, req)
+	}
+	sub := *req
+	sub.Resources = allowed
+	resp, err := incrementalAlterConfigsHandler(b, c, &sub)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range refused {
+		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
+		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
+			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+	}
+	return resp, nil
+}

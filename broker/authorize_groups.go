@@ -1,0 +1,215 @@
+package broker
+
+// ACL checks of the group APIs (authorize.go), done around the group
+// coordinator as Kafka's KafkaApis does around its own: READ on a group to
+// join, sync, heartbeat, leave and commit; DESCRIBE to find it, describe
+// it and fetch its offsets; DELETE to delete it or its offsets; and READ
+// (commits, offset deletes) or DESCRIBE (offset fetches) on each topic.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// groupDenied answers a group request the principal may not make, or nil.
+func groupDenied(c *conn, req kmsg.Request) kmsg.Response {
+	var group string
+	op := kmsg.ACLOperationRead
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		group = r.Group
+	case *kmsg.SyncGroupRequest:
+		group = r.Group
+	case *kmsg.HeartbeatRequest:
+		group = r.Group
+	case *kmsg.LeaveGroupRequest:
+		group = r.Group
+	default:
+		return nil
+	}
+	if c.authorizedGroup(op, group) {
+		return nil
+	}
+	switch r := req.ResponseKind().(type) {
+	case *kmsg.JoinGroupResponse:
+		r.ErrorCode, r.Generation = errGroupAuthorization, -1
+		return r
+	case *kmsg.SyncGroupResponse:
+		r.ErrorCode = errGroupAuthorization
+		return r
+	case *kmsg.HeartbeatResponse:
+		r.ErrorCode = errGroupAuthorization
+		return r
+	case *kmsg.LeaveGroupResponse:
+		r.ErrorCode = errGroupAuthorization
+		return r
+	}
+	return nil
+}
+
+// authorizedOffsetCommit splits an OffsetCommit: without READ on the group
+// every partition gets GROUP_AUTHORIZATION_FAILED; a topic without READ
+// gets TOPIC_AUTHORIZATION_FAILED; commit runs the rest.
+func authorizedOffsetCommit(c *conn, req *kmsg.OffsetCommitRequest, commit func(*kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse) *kmsg.OffsetCommitResponse {
+	groupOK := c.authorizedGroup(kmsg.ACLOperationRead, req.Group)
+	var refused []kmsg.OffsetCommitResponseTopic
+	allowed := req.Topics[:0:0]
+	for _, t := range req.Topics {
+		code := int16(0)
+		switch {
+		case !groupOK:
+			code = errGroupAuthorization
+		case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
+			code = errTopicAuthorization
+		default:
+			allowed = append(allowed, t)
+			continue
+		}
+		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		}
+		refused = append(refused, rt)
+	}
+	if len(refused) == 0 {
+		return commit(req)
+	}
+	var resp *kmsg.OffsetCommitResponse
+	if len(allowed) > 0 {
+		sub := *req
+		sub.Topics = allowed
+		resp = commit(&sub)
+	} else {
+		resp = req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	}
+	resp.Topics = append(resp.Topics, refused...)
+	return resp
+}
+
+// authorizeOffsetFetch applies DESCRIBE on the groups and their topics to
+// an OffsetFetch answer: a group the principal may not describe gets
+// GROUP_AUTHORIZATION_FAILED and nothing else; a topic it named but may
+// not describe gets TOPIC_AUTHORIZATION_FAILED, and one it did not name
+// (all of a group's offsets) is left out.
+func authorizeOffsetFetch(c *conn, req *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFetchResponse) {
+	if req.Version < 8 {
+		if !c.authorizedGroup(kmsg.ACLOperationDescribe, req.Group) {
+			resp.ErrorCode, resp.Topics = errGroupAuthorization, nil
+			return
+		}
+		kept := resp.Topics[:0]
+		for _, t := range resp.Topics {
+			if !c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic) {
+				if req.Topics == nil {
+					continue
+				}
+				for i := range t.Partitions {
+					p := &t.Partitions[i]
+					p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, errTopicAuthorization
+				}
+			}
+			kept = append(kept, t)
+		}
+		resp.Topics = kept
+		return
+	}
+	named := map[string]bool{}
+	for _, g := range req.Groups {
+		named[g.Group] = g.Topics != nil
+	}
+	for gi := range resp.Groups {
+		g := &resp.Groups[gi]
+		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
+			g.ErrorCode, g.Topics = errGroupAuthorization, nil
+			continue
+		}
+		kept := g.Topics[:0]
+		for _, t := range g.Topics {
+			if !c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic) {
+				if !named[g.Group] {
+					continue
+				}
+				for i := range t.Partitions {
+					p := &t.Partitions[i]
+					p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, errTopicAuthorization
+				}
+			}
+			kept = append(kept, t)
+		}
+		g.Topics = kept
+	}
+}
+
+// authorizeDescribeGroups replaces the groups the principal may not
+// describe with GROUP_AUTHORIZATION_FAILED.
+func authorizeDescribeGroups(c *conn, resp *kmsg.DescribeGroupsResponse) {
+	for i, g := range resp.Groups {
+		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
+			resp.Groups[i] = kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations}
+		}
+	}
+}
+
+// authorizeListGroups lists every group to a principal with DESCRIBE on
+// the cluster, and otherwise the groups it may describe.
+func authorizeListGroups(c *conn, resp *kmsg.ListGroupsResponse) {
+	if c.authorizedCluster(kmsg.ACLOperationDescribe) {
+		return
+	}
+	kept := resp.Groups[:0]
+	for _, g := range resp.Groups {
+		if c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
+			kept = append(kept, g)
+		}
+	}
+	resp.Groups = kept
+}
+
+// authorizedDeleteGroups deletes the groups the principal may delete; the
+// others get GROUP_AUTHORIZATION_FAILED.
+func authorizedDeleteGroups(c *conn, req *kmsg.DeleteGroupsRequest, del func(*kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse) *kmsg.DeleteGroupsResponse {
+	var allowed []string
+	var refused []kmsg.DeleteGroupsResponseGroup
+	for _, g := range req.Groups {
+		if c.authorizedGroup(kmsg.ACLOperationDelete, g) {
+			allowed = append(allowed, g)
+		} else {
+			refused = append(refused, kmsg.DeleteGroupsResponseGroup{Group: g, ErrorCode: errGroupAuthorization})
+		}
+	}
+	if len(refused) == 0 {
+		return del(req)
+	}
+	sub := *req
+	sub.Groups = allowed
+	resp := del(&sub)
+	resp.Groups = append(resp.Groups, refused...)
+	return resp
+}
+
+// authorizedOffsetDelete needs DELETE on the group and READ on each topic.
+func authorizedOffsetDelete(c *conn, req *kmsg.OffsetDeleteRequest, del func(*kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse) *kmsg.OffsetDeleteResponse {
+	if !c.authorizedGroup(kmsg.ACLOperationDelete, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = errGroupAuthorization
+		return resp
+	}
+	var allowed []kmsg.OffsetDeleteRequestTopic
+	var refused []kmsg.OffsetDeleteResponseTopic
+	for _, t := range req.Topics {
+		if c.authorizedTopic(kmsg.ACLOperationRead, t.Topic) {
+			allowed = append(allowed, t)
+			continue
+		}
+		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition, ErrorCode: errTopicAuthorization})
+		}
+		refused = append(refused, rt)
+	}
+	if len(refused) == 0 {
+		return del(req)
+	}
+	sub := *req
+	sub.Topics = allowed
+	resp := del(&sub)
+	resp.Topics = append(resp.Topics, refused...)
+	return resp
+}

@@ -1,0 +1,246 @@
+package broker
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// aclProps: saslProps with Kafka's StandardAuthorizer, admin a super user.
+func aclProps(dir string) map[string]string {
+	p := saslProps(dir)
+	p["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	p["super.users"] = "User:admin"
+	p["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
+		`username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";`
+	return p
+}
+
+func createACLs(t *testing.T, adm *kadm.Client, b *kadm.ACLBuilder) {
+	t.Helper()
+	res, err := adm.CreateACLs(ctxT(t), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("CreateACLs %+v: %v %s", r, r.Err, r.ErrMessage)
+		}
+	}
+}
+
+func produceErr(t *testing.T, cl *kgo.Client, topic string) error {
+	t.Helper()
+	return cl.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr()
+}
+
+func listedTopics(t *testing.T, cl *kgo.Client) map[string]bool {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, tp := range resp.Topics {
+		out[*tp.Topic] = true
+	}
+	return out
+}
+
+func TestACLsWithRealClients(t *testing.T) {
+	dir := t.TempDir()
+	b := startBrokerWith(t, aclProps(dir))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), opts...)
+	}
+	adm := kadm.NewClient(login("admin"))
+	for _, topic := range []string{"orders-eu", "orders-us", "payroll"} {
+		if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alice := login("alice", kgo.DisableIdempotentWrite())
+	if err := produceErr(t, alice, "orders-eu"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice without ACLs produced: %v", err)
+	}
+	if got := listedTopics(t, alice); len(got) != 0 {
+		t.Fatalf("alice without ACLs lists %v", got)
+	}
+	if _, err := kadm.NewClient(alice).CreateTopic(ctxT(t), 1, 1, nil, "alices"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice without CREATE created a topic: %v", err)
+	}
+
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("orders-").ResourcePatternType(kadm.ACLPatternPrefixed).
+		Operations(kadm.OpWrite, kadm.OpRead))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("billing").Operations(kadm.OpRead))
+	createACLs(t, adm, kadm.NewACLs().Deny("User:alice").Topics("orders-us").Operations(kadm.OpWrite))
+
+	if err := produceErr(t, alice, "orders-eu"); err != nil {
+		t.Fatalf("alice with WRITE on orders-*: %v", err)
+	}
+	if err := produceErr(t, alice, "orders-us"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("a DENY did not win over the prefixed ALLOW: %v", err)
+	}
+	if err := produceErr(t, alice, "payroll"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice wrote to payroll: %v", err)
+	}
+	if got := listedTopics(t, alice); len(got) != 2 || !got["orders-eu"] || !got["orders-us"] {
+		t.Fatalf("alice lists %v, want the orders topics (READ and WRITE imply DESCRIBE)", got)
+	}
+	// An idempotent producer: alice may write to some topic, bob to none.
+	if err := produceErr(t, login("alice"), "orders-eu"); err != nil {
+		t.Fatalf("alice's idempotent producer: %v", err)
+	}
+	pid := kmsg.NewPtrInitProducerIDRequest()
+	if resp, err := pid.RequestWith(ctxT(t), login("bob")); err != nil || resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("bob's InitProducerId: %v %+v", err, resp)
+	}
+
+	// alice consumes in the group she may read and commits; another group is refused.
+	consumer := login("alice", kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders-eu"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	fs := consumer.PollFetches(ctxT(t))
+	if err := fs.Err0(); err != nil || len(fs.Records()) != 2 {
+		t.Fatalf("alice in billing: %v, %d records", err, len(fs.Records()))
+	}
+	if err := consumer.CommitUncommittedOffsets(ctxT(t)); err != nil {
+		t.Fatalf("alice's commit in billing: %v", err)
+	}
+	other := login("alice")
+	if _, err := kadm.NewClient(other).FetchOffsets(ctxT(t), "audit"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("alice fetched the offsets of a group she has no ACL for: %v", err)
+	}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "audit", "consumer", 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	// franz-go finds the coordinator first, which already needs DESCRIBE on
+	// the group; the JoinGroup itself, sent to the broker, needs READ.
+	if _, err := join.RequestWith(ctxT(t), other); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("alice found the coordinator of audit: %v", err)
+	}
+	if resp, err := join.RequestWith(ctxT(t), other.Broker(1)); err != nil || resp.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("alice joined audit: %v %+v", err, resp)
+	}
+
+	// ACL administration needs the cluster: alice may not even describe them.
+	describeAll := func(cl *kgo.Client) *kmsg.DescribeACLsResponse {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if r := describeAll(alice); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(r.Resources) != 0 {
+		t.Fatalf("alice described ACLs: %+v", r)
+	}
+	acls := 0
+	for _, res := range describeAll(login("admin")).Resources {
+		acls += len(res.ACLs)
+	}
+	if acls != 4 {
+		t.Fatalf("admin describes %d ACLs, want 4", acls)
+	}
+
+	// ACLs outlive a restart; deleting one takes its permission away.
+	b.Close()
+	b = startBrokerWith(t, aclProps(dir))
+	addr = listenerAddr(t, b, "SASL_PLAINTEXT")
+	alice, adm = login("alice", kgo.DisableIdempotentWrite()), kadm.NewClient(login("admin"))
+	if err := produceErr(t, alice, "orders-eu"); err != nil {
+		t.Fatalf("alice after restart: %v", err)
+	}
+	if _, err := adm.DeleteACLs(ctxT(t), kadm.NewACLs().Allow("User:alice").AllowHosts("*").Topics("orders-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite, kadm.OpRead)); err != nil {
+		t.Fatal(err)
+	}
+	if err := produceErr(t, alice, "orders-eu"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice wrote after her ACL was deleted: %v", err)
+	}
+}
+
+func TestACLAPIsWithoutAuthorizer(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for _, v := range bothEnds(29) {
+		req := kmsg.NewPtrDescribeACLsRequest()
+		req.SetVersion(v)
+		req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny, kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+		if r := rc.request(req).(*kmsg.DescribeACLsResponse); r.ErrorCode != kerr.SecurityDisabled.Code {
+			t.Fatalf("DescribeAcls v%d: %+v", v, r)
+		}
+	}
+	for _, v := range bothEnds(30) {
+		req := kmsg.NewPtrCreateACLsRequest()
+		req.SetVersion(v)
+		req.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral,
+			Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, PermissionType: kmsg.ACLPermissionTypeAllow}}
+		if r := rc.request(req).(*kmsg.CreateACLsResponse); len(r.Results) != 1 || r.Results[0].ErrorCode != kerr.SecurityDisabled.Code {
+			t.Fatalf("CreateAcls v%d: %+v", v, r)
+		}
+	}
+	for _, v := range bothEnds(31) {
+		req := kmsg.NewPtrDeleteACLsRequest()
+		req.SetVersion(v)
+		req.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeAny,
+			Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny}}
+		if r := rc.request(req).(*kmsg.DeleteACLsResponse); len(r.Results) != 1 || r.Results[0].ErrorCode != kerr.SecurityDisabled.Code {
+			t.Fatalf("DeleteAcls v%d: %+v", v, r)
+		}
+	}
+}
+
+func TestAuthorizerConfig(t *testing.T) {
+	for _, c := range []map[string]string{
+		{"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"},
+		{"super.users": "admin"},
+	} {
+		c["log.dirs"] = t.TempDir()
+		if _, _, err := ParseConfig(c); err == nil {
+			t.Errorf("%v accepted", c)
+		}
+	}
+}
+
+// ACLs created through one broker of a cluster are enforced by every
+// broker, and replicas (super users) still replicate.
+func TestClusterACLs(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{
+		"listener.security.protocol.map":                 "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"sasl.enabled.mechanisms":                        "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config": aclProps("")["listener.name.sasl_plaintext.plain.sasl.jaas.config"],
+		"authorizer.class.name":                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                                    "User:admin",
+	})
+	admin := c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 3, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "guarded"); err != nil {
+		t.Fatal(err)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("guarded").Operations(kadm.OpWrite))
+	c.waitFor("every broker knowing the ACL", func() bool {
+		for _, b := range c.nodes {
+			if len(b.acls()) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	alice := c.client(kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range 9 {
+		if err := alice.ProduceSync(ctxT(t), &kgo.Record{Topic: "guarded", Partition: int32(i % 3), Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("alice's acks=all write to partition %d: %v", i%3, err)
+		}
+	}
+	bob := c.client(kgo.SASL(plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()), kgo.DisableIdempotentWrite())
+	if err := produceErr(t, bob, "guarded"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("bob wrote to guarded: %v", err)
+	}
+}
