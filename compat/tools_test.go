@@ -49,6 +49,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.logDirs = tools.mainClass(t, "org.apache.kafka.tools.LogDirsCommand", "kafka.admin.LogDirsCommand")
 	e.cls.storage = tools.mainClass(t, "kafka.tools.StorageTool", "org.apache.kafka.tools.StorageTool")
 	e.cls.transactions = tools.mainClass(t, "org.apache.kafka.tools.TransactionsCommand")
+	e.cls.acls = tools.mainClass(t, "org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -57,6 +58,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "quotas", e.testQuotas)
 	feature(t, client, v, "sasl", e.testSASL)
 	feature(t, client, v, "tls", e.testTLS)
+	feature(t, client, v, "acls", e.testACLs)
 	feature(t, client, v, "produce", e.testConsoleProduce)
 	feature(t, client, v, "consume", e.testConsoleConsume)
 	feature(t, client, v, "group", e.testGroups)
@@ -79,7 +81,7 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }
