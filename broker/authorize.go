@@ -163,47 +163,31 @@ func aclRefusal(b *Broker, c *conn, req kmsg.Request) kmsg.Response {
 }
 
 func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
-	if r := aclRefusal(b, c, req); r != nil {
-		return r, nil
-	}
-	if b.cluster != nil {
-		return forwardToController(b, c, req)
-	}
-	var resp *kmsg.CreateACLsResponse
-	err := b.storeACLs(func(have map[string]acl.Binding) []acl.Change {
-		var changes []acl.Change
-		resp, changes = acl.Create(req, have)
-		return changes
-	})
-	if err != nil {
-		for i := range resp.Results {
-			if resp.Results[i].ErrorCode == 0 {
-				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errUnknownServerError, kmsg.StringPtr("storing the ACLs failed: "+err.Error())
-			}
-		}
-	}
-	return resp, nil
+	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Create(req, have) })
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
+	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Delete(req, have) })
+}
+
+// changeACLs serves CreateAcls or DeleteAcls: refused without an
+// authorizer or ALTER on the cluster, forwarded to the controller in a
+// cluster, otherwise decided against the stored ACLs and stored.
+func changeACLs(b *Broker, c *conn, req kmsg.Request, decide func(have map[string]acl.Binding) (kmsg.Response, []acl.Change)) (kmsg.Response, error) {
 	if r := aclRefusal(b, c, req); r != nil {
 		return r, nil
 	}
 	if b.cluster != nil {
 		return forwardToController(b, c, req)
 	}
-	var resp *kmsg.DeleteACLsResponse
+	var resp kmsg.Response
 	err := b.storeACLs(func(have map[string]acl.Binding) []acl.Change {
 		var changes []acl.Change
-		resp, changes = acl.Delete(req, have)
+		resp, changes = decide(have)
 		return changes
 	})
 	if err != nil {
-		for i := range resp.Results {
-			if resp.Results[i].ErrorCode == 0 {
-				resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = errUnknownServerError, kmsg.StringPtr("storing the ACLs failed: "+err.Error())
-			}
-		}
+		return controller.ErrorResponse(req, errUnknownServerError), nil
 	}
 	return resp, nil
 }
