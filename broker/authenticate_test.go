@@ -290,6 +290,17 @@ func TestSASLStateMachine(t *testing.T) {
 		}
 	})
 
+	t.Run("a frame above sasl.server.max.receive.size before login closes", func(t *testing.T) {
+		rc := saslRaw(t, b)
+		big := kmsg.NewPtrApiVersionsRequest()
+		big.SetVersion(3)
+		big.ClientSoftwareName, big.ClientSoftwareVersion = strings.Repeat("x", 600<<10), "1.0"
+		if _, err := rc.tryRequest(big); err == nil {
+			t.Fatal("a 600 KB request was answered before authentication")
+		}
+		rc.expectClosed()
+	})
+
 	t.Run("v0 bad token closes without an answer", func(t *testing.T) {
 		rc := saslRaw(t, b)
 		handshake(rc, 0, "PLAIN")

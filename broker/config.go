@@ -63,6 +63,7 @@ type Config struct {
 	SaslMechanisms            []string
 	SaslInterBrokerMechanism  string
 	FailedAuthenticationDelay time.Duration
+	SaslMaxReceiveSize        int32
 	Security                  map[string]ListenerSecurity
 
 	// Authorization (authorize.go): authorizer.class.name set,

@@ -125,7 +125,11 @@ func (c *conn) serve() {
 		if large != nil {
 			into = large
 		}
-		frame, err := protocol.ReadFrame(r, into, c.b.cfg.SocketRequestMaxBytes)
+		limit := c.b.cfg.SocketRequestMaxBytes
+		if c.auth != nil { // not yet authenticated: sasl.server.max.receive.size
+			limit = min(limit, c.b.cfg.SaslMaxReceiveSize)
+		}
+		frame, err := protocol.ReadFrame(r, into, limit)
 		if err != nil {
 			var tooLarge *protocol.FrameTooLargeError
 			if errors.As(err, &tooLarge) {

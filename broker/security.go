@@ -83,6 +83,11 @@ var securityKeys = []configKey{
 		c.SaslInterBrokerMechanism = v
 		return nil
 	}},
+	{"sasl.server.max.receive.size", "INT", "524288", "The largest request a client may send before it has authenticated.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.SaslMaxReceiveSize = int32(n)
+		return err
+	}},
 	{"connection.failed.authentication.delay.ms", "INT", "100", "How long a failed authentication's answer is held before the connection is closed.", func(c *Config, v string) error {
 		n, err := parseInt(v, 0, math.MaxInt32)
 		c.FailedAuthenticationDelay = time.Duration(n) * time.Millisecond
