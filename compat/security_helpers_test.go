@@ -2,7 +2,6 @@ package compat
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
-	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -29,16 +27,12 @@ type saslBroker struct {
 
 func startSASLBroker(t *testing.T) saslBroker {
 	t.Helper()
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := harness.Start(t, t.TempDir(),
-		fmt.Sprintf("listeners=SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:%d", ports[0]),
+		"listeners=SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
 		"group.initial.rebalance.delay.ms=0")
-	s := saslBroker{addr: p.Addr, plainAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]), logs: p.Logs}
+	s := saslBroker{addr: p.Addr, plainAddr: p.ListenerAddr(t, "PLAINTEXT"), logs: p.Logs}
 	s.adm = newAdmin(t, s.plainAddr)
 	return s
 }
@@ -119,17 +113,13 @@ func startTLSBroker(t *testing.T) tlsBroker {
 	run("-exportcert", "-rfc", "-alias", "broker", "-keystore", ks, "-storepass", "ks-secret", "-file", crt)
 	run("-importcert", "-noprompt", "-alias", "broker", "-file", crt, "-storetype", "PKCS12", "-keystore", tb.trustStore, "-storepass", "ts-secret")
 
-	ports, err := freeport.Ports(2)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := harness.Start(t, t.TempDir(),
-		fmt.Sprintf("listeners=SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:%d,PLAINTEXT://127.0.0.1:%d", ports[0], ports[1]),
+		"listeners=SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
 		"ssl.keystore.location="+ks, "ssl.keystore.password=ks-secret",
 		"sasl.enabled.mechanisms=SCRAM-SHA-512",
 		"group.initial.rebalance.delay.ms=0")
 	tb.sslAddr = p.Addr
-	tb.saslSSLAddr, tb.plainAddr = fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
+	tb.saslSSLAddr, tb.plainAddr = p.ListenerAddr(t, "SASL_SSL"), p.ListenerAddr(t, "PLAINTEXT")
 	tb.adm = newAdmin(t, tb.plainAddr)
 	return tb
 }

@@ -34,11 +34,17 @@ var Binary = sync.OnceValues(func() (string, error) {
 // ListeningRE matches the log line that reports a bound client listener.
 var ListeningRE = regexp.MustCompile(`msg=listening listener=(?:SASL_)?(?:PLAINTEXT|SSL) addr=(\S+)`)
 
+// listenerRE matches every bound listener's log line, with its name.
+var listenerRE = regexp.MustCompile(`msg=listening listener=(\S+) addr=(\S+)`)
+
 // Process is a running gregor binary.
 type Process struct {
 	Cmd  *exec.Cmd
 	Addr string // host:port of the first client listener
-	Logs string // path of the captured stderr
+
+	mu        sync.Mutex
+	listeners map[string]string // name -> host:port, as logged
+	Logs      string            // path of the captured stderr
 }
 
 // Start runs `gregor serve` on 127.0.0.1 with a free port and its data in
@@ -68,13 +74,18 @@ func Start(t testing.TB, dir string, overrides ...string) *Process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{Cmd: cmd, Logs: logs.Name()}
+	p := &Process{Cmd: cmd, Logs: logs.Name(), listeners: map[string]string{}}
 	t.Cleanup(p.Kill)
 	found := make(chan string, 1)
 	go func() {
 		defer logs.Close()
 		sc := bufio.NewScanner(io.TeeReader(stderr, logs))
 		for sc.Scan() {
+			if m := listenerRE.FindStringSubmatch(sc.Text()); m != nil {
+				p.mu.Lock()
+				p.listeners[m[1]] = m[2]
+				p.mu.Unlock()
+			}
 			if m := ListeningRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case found <- m[1]:
@@ -89,6 +100,22 @@ func Start(t testing.TB, dir string, overrides ...string) *Process {
 		t.Fatalf("gregor did not start; logs in %s", p.Logs)
 	}
 	return p
+}
+
+// ListenerAddr waits for the listener called name (port 0 in its
+// overrides, say) to be bound and returns its host:port.
+func (p *Process) ListenerAddr(t testing.TB, name string) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		addr, ok := p.listeners[name]
+		p.mu.Unlock()
+		if ok {
+			return addr
+		}
+	}
+	t.Fatalf("gregor logged no listener %s; logs in %s", name, p.Logs)
+	return ""
 }
 
 // Kill ends the process with SIGKILL, as a crash would.
