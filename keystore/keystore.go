@@ -10,8 +10,9 @@
 //	        ssl.keystore.key / ssl.keystore.certificate.chain /
 //	        ssl.truststore.certificates
 //
-// Encrypted PEM private keys are refused: PKCS12 or JKS carry a key with a
-// password.
+// Inline PEM may arrive with its lines joined (a properties file's
+// continued lines); its blocks are rebuilt. Encrypted PEM private keys
+// are refused: PKCS12 or JKS carry a key with a password.
 package keystore
 
 import (
@@ -23,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	jks "github.com/pavlo-v-chernykh/keystore-go/v4"
@@ -74,7 +76,7 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 	}
 	switch typ {
 	case "PEM":
-		keyPEM, chainPEM := []byte(s.Key), []byte(s.Certificates)
+		keyPEM, chainPEM := inlinePEM(s.Key), inlinePEM(s.Certificates)
 		if data != nil {
 			keyPEM, chainPEM = data, data
 		}
@@ -124,6 +126,31 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 	return tls.Certificate{}, fmt.Errorf("unknown key store type %s (JKS, PKCS12 or PEM)", s.Type)
 }
 
+// pemBlock matches one PEM block however its lines were joined: a
+// properties file's continued lines arrive as one line.
+var pemBlock = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s\\]*)-----END ([A-Z0-9 ]+)-----`)
+
+// inlinePEM rebuilds PEM text given inline (ssl.keystore.key and the
+// like), with the line breaks Go's decoder needs.
+func inlinePEM(s string) []byte {
+	var out []byte
+	for _, m := range pemBlock.FindAllStringSubmatch(s, -1) {
+		body := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(" \t\r\n\\", r) {
+				return -1
+			}
+			return r
+		}, m[2])
+		out = append(out, "-----BEGIN "+m[1]+"-----\n"...)
+		for len(body) > 64 {
+			out = append(out, body[:64]+"\n"...)
+			body = body[64:]
+		}
+		out = append(out, body+"\n-----END "+m[3]+"-----\n"...)
+	}
+	return out
+}
+
 func pair(key any, chain []*x509.Certificate) (tls.Certificate, error) {
 	signer, ok := key.(crypto.Signer)
 	if !ok || len(chain) == 0 {
@@ -146,7 +173,7 @@ func (s Store) Pool() (*x509.CertPool, error) {
 	var certs []*x509.Certificate
 	switch typ {
 	case "PEM":
-		text := []byte(s.Certificates)
+		text := inlinePEM(s.Certificates)
 		if data != nil {
 			text = data
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,10 @@ func TestPEM(t *testing.T) {
 		Store{Type: "PEM", Location: write(t, "ts.pem", certPEM)})
 	check(t, Store{Type: "PEM", Key: string(keyPEM), Certificates: string(certPEM)},
 		Store{Type: "PEM", Certificates: string(certPEM)})
+	// Inline PEM as a properties file gives it: continued lines joined.
+	oneLine := func(b []byte) string { return strings.ReplaceAll(string(b), "\n", " ") }
+	check(t, Store{Type: "PEM", Key: oneLine(keyPEM), Certificates: oneLine(certPEM)},
+		Store{Type: "PEM", Certificates: oneLine(certPEM)})
 	enc := pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte("x")})
 	if _, err := (Store{Type: "PEM", Key: string(enc), Certificates: string(certPEM)}).KeyPair(); err == nil {
 		t.Fatal("an encrypted PEM key was accepted")
