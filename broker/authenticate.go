@@ -19,6 +19,7 @@ package broker
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime/debug"
 	"slices"
 
 	"github.com/gregor-broker/gregor/sasl"
@@ -123,12 +124,18 @@ func (c *conn) authStep(token []byte) ([]byte, error) {
 
 // rawToken handles a frame of a SaslHandshake v0 exchange: the token
 // itself, answered with the bare size-prefixed challenge.
-func (c *conn) rawToken(token []byte) *response {
+func (c *conn) rawToken(token []byte) (out *response) {
+	defer func() { // as in handle: a panic costs the connection only
+		if p := recover(); p != nil {
+			c.b.logger.Error("SASL token handling panicked", "panic", p, "stack", string(debug.Stack()))
+			c.authFailed, out = fmt.Sprint("internal error: ", p), nil
+		}
+	}()
 	challenge, err := c.authStep(token)
 	if err != nil {
 		return nil
 	}
-	out := newResponse()
+	out = newResponse()
 	out.buf = binary.BigEndian.AppendUint32(out.buf, uint32(len(challenge)))
 	out.buf = append(out.buf, challenge...)
 	return out
