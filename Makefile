@@ -55,6 +55,7 @@ fuzz:
 	$(FUZZ_RUN) -fuzz='^FuzzSplitBatches$$' -fuzztime=$(FUZZ_EXECS)x ./protocol
 	$(FUZZ_RUN) -fuzz='^FuzzDecompress$$' -fuzztime=$(FUZZ_EXECS)x ./protocol
 	$(FUZZ_RUN) -fuzz='^FuzzValidateStoredBatch$$' -fuzztime=$(FUZZ_EXECS)x ./protocol
+	$(FUZZ_RUN) -fuzz='^FuzzServers$$' -fuzztime=$(FUZZ_EXECS)x ./sasl
 	$(FUZZ_RUN) -fuzz='^FuzzDumpFiles$$' -fuzztime=$(FUZZ_FILE_EXECS)x ./logstore
 	$(FUZZ_RUN) -fuzz='^FuzzAppendReplicated$$' -fuzztime=$(FUZZ_FILE_EXECS)x -fuzzminimizetime=10x ./logstore
 
