@@ -59,28 +59,8 @@ func (e *cliEnv) testSASL(t *testing.T) {
 	e.run(t, "", e.cls.topics, as(admin, "--create", "--topic", cliSaslTopic, "--partitions", "2")...)
 
 	const n = 50
-	producerArgs := []string{"--bootstrap-server", p.Addr, "--command-config", alice, "--topic", cliSaslTopic,
-		"--reader-property", "parse.key=true"}
-	if out := e.run(t, cliInput("sasl", n), e.cls.producer, producerArgs...); strings.TrimSpace(out) != "" {
-		t.Fatalf("console producer printed %q", out)
-	}
-	r := e.try(t, "", e.cls.consumer, "--bootstrap-server", p.Addr, "--command-config", alice, "--topic", cliSaslTopic,
-		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "60000",
-		"--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
-		"--formatter-property", "print.key=true")
-	if r.err != nil {
-		t.Fatalf("console consumer: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-	}
-	got := cliParseConsole(t, r.stdout)
-	if len(got) != n {
-		t.Fatalf("console consumer printed %d records, want %d", len(got), n)
-	}
-	for _, rec := range got {
-		var i int
-		if _, err := fmt.Sscanf(rec.key, "sasl-key-%d", &i); err != nil || rec.value != fmt.Sprintf("sasl value %d", i) {
-			t.Fatalf("consumed %+v, not a produced record", rec)
-		}
-	}
+	e.consoleRoundTrip(t, cliSaslTopic, "sasl", n, []string{"--bootstrap-server", p.Addr, "--command-config", alice},
+		[]string{"--bootstrap-server", p.Addr, "--command-config", alice})
 
 	// franz-go, logged in as alice, sees the same count.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()))
@@ -100,11 +80,40 @@ func (e *cliEnv) testSASL(t *testing.T) {
 		t.Fatalf("franz-go as alice sees %d records, want %d", total, n)
 	}
 
-	r = e.try(t, "", e.cls.topics, as(wrong, "--list")...)
+	r := e.try(t, "", e.cls.topics, as(wrong, "--list")...)
 	if r.err == nil {
 		t.Fatalf("kafka-topics with a wrong password succeeded:\n%s", r.stdout)
 	}
 	if want := "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"; !strings.Contains(r.stdout+r.stderr, want) {
 		t.Fatalf("wrong password: output lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
+	}
+}
+
+// consoleRoundTrip sends n keyed records (cliInput(prefix, n)) to topic
+// with the console producer and reads them back with the console
+// consumer, each run with its own connection arguments (bootstrap server
+// and --command-config): every record must come back as sent.
+func (e *cliEnv) consoleRoundTrip(t *testing.T, topic, prefix string, n int, producer, consumer []string) {
+	t.Helper()
+	if out := e.run(t, cliInput(prefix, n), e.cls.producer, append(producer, "--topic", topic,
+		"--reader-property", "parse.key=true")...); strings.TrimSpace(out) != "" {
+		t.Fatalf("console producer printed %q", out)
+	}
+	r := e.try(t, "", e.cls.consumer, append(consumer, "--topic", topic,
+		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "60000",
+		"--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
+		"--formatter-property", "print.key=true")...)
+	if r.err != nil {
+		t.Fatalf("console consumer: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	got := cliParseConsole(t, r.stdout)
+	if len(got) != n {
+		t.Fatalf("console consumer printed %d records, want %d", len(got), n)
+	}
+	for _, rec := range got {
+		var i int
+		if _, err := fmt.Sscanf(rec.key, prefix+"-key-%d", &i); err != nil || rec.value != fmt.Sprintf("%s value %d", prefix, i) {
+			t.Fatalf("consumed %+v, not a produced record", rec)
+		}
 	}
 }

@@ -32,27 +32,8 @@ func (e *cliEnv) testTLS(t *testing.T) {
 
 	const topic, n = "cli-tls", 50
 	e.run(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", ssl, "--create", "--topic", topic, "--partitions", "2")
-	if out := e.run(t, cliInput("tls", n), e.cls.producer, "--bootstrap-server", tb.saslSSLAddr, "--command-config", saslSSL,
-		"--topic", topic, "--reader-property", "parse.key=true"); strings.TrimSpace(out) != "" {
-		t.Fatalf("console producer printed %q", out)
-	}
-	r := e.try(t, "", e.cls.consumer, "--bootstrap-server", tb.sslAddr, "--command-config", ssl, "--topic", topic,
-		"--from-beginning", "--max-messages", fmt.Sprint(n), "--timeout-ms", "60000",
-		"--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
-		"--formatter-property", "print.key=true")
-	if r.err != nil {
-		t.Fatalf("console consumer: %v\n%s\n%s", r.err, r.stdout, r.stderr)
-	}
-	got := cliParseConsole(t, r.stdout)
-	if len(got) != n {
-		t.Fatalf("console consumer printed %d records, want %d", len(got), n)
-	}
-	for _, rec := range got {
-		var i int
-		if _, err := fmt.Sscanf(rec.key, "tls-key-%d", &i); err != nil || rec.value != fmt.Sprintf("tls value %d", i) {
-			t.Fatalf("consumed %+v, not a produced record", rec)
-		}
-	}
+	e.consoleRoundTrip(t, topic, "tls", n, []string{"--bootstrap-server", tb.saslSSLAddr, "--command-config", saslSSL},
+		[]string{"--bootstrap-server", tb.sslAddr, "--command-config", ssl})
 	stored := 0
 	ends := endOffsets(t, tb.adm, topic)
 	for _, end := range ends {
@@ -64,7 +45,7 @@ func (e *cliEnv) testTLS(t *testing.T) {
 
 	// The JVM's default trust store does not know the broker's certificate.
 	untrusting := props("untrusting", "security.protocol=SSL\n")
-	r = e.try(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", untrusting, "--list")
+	r := e.try(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", untrusting, "--list")
 	if r.err == nil {
 		t.Fatalf("kafka-topics without the broker's certificate succeeded:\n%s", r.stdout)
 	}
