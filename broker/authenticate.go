@@ -55,8 +55,8 @@ func (a *authExchange) admits(key int16) error {
 	return fmt.Errorf("unexpected %s request during SASL authentication", kmsg.NameForKey(key))
 }
 
-// principal is the connection's user for quotas: the authenticated user,
-// or ANONYMOUS on a PLAINTEXT listener.
+// principal is the connection's user for quotas and ACLs: the SASL user
+// or the client certificate's subject, or ANONYMOUS without either.
 func (c *conn) principal() string {
 	if c.user == "" {
 		return anonymousUser

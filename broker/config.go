@@ -60,7 +60,6 @@ type Config struct {
 	// Listener security (security.go): the protocol map, the SASL keys,
 	// and what they resolve to per client listener.
 	SecurityProtocols         map[string]string
-	SaslMechanisms            []string
 	SaslInterBrokerMechanism  string
 	FailedAuthenticationDelay time.Duration
 	SaslMaxReceiveSize        int32

@@ -76,8 +76,7 @@ var securityKeys = []configKey{
 			return nil
 		}},
 	{"sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms enabled on SASL listeners (Gregor: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).", func(c *Config, v string) error {
-		c.SaslMechanisms = splitList(v)
-		return nil
+		return nil // read per listener by saslListener
 	}},
 	{"sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism replicas log in to a SASL listener with.", func(c *Config, v string) error {
 		c.SaslInterBrokerMechanism = v
@@ -157,11 +156,8 @@ func (c *Config) resolveSecurity() error {
 func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 	props := c.listenerProps
 	prefix := listenerPrefix + strings.ToLower(name) + "."
-	sec.Mechanisms = c.SaslMechanisms
-	key := "sasl.enabled.mechanisms"
-	if v, ok := props[prefix+key]; ok {
-		sec.Mechanisms, key = splitList(v), prefix+key
-	}
+	mechanisms, key := c.listenerValue(name, "sasl.enabled.mechanisms")
+	sec.Mechanisms = splitList(mechanisms)
 	if len(sec.Mechanisms) == 0 {
 		return fmt.Errorf("invalid value for config key %s: listener %s is %s but enables no SASL mechanism", key, name, sec.Protocol)
 	}
@@ -194,6 +190,17 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 		}
 	}
 	return nil
+}
+
+// listenerValue is a key's value on a listener: its
+// listener.name.<listener>.<key> override, or the broker's own; and the
+// key the value came from, for error messages.
+func (c *Config) listenerValue(listener, key string) (string, string) {
+	prefixed := listenerPrefix + strings.ToLower(listener) + "." + key
+	if v, ok := c.listenerProps[prefixed]; ok {
+		return strings.TrimSpace(v), prefixed
+	}
+	return c.values[key], key
 }
 
 // interBrokerListener is the listener replicas fetch on (the first client

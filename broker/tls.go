@@ -14,7 +14,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/gregor-broker/gregor/keystore"
@@ -57,12 +56,9 @@ func isTLSKey(setting string) bool {
 // tlsListener builds the TLS configs of a TLS listener: the server's, and
 // the one replicas dial their leaders' listener of this name with.
 func (c *Config) tlsListener(name string) (server, client *tls.Config, err error) {
-	prefix := listenerPrefix + strings.ToLower(name) + "."
 	get := func(key string) string {
-		if v, ok := c.listenerProps[prefix+key]; ok {
-			return strings.TrimSpace(v)
-		}
-		return c.values[key]
+		v, _ := c.listenerValue(name, key)
+		return v
 	}
 	ks := keystore.Store{Type: get("ssl.keystore.type"), Location: get("ssl.keystore.location"), Password: get("ssl.keystore.password"),
 		KeyPassword: get("ssl.key.password"), Key: get("ssl.keystore.key"), Certificates: get("ssl.keystore.certificate.chain")}
