@@ -79,6 +79,31 @@ func TestAuthorizer(t *testing.T) {
 	if !a.AllowedAnyOf("User:alice", "h", kmsg.ACLOperationWrite, topic) || a.AllowedAnyOf("User:carol", "h", kmsg.ACLOperationWrite, topic) {
 		t.Error("AllowedAnyOf")
 	}
+	// Kafka's authorizeByResourceType: a DENY on a prefix of the allowed
+	// name takes it back; a DENY of another name does not; a DENY of every
+	// topic wins over everything.
+	anyOf := func(acls ...Binding) bool {
+		return NewAuthorizer(set(acls...), nil, false).AllowedAnyOf("User:dan", "h", kmsg.ACLOperationWrite, topic)
+	}
+	allowLit := bind(topic, "pay-in", literal, "User:dan", "*", kmsg.ACLOperationWrite, allow)
+	allowPre := bind(topic, "pay-", prefix, "User:dan", "*", kmsg.ACLOperationWrite, allow)
+	for name, c := range map[string]struct {
+		acls []Binding
+		want bool
+	}{
+		"literal allow":                {[]Binding{allowLit}, true},
+		"same literal denied":          {[]Binding{allowLit, bind(topic, "pay-in", literal, "User:dan", "*", kmsg.ACLOperationWrite, deny)}, false},
+		"prefix of the literal denied": {[]Binding{allowLit, bind(topic, "pa", prefix, "User:dan", "*", kmsg.ACLOperationAll, deny)}, false},
+		"prefix of the prefix denied":  {[]Binding{allowPre, bind(topic, "pay", prefix, "User:*", "*", kmsg.ACLOperationWrite, deny)}, false},
+		"a longer prefix denied":       {[]Binding{allowPre, bind(topic, "pay-out", prefix, "User:dan", "*", kmsg.ACLOperationWrite, deny)}, true},
+		"another literal denied":       {[]Binding{allowLit, bind(topic, "other", literal, "User:dan", "*", kmsg.ACLOperationWrite, deny)}, true},
+		"every topic denied":           {[]Binding{allowLit, bind(topic, "*", literal, "User:dan", "*", kmsg.ACLOperationWrite, deny)}, false},
+		"READ does not count":          {[]Binding{bind(topic, "x", literal, "User:dan", "*", kmsg.ACLOperationRead, allow)}, false},
+	} {
+		if got := anyOf(c.acls...); got != c.want {
+			t.Errorf("AllowedAnyOf, %s: %v, want %v", name, got, c.want)
+		}
+	}
 }
 
 func TestCreateDescribeDelete(t *testing.T) {

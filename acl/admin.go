@@ -131,3 +131,8 @@ func Delete(req *kmsg.DeleteACLsRequest, have map[string]Binding) (*kmsg.DeleteA
 	}
 	return resp, changes
 }
+
+// patternKey identifies a binding's resource pattern within its type.
+func patternKey(b Binding) string {
+	return b.PatternType.String() + "/" + b.ResourceName
+}

@@ -53,32 +53,55 @@ func (a *Authorizer) Allowed(principal, host string, op kmsg.ACLOperation, rt km
 }
 
 // AllowedAnyOf decides whether principal may perform op on some resource
-// of type rt, as Kafka's authorizeByResourceType does for an idempotent
-// producer without IDEMPOTENT_WRITE: an ALLOW ACL for it on any resource
-// not taken back by a DENY of the same pattern (or of every resource).
+// of type rt, as Kafka's Authorizer.authorizeByResourceType does (an
+// idempotent producer without IDEMPOTENT_WRITE needs WRITE on some topic):
+// allowed if a resource nobody has named would be, otherwise if an ALLOW
+// ACL for op names some resource that no DENY covers: a DENY of every
+// resource wins, a literal ALLOW falls to a DENY of the same name or of a
+// prefix of it, a prefixed ALLOW to a DENY of a prefix of its prefix.
 func (a *Authorizer) AllowedAnyOf(principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType) bool {
-	if a.superUsers[principal] {
+	if a.Allowed(principal, host, op, rt, "hardcode") { // Kafka's own probe name
 		return true
 	}
-	denied := map[string]bool{}
+	deniedLiteral, deniedPrefix := map[string]bool{}, map[string]bool{}
+	var allowed []Binding
 	for _, b := range a.byType[rt] {
-		if applies(b, principal, host, op) == kmsg.ACLPermissionTypeDeny {
-			if b.ResourceName == wildcard && b.PatternType == kmsg.ACLResourcePatternTypeLiteral {
-				return false
-			}
-			denied[patternKey(b)] = true
+		if b.Principal != principal && b.Principal != "User:*" || b.Host != wildcard && b.Host != host ||
+			b.Operation != op && b.Operation != kmsg.ACLOperationAll {
+			continue
+		}
+		literal := b.PatternType == kmsg.ACLResourcePatternTypeLiteral
+		switch {
+		case b.Permission == kmsg.ACLPermissionTypeDeny && literal && b.ResourceName == wildcard:
+			return false
+		case b.Permission == kmsg.ACLPermissionTypeDeny && literal:
+			deniedLiteral[b.ResourceName] = true
+		case b.Permission == kmsg.ACLPermissionTypeDeny:
+			deniedPrefix[b.ResourceName] = true
+		case b.Permission == kmsg.ACLPermissionTypeAllow:
+			allowed = append(allowed, b)
 		}
 	}
-	for _, b := range a.byType[rt] {
-		if applies(b, principal, host, op) == kmsg.ACLPermissionTypeAllow && !denied[patternKey(b)] {
+	wildcardAllowed := false
+	for _, b := range allowed {
+		wildcardAllowed = wildcardAllowed || b.PatternType == kmsg.ACLResourcePatternTypeLiteral && b.ResourceName == wildcard
+	}
+	if wildcardAllowed {
+		return true
+	}
+	for _, b := range allowed {
+		if b.PatternType == kmsg.ACLResourcePatternTypeLiteral && deniedLiteral[b.ResourceName] {
+			continue
+		}
+		dominated := false
+		for i := 1; i <= len(b.ResourceName) && !dominated; i++ {
+			dominated = deniedPrefix[b.ResourceName[:i]]
+		}
+		if !dominated {
 			return true
 		}
 	}
-	return len(a.byType[rt]) == 0 && a.allowIfNone
-}
-
-func patternKey(b Binding) string {
-	return b.PatternType.String() + "/" + b.ResourceName
+	return false
 }
 
 // namesResource reports whether b's resource pattern covers name.
