@@ -76,22 +76,29 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 	return resp, nil
 }
 
-// authorizeMetadata applies the ACLs to a Metadata answer, as Kafka does:
-// a listing of every topic leaves out those the principal may not
-// describe; a named one it may not describe, or may not create when it
-// asked for auto-creation, is TOPIC_AUTHORIZATION_FAILED.
+// authorizeMetadata applies the ACLs to a Metadata answer, as Kafka's
+// handleTopicMetadataRequest does: a listing of every topic leaves out
+// those the principal may not describe; a named one it may not describe,
+// or may not create when it asked for auto-creation, is
+// TOPIC_AUTHORIZATION_FAILED, without its name when it was asked for by
+// id. The answer for a list of topics has one entry per topic asked for,
+// in order.
 func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	autoCreate := c.b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	kept := resp.Topics[:0]
-	for _, t := range resp.Topics {
+	for i, t := range resp.Topics {
 		switch {
 		case t.Topic == nil: // an unknown topic id
 		case !c.authorizedTopic(kmsg.ACLOperationDescribe, *t.Topic):
 			if allTopics {
 				continue
 			}
-			t = kmsg.MetadataResponseTopic{ErrorCode: errTopicAuthorization, Topic: t.Topic, AuthorizedOperations: unknownAuthorizedOperations}
+			denied := kmsg.MetadataResponseTopic{ErrorCode: errTopicAuthorization, Topic: t.Topic, AuthorizedOperations: unknownAuthorizedOperations}
+			if byID := i < len(req.Topics) && (req.Topics[i].Topic == nil || req.Topics[i].TopicID != [16]byte{}); byID {
+				denied.Topic, denied.TopicID = nil, t.TopicID
+			}
+			t = denied
 		case t.ErrorCode == errUnknownTopicOrPartition && autoCreate && !c.mayCreateTopic(*t.Topic):
 			t.ErrorCode = errTopicAuthorization
 		case req.IncludeTopicAuthorizedOperations:
@@ -103,6 +110,12 @@ func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataR
 	if req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
 	}
+}
+
+// mayAutoCreate reports whether a Metadata request may create the topic:
+// Kafka checks DESCRIBE on it before it looks whether it exists.
+func (c *conn) mayAutoCreate(name string) bool {
+	return c.authorizedTopic(kmsg.ACLOperationDescribe, name) && c.mayCreateTopic(name)
 }
 
 // mayCreateTopic reports whether the principal may create the topic:
@@ -158,7 +171,7 @@ func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Me
 		}
 		name := *rt.Topic
 		t = b.topics.get(name)
-		if t == nil && autoCreate && c.mayCreateTopic(name) {
+		if t == nil && autoCreate && c.mayAutoCreate(name) {
 			created, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
 			if err != nil {
 				code := errUnknownServerError

@@ -76,6 +76,23 @@ func TestACLsWithRealClients(t *testing.T) {
 	if _, err := kadm.NewClient(alice).CreateTopic(ctxT(t), 1, 1, nil, "alices"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("alice without CREATE created a topic: %v", err)
 	}
+	// CREATE alone does not let Metadata auto-create a topic: Kafka checks
+	// DESCRIBE first. A topic asked for by id comes back without its name.
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("auto-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.AllowAutoTopicCreation = true
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("auto-hidden")}, {TopicID: b.topics.get("payroll").id}}
+	resp, err := meta.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Topics) != 2 || resp.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code ||
+		resp.Topics[1].ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.Topics[1].Topic != nil {
+		t.Fatalf("metadata for alice: %+v", resp.Topics)
+	}
+	if b.topics.get("auto-hidden") != nil {
+		t.Fatal("a topic alice may not describe was auto-created")
+	}
 
 	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("orders-").ResourcePatternType(kadm.ACLPatternPrefixed).
 		Operations(kadm.OpWrite, kadm.OpRead))
@@ -145,8 +162,8 @@ func TestACLsWithRealClients(t *testing.T) {
 	for _, res := range describeAll(login("admin")).Resources {
 		acls += len(res.ACLs)
 	}
-	if acls != 4 {
-		t.Fatalf("admin describes %d ACLs, want 4", acls)
+	if acls != 5 {
+		t.Fatalf("admin describes %d ACLs, want 5", acls)
 	}
 
 	// ACLs outlive a restart; deleting one takes its permission away.

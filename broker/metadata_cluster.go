@@ -109,7 +109,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			continue
 		}
 		code := errUnknownTopicOrPartition
-		if autoCreate && c.mayCreateTopic(name) {
+		if autoCreate && c.mayAutoCreate(name) {
 			code = b.autoCreate(c, name)
 		}
 		resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
