@@ -15,20 +15,13 @@ const (
 
 func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest) (*kmsg.FindCoordinatorResponse, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port := b.advertisedAddr(c)
 	answer := func(key string) (int16, int32, string, int32) {
 		switch req.CoordinatorType {
 		case coordinatorKeyGroup:
 			if !c.authorizedGroup(kmsg.ACLOperationDescribe, key) {
 				return errGroupAuthorization, -1, "", -1
 			}
-			if b.cluster != nil {
-				return b.clusterCoordinator(c, key)
-			}
-			if code := b.groups.ensureTopic(); code != 0 {
-				return code, -1, "", -1
-			}
-			return 0, b.cfg.NodeID, host, int32(port)
+			return b.groups.coordinator(c, key)
 		case coordinatorKeyTransaction:
 			return errTxnIDAuthFailed, -1, "", -1
 		}

@@ -1,0 +1,264 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// coordinatorTopic is an internal topic a coordinator keeps its state in
+// (__consumer_offsets for groups, __transaction_state for transactions),
+// as Kafka does: it is created on first need (the first FindCoordinator),
+// its partitions are loaded by whoever leads them (every partition on a
+// single node), and it is the coordinator's log: appends go through the
+// partition's log and return once the high watermark passes them.
+type coordinatorTopic struct {
+	b                 *Broker
+	name              string
+	numPartitions     int32
+	replicationFactor int16 // in a cluster
+	configs           map[string]string
+	load              func(partition, leaderEpoch int32) error
+	unload            func(partition int32)
+	// what a partition not led here is answered
+	notHere int16
+
+	ensureMu sync.Mutex // serialises the topic's creation
+}
+
+// start loads the partitions of an existing topic in the background on a
+// single node; its keys answer COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+func (ct *coordinatorTopic) start() {
+	t := ct.b.topics.get(ct.name)
+	if t == nil {
+		return
+	}
+	if err := ct.checkPartitionCount(t); err != nil {
+		ct.b.logger.Error("coordinator not started", "topic", ct.name, "err", err)
+		return
+	}
+	ct.b.wg.Add(1)
+	go func() {
+		defer ct.b.wg.Done()
+		ct.loadAll(t)
+	}()
+}
+
+func (ct *coordinatorTopic) checkPartitionCount(t *topic) error {
+	if n := len(t.partitions()); n != int(ct.numPartitions) {
+		return fmt.Errorf("%s has %d partitions but the configuration says %d; it must not change after deployment",
+			ct.name, n, ct.numPartitions)
+	}
+	return nil
+}
+
+func (ct *coordinatorTopic) loadAll(t *topic) {
+	for i, p := range t.partitions() {
+		if err := ct.load(int32(i), p.state.Load().leaderEpoch); err != nil {
+			ct.b.logger.Error("loading coordinator partition failed", "topic", ct.name, "partition", i, "err", err)
+		}
+	}
+}
+
+// ensureTopic creates the topic if it does not exist yet and, on a single
+// node, loads it. It returns a Kafka error code: 0, or COORDINATOR_NOT_AVAILABLE.
+func (ct *coordinatorTopic) ensureTopic() int16 {
+	if ct.b.cluster != nil {
+		return ct.ensureClusterTopic()
+	}
+	if ct.b.topics.get(ct.name) != nil {
+		return 0
+	}
+	ct.ensureMu.Lock()
+	defer ct.ensureMu.Unlock()
+	if ct.b.topics.get(ct.name) != nil {
+		return 0
+	}
+	t, err := ct.b.topics.create(ct.name, ct.numPartitions, ct.configs, false)
+	if err != nil {
+		ct.b.logger.Error("creating "+ct.name+" failed", "err", err)
+		return errCoordinatorNotAvailable
+	}
+	ct.loadAll(t)
+	return 0
+}
+
+// ensureClusterTopic creates the topic through the controller.
+func (ct *coordinatorTopic) ensureClusterTopic() int16 {
+	b := ct.b
+	if img := b.cluster.image(); img != nil && img.Topics[ct.name] != nil {
+		return 0
+	}
+	ct.ensureMu.Lock()
+	defer ct.ensureMu.Unlock()
+	req := newest(kmsg.NewPtrCreateTopicsRequest())
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic = ct.name
+	rt.NumPartitions = ct.numPartitions
+	rt.ReplicationFactor = ct.replicationFactor
+	for k, v := range ct.configs {
+		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsg.StringPtr(v)})
+	}
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := b.cluster.client.Send(ctx, req)
+	if err != nil {
+		b.logger.Warn("creating "+ct.name+" failed", "err", err)
+		return errCoordinatorNotAvailable
+	}
+	for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
+		if t.ErrorCode != 0 && t.ErrorCode != errTopicAlreadyExists {
+			b.logger.Warn("creating "+ct.name+" refused", "error", errorMessageText(t.ErrorCode))
+			return errCoordinatorNotAvailable
+		}
+	}
+	return 0
+}
+
+// coordinatorFor answers FindCoordinator for a key living in partition p
+// (partitionFor maps the key, given the partition count): this node on a
+// single node, the partition's leader in a cluster.
+func (ct *coordinatorTopic) coordinatorFor(c *conn, partitionFor func(n int32) int32) (int16, int32, string, int32) {
+	if code := ct.ensureTopic(); code != 0 {
+		return code, -1, "", -1
+	}
+	b := ct.b
+	if b.cluster == nil {
+		host, port := b.advertisedAddr(c)
+		return 0, b.cfg.NodeID, host, int32(port)
+	}
+	t := b.cluster.image().Topics[ct.name]
+	if t == nil {
+		return errCoordinatorNotAvailable, -1, "", -1
+	}
+	leader := t.Partitions[partitionFor(int32(len(t.Partitions)))].Leader
+	host, port, _, ok := b.brokerEndpoint(c, leader)
+	if !ok {
+		return errCoordinatorNotAvailable, -1, "", -1
+	}
+	return 0, leader, host, port
+}
+
+func (ct *coordinatorTopic) partition(p int32) (*partition, error) {
+	t := ct.b.topics.get(ct.name)
+	if t == nil {
+		return nil, &logstore.Error{Code: ct.notHere, Msg: ct.name + " has no replica here"}
+	}
+	if pt := t.partition(p); pt != nil {
+		return pt, nil
+	}
+	return nil, &logstore.Error{Code: errUnknownTopicOrPartition, Msg: fmt.Sprintf("%s-%d does not exist", ct.name, p)}
+}
+
+// append writes the coordinator's batch to its partition and returns its
+// base offset once the high watermark passes it: at once on a single
+// node, when the ISR holds it in a cluster.
+func (ct *coordinatorTopic) append(p int32, batch []byte) (int64, error) {
+	pt, err := ct.partition(p)
+	if err != nil {
+		return -1, err
+	}
+	st := pt.state.Load()
+	if st.leader != pt.topic.node {
+		return -1, &logstore.Error{Code: ct.notHere, Msg: fmt.Sprintf("%s-%d is led by another broker", ct.name, p)}
+	}
+	res, err := pt.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: st.leaderEpoch})
+	if err != nil {
+		return -1, err
+	}
+	pt.appended()
+	return res.BaseOffset, ct.awaitCommitted(pt, st, res.LastOffset+1)
+}
+
+// Replay reads the partition from its start to its high watermark.
+func (ct *coordinatorTopic) Replay(p int32, fn func([]byte) error) error {
+	pt, err := ct.partition(p)
+	if err != nil {
+		return err
+	}
+	hw := pt.log.HighWatermark()
+	for off := pt.log.LogStartOffset(); off < hw; {
+		res, err := pt.log.Read(off, 1<<20, hw)
+		if err != nil {
+			var le *logstore.Error
+			if errors.As(err, &le) && le.Code == errOffsetOutOfRange {
+				// Retention or cleaning moved the start: go on from there.
+				off = pt.log.LogStartOffset()
+				continue
+			}
+			return err
+		}
+		if len(res.Records) == 0 || res.NextOffset <= off {
+			return nil
+		}
+		if err := fn(res.Records); err != nil {
+			return err
+		}
+		off = res.NextOffset
+	}
+	return nil
+}
+
+// commitTimeout bounds how long a coordinator write waits for the ISR.
+const commitTimeout = 10 * time.Second
+
+// awaitCommitted waits until the partition's high watermark reaches end,
+// or fails when leadership moves or the timeout passes.
+func (ct *coordinatorTopic) awaitCommitted(p *partition, st *replicaState, end int64) error {
+	if p.log.HighWatermark() >= end {
+		return nil
+	}
+	w := newWaiter()
+	p.addWaiter(w)
+	defer p.removeWaiter(w)
+	timer := time.NewTimer(commitTimeout)
+	defer timer.Stop()
+	for p.log.HighWatermark() < end {
+		if cur := p.state.Load(); cur.leader != p.topic.node || cur.leaderEpoch != st.leaderEpoch {
+			return &logstore.Error{Code: ct.notHere, Msg: "leadership of " + ct.name + " moved"}
+		}
+		select {
+		case <-w.ch:
+		case <-timer.C:
+			return &logstore.Error{Code: errRequestTimedOut, Msg: "the coordinator's write was not replicated in time"}
+		}
+	}
+	return nil
+}
+
+// partitionLed loads a partition this node now leads, once its high
+// watermark reaches the log end offset it had when it became leader.
+func (ct *coordinatorTopic) partitionLed(p *partition) {
+	if p.topic.name != ct.name {
+		return
+	}
+	st := p.state.Load()
+	end := p.log.LogEndOffset()
+	ct.b.wg.Add(1)
+	go func() {
+		defer ct.b.wg.Done()
+		for p.log.HighWatermark() < end {
+			if cur := p.state.Load(); cur.leaderEpoch != st.leaderEpoch {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := ct.load(p.index, st.leaderEpoch); err != nil {
+			ct.b.logger.Error("loading coordinator partition failed", "topic", ct.name, "partition", p.index, "err", err)
+		}
+	}()
+}
+
+// partitionLost unloads a partition led elsewhere now.
+func (ct *coordinatorTopic) partitionLost(p *partition) {
+	if p.topic.name == ct.name {
+		ct.unload(p.index)
+	}
+}
