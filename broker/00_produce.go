@@ -16,7 +16,9 @@ package broker
 // Every partition is checked first; the appends follow, spread over the
 // cores when the request is large (produce_spread.go). The request's size
 // counts against the client's producer_byte_rate quota (quotas.go).
-// Not implemented: transactional batches (transactions are not served).
+// Transactional batches need WRITE on the request's transactional id; the
+// log checks their producer epoch and keeps the transaction open until the
+// coordinator's marker (logstore).
 
 import (
 	"fmt"
@@ -35,6 +37,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
 	jobs := c.reuse.appends[:0]
+	// As Kafka: transactional batches need WRITE on the request's transactional id.
+	txnOK := req.TransactionalID != nil && c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionalID)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -77,6 +81,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
 			case req.Acks == -1 && p.tooFewInsync():
 				sp.ErrorCode = errNotEnoughReplicas
+			case transactional(rp.Records) && !txnOK:
+				sp.ErrorCode = errTxnIDAuthFailed
 			default:
 				jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
 					topic: len(resp.Topics) - 1, part: len(st.Partitions)})
@@ -154,9 +160,6 @@ func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *
 	if h.Compression() == protocol.CompressionZstd && version < 7 {
 		return kerr.UnsupportedCompressionType.Code, "zstd compression needs produce v7 or later"
 	}
-	if h.Attributes&protocol.AttrTransactional != 0 {
-		return kerr.InvalidRecord.Code, "transactional batches are not supported: transactions are not served yet"
-	}
 	if settings.compact && info.NullKeys > 0 {
 		return refuseKeyless(p, records, sp)
 	}
@@ -222,4 +225,11 @@ func refuseKeyless(p *partition, records []byte, sp *kmsg.ProduceResponseTopicPa
 	})
 	return kerr.InvalidRecord.Code, fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
 		len(sp.ErrorRecords), strings.Join(shown, ", "))
+}
+
+// transactional reports whether records start with a transactional batch
+// (the attributes are checked in full when the batch is validated).
+func transactional(records []byte) bool {
+	const attributesLow = 22 // the low byte of the batch's int16 attributes
+	return len(records) > attributesLow && records[attributesLow]&protocol.AttrTransactional != 0
 }

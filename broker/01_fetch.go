@@ -11,8 +11,9 @@ package broker
 // another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
 // A consumer's records count against its consumer_byte_rate quota; a
 // fetch over it is answered empty with the throttle time (quotas.go).
-// Not implemented: preferred read replicas (KIP-392), aborted transactions
-// (transactions are not served).
+// A read_committed fetch reads up to the last stable offset and lists the
+// aborted transactions among the batches it returns, which the client
+// skips. Not implemented: preferred read replicas (KIP-392).
 
 import (
 	"math"
@@ -138,12 +139,19 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			}
 		}
 	}()
+	bound := readToHighWatermark
+	switch {
+	case replica >= 0:
+		bound = readToLogEnd
+	case req.IsolationLevel == 1:
+		bound = readToLastStable
+	}
 	results := protocol.Resize(c.reuse.results, len(targets))
 	c.reuse.results = results
 	var bytes int64
 	for {
 		var failed bool
-		bytes, failed = b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
+		bytes, failed = b.readFetchTargets(targets, results, maxBytes, z, bound)
 		if failed || bytes >= minBytes || wait <= 0 {
 			break
 		}
@@ -164,7 +172,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		case <-timer.C:
 		case <-c.done:
 		}
-		bytes, _ = b.readFetchTargets(targets, results, maxBytes, z, replica >= 0)
+		bytes, _ = b.readFetchTargets(targets, results, maxBytes, z, bound)
 		break
 	}
 	if replica < 0 {
@@ -257,13 +265,28 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1}
 }
 
+// fetchBound is how far a fetch reads: a consumer to the high watermark,
+// a read_committed consumer to the last stable offset, a follower to the
+// log end.
+type fetchBound uint8
+
+const (
+	readToHighWatermark fetchBound = iota
+	readToLastStable
+	readToLogEnd
+)
+
+// noAbortedTxns is a read_committed answer's empty list of aborted
+// transactions (read_uncommitted answers leave it null, as Kafka).
+var noAbortedTxns = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+
 // readFetchTargets reads every target within the byte budget into the
 // result of the same index, as file ranges spliced in by z
 // (fetch_splice.go), or as copied bytes when z is nil. The first partition
 // that has data may exceed the limits by one batch (KIP-74), so a consumer
 // always progresses; later partitions only take what fits. It returns the
 // bytes read and whether a partition failed.
-func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchResponseTopicPartition, maxBytes int64, z *fetchSplice, replica bool) (int64, bool) {
+func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchResponseTopicPartition, maxBytes int64, z *fetchSplice, bound fetchBound) (int64, bool) {
 	if z != nil {
 		z.reset()
 	}
@@ -282,27 +305,32 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		}
 		l := t.partition.log
 		hw := l.HighWatermark()
-		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, hw, l.LogStartOffset()
+		lso := l.LastStableOffset()
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = hw, lso, l.LogStartOffset()
 		upTo := hw
-		if replica {
+		switch bound {
+		case readToLogEnd:
 			upTo = l.LogEndOffset()
+		case readToLastStable:
+			upTo = lso
+			res.AbortedTransactions = noAbortedTxns
 		}
 		limit := min(int64(t.sp.maxBytes), maxBytes-total)
 		if limit < 0 {
 			limit = 0
 		}
-		var n int64
+		var n, next int64
 		var records []byte
 		var rng logstore.FileRange
 		var err error
 		if z != nil {
 			var read logstore.RangeResult
 			read, err = l.ReadRanges(t.sp.fetchOffset, int(limit), upTo)
-			n, rng = read.Range.Len, read.Range
+			n, rng, next = read.Range.Len, read.Range, read.NextOffset
 		} else {
 			var read logstore.ReadResult
 			read, err = l.Read(t.sp.fetchOffset, int(limit), upTo)
-			n, records = int64(len(read.Records)), read.Records
+			n, records, next = int64(len(read.Records)), read.Records, read.NextOffset
 		}
 		switch {
 		case err != nil:
@@ -320,8 +348,24 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 			res.RecordBatches = records
 			total += n
 			first = false
+			if bound == readToLastStable {
+				res.AbortedTransactions = abortedTxns(l, t.sp.fetchOffset, next)
+			}
 		}
 		results[i] = res
 	}
 	return total, failed
+}
+
+// abortedTxns lists the aborted transactions with records in [from, upTo).
+func abortedTxns(l *logstore.Log, from, upTo int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	found := l.AppendAbortedTxns(nil, from, upTo)
+	if len(found) == 0 {
+		return noAbortedTxns
+	}
+	out := make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, len(found))
+	for i, a := range found {
+		out[i] = kmsg.FetchResponseTopicPartitionAbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset}
+	}
+	return out
 }

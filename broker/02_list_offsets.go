@@ -3,8 +3,9 @@ package broker
 // ListOffsets, versions 1-10: earliest (-2), latest (-1), max timestamp
 // (-3, v7+), earliest local (-4, v8+: the log start, as there is no tiered
 // storage), latest tiered (-5, v9+: none, so offset -1), and by timestamp
-// through the time index. read_committed sees the high watermark as the
-// last stable offset (no transactions yet).
+// through the time index. read_committed sees offsets up to the last
+// stable offset (the first of the oldest open transaction), others up to
+// the high watermark.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -33,7 +34,7 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if sp.ErrorCode = code; code == 0 {
-				sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp)
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp, req.IsolationLevel == 1)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -42,13 +43,19 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 	return resp, nil
 }
 
-// lookupOffset answers one ListOffsets query: timestamp, offset, leader epoch.
-func lookupOffset(p *partition, ts int64) (int64, int64, int32) {
+// lookupOffset answers one ListOffsets query: timestamp, offset, leader
+// epoch. A read_committed consumer sees only offsets below the last stable
+// offset.
+func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int32) {
 	l := p.log
 	leaderEpoch := p.state.Load().leaderEpoch
+	fetchable := l.HighWatermark()
+	if readCommitted {
+		fetchable = l.LastStableOffset()
+	}
 	switch ts {
 	case timestampLatest:
-		return noTimestamp, l.HighWatermark(), leaderEpoch
+		return noTimestamp, fetchable, leaderEpoch
 	case timestampEarliest, timestampEarliestLocal:
 		return noTimestamp, l.LogStartOffset(), leaderEpoch
 	case timestampLatestTiered:
@@ -64,7 +71,7 @@ func lookupOffset(p *partition, ts int64) (int64, int64, int32) {
 		return noTimestamp, -1, noLeaderEpoch
 	}
 	off, foundTs, ok := l.OffsetForTimestamp(ts)
-	if !ok || off >= l.HighWatermark() {
+	if !ok || off >= fetchable {
 		return noTimestamp, -1, noLeaderEpoch
 	}
 	return foundTs, off, leaderEpoch

@@ -1,10 +1,10 @@
 package broker
 
 // FindCoordinator, versions 0-6 (batched CoordinatorKeys from v4).
-// This single node coordinates every group; the first group key creates
-// __consumer_offsets, as in Kafka. Transaction coordination is
-// not served yet: transactional keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-// as InitProducerId does.
+// A group's coordinator is the leader of its __consumer_offsets partition
+// and a transactional id's the leader of its __transaction_state
+// partition (on a single node, this node); the first key of each kind
+// creates the topic, as in Kafka.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -23,7 +23,10 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 			}
 			return b.groups.coordinator(c, key)
 		case coordinatorKeyTransaction:
-			return errTxnIDAuthFailed, -1, "", -1
+			if !c.authorizedTxnID(kmsg.ACLOperationDescribe, key) {
+				return errTxnIDAuthFailed, -1, "", -1
+			}
+			return b.txns.coordinator(c, key)
 		}
 		return errInvalidRequest, -1, "", -1
 	}

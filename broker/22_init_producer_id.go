@@ -1,11 +1,9 @@
 package broker
 
-// InitProducerId, versions 0-5, for idempotent producers: every call gets a
-// fresh producer id with epoch 0 (Kafka does the same for producers
-// without a transactional id, including the KIP-360 epoch-bump retries).
-// Not implemented: transactional ids (transactions are not served yet);
-// they are refused with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a fatal
-// error the client reports instead of retrying forever.
+// InitProducerId, versions 0-5. Without a transactional id (idempotent
+// producers) every call gets a fresh producer id with epoch 0 (Kafka does
+// the same, including the KIP-360 epoch-bump retries). With one, WRITE on
+// it is needed and the transaction coordinator answers.
 
 import (
 	"github.com/gregor-broker/gregor/logstore"
@@ -16,8 +14,11 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = errTxnIDAuthFailed
-		return resp, nil
+		if !c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionalID) {
+			resp.ErrorCode = errTxnIDAuthFailed
+			return resp, nil
+		}
+		return b.txns.InitProducerID(req), nil
 	}
 	// As Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
 	if !c.authorizedCluster(kmsg.ACLOperationIdempotentWrite) && !c.authorizedAnyTopic(kmsg.ACLOperationWrite) {

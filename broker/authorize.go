@@ -93,6 +93,10 @@ func (c *conn) authorizedGroup(op kmsg.ACLOperation, group string) bool {
 	return c.authorized(op, kmsg.ACLResourceTypeGroup, group)
 }
 
+func (c *conn) authorizedTxnID(op kmsg.ACLOperation, transactionalID string) bool {
+	return c.authorized(op, kmsg.ACLResourceTypeTransactionalId, transactionalID)
+}
+
 func (c *conn) authorizedCluster(op kmsg.ACLOperation) bool {
 	return c.authorized(op, kmsg.ACLResourceTypeCluster, acl.ClusterName)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
+	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 )
@@ -53,6 +54,12 @@ type Config struct {
 	// segment size of its topic (offsets.topic.segment.bytes).
 	Groups              group.Config
 	OffsetsSegmentBytes int64
+
+	// The transaction coordinator's settings (transaction.*,
+	// transactional.id.*) and its topic's segment size and min ISR.
+	Transactions         txn.Config
+	TxnStateSegmentBytes int64
+	TxnStateMinISR       int64
 
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config
@@ -336,7 +343,6 @@ var keyAliases = map[string]string{
 var knownUnusedKeys = map[string]bool{
 	"broker.id": true, "controller.quorum.bootstrap.servers": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true,
-	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
 }
 

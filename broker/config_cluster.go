@@ -26,6 +26,7 @@ type ClusterConfig struct {
 	AutoLeaderRebalance       bool
 	LeaderImbalanceCheck      time.Duration
 	OffsetsReplicationFactor  int16
+	TxnStateReplicationFactor int16
 	BrokerSessionTimeout      time.Duration
 	BrokerHeartbeatInterval   time.Duration
 	ElectionTimeout           time.Duration

@@ -174,7 +174,7 @@ func (ct *coordinatorTopic) append(p int32, batch []byte) (int64, error) {
 		return -1, err
 	}
 	pt.appended()
-	return res.BaseOffset, ct.awaitCommitted(pt, st, res.LastOffset+1)
+	return res.BaseOffset, awaitHighWatermark(pt, st, res.LastOffset+1, ct.notHere)
 }
 
 // Replay reads the partition from its start to its high watermark.
@@ -209,9 +209,9 @@ func (ct *coordinatorTopic) Replay(p int32, fn func([]byte) error) error {
 // commitTimeout bounds how long a coordinator write waits for the ISR.
 const commitTimeout = 10 * time.Second
 
-// awaitCommitted waits until the partition's high watermark reaches end,
-// or fails when leadership moves or the timeout passes.
-func (ct *coordinatorTopic) awaitCommitted(p *partition, st *replicaState, end int64) error {
+// awaitHighWatermark waits until the partition's high watermark reaches
+// end, or fails (with notLeader) when leadership moves or the timeout passes.
+func awaitHighWatermark(p *partition, st *replicaState, end int64, notLeader int16) error {
 	if p.log.HighWatermark() >= end {
 		return nil
 	}
@@ -222,12 +222,12 @@ func (ct *coordinatorTopic) awaitCommitted(p *partition, st *replicaState, end i
 	defer timer.Stop()
 	for p.log.HighWatermark() < end {
 		if cur := p.state.Load(); cur.leader != p.topic.node || cur.leaderEpoch != st.leaderEpoch {
-			return &logstore.Error{Code: ct.notHere, Msg: "leadership of " + ct.name + " moved"}
+			return &logstore.Error{Code: notLeader, Msg: fmt.Sprintf("leadership of %s-%d moved", p.topic.name, p.index)}
 		}
 		select {
 		case <-w.ch:
 		case <-timer.C:
-			return &logstore.Error{Code: errRequestTimedOut, Msg: "the coordinator's write was not replicated in time"}
+			return &logstore.Error{Code: errRequestTimedOut, Msg: "the write was not replicated in time"}
 		}
 	}
 	return nil

@@ -31,6 +31,7 @@ var (
 	errLeaderNotAvailable       = kerr.LeaderNotAvailable.Code
 	errCoordinatorNotAvailable  = kerr.CoordinatorNotAvailable.Code
 	errNotCoordinator           = kerr.NotCoordinator.Code
+	errOperationNotAttempted    = kerr.OperationNotAttempted.Code
 )
 
 // errorMessageText is a code's Kafka name and description, for logs.

@@ -212,14 +212,7 @@ func (f *replicaFetcher) run() {
 				client.Close()
 			}
 			var err error
-			opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("gregor-replica-" + strconv.Itoa(int(b.cfg.NodeID)))}
-			if m := b.cfg.interBrokerSASL(); m != nil {
-				opts = append(opts, kgo.SASL(m))
-			}
-			if t := b.cfg.interBrokerTLS(); t != nil {
-				opts = append(opts, kgo.DialTLSConfig(t.Clone()))
-			}
-			client, err = kgo.NewClient(opts...)
+			client, err = kgo.NewClient(b.interBrokerClientOpts(addr, "gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID)))...)
 			if err != nil {
 				b.logger.Warn("replica fetcher client", "err", err)
 				if !backoff() {
@@ -487,4 +480,17 @@ func (cl *cluster) brokerAddr(id int32) string {
 		}
 	}
 	return ""
+}
+
+// interBrokerClientOpts are the options of a client to another broker's
+// address on the inter-broker listener, logging in as that listener asks.
+func (b *Broker) interBrokerClientOpts(addr, clientID string) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(clientID)}
+	if m := b.cfg.interBrokerSASL(); m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	if t := b.cfg.interBrokerTLS(); t != nil {
+		opts = append(opts, kgo.DialTLSConfig(t.Clone()))
+	}
+	return opts
 }

@@ -63,6 +63,11 @@ func init() {
 		21: {min: 0, max: 2, serve: typed(handleDeleteRecords)},
 		22: {min: 0, max: 5, serve: typed(handleInitProducerID)},
 		23: {min: 2, max: 4, serve: typed(handleOffsetForLeaderEpoch)},
+		24: {min: 0, max: 5, serve: typed(handleAddPartitionsToTxn)},
+		25: {min: 0, max: 4, serve: typed(handleAddOffsetsToTxn)},
+		26: {min: 0, max: 4, serve: typed(handleEndTxn)},
+		27: {min: 1, max: 1, serve: typed(handleWriteTxnMarkers)},
+		28: {min: 0, max: 4, serve: typed(handleTxnOffsetCommit)},
 		29: {min: 1, max: 3, serve: typed(handleDescribeACLs)},
 		30: {min: 1, max: 3, serve: typed(handleCreateACLs)},
 		31: {min: 1, max: 3, serve: typed(handleDeleteACLs)},
@@ -80,6 +85,8 @@ func init() {
 		51: {min: 0, max: 0, serve: typed(handleAlterUserScramCredentials)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
+		65: {min: 0, max: 0, serve: typed(handleDescribeTransactions)},
+		66: {min: 0, max: 2, serve: typed(handleListTransactions)},
 	}
 }
 

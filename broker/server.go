@@ -32,6 +32,7 @@ type Broker struct {
 	sessions    *fetchSessionCache
 	producerIDs *producerIDAllocator
 	groups      *groupCoordinator
+	txns        *txnCoordinator
 	quotas      *quota.Manager
 	authorizer  atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
 	cluster     *cluster                       // nil on a single node
@@ -135,10 +136,12 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	b.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
 	b.registry = b.clientHandlers()
 	b.groups = newGroupCoordinator(b)
+	b.txns = newTxnCoordinator(b)
 	if b.cluster != nil {
 		b.cluster.run()
 	} else {
 		b.groups.start()
+		b.txns.start()
 	}
 	for _, l := range b.listeners {
 		if !l.controller && !l.raft {
@@ -318,6 +321,9 @@ func (b *Broker) Close() error {
 		c.close()
 	}
 	b.mu.Unlock()
+	if b.txns != nil {
+		b.txns.close()
+	}
 	if b.groups != nil {
 		b.groups.Close()
 	}

@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -57,6 +58,12 @@ func TestConfluentKafkaGo(t *testing.T) {
 			sameRecords(t, "consumed", confluentConsumeAll(t, p.Addr, topic), recs)
 		})
 	}
+	run("transactions", func(t *testing.T) {
+		createTopic(t, adm, "confluent-txn")
+		committed, aborted := makeRecords("commit", 60), makeRecords("abort", 60)
+		testConfluentTransactions(t, p.Addr, "confluent-txn", committed, aborted)
+		checkTransactions(t, p.Addr, "confluent-txn", committed, aborted)
+	})
 	run("group", func(t *testing.T) { testConfluentGroup(t, p.Addr) })
 	run("commit", func(t *testing.T) { testConfluentCommit(t, p.Addr) })
 	run("admin", func(t *testing.T) { testConfluentAdmin(t, p.Addr) })
@@ -272,4 +279,49 @@ func testConfluentCommit(t *testing.T, addr string) {
 	waitCommittedAtEnd(t, adm, group, topic)
 	m.close()
 	seen.checkExactlyOnce(t, rest)
+}
+
+// testConfluentTransactions produces committed in one transaction and
+// aborted in another with librdkafka's transactional producer.
+func testConfluentTransactions(t *testing.T, addr, topic string, committed, aborted []keyValue) {
+	t.Helper()
+	prod, err := kafka.NewProducer(confluentConfig(t, addr, "transactional.id=confluent-txn", "linger.ms=5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := prod.InitTransactions(ctx); err != nil {
+		t.Fatalf("InitTransactions: %v", err)
+	}
+	for _, batch := range []struct {
+		records []keyValue
+		commit  bool
+	}{{committed, true}, {aborted, false}} {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		reports := make(chan kafka.Event, len(batch.records))
+		for _, kv := range batch.records {
+			err := prod.Produce(&kafka.Message{TopicPartition: kafka.TopicPartition{Topic: &topic, Partition: kafka.PartitionAny},
+				Key: []byte(kv.key), Value: []byte(kv.value)}, reports)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range batch.records {
+			if m := (<-reports).(*kafka.Message); m.TopicPartition.Error != nil {
+				t.Fatalf("delivery of %s: %v", m.Key, m.TopicPartition.Error)
+			}
+		}
+		if batch.commit {
+			err = prod.CommitTransaction(ctx)
+		} else {
+			err = prod.AbortTransaction(ctx)
+		}
+		if err != nil {
+			t.Fatalf("ending the transaction (commit %v): %v", batch.commit, err)
+		}
+	}
 }

@@ -65,6 +65,15 @@ func TestFranzGo(t *testing.T) {
 			checkStored(t, p.Addr, topic, recs, c.id)
 		})
 	}
+	feature(t, client, version, "transactions", func(t *testing.T) {
+		createTopic(t, adm, "franz-txn")
+		committed, aborted := makeRecords("commit", 60), makeRecords("abort", 60)
+		cl := franzClient(t, p.Addr, kgo.TransactionalID("franz-txn"))
+		franzTransaction(t, ctx, cl, "franz-txn", committed[:30], kgo.TryCommit)
+		franzTransaction(t, ctx, cl, "franz-txn", aborted, kgo.TryAbort)
+		franzTransaction(t, ctx, cl, "franz-txn", committed[30:], kgo.TryCommit)
+		checkTransactions(t, p.Addr, "franz-txn", committed, aborted)
+	})
 	feature(t, client, version, "group", func(t *testing.T) { testFranzGroup(t, ctx, p.Addr, adm) })
 	feature(t, client, version, "commit", func(t *testing.T) { testFranzCommit(t, ctx, p.Addr, adm) })
 	feature(t, client, version, "admin", func(t *testing.T) { testFranzAdmin(t, ctx, p.Addr, adm) })

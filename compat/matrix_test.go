@@ -20,7 +20,7 @@ import (
 // here goes after them, alphabetically.
 var featureOrder = []string{
 	"produce", "consume", "group", "commit", "admin",
-	"idempotence", "gzip", "snappy", "lz4", "zstd",
+	"idempotence", "gzip", "snappy", "lz4", "zstd", "transactions",
 }
 
 type cellKey struct{ client, version, feature string }

@@ -33,6 +33,7 @@ var springFeatures = []struct{ method, feature string }{
 	{"commit", "commit"},
 	{"dlt", "dlt"},
 	{"retryTopics", "retry-topics"},
+	{"transactions", "transactions"},
 }
 
 func TestSpringDemo(t *testing.T) {

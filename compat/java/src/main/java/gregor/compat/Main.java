@@ -56,6 +56,7 @@ public final class Main {
         RebalanceChecks rebalances = new RebalanceChecks(clients);
         checks.put("group", () -> groups.group() + "; " + rebalances.all());
         checks.put("commit", groups::commit);
+        checks.put("transactions", new TransactionChecks(clients)::transactions);
         AdminTopicChecks topics = new AdminTopicChecks(clients);
         checks.put("admin-topics", topics::topics);
         checks.put("admin-partitions", topics::partitions);

@@ -50,6 +50,11 @@ public class KafkaConfig {
 	}
 
 	@Bean
+	public NewTopic ordersArchiveTopic() {
+		return TopicBuilder.name(OrderArchive.TOPIC).partitions(3).replicas(1).build();
+	}
+
+	@Bean
 	public NewTopic ordersDeadLetterTopic() {
 		return TopicBuilder.name(DLT).partitions(3).replicas(1).build();
 	}

@@ -64,6 +64,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -108,6 +109,9 @@ class GregorDemoTests {
 
 	@Autowired
 	PaymentListener payments;
+
+	@Autowired
+	OrderArchive archive;
 
 	@Autowired
 	KafkaListenerEndpointRegistry listeners;
@@ -268,6 +272,42 @@ class GregorDemoTests {
 			assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS))
 				.contains(PaymentListener.TOPIC, retry, PaymentListener.TOPIC + "-dlt");
 		}
+	}
+
+	@Test
+	@Order(8)
+	void transactions() throws Exception {
+		this.archive.archive(orders(500, 10), false);
+		assertThatThrownBy(() -> this.archive.archive(orders(600, 10), true)).hasMessageContaining("rolled back");
+		this.archive.archive(orders(700, 10), false);
+		Set<Integer> committed = new HashSet<>(orders(500, 10).stream().map(OrderEvent::id).toList());
+		committed.addAll(orders(700, 10).stream().map(OrderEvent::id).toList());
+		assertThat(archivedIds("read_committed", 20)).as("read_committed").containsExactlyInAnyOrderElementsOf(committed);
+		assertThat(archivedIds("read_uncommitted", 30)).as("read_uncommitted, the rolled-back batch included")
+			.hasSize(30)
+			.containsAll(committed);
+	}
+
+	private static List<OrderEvent> orders(int from, int n) {
+		return IntStream.range(from, from + n).mapToObj((id) -> new OrderEvent(id, "archived-" + id, 1)).toList();
+	}
+
+	/** The order ids in orders.archive as a consumer with the isolation level reads them: want records, then a quiet second. */
+	private List<Integer> archivedIds(String isolation, int want) {
+		Properties props = clientProps();
+		props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+		List<Integer> ids = new ArrayList<>();
+		try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+				new ByteArrayDeserializer())) {
+			consumer.assign(partitions(OrderArchive.TOPIC));
+			consumer.seekToBeginning(partitions(OrderArchive.TOPIC));
+			long deadline = System.nanoTime() + WAIT.toNanos();
+			while (ids.size() < want && System.nanoTime() < deadline) {
+				consumer.poll(Duration.ofMillis(200)).forEach((r) -> ids.add(Integer.parseInt(r.key())));
+			}
+			consumer.poll(Duration.ofSeconds(1)).forEach((r) -> ids.add(Integer.parseInt(r.key())));
+		}
+		return ids;
 	}
 
 	private void assertExactlyOnce(Set<Integer> ids) {

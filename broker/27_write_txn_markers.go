@@ -1,0 +1,34 @@
+package broker
+
+// WriteTxnMarkers, version 1: a transaction coordinator on another broker
+// asks this one to write end-transaction markers into partitions it leads
+// (CLUSTER_ACTION, or every partition is refused, as in Kafka).
+
+import (
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleWriteTxnMarkers(b *Broker, c *conn, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	allowed := c.authorizedCluster(kmsg.ACLOperationClusterAction)
+	for _, m := range req.Markers {
+		rm := kmsg.WriteTxnMarkersResponseMarker{ProducerID: m.ProducerID}
+		marker := protocol.EndTxnMarker{Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch}
+		for _, t := range m.Topics {
+			rt := kmsg.WriteTxnMarkersResponseMarkerTopic{Topic: t.Topic}
+			for _, idx := range t.Partitions {
+				code := errUnknownTopicOrPartition
+				if !allowed {
+					code = errClusterAuthorization
+				} else if p := b.partitionOf(t.Topic, idx); p != nil {
+					code = b.writeMarker(p, m.ProducerID, m.ProducerEpoch, marker)
+				}
+				rt.Partitions = append(rt.Partitions, kmsg.WriteTxnMarkersResponseMarkerTopicPartition{Partition: idx, ErrorCode: code})
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp, nil
+}

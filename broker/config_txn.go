@@ -1,0 +1,60 @@
+package broker
+
+import (
+	"math"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/txn"
+)
+
+// txnKeys are the broker keys of the transaction coordinator and its
+// internal topic, __transaction_state.
+var txnKeys = []configKey{
+	{"transaction.state.log.num.partitions", "INT", "50", "The number of partitions for the transaction topic (should not change after deployment).", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Transactions.NumPartitions = int32(n)
+		return err
+	}},
+	{"transaction.state.log.replication.factor", "SHORT", "3", "The replication factor for the transaction topic; a single node creates it with 1, a cluster with at most its live brokers.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt16)
+		c.Cluster.TxnStateReplicationFactor = int16(n)
+		return err
+	}},
+	{"transaction.state.log.min.isr", "INT", "2", "The min.insync.replicas of the transaction topic.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.TxnStateMinISR = n
+		return err
+	}},
+	{"transaction.state.log.segment.bytes", "INT", "104857600", "The transaction topic segment bytes should be kept relatively small in order to facilitate faster log compaction and cache loads.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.TxnStateSegmentBytes = n
+		return err
+	}},
+	{"transaction.max.timeout.ms", "INT", "900000", "The maximum allowed timeout for transactions; a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Transactions.MaxTimeout = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"transactional.id.expiration.ms", "INT", "604800000", "The time the transaction coordinator waits without receiving any transaction status updates for the current transaction before expiring its transactional id.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Transactions.IDExpiration = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "INT", "10000", "The interval at which to roll back transactions that have timed out.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Transactions.AbortTimedOutInterval = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"transaction.remove.expired.transaction.cleanup.interval.ms", "INT", "3600000", "The interval at which to remove transactions that have expired due to transactional.id.expiration.ms passing.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Transactions.RemoveExpiredInterval = time.Duration(n) * time.Millisecond
+		return err
+	}},
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, txnKeys...)
+}
+
+// txnConfig is the transaction coordinator's configuration.
+func (c *Config) txnConfig() txn.Config { return c.Transactions }
