@@ -110,24 +110,24 @@ func (gc *groupCoordinator) partition(p int32) (*partition, error) {
 	return nil, &logstore.Error{Code: errUnknownTopicOrPartition, Msg: fmt.Sprintf("%s-%d does not exist", offsetsTopic, p)}
 }
 
-// Append writes the coordinator's batch to its partition and returns once
-// the high watermark passes it: at once on a single node, when the ISR
-// holds it in a cluster.
-func (gc *groupCoordinator) Append(p int32, batch []byte) error {
+// Append writes the coordinator's batch to its partition and returns, with
+// the batch's base offset, once the high watermark passes it: at once on a
+// single node, when the ISR holds it in a cluster.
+func (gc *groupCoordinator) Append(p int32, batch []byte) (int64, error) {
 	pt, err := gc.partition(p)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	st := pt.state.Load()
 	if st.leader != pt.topic.node {
-		return &logstore.Error{Code: errNotCoordinator, Msg: fmt.Sprintf("%s-%d is led by another broker", offsetsTopic, p)}
+		return 0, &logstore.Error{Code: errNotCoordinator, Msg: fmt.Sprintf("%s-%d is led by another broker", offsetsTopic, p)}
 	}
 	res, err := pt.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: st.leaderEpoch})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	pt.appended()
-	return gc.awaitCommitted(pt, st, res.LastOffset+1)
+	return res.BaseOffset, gc.awaitCommitted(pt, st, res.LastOffset+1)
 }
 
 // Replay reads the partition from its start to its high watermark.

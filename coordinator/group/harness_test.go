@@ -120,13 +120,14 @@ func openLogDir(t *testing.T, path string, partitions int32) *logDir {
 	return ld
 }
 
-func (ld *logDir) Append(p int32, batch []byte) error {
+func (ld *logDir) Append(p int32, batch []byte) (int64, error) {
 	l := ld.logs[p]
-	if _, err := l.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1}); err != nil {
-		return err
+	res, err := l.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1})
+	if err != nil {
+		return 0, err
 	}
 	l.SetHighWatermark(l.LogEndOffset())
-	return nil
+	return res.BaseOffset, nil
 }
 
 func (ld *logDir) Replay(p int32, fn func([]byte) error) error {

@@ -35,6 +35,9 @@ func (c *Coordinator) Unload(partition int32) {
 				m.awaitingSync = nil
 			}
 		}
+		// Open transactions are forgotten with the rest: the new leader
+		// replays them from the log and gets their markers.
+		c.forgetPending(g)
 		g.state = Dead
 		g.mu.Unlock()
 	}
