@@ -48,6 +48,9 @@ type Coordinator struct {
 	// (after a group's mu) and held only briefly.
 	txnMu     sync.Mutex
 	txnGroups map[int64]map[*classicGroup]struct{}
+	// lateTxns are the CompleteTxn calls for partitions still loading,
+	// applied when the load completes; guarded by mu.
+	lateTxns map[int32][]txnEnd
 }
 
 // New returns a coordinator that owns no partition yet; Load gives it one.
@@ -61,6 +64,7 @@ func New(cfg Config, log Log, clock Clock, logger *slog.Logger) *Coordinator {
 		parts:     make([]partitionState, cfg.NumPartitions),
 		groups:    map[string]*classicGroup{},
 		txnGroups: map[int64]map[*classicGroup]struct{}{},
+		lateTxns:  map[int32][]txnEnd{},
 	}
 	c.mu.Lock()
 	c.scheduleExpiry()
@@ -98,6 +102,7 @@ func (c *Coordinator) Load(partition int32) error {
 	if err := c.log.Replay(partition, r.batches); err != nil {
 		c.mu.Lock()
 		c.parts[partition] = notOwned
+		delete(c.lateTxns, partition)
 		c.mu.Unlock()
 		return fmt.Errorf("loading __consumer_offsets-%d: %w", partition, err)
 	}
@@ -115,6 +120,17 @@ func (c *Coordinator) Load(partition int32) error {
 		}
 		g.mu.Unlock()
 	}
+	// Markers appended while the partition loaded, in their order.
+	for _, end := range c.lateTxns[partition] {
+		for _, g := range c.endTxn(partition, end.producerID, end.commit) {
+			g.mu.Lock()
+			if c.groups[g.id] == g && g.unused() {
+				delete(c.groups, g.id)
+			}
+			g.mu.Unlock()
+		}
+	}
+	delete(c.lateTxns, partition)
 	c.parts[partition] = loaded
 	c.logger.Info("loaded group coordinator partition", "partition", partition, "groups", len(groups))
 	return nil

@@ -71,7 +71,8 @@
 // compares record offsets, which Log.Append returns); on abort they are
 // dropped. Load replays the same way: offset records of transactional
 // batches go to pending per producer, markers commit or drop them, and
-// those left at the end stay pending until CompleteTxn. As in Kafka, an
+// those left at the end stay pending until CompleteTxn (one called while
+// the partition loads is applied as the load completes). As in Kafka, an
 // offset tombstone (OffsetDelete, DeleteGroups, which writes one for
 // partitions with only a pending offset too) also removes the pending
 // offsets of that partition, so a later commit marker brings nothing back;

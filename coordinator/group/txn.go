@@ -132,8 +132,37 @@ func validateTxnCommit(g *classicGroup, generation int32, memberID string, insta
 // commit the producer's pending offsets there become the groups' committed
 // offsets, except where a commit written to the log after the pending
 // offset's record holds the partition (Kafka keeps the later record); on
-// abort they are dropped.
+// abort they are dropped. While the partition is loading, the end is kept
+// and applied when the load completes, before any request sees the groups
+// (the replay may or may not have read the marker; applying it again finds
+// nothing pending). For a partition not ours it does nothing: whoever loads
+// it replays the marker.
 func (c *Coordinator) CompleteTxn(partition int32, producerID int64, commit bool) {
+	c.mu.Lock()
+	if partition >= 0 && int(partition) < len(c.parts) && c.parts[partition] == loading {
+		c.lateTxns[partition] = append(c.lateTxns[partition], txnEnd{producerID, commit})
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	for _, g := range c.endTxn(partition, producerID, commit) {
+		if !commit {
+			// An aborted first commit of a simple consumer leaves a group
+			// with nothing in it.
+			c.removeIfUnused(g)
+		}
+	}
+}
+
+// txnEnd is a CompleteTxn that came while its partition was loading.
+type txnEnd struct {
+	producerID int64
+	commit     bool
+}
+
+// endTxn commits or drops the producer's pending offsets in the groups of
+// the partition and returns those groups. Called without g.mu or txnMu.
+func (c *Coordinator) endTxn(partition int32, producerID int64, commit bool) []*classicGroup {
 	c.txnMu.Lock()
 	var groups []*classicGroup
 	set := c.txnGroups[producerID]
@@ -155,12 +184,8 @@ func (c *Coordinator) CompleteTxn(partition int32, producerID int64, commit bool
 			commitPending(g.offsets, offs)
 		}
 		g.mu.Unlock()
-		if !commit {
-			// An aborted first commit of a simple consumer leaves a group
-			// with nothing in it.
-			c.removeIfUnused(g)
-		}
 	}
+	return groups
 }
 
 // indexTxn records that g may hold pending offsets of producer pid. The

@@ -149,3 +149,68 @@ func TestTxnOffsetRecordsInLog(t *testing.T) {
 		}
 	}
 }
+
+// lateLog replays the partition, then holds the load until released: a
+// marker appended meanwhile is after what the replay read.
+type lateLog struct {
+	*logDir
+	replayed, release chan struct{}
+}
+
+func (l *lateLog) Replay(p int32, fn func([]byte) error) error {
+	err := l.logDir.Replay(p, fn)
+	close(l.replayed)
+	<-l.release
+	return err
+}
+
+// A marker the broker appends while the partition is loading, after the
+// replay read the log, still ends the transaction once the load completes.
+func TestCompleteTxnWhileLoading(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.NumPartitions = 1
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	clock := newManualClock()
+	ld := openLogDir(t, t.TempDir(), 1)
+	defer ld.dir.Close()
+	c1 := New(cfg, ld, clock, logger)
+	if err := c1.Load(0); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []*kmsg.TxnOffsetCommitRequest{
+		txnCommitRequest(4, "g", 1, 0, "t", 0, 5),
+		txnCommitRequest(4, "g", 2, 0, "t", 1, 6),
+	} {
+		if code := c1.TxnOffsetCommit(req, allTopics).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("TxnOffsetCommit: %d", code)
+		}
+	}
+	c1.Close()
+
+	late := &lateLog{logDir: ld, replayed: make(chan struct{}), release: make(chan struct{})}
+	c2 := New(cfg, late, clock, logger)
+	defer c2.Close()
+	loaded := make(chan error)
+	go func() { loaded <- c2.Load(0) }()
+	<-late.replayed
+	for _, end := range []struct {
+		pid    int64
+		commit bool
+	}{{1, true}, {2, false}} {
+		if _, err := ld.Append(0, protocol.AppendEndTxnMarker(nil, end.pid, 0, protocol.EndTxnMarker{Commit: end.commit}, clock.Now().UnixMilli())); err != nil {
+			t.Fatal(err)
+		}
+		c2.CompleteTxn(0, end.pid, end.commit)
+	}
+	close(late.release)
+	if err := <-loaded; err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version, req.RequireStable = 8, true
+	req.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g", Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0, 1}}}}}
+	ps := c2.OffsetFetch(req).Groups[0].Topics[0].Partitions
+	if ps[0].ErrorCode != 0 || ps[0].Offset != 5 || ps[1].ErrorCode != 0 || ps[1].Offset != -1 {
+		t.Fatalf("after load: %+v, want t-0 committed at 5 and t-1 aborted", ps)
+	}
+}

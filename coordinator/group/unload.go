@@ -14,6 +14,7 @@ func (c *Coordinator) Unload(partition int32) {
 		return
 	}
 	c.parts[partition] = notOwned
+	delete(c.lateTxns, partition)
 	var groups []*classicGroup
 	for id, g := range c.groups {
 		if g.partition == partition {
