@@ -42,10 +42,10 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	return gc
 }
 
-// Append is the group coordinator's write to its partition.
-func (gc *groupCoordinator) Append(p int32, batch []byte) error {
-	_, err := gc.append(p, batch)
-	return err
+// Append is the group coordinator's write to its partition; it returns
+// the batch's base offset.
+func (gc *groupCoordinator) Append(p int32, batch []byte) (int64, error) {
+	return gc.append(p, batch)
 }
 
 // coordinator answers FindCoordinator for a group.

@@ -11,8 +11,11 @@ import (
 // Log is the coordinator's view of the __consumer_offsets partitions.
 type Log interface {
 	// Append writes one record batch (base offset 0, as a producer sends
-	// it) to the partition and returns once it is committed.
-	Append(partition int32, batch []byte) error
+	// it) to the partition and returns once it is committed, with the
+	// offset its first record got. The coordinator keeps the log offset of
+	// each committed offset's record: a transaction's offsets, committed
+	// later by a marker, do not replace a commit written after them.
+	Append(partition int32, batch []byte) (baseOffset int64, err error)
 	// Replay calls fn with the partition's batches, in order, from its log
 	// start offset to its high watermark.
 	Replay(partition int32, fn func(batches []byte) error) error
@@ -39,6 +42,15 @@ type Coordinator struct {
 	groups map[string]*classicGroup
 	closed bool
 	expiry timerSlot
+
+	// txnGroups indexes the groups that may hold pending offsets of each
+	// producer's open transaction. Guarded by txnMu, which is taken last
+	// (after a group's mu) and held only briefly.
+	txnMu     sync.Mutex
+	txnGroups map[int64]map[*classicGroup]struct{}
+	// lateTxns are the CompleteTxn calls for partitions still loading,
+	// applied when the load completes; guarded by mu.
+	lateTxns map[int32][]txnEnd
 }
 
 // New returns a coordinator that owns no partition yet; Load gives it one.
@@ -49,8 +61,10 @@ func New(cfg Config, log Log, clock Clock, logger *slog.Logger) *Coordinator {
 	}
 	c := &Coordinator{
 		cfg: cfg, log: log, clock: clock, logger: logger,
-		parts:  make([]partitionState, cfg.NumPartitions),
-		groups: map[string]*classicGroup{},
+		parts:     make([]partitionState, cfg.NumPartitions),
+		groups:    map[string]*classicGroup{},
+		txnGroups: map[int64]map[*classicGroup]struct{}{},
+		lateTxns:  map[int32][]txnEnd{},
 	}
 	c.mu.Lock()
 	c.scheduleExpiry()
@@ -88,6 +102,7 @@ func (c *Coordinator) Load(partition int32) error {
 	if err := c.log.Replay(partition, r.batches); err != nil {
 		c.mu.Lock()
 		c.parts[partition] = notOwned
+		delete(c.lateTxns, partition)
 		c.mu.Unlock()
 		return fmt.Errorf("loading __consumer_offsets-%d: %w", partition, err)
 	}
@@ -100,8 +115,22 @@ func (c *Coordinator) Load(partition int32) error {
 		for _, m := range g.members {
 			c.armHeartbeat(g, m, m.sessionTimeout)
 		}
+		for pid := range g.pendingTxn {
+			c.indexTxn(pid, g)
+		}
 		g.mu.Unlock()
 	}
+	// Markers appended while the partition loaded, in their order.
+	for _, end := range c.lateTxns[partition] {
+		for _, g := range c.endTxn(partition, end.producerID, end.commit) {
+			g.mu.Lock()
+			if c.groups[g.id] == g && g.unused() {
+				delete(c.groups, g.id)
+			}
+			g.mu.Unlock()
+		}
+	}
+	delete(c.lateTxns, partition)
 	c.parts[partition] = loaded
 	c.logger.Info("loaded group coordinator partition", "partition", partition, "groups", len(groups))
 	return nil

@@ -1,7 +1,7 @@
 // Package group is the group coordinator: Kafka's classic consumer-group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the committed
 // offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
-// OffsetDelete), plus the admin views (ListGroups, DescribeGroups,
+// OffsetDelete, and TxnOffsetCommit for transactions), plus the admin views (ListGroups, DescribeGroups,
 // DeleteGroups). It follows Apache Kafka's ClassicGroup and
 // GroupMetadataManager: the same states, transitions, timeouts and error
 // codes.
@@ -58,6 +58,28 @@
 // for a group in a partition still loading get COORDINATOR_LOAD_IN_PROGRESS;
 // for a partition we do not own, NOT_COORDINATOR.
 //
+// Transactional commits (TxnOffsetCommit, Kafka's transactions V1) are
+// written as one transactional batch carrying the producer's id and epoch
+// and base sequence -1, as Kafka writes them; the log refuses a stale
+// epoch (INVALID_PRODUCER_EPOCH). Their offsets are held as pending for that
+// producer, invisible to OffsetFetch, which with RequireStable answers
+// UNSTABLE_OFFSET_COMMIT for a partition that has some. After the broker
+// has appended the producer's end-transaction marker (a control batch) to
+// the partition it calls CompleteTxn: on commit each pending offset becomes
+// the committed one unless the committed one's record is later in the log
+// (a plain commit written after the transaction's record wins, as Kafka
+// compares record offsets, which Log.Append returns); on abort they are
+// dropped. Load replays the same way: offset records of transactional
+// batches go to pending per producer, markers commit or drop them, and
+// those left at the end stay pending until CompleteTxn (one called while
+// the partition loads is applied as the load completes). As in Kafka, an
+// offset tombstone (OffsetDelete, DeleteGroups, which writes one for
+// partitions with only a pending offset too) also removes the pending
+// offsets of that partition, so a later commit marker brings nothing back;
+// expiration spares a partition with a pending offset and never deletes a
+// group with an open transaction. Unload forgets pending offsets with the
+// rest; the next leader replays them.
+//
 // # Concurrency
 //
 // The Coordinator's mutex guards the map of groups and the partition
@@ -68,4 +90,6 @@
 // called with the group's mu held; they must only hand the response over
 // (the broker sends it on a channel). Timers (Clock.AfterFunc) carry the
 // sequence number they were armed with and do nothing when it is stale.
+// The index of the groups holding each producer's open transaction has its
+// own mutex, taken last (possibly under a group's mu) and held briefly.
 package group

@@ -25,6 +25,7 @@ var (
 	errFencedInstanceID       = kerr.FencedInstanceID.Code
 	errGroupMaxSizeReached    = kerr.GroupMaxSizeReached.Code
 	errSubscribedToTopic      = kerr.GroupSubscribedToTopic.Code
+	errUnstableOffsetCommit   = kerr.UnstableOffsetCommit.Code
 )
 
 // appendErrorCode maps a failed append to __consumer_offsets to the code

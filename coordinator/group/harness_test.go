@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/protocol"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -120,13 +121,14 @@ func openLogDir(t *testing.T, path string, partitions int32) *logDir {
 	return ld
 }
 
-func (ld *logDir) Append(p int32, batch []byte) error {
+func (ld *logDir) Append(p int32, batch []byte) (int64, error) {
 	l := ld.logs[p]
-	if _, err := l.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1}); err != nil {
-		return err
+	res, err := l.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1})
+	if err != nil {
+		return 0, err
 	}
 	l.SetHighWatermark(l.LogEndOffset())
-	return nil
+	return res.BaseOffset, nil
 }
 
 func (ld *logDir) Replay(p int32, fn func([]byte) error) error {
@@ -355,19 +357,99 @@ func (s *script) run(fields []string) {
 	case "offset":
 		req := kmsg.NewPtrOffsetFetchRequest()
 		req.Version = 9
-		rg := kmsg.NewOffsetFetchRequestGroup()
-		rg.Group = group
-		rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: kv["topic"], Partitions: []int32{int32(s.num(kv["partition"]))}}}
-		req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
-		resp := s.c.OffsetFetch(req)
-		g := resp.Groups[0]
-		got := codeName(g.ErrorCode)
-		if g.ErrorCode == 0 {
-			got = strconv.FormatInt(g.Topics[0].Partitions[0].Offset, 10)
+		if v, ok := kv["version"]; ok {
+			req.Version = int16(s.num(v))
+		}
+		req.RequireStable = len(plain) > 0 && plain[0] == "stable"
+		topic, partition := kv["topic"], int32(s.num(kv["partition"]))
+		var code, pcode int16
+		var offset int64
+		if req.Version >= 8 {
+			rg := kmsg.NewOffsetFetchRequestGroup()
+			rg.Group = group
+			rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: topic, Partitions: []int32{partition}}}
+			req.Groups = []kmsg.OffsetFetchRequestGroup{rg}
+			g := s.c.OffsetFetch(req).Groups[0]
+			code = g.ErrorCode
+			if code == 0 {
+				pcode, offset = g.Topics[0].Partitions[0].ErrorCode, g.Topics[0].Partitions[0].Offset
+			}
+		} else {
+			req.Group = group
+			req.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: topic, Partitions: []int32{partition}}}
+			resp := s.c.OffsetFetch(req)
+			code = resp.ErrorCode
+			if code == 0 {
+				pcode, offset = resp.Topics[0].Partitions[0].ErrorCode, resp.Topics[0].Partitions[0].Offset
+			}
+		}
+		got := codeName(code)
+		if code == 0 {
+			got = strconv.FormatInt(offset, 10)
+			if pcode != 0 {
+				got = codeName(pcode) + " " + got
+			}
 		}
 		if got != strings.Join(want, " ") {
 			s.fatalf("offset: got %s, want %v", got, want)
 		}
+	case "txn-commit":
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version = 4
+		if v, ok := kv["version"]; ok {
+			req.Version = int16(s.num(v))
+		}
+		req.TransactionalID = "txn-" + kv["producer"]
+		req.Group = group
+		req.ProducerID, req.ProducerEpoch = s.num(kv["producer"]), int16(s.num(kv["epoch"]))
+		if plain[0] != "-" {
+			req.MemberID = s.memberID(plain[0], kv)
+		}
+		if g, ok := kv["generation"]; ok {
+			req.Generation = int32(s.num(g))
+		}
+		req.InstanceID = s.instance(kv)
+		p := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = int32(s.num(kv["partition"])), s.num(kv["offset"])
+		meta := kv["metadata"]
+		p.Metadata = &meta
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: kv["topic"], Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{p}}}
+		resp := s.c.TxnOffsetCommit(req, func(t string) bool { return t != "missing" })
+		s.expectCode(resp.Topics[0].Partitions[0].ErrorCode, want)
+	case "marker":
+		// What the broker does to end a transaction on the group's
+		// partition: append a real control batch, then tell the coordinator.
+		commit := plain[0] == "commit"
+		if !commit && plain[0] != "abort" {
+			s.fatalf("marker commit|abort, not %s", plain[0])
+		}
+		part := PartitionFor(group, s.cfg.NumPartitions)
+		pid := s.num(kv["producer"])
+		batch := protocol.AppendEndTxnMarker(nil, pid, int16(s.num(kv["epoch"])),
+			protocol.EndTxnMarker{Commit: commit}, s.clock.Now().UnixMilli())
+		if _, err := s.ld.Append(part, batch); err != nil {
+			s.fatalf("appending marker: %v", err)
+		}
+		if len(plain) < 2 || plain[1] != "log-only" {
+			s.c.CompleteTxn(part, pid, commit)
+		}
+	case "reload":
+		// The partition's leadership moves away and back: Unload, then Load.
+		part := PartitionFor(group, s.cfg.NumPartitions)
+		s.c.Unload(part)
+		if err := s.c.Load(part); err != nil {
+			s.fatalf("load: %v", err)
+		}
+	case "offset-delete":
+		req := kmsg.NewPtrOffsetDeleteRequest()
+		req.Group = group
+		req.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: kv["topic"], Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: int32(s.num(kv["partition"]))}}}}
+		resp := s.c.OffsetDelete(req)
+		code := resp.ErrorCode
+		if code == 0 {
+			code = resp.Topics[0].Partitions[0].ErrorCode
+		}
+		s.expectCode(code, want)
 	case "delete-group":
 		req := kmsg.NewPtrDeleteGroupsRequest()
 		req.Version = 2

@@ -72,7 +72,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 		}
 	}
 	if len(commits) > 0 {
-		if err := c.storeOffsets(g, commits); err != nil {
+		if err := c.storeOffsets(g, commits, noProducer); err != nil {
 			code := appendErrorCode(err)
 			for _, cm := range commits {
 				codes[cm.tp] = code
@@ -120,12 +120,15 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 
 // OffsetFetch returns committed offsets: of one group before v8, of
 // several from v8. Null topics mean every committed partition. A group or
-// partition without a commit answers offset -1 without an error.
+// partition without a commit answers offset -1 without an error. Offsets
+// pending in an open transaction are not returned; with RequireStable
+// (v7+, for every group of the request from v8) a partition that has some
+// answers UNSTABLE_OFFSET_COMMIT instead, as Kafka (KIP-447).
 func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, c.fetchOffsets(rg.Group, rg.Topics))
+			resp.Groups = append(resp.Groups, c.fetchOffsets(rg.Group, rg.Topics, req.RequireStable))
 		}
 		return resp
 	}
@@ -136,7 +139,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			asked = append(asked, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 	}
-	g := c.fetchOffsets(req.Group, asked)
+	g := c.fetchOffsets(req.Group, asked, req.RequireStable)
 	resp.ErrorCode = g.ErrorCode
 	if g.ErrorCode != 0 && req.Version < 2 {
 		// v0-1 have no top-level error: it goes on every asked partition.
@@ -162,8 +165,8 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 }
 
 // fetchOffsets reads one group's offsets for the asked partitions, or for
-// all it has when asked is nil.
-func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchRequestGroupTopic) kmsg.OffsetFetchResponseGroup {
+// all it has committed when asked is nil.
+func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.OffsetFetchResponseGroup{Group: groupID}
 	g, code := c.acquire(groupID, false)
 	if code != 0 && code != errGroupIDNotFound {
@@ -171,6 +174,7 @@ func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchReque
 		return out
 	}
 	var offsets map[topicPartition]offsetEntry
+	unstable := map[topicPartition]bool{}
 	if g != nil {
 		if g.state == Dead {
 			g.mu.Unlock()
@@ -180,6 +184,13 @@ func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchReque
 		offsets = make(map[topicPartition]offsetEntry, len(g.offsets))
 		for tp, e := range g.offsets {
 			offsets[tp] = e
+		}
+		if requireStable {
+			for _, offs := range g.pendingTxn {
+				for tp := range offs {
+					unstable[tp] = true
+				}
+			}
 		}
 		g.mu.Unlock()
 	}
@@ -196,7 +207,9 @@ func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchReque
 		rt := kmsg.OffsetFetchResponseGroupTopic{Topic: topic}
 		for _, p := range sortedInt32s(partitions[topic]) {
 			rp := kmsg.OffsetFetchResponseGroupTopicPartition{Partition: p, Offset: -1, LeaderEpoch: -1, Metadata: new(string)}
-			if e, ok := offsets[topicPartition{topic, p}]; ok {
+			if unstable[topicPartition{topic, p}] {
+				rp.ErrorCode = errUnstableOffsetCommit
+			} else if e, ok := offsets[topicPartition{topic, p}]; ok {
 				meta := e.metadata
 				rp.Offset, rp.LeaderEpoch, rp.Metadata = e.offset, e.leaderEpoch, &meta
 			}
@@ -238,7 +251,9 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 			tp := topicPartition{t.Topic, p.Partition}
 			if subscribed[t.Topic] {
 				rp.ErrorCode = errSubscribedToTopic
-			} else if _, ok := g.offsets[tp]; ok {
+			} else if _, ok := g.offsets[tp]; ok || g.hasPending(tp) {
+				// Kafka writes the tombstone for a pending transactional
+				// offset too: it removes it from the open transaction.
 				deletes = append(deletes, tp)
 			}
 			rt.Partitions = append(rt.Partitions, rp)
@@ -261,7 +276,10 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 // commit, when that is unknown); offsets of topics no longer subscribed in
 // a Stable consumer group, counted from the commit; offsets of standalone
 // consumers, counted from the commit. Explicit expire times (OffsetCommit
-// v2-4 retention) win. An Empty group left without offsets is deleted.
+// v2-4 retention) win. As in Kafka, an offset with a pending transactional
+// offset for its partition does not expire, and a group with an open
+// transaction is not deleted; otherwise an Empty group left without
+// offsets is deleted.
 func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup bool) {
 	nowMs := now.UnixMilli()
 	retention := c.cfg.OffsetsRetention.Milliseconds()
@@ -289,7 +307,7 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 	}
 	var expired []topicPartition
 	for tp, e := range g.offsets {
-		if skip[tp.topic] {
+		if skip[tp.topic] || g.hasPending(tp) {
 			continue
 		}
 		if (e.expireTime >= 0 && nowMs >= e.expireTime) || (e.expireTime < 0 && nowMs-base(e) >= retention) {
@@ -303,5 +321,5 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 		}
 		c.logger.Info("expired offsets", "group", g.id, "partitions", len(expired))
 	}
-	return g.state == Empty && len(g.offsets) == 0
+	return g.state == Empty && len(g.offsets) == 0 && len(g.pendingTxn) == 0
 }

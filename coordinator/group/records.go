@@ -19,8 +19,26 @@ const (
 
 type keyValue struct{ key, value []byte }
 
-// write appends records to the group's partition as one batch.
-func (c *Coordinator) write(g *classicGroup, kvs []keyValue) error {
+// write appends records to the group's partition as one batch and returns
+// the offset of its first record.
+func (c *Coordinator) write(g *classicGroup, kvs []keyValue) (int64, error) {
+	return c.writeBatch(g, kvs, noProducer)
+}
+
+// producer identifies the transactional producer of a batch written for a
+// TxnOffsetCommit; noProducer marks the coordinator's own batches.
+type producer struct {
+	id    int64
+	epoch int16
+}
+
+var noProducer = producer{id: -1, epoch: -1}
+
+// writeBatch appends records as one batch: a plain one, or, for a
+// producer, a transactional one with its id and epoch and base sequence -1,
+// as Kafka writes transactional offset commits (the log checks the epoch
+// only).
+func (c *Coordinator) writeBatch(g *classicGroup, kvs []keyValue, p producer) (int64, error) {
 	now := c.clock.Now().UnixMilli()
 	recs := make([]protocol.Record, len(kvs))
 	for i, kv := range kvs {
@@ -28,11 +46,14 @@ func (c *Coordinator) write(g *classicGroup, kvs []keyValue) error {
 	}
 	h := protocol.BatchHeader{
 		PartitionLeaderEpoch: -1, Attributes: int16(c.cfg.Compression),
-		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		ProducerID: p.id, ProducerEpoch: p.epoch, BaseSequence: -1,
+	}
+	if p.id >= 0 {
+		h.Attributes |= protocol.AttrTransactional
 	}
 	batch, err := protocol.AppendBatch(nil, h, recs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	return c.log.Append(g.partition, batch)
 }
@@ -76,7 +97,8 @@ func (c *Coordinator) storeGroup(g *classicGroup) error {
 			Assignment:             orEmpty(m.assignment),
 		})
 	}
-	return c.write(g, []keyValue{{groupKey(g.id), v.AppendTo(nil)}})
+	_, err := c.write(g, []keyValue{{groupKey(g.id), v.AppendTo(nil)}})
+	return err
 }
 
 func orEmpty(b []byte) []byte {
@@ -86,7 +108,9 @@ func orEmpty(b []byte) []byte {
 	return b
 }
 
-func (c *Coordinator) storeOffsets(g *classicGroup, commits []offsetCommit) error {
+// storeOffsets writes the commits as one batch (transactional when p is a
+// producer) and sets the log offset of each one's record.
+func (c *Coordinator) storeOffsets(g *classicGroup, commits []offsetCommit, p producer) error {
 	kvs := make([]keyValue, len(commits))
 	for i, cm := range commits {
 		v := kmsg.OffsetCommitValue{
@@ -98,46 +122,72 @@ func (c *Coordinator) storeOffsets(g *classicGroup, commits []offsetCommit) erro
 		}
 		kvs[i] = keyValue{offsetKey(g.id, cm.tp), v.AppendTo(nil)}
 	}
-	return c.write(g, kvs)
+	base, err := c.writeBatch(g, kvs, p)
+	if err != nil {
+		return err
+	}
+	for i := range commits {
+		commits[i].entry.recordOffset = base + int64(i)
+	}
+	return nil
 }
 
-// deleteOffsets writes tombstones for the partitions and forgets them.
+// deleteOffsets writes tombstones for the partitions and forgets their
+// committed and pending transactional offsets: in Kafka a tombstone also
+// removes the pending offsets of open transactions for that partition.
 func (c *Coordinator) deleteOffsets(g *classicGroup, tps []topicPartition) error {
 	kvs := make([]keyValue, len(tps))
 	for i, tp := range tps {
 		kvs[i] = keyValue{key: offsetKey(g.id, tp)}
 	}
-	if err := c.write(g, kvs); err != nil {
+	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
 	for _, tp := range tps {
 		delete(g.offsets, tp)
+		g.dropPending(tp)
 	}
 	return nil
 }
 
-// deleteGroup writes tombstones for the group and all its offsets and
-// marks it Dead; the caller removes it from the map.
+// deleteGroup writes tombstones for the group and all its offsets,
+// committed or pending in an open transaction (as Kafka's deleteAllOffsets),
+// and marks it Dead; the caller removes it from the map. A transaction's
+// later commit marker then finds nothing of it to commit.
 func (c *Coordinator) deleteGroup(g *classicGroup) error {
-	kvs := make([]keyValue, 0, len(g.offsets)+1)
+	tps := make(map[topicPartition]bool, len(g.offsets))
 	for tp := range g.offsets {
+		tps[tp] = true
+	}
+	for _, offs := range g.pendingTxn {
+		for tp := range offs {
+			tps[tp] = true
+		}
+	}
+	kvs := make([]keyValue, 0, len(tps)+1)
+	for tp := range tps {
 		kvs = append(kvs, keyValue{key: offsetKey(g.id, tp)})
 	}
 	kvs = append(kvs, keyValue{key: groupKey(g.id)})
-	if err := c.write(g, kvs); err != nil {
+	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
 	clear(g.offsets)
+	c.forgetPending(g)
 	g.transition(Dead, c.clock.Now())
 	return nil
 }
 
 // replayer rebuilds groups from a partition's records: the last record of
 // each key wins and a tombstone removes it, as compaction would leave it.
+// Offset records in a batch with a producer id are a transaction's: they
+// wait in pending until the producer's end-transaction marker (a control
+// batch) commits or drops them, as in Kafka's OffsetMetadataManager.
 type replayer struct {
 	partition int32
 	metadata  map[string]*kmsg.GroupMetadataValue
 	offsets   map[string]map[topicPartition]offsetEntry
+	pending   map[int64]map[string]map[topicPartition]offsetEntry // producer -> group -> offsets
 	err       error
 }
 
@@ -146,6 +196,7 @@ func newReplayer(partition int32) *replayer {
 		partition: partition,
 		metadata:  map[string]*kmsg.GroupMetadataValue{},
 		offsets:   map[string]map[topicPartition]offsetEntry{},
+		pending:   map[int64]map[string]map[topicPartition]offsetEntry{},
 	}
 }
 
@@ -162,16 +213,27 @@ func (r *replayer) batches(b []byte) error {
 		batch := b[:n]
 		b = b[n:]
 		if h.Attributes&protocol.AttrControl != 0 {
+			// Only end-transaction markers are written to this topic;
+			// any other control record is skipped, as Kafka's loader does.
+			if m, err := protocol.ParseEndTxnMarker(batch); err == nil {
+				r.endTxn(h.ProducerID, m.Commit)
+			}
 			continue
 		}
-		if err := protocol.Records(batch, r.record); err != nil {
+		pid := int64(-1)
+		if h.Attributes&protocol.AttrTransactional != 0 {
+			pid = h.ProducerID
+		}
+		if err := protocol.Records(batch, func(rec *protocol.Record) error { return r.record(pid, rec) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *replayer) record(rec *protocol.Record) error {
+// record applies one record of a batch written by producerID (-1 for the
+// coordinator's own batches).
+func (r *replayer) record(producerID int64, rec *protocol.Record) error {
 	if len(rec.Key) < 2 {
 		return nil
 	}
@@ -184,23 +246,33 @@ func (r *replayer) record(rec *protocol.Record) error {
 		tp := topicPartition{k.Topic, k.Partition}
 		if rec.Value == nil {
 			delete(r.offsets[k.Group], tp)
+			for _, groups := range r.pending {
+				delete(groups[k.Group], tp)
+			}
 			return nil
 		}
 		var v kmsg.OffsetCommitValue
 		if err := v.ReadFrom(rec.Value); err != nil {
 			return err
 		}
-		if r.offsets[k.Group] == nil {
-			r.offsets[k.Group] = map[topicPartition]offsetEntry{}
-		}
-		e := offsetEntry{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: -1}
+		e := offsetEntry{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: -1, recordOffset: rec.Offset}
 		if v.Version >= 3 {
 			e.leaderEpoch = v.LeaderEpoch
 		}
 		if v.Version == 1 {
 			e.expireTime = v.ExpireTimestamp
 		}
-		r.offsets[k.Group][tp] = e
+		offsets := r.offsets
+		if producerID >= 0 {
+			if r.pending[producerID] == nil {
+				r.pending[producerID] = map[string]map[topicPartition]offsetEntry{}
+			}
+			offsets = r.pending[producerID]
+		}
+		if offsets[k.Group] == nil {
+			offsets[k.Group] = map[topicPartition]offsetEntry{}
+		}
+		offsets[k.Group][tp] = e
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if err := k.ReadFrom(rec.Key); err != nil {
@@ -209,6 +281,9 @@ func (r *replayer) record(rec *protocol.Record) error {
 		if rec.Value == nil {
 			delete(r.metadata, k.Group)
 			delete(r.offsets, k.Group)
+			for _, groups := range r.pending {
+				delete(groups, k.Group)
+			}
 			return nil
 		}
 		v := new(kmsg.GroupMetadataValue)
@@ -228,6 +303,34 @@ func (r *replayer) record(rec *protocol.Record) error {
 	// Other key versions are the records of KIP-848 consumer groups and
 	// share groups, which this coordinator does not serve.
 	return nil
+}
+
+// endTxn applies a producer's end-transaction marker: on commit its
+// pending offsets become committed, except where the committed offset's
+// record is later in the log than the pending one's (Kafka keeps the most
+// recent of a transactional and a plain commit); on abort they are dropped.
+func (r *replayer) endTxn(producerID int64, commit bool) {
+	groups := r.pending[producerID]
+	delete(r.pending, producerID)
+	if !commit {
+		return
+	}
+	for id, offs := range groups {
+		if r.offsets[id] == nil {
+			r.offsets[id] = map[topicPartition]offsetEntry{}
+		}
+		commitPending(r.offsets[id], offs)
+	}
+}
+
+// commitPending moves a transaction's offsets into committed, the later
+// record winning.
+func commitPending(committed, pending map[topicPartition]offsetEntry) {
+	for tp, e := range pending {
+		if cur, ok := committed[tp]; !ok || e.recordOffset > cur.recordOffset {
+			committed[tp] = e
+		}
+	}
 }
 
 // groups turns what was replayed into groups: with members, Stable; with
@@ -285,6 +388,22 @@ func (r *replayer) groups(now time.Time) map[string]*classicGroup {
 		g := get(id)
 		for tp, e := range offs {
 			g.offsets[tp] = e
+		}
+	}
+	// Transactions still open at the end of the log: their markers come
+	// later, through CompleteTxn.
+	for pid, groups := range r.pending {
+		for id, offs := range groups {
+			if len(offs) == 0 {
+				continue
+			}
+			g := get(id)
+			if g.pendingTxn[pid] == nil {
+				g.pendingTxn[pid] = map[topicPartition]offsetEntry{}
+			}
+			for tp, e := range offs {
+				g.pendingTxn[pid][tp] = e
+			}
 		}
 	}
 	for _, g := range out {

@@ -115,6 +115,9 @@ type classicGroup struct {
 	syncTimer       timerSlot
 
 	offsets map[topicPartition]offsetEntry
+	// pendingTxn holds, per producer id, the offsets of its open
+	// transaction: written to the log, not visible until its commit marker.
+	pendingTxn map[int64]map[topicPartition]offsetEntry
 }
 
 type topicPartition struct {
@@ -129,6 +132,10 @@ type offsetEntry struct {
 	metadata    string
 	commitTime  int64 // ms
 	expireTime  int64 // ms; -1 unless the commit (OffsetCommit v2-4) asked for a retention
+	// recordOffset is the log offset of the record that stored it: a
+	// transaction's offset, committed by its marker, replaces a committed
+	// offset only if its record is the later one (Kafka's rule).
+	recordOffset int64
 }
 
 func newGroup(id string, partition int32, now time.Time) *classicGroup {
@@ -143,13 +150,38 @@ func newGroup(id string, partition int32, now time.Time) *classicGroup {
 		supported:   map[string]int{},
 		pendingSync: map[string]bool{},
 		offsets:     map[topicPartition]offsetEntry{},
+		pendingTxn:  map[int64]map[topicPartition]offsetEntry{},
+	}
+}
+
+// hasPending reports whether an open transaction holds an offset for the
+// partition (Kafka's hasPendingTransactionalOffsets).
+func (g *classicGroup) hasPending(tp topicPartition) bool {
+	for _, offs := range g.pendingTxn {
+		if _, ok := offs[tp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// dropPending forgets every open transaction's offset for the partition,
+// as a tombstone does in Kafka.
+func (g *classicGroup) dropPending(tp topicPartition) {
+	for pid, offs := range g.pendingTxn {
+		delete(offs, tp)
+		if len(offs) == 0 {
+			delete(g.pendingTxn, pid)
+		}
 	}
 }
 
 // unused reports a group that holds nothing: no members, pending members,
-// offsets or past generations. Only a refused first JoinGroup leaves one.
+// offsets (committed or in an open transaction) or past generations. Only
+// a refused first JoinGroup, or a commit that stored nothing, leaves one.
 func (g *classicGroup) unused() bool {
-	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 && len(g.offsets) == 0
+	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 &&
+		len(g.offsets) == 0 && len(g.pendingTxn) == 0
 }
 
 func (g *classicGroup) transition(s State, now time.Time) {

@@ -14,6 +14,7 @@ func (c *Coordinator) Unload(partition int32) {
 		return
 	}
 	c.parts[partition] = notOwned
+	delete(c.lateTxns, partition)
 	var groups []*classicGroup
 	for id, g := range c.groups {
 		if g.partition == partition {
@@ -35,6 +36,9 @@ func (c *Coordinator) Unload(partition int32) {
 				m.awaitingSync = nil
 			}
 		}
+		// Open transactions are forgotten with the rest: the new leader
+		// replays them from the log and gets their markers.
+		c.forgetPending(g)
 		g.state = Dead
 		g.mu.Unlock()
 	}
