@@ -198,9 +198,19 @@ func (e *cliEnv) testIdempotence(t *testing.T) {
 // cliProducerRows parses kafka-transactions describe-producers' table.
 func cliProducerRows(t *testing.T, out string) []map[string]string {
 	t.Helper()
+	return cliColumns(t, out, "ProducerId")
+}
+
+// cliColumns parses a table of kafka-transactions whose header line starts
+// with first: the rows after it, as maps from column name to value.
+func cliColumns(t *testing.T, out, first string) []map[string]string {
+	t.Helper()
 	lines := cliLines(out)
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "ProducerId") {
-		t.Fatalf("no producer table in:\n%s", out)
+	for len(lines) > 0 && !strings.HasPrefix(lines[0], first) {
+		lines = lines[1:]
+	}
+	if len(lines) == 0 {
+		t.Fatalf("no %s table in:\n%s", first, out)
 	}
 	cols := strings.Fields(lines[0])
 	var rows []map[string]string

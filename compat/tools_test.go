@@ -22,7 +22,7 @@ import (
 // commit), kafka-get-offsets and kafka-delete-records (offsets),
 // kafka-producer-perf-test and kafka-consumer-perf-test (perf),
 // kafka-cluster, kafka-storage info, kafka-broker-api-versions and
-// kafka-log-dirs (cluster), and DumpLogSegments over the files gregor
+// kafka-log-dirs (cluster), kafka-transactions (transactions), and DumpLogSegments over the files gregor
 // wrote (idempotence, dumplog). Every output is parsed and its values
 // checked, most against what franz-go reads from the same broker. The
 // features run in order on shared topics; dumplog comes last because it
@@ -70,6 +70,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "perf", e.testPerf)
 	feature(t, client, v, "cluster", e.testCluster)
 	feature(t, client, v, "idempotence", e.testIdempotence)
+	feature(t, client, v, "transactions", e.testTransactions)
 	feature(t, client, v, "dumplog", e.testDumpLog)
 }
 

@@ -1,0 +1,63 @@
+package compat
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testTransactions runs kafka-transactions against transactions a franz-go
+// producer leaves: list and describe show the open one (Ongoing, with its
+// partition), describe-producers its start offset, and abort (the
+// operator's way out of a hanging transaction: DescribeProducers, then
+// WriteTxnMarkers to the partition's leader) ends it on the partition, after
+// which read_committed consumers see past it but never its records.
+func (e *cliEnv) testTransactions(t *testing.T) {
+	const topic, id = "cli-txn", "cli-txn-producer"
+	createTopic(t, e.adm, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := franzClient(t, e.p.Addr, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	committed := makeRecords("cli-commit", 5)
+	franzTransaction(t, ctx, cl, topic, committed, kgo.TryCommit)
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	open := makeRecords("cli-open", 3)
+	var rs []*kgo.Record
+	for _, kv := range open {
+		rs = append(rs, &kgo.Record{Topic: topic, Key: []byte(kv.key), Value: []byte(kv.value)})
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	listed := cliColumns(t, e.admin(t, e.cls.transactions, "list"), "TransactionalId")
+	found := false
+	for _, row := range listed {
+		if row["TransactionalId"] == id {
+			found = row["TransactionState"] == "Ongoing"
+		}
+	}
+	if !found {
+		t.Errorf("kafka-transactions list: %v, want %s Ongoing", listed, id)
+	}
+	described := cliColumns(t, e.admin(t, e.cls.transactions, "describe", "--transactional-id", id), "CoordinatorId")
+	if len(described) != 1 || described[0]["TransactionState"] != "Ongoing" || described[0]["TopicPartitions"] != topic+"-0" {
+		t.Errorf("kafka-transactions describe: %v, want Ongoing on %s-0", described, topic)
+	}
+	// The five committed records and their marker come first.
+	producers := cliProducerRows(t, e.admin(t, e.cls.transactions, "describe-producers", "--topic", topic, "--partition", "0"))
+	if len(producers) != 1 || producers[0]["CurrentTransactionStartOffset"] != "6" {
+		t.Fatalf("kafka-transactions describe-producers: %v, want a transaction open at offset 6", producers)
+	}
+
+	e.admin(t, e.cls.transactions, "abort", "--topic", topic, "--partition", "0", "--start-offset", "6")
+	sameRecords(t, "read_committed after the abort", readIsolated(t, e.p.Addr, topic, kgo.ReadCommitted(), len(committed)), committed)
+	producers = cliProducerRows(t, e.admin(t, e.cls.transactions, "describe-producers", "--topic", topic, "--partition", "0"))
+	if len(producers) != 1 || producers[0]["CurrentTransactionStartOffset"] != "None" {
+		t.Fatalf("describe-producers after the abort: %v, want no open transaction", producers)
+	}
+}
