@@ -85,8 +85,8 @@ func (l *Log) cleanableRange(checkpoint, now int64) cleanable {
 	cfg := l.cfg
 	segs := l.segments()
 	start, end := l.logStart.Load(), l.end.Load()
-	stable := min(l.hw.Load(), l.producers.firstUnstableOffset())
 	l.mu.Unlock()
+	stable := l.LastStableOffset()
 
 	var c cleanable
 	c.firstDirty = checkpoint
