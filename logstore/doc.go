@@ -200,7 +200,9 @@
 // the highest dirty ratio and rewrite its segments keeping each key's
 // newest record, tombstones until their delete horizon (KIP-534 batch
 // attribute bit 6), offsets and batch headers as Kafka keeps them. It stops
-// below the last stable offset.
+// below the last stable offset; records of aborted transactions neither
+// enter its key map nor survive, and transaction markers and .txnindex
+// entries are kept (see "Where Gregor differs").
 //
 // # Replication (replicate.go, truncate.go)
 //
@@ -285,6 +287,11 @@
 // indexes of those.
 //
 // # Where Gregor differs from Kafka
+//
+// The cleaner keeps every transaction marker and every .txnindex entry,
+// whereas Kafka removes a marker (and its entry) once no record of its
+// transaction is left and delete.retention.ms has passed: a few bytes per
+// transaction more, which consumers skip.
 //
 // Index entries are decided per batch (Kafka decides per append call, which
 // is the same for the one-batch appends produce requests make, and per batch

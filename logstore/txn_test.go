@@ -406,3 +406,62 @@ func TestTransactionReadsAllocateNothing(t *testing.T) {
 		t.Errorf("last stable %d, aborted %+v and %+v", lso, got, none)
 	}
 }
+
+// TestCompactionDropsAbortedTransactions: in a compacted topic where an
+// aborted transaction wrote the newest value of a key, cleaning keeps the
+// committed value and no aborted record; committed transactions are
+// compacted like any records; markers stay, and so does the cleaned
+// segment's .txnindex entry.
+func TestCompactionDropsAbortedTransactions(t *testing.T) {
+	d, l := newCompactedLog(t, compactConfig())
+	now := time.Now().UnixMilli()
+	txn := int16(protocol.AttrTransactional)
+	val := func(s string) []byte { return []byte(s) }
+	appendTo(t, l, keyedBatch(t, []kv{{"k", val("committed")}, {"j", val("j1")}}, now, txn, 7, 0, 0), 0)
+	appendTo(t, l, endTxn(7, 0, true, 0), 2)
+	appendTo(t, l, keyedBatch(t, []kv{{"k", val("aborted")}, {"j", val("aborted")}}, now, txn, 8, 0, 0), 3)
+	appendTo(t, l, keyedBatch(t, []kv{{"m", val("m1")}}, now, txn, 9, 0, 0), 5)
+	appendTo(t, l, endTxn(8, 0, false, 0), 6)
+	appendTo(t, l, endTxn(9, 0, true, 0), 7)
+	appendTo(t, l, keyedBatch(t, []kv{{"x", val("x1")}}, now, 0, -1, -1, -1), 8)
+	appendTo(t, l, keyedBatch(t, []kv{{"j", val("j2")}}, now, txn, 7, 0, 2), 9)
+	appendTo(t, l, endTxn(7, 0, true, 0), 10)
+	cfg := l.Config()
+	cfg.SegmentBytes = 100 // roll at the next append
+	l.SetConfig(cfg)
+	appendTo(t, l, keyedBatch(t, []kv{{"y", val("y1")}}, now, 0, -1, -1, -1), 11)
+	l.SetHighWatermark(l.LogEndOffset())
+	aborted := AbortedTxn{ProducerID: 8, FirstOffset: 3, LastOffset: 6, LastStableOffset: 5}
+	checkAborted(t, "before cleaning", l, 0, 12, aborted)
+
+	if _, err := d.CleanNow(l.TopicPartition()); err != nil {
+		t.Fatal(err)
+	}
+	recs, hdrs := readLog(t, l)
+	var data []string
+	controls := 0
+	for _, h := range hdrs {
+		if h.Attributes&protocol.AttrControl != 0 {
+			controls++
+		}
+	}
+	for _, r := range recs {
+		if len(r.key) == 4 && r.key[0] == 0 { // a marker's record
+			continue
+		}
+		data = append(data, fmt.Sprintf("%d %s=%s", r.offset, r.key, r.value))
+	}
+	want := []string{"0 k=committed", "5 m=m1", "8 x=x1", "9 j=j2", "11 y=y1"}
+	if !slices.Equal(data, want) {
+		t.Errorf("records after cleaning: %q, want %q", data, want)
+	}
+	if controls != 4 {
+		t.Errorf("%d markers after cleaning, want 4", controls)
+	}
+	// Producer 8's aborted batch was its last: kept empty for its sequence.
+	if i := slices.IndexFunc(hdrs, func(h protocol.BatchHeader) bool { return h.BaseOffset == 3 }); i < 0 || hdrs[i].RecordCount != 0 {
+		t.Errorf("batches after cleaning: %+v", hdrs)
+	}
+	checkAborted(t, "after cleaning", l, 0, 12, aborted)
+	checkBytes(t, "cleaned .txnindex", readFile(t, filepath.Join(l.Dir(), offsetName(0)+txnIndexSuffix)), txnIndexBytes(aborted))
+}
