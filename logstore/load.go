@@ -135,7 +135,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 		}
 	}
 	end := int64(-1)
-	rebuilt := map[*segment]bool{} // their .txnindex is refilled by loadProducerState
+	rebuilt := map[*segment]bool{} // their .txnindex is rebuilt by loadProducerState
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
 		recover := i >= firstRecover || missingIndex[s.base] || badTxnIndex[s.base]
@@ -377,6 +377,11 @@ func (l *Log) loadProducerState(rebuild map[*segment]bool) error {
 		l.lastSnapOffset = off
 		from = off
 		break
+	}
+	for s := range rebuild {
+		s.mu.Lock()
+		s.txn.reset()
+		s.mu.Unlock()
 	}
 	l.producers.begin()
 	l.txns.reset(l.producers.producers)

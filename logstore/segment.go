@@ -245,7 +245,6 @@ func (s *segment) rebuild(indexInterval int, onBatch func(h *protocol.BatchHeade
 	res := recoverResult{nextOffset: s.base}
 	s.idx.reset()
 	s.tidx.reset()
-	s.txn.reset() // refilled as the producer state is replayed (Log.loadProducerState)
 	s.maxTs, s.maxTsOffset, s.bytesSinceIndex, s.rollTs = -1, s.base, 0, -1
 	st, err := s.log.Stat()
 	if err != nil {

@@ -465,3 +465,84 @@ func TestCompactionDropsAbortedTransactions(t *testing.T) {
 	checkAborted(t, "after cleaning", l, 0, 12, aborted)
 	checkBytes(t, "cleaned .txnindex", readFile(t, filepath.Join(l.Dir(), offsetName(0)+txnIndexSuffix)), txnIndexBytes(aborted))
 }
+
+// TestTornMarkerDropsEntry: a crash that tears the abort marker (its
+// .txnindex entry already written) leaves the transaction open and the
+// entry gone, from memory and from the file.
+func TestTornMarkerDropsEntry(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	tp := TopicPartition{"tx", 0}
+	l, err := d.CreateLog(tp, RandomUUID(), testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, l, txnData(1, 0, 0, 2), 0)
+	appendTo(t, l, endTxn(1, 0, false, 0), 2)
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	txnPath := filepath.Join(l.Dir(), offsetName(0)+txnIndexSuffix)
+	checkBytes(t, ".txnindex after flush", readFile(t, txnPath), txnIndexBytes(AbortedTxn{1, 0, 2, 3}))
+	logPath := filepath.Join(l.Dir(), offsetName(0)+logSuffix)
+	d.crash()
+	if err := os.Truncate(logPath, int64(len(txnData(1, 0, 0, 2))+10)); err != nil {
+		t.Fatal(err)
+	}
+	d = openTestDir(t, root)
+	defer d.Close()
+	l = d.Log(tp)
+	l.SetHighWatermark(l.LogEndOffset())
+	if l.LogEndOffset() != 2 {
+		t.Fatalf("log end %d after the torn marker", l.LogEndOffset())
+	}
+	checkTxnOffsets(t, "torn marker", l, 0, 0)
+	checkAborted(t, "torn marker", l, 0, 3)
+	checkBytes(t, ".txnindex after recovery", readFile(t, txnPath), nil)
+}
+
+// TestTransactionReadsDuringAppends: a reader never sees a last stable
+// offset past the first offset of a transaction whose abort marker's
+// .txnindex entry it cannot see.
+func TestTransactionReadsDuringAppends(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 1000
+	_, l := newTestLog(t, cfg)
+	const txns = 200 // transaction i: offsets 3i, 3i+1, abort marker 3i+2
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < txns; i++ {
+			for _, b := range [][]byte{txnData(1, 0, int32(2*i), 2), endTxn(1, 0, false, 0)} {
+				if _, err := l.Append(b, noStamp); err != nil {
+					t.Error(err)
+					return
+				}
+				l.SetHighWatermark(l.LogEndOffset())
+			}
+		}
+	}()
+	buf := make([]AbortedTxn, 0, txns)
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		lso := l.LastStableOffset()
+		got := l.AppendAbortedTxns(buf[:0], 0, lso)
+		if want := (lso + 2) / 3; int64(len(got)) != want { // the transactions starting below lso
+			t.Errorf("last stable offset %d with %d aborted transactions below it, want %d", lso, len(got), want)
+			break
+		}
+		for i, a := range got {
+			if a != (AbortedTxn{1, int64(3 * i), int64(3*i + 2), int64(3*i + 3)}) {
+				t.Errorf("entry %d: %+v", i, a)
+			}
+		}
+	}
+	<-done
+	if l.LastStableOffset() != 3*txns {
+		t.Fatalf("last stable offset %d at the end", l.LastStableOffset())
+	}
+}
