@@ -546,3 +546,90 @@ func TestTransactionReadsDuringAppends(t *testing.T) {
 		t.Fatalf("last stable offset %d at the end", l.LastStableOffset())
 	}
 }
+
+// TestCrashDuringSwapKeepsTxnIndex: cleaning segments that hold aborted
+// transactions, with a crash injected before each file operation of the
+// swap, leaves after the reopen the same aborted transactions (their
+// .txnindex files swapped with the rest, or the old ones kept), no
+// leftover files, and, after the next clean, no aborted record.
+func TestCrashDuringSwapKeepsTxnIndex(t *testing.T) {
+	src := t.TempDir()
+	d := openTestDir(t, src)
+	d.SetCleaner(0, time.Second)
+	cfg := compactConfig()
+	cfg.SegmentBytes = 300
+	tp := TopicPartition{"c", 0}
+	l, err := d.CreateLog(tp, RandomUUID(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	for i := int64(0); i < 12; i++ {
+		pid := 100 + i
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("aborted")}}, now, protocol.AttrTransactional, pid, 0, 0), noStamp)
+		mustAppend(t, l, endTxn(pid, 0, false, 0), noStamp)
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", fmt.Appendf(nil, "v%d", i)}}, now, 0, -1, -1, -1), noStamp)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	want := l.AppendAbortedTxns(nil, 0, l.LogEndOffset())
+	if len(want) != 12 || len(filesWithSuffix(t, l.Dir(), txnIndexSuffix)) < 4 {
+		t.Fatalf("%d aborted transactions in %v", len(want), filesWithSuffix(t, l.Dir(), txnIndexSuffix))
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.SegmentBytes = 1000 // groups of several segments
+	crashAt := func(k int) (string, bool) {
+		root := t.TempDir()
+		copyTree(t, src, root)
+		d := openTestDir(t, root)
+		d.SetCleaner(0, time.Second)
+		d.Log(tp).SetConfig(cfg)
+		n, crashed := 0, false
+		d.cleaner.step = func(string) error {
+			if n == k {
+				crashed = true
+				return errInjected
+			}
+			n++
+			return nil
+		}
+		if _, err := d.CleanNow(tp); err != nil && !errors.Is(err, errInjected) {
+			t.Fatalf("step %d: %v", k, err)
+		}
+		d.crash()
+		return root, crashed
+	}
+	for k := 0; ; k++ {
+		root, crashed := crashAt(k)
+		d := openTestDir(t, root)
+		d.SetCleaner(0, time.Second)
+		l := d.Log(tp)
+		l.SetConfig(cfg)
+		checkAborted(t, fmt.Sprintf("crash at step %d", k), l, 0, l.LogEndOffset(), want...)
+		for _, suffix := range []string{cleanedSuffix, swapSuffix, deletedSuffix} {
+			if f := filesWithSuffix(t, l.Dir(), suffix); len(f) > 0 {
+				t.Fatalf("crash at step %d: %v left after open", k, f)
+			}
+		}
+		cleaned, err := d.CleanNow(tp)
+		if err != nil || cleaned < 20 {
+			t.Fatalf("crash at step %d: the next clean: %d %v", k, cleaned, err)
+		}
+		recs, _ := readLog(t, l)
+		for _, r := range recs {
+			if string(r.value) == "aborted" && r.offset < cleaned {
+				t.Fatalf("crash at step %d: aborted record at %d after the next clean", k, r.offset)
+			}
+		}
+		checkAborted(t, fmt.Sprintf("crash at step %d, cleaned again", k), l, 0, l.LogEndOffset(), want...)
+		d.Close()
+		if !crashed {
+			t.Logf("%d swap steps", k)
+			if k < 10 {
+				t.Fatalf("only %d swap steps", k)
+			}
+			break
+		}
+	}
+}
