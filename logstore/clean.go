@@ -28,9 +28,19 @@ package logstore
 // dropped, except, as an empty header-only batch, the last data batch of a
 // producer the log still tracks (its sequence numbers must survive) and
 // the batch just before the first uncleanable offset (so the last offset
-// of a cleaning round is not lost). Control batches (transaction markers)
-// are kept: Gregor does not clean transactions yet, so aborted
-// transactional records are treated as committed.
+// of a cleaning round is not lost).
+//
+// Transactions, as Kafka's cleaner: the aborted transactions are read from
+// the .txnindex entries ahead of the walk, so that a batch of an aborted
+// transaction is known as it is met (its producer is then between the
+// transaction's first offset and its abort marker). Such batches put no key
+// in the offset map and lose all their records (kept empty by the rules
+// above only). Committed transactions are cleaned like any records.
+// Control batches are all kept, byte for byte, and so are the .txnindex
+// entries of the rewritten segments (the rewritten segment gets those of
+// its group). Kafka removes a marker once its transaction has no records
+// left and delete.retention.ms has passed, and then its entry; Gregor
+// keeps both: a few bytes per transaction, and consumers skip the markers.
 
 import (
 	"crypto/md5"
@@ -38,6 +48,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -85,8 +96,8 @@ func (l *Log) cleanableRange(checkpoint, now int64) cleanable {
 	cfg := l.cfg
 	segs := l.segments()
 	start, end := l.logStart.Load(), l.end.Load()
-	stable := min(l.hw.Load(), l.producers.firstUnstableOffset())
 	l.mu.Unlock()
+	stable := l.LastStableOffset()
 
 	var c cleanable
 	c.firstDirty = checkpoint
@@ -149,9 +160,15 @@ func (l *Log) clean(c cleanable, o cleanOptions) (int64, error) {
 	if endOffset <= c.firstDirty {
 		return 0, fmt.Errorf("the offset map (%d keys) cannot hold one batch at offset %d", om.limit, c.firstDirty)
 	}
+	toClean := segmentsIn(segs, 0, endOffset)
+	upper := endOffset // the end of the last segment cleaned
+	if len(toClean) < len(segs) {
+		upper = segs[len(toClean)].base
+	}
 	f := &recordFilter{om: om, now: o.now, deleteRetentionMs: cfg.DeleteRetentionMs,
-		producers: l.lastRecordsOfProducers(), upperBound: c.firstUncleanable}
-	for _, group := range groupSegments(segmentsIn(segs, 0, endOffset), cfg, c.firstUncleanable) {
+		producers: l.lastRecordsOfProducers(), upperBound: c.firstUncleanable,
+		aborted: l.abortedIn(segs[0].base, upper)}
+	for _, group := range groupSegments(toClean, cfg, c.firstUncleanable) {
 		if err := l.cleanGroup(group, f, cfg, o); err != nil {
 			return 0, err
 		}
@@ -182,12 +199,13 @@ func (m *offsetMap) get(key []byte) int64 {
 // buildOffsetMap): segment by segment, stopping when the map is full.
 func (l *Log) buildOffsetMap(segs []*segment, start, end int64, om *offsetMap, o cleanOptions) error {
 	dirty := segmentsIn(segs, start, end)
+	aborted := l.abortedIn(start, end)
 	for i, s := range dirty {
 		next := end
 		if i+1 < len(dirty) {
 			next = dirty[i+1].base
 		}
-		full, err := mapSegment(s, start, om, o)
+		full, err := mapSegment(s, start, om, aborted, o)
 		if err != nil || full {
 			return err
 		}
@@ -198,9 +216,10 @@ func (l *Log) buildOffsetMap(segs []*segment, start, end int64, om *offsetMap, o
 
 var errMapFull = errors.New("offset map full")
 
-// mapSegment adds the keys of one segment's records from offset start on;
-// full reports that the map filled up before the segment's end.
-func mapSegment(s *segment, start int64, om *offsetMap, o cleanOptions) (full bool, err error) {
+// mapSegment adds the keys of one segment's records from offset start on,
+// but those of aborted transactions; full reports that the map filled up
+// before the segment's end.
+func mapSegment(s *segment, start int64, om *offsetMap, aborted *abortedTxns, o cleanOptions) (full bool, err error) {
 	sc := newScanner(s.log, s.lookup(start), s.size.Load(), 1<<20)
 	for {
 		h, at, err := sc.next()
@@ -216,11 +235,11 @@ func mapSegment(s *segment, start int64, om *offsetMap, o cleanOptions) (full bo
 		if h.LastOffset() < start {
 			continue
 		}
-		if h.Attributes&protocol.AttrControl == 0 {
-			batch, err := sc.batch(&h, at)
-			if err != nil {
-				return false, storageErr("map "+s.log.Name(), err)
-			}
+		batch, err := sc.batch(&h, at)
+		if err != nil {
+			return false, storageErr("map "+s.log.Name(), err)
+		}
+		if !aborted.skip(&h, batch) && h.Attributes&protocol.AttrControl == 0 {
 			err = protocol.Records(batch, func(r *protocol.Record) error {
 				if r.Key == nil || r.Offset < start {
 					return nil
@@ -290,6 +309,9 @@ func (l *Log) cleanGroup(group []*segment, f *recordFilter, cfg Config, o cleanO
 		if err := f.cleanSegment(s, &w, o); err != nil {
 			return err
 		}
+		s.mu.RLock()
+		dst.txn.entries = append(dst.txn.entries, s.txn.entries...)
+		s.mu.RUnlock()
 	}
 	if err := w.flush(); err != nil {
 		return storageErr("write "+dst.log.Name(), err)
@@ -364,6 +386,7 @@ type recordFilter struct {
 	deleteRetentionMs int64
 	producers         map[int64]lastRecord
 	upperBound        int64 // the first uncleanable offset
+	aborted           *abortedTxns
 
 	kept  []protocol.Record // scratch for one batch
 	arena []byte            // their keys, values and headers
@@ -404,12 +427,19 @@ func (f *recordFilter) cleanSegment(s *segment, w *cleanWriter, o cleanOptions) 
 // filter appends to dst what is kept of one batch (nothing, the batch as
 // it is, a rebuilt batch, or an empty header-only batch).
 func (f *recordFilter) filter(dst []byte, h *protocol.BatchHeader, batch []byte) ([]byte, error) {
+	aborted := f.aborted.skip(h, batch)
 	if h.Attributes&protocol.AttrControl != 0 {
 		return append(dst, batch...), nil
 	}
 	retainEmpty := h.LastOffset()+1 == f.upperBound
 	if p, ok := f.producers[h.ProducerID]; ok && h.ProducerID >= 0 && p.lastDataOffset >= 0 && p.lastDataOffset == h.LastOffset() {
 		retainEmpty = true
+	}
+	if aborted {
+		if retainEmpty {
+			return protocol.AppendEmptyBatch(dst, *h), nil
+		}
+		return dst, nil
 	}
 	f.kept, f.arena = f.kept[:0], f.arena[:0]
 	all, tombstones := true, false
@@ -477,4 +507,36 @@ func (f *recordFilter) save(b []byte) []byte {
 	}
 	f.arena = append(f.arena, b...)
 	return f.arena[len(f.arena)-len(b) : len(f.arena) : len(f.arena)]
+}
+
+// abortedTxns follows, batch by batch in log order, which producers are
+// inside an aborted transaction (Kafka's CleanedTransactionMetadata, but
+// for removing markers).
+type abortedTxns struct {
+	ahead  []AbortedTxn   // by first offset, not reached yet
+	inside map[int64]bool // producers between an aborted transaction's first offset and its marker
+}
+
+// abortedIn prepares to walk [from, to): the aborted transactions with
+// records there, from the segments' .txnindex entries.
+func (l *Log) abortedIn(from, to int64) *abortedTxns {
+	ahead := l.AppendAbortedTxns(nil, from, to)
+	slices.SortStableFunc(ahead, func(a, b AbortedTxn) int { return cmpInt64(a.FirstOffset, b.FirstOffset) })
+	return &abortedTxns{ahead: ahead, inside: map[int64]bool{}}
+}
+
+// skip reports whether the batch (the next in log order) belongs to an
+// aborted transaction; an abort marker ends its producer's.
+func (a *abortedTxns) skip(h *protocol.BatchHeader, batch []byte) bool {
+	for len(a.ahead) > 0 && a.ahead[0].FirstOffset <= h.LastOffset() {
+		a.inside[a.ahead[0].ProducerID] = true
+		a.ahead = a.ahead[1:]
+	}
+	if h.Attributes&protocol.AttrControl != 0 {
+		if abort, _, ok := parseMarker(batch); ok && abort {
+			delete(a.inside, h.ProducerID)
+		}
+		return false
+	}
+	return h.Attributes&protocol.AttrTransactional != 0 && a.inside[h.ProducerID]
 }

@@ -1,5 +1,6 @@
 // Package logstore is the partition log as a library: segments, sparse
-// indexes, checkpoints, crash recovery and idempotent-producer state, all in
+// indexes, checkpoints, crash recovery, idempotent-producer and
+// transaction state (last stable offset, aborted-transaction index), all in
 // Apache Kafka's own on-disk format, so that Kafka's tools (DumpLogSegments)
 // read what Gregor writes and Gregor reads what Kafka wrote. It imports no
 // networking code; record batches come from and go to package protocol.
@@ -20,8 +21,10 @@
 //	    00000000000000000000.log          record batches
 //	    00000000000000000000.index        offset index
 //	    00000000000000000000.timeindex    time index
+//	    00000000000000000000.txnindex     aborted transactions whose markers are in the segment
+//	                                      (only once there is one)
 //	    00000000000000000042.snapshot     producer state as of offset 42
-//	    00000000000000000000.log.deleted  (and .index.deleted, .timeindex.deleted)
+//	    00000000000000000000.log.deleted  (and .index.deleted, .timeindex.deleted, .txnindex.deleted)
 //	                                      a segment retention or the cleaner took out,
 //	                                      removed after file.delete.delay.ms
 //	    00000000000000000000.log.cleaned  (and indexes) a segment the cleaner is writing
@@ -106,6 +109,38 @@
 //
 //	00 00 01 8b cf e5 68 00  00 00 00 13
 //
+// # .txnindex: aborted transactions, 34-byte entries (Kafka's TransactionIndex)
+//
+//	offset size field
+//	     0    2 version           int16 = 0
+//	     2    8 producerId
+//	    10    8 firstOffset       first offset of the aborted transaction
+//	    18    8 lastOffset        offset of its ABORT marker
+//	    26    8 lastStableOffset  first offset of the oldest transaction of another
+//	                              producer still open after the marker, else lastOffset + 1
+//
+// An entry is added, in the segment the marker is written to, for every
+// ABORT control batch that ends an open transaction (Append, as the
+// coordinator's markers are appended; AppendReplicated; and the replay of a
+// recovered segment), so last offsets increase within a file. The file is
+// created with the first entry, written with the other indexes (sync, roll,
+// close), cut by TruncateTo (entries with lastOffset >= the new end go),
+// and goes with its segment. All entries are held in memory, read when the
+// segment is opened (a file that does not check out gets its segment
+// recovered); a recovered segment's entries are rebuilt by replaying
+// producer state from a snapshot at or below it. A marker with no
+// transaction open gets no entry, as in Kafka since 2.8 (KAFKA-10702;
+// older Kafka wrote one starting at the marker). Example: producer 7
+// aborts offsets 0..1 with the marker at 2, nothing else open:
+//
+//	0000 0000000000000007 0000000000000000 0000000000000002 0000000000000003
+//
+// The last stable offset (LastStableOffset, txn.go) is the first offset
+// of the oldest transaction still open or ended by a marker the high
+// watermark has not passed, or the high watermark when lower; a
+// read_committed fetch reads below it and asks AppendAbortedTxns which
+// aborted transactions it must skip.
+//
 // # .snapshot: producer state (Kafka's ProducerStateManager, version 1)
 //
 //	offset size field
@@ -164,7 +199,10 @@
 // cleaner.go): log.cleaner.threads goroutines pick the compacted log with
 // the highest dirty ratio and rewrite its segments keeping each key's
 // newest record, tombstones until their delete horizon (KIP-534 batch
-// attribute bit 6), offsets and batch headers as Kafka keeps them.
+// attribute bit 6), offsets and batch headers as Kafka keeps them. It stops
+// below the last stable offset; records of aborted transactions neither
+// enter its key map nor survive, and transaction markers and .txnindex
+// entries are kept (see "Where Gregor differs").
 //
 // # Replication (replicate.go, truncate.go)
 //
@@ -249,6 +287,11 @@
 // indexes of those.
 //
 // # Where Gregor differs from Kafka
+//
+// The cleaner keeps every transaction marker and every .txnindex entry,
+// whereas Kafka removes a marker (and its entry) once no record of its
+// transaction is left and delete.retention.ms has passed: a few bytes per
+// transaction more, which consumers skip.
 //
 // Index entries are decided per batch (Kafka decides per append call, which
 // is the same for the one-batch appends produce requests make, and per batch

@@ -13,7 +13,7 @@ package logstore
 //	.log          a line per batch; with Deep, a "| offset: ..." line per record
 //	.index        "offset: O position: P" per entry, each checked against the batch at P
 //	.timeindex    "timestamp: T offset: O" per entry, each checked against its batch
-//	.txnindex     a line per aborted transaction (Kafka writes these; Gregor not yet)
+//	.txnindex     a line per aborted transaction
 //	.snapshot     a line per producer
 //	leader-epoch-checkpoint   "epoch: E startOffset: O" per entry (Kafka's tool has none)
 

@@ -202,14 +202,9 @@ func sanityCheck(w *bufio.Writer, path string, r *DumpReport, load func(*os.File
 	return nil
 }
 
-// Kafka's .txnindex (which Gregor does not write yet): the aborted
-// transactions of a segment, 34-byte entries of int16 version, int64
-// producerId, firstOffset, lastOffset, lastStableOffset.
-const (
-	txnIndexSuffix    = ".txnindex"
-	txnIndexEntrySize = 34
-)
-
+// dumpTxnIndex prints a .txnindex (see txn.go): the aborted transactions
+// of a segment, 34-byte entries of int16 version, int64 producerId,
+// firstOffset, lastOffset, lastStableOffset.
 func dumpTxnIndex(w *bufio.Writer, path string, r *DumpReport) error {
 	if _, err := segmentBase(path, txnIndexSuffix); err != nil {
 		return err

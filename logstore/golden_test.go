@@ -152,3 +152,24 @@ func TestDocExamples(t *testing.T) {
 		t.Errorf("uuid: %s", got)
 	}
 }
+
+// TestGoldenTxnIndex pins the .txnindex Kafka's TransactionIndex reads:
+// producer 7 writes offsets 0..1 in a transaction and aborts it with the
+// marker at offset 2; no other transaction is open, so the entry's last
+// stable offset is 3, the offset after the marker. Fields: int16 version
+// 0, producerId, firstOffset, lastOffset, lastStableOffset.
+func TestGoldenTxnIndex(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	l, err := d.CreateLog(TopicPartition{"golden", 0}, [16]byte{15: 1}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, txnData(7, 0, 0, 2), noStamp)
+	mustAppend(t, l, endTxn(7, 0, false, 0), noStamp)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkBytes(t, ".txnindex", readFile(t, filepath.Join(root, "golden-0", "00000000000000000000.txnindex")), unhex(t, `
+		0000 0000000000000007 0000000000000000 0000000000000002 0000000000000003`))
+}

@@ -57,7 +57,7 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoc
 }
 
 func newLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) *Log {
-	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState()}
+	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState(), txns: newTxnState()}
 	l.lastFlush.Store(time.Now().UnixMilli())
 	return l
 }
@@ -91,7 +91,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	if l.epochs, err = loadEpochCache(dir); err != nil {
 		return nil, err
 	}
-	bases, missingIndex, err := scanPartitionDir(dir)
+	bases, missingIndex, hasTxnIndex, err := scanPartitionDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -102,12 +102,19 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 		}
 		return nil, err
 	}
+	badTxnIndex := map[int64]bool{}
 	for _, base := range bases {
 		s, err := openSegmentFiles(dir, base, l.cfg, false)
 		if err != nil {
 			return fail(err)
 		}
 		segs = append(segs, s)
+		if hasTxnIndex[base] {
+			if err := s.loadTxnIndex(); err != nil {
+				slog.Warn("logstore: rebuilding transaction index", "segment", s.log.Name(), "err", err)
+				badTxnIndex[base] = true
+			}
+		}
 	}
 	if len(segs) == 0 {
 		s, err := createSegment(dir, max(st.logStart, 0), l.cfg)
@@ -128,9 +135,10 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 		}
 	}
 	end := int64(-1)
+	rebuilt := map[*segment]bool{} // their .txnindex is rebuilt by loadProducerState
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
-		recover := i >= firstRecover || missingIndex[s.base]
+		recover := i >= firstRecover || missingIndex[s.base] || badTxnIndex[s.base]
 		if !recover {
 			if err := checkIndexes(s, i == len(segs)-1); err != nil {
 				slog.Warn("logstore: rebuilding index", "segment", s.log.Name(), "err", err)
@@ -141,6 +149,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 			continue
 		}
 		l.recoveredSegments++
+		rebuilt[s] = true
 		res, err := s.recover(l.cfg.IndexIntervalBytes, func(h *protocol.BatchHeader, _ []byte) {
 			l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
 		})
@@ -168,6 +177,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 		end, err = last.scanTail()
 		if errors.Is(err, errTorn) { // a torn tail despite a clean shutdown
 			l.recoveredSegments++
+			rebuilt[last] = true
 			var res recoverResult
 			res, err = last.recover(l.cfg.IndexIntervalBytes, nil)
 			end = res.nextOffset
@@ -196,8 +206,13 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 			return fail(storageErr("write leader-epoch-checkpoint", err))
 		}
 	}
-	if err := l.loadProducerState(); err != nil {
+	if err := l.loadProducerState(rebuilt); err != nil {
 		return fail(err)
+	}
+	for s := range rebuilt {
+		if err := s.writeIndexes(false); err != nil {
+			return fail(storageErr("write transaction index of "+s.log.Name(), err))
+		}
 	}
 	return l, nil
 }
@@ -205,17 +220,20 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 // scanPartitionDir lists the segment base offsets in a partition dir after
 // finishing or undoing an interrupted swap (.deleted, .cleaned and .swap
 // files, see swap.go), and removes leftovers: temporary files and index
-// files without a .log. It also reports which segments lack an index.
-func scanPartitionDir(dir string) ([]int64, map[int64]bool, error) {
+// files without a .log. It also reports which segments lack an index, and
+// which have a .txnindex.
+func scanPartitionDir(dir string) (bases []int64, missing, txnIndexes map[int64]bool, err error) {
 	if err := completeSwaps(dir); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	logs := map[int64]bool{}
-	indexes := map[int64]int{}
+	indexes := map[int64]int{} // .index and .timeindex
+	txnIndexes = map[int64]bool{}
+	indexed := map[int64]bool{} // offsets with index files: those without a .log go
 	for _, de := range ents {
 		name := de.Name()
 		if !de.Type().IsRegular() {
@@ -223,37 +241,41 @@ func scanPartitionDir(dir string) ([]int64, map[int64]bool, error) {
 		}
 		if strings.HasSuffix(name, tmpSuffix) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if off, ok := parseOffsetName(name, logSuffix); ok {
 			logs[off] = true
 		}
+		if off, ok := parseOffsetName(name, txnIndexSuffix); ok {
+			txnIndexes[off], indexed[off] = true, true
+		}
 		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
 			if off, ok := parseOffsetName(name, suffix); ok {
 				indexes[off]++
+				indexed[off] = true
 			}
 		}
 	}
-	var bases []int64
-	missing := map[int64]bool{}
+	missing = map[int64]bool{}
 	for off := range logs {
 		bases = append(bases, off)
 		if indexes[off] < 2 {
 			missing[off] = true
 		}
 	}
-	for off := range indexes {
+	for off := range indexed {
 		if !logs[off] {
-			for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+			delete(txnIndexes, off)
+			for _, suffix := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 				if err := os.Remove(segmentPath(dir, off, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 		}
 	}
 	slices.Sort(bases)
-	return bases, missing, nil
+	return bases, missing, txnIndexes, nil
 }
 
 // checkIndexes sanity-checks a segment's indexes on a clean open: whole
@@ -312,16 +334,27 @@ func binaryBE32(b []byte) uint32 {
 
 // loadProducerState restores producer state from the newest valid snapshot
 // at or below the log end offset and replays the batches after it; with no
-// usable snapshot it replays the whole log.
-func (l *Log) loadProducerState() error {
+// usable snapshot it replays the whole log. The open transactions follow.
+// The segments in rebuild (recovered: their .txnindex was emptied) get an
+// entry for every aborted transaction whose marker they hold; for them the
+// snapshot must be at or below their base offsets, so that the replay
+// sees the transactions their markers end.
+func (l *Log) loadProducerState(rebuild map[*segment]bool) error {
 	end := l.end.Load()
 	offs, err := listSnapshots(l.dir)
 	if err != nil {
 		return storageErr("list snapshots", err)
 	}
+	limit := end
+	for s := range rebuild {
+		limit = min(limit, s.base)
+	}
 	from := l.logStart.Load()
 	for i := len(offs) - 1; i >= 0; i-- {
 		off := offs[i]
+		if off > limit && off <= end {
+			continue // good, but newer than the replay must start
+		}
 		if off > end || off < l.logStart.Load() {
 			if err := removeSnapshot(l.dir, off); err != nil {
 				return storageErr("remove snapshot", err)
@@ -345,9 +378,20 @@ func (l *Log) loadProducerState() error {
 		from = off
 		break
 	}
+	for s := range rebuild {
+		s.mu.Lock()
+		s.txn.reset()
+		s.mu.Unlock()
+	}
+	l.producers.begin()
+	l.txns.reset(l.producers.producers)
 	segs := l.segments()
 	for i := floorSegment(segs, from); i < len(segs); i++ {
 		s := segs[i]
+		var index *segment
+		if rebuild[s] {
+			index = s
+		}
 		sc := newScanner(s.log, s.lookup(from), s.size.Load(), 256<<10)
 		for {
 			h, at, err := sc.next()
@@ -367,6 +411,11 @@ func (l *Log) loadProducerState() error {
 				}
 			}
 			l.producers.replay(&h, batch)
+			if len(l.producers.events) > 0 {
+				if err := l.applyTxnEvents(index); err != nil {
+					return storageErr("rebuild transaction index of "+s.log.Name(), err)
+				}
+			}
 		}
 	}
 	return nil

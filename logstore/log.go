@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type Log struct {
 	mu             sync.Mutex // appends, rolls, config, close
 	cfg            Config
 	producers      *producerState
+	txns           *txnState // open transactions, first unstable offset (own lock, after mu)
 	epochs         *epochCache
 	lastSnapOffset int64
 	closed         bool
@@ -119,7 +121,9 @@ func (l *Log) LogEndOffset() int64 { return l.end.Load() }
 // SetHighWatermark records the high watermark (kept in
 // replication-offset-checkpoint), clamped to [LogStartOffset, LogEndOffset].
 func (l *Log) SetHighWatermark(hw int64) {
-	l.hw.Store(min(max(hw, l.logStart.Load()), l.end.Load()))
+	hw = min(max(hw, l.logStart.Load()), l.end.Load())
+	l.hw.Store(hw)
+	l.txns.highWatermark(hw)
 }
 
 // HighWatermark is the last value set by SetHighWatermark (or loaded).
@@ -208,14 +212,33 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 		off = l.scratch[i].lastOffset + 1
 		p += len(b)
 	}
-	if err := l.writeLocked(batches, l.scratch, maxTs); err != nil {
+	if err := l.writeTxnLocked(batches, l.scratch, maxTs); err != nil {
 		return res, err
 	}
 	l.producers.commit()
 	if opts.LogAppendTime >= 0 {
 		res.LogAppendTime = opts.LogAppendTime
 	}
+	if err := l.applyTxnEvents(l.active()); err != nil {
+		return res, storageErr("transaction index of "+l.tp.String(), err)
+	}
 	return res, l.afterWriteLocked(batches)
+}
+
+// writeTxnLocked is writeLocked for batches that may start transactions:
+// the first unstable offset is lowered before they become readable, and
+// worked out again from the producer state if the write fails.
+func (l *Log) writeTxnLocked(batches []byte, descs []appendedBatch, maxTs int64) error {
+	first := firstTxnData(batches)
+	if first == math.MaxInt64 {
+		return l.writeLocked(batches, descs, maxTs)
+	}
+	l.txns.beginWrite(first)
+	err := l.writeLocked(batches, descs, maxTs)
+	if err != nil {
+		l.txns.reset(l.producers.producers)
+	}
+	return err
 }
 
 // writeLocked puts whole batches, already carrying their final offsets and

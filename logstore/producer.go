@@ -94,6 +94,14 @@ func inSequence(last, next int32) bool {
 type producerState struct {
 	producers map[int64]*producerEntry
 	pending   []pendingProducer // scratch for one append's validation
+	events    []txnEvent        // transactions started and ended by the batches validated or replayed since begin
+}
+
+// txnEvent is a transaction starting (marker -1) or ended by the marker at
+// offset marker.
+type txnEvent struct {
+	pid, first, marker int64
+	abort              bool
 }
 
 // pendingProducer is a producer's state as an append in progress would leave it.
@@ -109,7 +117,7 @@ func newProducerState() *producerState {
 }
 
 // begin starts validating a new append.
-func (ps *producerState) begin() { ps.pending = ps.pending[:0] }
+func (ps *producerState) begin() { ps.pending, ps.events = ps.pending[:0], ps.events[:0] }
 
 func (ps *producerState) pendingFor(pid int64) *pendingProducer {
 	for i := range ps.pending {
@@ -150,12 +158,15 @@ func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []b
 			h.ProducerID, h.ProducerEpoch, e.epoch)
 	}
 	if h.Attributes&protocol.AttrControl != 0 {
-		coord, _ := controlCoordinatorEpoch(batch)
+		abort, coord, ok := parseMarker(batch)
+		if !ok {
+			return errorf(CodeCorruptMessage, "producer %d: control batch without a transaction marker", h.ProducerID)
+		}
 		if e.coordinatorEpoch > coord {
 			return errorf(CodeTransactionCoordinatorFenced, "producer %d: coordinator epoch %d is older than %d",
 				h.ProducerID, coord, e.coordinatorEpoch)
 		}
-		applyControl(e, h, coord)
+		ps.applyControl(h.ProducerID, e, h, base, abort, coord)
 		return nil
 	}
 	firstSeq := h.BaseSequence
@@ -181,7 +192,7 @@ func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []b
 	if e.txnFirstOffset >= 0 && !transactional {
 		return errorf(CodeInvalidTxnState, "producer %d: non-transactional batch inside an open transaction", h.ProducerID)
 	}
-	applyData(e, h, base)
+	ps.applyData(h.ProducerID, e, h, base)
 	p.added++
 	return nil
 }
@@ -213,14 +224,17 @@ func (ps *producerState) replay(h *protocol.BatchHeader, batch []byte) {
 		ps.producers[h.ProducerID] = e
 	}
 	if h.Attributes&protocol.AttrControl != 0 {
-		coord, _ := controlCoordinatorEpoch(batch)
-		applyControl(e, h, coord)
+		// An empty control batch (Kafka's cleaner empties markers whose
+		// transaction is gone) changes nothing.
+		if abort, coord, ok := parseMarker(batch); ok {
+			ps.applyControl(h.ProducerID, e, h, h.BaseOffset, abort, coord)
+		}
 		return
 	}
-	applyData(e, h, h.BaseOffset)
+	ps.applyData(h.ProducerID, e, h, h.BaseOffset)
 }
 
-func applyData(e *producerEntry, h *protocol.BatchHeader, base int64) {
+func (ps *producerState) applyData(pid int64, e *producerEntry, h *protocol.BatchHeader, base int64) {
 	e.addBatch(h.ProducerEpoch, batchMeta{
 		firstSeq:     h.BaseSequence,
 		lastSeq:      h.LastSequence(),
@@ -230,22 +244,29 @@ func applyData(e *producerEntry, h *protocol.BatchHeader, base int64) {
 	})
 	if h.Attributes&protocol.AttrTransactional != 0 && e.txnFirstOffset < 0 {
 		e.txnFirstOffset = base
+		ps.events = append(ps.events, txnEvent{pid: pid, first: base, marker: -1})
 	}
 }
 
-func applyControl(e *producerEntry, h *protocol.BatchHeader, coordinatorEpoch int32) {
+// applyControl applies the marker at offset marker; it ends the open
+// transaction if there is one (Kafka's appendEndTxnMarker).
+func (ps *producerState) applyControl(pid int64, e *producerEntry, h *protocol.BatchHeader, marker int64, abort bool, coordinatorEpoch int32) {
+	if e.txnFirstOffset >= 0 {
+		ps.events = append(ps.events, txnEvent{pid: pid, first: e.txnFirstOffset, marker: marker, abort: abort})
+	}
 	e.setEpoch(h.ProducerEpoch)
 	e.coordinatorEpoch = coordinatorEpoch
 	e.txnFirstOffset = -1
 	e.lastTimestamp = h.MaxTimestamp
 }
 
-// controlCoordinatorEpoch reads the coordinator epoch from a control
-// batch's end-transaction marker (record value: int16 version, int32
-// coordinatorEpoch). Control batches are never compressed.
-func controlCoordinatorEpoch(batch []byte) (int32, bool) {
+// parseMarker reads a control batch's end-transaction marker: its first
+// record's key (int16 version, int16 type: 0 abort, 1 commit) and value
+// (int16 version, int32 coordinatorEpoch). Control batches are never
+// compressed. Unlike protocol.ParseEndTxnMarker it allocates nothing.
+func parseMarker(batch []byte) (abort bool, coordinatorEpoch int32, ok bool) {
 	if len(batch) <= protocol.BatchHeaderSize {
-		return -1, false
+		return false, -1, false
 	}
 	b := batch[protocol.BatchHeaderSize:]
 	skipVarint := func() bool {
@@ -257,35 +278,27 @@ func controlCoordinatorEpoch(batch []byte) (int32, bool) {
 		return true
 	}
 	if !skipVarint() || len(b) < 1 { // length, attributes
-		return -1, false
+		return false, -1, false
 	}
 	b = b[1:]
 	if !skipVarint() || !skipVarint() { // timestampDelta, offsetDelta
-		return -1, false
+		return false, -1, false
 	}
 	klen, n := binary.Varint(b)
-	if n <= 0 || klen < 0 || int64(len(b)-n) < klen {
-		return -1, false
+	if n <= 0 || klen < 4 || int64(len(b)-n) < klen {
+		return false, -1, false
+	}
+	typ := binary.BigEndian.Uint16(b[n+2:])
+	if typ > 1 {
+		return false, -1, false
 	}
 	b = b[n+int(klen):]
 	vlen, n := binary.Varint(b)
 	if n <= 0 || vlen < 6 || int64(len(b)-n) < vlen {
-		return -1, false
+		return false, -1, false
 	}
 	v := b[n:]
-	return int32(binary.BigEndian.Uint32(v[2:])), true
-}
-
-// firstUnstableOffset is the first offset of the oldest open transaction
-// (math.MaxInt64 when none is open); the cleaner stops below it.
-func (ps *producerState) firstUnstableOffset() int64 {
-	first := int64(math.MaxInt64)
-	for _, e := range ps.producers {
-		if e.txnFirstOffset >= 0 {
-			first = min(first, e.txnFirstOffset)
-		}
-	}
-	return first
+	return typ == 0, int32(binary.BigEndian.Uint32(v[2:])), true
 }
 
 // ActiveProducer is what DescribeProducers reports of one producer id the

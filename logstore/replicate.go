@@ -90,14 +90,18 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, int64, error) {
 			return res, -1, errorf(CodeRecordListTooLarge, "a %d-byte batch exceeds segment.bytes %d", descs[0].size, l.cfg.SegmentBytes)
 		}
 		group := batches[from : from+int(size)]
-		if err := l.writeLocked(group, descs[:n], maxTs); err != nil {
+		if err := l.writeTxnLocked(group, descs[:n], maxTs); err != nil {
 			return res, -1, err
 		}
 		res.LastOffset = descs[n-1].lastOffset
+		l.producers.begin()
 		for p := 0; p < len(group); {
 			h := decodeHeader(group[p:])
 			l.producers.replay(&h, group[p:p+h.Size()])
 			p += h.Size()
+		}
+		if err := l.applyTxnEvents(l.active()); err != nil {
+			return res, -1, storageErr("transaction index of "+l.tp.String(), err)
 		}
 		if err := l.afterWriteLocked(group); err != nil {
 			return res, -1, err

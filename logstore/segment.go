@@ -15,7 +15,8 @@ import (
 	"github.com/gregor-broker/gregor/protocol"
 )
 
-// segment is one .log file with its .index and .timeindex.
+// segment is one .log file with its .index and .timeindex, and its
+// .txnindex when it holds aborted transactions' markers.
 type segment struct {
 	base   int64
 	dir    string
@@ -29,8 +30,9 @@ type segment struct {
 	loaded      bool         // indexes read into memory
 	idx         offsetIndex
 	tidx        timeIndex
-	maxTs       int64 // largest batch maxTimestamp so far, -1 none
-	maxTsOffset int64 // last offset of the batch that had it
+	txn         txnIndex // read when the segment is opened, not when loaded
+	maxTs       int64    // largest batch maxTimestamp so far, -1 none
+	maxTsOffset int64    // last offset of the batch that had it
 
 	// Appender state, guarded by Log.mu.
 	bytesSinceIndex int64
@@ -74,8 +76,9 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 	s.tidx = timeIndex{base: base, maxEntries: indexEntries(cfg.SegmentIndexBytes, timeEntrySize)}
 	s.idx.path = segmentPath(dir, base, indexSuffix+suffix)
 	s.tidx.path = segmentPath(dir, base, timeIndexSuffix+suffix)
-	if create { // the index files exist, empty, from the start
-		err = errors.Join(createEmpty(s.idx.path), createEmpty(s.tidx.path))
+	s.txn.path = segmentPath(dir, base, txnIndexSuffix+suffix)
+	if create { // the index files exist, empty, from the start; a .txnindex once needed
+		err = errors.Join(createEmpty(s.idx.path), createEmpty(s.tidx.path), removeIfExists(s.txn.path))
 	}
 	if err == nil {
 		var st os.FileInfo
@@ -148,6 +151,13 @@ func (s *segment) ensureLoaded() {
 		s.maxTs, s.maxTsOffset = -1, s.base
 		s.loaded = true
 	}
+}
+
+// loadTxnIndex reads the segment's .txnindex into memory.
+func (s *segment) loadTxnIndex() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txn.load()
 }
 
 // lookup returns the position to start scanning from for offset.
@@ -379,6 +389,8 @@ func (s *segment) persistIndexes(sync bool) error {
 	oData := pending(&s.idx.indexFile, s.idx.entries, offsetEntrySize, putOffsetEntry)
 	tPath, tFrom, tN, tCut := s.tidx.path, s.tidx.written, len(s.tidx.entries), s.tidx.truncate
 	tData := pending(&s.tidx.indexFile, s.tidx.entries, timeEntrySize, putTimeEntry)
+	xPath, xFrom, xN, xCut := s.txn.path, s.txn.written, len(s.txn.entries), s.txn.truncate
+	xData := pending(&s.txn.indexFile, s.txn.entries, txnIndexEntrySize, putAbortedTxn)
 	s.mu.RUnlock()
 	if err := s.idx.write(oPath, oData, oFrom, oN, offsetEntrySize, oCut, sync); err != nil {
 		return err
@@ -386,10 +398,14 @@ func (s *segment) persistIndexes(sync bool) error {
 	if err := s.tidx.write(tPath, tData, tFrom, tN, timeEntrySize, tCut, sync); err != nil {
 		return err
 	}
+	if err := s.txn.persist(xPath, xData, xFrom, xN, xCut, sync); err != nil {
+		return err
+	}
 	s.mu.Lock()
-	s.idx.written, s.tidx.written = oN, tN
+	s.idx.written, s.tidx.written, s.txn.written = oN, tN, xN
 	s.idx.truncate = s.idx.truncate && !oCut
 	s.tidx.truncate = s.tidx.truncate && !tCut
+	s.txn.truncate = s.txn.truncate && !xCut
 	s.mu.Unlock()
 	return nil
 }
@@ -405,7 +421,7 @@ func (s *segment) closeFiles() error {
 // segmentFileSuffixes are a segment's files, in the order they are renamed:
 // the .log first, so that a .log.swap beside a .index.cleaned tells the
 // loader that the rename to .swap did not finish (see swap.go).
-var segmentFileSuffixes = [...]string{logSuffix, indexSuffix, timeIndexSuffix}
+var segmentFileSuffixes = [...]string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix}
 
 // removeFiles closes and deletes the segment's files.
 func (s *segment) removeFiles() error {
@@ -437,6 +453,7 @@ func (s *segment) renameFiles(to string, step func(string) error) error {
 	s.suffix = to
 	s.idx.path = segmentPath(s.dir, s.base, indexSuffix+to)
 	s.tidx.path = segmentPath(s.dir, s.base, timeIndexSuffix+to)
+	s.txn.path = segmentPath(s.dir, s.base, txnIndexSuffix+to)
 	return nil
 }
 

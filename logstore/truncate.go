@@ -185,6 +185,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		return err
 	}
 	l.producers = newProducerState()
+	l.txns.reset(nil)
 	l.lastSnapOffset = offset
 	return nil
 }
@@ -201,7 +202,7 @@ func (l *Log) rebuildProducerState(end int64) error {
 	}
 	l.producers = newProducerState()
 	l.lastSnapOffset = 0
-	return l.loadProducerState()
+	return l.loadProducerState(nil)
 }
 
 // removeSnapshotsAbove deletes the producer snapshots taken above end.
@@ -259,6 +260,7 @@ func (s *segment) truncateTo(pos, end int64) error {
 	n = sort.Search(len(s.tidx.entries), func(i int) bool { return s.base+int64(s.tidx.entries[i].rel) >= end })
 	s.tidx.entries = s.tidx.entries[:n]
 	s.tidx.written, s.tidx.truncate = min(s.tidx.written, n), true
+	s.txn.truncateTo(end)
 	s.maxTs, s.maxTsOffset = s.tidx.lastEntry()
 	s.rollTs = -1
 	s.mu.Unlock()
