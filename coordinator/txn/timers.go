@@ -1,0 +1,99 @@
+package txn
+
+import (
+	"math"
+)
+
+// scheduleAbort arms the next pass over timed-out transactions; c.mu is held.
+func (c *Coordinator) scheduleAbort() {
+	if c.closed || c.cfg.AbortTimedOutInterval <= 0 {
+		return
+	}
+	c.abortTimer = c.clock.AfterFunc(c.cfg.AbortTimedOutInterval, func() {
+		c.abortTimedOut()
+		c.mu.Lock()
+		c.scheduleAbort()
+		c.mu.Unlock()
+	})
+}
+
+// scheduleExpire arms the next pass over expired transactional ids; c.mu
+// is held.
+func (c *Coordinator) scheduleExpire() {
+	if c.closed || c.cfg.RemoveExpiredInterval <= 0 {
+		return
+	}
+	c.expireTimer = c.clock.AfterFunc(c.cfg.RemoveExpiredInterval, func() {
+		c.removeExpired()
+		c.mu.Lock()
+		c.scheduleExpire()
+		c.mu.Unlock()
+	})
+}
+
+// abortTimedOut aborts every Ongoing transaction open for longer than its
+// timeout (Kafka's abortTimedOutTransactions), fencing its producer with a
+// bumped epoch so that a zombie cannot go on writing to it.
+func (c *Coordinator) abortTimedOut() {
+	txns, _ := c.snapshot()
+	now := c.clock.Now().UnixMilli()
+	for _, t := range txns {
+		t.mu.Lock()
+		if !t.removed && t.pending == noPending && t.state == stateOngoing &&
+			t.startTime+int64(t.timeoutMs) < now && t.producerEpoch < math.MaxInt16 {
+			epoch := t.producerEpoch
+			code := c.fenceAndAbort(t)
+			c.logger.Info("aborting timed out transaction", "transactional_id", t.id,
+				"producer_id", t.producerID, "old_epoch", epoch, "code", code)
+		}
+		t.mu.Unlock()
+	}
+}
+
+// removeExpired writes tombstones for the transactional ids that have not
+// been used for IDExpiration and have no transaction in progress, one
+// batch per partition, and forgets them (Kafka's
+// removeExpiredTransactionalIds). While a tombstone is being written the
+// id is pending Dead, and its requests get CONCURRENT_TRANSACTIONS.
+func (c *Coordinator) removeExpired() {
+	txns, _ := c.snapshot()
+	cutoff := c.clock.Now().Add(-c.cfg.IDExpiration).UnixMilli()
+	byPart := map[*partition][]*txnMetadata{}
+	for _, t := range txns {
+		t.mu.Lock()
+		if !t.removed && !t.fresh && t.pending == noPending && t.state.expirable() && t.lastUpdate <= cutoff {
+			t.pending = stateDead
+			byPart[t.part] = append(byPart[t.part], t)
+		}
+		t.mu.Unlock()
+	}
+	for p, ts := range byPart {
+		kvs := make([]keyValue, len(ts))
+		for i, t := range ts {
+			kvs[i] = keyValue{key: txnKey(t.id)}
+		}
+		var err error
+		if p.gone.Load() {
+			err = errGone
+		} else {
+			err = c.appendRecords(p.id, kvs)
+		}
+		for _, t := range ts {
+			t.mu.Lock()
+			ok := err == nil && !t.removed && t.pending == stateDead
+			if ok {
+				t.state, t.pending, t.removed = stateDead, noPending, true
+			} else if t.pending == stateDead {
+				t.pending = noPending
+			}
+			t.mu.Unlock()
+			if ok {
+				c.forget(t)
+				c.logger.Info("expired transactional id", "transactional_id", t.id, "producer_id", t.producerID)
+			}
+		}
+		if err != nil {
+			c.logger.Warn("writing expiration tombstones failed", "partition", p.id, "ids", len(ts), "err", err)
+		}
+	}
+}
