@@ -510,6 +510,12 @@ func (h *harness) waitState(id, state string) kmsg.DescribeTransactionsResponseT
 	}
 }
 
+func (h *harness) calls() int {
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	return h.rec.calls
+}
+
 // waitCalls waits for the recorder to have been called n times in all.
 func (h *harness) waitCalls(n int) {
 	h.t.Helper()
