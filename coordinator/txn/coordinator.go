@@ -52,7 +52,12 @@ type Coordinator struct {
 	closed      bool
 	abortTimer  group.Timer
 	expireTimer group.Timer
-	workers     sync.WaitGroup // marker writers; Add only under mu while !closed
+
+	// workersMu (a leaf lock, taken with a txnMetadata's mu held) guards
+	// stopping, so that no marker writer starts once Close waits for them.
+	workersMu sync.Mutex
+	stopping  bool
+	workers   sync.WaitGroup
 }
 
 // markerRetryBackoff is the first wait before markers that failed with a
@@ -152,7 +157,9 @@ func (c *Coordinator) Load(partitionID int32, coordinatorEpoch int32) error {
 		"coordinator_epoch", coordinatorEpoch, "transactional_ids", len(r.txns), "completing", len(toComplete))
 	for _, t := range toComplete {
 		t.mu.Lock()
-		c.startMarkers(t)
+		if !t.removed {
+			c.startMarkers(t)
+		}
 		t.mu.Unlock()
 	}
 	return nil
@@ -201,8 +208,9 @@ func markRemoved(ts []*txnMetadata) {
 	}
 }
 
-// Close stops the timers and waits for the markers being written to be
-// done with; after it, every request answers COORDINATOR_NOT_AVAILABLE.
+// Close stops the timers and waits for the rounds of markers in flight:
+// the broker must make its pending WriteMarkers calls return. After it,
+// every request answers COORDINATOR_NOT_AVAILABLE.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
 	c.closed = true
@@ -213,6 +221,9 @@ func (c *Coordinator) Close() {
 		c.expireTimer.Stop()
 	}
 	c.mu.Unlock()
+	c.workersMu.Lock()
+	c.stopping = true
+	c.workersMu.Unlock()
 	c.workers.Wait()
 }
 
@@ -322,11 +333,11 @@ func (c *Coordinator) snapshot() ([]*txnMetadata, bool) {
 	return out, loadingAny
 }
 
-// spawn runs f in a goroutine that Close waits for, unless closed.
+// spawn runs f in a goroutine that Close waits for, unless closing.
 func (c *Coordinator) spawn(f func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	c.workersMu.Lock()
+	defer c.workersMu.Unlock()
+	if c.stopping {
 		return
 	}
 	c.workers.Add(1)

@@ -77,9 +77,12 @@
 // requests look an id up under Coordinator.mu, let go of it, then lock the
 // id (and retry the lookup if the id was removed meanwhile). Log appends
 // and producer id allocation happen under the id's mu (an id's changes are
-// written in order) and never under Coordinator.mu. Markers.WriteMarkers
-// is called with no lock held, from a goroutine per round of markers;
-// retries wait on Clock timers. Close waits for those goroutines. A
+// written in order) and never under Coordinator.mu; Coordinator.mu is
+// never waited for with an id's mu held, nor an id's mu with
+// Coordinator.mu held (except a new id's, which nobody else can see yet).
+// Markers.WriteMarkers is called with no lock held, from a goroutine per
+// round of markers; retries wait on Clock timers. Close waits for those
+// goroutines (Coordinator.workersMu, a leaf lock, guards starting them). A
 // partition that is unloaded (or loaded again) is marked gone, so that
 // writes and marker rounds still in flight for it are abandoned and
 // answered NOT_COORDINATOR, as Kafka does when the coordinator epoch
