@@ -3,6 +3,7 @@ package txn
 import (
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -307,4 +308,83 @@ func codesByTxn(resp *kmsg.AddPartitionsToTxnResponse) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Producers with their own ids run whole transactions at once, while an
+// admin lists and describes; every transaction ends committed with one
+// marker per partition.
+func TestConcurrentProducers(t *testing.T) {
+	h := newHarness(t)
+	const producers, rounds = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan string, producers*rounds)
+	for i := 0; i < producers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			id := "p" + strconv.Itoa(i)
+			r := h.init(id, time.Minute)
+			if r.ErrorCode != 0 {
+				errs <- id + " init " + codeName(r.ErrorCode)
+				return
+			}
+			for round := 0; round < rounds; round++ {
+				if code := h.add(id, r.ProducerID, r.ProducerEpoch, tp("t", int32(i%3)), tp("u", int32(round%3))); code != 0 {
+					errs <- id + " add " + codeName(code)
+					return
+				}
+				if code := h.end(id, r.ProducerID, r.ProducerEpoch, true); code != 0 {
+					errs <- id + " commit " + codeName(code)
+					return
+				}
+				// Wait for the markers before the next transaction.
+				for {
+					code := h.add(id, r.ProducerID, r.ProducerEpoch, tp("t", int32(i%3)))
+					if code == 0 {
+						break
+					}
+					if code != kerr.ConcurrentTransactions.Code {
+						errs <- id + " next add " + codeName(code)
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if code := h.end(id, r.ProducerID, r.ProducerEpoch, false); code != 0 {
+				errs <- id + " final abort " + codeName(code)
+			}
+		}(i)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			h.c.ListTransactions(kmsg.NewPtrListTransactionsRequest())
+			h.describe("p0")
+		}
+	}()
+	wg.Wait()
+	close(done)
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	total := 0
+	for i := 0; i < producers; i++ {
+		h.waitState("p"+strconv.Itoa(i), "CompleteAbort")
+	}
+	for _, topic := range []string{"t", "u"} {
+		for p := int32(0); p < 3; p++ {
+			total += len(h.logs.markersIn(topic, p))
+		}
+	}
+	// Each round commits on two partitions (one of t, one of u); the
+	// final abort ends the transaction of the last add, on one partition.
+	if want := producers * (rounds*2 + 1); total != want {
+		t.Fatalf("%d markers, want %d", total, want)
+	}
 }
