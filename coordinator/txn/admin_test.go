@@ -201,3 +201,31 @@ func TestFailedAppendsChangeNothing(t *testing.T) {
 		t.Fatalf("markers %+v, want %+v", got, want)
 	}
 }
+
+func TestExpiryTombstonesInSeveralBatches(t *testing.T) {
+	old := maxTombstoneBatchBytes
+	maxTombstoneBatchBytes = 1 // one id per batch
+	defer func() { maxTombstoneBatchBytes = old }()
+	h := newHarness(t, func(c *Config) {
+		c.NumPartitions = 1
+		c.IDExpiration = time.Hour
+		c.RemoveExpiredInterval = time.Hour
+	})
+	for _, id := range []string{"a", "b", "c"} {
+		h.mustInit(id)
+	}
+	before := len(h.logs.batches(stateTopic, 0))
+	h.clock.Advance(time.Hour)
+	batches := h.logs.batches(stateTopic, 0)[before:]
+	if len(batches) != 3 {
+		t.Fatalf("%d tombstone batches, want 3", len(batches))
+	}
+	for _, b := range batches {
+		if len(b.recs) != 1 || b.recs[0].Value != nil {
+			t.Fatalf("not a lone tombstone: %+v", b.recs)
+		}
+	}
+	if _, got := h.list(0, nil, nil, -1, nil); len(got) != 0 {
+		t.Fatalf("still listed: %v", got)
+	}
+}

@@ -29,6 +29,7 @@
 //	   │ transaction timeout:          │       next AddPartitionsToTxn,
 //	   └──► PrepareEpochFence ─────────┘       ─► Empty on InitProducerId,
 //	        (epoch bumped, never written)      ─► Dead when the id expires
+//	                                             (from Empty too)
 //
 // An Ongoing transaction whose producer is replaced (InitProducerId with
 // the same transactional id) or whose timeout passes (checked every

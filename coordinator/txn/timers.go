@@ -68,32 +68,59 @@ func (c *Coordinator) removeExpired() {
 		t.mu.Unlock()
 	}
 	for p, ts := range byPart {
-		kvs := make([]keyValue, len(ts))
-		for i, t := range ts {
-			kvs[i] = keyValue{key: txnKey(t.id)}
+		for len(ts) > 0 {
+			n := tombstoneBatch(ts)
+			c.writeTombstones(p, ts[:n])
+			ts = ts[n:]
 		}
-		var err error
-		if p.gone.Load() {
-			err = errGone
-		} else {
-			err = c.appendRecords(p.id, kvs)
+	}
+}
+
+// maxTombstoneBatchBytes bounds the keys of one batch of tombstones, well
+// under the default max.message.bytes, as Kafka fills a batch only while
+// it has room.
+var maxTombstoneBatchBytes = 512 << 10
+
+// tombstoneBatch is how many of ts go in the next batch (at least one).
+func tombstoneBatch(ts []*txnMetadata) int {
+	size := 0
+	for i, t := range ts {
+		size += len(t.id) + 32
+		if i > 0 && size > maxTombstoneBatchBytes {
+			return i
 		}
-		for _, t := range ts {
-			t.mu.Lock()
-			ok := err == nil && !t.removed && t.pending == stateDead
-			if ok {
-				t.state, t.pending, t.removed = stateDead, noPending, true
-			} else if t.pending == stateDead {
-				t.pending = noPending
-			}
-			t.mu.Unlock()
-			if ok {
-				c.forget(t)
-				c.logger.Info("expired transactional id", "transactional_id", t.id, "producer_id", t.producerID)
-			}
+	}
+	return len(ts)
+}
+
+// writeTombstones writes one batch of tombstones for ids pending Dead,
+// then forgets them, or clears their pending state if the write failed.
+func (c *Coordinator) writeTombstones(p *partition, ts []*txnMetadata) {
+	kvs := make([]keyValue, len(ts))
+	for i, t := range ts {
+		kvs[i] = keyValue{key: txnKey(t.id)}
+	}
+	var err error
+	if p.gone.Load() {
+		err = errGone
+	} else {
+		err = c.appendRecords(p.id, kvs)
+	}
+	for _, t := range ts {
+		t.mu.Lock()
+		ok := err == nil && !t.removed && t.pending == stateDead
+		if ok {
+			t.state, t.pending, t.removed = stateDead, noPending, true
+		} else if t.pending == stateDead {
+			t.pending = noPending
 		}
-		if err != nil {
-			c.logger.Warn("writing expiration tombstones failed", "partition", p.id, "ids", len(ts), "err", err)
+		t.mu.Unlock()
+		if ok {
+			c.forget(t)
+			c.logger.Info("expired transactional id", "transactional_id", t.id, "producer_id", t.producerID)
 		}
+	}
+	if err != nil {
+		c.logger.Warn("writing expiration tombstones failed", "partition", p.id, "ids", len(ts), "err", err)
 	}
 }
