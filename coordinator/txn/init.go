@@ -35,6 +35,18 @@ type producerIDAndEpoch struct {
 }
 
 func (c *Coordinator) initProducerID(req *kmsg.InitProducerIDRequest) (int16, int64, int16) {
+	// KafkaApis checks the KIP-360 fields before the coordinator sees the
+	// request.
+	var expected *producerIDAndEpoch
+	if req.Version >= 3 {
+		switch {
+		case req.ProducerID == -1 && req.ProducerEpoch == -1:
+		case req.ProducerID == -1 || req.ProducerEpoch == -1:
+			return errInvalidRequest, 0, 0
+		default:
+			expected = &producerIDAndEpoch{req.ProducerID, req.ProducerEpoch}
+		}
+	}
 	var id string
 	if req.TransactionalID != nil {
 		id = *req.TransactionalID
@@ -45,16 +57,6 @@ func (c *Coordinator) initProducerID(req *kmsg.InitProducerIDRequest) (int16, in
 	timeout := req.TransactionTimeoutMillis
 	if timeout <= 0 || time.Duration(timeout)*time.Millisecond > c.cfg.MaxTimeout {
 		return errInvalidTxnTimeout, 0, 0
-	}
-	var expected *producerIDAndEpoch
-	if req.Version >= 3 {
-		switch {
-		case req.ProducerID == -1 && req.ProducerEpoch == -1:
-		case req.ProducerID == -1 || req.ProducerEpoch == -1:
-			return errInvalidRequest, 0, 0
-		default:
-			expected = &producerIDAndEpoch{req.ProducerID, req.ProducerEpoch}
-		}
 	}
 
 	t, code := c.acquireOrCreate(id, timeout)

@@ -46,6 +46,11 @@ func TestInitProducerIDValidation(t *testing.T) {
 	// KIP-360 fields half set.
 	h.expect("pid without epoch", h.initExpect("a", 1000, -1, 3).ErrorCode, kerr.InvalidRequest.Code)
 	h.expect("epoch without pid", h.initExpect("a", -1, 0, 3).ErrorCode, kerr.InvalidRequest.Code)
+	bad := kmsg.NewPtrInitProducerIDRequest()
+	bad.Version, bad.TransactionalID, bad.TransactionTimeoutMillis, bad.ProducerID, bad.ProducerEpoch = 4, new(string), 0, 5, -1
+	h.expect("half-set fields are checked first", h.c.InitProducerID(bad).ErrorCode, kerr.InvalidRequest.Code)
+	*bad.TransactionalID = "a"
+	h.expect("half-set fields before the timeout", h.c.InitProducerID(bad).ErrorCode, kerr.InvalidRequest.Code)
 	if d := h.describe("a"); d.ProducerEpoch != 0 {
 		t.Fatalf("rejected requests changed the epoch: %+v", d)
 	}
