@@ -1,0 +1,208 @@
+package txn
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// EndTxn serves EndTxn versions 0 to 4 (transactions V1: the epoch does
+// not change at the end of a transaction). An Ongoing transaction becomes
+// PrepareCommit or PrepareAbort, which is written before the answer; the
+// markers are then written to every partition of the transaction in the
+// background, and CompleteCommit or CompleteAbort written after them.
+// Until then the producer's requests get CONCURRENT_TRANSACTIONS.
+func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
+	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	code := c.endTxn(req, resp)
+	if code == errProducerFenced && req.Version < 2 {
+		code = errInvalidProducerEpoch // what clients before KIP-588 understand
+	}
+	resp.ErrorCode = code
+	return resp
+}
+
+func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse) int16 {
+	if req.TransactionalID == "" {
+		return errInvalidRequest
+	}
+	t, code := c.acquire(req.TransactionalID)
+	if code != 0 {
+		return code
+	}
+	if t == nil {
+		return errInvalidPIDMapping
+	}
+	defer t.mu.Unlock()
+	switch {
+	case t.producerID != req.ProducerID:
+		return errInvalidPIDMapping
+	case t.producerEpoch != req.ProducerEpoch:
+		return errProducerFenced
+	case t.pending != noPending:
+		return errConcurrentTxns
+	}
+	commit := req.Commit
+	switch t.state {
+	case stateOngoing:
+		code = c.prepareEnd(t, commit, false)
+	case stateCompleteCommit:
+		code = orInvalidState(commit, 0)
+	case stateCompleteAbort:
+		code = orInvalidState(!commit, 0)
+	case statePrepareCommit:
+		code = orInvalidState(commit, errConcurrentTxns)
+	case statePrepareAbort:
+		code = orInvalidState(!commit, errConcurrentTxns)
+	case stateEmpty:
+		code = errInvalidTxnState
+	default:
+		c.logger.Error("transactional id in an impossible state", "transactional_id", t.id, "state", t.state)
+		code = errUnknownServer
+	}
+	if code == 0 {
+		resp.ProducerID, resp.ProducerEpoch = t.producerID, t.producerEpoch
+	}
+	return code
+}
+
+// orInvalidState: a retried EndTxn with the result the transaction is
+// ending with gets code; the other result gets INVALID_TXN_STATE.
+func orInvalidState(sameResult bool, code int16) int16 {
+	if sameResult {
+		return code
+	}
+	return errInvalidTxnState
+}
+
+// prepareEnd writes PrepareCommit or PrepareAbort for an Ongoing
+// transaction (with the epoch bumped when fencing), then starts writing
+// its markers. t.mu is held.
+func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence bool) int16 {
+	next := t.clone()
+	next.state = statePrepareAbort
+	if commit {
+		next.state = statePrepareCommit
+	}
+	if fence {
+		next.producerEpoch, next.lastProducerEpoch = t.producerEpoch+1, -1
+	}
+	next.lastUpdate = c.clock.Now().UnixMilli()
+	if code := c.write(t, &next); code != 0 {
+		return code
+	}
+	t.pending = stateCompleteAbort
+	if commit {
+		t.pending = stateCompleteCommit
+	}
+	c.startMarkers(t)
+	return 0
+}
+
+// markerJob is one round of markers for a transaction in PrepareCommit or
+// PrepareAbort.
+type markerJob struct {
+	t                *txnMetadata
+	part             *partition
+	producerID       int64
+	producerEpoch    int16
+	coordinatorEpoch int32
+	commit           bool
+	partitions       []TopicPartition
+	backoff          time.Duration
+}
+
+// startMarkers writes the markers of t, which is in a Prepare state with
+// its pending Complete state set, in the background. t.mu is held.
+func (c *Coordinator) startMarkers(t *txnMetadata) {
+	job := &markerJob{
+		t: t, part: t.part,
+		producerID: t.producerID, producerEpoch: t.producerEpoch, coordinatorEpoch: t.part.epoch,
+		commit:     t.state == statePrepareCommit,
+		partitions: t.sortedPartitions(),
+		backoff:    markerRetryBackoff,
+	}
+	c.spawn(func() { c.runMarkers(job) })
+}
+
+// retryLater runs the job again after its backoff, which then doubles.
+func (c *Coordinator) retryLater(job *markerJob) {
+	d := job.backoff
+	job.backoff = min(2*job.backoff, maxMarkerBackoff)
+	c.clock.AfterFunc(d, func() { c.spawn(func() { c.runMarkers(job) }) })
+}
+
+// runMarkers writes a round of markers without any lock held, then
+// settles the results under the transaction's lock (Kafka's
+// TransactionMarkerRequestCompletionHandler): written partitions leave the
+// transaction; deleted ones (UNKNOWN_TOPIC_OR_PARTITION, as Kafka skips
+// partitions with no leader), and ones whose log format cannot hold
+// markers, are dropped; a fenced producer or coordinator epoch stops the
+// markers; other errors are retried after a backoff. When no partition is
+// left, the Complete state is written.
+func (c *Coordinator) runMarkers(job *markerJob) {
+	var codes []int16
+	if len(job.partitions) > 0 {
+		codes = c.markers.WriteMarkers(job.producerID, job.producerEpoch, job.coordinatorEpoch, job.commit, job.partitions)
+	}
+	t := job.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	want := stateCompleteAbort
+	if job.commit {
+		want = stateCompleteCommit
+	}
+	if t.removed || job.part.gone.Load() || t.pending != want {
+		return // unloaded: the next coordinator writes the markers
+	}
+	var retry []TopicPartition
+	for i, tp := range job.partitions {
+		code := errRequestTimedOut // no answer for the partition: retry it
+		if i < len(codes) {
+			code = codes[i]
+		}
+		switch code {
+		case 0:
+			delete(t.partitions, tp)
+		case errUnknownTopicOrPart, errUnsupportedForFormat, errUnsupportedVersion:
+			c.logger.Info("dropping transaction marker for partition", "transactional_id", t.id, "topic", tp.Topic, "partition", tp.Partition, "code", code)
+			delete(t.partitions, tp)
+		case errInvalidProducerEpoch, errCoordinatorFenced:
+			// Kafka cancels the markers: a newer producer epoch or
+			// coordinator owns this transaction now.
+			c.logger.Warn("transaction markers cancelled", "transactional_id", t.id, "topic", tp.Topic, "partition", tp.Partition, "code", code)
+			return
+		default:
+			retry = append(retry, tp)
+		}
+	}
+	if len(retry) > 0 {
+		c.logger.Info("retrying transaction markers", "transactional_id", t.id, "partitions", len(retry), "backoff", job.backoff)
+		job.partitions = retry
+		c.retryLater(job)
+		return
+	}
+	job.partitions = nil
+	c.complete(t, job)
+}
+
+// complete writes CompleteCommit or CompleteAbort once every marker is
+// written; t.mu is held. A failed write is retried after a backoff, unless
+// the partition is no longer ours.
+func (c *Coordinator) complete(t *txnMetadata, job *markerJob) {
+	next := t.clone()
+	next.state = t.pending
+	clear(next.partitions)
+	next.lastUpdate = c.clock.Now().UnixMilli()
+	switch code := c.write(t, &next); code {
+	case 0:
+		t.pending = noPending
+		c.logger.Info("completed transaction", "transactional_id", t.id, "state", t.state,
+			"producer_id", t.producerID, "producer_epoch", t.producerEpoch)
+	case errNotCoordinator:
+		c.logger.Info("no longer the coordinator of a completing transaction", "transactional_id", t.id)
+	default:
+		c.retryLater(job)
+	}
+}
