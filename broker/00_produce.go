@@ -38,7 +38,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	failed := false
 	jobs := c.reuse.appends[:0]
 	// As Kafka: transactional batches need WRITE on the request's transactional id.
-	txnOK := req.TransactionalID != nil && c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionalID)
+	txnOK := req.TransactionID != nil && c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionID)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition

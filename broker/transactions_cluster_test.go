@@ -64,7 +64,7 @@ func TestClusterTransactions(t *testing.T) {
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, p, "ctx", values("d", 12)...)
+	produceStrings(t, p, "ctx", values("d", 12)...)
 	coords := adm.FindTxnCoordinators(ctxT(t), "tx-cluster")
 	if err := coords["tx-cluster"].Err; err != nil {
 		t.Fatal(err)

@@ -36,13 +36,13 @@ func produceTxn(t *testing.T, cl *kgo.Client, topic string, commit kgo.Transacti
 	if err := cl.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, cl, topic, values...)
+	produceStrings(t, cl, topic, values...)
 	if err := cl.EndTransaction(ctxT(t), commit); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func produceValues(t *testing.T, cl *kgo.Client, topic string, values ...string) {
+func produceStrings(t *testing.T, cl *kgo.Client, topic string, values ...string) {
 	t.Helper()
 	var recs []*kgo.Record
 	for _, v := range values {
@@ -94,7 +94,7 @@ func TestTransactionsCommitAndAbort(t *testing.T) {
 	plain := newClient(t, b, kgo.ProducerLinger(0))
 	produceTxn(t, p, "txn", kgo.TryCommit, values("c", 10)...)
 	produceTxn(t, p, "txn", kgo.TryAbort, values("a", 10)...)
-	produceValues(t, plain, "txn", values("p", 5)...)
+	produceStrings(t, plain, "txn", values("p", 5)...)
 	produceTxn(t, p, "txn", kgo.TryCommit, values("d", 10)...)
 
 	committed := sorted(values("c", 10), values("p", 5), values("d", 10))
@@ -129,12 +129,12 @@ func TestOpenTransactionHoldsLastStableOffset(t *testing.T) {
 	createTopic(t, b, "held", 1)
 	p := txnProducer(t, b, "tx-held")
 	plain := newClient(t, b, kgo.ProducerLinger(0))
-	produceValues(t, plain, "held", "before")
+	produceStrings(t, plain, "held", "before")
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, p, "held", "open")
-	produceValues(t, plain, "held", "after")
+	produceStrings(t, p, "held", "open")
+	produceStrings(t, plain, "held", "after")
 
 	adm := newAdmin(t, b)
 	stable, err := adm.ListCommittedOffsets(ctxT(t), "held")
@@ -167,7 +167,7 @@ func TestTransactionalIDFencesOldProducer(t *testing.T) {
 	if err := old.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, old, "fenced", values("zombie", 5)...)
+	produceStrings(t, old, "fenced", values("zombie", 5)...)
 
 	fresh := txnProducer(t, b, "tx-fence")
 	produceTxn(t, fresh, "fenced", kgo.TryCommit, values("fresh", 5)...)
@@ -189,9 +189,9 @@ func TestTransactionTimeoutAborts(t *testing.T) {
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, p, "timeout", values("late", 3)...)
+	produceStrings(t, p, "timeout", values("late", 3)...)
 	plain := newClient(t, b, kgo.ProducerLinger(0))
-	produceValues(t, plain, "timeout", "after")
+	produceStrings(t, plain, "timeout", "after")
 
 	adm := newAdmin(t, b)
 	deadline := time.Now().Add(15 * time.Second)
@@ -223,7 +223,7 @@ func TestExactlyOnceConsumeTransformProduce(t *testing.T) {
 	createTopic(t, b, "eos-in", 2)
 	createTopic(t, b, "eos-out", 2)
 	plain := newClient(t, b, kgo.ProducerLinger(0))
-	produceValues(t, plain, "eos-in", values("in", 40)...)
+	produceStrings(t, plain, "eos-in", values("in", 40)...)
 
 	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("tx-eos"),
 		kgo.ConsumerGroup("eos"), kgo.ConsumeTopics("eos-in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -279,7 +279,7 @@ func TestTransactionsSurviveRestart(t *testing.T) {
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
-	produceValues(t, p, "restart", values("open", 3)...)
+	produceStrings(t, p, "restart", values("open", 3)...)
 	b.Close()
 
 	b2 := startBrokerWith(t, props)

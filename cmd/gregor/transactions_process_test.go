@@ -37,7 +37,7 @@ func TestKill9KeepsTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer producer.Close()
-	txn := func(prefix string, end kgo.TransactionEndTry) {
+	txn := func(prefix string, end *kgo.TransactionEndTry) {
 		t.Helper()
 		if err := producer.BeginTransaction(); err != nil {
 			t.Fatal(err)
