@@ -633,3 +633,29 @@ func TestCrashDuringSwapKeepsTxnIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionalAppendsAllocateNothing: once warm, a transaction of a
+// data batch and its marker, and the high watermark passing them,
+// allocate nothing (an abort's .txnindex entry aside).
+func TestTransactionalAppendsAllocateNothing(t *testing.T) {
+	_, l := newTestLog(t, testConfig())
+	data, commit := txnData(1, 0, 0, 2), endTxn(1, 0, true, 0)
+	seq := int32(0)
+	round := func() {
+		setSeq(data, seq)
+		seq += 2
+		for _, b := range [][]byte{data, commit} {
+			if _, err := l.Append(b, noStamp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.SetHighWatermark(l.LogEndOffset())
+	}
+	round()
+	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
+		t.Errorf("%v allocations per transaction", allocs)
+	}
+	if first, ok := l.FirstUnstableOffset(); ok || l.LastStableOffset() != l.LogEndOffset() {
+		t.Errorf("after the commits: first unstable %d, last stable %d, log end %d", first, l.LastStableOffset(), l.LogEndOffset())
+	}
+}
