@@ -114,7 +114,7 @@ func TestTransactionMarkers(t *testing.T) {
 	checkAborted(t, "after the marker", l, 11, 20)
 	checkAborted(t, "below the first offset", l, 0, 0)
 
-	appendTo(t, l, endTxn(12, 0, false, 3), 11) // an empty-handed abort of 12's: 8..11
+	appendTo(t, l, endTxn(12, 0, false, 3), 11) // pid 12 aborts 8..11, nothing else open
 	appendTo(t, l, endTxn(12, 0, false, 3), 12) // no transaction open: no entry
 	abort12 := AbortedTxn{ProducerID: 12, FirstOffset: 8, LastOffset: 11, LastStableOffset: 12}
 	l.SetHighWatermark(13)
