@@ -43,6 +43,7 @@ package logstore
 // keeps both: a few bytes per transaction, and consumers skip the markers.
 
 import (
+	"cmp"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -521,7 +522,7 @@ type abortedTxns struct {
 // records there, from the segments' .txnindex entries.
 func (l *Log) abortedIn(from, to int64) *abortedTxns {
 	ahead := l.AppendAbortedTxns(nil, from, to)
-	slices.SortStableFunc(ahead, func(a, b AbortedTxn) int { return cmpInt64(a.FirstOffset, b.FirstOffset) })
+	slices.SortStableFunc(ahead, func(a, b AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return &abortedTxns{ahead: ahead, inside: map[int64]bool{}}
 }
 

@@ -270,9 +270,12 @@
 // the segments they take out stay open until file.delete.delay.ms has
 // passed, so reads that loaded the old list finish. A truncation takes
 // cleanMu (asking a clean in progress to stop), flushMu and mu, and
-// writes the Dir's checkpoints after letting them go. Lock order: Dir.mu,
+// writes the Dir's checkpoints after letting them go. The first unstable
+// offset is an atomic too, kept by a small transaction state under its own
+// lock, which SetHighWatermark takes without Log.mu. Lock order: Dir.mu,
 // Log.cleanMu, cleaner.mu, Log.flushMu, Log.mu, segment.ioMu (index file
-// writes), segment.mu.
+// writes), segment.mu; the transaction state's lock comes after Log.mu and
+// is never held with a segment's.
 //
 // # Open files
 //

@@ -18,6 +18,7 @@ package logstore
 // changes no offset and gets no entry, as in Kafka since 2.8 (KAFKA-10702).
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -182,20 +183,8 @@ func (t *txnState) recompute() {
 }
 
 func insertByFirst(list []txnMeta, m txnMeta) []txnMeta {
-	i, _ := slices.BinarySearchFunc(list, m.first, func(e txnMeta, first int64) int {
-		return cmpInt64(e.first, first)
-	})
+	i, _ := slices.BinarySearchFunc(list, m.first, func(e txnMeta, first int64) int { return cmp.Compare(e.first, first) })
 	return slices.Insert(list, i, m)
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // reset rebuilds the ongoing transactions from producer state (a load or
@@ -215,8 +204,8 @@ func (t *txnState) reset(producers map[int64]*producerEntry) {
 // beginWrite lowers the first unstable offset to first, the offset of the
 // first transactional data batch about to be published, before its bytes
 // become readable (a follower could otherwise fetch them and move the high
-// watermark past them while they still count as stable). Every later
-// change under mu (start, complete, reset) clears it.
+// watermark past them while they still count as stable), until endWrite
+// or reset.
 func (t *txnState) beginWrite(first int64) {
 	t.mu.Lock()
 	t.writing = min(t.writing, first)
@@ -224,10 +213,18 @@ func (t *txnState) beginWrite(first int64) {
 	t.mu.Unlock()
 }
 
+func (t *txnState) endWrite() {
+	t.mu.Lock()
+	if t.writing != math.MaxInt64 {
+		t.writing = math.MaxInt64
+		t.recompute()
+	}
+	t.mu.Unlock()
+}
+
 func (t *txnState) start(pid, first int64) {
 	t.mu.Lock()
 	t.ongoing = insertByFirst(t.ongoing, txnMeta{pid: pid, first: first, last: -1})
-	t.writing = math.MaxInt64
 	t.recompute()
 	t.mu.Unlock()
 }
@@ -248,16 +245,18 @@ func (t *txnState) lastStableFor(pid, marker int64) int64 {
 
 // complete ends pid's transaction starting at first with the marker at
 // last; it stays unstable while the high watermark is at or below last.
-func (t *txnState) complete(pid, first, last, hw int64) {
+// hw is loaded under mu: a concurrent SetHighWatermark either stored it
+// before, or prunes after.
+func (t *txnState) complete(pid, first, last int64, highWatermark *atomic.Int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	hw := highWatermark.Load()
 	if i := slices.IndexFunc(t.ongoing, func(m txnMeta) bool { return m.pid == pid && m.first == first }); i >= 0 {
 		t.ongoing = slices.Delete(t.ongoing, i, i+1)
 	}
 	if last >= hw {
 		t.unreplicated = insertByFirst(t.unreplicated, txnMeta{pid: pid, first: first, last: last})
 	}
-	t.writing = math.MaxInt64
 	t.recompute()
 }
 
@@ -277,7 +276,7 @@ func (t *txnState) highWatermark(hw int64) {
 // transactions the batches just written (or replayed) started and ended,
 // in Kafka's order: the starts first, then each end, an aborted one
 // recorded in seg's .txnindex (seg nil: not recorded) with the last stable
-// offset it leaves. The caller holds l.mu.
+// offset it leaves; then ends beginWrite. The caller holds l.mu.
 func (l *Log) applyTxnEvents(seg *segment) error {
 	ev := l.producers.events
 	for _, e := range ev {
@@ -297,9 +296,10 @@ func (l *Log) applyTxnEvents(seg *segment) error {
 			err = errors.Join(err, seg.txn.append(a))
 			seg.mu.Unlock()
 		}
-		l.txns.complete(e.pid, e.first, e.marker, l.hw.Load())
+		l.txns.complete(e.pid, e.first, e.marker, &l.hw)
 	}
 	l.producers.events = ev[:0]
+	l.txns.endWrite()
 	return err
 }
 

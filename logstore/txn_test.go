@@ -114,7 +114,7 @@ func TestTransactionMarkers(t *testing.T) {
 	checkAborted(t, "after the marker", l, 11, 20)
 	checkAborted(t, "below the first offset", l, 0, 0)
 
-	appendTo(t, l, endTxn(12, 0, false, 3), 11) // an empty-handed abort of 12's: 8..11
+	appendTo(t, l, endTxn(12, 0, false, 3), 11) // pid 12 aborts 8..11, nothing else open
 	appendTo(t, l, endTxn(12, 0, false, 3), 12) // no transaction open: no entry
 	abort12 := AbortedTxn{ProducerID: 12, FirstOffset: 8, LastOffset: 11, LastStableOffset: 12}
 	l.SetHighWatermark(13)
@@ -631,5 +631,31 @@ func TestCrashDuringSwapKeepsTxnIndex(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestTransactionalAppendsAllocateNothing: once warm, a transaction of a
+// data batch and its marker, and the high watermark passing them,
+// allocate nothing (an abort's .txnindex entry aside).
+func TestTransactionalAppendsAllocateNothing(t *testing.T) {
+	_, l := newTestLog(t, testConfig())
+	data, commit := txnData(1, 0, 0, 2), endTxn(1, 0, true, 0)
+	seq := int32(0)
+	round := func() {
+		setSeq(data, seq)
+		seq += 2
+		for _, b := range [][]byte{data, commit} {
+			if _, err := l.Append(b, noStamp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l.SetHighWatermark(l.LogEndOffset())
+	}
+	round()
+	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
+		t.Errorf("%v allocations per transaction", allocs)
+	}
+	if first, ok := l.FirstUnstableOffset(); ok || l.LastStableOffset() != l.LogEndOffset() {
+		t.Errorf("after the commits: first unstable %d, last stable %d, log end %d", first, l.LastStableOffset(), l.LogEndOffset())
 	}
 }
