@@ -353,6 +353,14 @@ func newHarness(t *testing.T, tweak ...func(*Config)) *harness {
 	h.rec = &recorder{l: h.logs, clock: h.clock}
 	h.start()
 	t.Cleanup(func() {
+		// A test that failed while holding markers must not hang in
+		// Close, which waits for the rounds in flight.
+		h.rec.mu.Lock()
+		if h.rec.gate != nil {
+			close(h.rec.gate)
+			h.rec.gate = nil
+		}
+		h.rec.mu.Unlock()
 		h.c.Close()
 		h.logs.dir.Close()
 	})

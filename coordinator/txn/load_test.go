@@ -239,3 +239,30 @@ func TestLoadInProgress(t *testing.T) {
 	h.expect("list after close", h.c.ListTransactions(kmsg.NewPtrListTransactionsRequest()).ErrorCode, kerr.CoordinatorNotAvailable.Code)
 	h.start()
 }
+
+func TestUnloadWhileLoading(t *testing.T) {
+	h := newHarness(t)
+	h.mustInit("a")
+	h.c.Close()
+	slow := &slowLog{logs: h.logs, release: make(chan struct{})}
+	h.c = New(h.cfg, slow, h.rec, h.allocate, h.clock, h.logger)
+	p := h.c.PartitionFor("a")
+	done := make(chan error, 1)
+	go func() { done <- h.c.Load(p, 9) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.describe("a").ErrorCode != kerr.CoordinatorLoadInProgress.Code {
+		if time.Now().After(deadline) {
+			t.Fatal("never COORDINATOR_LOAD_IN_PROGRESS")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.c.Unload(p)
+	close(slow.release)
+	if err := <-done; err == nil {
+		t.Fatal("a load cut short by Unload reported success")
+	}
+	h.expect("after the cut-short load", h.describe("a").ErrorCode, kerr.NotCoordinator.Code)
+	if err := h.c.Load(h.cfg.NumPartitions, 9); err == nil {
+		t.Fatal("loaded a partition out of range")
+	}
+}
