@@ -248,7 +248,11 @@ func (ct *coordinatorTopic) partitionLed(p *partition) {
 			if cur := p.state.Load(); cur.leaderEpoch != st.leaderEpoch {
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			select {
+			case <-ct.b.cluster.stop: // shutting down before it caught up
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 		if err := ct.load(p.index, st.leaderEpoch); err != nil {
 			ct.b.logger.Error("loading coordinator partition failed", "topic", ct.name, "partition", p.index, "err", err)
