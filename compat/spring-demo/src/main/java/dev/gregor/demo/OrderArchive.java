@@ -29,13 +29,14 @@ public class OrderArchive {
 		this.template = new KafkaTemplate<>(transactional);
 	}
 
-	/** Sends the batch in one transaction; throws (and rolls back) after the sends when failAfterSending. */
+	/** Sends the batch in one transaction; when failAfterSending, flushes the sends and throws, which rolls them back. */
 	public void archive(List<OrderEvent> orders, boolean failAfterSending) {
 		this.template.executeInTransaction((ops) -> {
 			for (OrderEvent order : orders) {
 				ops.send(TOPIC, Integer.toString(order.id()), order);
 			}
 			if (failAfterSending) {
+				ops.flush(); // the sends reach the broker, to be aborted there
 				throw new IllegalStateException("archiving failed after " + orders.size() + " sends: rolled back");
 			}
 			return null;
