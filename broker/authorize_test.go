@@ -261,3 +261,58 @@ func TestClusterACLs(t *testing.T) {
 		t.Fatalf("bob wrote to guarded: %v", err)
 	}
 }
+
+// Transactional ids are ACL resources: without WRITE on hers, alice's
+// transactional producer is refused; with it, she commits a transaction,
+// and bob, who may not describe it, cannot see it listed.
+func TestTransactionalIDACLs(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), opts...)
+	}
+	adm := kadm.NewClient(login("admin"))
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "ledger"); err != nil {
+		t.Fatal(err)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("ledger").Operations(kadm.OpWrite, kadm.OpRead))
+	alice := login("alice", kgo.TransactionalID("alice-tx"))
+	err := alice.BeginTransaction()
+	if err == nil {
+		err = produceErr(t, alice, "ledger")
+	}
+	if !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+		t.Fatalf("alice without WRITE on her transactional id: %v", err)
+	}
+
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").TransactionalIDs("alice-tx").Operations(kadm.OpWrite))
+	alice = login("alice", kgo.TransactionalID("alice-tx"))
+	if err := alice.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := produceErr(t, alice, "ledger"); err != nil {
+		t.Fatalf("alice with WRITE on her transactional id: %v", err)
+	}
+	if err := alice.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := kadm.NewClient(login("bob")).ListTransactions(ctxT(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := listed.TransactionalIDs(); len(ids) != 0 {
+		t.Fatalf("bob, without DESCRIBE, sees transactions %v", ids)
+	}
+	if ids := mustList(t, adm); len(ids) != 1 || ids[0] != "alice-tx" {
+		t.Fatalf("admin lists transactions %v", ids)
+	}
+}
+
+func mustList(t *testing.T, adm *kadm.Client) []string {
+	t.Helper()
+	listed, err := adm.ListTransactions(ctxT(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return listed.TransactionalIDs()
+}
