@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -14,21 +13,9 @@ import (
 // it has want values or quiet passes without a record; sorted.
 func consumeCluster(t *testing.T, c *testCluster, topic string, level kgo.IsolationLevel, want int, quiet time.Duration) []string {
 	t.Helper()
-	cl := c.client(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(level),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	cl := c.client(readerOpts(topic, level)...)
 	defer cl.Close()
-	var got []string
-	for len(got) < want {
-		ctx, cancel := context.WithTimeout(context.Background(), quiet)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if ctx.Err() != nil && fs.NumRecords() == 0 {
-			break
-		}
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-	}
-	slices.Sort(got)
-	return got
+	return pollValues(cl, want, quiet)
 }
 
 // In a cluster the transaction coordinator is the leader of the
@@ -37,7 +24,7 @@ func consumeCluster(t *testing.T, c *testCluster, topic string, level kgo.Isolat
 // leader of its partition takes the transaction over.
 func TestClusterTransactions(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{
-		"transaction.state.log.num.partitions": "3",
+		"transaction.state.log.num.partitions":     "3",
 		"transaction.state.log.replication.factor": "3",
 	})
 	adm := kadm.NewClient(c.client())

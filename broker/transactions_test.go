@@ -65,8 +65,17 @@ func values(prefix string, n int) []string {
 // it has want values or quiet passes without a record; sorted.
 func consumeValues(t *testing.T, b *Broker, topic string, level kgo.IsolationLevel, want int, quiet time.Duration) []string {
 	t.Helper()
-	cl := newClient(t, b, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(level),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	return pollValues(newClient(t, b, readerOpts(topic, level)...), want, quiet)
+}
+
+func readerOpts(topic string, level kgo.IsolationLevel) []kgo.Opt {
+	return []kgo.Opt{kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(level),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100 * time.Millisecond)}
+}
+
+// pollValues polls cl until it has want values or quiet passes without a
+// record; sorted.
+func pollValues(cl *kgo.Client, want int, quiet time.Duration) []string {
 	var got []string
 	for len(got) < want {
 		ctx, cancel := context.WithTimeout(context.Background(), quiet)
