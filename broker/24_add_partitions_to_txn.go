@@ -31,7 +31,7 @@ func handleAddPartitionsToTxn(b *Broker, c *conn, req *kmsg.AddPartitionsToTxnRe
 		codes[i] = make([]int16, len(t.Partitions))
 		for j, p := range t.Partitions {
 			codes[i][j] = code
-			if code == 0 && b.partitionOf(t.Topic, p) == nil {
+			if code == 0 && !b.partitionExists(t.Topic, p) {
 				codes[i][j] = errUnknownTopicOrPartition
 			}
 			refused = refused || codes[i][j] != 0

@@ -90,7 +90,14 @@ func (tc *txnCoordinator) WriteMarkers(producerID int64, producerEpoch int16, co
 		p := b.partitionOf(tp.Topic, tp.Partition)
 		switch {
 		case p == nil:
+			// No replica here: in a cluster, its leader writes the marker.
 			codes[i] = errUnknownTopicOrPartition
+			if ip := b.imagePartition(tp.Topic, [16]byte{}, false, tp.Partition); ip != nil {
+				codes[i] = errNotLeaderOrFollower
+				if ip.Leader >= 0 {
+					remote[ip.Leader] = append(remote[ip.Leader], i)
+				}
+			}
 		case p.state.Load().leader == p.topic.node:
 			codes[i] = b.writeMarker(p, producerID, producerEpoch, m)
 		case b.cluster != nil && p.state.Load().leader >= 0:
@@ -206,6 +213,12 @@ func (b *Broker) writeMarker(p *partition, producerID int64, producerEpoch int16
 		b.groups.CompleteTxn(p.index, producerID, m.Commit)
 	}
 	return 0
+}
+
+// partitionExists reports whether a partition exists, with a replica here
+// or, in a cluster, anywhere.
+func (b *Broker) partitionExists(topic string, index int32) bool {
+	return b.partitionOf(topic, index) != nil || b.imagePartition(topic, [16]byte{}, false, index) != nil
 }
 
 // partitionOf is a partition with a replica here, or nil.
