@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,5 +46,27 @@ func TestEndTxnMarkerRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseEndTxnMarker(AppendEmptyBatch(nil, BatchHeader{LastOffsetDelta: 0})); err == nil {
 		t.Fatal("a data batch parsed as a marker")
+	}
+}
+
+func TestEachBatch(t *testing.T) {
+	two := AppendEndTxnMarker(AppendEndTxnMarker(nil, 1, 0, EndTxnMarker{}, 5), 2, 0, EndTxnMarker{Commit: true}, 6)
+	var pids []int64
+	if err := EachBatch(two, func(h BatchHeader, batch []byte) error {
+		if len(batch) != h.Size() {
+			t.Fatalf("batch of %d bytes, header says %d", len(batch), h.Size())
+		}
+		pids = append(pids, h.ProducerID)
+		return nil
+	}); err != nil || len(pids) != 2 || pids[0] != 1 || pids[1] != 2 {
+		t.Fatalf("producers %v, %v", pids, err)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := EachBatch(two, func(BatchHeader, []byte) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("an error from fn: %v after %d calls", err, calls)
+	}
+	if err := EachBatch(two[:len(two)-1], func(BatchHeader, []byte) error { return nil }); err == nil {
+		t.Fatal("a torn last batch was walked")
 	}
 }

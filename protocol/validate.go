@@ -165,6 +165,27 @@ func CountBatches(b []byte) (int, error) {
 	return n, err
 }
 
+// EachBatch calls fn with the header and bytes of each batch of a records
+// field or log read, in order, checking framing only; an error from fn
+// stops the walk and is returned.
+func EachBatch(b []byte, fn func(h BatchHeader, batch []byte) error) error {
+	for len(b) > 0 {
+		n, err := nextBatchSize(b)
+		if err != nil {
+			return err
+		}
+		h, err := ParseBatchHeader(b[:n])
+		if err != nil {
+			return err
+		}
+		if err := fn(h, b[:n:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 func eachBatch(b []byte, fn func(batch []byte)) error {
 	for len(b) > 0 {
 		n, err := nextBatchSize(b)

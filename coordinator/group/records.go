@@ -201,34 +201,21 @@ func newReplayer(partition int32) *replayer {
 }
 
 func (r *replayer) batches(b []byte) error {
-	for len(b) > 0 {
-		h, err := protocol.ParseBatchHeader(b)
-		if err != nil {
-			return err
-		}
-		n := h.Size()
-		if n > len(b) {
-			return protocol.ErrShortBatch
-		}
-		batch := b[:n]
-		b = b[n:]
+	return protocol.EachBatch(b, func(h protocol.BatchHeader, batch []byte) error {
 		if h.Attributes&protocol.AttrControl != 0 {
 			// Only end-transaction markers are written to this topic;
 			// any other control record is skipped, as Kafka's loader does.
 			if m, err := protocol.ParseEndTxnMarker(batch); err == nil {
 				r.endTxn(h.ProducerID, m.Commit)
 			}
-			continue
+			return nil
 		}
 		pid := int64(-1)
 		if h.Attributes&protocol.AttrTransactional != 0 {
 			pid = h.ProducerID
 		}
-		if err := protocol.Records(batch, func(rec *protocol.Record) error { return r.record(pid, rec) }); err != nil {
-			return err
-		}
-	}
-	return nil
+		return protocol.Records(batch, func(rec *protocol.Record) error { return r.record(pid, rec) })
+	})
 }
 
 // record applies one record of a batch written by producerID (-1 for the

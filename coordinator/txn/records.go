@@ -86,25 +86,12 @@ type replayer struct {
 }
 
 func (r *replayer) batches(b []byte) error {
-	for len(b) > 0 {
-		h, err := protocol.ParseBatchHeader(b)
-		if err != nil {
-			return err
-		}
-		n := h.Size()
-		if n > len(b) {
-			return protocol.ErrShortBatch
-		}
-		batch := b[:n]
-		b = b[n:]
+	return protocol.EachBatch(b, func(h protocol.BatchHeader, batch []byte) error {
 		if h.Attributes&protocol.AttrControl != 0 {
-			continue
+			return nil
 		}
-		if err := protocol.Records(batch, r.record); err != nil {
-			return err
-		}
-	}
-	return nil
+		return protocol.Records(batch, r.record)
+	})
 }
 
 func (r *replayer) record(rec *protocol.Record) error {
