@@ -55,20 +55,14 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
-			switch {
-			case !topicExists(t.Topic):
-				codes[tp] = errUnknownTopicOrPart
-			case p.Metadata != nil && len(*p.Metadata) > c.cfg.OffsetMetadataMaxBytes:
-				codes[tp] = errOffsetMetadataTooLarge
-			default:
-				meta := ""
-				if p.Metadata != nil {
-					meta = *p.Metadata
-				}
-				commits = append(commits, offsetCommit{tp, offsetEntry{
-					offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: expire,
-				}})
+			meta, code := c.checkCommit(t.Topic, p.Metadata, topicExists)
+			if code != 0 {
+				codes[tp] = code
+				continue
 			}
+			commits = append(commits, offsetCommit{tp, offsetEntry{
+				offset: p.Offset, leaderEpoch: p.LeaderEpoch, metadata: meta, commitTime: now, expireTime: expire,
+			}})
 		}
 	}
 	if len(commits) > 0 {
@@ -87,6 +81,21 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 		return codes[topicPartition{t, p.Partition}]
 	})
 	return resp
+}
+
+// checkCommit applies the per-partition checks of a commit (plain or
+// transactional): the topic exists and the metadata fits
+// offset.metadata.max.bytes. It returns the metadata to store, or a code.
+func (c *Coordinator) checkCommit(topic string, metadata *string, topicExists func(string) bool) (string, int16) {
+	switch {
+	case !topicExists(topic):
+		return "", errUnknownTopicOrPart
+	case metadata != nil && len(*metadata) > c.cfg.OffsetMetadataMaxBytes:
+		return "", errOffsetMetadataTooLarge
+	case metadata == nil:
+		return "", 0
+	}
+	return *metadata, 0
 }
 
 type offsetCommit struct {

@@ -59,24 +59,18 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
-			switch {
-			case !topicExists(t.Topic):
-				codes[tp] = errUnknownTopicOrPart
-			case p.Metadata != nil && len(*p.Metadata) > c.cfg.OffsetMetadataMaxBytes:
-				codes[tp] = errOffsetMetadataTooLarge
-			default:
-				meta := ""
-				if p.Metadata != nil {
-					meta = *p.Metadata
-				}
-				leaderEpoch := int32(-1)
-				if req.Version >= 2 {
-					leaderEpoch = p.LeaderEpoch
-				}
-				commits = append(commits, offsetCommit{tp, offsetEntry{
-					offset: p.Offset, leaderEpoch: leaderEpoch, metadata: meta, commitTime: now, expireTime: -1,
-				}})
+			meta, code := c.checkCommit(t.Topic, p.Metadata, topicExists)
+			if code != 0 {
+				codes[tp] = code
+				continue
 			}
+			leaderEpoch := int32(-1)
+			if req.Version >= 2 {
+				leaderEpoch = p.LeaderEpoch
+			}
+			commits = append(commits, offsetCommit{tp, offsetEntry{
+				offset: p.Offset, leaderEpoch: leaderEpoch, metadata: meta, commitTime: now, expireTime: -1,
+			}})
 		}
 	}
 	if len(commits) > 0 {
