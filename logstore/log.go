@@ -72,6 +72,12 @@ type AppendOptions struct {
 	// partitionLeaderEpoch and recorded in leader-epoch-checkpoint the first
 	// time it is seen; -1 keeps the epochs the batches carry.
 	LeaderEpoch int32
+	// RequireTxnVerification makes a transactional batch that would open
+	// a transaction need TxnVerification, the token StartTxnVerification
+	// gave before the transaction coordinator confirmed the partition is
+	// in the transaction (txn_verify.go). Set for clients' produce.
+	RequireTxnVerification bool
+	TxnVerification        uint64
 }
 
 // AppendResult reports where an append went.
@@ -183,7 +189,7 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 				}
 				return res, nil
 			}
-			if err := l.producers.validate(&h, next, batches[p:p+size]); err != nil {
+			if err := l.producers.validate(&h, next, batches[p:p+size], &opts); err != nil {
 				return res, err
 			}
 		}

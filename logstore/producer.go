@@ -95,6 +95,8 @@ type producerState struct {
 	producers map[int64]*producerEntry
 	pending   []pendingProducer // scratch for one append's validation
 	events    []txnEvent        // transactions started and ended by the batches validated or replayed since begin
+	verifying map[int64]*txnVerification
+	lastToken uint64 // the last verification token handed out
 }
 
 // txnEvent is a transaction starting (marker -1) or ended by the marker at
@@ -110,10 +112,11 @@ type pendingProducer struct {
 	committedEpoch int16 // the epoch before this append (-1: unknown producer)
 	added          int   // batches added by this append
 	entry          producerEntry
+	transactional  bool // the append has a transactional batch or marker of this producer
 }
 
 func newProducerState() *producerState {
-	return &producerState{producers: map[int64]*producerEntry{}}
+	return &producerState{producers: map[int64]*producerEntry{}, verifying: map[int64]*txnVerification{}}
 }
 
 // begin starts validating a new append.
@@ -150,9 +153,11 @@ func (ps *producerState) checkDuplicate(h *protocol.BatchHeader) (batchMeta, boo
 // validate checks a client batch that is to get offsets base..base+lastOffsetDelta
 // against the producer's state (including earlier batches of the same
 // append) and records it as pending. batch is needed for control batches only.
-func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []byte) error {
+func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []byte, opts *AppendOptions) error {
 	p := ps.pendingFor(h.ProducerID)
 	e := &p.entry
+	transactional := h.Attributes&protocol.AttrTransactional != 0
+	p.transactional = p.transactional || transactional
 	if h.ProducerEpoch < e.epoch {
 		return errorf(CodeInvalidProducerEpoch, "producer %d epoch %d is older than the current epoch %d",
 			h.ProducerID, h.ProducerEpoch, e.epoch)
@@ -168,6 +173,11 @@ func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []b
 		}
 		ps.applyControl(h.ProducerID, e, h, base, abort, coord)
 		return nil
+	}
+	if transactional {
+		if err := ps.checkVerification(p, h, opts); err != nil {
+			return err
+		}
 	}
 	firstSeq := h.BaseSequence
 	if firstSeq < 0 {
@@ -188,7 +198,6 @@ func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []b
 				h.ProducerID, h.ProducerEpoch, firstSeq, lastSeq)
 		}
 	}
-	transactional := h.Attributes&protocol.AttrTransactional != 0
 	if e.txnFirstOffset >= 0 && !transactional {
 		return errorf(CodeInvalidTxnState, "producer %d: non-transactional batch inside an open transaction", h.ProducerID)
 	}
@@ -207,6 +216,11 @@ func (ps *producerState) commit() {
 			e := p.entry
 			ps.producers[p.pid] = &e
 		}
+		if p.transactional {
+			// The transaction has started here, or ended: either way a
+			// verification in progress is answered.
+			delete(ps.verifying, p.pid)
+		}
 	}
 	ps.pending = ps.pending[:0]
 }
@@ -222,6 +236,9 @@ func (ps *producerState) replay(h *protocol.BatchHeader, batch []byte) {
 		ne := emptyProducerEntry()
 		e = &ne
 		ps.producers[h.ProducerID] = e
+	}
+	if h.Attributes&protocol.AttrTransactional != 0 {
+		delete(ps.verifying, h.ProducerID)
 	}
 	if h.Attributes&protocol.AttrControl != 0 {
 		// An empty control batch (Kafka's cleaner empties markers whose

@@ -31,6 +31,7 @@ func (l *Log) removeExpiredProducers(nowMs, expirationMs int64) int {
 			n++
 		}
 	}
+	l.producers.removeExpiredVerifications(nowMs, expirationMs)
 	return n
 }
 
