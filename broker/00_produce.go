@@ -16,9 +16,11 @@ package broker
 // Every partition is checked first; the appends follow, spread over the
 // cores when the request is large (produce_spread.go). The request's size
 // counts against the client's producer_byte_rate quota (quotas.go).
-// Transactional batches need WRITE on the request's transactional id; the
-// log checks their producer epoch and keeps the transaction open until the
-// coordinator's marker (logstore).
+// Transactional batches need WRITE on the request's transactional id and,
+// when they would open a transaction, the transaction coordinator's word
+// that the partition is in it (txn_verify.go); the log checks their
+// producer epoch and keeps the transaction open until the coordinator's
+// marker (logstore).
 
 import (
 	"fmt"
@@ -96,6 +98,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			st.Partitions = append(st.Partitions, sp)
 		}
 	}
+	if txnOK && b.liveConfig().TxnPartitionVerification {
+		var refused bool
+		jobs, refused = b.verifyTxnAppends(*req.TransactionID, req.Version, jobs, resp)
+		failed = failed || refused
+	}
 	b.appendAll(c, jobs, req.Version, resp)
 	waits := c.reuse.waits[:0]
 	for i := range jobs {
@@ -141,7 +148,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 // (protocol.ValidateBatchInfo), max.message.bytes, zstd only from v7, and
 // for CreateTime topics record timestamps within
 // message.timestamp.before.max.ms / after.max.ms of now.
-func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	p, records := j.p, j.records
 	settings := p.topic.settings.Load()
 	batches, err := protocol.CountBatches(records)
 	if err != nil {
@@ -164,7 +172,8 @@ func (b *Broker) appendRecords(p *partition, version int16, records []byte, sp *
 		return refuseKeyless(p, records, sp)
 	}
 	now := time.Now().UnixMilli()
-	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch}
+	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch,
+		RequireTxnVerification: j.verifyTxn, TxnVerification: j.txnToken}
 	if settings.logAppendTime {
 		opts.LogAppendTime = now
 	} else if timestampOutOfWindow(info, now, settings) {

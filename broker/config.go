@@ -60,6 +60,8 @@ type Config struct {
 	Transactions         txn.Config
 	TxnStateSegmentBytes int64
 	TxnStateMinISR       int64
+	// TxnPartitionVerification is transaction.partition.verification.enable.
+	TxnPartitionVerification bool
 
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config
@@ -318,12 +320,14 @@ func checked(validate func(string) error) func(*Config, string) error {
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
-// recovery threads (DynamicThreadPool) and producer.id.expiration.ms
+// recovery threads (DynamicThreadPool), producer.id.expiration.ms and
+// transaction.partition.verification.enable
 // (DynamicProducerStateManagerConfig). All others are read-only; changing
 // them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
-		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true}
+		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
+		"transaction.partition.verification.enable": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true

@@ -50,6 +50,11 @@ var txnKeys = []configKey{
 		c.Transactions.RemoveExpiredInterval = time.Duration(n) * time.Millisecond
 		return err
 	}},
+	{"transaction.partition.verification.enable", "BOOLEAN", "true", "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.", func(c *Config, v string) error {
+		on, err := parseBool(v)
+		c.TxnPartitionVerification = on
+		return err
+	}},
 }
 
 func init() {

@@ -34,6 +34,10 @@ type appendJob struct {
 	part    int
 	code    int16
 	msg     string
+	// verifyTxn: a transactional batch that would open a transaction
+	// needs txnToken, its verification (txn_verify.go).
+	verifyTxn bool
+	txnToken  uint64
 }
 
 // appendShare is a run of a request's jobs that an appender takes.
@@ -148,6 +152,6 @@ func (s appendShare) run() {
 func (b *Broker) runAppends(jobs []appendJob, version int16, resp *kmsg.ProduceResponse) {
 	for i := range jobs {
 		j := &jobs[i]
-		j.code, j.msg = b.appendRecords(j.p, version, j.records, &resp.Topics[j.topic].Partitions[j.part])
+		j.code, j.msg = b.appendRecords(j, version, &resp.Topics[j.topic].Partitions[j.part])
 	}
 }

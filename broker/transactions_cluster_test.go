@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -44,11 +45,12 @@ func TestClusterTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	coordinator := coords["tx-cluster"].NodeID
-	remote, without := 0, 0
+	remote, without, elsewhere := 0, 0, int32(-1)
 	for i := int32(0); i < 6; i++ {
 		leader, isr := c.leaderOf("ctx", i)
 		if leader != coordinator {
 			remote++
+			elsewhere = i
 		}
 		if !slices.Contains(isr, coordinator) {
 			without++
@@ -56,6 +58,24 @@ func TestClusterTransactions(t *testing.T) {
 	}
 	if remote == 0 || without == 0 {
 		t.Fatalf("of 6 partitions %d are led elsewhere and %d have no replica on the coordinator: the markers' remote path was not taken", remote, without)
+	}
+
+	// A leader that is not the coordinator asks it over the network
+	// whether the partition is in the transaction: it is not.
+	described, err := adm.DescribeTransactions(ctxT(t), "tx-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := described["tx-cluster"]
+	leader, _ := c.leaderOf("ctx", elsewhere)
+	rc := dialRaw(t, c.nodes[leader-1])
+	// Its sequence is above the producer's: a verification leaves the
+	// lowest sequence it asked about behind, and the producer's own next
+	// batch must not come after it (Kafka's rule).
+	stray := txnBatch(1, "stray", d.ProducerID, d.ProducerEpoch, 1<<30)
+	if code := produceTxnRawTo(t, rc, 11, "tx-cluster", "ctx", elsewhere, stray); code != kerr.TransactionAbortable.Code {
+		t.Fatalf("transactional produce to ctx-%d on node %d, not in the transaction: %v, want TRANSACTION_ABORTABLE",
+			elsewhere, leader, kerr.ErrorForCode(code))
 	}
 
 	// The coordinator goes away with a transaction open; the producer

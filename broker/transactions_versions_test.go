@@ -18,11 +18,16 @@ func txnBatch(n int, prefix string, producerID int64, epoch int16, seq int32) []
 
 func produceTxnRaw(t *testing.T, rc *rawConn, txnID, topic string, batch []byte) int16 {
 	t.Helper()
+	return produceTxnRawTo(t, rc, 11, txnID, topic, 0, batch)
+}
+
+func produceTxnRawTo(t *testing.T, rc *rawConn, version int16, txnID, topic string, partition int32, batch []byte) int16 {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.SetVersion(11)
+	req.SetVersion(version)
 	req.TransactionID = &txnID
 	req.Acks, req.TimeoutMillis = -1, 5000
-	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: batch}}}}
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: batch}}}}
 	return rc.request(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
 }
 

@@ -1,0 +1,193 @@
+package broker
+
+// Transaction verification on the partition leader (KIP-890 part 1), on by
+// default as in Kafka (transaction.partition.verification.enable). Before
+// a produce appends a transactional batch whose producer has no
+// transaction open in that partition, the leader asks the transaction
+// coordinator, with AddPartitionsToTxn's VerifyOnly form, whether the
+// producer added the partition to its transaction. Without the check a
+// batch delayed past its transaction's end (or sent by a buggy client
+// without AddPartitionsToTxn) would open a transaction no coordinator
+// knows of, which nothing would ever end: the partition's last stable
+// offset, and every read_committed consumer, would stop there. The log
+// keeps a token per verification (logstore/txn_verify.go) so that a marker
+// written while the question was out makes the answer void.
+//
+// The answers are Kafka's (ReplicaManager, AddPartitionsToTxnManager):
+// a partition not in the transaction gets INVALID_TXN_STATE (produce
+// v11 and later TRANSACTION_ABORTABLE), a fenced epoch
+// INVALID_PRODUCER_EPOCH, and an answer that could not be had (the
+// coordinator is loading, moving or unreachable, or the transaction is
+// between its prepare and its markers) NOT_ENOUGH_REPLICAS, which every
+// client retries without refreshing metadata.
+
+import (
+	"context"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/group"
+	"github.com/gregor-broker/gregor/coordinator/txn"
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// verifyTxnAppends runs the verification for the jobs of one produce
+// request of transactional id id. Jobs that fail it are answered in resp
+// and left out of the jobs returned; the others carry their token. It
+// reports whether any job failed.
+func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, resp *kmsg.ProduceResponse) ([]appendJob, bool) {
+	now := time.Now().UnixMilli()
+	pid, epoch := int64(-1), int16(-1)
+	var ask []int
+	var tps []txn.TopicPartition
+	for i := range jobs {
+		j := &jobs[i]
+		j.verifyTxn = true
+		if !transactional(j.records) {
+			continue
+		}
+		h, err := protocol.ParseBatchHeader(j.records)
+		if err != nil {
+			continue // the append answers it
+		}
+		if pid >= 0 && h.ProducerID != pid {
+			j.code, j.msg = kerr.InvalidProducerIDMapping.Code, "Transactional records contained more than one producer ID"
+			continue
+		}
+		pid, epoch = h.ProducerID, h.ProducerEpoch
+		if j.txnToken = j.p.log.StartTxnVerification(h.ProducerID, h.ProducerEpoch, h.BaseSequence, now); j.txnToken != 0 {
+			ask = append(ask, i)
+			tps = append(tps, txn.TopicPartition{Topic: j.p.topic.name, Partition: j.p.index})
+		}
+	}
+	if len(ask) > 0 {
+		codes := b.txns.verify(id, pid, epoch, tps)
+		for k, i := range ask {
+			jobs[i].code, jobs[i].msg = produceVerifyError(codes[k], version)
+		}
+	}
+	kept, failed := jobs[:0], false
+	for _, j := range jobs {
+		if j.code == 0 {
+			kept = append(kept, j)
+			continue
+		}
+		failed = true
+		sp := &resp.Topics[j.topic].Partitions[j.part]
+		sp.ErrorCode, sp.ErrorMessage = j.code, &j.msg
+		if j.msg == "" {
+			sp.ErrorMessage = errorMessage(j.code)
+		}
+	}
+	clear(jobs[len(kept):]) // nothing kept past the request
+	return kept, failed
+}
+
+// produceVerifyError is the produce answer for a partition whose
+// verification the coordinator answered with code.
+func produceVerifyError(code, version int16) (int16, string) {
+	switch {
+	case code == kerr.ProducerFenced.Code:
+		code = kerr.InvalidProducerEpoch.Code
+	case code == kerr.TransactionAbortable.Code && version <= 10:
+		code = kerr.InvalidTxnState.Code
+	}
+	switch code {
+	case 0:
+		return 0, ""
+	case kerr.InvalidTxnState.Code:
+		return code, "Partition was not added to the transaction"
+	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code,
+		errCoordinatorNotAvailable, errNotCoordinator:
+		return errNotEnoughReplicas, "Unable to verify the partition has been added to the transaction. Underlying error: " +
+			kerr.ErrorForCode(code).(*kerr.Error).Message
+	}
+	return code, ""
+}
+
+// verify asks the coordinator of transactional id whether tps are in the
+// producer's transaction: here when this broker is the coordinator, else
+// the coordinator over the inter-broker listener. It returns a code per
+// partition.
+func (tc *txnCoordinator) verify(id string, pid int64, epoch int16, tps []txn.TopicPartition) []int16 {
+	codes := make([]int16, len(tps))
+	fail := func(code int16) []int16 {
+		for i := range codes {
+			codes[i] = code
+		}
+		return codes
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	rtx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, rtx.VerifyOnly = id, pid, epoch, true
+	for _, tp := range tps {
+		n := len(rtx.Topics)
+		if n == 0 || rtx.Topics[n-1].Topic != tp.Topic {
+			rtx.Topics = append(rtx.Topics, kmsg.AddPartitionsToTxnRequestTransactionTopic{Topic: tp.Topic})
+			n++
+		}
+		rtx.Topics[n-1].Partitions = append(rtx.Topics[n-1].Partitions, tp.Partition)
+	}
+	req.Transactions = append(req.Transactions, rtx)
+
+	var resp *kmsg.AddPartitionsToTxnResponse
+	switch leader := tc.coordinatorNode(id); {
+	case leader < 0:
+		return fail(errCoordinatorNotAvailable)
+	case leader == tc.b.cfg.NodeID:
+		resp = tc.AddPartitionsToTxn(req)
+	default:
+		client := tc.clientFor(leader)
+		if client == nil {
+			return fail(errCoordinatorNotAvailable)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+		defer cancel()
+		r, err := client.SeedBrokers()[0].Request(ctx, req)
+		if err != nil {
+			tc.b.logger.Warn("transaction verification through the coordinator failed", "broker", leader, "err", err)
+			return fail(kerr.NetworkException.Code)
+		}
+		resp = r.(*kmsg.AddPartitionsToTxnResponse)
+	}
+	if resp.ErrorCode != 0 {
+		if resp.ErrorCode == kerr.ClusterAuthorizationFailed.Code {
+			// Not the client's fault: the verification did not complete.
+			return fail(kerr.InvalidTxnState.Code)
+		}
+		return fail(resp.ErrorCode)
+	}
+	got := map[txn.TopicPartition]int16{}
+	for _, res := range resp.Transactions {
+		for _, t := range res.Topics {
+			for _, p := range t.Partitions {
+				got[txn.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.ErrorCode
+			}
+		}
+	}
+	for i, tp := range tps {
+		code, ok := got[tp]
+		if !ok {
+			code = errUnknownServerError
+		}
+		codes[i] = code
+	}
+	return codes
+}
+
+// coordinatorNode is the node coordinating transactional id: this one on
+// a single node, the leader of its __transaction_state partition in a
+// cluster (-1 when there is none).
+func (tc *txnCoordinator) coordinatorNode(id string) int32 {
+	b := tc.b
+	if b.cluster == nil {
+		return b.cfg.NodeID
+	}
+	t := b.cluster.image().Topics[tc.name]
+	if t == nil || len(t.Partitions) == 0 {
+		return -1
+	}
+	return t.Partitions[group.PartitionFor(id, int32(len(t.Partitions)))].Leader
+}
