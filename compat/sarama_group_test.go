@@ -14,15 +14,67 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
-// saramaMember is one IBM/sarama ConsumerGroup member consuming in its own
-// goroutine: it marks every message and commits once it has caught up.
-type saramaMember struct {
-	name string
-	cg   sarama.ConsumerGroup
-	seen *consumed
-
+// saramaGroupRun is a sarama ConsumerGroup that consumes one topic with a
+// handler in its own goroutine until it is closed.
+type saramaGroupRun struct {
+	name   string
+	cg     sarama.ConsumerGroup
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// runSaramaGroup joins group as a member named name and consumes topic
+// with handler, rejoining after each rebalance; closed with the test.
+func runSaramaGroup(t *testing.T, addr, name, group, topic string, cfg *sarama.Config, handler sarama.ConsumerGroupHandler) *saramaGroupRun {
+	t.Helper()
+	cg, err := sarama.NewConsumerGroup([]string{addr}, group, cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &saramaGroupRun{name: name, cg: cg, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		for err := range cg.Errors() {
+			t.Logf("%s: %v", name, err)
+		}
+	}()
+	go func() {
+		defer close(r.done)
+		for ctx.Err() == nil {
+			err := cg.Consume(ctx, []string{topic}, handler)
+			if errors.Is(err, sarama.ErrClosedConsumerGroup) {
+				return
+			}
+			if err != nil {
+				t.Logf("%s: consume: %v", name, err)
+			}
+		}
+	}()
+	t.Cleanup(func() { r.close(t) })
+	return r
+}
+
+// close leaves the group (sarama sends LeaveGroup) and waits for the
+// consuming goroutine.
+func (r *saramaGroupRun) close(t *testing.T) {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	r.cancel()
+	if err := r.cg.Close(); err != nil {
+		t.Errorf("%s: close: %v", r.name, err)
+	}
+	<-r.done
+}
+
+// saramaMember is one IBM/sarama ConsumerGroup member: it marks every
+// message and commits once it has caught up.
+type saramaMember struct {
+	*saramaGroupRun
+	name string
+	seen *consumed
 
 	mu       sync.Mutex
 	memberID string
@@ -54,21 +106,6 @@ func (m *saramaMember) id() string {
 	return m.memberID
 }
 
-// close leaves the group (sarama sends LeaveGroup) and waits for the
-// consuming goroutine.
-func (m *saramaMember) close(t *testing.T) {
-	select {
-	case <-m.done:
-		return
-	default:
-	}
-	m.cancel()
-	if err := m.cg.Close(); err != nil {
-		t.Errorf("%s: close: %v", m.name, err)
-	}
-	<-m.done
-}
-
 func saramaConfig(name string, version sarama.KafkaVersion, strategy sarama.BalanceStrategy) *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = name
@@ -86,30 +123,8 @@ func saramaConfig(name string, version sarama.KafkaVersion, strategy sarama.Bala
 
 func startSaramaMember(t *testing.T, addr, name, group, topic string, cfg *sarama.Config, seen *consumed) *saramaMember {
 	t.Helper()
-	cg, err := sarama.NewConsumerGroup([]string{addr}, group, cfg)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &saramaMember{name: name, cg: cg, seen: seen, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		for err := range cg.Errors() {
-			t.Logf("%s: %v", name, err)
-		}
-	}()
-	go func() {
-		defer close(m.done)
-		for ctx.Err() == nil {
-			err := cg.Consume(ctx, []string{topic}, m)
-			if errors.Is(err, sarama.ErrClosedConsumerGroup) {
-				return
-			}
-			if err != nil {
-				t.Logf("%s: consume: %v", name, err)
-			}
-		}
-	}()
-	t.Cleanup(func() { m.close(t) })
+	m := &saramaMember{name: name, seen: seen}
+	m.saramaGroupRun = runSaramaGroup(t, addr, name, group, topic, cfg, m)
 	return m
 }
 

@@ -13,13 +13,13 @@ import (
 const saramaClientName = "sarama"
 
 // TestSarama runs IBM/sarama through produce, consume, committed offsets,
-// ClusterAdmin, the idempotent producer and every codec, once with its
-// default protocol version (Kafka 2.8) and once configured for Kafka 4.0,
-// which picks newer request versions. Its consumer groups are
+// ClusterAdmin, the idempotent producer, every codec and transactions,
+// once with its default protocol version (Kafka 2.8) and once configured
+// for Kafka 4.0, which picks newer request versions. Its consumer groups are
 // TestSaramaConsumerGroup, which records the group column.
 func TestSarama(t *testing.T) {
 	version := moduleVersion(t, "github.com/IBM/sarama")
-	p := harness.Start(t, t.TempDir())
+	p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 	for _, proto := range []sarama.KafkaVersion{sarama.DefaultVersion, sarama.V4_0_0_0} {
 		t.Run("kafka-"+proto.String(), func(t *testing.T) {
 			s := saramaEnv{addr: p.Addr, proto: proto, suffix: "-" + proto.String()}
@@ -61,12 +61,8 @@ func (s saramaEnv) run(t *testing.T, version string) {
 	run("idempotence", func(t *testing.T) {
 		topic := "sarama-idem" + s.suffix
 		createTopic(t, adm, topic)
-		cfg := s.config()
-		cfg.Producer.Idempotent = true
-		cfg.Producer.RequiredAcks = sarama.WaitForAll
-		cfg.Net.MaxOpenRequests = 1
 		recs := makeRecords("idem", 100)
-		saramaProduce(t, s.addr, topic, recs, cfg)
+		saramaProduce(t, s.addr, topic, recs, s.idempotentConfig())
 		ids := map[int64]int{}
 		for _, r := range storedRecords(t, s.addr, topic) {
 			ids[r.ProducerID]++
@@ -93,6 +89,17 @@ func (s saramaEnv) run(t *testing.T, version string) {
 	}
 	run("commit", s.testCommit)
 	run("admin", s.testAdmin)
+	run("transactions", s.testTransactions)
+}
+
+// idempotentConfig is config with the idempotent producer on and the
+// settings sarama requires for it.
+func (s saramaEnv) idempotentConfig() *sarama.Config {
+	cfg := s.config()
+	cfg.Producer.Idempotent = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Net.MaxOpenRequests = 1
+	return cfg
 }
 
 // saramaProduce sends records with a SyncProducer, each with a header
@@ -108,14 +115,27 @@ func saramaProduce(t *testing.T, addr, topic string, records []keyValue, cfg *sa
 			t.Errorf("close producer: %v", err)
 		}
 	}()
+	saramaSend(t, prod, saramaMessages(topic, records))
+}
+
+// saramaMessages are records as messages to topic, each with a header
+// n=<key>.
+func saramaMessages(topic string, records []keyValue) []*sarama.ProducerMessage {
 	var msgs []*sarama.ProducerMessage
 	for _, kv := range records {
 		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.StringEncoder(kv.key),
 			Value:   sarama.StringEncoder(kv.value),
 			Headers: []sarama.RecordHeader{{Key: []byte("n"), Value: []byte(kv.key)}}})
 	}
+	return msgs
+}
+
+// saramaSend sends msgs with prod and checks that each got an offset of
+// its own.
+func saramaSend(t *testing.T, prod sarama.SyncProducer, msgs []*sarama.ProducerMessage) {
+	t.Helper()
 	if err := prod.SendMessages(msgs); err != nil {
-		t.Fatalf("produce to %s: %v", topic, err)
+		t.Fatalf("produce to %s: %v", msgs[0].Topic, err)
 	}
 	seen := map[int32]map[int64]bool{}
 	for _, m := range msgs {
@@ -129,10 +149,21 @@ func saramaProduce(t *testing.T, addr, topic string, records []keyValue, cfg *sa
 	}
 }
 
-// saramaConsumeAll reads every partition of topic from the oldest offset
-// to the high watermark with sarama's partition consumers and checks the
-// headers saramaProduce wrote.
+// saramaConsumeAll reads every record of topic with sarama's partition
+// consumers: as many as the end offsets count, at offsets from 0 up.
 func saramaConsumeAll(t *testing.T, addr, topic string, cfg *sarama.Config) []keyValue {
+	t.Helper()
+	return saramaRead(t, addr, topic, cfg, wholeLog, 0)
+}
+
+// wholeLog as saramaRead's want is as many records as the end offsets
+// count.
+const wholeLog = -1
+
+// saramaRead reads every partition of topic from the oldest offset with
+// sarama's partition consumers until want records arrived and nothing more
+// for quiet, so that records beyond want show.
+func saramaRead(t *testing.T, addr, topic string, cfg *sarama.Config, want int, quiet time.Duration) []keyValue {
 	t.Helper()
 	client, err := sarama.NewClient([]string{addr}, cfg)
 	if err != nil {
@@ -148,7 +179,8 @@ func saramaConsumeAll(t *testing.T, addr, topic string, cfg *sarama.Config) []ke
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []keyValue
+	msgs, ends := make(chan *sarama.ConsumerMessage), map[int32]int64{}
+	var total int64
 	for _, part := range parts {
 		end, err := client.GetOffset(topic, part, sarama.OffsetNewest)
 		if err != nil {
@@ -157,31 +189,69 @@ func saramaConsumeAll(t *testing.T, addr, topic string, cfg *sarama.Config) []ke
 		if end == 0 {
 			continue
 		}
+		ends[part] = end
+		total += end
 		pc, err := consumer.ConsumePartition(topic, part, sarama.OffsetOldest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		timeout := time.After(30 * time.Second)
-		for next := int64(0); next < end; {
+		defer saramaForward(t, pc, msgs)()
+	}
+	if want == wholeLog {
+		want = int(total)
+	}
+	return saramaCollect(t, topic, msgs, ends, want, quiet)
+}
+
+// saramaForward passes the messages of pc on to msgs until stop, which
+// closes pc.
+func saramaForward(t *testing.T, pc sarama.PartitionConsumer, msgs chan<- *sarama.ConsumerMessage) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		for m := range pc.Messages() {
 			select {
-			case m := <-pc.Messages():
-				if m.Offset != next {
-					t.Fatalf("partition %d: offset %d, want %d", part, m.Offset, next)
-				}
-				if len(m.Headers) != 1 || string(m.Headers[0].Key) != "n" || string(m.Headers[0].Value) != string(m.Key) {
-					t.Fatalf("record %s: headers %v", m.Key, m.Headers)
-				}
-				out = append(out, keyValue{string(m.Key), string(m.Value)})
-				next++
-			case err := <-pc.Errors():
-				t.Fatalf("partition %d: %v", part, err)
-			case <-timeout:
-				t.Fatalf("partition %d: consumed up to %d of %d", part, next, end)
+			case msgs <- m:
+			case <-done:
 			}
 		}
-		pc.Close()
+	}()
+	return func() {
+		close(done)
+		if err := pc.Close(); err != nil {
+			t.Errorf("close partition consumer: %v", err)
+		}
 	}
-	return out
+}
+
+// saramaCollect takes records from msgs as saramaRead describes. In each
+// partition offsets must grow and stay below the end offset in ends, and
+// every record must carry the header n=<key> of saramaMessages.
+func saramaCollect(t *testing.T, topic string, msgs <-chan *sarama.ConsumerMessage, ends map[int32]int64, want int, quiet time.Duration) []keyValue {
+	t.Helper()
+	last := map[int32]int64{}
+	var out []keyValue
+	deadline := time.After(30 * time.Second)
+	for {
+		var settled <-chan time.Time
+		if len(out) >= want {
+			settled = time.After(quiet)
+		}
+		select {
+		case m := <-msgs:
+			if prev, seen := last[m.Partition]; (seen && m.Offset <= prev) || m.Offset >= ends[m.Partition] {
+				t.Fatalf("partition %d: offset %d after %d, end offset %d", m.Partition, m.Offset, prev, ends[m.Partition])
+			}
+			last[m.Partition] = m.Offset
+			if len(m.Headers) != 1 || string(m.Headers[0].Key) != "n" || string(m.Headers[0].Value) != string(m.Key) {
+				t.Fatalf("record %s: headers %v", m.Key, m.Headers)
+			}
+			out = append(out, keyValue{string(m.Key), string(m.Value)})
+		case <-settled:
+			return out
+		case <-deadline:
+			t.Fatalf("%s: read %d of %d records", topic, len(out), want)
+		}
+	}
 }
 
 // testSaramaCommit commits offsets with sarama's OffsetManager outside any
