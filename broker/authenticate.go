@@ -77,7 +77,7 @@ func handleSaslHandshake(b *Broker, c *conn, req *kmsg.SASLHandshakeRequest) (*k
 		c.authFailed = "unsupported SASL mechanism " + req.Mechanism
 		return resp, nil
 	}
-	server, err := sasl.New(req.Mechanism, a.security.PlainUsers, b.scramCredential)
+	server, err := sasl.New(req.Mechanism, a.security.PlainUsers, b.scramCredential, a.security.OAuth)
 	if err != nil {
 		return nil, err
 	}

@@ -398,8 +398,8 @@ func TestSecurityConfigRefusals(t *testing.T) {
 		"wrong login module": {base(map[string]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required;`}), "needs org.apache.kafka.common.security.plain.PlainLoginModule"},
 		"bad JAAS":           {base(map[string]string{"listener.name.sasl_plaintext.plain.sasl.jaas.config": `PlainLoginModule required user_a="b"`}), "is not 'LoginModule flag"},
 		"bad protocol":       {base(map[string]string{"listener.security.protocol.map": "SASL_PLAINTEXT:TLS"}), "unknown security protocol TLS"},
-		"listener mechanisms": {base(map[string]string{"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "OAUTHBEARER"}),
-			"invalid value for config key listener.name.sasl_plaintext.sasl.enabled.mechanisms: SASL mechanism OAUTHBEARER is not supported"},
+		"listener mechanisms": {base(map[string]string{"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "GSSAPI"}),
+			"invalid value for config key listener.name.sasl_plaintext.sasl.enabled.mechanisms: SASL mechanism GSSAPI is not supported"},
 	} {
 		_, _, err := ParseConfig(c.props)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +159,31 @@ func initProducerID(rc *rawConn) int64 {
 	req.SetVersion(5)
 	req.ProducerID, req.ProducerEpoch = -1, -1
 	return rc.request(req).(*kmsg.InitProducerIDResponse).ProducerID
+}
+
+// configRefusal is a change to a valid configuration (an empty value
+// removes the key) and the start-up error it must be refused with.
+type configRefusal struct {
+	extra map[string]string
+	want  string
+}
+
+// checkConfigRefusals applies each change to a fresh props() and expects
+// ParseConfig to refuse it with an error containing want.
+func checkConfigRefusals(t *testing.T, props func() map[string]string, cases map[string]configRefusal) {
+	t.Helper()
+	for name, c := range cases {
+		p := props()
+		for k, v := range c.extra {
+			if v == "" {
+				delete(p, k)
+			} else {
+				p[k] = v
+			}
+		}
+		_, _, err := ParseConfig(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", name, err, c.want)
+		}
+	}
 }

@@ -36,9 +36,12 @@ type ListenerSecurity struct {
 	Protocol   string            // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 	Mechanisms []string          // the SASL mechanisms enabled on it
 	PlainUsers map[string]string // PLAIN's users and passwords
+	// OAuth validates OAUTHBEARER tokens (oauthbearer.go).
+	OAuth *sasl.OAuthValidator
 	// The credentials this node logs in with when it is the client
 	// (replica fetchers), from the inter-broker mechanism's JAAS config.
 	Username, Password string
+	LoginOptions       map[string]string // all of that JAAS config's options
 	// TLS is the server's TLS config on SSL and SASL_SSL listeners;
 	// ClientTLS is how replicas dial a leader's listener of this name.
 	TLS, ClientTLS *tls.Config
@@ -75,7 +78,7 @@ var securityKeys = []configKey{
 			}
 			return nil
 		}},
-	{"sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms enabled on SASL listeners (Gregor: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512).", func(c *Config, v string) error {
+	{"sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms enabled on SASL listeners (Gregor: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).", func(c *Config, v string) error {
 		return nil // read per listener by saslListener
 	}},
 	{"sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism replicas log in to a SASL listener with.", func(c *Config, v string) error {
@@ -111,6 +114,9 @@ func isListenerKey(key string) bool {
 		return false
 	}
 	if setting == "sasl.enabled.mechanisms" || isTLSKey(setting) {
+		return true
+	}
+	if isOAuthListenerKey(setting) {
 		return true
 	}
 	mech, ok := strings.CutSuffix(setting, ".sasl.jaas.config")
@@ -163,13 +169,16 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 	}
 	for _, m := range sec.Mechanisms {
 		if !sasl.Supported(m) {
-			return fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512)", key, m)
+			return fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER)", key, m)
 		}
 		jaasKey := prefix + strings.ToLower(m) + ".sasl.jaas.config"
 		text, ok := props[jaasKey]
 		if !ok {
-			if m == sasl.Plain {
+			switch m {
+			case sasl.Plain:
 				return fmt.Errorf("listener %s enables PLAIN but %s, which names its users (user_<name>=\"<password>\"), is not set", name, jaasKey)
+			case sasl.OAuthBearer:
+				return fmt.Errorf("listener %s enables OAUTHBEARER but %s (%s required ...;) is not set", name, jaasKey, oauthLoginModule)
 			}
 			continue
 		}
@@ -178,15 +187,22 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 			return fmt.Errorf("invalid value for config key %s: %v", jaasKey, err)
 		}
 		module := "org.apache.kafka.common.security.scram.ScramLoginModule"
-		if m == sasl.Plain {
+		switch m {
+		case sasl.Plain:
 			module = "org.apache.kafka.common.security.plain.PlainLoginModule"
 			sec.PlainUsers = jaas.PlainUsers()
+		case sasl.OAuthBearer:
+			module = oauthLoginModule
+			if sec.OAuth, err = c.oauthValidator(name, jaas); err != nil {
+				return err
+			}
 		}
 		if jaas.LoginModule != module {
 			return fmt.Errorf("invalid value for config key %s: mechanism %s needs %s, not %s", jaasKey, m, module, jaas.LoginModule)
 		}
 		if m == c.SaslInterBrokerMechanism {
 			sec.Username, sec.Password = jaas.Options["username"], jaas.Options["password"]
+			sec.LoginOptions = jaas.Options
 		}
 	}
 	return nil
@@ -232,6 +248,8 @@ func (c *Config) interBrokerSASL() fsasl.Mechanism {
 		return plain.Auth{User: sec.Username, Pass: sec.Password}.AsMechanism()
 	case sasl.ScramSHA512:
 		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha512Mechanism()
+	case sasl.OAuthBearer:
+		return unsecuredLogin(sec.LoginOptions)
 	default:
 		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha256Mechanism()
 	}
@@ -257,6 +275,13 @@ func (c *Config) validateInterBrokerSecurity() error {
 	}
 	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
 		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, l.Name, strings.Join(sec.Mechanisms, ","))
+	}
+	if c.SaslInterBrokerMechanism == sasl.OAuthBearer {
+		if sec.LoginOptions[unsecuredSubOption] == "" {
+			return fmt.Errorf("listener %s: replicas log in with OAUTHBEARER, whose JAAS config (listener.name.%s.oauthbearer.sasl.jaas.config) needs the %s option (Gregor logs in with unsecured tokens only)",
+				l.Name, strings.ToLower(l.Name), unsecuredSubOption)
+		}
+		return nil
 	}
 	if sec.Username == "" || sec.Password == "" {
 		return fmt.Errorf("listener %s: replicas log in with %s, whose JAAS config (listener.name.%s.%s.sasl.jaas.config) needs username and password options",

@@ -87,7 +87,7 @@ func failureMessage(t *testing.T, err error) string {
 
 func TestPlain(t *testing.T) {
 	users := map[string]string{"alice": "alice-secret"}
-	s, _ := New(Plain, users, nil)
+	s, _ := New(Plain, users, nil, nil)
 	if err := exchange(t, kplain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -103,16 +103,16 @@ func TestPlain(t *testing.T) {
 		{kplain.Auth{Zid: "admin", User: "alice", Pass: "alice-secret"}, "Authentication failed: Client requested an authorization id that is different from username"},
 	}
 	for _, c := range cases {
-		s, _ := New(Plain, users, nil)
+		s, _ := New(Plain, users, nil, nil)
 		if got := failureMessage(t, exchange(t, c.auth.AsMechanism(), s)); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.auth, got, c.want)
 		}
 	}
-	s, _ = New(Plain, users, nil)
+	s, _ = New(Plain, users, nil, nil)
 	if _, _, err := s.Step([]byte("\x00alice\x00")); failureMessage(t, err) != "Authentication failed: password not specified" {
 		t.Fatalf("empty password: %v", err)
 	}
-	s, _ = New(Plain, users, nil)
+	s, _ = New(Plain, users, nil, nil)
 	if _, _, err := s.Step([]byte("alice\x00alice-secret")); failureMessage(t, err) != "Invalid SASL/PLAIN response: expected 3 tokens, got 2" {
 		t.Fatalf("two tokens: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestScram(t *testing.T) {
 		}
 		t.Run(m.String(), func(t *testing.T) {
 			for _, a := range []kscram.Auth{{User: "alice", Pass: "alice-secret"}, {User: "we,ird=name", Pass: "pw"}} {
-				s, _ := New(m.String(), nil, lookup)
+				s, _ := New(m.String(), nil, lookup, nil)
 				if err := exchange(t, mech(a), s); err != nil {
 					t.Fatalf("%s: %v", a.User, err)
 				}
@@ -148,7 +148,7 @@ func TestScram(t *testing.T) {
 			}
 			generic := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + m.String()
 			for _, a := range []kscram.Auth{{User: "alice", Pass: "wrong"}, {User: "nobody", Pass: "alice-secret"}} {
-				s, _ := New(m.String(), nil, lookup)
+				s, _ := New(m.String(), nil, lookup, nil)
 				if got := failureMessage(t, exchange(t, mech(a), s)); got != generic {
 					t.Errorf("%s/%s: %q", a.User, a.Pass, got)
 				}
@@ -156,7 +156,7 @@ func TestScram(t *testing.T) {
 					t.Errorf("failed exchange left user %q", s.User())
 				}
 			}
-			s, _ := New(m.String(), nil, lookup)
+			s, _ := New(m.String(), nil, lookup, nil)
 			a := kscram.Auth{Zid: "admin", User: "alice", Pass: "alice-secret"}
 			if got := failureMessage(t, exchange(t, mech(a), s)); got != "Authentication failed: Client requested an authorization id that is different from username" {
 				t.Errorf("authzid: %q", got)
@@ -170,13 +170,13 @@ func TestScram(t *testing.T) {
 		}
 		return lookup(user, m)
 	}
-	s, _ := New(ScramSHA512, nil, only256)
+	s, _ := New(ScramSHA512, nil, only256, nil)
 	if err := exchange(t, kscram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism(), s); err == nil {
 		t.Fatal("SHA-512 exchange passed with only a SHA-256 credential")
 	}
 	// librdkafka repeats its nonce in front of the combined one; Kafka
 	// accepts a final nonce that ends with the server's, and so do we.
-	s, _ = New(ScramSHA256, nil, lookup)
+	s, _ = New(ScramSHA256, nil, lookup, nil)
 	first := "n,,n=alice,r=cnonce"
 	serverFirst, _, err := s.Step([]byte(first))
 	if err != nil {
@@ -200,7 +200,7 @@ func TestScram(t *testing.T) {
 	}
 
 	// A replayed first message never reaches a proof check: the nonce differs.
-	s, _ = New(ScramSHA256, nil, lookup)
+	s, _ = New(ScramSHA256, nil, lookup, nil)
 	if _, _, err := s.Step([]byte("n,,n=alice,r=abc")); err != nil {
 		t.Fatal(err)
 	}

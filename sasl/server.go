@@ -12,7 +12,7 @@ const (
 // Supported reports whether a mechanism can be enabled on a listener.
 func Supported(mechanism string) bool {
 	switch mechanism {
-	case Plain, ScramSHA256, ScramSHA512:
+	case Plain, ScramSHA256, ScramSHA512, OAuthBearer:
 		return true
 	}
 	return false
@@ -40,9 +40,14 @@ type Credentials func(user string, m ScramMechanism) (Credential, bool)
 
 // New starts an exchange for a mechanism the listener has enabled:
 // plainUsers are the PLAIN users and passwords, creds the SCRAM
-// credentials.
-func New(mechanism string, plainUsers map[string]string, creds Credentials) (Server, error) {
+// credentials, oauth the OAUTHBEARER token validation.
+func New(mechanism string, plainUsers map[string]string, creds Credentials, oauth *OAuthValidator) (Server, error) {
 	switch mechanism {
+	case OAuthBearer:
+		if oauth == nil {
+			return nil, fmt.Errorf("OAUTHBEARER has no token validation configured")
+		}
+		return &oauthServer{v: oauth}, nil
 	case Plain:
 		return &plainServer{users: plainUsers}, nil
 	case ScramSHA256, ScramSHA512:

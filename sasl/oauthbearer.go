@@ -1,0 +1,252 @@
+package sasl
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// OAuthBearer is the OAUTHBEARER mechanism (RFC 7628, KIP-255).
+const OAuthBearer = "OAUTHBEARER"
+
+// The client's first message: a GS2 header with an optional authorization
+// id, then key=value pairs each ended by ^A, the last followed by another
+// ^A. "auth" carries "Bearer <token>"; the other keys are SASL extensions
+// (KIP-342), which Kafka's validators accept whatever they are.
+var (
+	oauthInitial = regexp.MustCompile("^n,(?:a=((?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+))?,\x01((?:[A-Za-z]+=[\x21-\x7E \t\r\n]+\x01)*)\x01$")
+	oauthAuth    = regexp.MustCompile(`^(\w+) +([-_~+/.a-zA-Z0-9]+=*)$`)
+)
+
+// OAuthValidator checks the token of an OAUTHBEARER exchange. A listener
+// uses Kafka's unsecured validator (tokens signed with "none", the
+// default) or its JWKS validator (OAuthBearerValidatorCallbackHandler).
+type OAuthValidator struct {
+	PrincipalClaim string   // the claim naming the principal ("sub")
+	ScopeClaim     string   // the claim holding the scope ("scope")
+	RequiredScope  []string // unsecured only: scope every token must have
+	ClockSkew      time.Duration
+	// Keys, when set, makes the validator Kafka's secured one: the
+	// token must be signed by one of the keys, carry exp and iat, and
+	// match Audience (any of) and Issuer when they are set.
+	Keys     *KeySet
+	Audience []string
+	Issuer   string
+	Now      func() time.Time // nil: time.Now
+}
+
+// TokenError is a token that was refused; the client is told Status
+// ("invalid_token" or "insufficient_scope") and Scope in RFC 7628's JSON.
+type TokenError struct {
+	Status, Scope, Reason string
+}
+
+func (e *TokenError) Error() string { return e.Reason }
+
+func invalidToken(format string, args ...any) *TokenError {
+	return &TokenError{Status: "invalid_token", Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks a compact JWS and returns the principal it names.
+func (v *OAuthValidator) Validate(token string) (string, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", invalidToken("the token is not a JWS in compact serialization (three parts)")
+	}
+	var header struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+	}
+	if err := decodeSegment(parts[0], &header); err != nil {
+		return "", invalidToken("the token's header: %v", err)
+	}
+	claims := map[string]any{}
+	if err := decodeSegment(parts[1], &claims); err != nil {
+		return "", invalidToken("the token's claims: %v", err)
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	if v.Keys == nil {
+		if header.Alg != "none" || parts[2] != "" {
+			return "", invalidToken("an unsecured JWS must have 'none' for an algorithm and no signature")
+		}
+		return v.checkClaims(claims, now(), false)
+	}
+	if header.Alg == "none" {
+		return "", invalidToken("the token is not signed")
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return "", invalidToken("the token's signature is not base64url")
+	}
+	if err := v.Keys.Verify(header.Alg, header.Kid, []byte(parts[0]+"."+parts[1]), sig); err != nil {
+		return "", invalidToken("the token's signature: %v", err)
+	}
+	return v.checkClaims(claims, now(), true)
+}
+
+func decodeSegment(s string, into any) error {
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+	if err != nil {
+		return fmt.Errorf("not base64url")
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return fmt.Errorf("not a JSON object")
+	}
+	return nil
+}
+
+// checkClaims applies Kafka's claim rules: the principal claim is a
+// non-empty string, exp is required and not past (less the clock skew),
+// iat (required when signed) is not in the future, exp is after iat, and
+// the scope, audience and issuer are what the listener asks for.
+func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, error) {
+	principal, _ := claims[v.PrincipalClaim].(string)
+	if strings.TrimSpace(principal) == "" {
+		return "", invalidToken("required claim missing or not a string: %s", v.PrincipalClaim)
+	}
+	exp, ok := numericClaim(claims, "exp")
+	if !ok {
+		return "", invalidToken("required claim missing: exp")
+	}
+	nowMs, skewMs := float64(now.UnixMilli()), float64(v.ClockSkew.Milliseconds())
+	if nowMs-skewMs >= 1000*exp {
+		return "", invalidToken("the token expired at %.0f s", exp)
+	}
+	iat, hasIat := numericClaim(claims, "iat")
+	switch {
+	case !hasIat && signed:
+		return "", invalidToken("required claim missing: iat")
+	case hasIat && 1000*iat > nowMs+skewMs:
+		return "", invalidToken("the token was issued at %.0f s, in the future", iat)
+	case hasIat && exp <= iat:
+		return "", invalidToken("the token's expiration is not after its issue time")
+	}
+	scope := scopeClaim(claims[v.ScopeClaim])
+	for _, want := range v.RequiredScope {
+		if !scope[want] {
+			return "", &TokenError{Status: "insufficient_scope", Scope: strings.Join(v.RequiredScope, " "),
+				Reason: fmt.Sprintf("the token's scope lacks %s", want)}
+		}
+	}
+	if len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience) {
+		return "", invalidToken("the token's audience is not one of %v", v.Audience)
+	}
+	if v.Issuer != "" && claims["iss"] != v.Issuer {
+		return "", invalidToken("the token's issuer is not %s", v.Issuer)
+	}
+	return principal, nil
+}
+
+func numericClaim(claims map[string]any, name string) (float64, bool) {
+	f, ok := claims[name].(float64)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// scopeClaim reads a scope given as a space-separated string or as a list.
+func scopeClaim(raw any) map[string]bool {
+	out := map[string]bool{}
+	switch s := raw.(type) {
+	case string:
+		for _, f := range strings.Fields(s) {
+			out[f] = true
+		}
+	case []any:
+		for _, e := range s {
+			if str, ok := e.(string); ok {
+				out[str] = true
+			}
+		}
+	}
+	return out
+}
+
+func audienceMatches(raw any, want []string) bool {
+	var got []string
+	switch a := raw.(type) {
+	case string:
+		got = []string{a}
+	case []any:
+		for _, e := range a {
+			if s, ok := e.(string); ok {
+				got = append(got, s)
+			}
+		}
+	}
+	for _, g := range got {
+		for _, w := range want {
+			if g == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// oauthServer is one OAUTHBEARER exchange, as Kafka's OAuthBearerSaslServer:
+// a refused token is answered with RFC 7628's JSON error as a challenge,
+// and the client's ^A that acknowledges it ends the exchange with that
+// JSON as the failure.
+type oauthServer struct {
+	v       *OAuthValidator
+	user    string
+	refusal string // the JSON error sent, awaiting the client's ^A
+}
+
+func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
+	if s.refusal != "" && len(token) == 1 && token[0] == 0x01 {
+		return nil, false, &Failure{Message: s.refusal}
+	}
+	s.refusal = ""
+	m := oauthInitial.FindSubmatch(token)
+	if m == nil {
+		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message"}
+	}
+	authzid := strings.NewReplacer("=2C", ",", "=3D", "=").Replace(string(m[1]))
+	var auth string
+	for _, kv := range strings.Split(string(m[2]), "\x01") {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == "auth" {
+			auth = val
+		}
+	}
+	if auth == "" {
+		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message: 'auth' not specified"}
+	}
+	am := oauthAuth.FindStringSubmatch(auth)
+	if am == nil {
+		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message: invalid 'auth' format"}
+	}
+	if !strings.EqualFold(am[1], "bearer") {
+		return nil, false, &Failure{Message: "Invalid scheme in OAUTHBEARER client first message: " + am[1]}
+	}
+	principal, err := s.v.Validate(am[2])
+	if err != nil {
+		te, _ := err.(*TokenError)
+		s.refusal = oauthErrorJSON(te)
+		return []byte(s.refusal), false, nil
+	}
+	if authzid != "" && authzid != principal {
+		return nil, false, &Failure{Message: fmt.Sprintf(
+			"Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)",
+			authzid, principal)}
+	}
+	s.user = principal
+	return []byte{}, true, nil
+}
+
+func (s *oauthServer) User() string { return s.user }
+
+// oauthErrorJSON is RFC 7628's error, as Kafka writes it.
+func oauthErrorJSON(e *TokenError) string {
+	out := `{"status":"` + e.Status + `"`
+	if e.Scope != "" {
+		out += `, "scope":"` + e.Scope + `"`
+	}
+	return out + "}"
+}

@@ -1,0 +1,235 @@
+package sasl
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var b64 = base64.RawURLEncoding
+
+func segment(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b64.EncodeToString(raw)
+}
+
+// unsecuredToken is a JWT with alg "none", as Kafka's unsecured login
+// callback handler and librdkafka's unsecured JWT make them.
+func unsecuredToken(t *testing.T, claims map[string]any) string {
+	return segment(t, map[string]string{"alg": "none"}) + "." + segment(t, claims) + "."
+}
+
+// signedToken is a JWT signed by key with alg, naming kid.
+func signedToken(t *testing.T, alg, kid string, key crypto.Signer, claims map[string]any) string {
+	t.Helper()
+	input := segment(t, map[string]string{"alg": alg, "kid": kid, "typ": "JWT"}) + "." + segment(t, claims)
+	hash := map[byte]crypto.Hash{'2': crypto.SHA256, '3': crypto.SHA384, '5': crypto.SHA512}[alg[2]]
+	h := hash.New()
+	h.Write([]byte(input))
+	var opts crypto.SignerOpts = hash
+	if alg[0] == 'P' {
+		opts = &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash, Hash: hash}
+	}
+	var sig []byte
+	var err error
+	if ec, ok := key.(*ecdsa.PrivateKey); ok {
+		r, s, e := ecdsa.Sign(rand.Reader, ec, h.Sum(nil))
+		size := (ec.Curve.Params().BitSize + 7) / 8
+		sig, err = append(r.FillBytes(make([]byte, size)), s.FillBytes(make([]byte, size))...), e
+	} else {
+		sig, err = key.Sign(rand.Reader, h.Sum(nil), opts)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input + "." + b64.EncodeToString(sig)
+}
+
+// firstMessage is an OAUTHBEARER client first message carrying token.
+func firstMessage(authzid, token string) []byte {
+	a := ""
+	if authzid != "" {
+		a = "a=" + authzid
+	}
+	return []byte("n," + a + ",\x01auth=Bearer " + token + "\x01traceId=42\x01\x01")
+}
+
+// oauthExchange runs one OAUTHBEARER exchange: the user on success, otherwise
+// the JSON error the client was sent (after acknowledging it) or the
+// failure.
+func oauthExchange(t *testing.T, v *OAuthValidator, first []byte) (user, refusal string) {
+	t.Helper()
+	s, err := New(OAuthBearer, nil, nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	challenge, done, err := s.Step(first)
+	switch {
+	case err != nil:
+		return "", err.Error()
+	case done:
+		if len(challenge) != 0 {
+			t.Fatalf("success with challenge %q", challenge)
+		}
+		return s.User(), ""
+	}
+	_, done, err = s.Step([]byte{0x01})
+	if done || err == nil || err.Error() != string(challenge) {
+		t.Fatalf("after the error %q and ^A: done %v, err %v; want the error as the failure", challenge, done, err)
+	}
+	return "", string(challenge)
+}
+
+func TestOAuthBearerUnsecured(t *testing.T) {
+	now := time.Now().Unix()
+	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope"}
+	good := map[string]any{"sub": "alice", "iat": now, "exp": now + 60, "scope": "read write"}
+	if user, refusal := oauthExchange(t, v, firstMessage("", unsecuredToken(t, good))); user != "alice" {
+		t.Fatalf("good token: user %q, refusal %q", user, refusal)
+	}
+	if user, _ := oauthExchange(t, v, firstMessage("alice", unsecuredToken(t, good))); user != "alice" {
+		t.Fatalf("good token with the same authorization id: user %q", user)
+	}
+	const invalid = `{"status":"invalid_token"}`
+	for name, c := range map[string]struct {
+		first []byte
+		want  string
+	}{
+		"expired":       {firstMessage("", unsecuredToken(t, map[string]any{"sub": "alice", "exp": now - 1})), invalid},
+		"no exp":        {firstMessage("", unsecuredToken(t, map[string]any{"sub": "alice"})), invalid},
+		"no sub":        {firstMessage("", unsecuredToken(t, map[string]any{"exp": now + 60})), invalid},
+		"issued later":  {firstMessage("", unsecuredToken(t, map[string]any{"sub": "alice", "iat": now + 60, "exp": now + 120})), invalid},
+		"signed":        {firstMessage("", segment(t, map[string]string{"alg": "HS256"})+"."+segment(t, good)+".c2ln"), invalid},
+		"not a JWT":     {firstMessage("", "abc"), invalid},
+		"other authzid": {firstMessage("bob", unsecuredToken(t, good)), "Authentication failed: Client requested an authorization id (bob) that is different from the token's principal name (alice)"},
+		"no auth":       {[]byte("n,,\x01host=x\x01\x01"), "Invalid OAUTHBEARER client first message: 'auth' not specified"},
+		"basic scheme":  {[]byte("n,,\x01auth=Basic YWxpY2U=\x01\x01"), "Invalid scheme in OAUTHBEARER client first message: Basic"},
+		"garbage":       {[]byte("n,,auth=Bearer x"), "Invalid OAUTHBEARER client first message"},
+	} {
+		if user, refusal := oauthExchange(t, v, c.first); user != "" || refusal != c.want {
+			t.Errorf("%s: user %q, refusal %q; want %q", name, user, refusal, c.want)
+		}
+	}
+
+	scoped := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", RequiredScope: []string{"kafka", "admin"}}
+	if _, refusal := oauthExchange(t, scoped, firstMessage("", unsecuredToken(t, good))); refusal != `{"status":"insufficient_scope", "scope":"kafka admin"}` {
+		t.Errorf("missing scope: %q", refusal)
+	}
+	list := map[string]any{"sub": "alice", "exp": now + 60, "scope": []string{"admin", "kafka"}}
+	if user, refusal := oauthExchange(t, scoped, firstMessage("", unsecuredToken(t, list))); user != "alice" {
+		t.Errorf("scope given as a list: refusal %q", refusal)
+	}
+	skewed := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 5 * time.Second}
+	late := map[string]any{"sub": "alice", "exp": now - 2}
+	if user, _ := oauthExchange(t, skewed, firstMessage("", unsecuredToken(t, late))); user != "alice" {
+		t.Error("a token expired within the clock skew was refused")
+	}
+}
+
+// jwks writes the public keys as a JWKS document.
+func jwks(t *testing.T, keys map[string]crypto.PublicKey) []byte {
+	t.Helper()
+	var doc struct {
+		Keys []map[string]string `json:"keys"`
+	}
+	for kid, key := range keys {
+		switch k := key.(type) {
+		case *rsa.PublicKey:
+			doc.Keys = append(doc.Keys, map[string]string{"kty": "RSA", "kid": kid, "use": "sig",
+				"n": b64.EncodeToString(k.N.Bytes()), "e": b64.EncodeToString(big.NewInt(int64(k.E)).Bytes())})
+		case *ecdsa.PublicKey:
+			doc.Keys = append(doc.Keys, map[string]string{"kty": "EC", "kid": kid, "crv": k.Curve.Params().Name,
+				"x": b64.EncodeToString(k.X.Bytes()), "y": b64.EncodeToString(k.Y.Bytes())})
+		}
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func TestOAuthBearerJWKS(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := jwks(t, map[string]crypto.PublicKey{"r1": &rsaKey.PublicKey, "e1": &ecKey.PublicKey})
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	served := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(doc) }))
+	defer served.Close()
+
+	now := time.Now().Unix()
+	claims := map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "aud": []string{"kafka"}, "iss": "https://idp"}
+	for _, url := range []string{"file://" + path, served.URL} {
+		v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 30 * time.Second,
+			Keys: NewKeySet(url, time.Hour), Audience: []string{"kafka", "other"}, Issuer: "https://idp"}
+		for _, c := range []struct {
+			alg, kid string
+			key      crypto.Signer
+		}{{"RS256", "r1", rsaKey}, {"RS512", "r1", rsaKey}, {"PS256", "r1", rsaKey}, {"ES256", "e1", ecKey}, {"RS256", "", rsaKey}} {
+			if user, refusal := oauthExchange(t, v, firstMessage("", signedToken(t, c.alg, c.kid, c.key, claims))); user != "svc" {
+				t.Errorf("%s: %s signed by %q: refused %q", url, c.alg, c.kid, refusal)
+			}
+		}
+		refused := map[string]string{
+			"stranger's key": signedToken(t, "RS256", "r1", stranger, claims),
+			"wrong kid":      signedToken(t, "RS256", "e1", rsaKey, claims),
+			"unsecured":      unsecuredToken(t, claims),
+			"no iat":         signedToken(t, "RS256", "r1", rsaKey, map[string]any{"sub": "svc", "exp": now + 60, "aud": "kafka", "iss": "https://idp"}),
+			"audience":       signedToken(t, "RS256", "r1", rsaKey, map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "aud": "web", "iss": "https://idp"}),
+			"issuer":         signedToken(t, "RS256", "r1", rsaKey, map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "aud": "kafka", "iss": "https://evil"}),
+			"expired":        signedToken(t, "RS256", "r1", rsaKey, map[string]any{"sub": "svc", "iat": now - 120, "exp": now - 60, "aud": "kafka", "iss": "https://idp"}),
+		}
+		for name, token := range refused {
+			if user, refusal := oauthExchange(t, v, firstMessage("", token)); user != "" || refusal != `{"status":"invalid_token"}` {
+				t.Errorf("%s: %s: user %q, refusal %q", url, name, user, refusal)
+			}
+		}
+	}
+
+	// The identity provider rotates its key: a token naming a kid the set
+	// lacks makes it read the set again.
+	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", Keys: NewKeySet("file://"+path, time.Hour)}
+	if user, _ := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); user != "svc" {
+		t.Fatal("token before the rotation refused")
+	}
+	if err := os.WriteFile(path, jwks(t, map[string]crypto.PublicKey{"r2": &stranger.PublicKey}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // unknown kids reread the set at most once a second
+	rotated := signedToken(t, "RS256", "r2", stranger, claims)
+	if user, refusal := oauthExchange(t, v, firstMessage("", rotated)); user != "svc" {
+		t.Fatalf("token signed by the new key: %q", refusal)
+	}
+	if _, refusal := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); !strings.Contains(refusal, "invalid_token") {
+		t.Fatalf("token signed by the retired key: %q", refusal)
+	}
+}
