@@ -10,7 +10,12 @@ package broker
 //	done:       every API; the user is the connection's principal
 //
 // Any other request before that closes the connection, as Kafka closes
-// it. A failed authentication (unknown mechanism, bad credentials) is
+// it. The session lasts connections.max.reauth.ms, or until the
+// credential expires (an OAUTHBEARER token's exp) when that is sooner,
+// as SaslAuthenticate tells the client (KIP-368). Before then the client
+// re-authenticates on the same connection (SaslHandshake v1 and
+// SaslAuthenticate, at most once a second, as the same user with the same
+// mechanism); a request after it closes the connection. A failed authentication (unknown mechanism, bad credentials) is
 // answered after connection.failed.authentication.delay.ms and the
 // connection is closed; on a raw-token connection it is closed without an
 // answer. SaslHandshake and SaslAuthenticate on a PLAINTEXT listener or
@@ -18,9 +23,11 @@ package broker
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -41,6 +48,9 @@ type authExchange struct {
 	security  ListenerSecurity
 	mechanism string
 	server    sasl.Server
+	// reauthOf is the mechanism of the session being re-authenticated;
+	// badMechanism the failure when the client asked for another.
+	reauthOf, badMechanism string
 }
 
 // admits reports whether a request may come in the exchange's state, or
@@ -66,6 +76,10 @@ func (c *conn) principal() string {
 
 func handleSaslHandshake(b *Broker, c *conn, req *kmsg.SASLHandshakeRequest) (*kmsg.SASLHandshakeResponse, error) {
 	resp := req.ResponseKind().(*kmsg.SASLHandshakeResponse)
+	if c.auth == nil && c.mayReauthenticate(req.Version) {
+		c.auth = &authExchange{security: c.listener.security, reauthOf: c.mechanism}
+		c.lastReauth = time.Now()
+	}
 	a := c.auth
 	if a == nil || a.state != authHandshake {
 		resp.ErrorCode = kerr.IllegalSaslState.Code
@@ -82,6 +96,10 @@ func handleSaslHandshake(b *Broker, c *conn, req *kmsg.SASLHandshakeRequest) (*k
 		return nil, err
 	}
 	a.mechanism, a.server = req.Mechanism, server
+	if a.reauthOf != "" && a.reauthOf != req.Mechanism {
+		a.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'",
+			req.Mechanism, a.reauthOf)
+	}
 	a.state = authTokens
 	if req.Version == 0 {
 		a.state = authRawTokens
@@ -96,30 +114,78 @@ func handleSaslAuthenticate(b *Broker, c *conn, req *kmsg.SASLAuthenticateReques
 		resp.ErrorMessage = kmsg.StringPtr("SaslAuthenticate request received after successful authentication")
 		return resp, nil
 	}
-	challenge, err := c.authStep(req.SASLAuthBytes)
+	challenge, lifetime, err := c.authStep(req.SASLAuthBytes)
 	if err != nil {
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		resp.ErrorMessage = kmsg.StringPtr(err.Error())
 		return resp, nil
 	}
-	resp.SASLAuthBytes = challenge
+	resp.SASLAuthBytes, resp.SessionLifetimeMillis = challenge, lifetime
 	return resp, nil
 }
 
+// mayReauthenticate reports whether a SaslHandshake on an authenticated
+// connection starts a re-authentication: the session expires, the
+// handshake is v1 (v0 has no session lifetime), and the last one began a
+// second or more ago, as in Kafka.
+func (c *conn) mayReauthenticate(version int16) bool {
+	return !c.sessionExpires.IsZero() && version >= 1 && time.Since(c.lastReauth) >= time.Second
+}
+
 // authStep gives the client's token to the mechanism; when it completes
-// the exchange the connection is authenticated.
-func (c *conn) authStep(token []byte) ([]byte, error) {
+// the exchange the connection is authenticated, and the session's
+// lifetime in milliseconds is returned (0: it does not expire).
+func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 	a := c.auth
+	if a.badMechanism != "" {
+		c.authFailed = a.badMechanism
+		return nil, 0, errors.New(a.badMechanism)
+	}
 	challenge, done, err := a.server.Step(token)
 	if err != nil {
 		c.authFailed = err.Error()
-		return nil, err
+		return nil, 0, err
 	}
-	if done {
-		c.user, c.auth = a.server.User(), nil
-		c.b.logger.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "user", c.user, "mechanism", a.mechanism)
+	if !done {
+		return challenge, 0, nil
 	}
-	return challenge, nil
+	user := a.server.User()
+	if a.reauthOf != "" && user != c.user {
+		c.authFailed = fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", c.user, user)
+		return nil, 0, errors.New(c.authFailed)
+	}
+	c.user, c.mechanism, c.auth = user, a.mechanism, nil
+	lifetime := c.startSession(a)
+	c.b.logger.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "user", c.user, "mechanism", a.mechanism,
+		"reauthentication", a.reauthOf != "", "session.lifetime.ms", lifetime)
+	return challenge, lifetime, nil
+}
+
+// startSession sets when the session expires, as Kafka works it out:
+// connections.max.reauth.ms of the mechanism, or the credential's expiry
+// when it has one and that is sooner; neither, and it never expires. It
+// returns the lifetime in milliseconds.
+func (c *conn) startSession(a *authExchange) int64 {
+	now := time.Now()
+	maxReauth := a.security.MaxReauth[a.mechanism]
+	var expiry time.Time
+	if e, ok := a.server.(sasl.Expiring); ok {
+		expiry, _ = e.Expiry()
+	}
+	lifetime := maxReauth
+	switch {
+	case expiry.IsZero() && maxReauth <= 0:
+		c.sessionExpires = time.Time{}
+		return 0
+	case expiry.IsZero():
+	case maxReauth <= 0:
+		lifetime = expiry.Sub(now)
+	default:
+		lifetime = min(expiry.Sub(now), maxReauth)
+	}
+	ms := max(lifetime.Milliseconds(), 0)
+	c.sessionExpires = now.Add(time.Duration(ms) * time.Millisecond)
+	return ms
 }
 
 // rawToken handles a frame of a SaslHandshake v0 exchange: the token
@@ -131,7 +197,7 @@ func (c *conn) rawToken(token []byte) (out *response) {
 			c.authFailed, out = fmt.Sprint("internal error: ", p), nil
 		}
 	}()
-	challenge, err := c.authStep(token)
+	challenge, _, err := c.authStep(token)
 	if err != nil {
 		return nil
 	}

@@ -38,6 +38,12 @@ type conn struct {
 	auth       *authExchange
 	user       string
 	authFailed string
+	// The authenticated SASL session (KIP-368): its mechanism, when it
+	// expires unless the client re-authenticates (zero: never), and when
+	// the last re-authentication began.
+	mechanism      string
+	sessionExpires time.Time
+	lastReauth     time.Time
 
 	// Set by a handler whose client is over its quota (quotas.go): how long
 	// to read nothing more, and whether to hold the response that long too.
@@ -215,6 +221,8 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		if err := c.auth.admits(key); err != nil {
 			return nil, err
 		}
+	} else if !c.sessionExpires.IsZero() && time.Now().After(c.sessionExpires) {
+		return nil, fmt.Errorf("the SASL session of %s expired at %s without re-authentication", c.user, c.sessionExpires.Format(time.RFC3339))
 	}
 	table := c.handlers()
 	h, ok := table[key]

@@ -79,15 +79,10 @@ func isOAuthListenerKey(setting string) bool {
 	return false
 }
 
-// oauthValue is an OAUTHBEARER key's value on a listener: its
-// listener.name.<l>.oauthbearer.<key> or listener.name.<l>.<key>
-// override, or the broker's own.
+// oauthValue is an OAUTHBEARER key's value on a listener (see
+// mechanismValue), or its default.
 func (c *Config) oauthValue(listener, key string) (string, string) {
-	prefixed := listenerPrefix + strings.ToLower(listener) + ".oauthbearer." + key
-	if v, ok := c.listenerProps[prefixed]; ok {
-		return strings.TrimSpace(v), prefixed
-	}
-	if v, from := c.listenerValue(listener, key); v != "" || key == callbackHandlerKey {
+	if v, from := c.mechanismValue(listener, sasl.OAuthBearer, key); v != "" || key == callbackHandlerKey {
 		return v, from
 	}
 	for _, k := range oauthKeys {

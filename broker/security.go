@@ -38,6 +38,8 @@ type ListenerSecurity struct {
 	PlainUsers map[string]string // PLAIN's users and passwords
 	// OAuth validates OAUTHBEARER tokens (oauthbearer.go).
 	OAuth *sasl.OAuthValidator
+	// MaxReauth is connections.max.reauth.ms by mechanism (KIP-368).
+	MaxReauth map[string]time.Duration
 	// The credentials this node logs in with when it is the client
 	// (replica fetchers), from the inter-broker mechanism's JAAS config.
 	Username, Password string
@@ -85,6 +87,10 @@ var securityKeys = []configKey{
 		c.SaslInterBrokerMechanism = v
 		return nil
 	}},
+	{"connections.max.reauth.ms", "LONG", "0", "The longest an authenticated SASL session lasts before the client must re-authenticate on its connection; 0 for no limit other than the credential's own expiry.", checked(func(v string) error {
+		_, err := parseInt(v, 0, math.MaxInt64)
+		return err
+	})},
 	{"sasl.server.max.receive.size", "INT", "524288", "The largest request a client may send before it has authenticated.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.SaslMaxReceiveSize = int32(n)
@@ -113,7 +119,10 @@ func isListenerKey(key string) bool {
 	if !ok {
 		return false
 	}
-	if setting == "sasl.enabled.mechanisms" || isTLSKey(setting) {
+	if setting == "sasl.enabled.mechanisms" || setting == "connections.max.reauth.ms" || isTLSKey(setting) {
+		return true
+	}
+	if mech, ok := strings.CutSuffix(setting, ".connections.max.reauth.ms"); ok && sasl.Supported(strings.ToUpper(mech)) {
 		return true
 	}
 	if isOAuthListenerKey(setting) {
@@ -167,10 +176,17 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 	if len(sec.Mechanisms) == 0 {
 		return fmt.Errorf("invalid value for config key %s: listener %s is %s but enables no SASL mechanism", key, name, sec.Protocol)
 	}
+	sec.MaxReauth = map[string]time.Duration{}
 	for _, m := range sec.Mechanisms {
 		if !sasl.Supported(m) {
 			return fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER)", key, m)
 		}
+		reauth, reauthKey := c.mechanismValue(name, m, "connections.max.reauth.ms")
+		ms, err := parseInt(reauth, 0, math.MaxInt64)
+		if reauth != "" && err != nil {
+			return fmt.Errorf("invalid value for config key %s: %v", reauthKey, err)
+		}
+		sec.MaxReauth[m] = time.Duration(ms) * time.Millisecond
 		jaasKey := prefix + strings.ToLower(m) + ".sasl.jaas.config"
 		text, ok := props[jaasKey]
 		if !ok {
@@ -217,6 +233,17 @@ func (c *Config) listenerValue(listener, key string) (string, string) {
 		return strings.TrimSpace(v), prefixed
 	}
 	return c.values[key], key
+}
+
+// mechanismValue is a key's value for a SASL mechanism on a listener:
+// its listener.name.<l>.<mechanism>.<key> override, its
+// listener.name.<l>.<key> override, or the broker's own.
+func (c *Config) mechanismValue(listener, mechanism, key string) (string, string) {
+	prefixed := listenerPrefix + strings.ToLower(listener) + "." + strings.ToLower(mechanism) + "." + key
+	if v, ok := c.listenerProps[prefixed]; ok {
+		return strings.TrimSpace(v), prefixed
+	}
+	return c.listenerValue(listener, key)
 }
 
 // interBrokerListener is the listener replicas fetch on (the first client

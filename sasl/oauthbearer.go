@@ -51,22 +51,23 @@ func invalidToken(format string, args ...any) *TokenError {
 	return &TokenError{Status: "invalid_token", Reason: fmt.Sprintf(format, args...)}
 }
 
-// Validate checks a compact JWS and returns the principal it names.
-func (v *OAuthValidator) Validate(token string) (string, error) {
+// Validate checks a compact JWS and returns the principal it names and
+// when it expires.
+func (v *OAuthValidator) Validate(token string) (string, time.Time, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return "", invalidToken("the token is not a JWS in compact serialization (three parts)")
+		return "", time.Time{}, invalidToken("the token is not a JWS in compact serialization (three parts)")
 	}
 	var header struct {
 		Alg string `json:"alg"`
 		Kid string `json:"kid"`
 	}
 	if err := decodeSegment(parts[0], &header); err != nil {
-		return "", invalidToken("the token's header: %v", err)
+		return "", time.Time{}, invalidToken("the token's header: %v", err)
 	}
 	claims := map[string]any{}
 	if err := decodeSegment(parts[1], &claims); err != nil {
-		return "", invalidToken("the token's claims: %v", err)
+		return "", time.Time{}, invalidToken("the token's claims: %v", err)
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -74,19 +75,19 @@ func (v *OAuthValidator) Validate(token string) (string, error) {
 	}
 	if v.Keys == nil {
 		if header.Alg != "none" || parts[2] != "" {
-			return "", invalidToken("an unsecured JWS must have 'none' for an algorithm and no signature")
+			return "", time.Time{}, invalidToken("an unsecured JWS must have 'none' for an algorithm and no signature")
 		}
 		return v.checkClaims(claims, now(), false)
 	}
 	if header.Alg == "none" {
-		return "", invalidToken("the token is not signed")
+		return "", time.Time{}, invalidToken("the token is not signed")
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
-		return "", invalidToken("the token's signature is not base64url")
+		return "", time.Time{}, invalidToken("the token's signature is not base64url")
 	}
 	if err := v.Keys.Verify(header.Alg, header.Kid, []byte(parts[0]+"."+parts[1]), sig); err != nil {
-		return "", invalidToken("the token's signature: %v", err)
+		return "", time.Time{}, invalidToken("the token's signature: %v", err)
 	}
 	return v.checkClaims(claims, now(), true)
 }
@@ -106,42 +107,42 @@ func decodeSegment(s string, into any) error {
 // non-empty string, exp is required and not past (less the clock skew),
 // iat (required when signed) is not in the future, exp is after iat, and
 // the scope, audience and issuer are what the listener asks for.
-func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, error) {
+func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, time.Time, error) {
 	principal, _ := claims[v.PrincipalClaim].(string)
 	if strings.TrimSpace(principal) == "" {
-		return "", invalidToken("required claim missing or not a string: %s", v.PrincipalClaim)
+		return "", time.Time{}, invalidToken("required claim missing or not a string: %s", v.PrincipalClaim)
 	}
 	exp, ok := numericClaim(claims, "exp")
 	if !ok {
-		return "", invalidToken("required claim missing: exp")
+		return "", time.Time{}, invalidToken("required claim missing: exp")
 	}
 	nowMs, skewMs := float64(now.UnixMilli()), float64(v.ClockSkew.Milliseconds())
 	if nowMs-skewMs >= 1000*exp {
-		return "", invalidToken("the token expired at %.0f s", exp)
+		return "", time.Time{}, invalidToken("the token expired at %.0f s", exp)
 	}
 	iat, hasIat := numericClaim(claims, "iat")
 	switch {
 	case !hasIat && signed:
-		return "", invalidToken("required claim missing: iat")
+		return "", time.Time{}, invalidToken("required claim missing: iat")
 	case hasIat && 1000*iat > nowMs+skewMs:
-		return "", invalidToken("the token was issued at %.0f s, in the future", iat)
+		return "", time.Time{}, invalidToken("the token was issued at %.0f s, in the future", iat)
 	case hasIat && exp <= iat:
-		return "", invalidToken("the token's expiration is not after its issue time")
+		return "", time.Time{}, invalidToken("the token's expiration is not after its issue time")
 	}
 	scope := scopeClaim(claims[v.ScopeClaim])
 	for _, want := range v.RequiredScope {
 		if !scope[want] {
-			return "", &TokenError{Status: "insufficient_scope", Scope: strings.Join(v.RequiredScope, " "),
+			return "", time.Time{}, &TokenError{Status: "insufficient_scope", Scope: strings.Join(v.RequiredScope, " "),
 				Reason: fmt.Sprintf("the token's scope lacks %s", want)}
 		}
 	}
 	if len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience) {
-		return "", invalidToken("the token's audience is not one of %v", v.Audience)
+		return "", time.Time{}, invalidToken("the token's audience is not one of %v", v.Audience)
 	}
 	if v.Issuer != "" && claims["iss"] != v.Issuer {
-		return "", invalidToken("the token's issuer is not %s", v.Issuer)
+		return "", time.Time{}, invalidToken("the token's issuer is not %s", v.Issuer)
 	}
-	return principal, nil
+	return principal, time.UnixMilli(int64(1000 * exp)), nil
 }
 
 func numericClaim(claims map[string]any, name string) (float64, bool) {
@@ -196,7 +197,8 @@ func audienceMatches(raw any, want []string) bool {
 type oauthServer struct {
 	v       *OAuthValidator
 	user    string
-	refusal string // the JSON error sent, awaiting the client's ^A
+	expires time.Time // the token's exp
+	refusal string    // the JSON error sent, awaiting the client's ^A
 }
 
 func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
@@ -225,7 +227,7 @@ func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
 	if !strings.EqualFold(am[1], "bearer") {
 		return nil, false, &Failure{Message: "Invalid scheme in OAUTHBEARER client first message: " + am[1]}
 	}
-	principal, err := s.v.Validate(am[2])
+	principal, expires, err := s.v.Validate(am[2])
 	if err != nil {
 		te, _ := err.(*TokenError)
 		s.refusal = oauthErrorJSON(te)
@@ -236,11 +238,14 @@ func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
 			"Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)",
 			authzid, principal)}
 	}
-	s.user = principal
+	s.user, s.expires = principal, expires
 	return []byte{}, true, nil
 }
 
 func (s *oauthServer) User() string { return s.user }
+
+// Expiry is when the token the client logged in with expires.
+func (s *oauthServer) Expiry() (time.Time, bool) { return s.expires, !s.expires.IsZero() }
 
 // oauthErrorJSON is RFC 7628's error, as Kafka writes it.
 func oauthErrorJSON(e *TokenError) string {

@@ -1,6 +1,9 @@
 package sasl
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Mechanism names as clients ask for them in SaslHandshake.
 const (
@@ -26,6 +29,12 @@ type Server interface {
 	Step(token []byte) (challenge []byte, done bool, err error)
 	// User is the authenticated user's name, once Step is done.
 	User() string
+}
+
+// Expiring is a Server whose credential expires (an OAUTHBEARER token):
+// the session ends then, unless the client re-authenticates (KIP-368).
+type Expiring interface {
+	Expiry() (time.Time, bool)
 }
 
 // Failure is a failed authentication. Message is what the client is told.
