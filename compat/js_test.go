@@ -12,9 +12,9 @@ import (
 // TestJSKafkajs drives kafkajs (compat/js/kafkajs_compat.js, installed by
 // compat/mk/js.mk with `npm ci`): produce, consume, a group of two
 // members, commit and resume, the admin client's topic, partition,
-// config, cluster, group and offset operations, the idempotent producer
-// and the four codecs, against a fresh broker. Results are the script's
-// RESULT lines (see script_helpers_test.go).
+// config, cluster, group and offset operations, the idempotent producer,
+// the four codecs and transactions, against a fresh broker. Results are the
+// script's RESULT lines (see script_helpers_test.go).
 func TestJSKafkajs(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -26,6 +26,7 @@ func TestJSKafkajs(t *testing.T) {
 	rep := runScript(t, 3*time.Minute, p.Addr, "js", node, filepath.Join("js", "kafkajs_compat.js"))
 	recordReport(t, rep)
 	checkScriptTopics(t, p.Addr, "js", rep, 200)
+	checkScriptTransactions(t, p.Addr, "js", rep)
 }
 
 // TestJSKafkajsSASL: kafkajs logs in with PLAIN, SCRAM-SHA-256 and

@@ -23,11 +23,12 @@ func pythonScript(t *testing.T, script, prefix string) {
 	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", script))
 	recordReport(t, rep)
 	checkScriptTopics(t, p.Addr, prefix, rep, 200)
+	checkScriptTransactions(t, p.Addr, prefix, rep)
 }
 
 // TestPythonKafkaPython drives kafka-python: produce, consume, a group of
 // two members, commit and resume, KafkaAdminClient, the idempotent
-// producer and the four codecs.
+// producer, the four codecs and transactions.
 func TestPythonKafkaPython(t *testing.T) {
 	pythonScript(t, "kafka_python_compat.py", "kp")
 }

@@ -25,10 +25,14 @@ import (
 // and check afterwards, with franz-go, what the program left in the broker:
 // the codec of each compression topic's batches and the producer id in the
 // idempotence topic's batches, so a client that silently fell back to no
-// compression or no idempotence cannot pass.
+// compression or no idempotence cannot pass; and for the scripts in
+// compat/js and compat/python, the committed and aborted records of the
+// transactions feature, so a broker that gets transactions wrong fails here
+// even if the client's own consumer agreed with it.
 
 // scriptFeatures are the features every script must report.
-var scriptFeatures = []string{"produce", "consume", "group", "commit", "admin", "idempotence", "gzip", "snappy", "lz4", "zstd"}
+var scriptFeatures = []string{"produce", "consume", "group", "commit", "admin", "idempotence", "gzip", "snappy", "lz4", "zstd",
+	"transactions"}
 
 type scriptResult struct {
 	feature string
@@ -169,6 +173,57 @@ func checkScriptTopics(t *testing.T, addr, prefix string, rep scriptReport, n in
 			record(rep.client, rep.version, r.feature, false, "broker check: "+problem)
 		}
 	}
+}
+
+// scriptRecords are the records a script's records(feature, n) makes
+// (compat/js/kafkajs_compat.js, compat/python/compatlib.py).
+func scriptRecords(feature string, n int) []keyValue {
+	out := make([]keyValue, n)
+	for i := range out {
+		out[i] = keyValue{fmt.Sprintf("k-%d", i), strings.Repeat(fmt.Sprintf("%s value %d ", feature, i), 20)}
+	}
+	return out
+}
+
+// checkScriptTransactions checks with franz-go, when the script passed its
+// transactions feature, what that feature left in the broker:
+// <prefix>-txn holds the committed transactions "txn-first" and
+// "txn-second" and the aborted "txn-aborted" (30 records each), the
+// consume-transform-produce output <prefix>-txn-out the 100 "txn-out"
+// records, all committed, and the group <prefix>-txn-group has committed
+// the end offsets of the 100-record input <prefix>-txn-in.
+func checkScriptTransactions(t *testing.T, addr, prefix string, rep scriptReport) {
+	t.Helper()
+	if !passed(rep, "transactions") {
+		return
+	}
+	ok := t.Run("transactions-broker-check", func(t *testing.T) {
+		committed := append(scriptRecords("txn-first", 30), scriptRecords("txn-second", 30)...)
+		checkTransactions(t, addr, prefix+"-txn", committed, scriptRecords("txn-aborted", 30))
+		checkTransactions(t, addr, prefix+"-txn-out", scriptRecords("txn-out", 100), nil)
+		adm := newAdmin(t, addr)
+		total := int64(0)
+		for _, end := range endOffsets(t, adm, prefix+"-txn-in") {
+			total += end
+		}
+		if total != 100 {
+			t.Errorf("%s-txn-in holds %d records, want 100", prefix, total)
+		}
+		waitCommittedAtEnd(t, adm, prefix+"-txn-group", prefix+"-txn-in")
+	})
+	if !ok {
+		record(rep.client, rep.version, "transactions", false, "broker check failed (see the test log)")
+	}
+}
+
+// passed tells whether the script reported feature as ok.
+func passed(rep scriptReport, feature string) bool {
+	for _, r := range rep.results {
+		if r.feature == feature {
+			return r.ok
+		}
+	}
+	return false
 }
 
 // lastLines returns at most n trailing lines of s.

@@ -64,6 +64,7 @@ async function waitUntil (cond, what, timeout = TIMEOUT) {
 
 // records are n distinct messages whose values compress well on their own,
 // so that every batch, even of one record, is worth compressing.
+// scriptRecords in compat/script_helpers_test.go makes the same ones.
 function records (feature, n) {
   return Array.from({ length: n }, (_, i) => ({ key: `k-${i}`, value: `${feature} value ${i} `.repeat(20) }))
 }
@@ -100,10 +101,10 @@ async function produce (topic, recs, { producer: conf = {}, compression } = {}) 
   }
 }
 
-// consume runs a consumer of group over topic until it has n records,
-// returning [{key, value, partition, offset}].
-async function consume (group, topic, n, runConf = {}) {
-  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100 })
+// consume runs a consumer of group (with the settings conf) over topic
+// until it has n records, returning [{key, value, partition, offset}].
+async function consume (group, topic, n, runConf = {}, conf = {}) {
+  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100, ...conf })
   const got = []
   await consumer.connect()
   try {
@@ -127,6 +128,13 @@ function sameRecords (got, want, what) {
     check(got[i].key === want[i].key && got[i].value === want[i].value,
       `${what}: record ${i} is ${got[i].key}=${got[i].value}, want ${want[i].key}=${want[i].value}`)
   }
+}
+
+// sameRecordSet is sameRecords in any order, for records read from several partitions.
+function sameRecordSet (got, want, what) {
+  const str = r => `${r.key}=${r.value}`
+  const sorted = rs => [...rs].sort((a, b) => str(a) < str(b) ? -1 : str(a) > str(b) ? 1 : 0)
+  sameRecords(sorted(got), sorted(want), what)
 }
 
 // roundtrip produces n records to <prefix>-<feature> and reads them back.
@@ -348,6 +356,113 @@ async function testAdmin () {
   })
 }
 
+// transactional is a connected producer with the settings kafkajs requires
+// of one with a transactionalId.
+async function transactional (id) {
+  const producer = kafka.producer({ transactionalId: `${prefix}-${id}`, idempotent: true, maxInFlightRequests: 1 })
+  await producer.connect()
+  return producer
+}
+
+// inTransaction runs fn(transaction) in a new transaction of producer,
+// then commits it, or aborts it if commit is false or fn throws.
+async function inTransaction (producer, commit, fn) {
+  const txn = await producer.transaction()
+  try {
+    await fn(txn)
+  } catch (e) {
+    await txn.abort()
+    throw e
+  }
+  await (commit ? txn.commit() : txn.abort())
+}
+
+// testTransactions: three transactions of 30 records each to a
+// 2-partition topic, committed, aborted and committed, as kafkajs's own
+// consumers see them: read_committed only the committed records,
+// read_uncommitted all of them. compat/script_helpers_test.go reads the
+// topic back with franz-go expecting these records.
+async function testTransactions () {
+  const topic = `${prefix}-txn`
+  await createTopic(topic, 2)
+  const [first, aborted, second] = ['txn-first', 'txn-aborted', 'txn-second'].map(f => records(f, 30))
+  const producer = await transactional('txn-id')
+  try {
+    await inTransaction(producer, true, txn => txn.send({ topic, messages: first }))
+    await inTransaction(producer, false, txn => txn.send({ topic, messages: aborted }))
+    await inTransaction(producer, true, txn => txn.send({ topic, messages: second }))
+  } finally {
+    await producer.disconnect()
+  }
+  const committed = [...first, ...second]
+  sameRecordSet(await consume(`${prefix}-txn-committed`, topic, 60, {}, { readUncommitted: false }), committed, 'read_committed')
+  sameRecordSet(await consume(`${prefix}-txn-uncommitted`, topic, 90, {}, { readUncommitted: true }),
+    [...committed, ...aborted], 'read_uncommitted')
+  return `commit, abort, commit: read_committed sees 60 records, read_uncommitted 90; ${await consumeTransformProduce()}`
+}
+
+// consumeTransformProduce: a group reads <prefix>-txn-in (100 records)
+// and copies each batch, "txn-in" renamed "txn-out" in the values, to
+// <prefix>-txn-out in one transaction that also commits the batch's offsets
+// for the group (sendOffsets). The group ends at the input's end offsets and
+// a read_committed consumer finds the copies.
+async function consumeTransformProduce () {
+  const [src, dst, group] = ['txn-in', 'txn-out', 'txn-group'].map(s => `${prefix}-${s}`)
+  const n = 100
+  await createTopic(src, 2)
+  await createTopic(dst, 2)
+  await produce(src, records('txn-in', n))
+  const producer = await transactional('txn-eos')
+  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100, readUncommitted: false })
+  let copied = 0
+  let txns = 0
+  let failure
+  try {
+    await consumer.connect()
+    await consumer.subscribe({ topic: src, fromBeginning: true })
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        try {
+          if (batch.isEmpty()) return
+          copied += await copyBatch(producer, group, dst, batch)
+          txns++
+        } catch (e) {
+          failure = failure || e
+          throw e
+        }
+      }
+    })
+    await waitUntil(() => failure || copied >= n, `${n} records copied (have ${copied})`)
+    if (failure) throw failure
+  } finally {
+    await consumer.disconnect()
+    await producer.disconnect()
+  }
+  check(copied === n, `copied ${copied} records, want ${n}`)
+  await withAdmin(admin => waitUntil(() => committedAtEnd(admin, group, src), `${group}'s offsets at the end of ${src}`))
+  sameRecordSet(await consume(`${prefix}-txn-out-reader`, dst, n, {}, { readUncommitted: false }), records('txn-out', n), dst)
+  return `${n} records copied in ${txns} transactions with sendOffsets, the group's offsets at the input's end`
+}
+
+// copyBatch copies batch to dst in one transaction with its offsets for group.
+async function copyBatch (producer, group, dst, batch) {
+  const messages = batch.messages.map(m => ({ key: m.key, value: m.value.toString().replaceAll('txn-in', 'txn-out') }))
+  const next = String(Number(batch.lastOffset()) + 1)
+  await inTransaction(producer, true, async txn => {
+    await txn.send({ topic: dst, messages })
+    await txn.sendOffsets({ consumerGroupId: group, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }] })
+  })
+  return messages.length
+}
+
+// committedAtEnd tells whether group has committed the end offset of every partition of topic.
+async function committedAtEnd (admin, group, topic) {
+  const ends = await admin.fetchTopicOffsets(topic)
+  const [{ partitions }] = await admin.fetchOffsets({ groupId: group, topics: [topic] })
+  return ends.every(e => partitions.some(p => p.partition === e.partition && p.offset === e.high))
+}
+
 async function main () {
   await import('@sensejs/kafkajs-zstd-support')
   console.log(`VERSION kafkajs ${require('kafkajs/package.json').version}`)
@@ -361,6 +476,7 @@ async function main () {
   await run('snappy', () => roundtrip('snappy', { compression: CompressionTypes.Snappy }))
   await run('lz4', () => roundtrip('lz4', { compression: CompressionTypes.LZ4 }))
   await run('zstd', () => roundtrip('zstd', { compression: CompressionTypes.ZSTD }))
+  await run('transactions', testTransactions)
 }
 
 main().catch(e => {

@@ -80,6 +80,53 @@ def check_resumed(first, rest, recs):
     check([(k, v) for k, v, _, _ in rest[:40]] == recs[60:], "resumed records differ")
 
 
+def check_same_records(got, want, what):
+    """got, (key, value, partition, offset) records read from any number of
+    partitions, holds exactly the (key, value) pairs of want, in any order."""
+    pairs = sorted((k, v) for k, v, _, _ in got)
+    check(len(pairs) == len(want), "%s: %d records, want %d" % (what, len(pairs), len(want)))
+    check(pairs == sorted(want), "%s: the records differ from the ones sent" % what)
+
+
+def check_transactions(send, read):
+    """The first half of the transactions feature: send(recs, commit) sends
+    recs in one transaction of a transactional producer and commits or
+    aborts it, read(isolation_level, n) reads the topic back with the
+    client's consumer until it has n records. Three transactions of 30
+    records, committed, aborted and committed: read_committed sees the 60
+    committed records, read_uncommitted all 90. compat/script_helpers_test.go
+    expects these records in <prefix>-txn."""
+    first, aborted, second = (records(f, 30) for f in ("txn-first", "txn-aborted", "txn-second"))
+    send(first, True)
+    send(aborted, False)
+    send(second, True)
+    check_same_records(read("read_committed", 60), first + second, "read_committed")
+    check_same_records(read("read_uncommitted", 90), first + aborted + second, "read_uncommitted")
+    return "commit, abort, commit: read_committed sees 60 records, read_uncommitted 90"
+
+
+def copy_in_transactions(n, copy_next, timeout=30.0):
+    """The loop of the consume-transform-produce half of the transactions
+    feature: copy_next() copies what one poll of a group's consumer returned
+    in one transaction and returns how many records that was. Returns, once
+    n records are copied, how many transactions it took."""
+    copied, txns, deadline = 0, 0, time.monotonic() + timeout
+    while copied < n:
+        check(time.monotonic() < deadline, "copied %d of %d records" % (copied, n))
+        done = copy_next()
+        copied += done
+        txns += done > 0
+    check(copied == n, "copied %d records, want %d" % (copied, n))
+    return txns
+
+
+def transform(value):
+    """The consume-transform-produce step of the transactions feature, from
+    <prefix>-txn-in to <prefix>-txn-out: records("txn-in", n) become
+    records("txn-out", n)."""
+    return value.replace(b"txn-in", b"txn-out")
+
+
 def wait_until(cond, what, timeout=30.0, step=0.05):
     """Polls cond() until it is true or the deadline passes."""
     deadline = time.monotonic() + timeout
@@ -95,7 +142,8 @@ def wait_until(cond, what, timeout=30.0, step=0.05):
 def records(prefix, n):
     """n distinct (key, value) byte pairs. Each value compresses well on its
     own: clients send a batch uncompressed when compressing does not shrink
-    it (kafka-python does), and a batch may hold a single record."""
+    it (kafka-python does), and a batch may hold a single record.
+    scriptRecords in compat/script_helpers_test.go makes the same ones."""
     return [(("k-%d" % i).encode(), ("%s value %d " % (prefix, i)).encode() * 20) for i in range(n)]
 
 

@@ -8,6 +8,8 @@ import importlib.metadata
 import os
 import time
 import warnings
+from contextlib import closing
+from functools import partial
 
 import confluent_kafka
 from confluent_kafka import (ConsumerGroupTopicPartitions, Consumer, KafkaError, Producer,
@@ -15,8 +17,8 @@ from confluent_kafka import (ConsumerGroupTopicPartitions, Consumer, KafkaError,
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource,
                                    NewPartitions, NewTopic, OffsetSpec, ResourceType)
 
-from compatlib import (args, check, check_dense, check_resumed, check_roundtrip, check_split, records, run,
-                       wait_until)
+from compatlib import (args, check, check_dense, check_resumed, check_roundtrip, check_same_records, check_split,
+                       check_transactions, copy_in_transactions, records, run, transform, wait_until)
 
 BOOTSTRAP, PREFIX = args()
 CLIENT = "confluent-kafka-python"
@@ -37,6 +39,11 @@ def produce(topic, recs, partition=None, **conf):
     """Sends recs (to partition, if given) and returns their (partition,
     offset) as the broker acked them."""
     p = Producer({"bootstrap.servers": BOOTSTRAP, "acks": "all", "linger.ms": 5, **conf})
+    return deliver(p, topic, recs, partition)
+
+
+def deliver(p, topic, recs, partition=None):
+    """Sends recs with producer p and waits for their delivery reports."""
     acks, errors = [], []
 
     def delivered(err, msg):
@@ -75,10 +82,10 @@ def consume_all(c, n):
     return got
 
 
-def read_back(topic, n):
-    c = consumer(PREFIX + "-reader-" + topic)
+def read_back(topic, n, partitions=1, **conf):
+    c = consumer(PREFIX + "-reader-" + topic, **conf)
     try:
-        c.assign([TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+        c.assign([TopicPartition(topic, i, confluent_kafka.OFFSET_BEGINNING) for i in range(partitions)])
         return consume_all(c, n)
     finally:
         c.close()
@@ -322,6 +329,74 @@ def test_idempotence():
     return "%d records once, in order, 20-record batches in flight" % n
 
 
+def transactional(name):
+    """A producer with a transactional.id, its transactions initialized."""
+    p = Producer({"bootstrap.servers": BOOTSTRAP, "transactional.id": PREFIX + "-" + name, "linger.ms": 5})
+    p.init_transactions(TIMEOUT)
+    return p
+
+
+def transact(p, topic, recs, commit):
+    """Sends recs in one transaction of p, then commits or aborts it. The
+    records are delivered first, so that even the aborted ones reach the log."""
+    p.begin_transaction()
+    deliver(p, topic, recs)
+    p.commit_transaction(TIMEOUT) if commit else p.abort_transaction(TIMEOUT)
+
+
+def test_transactions():
+    """Commit, abort and commit (see compatlib.check_transactions), then
+    consume-transform-produce."""
+    topic = PREFIX + "-txn"
+    create_topic(topic, 2)
+    with closing(transactional("txn-id")) as p:
+        done = check_transactions(partial(transact, p, topic),
+                                  lambda level, n: read_back(topic, n, 2, **{"isolation.level": level}))
+    return done + "; " + consume_transform_produce()
+
+
+def consume_transform_produce():
+    """A group reads <prefix>-txn-in; each consume() batch is copied,
+    transformed, to <prefix>-txn-out in one transaction that also carries
+    the consumer's positions (send_offsets_to_transaction with
+    consumer_group_metadata()). The group's committed offsets reach the
+    input's end, and a read_committed consumer finds the copies."""
+    src, dst, group, n = PREFIX + "-txn-in", PREFIX + "-txn-out", PREFIX + "-txn-group", 100
+    create_topic(src, 2)
+    create_topic(dst, 2)
+    produce(src, records("txn-in", n))
+    c = consumer(group, **{"isolation.level": "read_committed"})
+    try:
+        c.subscribe([src])
+        with closing(transactional("txn-eos")) as p:
+            # at most 25 records a transaction, so that the copy takes several
+            txns = copy_in_transactions(n, lambda: copy_consumed(p, c, dst, c.consume(num_messages=25, timeout=0.5)))
+        tps = [TopicPartition(src, i) for i in range(2)]
+        ends = [c.get_watermark_offsets(tp, TIMEOUT)[1] for tp in tps]
+        wait_until(lambda: [tp.offset for tp in c.committed(tps, TIMEOUT)] == ends,
+                   "%s's offsets at the end offsets %s of %s" % (group, ends, src))
+    finally:
+        c.close()
+    check_same_records(read_back(dst, n, 2, **{"isolation.level": "read_committed"}), records("txn-out", n), dst)
+    return ("%d records copied in %d transactions with send_offsets_to_transaction, the group's offsets "
+            "at the input's end" % (n, txns))
+
+
+def copy_consumed(p, c, dst, msgs):
+    """Copies msgs, consumed by c, to dst in one transaction with c's positions."""
+    if not msgs:
+        return 0
+    for m in msgs:
+        check(not m.error(), "consume error: %s" % m.error())
+    p.begin_transaction()
+    deliver(p, dst, [(m.key(), transform(m.value())) for m in msgs])
+    touched = sorted({(m.topic(), m.partition()) for m in msgs})
+    positions = c.position([TopicPartition(topic, i) for topic, i in touched])
+    p.send_offsets_to_transaction(positions, c.consumer_group_metadata(), TIMEOUT)
+    p.commit_transaction(TIMEOUT)
+    return len(msgs)
+
+
 def main():
     print("VERSION %s %s (librdkafka %s)" % (CLIENT, importlib.metadata.version("confluent-kafka"),
                                              confluent_kafka.libversion()[0]), flush=True)
@@ -333,6 +408,7 @@ def main():
     run("idempotence", test_idempotence)
     for codec in ("gzip", "snappy", "lz4", "zstd"):
         run(codec, lambda: roundtrip(codec, **{"compression.type": codec}))
+    run("transactions", test_transactions)
 
 
 if __name__ == "__main__":

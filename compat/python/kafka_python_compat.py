@@ -8,14 +8,16 @@ import importlib.metadata
 import os
 import threading
 import time
+from contextlib import closing
+from functools import partial
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import MessageSizeTooLargeError
 from kafka.admin import ConfigResource, ConfigResourceType, OffsetSpec
 from kafka.structs import OffsetAndMetadata
 
-from compatlib import (args, check, check_dense, check_resumed, check_roundtrip, check_split, records, run,
-                       wait_until)
+from compatlib import (args, check, check_dense, check_resumed, check_roundtrip, check_same_records, check_split,
+                       check_transactions, copy_in_transactions, records, run, transform, wait_until)
 
 BOOTSTRAP, PREFIX = args()
 CLIENT = "kafka-python"
@@ -66,9 +68,9 @@ def produce_to(tp, n):
         p.close(timeout=10)
 
 
-def read_back(topic, n):
+def read_back(topic, n, **conf):
     c = KafkaConsumer(topic, bootstrap_servers=BOOTSTRAP, group_id=None,
-                      auto_offset_reset="earliest", enable_auto_commit=False)
+                      auto_offset_reset="earliest", enable_auto_commit=False, **conf)
     try:
         return consume_all(c, n)
     finally:
@@ -330,6 +332,86 @@ def test_idempotence():
     return "producer id %d, 200 records once" % pid
 
 
+def transactional(name):
+    """A producer with a transactional_id, its transactions initialized."""
+    p = KafkaProducer(bootstrap_servers=BOOTSTRAP, transactional_id=PREFIX + "-" + name)
+    p.init_transactions()
+    return p
+
+
+def transact(p, topic, recs, commit):
+    """Sends recs in one transaction of p, then commits or aborts it."""
+    p.begin_transaction()
+    futures = [p.send(topic, key=k, value=v) for k, v in recs]
+    p.flush(timeout=30)
+    for f in futures:
+        f.get(timeout=30)
+    p.commit_transaction() if commit else p.abort_transaction()
+
+
+def test_transactions():
+    """Commit, abort and commit (see compatlib.check_transactions), then
+    consume-transform-produce."""
+    topic = PREFIX + "-txn"
+    create_topic(topic, 2)
+    with closing(transactional("txn-id")) as p:
+        done = check_transactions(partial(transact, p, topic), lambda level, n: read_back(topic, n, isolation_level=level))
+    return done + "; " + consume_transform_produce()
+
+
+def consume_transform_produce():
+    """A group reads <prefix>-txn-in; each poll's records are copied,
+    transformed, to <prefix>-txn-out in one transaction that also carries
+    the polled offsets (send_offsets_to_transaction with the consumer's
+    group_metadata()). The group ends at the input's end offsets, and a
+    read_committed consumer finds the copies."""
+    src, dst, group, n = PREFIX + "-txn-in", PREFIX + "-txn-out", PREFIX + "-txn-group", 100
+    create_topic(src, 2)
+    create_topic(dst, 2)
+    produce(src, records("txn-in", n))
+    # at most 25 records a poll, so that the copy takes several transactions
+    c = KafkaConsumer(src, bootstrap_servers=BOOTSTRAP, group_id=group, isolation_level="read_committed",
+                      enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=25)
+    try:
+        with closing(transactional("txn-eos")) as p:
+            txns = copy_in_transactions(n, lambda: copy_polled(p, c, dst, c.poll(timeout_ms=500)))
+    finally:
+        c.close()
+    wait_committed_at_end(group, src, 2)
+    check_same_records(read_back(dst, n, isolation_level="read_committed"), records("txn-out", n), dst)
+    return ("%d records copied in %d transactions with send_offsets_to_transaction, the group's offsets "
+            "at the input's end" % (n, txns))
+
+
+def copy_polled(p, c, dst, polled):
+    """Copies what one poll of c returned to dst in one transaction with the offsets."""
+    if not polled:
+        return 0
+    p.begin_transaction()
+    for msgs in polled.values():
+        for m in msgs:
+            p.send(dst, key=m.key, value=transform(m.value))
+    offsets = {tp: OffsetAndMetadata(msgs[-1].offset + 1, "", -1) for tp, msgs in polled.items()}
+    p.send_offsets_to_transaction(offsets, c.group_metadata())
+    p.commit_transaction()
+    return sum(len(msgs) for msgs in polled.values())
+
+
+def wait_committed_at_end(group, topic, partitions):
+    """Waits until group has committed the end offset of each partition of topic."""
+    tps = [TopicPartition(topic, i) for i in range(partitions)]
+    a = admin()
+    try:
+        ends = {tp: o.offset for tp, o in a.list_partition_offsets({tp: OffsetSpec.LATEST for tp in tps}).items()}
+
+        def at_end():
+            offsets = a.list_group_offsets({group: None})[group]
+            return {tp: offsets[tp].offset if tp in offsets else None for tp in tps} == ends
+        wait_until(at_end, "%s's offsets at the end offsets %s of %s" % (group, ends, topic))
+    finally:
+        a.close()
+
+
 def main():
     print("VERSION %s %s" % (CLIENT, importlib.metadata.version("kafka-python")), flush=True)
     run("produce", test_produce)
@@ -340,6 +422,7 @@ def main():
     run("idempotence", test_idempotence)
     for codec in ("gzip", "snappy", "lz4", "zstd"):
         run(codec, lambda: roundtrip(codec, compression_type=codec))
+    run("transactions", test_transactions)
 
 
 if __name__ == "__main__":
