@@ -166,12 +166,15 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			}
 			continue
 		}
+		parked := time.Now()
 		select {
 		case <-w.ch:
+			c.waited += time.Since(parked)
 			continue
 		case <-timer.C:
 		case <-c.done:
 		}
+		c.waited += time.Since(parked)
 		bytes, _ = b.readFetchTargets(targets, results, maxBytes, z, bound)
 		break
 	}

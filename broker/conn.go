@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
+	"github.com/gregor-broker/gregor/quota"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -50,6 +51,10 @@ type conn struct {
 	throttle               time.Duration
 	throttleBeforeResponse bool
 	requestSize            int // of the request being handled
+	// waited is how long the request being handled sat parked (a fetch's
+	// long poll, acks=all, a group join), which its request quota does
+	// not count.
+	waited time.Duration
 }
 
 const maxRetainedFrame = 1 << 20
@@ -258,10 +263,18 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		c.splice.reset() // ranges belong to the fetch that made them
 	}
 	var resp kmsg.Response
+	var started time.Time
+	counted := c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
+	if counted {
+		started, c.waited = time.Now(), 0
+	}
 	if denied := c.clusterDenied(req); denied != nil {
 		resp = denied
 	} else if resp, err = h.serve(c.b, c, req); err != nil {
 		return nil, err
+	}
+	if counted {
+		c.recordRequestTime(time.Since(started)-c.waited, resp)
 	}
 	if resp == nil {
 		return nil, err

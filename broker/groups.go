@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -56,6 +57,8 @@ func (gc *groupCoordinator) coordinator(c *conn, groupID string) (int16, int32, 
 // awaitGroupResponse waits for a parked JoinGroup or SyncGroup to be
 // answered, or for the connection to close.
 func awaitGroupResponse[R kmsg.Response](c *conn, ch <-chan R) (R, error) {
+	parked := time.Now()
+	defer func() { c.waited += time.Since(parked) }()
 	select {
 	case r := <-ch:
 		return r, nil

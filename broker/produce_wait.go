@@ -63,12 +63,15 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 		if pending == 0 {
 			return
 		}
+		parked := time.Now()
 		select {
 		case <-w.ch:
+			c.waited += time.Since(parked)
 			continue
 		case <-timer.C:
 		case <-c.done:
 		}
+		c.waited += time.Since(parked)
 		break
 	}
 	for _, rw := range waits {

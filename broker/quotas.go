@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/quota"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // anonymousUser is the principal of a connection on a PLAINTEXT listener.
@@ -74,6 +75,46 @@ func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16
 	}
 	c.throttle, c.throttleBeforeResponse = d, version < kip219Version
 	return int32(min(d.Milliseconds(), math.MaxInt32))
+}
+
+// recordRequestTime counts a request's handling time against the
+// connection's request_percentage quota and, when the client is over it,
+// throttles the connection and puts the time in resp.
+func (c *conn) recordRequestTime(busy time.Duration, resp kmsg.Response) {
+	const percentPerNanosecond = 100.0 / float64(time.Second)
+	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(max(busy, 0))*percentPerNanosecond, time.Now())
+	d = min(d, c.b.cfg.Quota.Window) // Kafka's bound on a request quota's throttle
+	if d <= c.throttle {
+		return
+	}
+	c.throttle = d
+	ms := int32(min(d.Milliseconds(), math.MaxInt32))
+	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+		current, after := tr.Throttle()
+		c.throttleBeforeResponse = !after
+		if st, ok := resp.(kmsg.SetThrottleResponse); ok && ms > current {
+			st.SetThrottle(ms)
+		}
+	}
+}
+
+// exemptFromRequestQuota reports the requests Kafka does not count
+// against request quotas: those of other brokers (replicas' fetches,
+// WriteTxnMarkers, AddPartitionsToTxn's verification) and the SASL
+// exchange before a client is authenticated.
+func exemptFromRequestQuota(c *conn, req kmsg.Request) bool {
+	if c.auth != nil {
+		return true
+	}
+	switch r := req.(type) {
+	case *kmsg.FetchRequest:
+		return replicaOf(r) >= 0
+	case *kmsg.WriteTxnMarkersRequest:
+		return true
+	case *kmsg.AddPartitionsToTxnRequest:
+		return r.Version >= 4
+	}
+	return false
 }
 
 // pause waits out a throttle, or returns false when the connection closes.

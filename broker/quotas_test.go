@@ -67,7 +67,7 @@ func TestClientQuotasAlterDescribeAndPersist(t *testing.T) {
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "<default>"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 2048}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "alice", "client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 4096}}},
-		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "cpu"), Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 50}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "admin-tool"), Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 10}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "odd"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 10.5}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("group", "g"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1}}},
 	)
@@ -385,5 +385,61 @@ func TestThrottleTimingFollowsKIP219(t *testing.T) {
 	throttle = time.Duration(resp.ThrottleMillis) * time.Millisecond
 	if throttle < time.Second || answered < throttle*9/10 {
 		t.Fatalf("produce v5 over the quota: answered after %v with throttle %v; the answer must wait it out", answered, throttle)
+	}
+}
+
+// request_percentage throttles a client whose requests take more of the
+// broker's time than its share: the answers carry the throttle time, at
+// most a quota window, and the connection reads the next request only
+// once it has passed. Time parked in a fetch's long poll does not count,
+// and another client id is not held back.
+func TestRequestPercentageQuota(t *testing.T) {
+	b, rc := startWithTopic(t, "busy")
+	adm := newAdmin(t, b)
+	setShare := func(percent float64) {
+		res := alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "raw-test"),
+			Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: percent}}})
+		if res[0].Err != nil {
+			t.Fatalf("request_percentage refused: %v %s", res[0].Err, res[0].ErrMessage)
+		}
+	}
+	// Three 300 ms long polls would be 9% of a core over the 10 s the
+	// rate is measured on, were their waits counted.
+	setShare(5)
+	waitFor(t, func() bool { return b.quotas.Active("request_percentage") })
+	for range 3 {
+		if r := rc.request(fetchReq(12, "busy", 0, 300, 1)).(*kmsg.FetchResponse); r.ThrottleMillis != 0 {
+			t.Fatalf("a long poll's wait was counted: throttled %d ms", r.ThrottleMillis)
+		}
+	}
+
+	setShare(0.01)
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(12)
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("busy")}}
+	throttled := int32(0)
+	for i := 0; i < 2000 && throttled < 50; i++ {
+		throttled = rc.request(meta).(*kmsg.MetadataResponse).ThrottleMillis
+		if throttled > 1000 {
+			t.Fatalf("throttle %d ms, more than a quota window", throttled)
+		}
+	}
+	if throttled < 50 {
+		t.Fatalf("throttle %d ms after 2000 Metadata requests at 0.01%% of a core", throttled)
+	}
+	start := time.Now()
+	rc.request(meta)
+	if waited := time.Since(start); waited < time.Duration(throttled)*time.Millisecond*8/10 {
+		t.Fatalf("the request after a %d ms throttle was answered in %v", throttled, waited)
+	}
+	free := newClient(t, b, kgo.ClientID("free"))
+	start = time.Now()
+	for range 50 {
+		if _, err := kadm.NewClient(free).ListTopics(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took > time.Duration(throttled)*time.Millisecond*3 {
+		t.Fatalf("50 Metadata requests of another client id took %v", took)
 	}
 }

@@ -58,8 +58,8 @@ func (e *cliEnv) testQuotas(t *testing.T) {
 	}
 
 	out = e.adminFails(t, e.cls.configs, "--alter", "--entity-type", "clients", "--entity-name", "cli-quota",
-		"--add-config", "request_percentage=50")
-	if !strings.Contains(out, "InvalidRequestException: request_percentage is not enforced by Gregor") {
+		"--add-config", "controller_mutation_rate=10")
+	if !strings.Contains(out, "InvalidRequestException: controller_mutation_rate is not enforced by Gregor") {
 		t.Errorf("an unenforced quota was not refused clearly:\n%s", out)
 	}
 	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota", "--delete-config", "producer_byte_rate")

@@ -53,7 +53,7 @@ func TestApplyChecksKeysAndValues(t *testing.T) {
 		{client, []Op{{Key: "retention.ms", Value: 1}}, "Invalid configuration key retention.ms"},
 		{client, []Op{{Key: ConnectionCreationRate, Value: 1}}, "Invalid configuration key"},
 		{ip, []Op{{Key: ProducerByteRate, Value: 1}}, "Invalid configuration key"},
-		{client, []Op{{Key: RequestPercentage, Value: 50}}, "not enforced by Gregor"},
+		{client, []Op{{Key: ControllerMutationRate, Value: 10}}, "not enforced by Gregor"},
 		{client, []Op{{Key: ProducerByteRate, Value: 1}, {Key: ProducerByteRate, Remove: true}}, "Duplicate quota key"},
 	}
 	for _, c := range bad {
