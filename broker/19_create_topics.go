@@ -3,8 +3,9 @@ package broker
 // CreateTopics, versions 2-7: Kafka's name rules and '.'/'_' collisions,
 // num.partitions and default.replication.factor for -1, replication
 // factors above the live brokers refused, manual assignments checked
-// against the brokers, configs validated, validate-only, and from v5 the
-// resulting partitions, factor and configs in the response.
+// against the brokers, configs validated, validate-only, from v5 the
+// resulting partitions, factor and configs in the response, and the
+// partitions counted against controller_mutation_rate (quotas.go).
 
 import (
 	"fmt"
@@ -20,12 +21,16 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
+	q := c.mutationQuota(req.Version, 6)
+	defer q.finish(resp)
 	for _, rt := range req.Topics {
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
 		var code int16
 		var msg string
 		if counts[rt.Topic] > 1 {
 			code, msg = errInvalidRequest, fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic)
+		} else if !q.admit(partitionCount(rt, b.cfg.NumPartitions)) {
+			code, msg = errThrottlingQuotaExceeded, *throttledMessage
 		} else {
 			var t *topic
 			t, code, msg = b.createTopic(rt, req.ValidateOnly)

@@ -1,7 +1,8 @@
 package broker
 
 // DeleteTopics, versions 1-6: by name, and from v6 by name or id. The
-// topic's partition directories are removed.
+// topic's partition directories are removed. The partitions count against
+// controller_mutation_rate (quotas.go).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -10,14 +11,9 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 		return b.clusterDeleteTopics(c, req)
 	}
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
-	wanted := req.Topics
-	if req.Version < 6 {
-		wanted = nil
-		for _, name := range req.TopicNames {
-			wanted = append(wanted, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
-		}
-	}
-	for _, w := range wanted {
+	q := c.mutationQuota(req.Version, 5)
+	defer q.finish(resp)
+	for _, w := range topicsToDelete(req) {
 		st := kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID}
 		var t *topic
 		if w.Topic != nil {
@@ -29,7 +25,9 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 		}
 		if t != nil {
 			st.Topic, st.TopicID = kmsg.StringPtr(t.name), t.id
-			if err := b.topics.delete(t); err != nil {
+			if !q.admit(int32(len(t.partitions()))) {
+				st.ErrorCode = errThrottlingQuotaExceeded
+			} else if err := b.topics.delete(t); err != nil {
 				st.ErrorCode = errUnknownServerError
 				if ce, ok := err.(*createError); ok {
 					st.ErrorCode = ce.code
@@ -40,4 +38,17 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// topicsToDelete are the request's topics, by name or id (before v6 names
+// only).
+func topicsToDelete(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTopic {
+	if req.Version >= 6 {
+		return req.Topics
+	}
+	var out []kmsg.DeleteTopicsRequestTopic
+	for _, name := range req.TopicNames {
+		out = append(out, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
+	}
+	return out
 }

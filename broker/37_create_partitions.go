@@ -1,7 +1,8 @@
 package broker
 
 // CreatePartitions, versions 0-3: grows a topic to Count partitions, all
-// led by this node; manual assignments must name only this node.
+// led by this node; manual assignments must name only this node. The
+// partitions added count against controller_mutation_rate (quotas.go).
 
 import (
 	"fmt"
@@ -15,9 +16,14 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
+	q := c.mutationQuota(req.Version, 3)
+	defer q.finish(resp)
 	for _, rt := range req.Topics {
 		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
-		code, msg := b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)
+		code, msg := errThrottlingQuotaExceeded, *throttledMessage
+		if q.admit(rt.Count - b.partitionCountOf(rt.Topic)) {
+			code, msg = b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)
+		}
 		st.ErrorCode = code
 		if code != 0 {
 			st.ErrorMessage = &msg

@@ -47,6 +47,8 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 	fwd := newest(kmsg.NewPtrCreateTopicsRequest())
 	fwd.TimeoutMillis, fwd.ValidateOnly = req.TimeoutMillis, req.ValidateOnly
 	local := map[string]kmsg.CreateTopicsResponseTopic{}
+	q := c.mutationQuota(req.Version, 6)
+	defer q.finish(resp)
 	for _, rt := range req.Topics {
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
 		switch {
@@ -56,6 +58,8 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 			st.ErrorCode, st.ErrorMessage = errInvalidTopic, kmsg.StringPtr(validateTopicName(rt.Topic).Error())
 		case validateTopicConfigs(configMap(rt.Configs), b.liveConfig()) != nil:
 			st.ErrorCode, st.ErrorMessage = errInvalidConfig, kmsg.StringPtr(validateTopicConfigs(configMap(rt.Configs), b.liveConfig()).Error())
+		case !q.admit(partitionCount(rt, b.liveConfig().NumPartitions)):
+			st.ErrorCode, st.ErrorMessage = errThrottlingQuotaExceeded, throttledMessage
 		default:
 			fwd.Topics = append(fwd.Topics, rt)
 			continue
@@ -107,11 +111,33 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 }
 
 func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
-	r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
-	if err != nil {
-		return nil, err
+	q := c.mutationQuota(req.Version, 5)
+	var refused []kmsg.DeleteTopicsResponseTopic
+	if q != nil {
+		fwd := *req
+		fwd.Topics, fwd.TopicNames = nil, nil
+		for _, w := range topicsToDelete(req) {
+			if !q.admit(b.partitionCountOf(b.topicNameOf(w))) {
+				refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID,
+					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
+			} else if req.Version >= 6 {
+				fwd.Topics = append(fwd.Topics, w)
+			} else {
+				fwd.TopicNames = append(fwd.TopicNames, *w.Topic)
+			}
+		}
+		req = &fwd
 	}
-	resp := r.(*kmsg.DeleteTopicsResponse)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	if len(req.Topics)+len(req.TopicNames) > 0 {
+		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.DeleteTopicsResponse)
+	}
+	resp.Topics = append(resp.Topics, refused...)
+	q.finish(resp)
 	b.cluster.awaitImage(5*time.Second, func(img *controller.Image) bool {
 		for _, st := range resp.Topics {
 			if st.ErrorCode == 0 && st.Topic != nil && b.topics.get(*st.Topic) != nil {
@@ -124,11 +150,31 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 }
 
 func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
-	r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
-	if err != nil {
-		return nil, err
+	q := c.mutationQuota(req.Version, 3)
+	var refused []kmsg.CreatePartitionsResponseTopic
+	if q != nil {
+		fwd := *req
+		fwd.Topics = nil
+		for _, rt := range req.Topics {
+			if !q.admit(rt.Count - b.partitionCountOf(rt.Topic)) {
+				refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
+					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
+			} else {
+				fwd.Topics = append(fwd.Topics, rt)
+			}
+		}
+		req = &fwd
 	}
-	resp := r.(*kmsg.CreatePartitionsResponse)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	if len(req.Topics) > 0 {
+		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		resp = r.(*kmsg.CreatePartitionsResponse)
+	}
+	resp.Topics = append(resp.Topics, refused...)
+	q.finish(resp)
 	want := map[string]int32{}
 	for _, rt := range req.Topics {
 		want[rt.Topic] = rt.Count
@@ -225,4 +271,40 @@ func (cl *cluster) applyDynamicConfigs() {
 	}
 	cl.appliedBroker, cl.appliedCluster = perBroker, clusterWide
 	b.setLiveConfig(live)
+}
+
+// partitionCountOf is how many partitions a topic has (0 when it does not
+// exist): in the cluster's image, or on this single node.
+func (b *Broker) partitionCountOf(name string) int32 {
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil && img.Topics[name] != nil {
+			return int32(len(img.Topics[name].Partitions))
+		}
+		return 0
+	}
+	if t := b.topics.get(name); t != nil {
+		return int32(len(t.partitions()))
+	}
+	return 0
+}
+
+// topicNameOf is the name of a DeleteTopics entry, given by name or id.
+func (b *Broker) topicNameOf(w kmsg.DeleteTopicsRequestTopic) string {
+	if w.Topic != nil {
+		return *w.Topic
+	}
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil {
+			for name, t := range img.Topics {
+				if t.ID == w.TopicID {
+					return name
+				}
+			}
+		}
+		return ""
+	}
+	if t := b.topics.getByID(w.TopicID); t != nil {
+		return t.name
+	}
+	return ""
 }

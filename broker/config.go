@@ -37,6 +37,11 @@ type Config struct {
 	RecoveryThreads          int // num.recovery.threads.per.data.dir
 	Log                      logstore.Config
 
+	// Connection limits (connlimits.go).
+	MaxConnectionsPerIP          int
+	MaxConnectionsPerIPOverrides map[string]int // by address
+	ConnectionsMaxIdle           time.Duration  // <= 0: never
+
 	// The log dir's background work: how often retention is checked
 	// (log.retention.check.interval.ms) and the log cleaner
 	// (log.cleaner.enable, log.cleaner.threads, log.cleaner.backoff.ms).
@@ -322,12 +327,14 @@ func checked(validate func(string) error) func(*Config, string) error {
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
 // recovery threads (DynamicThreadPool), producer.id.expiration.ms and
 // transaction.partition.verification.enable
-// (DynamicProducerStateManagerConfig). All others are read-only; changing
+// (DynamicProducerStateManagerConfig), and the per-address connection
+// limits (DynamicConnectionQuota). All others are read-only; changing
 // them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
 		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
-		"transaction.partition.verification.enable": true}
+		"transaction.partition.verification.enable": true,
+		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true
@@ -425,6 +432,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.validateInterBrokerSecurity(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.validateConnectionLimits(); err != nil {
 		return c, warnings, err
 	}
 	return c, warnings, nil

@@ -50,7 +50,8 @@ type conn struct {
 	// to read nothing more, and whether to hold the response that long too.
 	throttle               time.Duration
 	throttleBeforeResponse bool
-	requestSize            int // of the request being handled
+	requestSize            int       // of the request being handled
+	idleDeadlineSet        time.Time // when the read deadline was last pushed (connlimits.go)
 	// waited is how long the request being handled sat parked (a fetch's
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
@@ -131,6 +132,7 @@ func (c *conn) serve() {
 	r := bufio.NewReaderSize(src, 64*1024)
 	var buf []byte
 	for {
+		c.extendIdleDeadline()
 		into := buf
 		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame
 		if large != nil {

@@ -32,6 +32,7 @@ var (
 	errCoordinatorNotAvailable  = kerr.CoordinatorNotAvailable.Code
 	errNotCoordinator           = kerr.NotCoordinator.Code
 	errOperationNotAttempted    = kerr.OperationNotAttempted.Code
+	errThrottlingQuotaExceeded  = kerr.ThrottlingQuotaExceeded.Code
 )
 
 // errorMessageText is a code's Kafka name and description, for logs.

@@ -83,7 +83,12 @@ func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16
 func (c *conn) recordRequestTime(busy time.Duration, resp kmsg.Response) {
 	const percentPerNanosecond = 100.0 / float64(time.Second)
 	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(max(busy, 0))*percentPerNanosecond, time.Now())
-	d = min(d, c.b.cfg.Quota.Window) // Kafka's bound on a request quota's throttle
+	c.throttleWith(min(d, c.b.cfg.Quota.Window), resp) // Kafka bounds a request quota's throttle by a window
+}
+
+// throttleWith throttles the connection for d, unless it already is for
+// longer, and puts d in resp's throttle time.
+func (c *conn) throttleWith(d time.Duration, resp kmsg.Response) {
 	if d <= c.throttle {
 		return
 	}
@@ -97,6 +102,56 @@ func (c *conn) recordRequestTime(busy time.Duration, resp kmsg.Response) {
 		}
 	}
 }
+
+// mutationQuota is one request's controller_mutation_rate (KIP-599): the
+// partitions a CreateTopics, CreatePartitions or DeleteTopics creates,
+// adds or deletes are taken from the client's token bucket, topic by
+// topic. From the versions where Kafka is strict, a topic that finds the
+// bucket in debt is refused with THROTTLING_QUOTA_EXCEEDED; before them
+// every topic goes ahead and the client is throttled instead. Either way
+// the response carries the throttle time. Unlike Kafka's controller,
+// which keeps one bucket for the cluster, each broker keeps its own.
+type mutationQuota struct {
+	c        *conn
+	strict   bool
+	throttle time.Duration
+}
+
+// mutationQuota is nil when no controller_mutation_rate quota is set.
+func (c *conn) mutationQuota(version, strictSince int16) *mutationQuota {
+	if !c.b.quotas.Active(quota.ControllerMutationRate) {
+		return nil
+	}
+	return &mutationQuota{c: c, strict: version >= strictSince}
+}
+
+// admit takes one topic's permits and reports whether it may go ahead.
+func (q *mutationQuota) admit(permits int32) bool {
+	if q == nil || permits <= 0 {
+		return true
+	}
+	m, user, id, now := q.c.b.quotas, q.c.principal(), q.c.clientID, time.Now()
+	if q.strict {
+		if d := m.Mutations(user, id, 0, now); d > 0 {
+			q.throttle = max(q.throttle, d)
+			return false
+		}
+		m.Mutations(user, id, float64(permits), now)
+		return true
+	}
+	q.throttle = max(q.throttle, m.Mutations(user, id, float64(permits), now))
+	return true
+}
+
+// finish throttles the connection and puts the time in resp.
+func (q *mutationQuota) finish(resp kmsg.Response) {
+	if q != nil {
+		q.c.throttleWith(q.throttle, resp)
+	}
+}
+
+// throttledMessage is Kafka's message for THROTTLING_QUOTA_EXCEEDED.
+var throttledMessage = kmsg.StringPtr("The throttling quota has been exceeded.")
 
 // exemptFromRequestQuota reports the requests Kafka does not count
 // against request quotas: those of other brokers (replicas' fetches,

@@ -67,11 +67,11 @@ func TestClientQuotasAlterDescribeAndPersist(t *testing.T) {
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "<default>"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 2048}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("user", "alice", "client-id", "app"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 4096}}},
-		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "admin-tool"), Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 10}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("ip", "10.0.0.1"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 10}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "odd"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 10.5}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("group", "g"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1}}},
 	)
-	for i, want := range []string{"", "", "", "not enforced by Gregor", "must be a Long value", "Unhandled client quota entity type"} {
+	for i, want := range []string{"", "", "", "Invalid configuration key producer_byte_rate", "must be a Long value", "Unhandled client quota entity type"} {
 		r := res[i]
 		if want == "" && r.Err != nil {
 			t.Errorf("entry %d (%s): %v %s", i, r.Entity, r.Err, r.ErrMessage)
@@ -271,7 +271,7 @@ func TestClusterClientQuotas(t *testing.T) {
 	adm := kadm.NewClient(c.client())
 	res := alterQuotas(t, adm,
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "<default>"), Ops: []kadm.AlterClientQuotaOp{{Key: "consumer_byte_rate", Value: 1 << 20}}},
-		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "x"), Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 1}}},
+		kadm.AlterClientQuotaEntry{Entity: quotaEntity("ip", "10.0.0.2"), Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: 1}}},
 	)
 	if res[0].Err != nil || !errors.Is(res[1].Err, kerr.InvalidRequest) {
 		t.Fatalf("alter through the cluster: %v %s / %v %s", res[0].Err, res[0].ErrMessage, res[1].Err, res[1].ErrMessage)
@@ -441,5 +441,74 @@ func TestRequestPercentageQuota(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Duration(throttled)*time.Millisecond*3 {
 		t.Fatalf("50 Metadata requests of another client id took %v", took)
+	}
+}
+
+// controller_mutation_rate: a burst of quota.window.num x window seconds of
+// the rate goes through; then, from CreateTopics v6, DeleteTopics v5 and
+// CreatePartitions v3, topics are refused with THROTTLING_QUOTA_EXCEEDED
+// and the throttle time, and before those versions they go ahead and the
+// client is throttled.
+func TestControllerMutationQuota(t *testing.T) {
+	b := startBroker(t, nil)
+	checkMutationQuota(t, b, newAdmin(t, b))
+}
+
+// The same through a cluster, where the broker forwards what the quota
+// lets through to the controller.
+func TestClusterControllerMutationQuota(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	checkMutationQuota(t, c.nodes[0], kadm.NewClient(c.client()))
+}
+
+// checkMutationQuota runs each step on a new connection (of the same
+// client id, so the same bucket): a throttled connection reads nothing
+// until its throttle has passed, by which time the debt would be paid.
+func checkMutationQuota(t *testing.T, b *Broker, adm *kadm.Client) {
+	res := alterQuotas(t, adm, kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "raw-test"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "controller_mutation_rate", Value: 2}}})
+	if res[0].Err != nil {
+		t.Fatalf("controller_mutation_rate refused: %v %s", res[0].Err, res[0].ErrMessage)
+	}
+	waitFor(t, func() bool { return b.quotas.Active("controller_mutation_rate") })
+	dial := func() *rawConn { return dialRaw(t, b) }
+	create := func(version int16, parts map[string]int32) *kmsg.CreateTopicsResponse {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(version)
+		req.TimeoutMillis = 10000
+		for _, name := range []string{"m1", "m2", "m3", "m4"} {
+			if n, ok := parts[name]; ok {
+				req.Topics = append(req.Topics, kmsg.CreateTopicsRequestTopic{Topic: name, NumPartitions: n, ReplicationFactor: 1})
+			}
+		}
+		return dial().request(req).(*kmsg.CreateTopicsResponse)
+	}
+	// 11 windows of 1 s at 2 a second: a burst of 22. m1 and m2 fit while
+	// the bucket is not in debt (m2 takes it to -8); m3 finds it in debt.
+	r := create(7, map[string]int32{"m1": 20, "m2": 10, "m3": 1})
+	codes := []int16{r.Topics[0].ErrorCode, r.Topics[1].ErrorCode, r.Topics[2].ErrorCode}
+	if codes[0] != 0 || codes[1] != 0 || codes[2] != kerr.ThrottlingQuotaExceeded.Code {
+		t.Fatalf("CreateTopics v7 codes %v, want 0, 0, THROTTLING_QUOTA_EXCEEDED", codes)
+	}
+	if r.ThrottleMillis < 3000 || r.ThrottleMillis > 4100 {
+		t.Fatalf("throttle %d ms, want about 4000 (8 partitions of debt at 2/s)", r.ThrottleMillis)
+	}
+	if r := create(5, map[string]int32{"m4": 1}); r.Topics[0].ErrorCode != 0 || r.ThrottleMillis < 3500 {
+		t.Fatalf("CreateTopics v5 (permissive): code %d, throttle %d ms; want created and throttled", r.Topics[0].ErrorCode, r.ThrottleMillis)
+	}
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(5)
+	del.TimeoutMillis, del.TopicNames = 10000, []string{"m1"}
+	if r := dial().request(del).(*kmsg.DeleteTopicsResponse); r.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || r.ThrottleMillis <= 0 {
+		t.Fatalf("DeleteTopics v5 in debt: code %d, throttle %d", r.Topics[0].ErrorCode, r.ThrottleMillis)
+	}
+	grow := kmsg.NewPtrCreatePartitionsRequest()
+	grow.SetVersion(3)
+	grow.TimeoutMillis, grow.Topics = 10000, []kmsg.CreatePartitionsRequestTopic{{Topic: "m2", Count: 12}}
+	if r := dial().request(grow).(*kmsg.CreatePartitionsResponse); r.Topics[0].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || r.ThrottleMillis <= 0 {
+		t.Fatalf("CreatePartitions v3 in debt: code %d, throttle %d", r.Topics[0].ErrorCode, r.ThrottleMillis)
+	}
+	if topics, err := adm.ListTopics(ctxT(t)); err != nil || topics.Has("m3") || !topics.Has("m1") || !topics.Has("m4") {
+		t.Fatalf("topics after the refusals: %v %v", topics.Names(), err)
 	}
 }

@@ -42,9 +42,11 @@ type Broker struct {
 	listeners []*listener
 	wg        sync.WaitGroup
 
-	mu     sync.Mutex // guards conns and closed
-	conns  map[*conn]struct{}
-	closed bool
+	mu    sync.Mutex // guards conns and closed
+	conns map[*conn]struct{}
+	// connCounts are the connections per address (connlimits.go).
+	connCounts connCounts
+	closed     bool
 }
 
 type listener struct {
@@ -64,7 +66,8 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	if cfg.values == nil {
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
-	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota)}
+	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
+		connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	if err := b.bind(); err != nil {
 		b.closeListeners()
@@ -254,6 +257,10 @@ func (b *Broker) accept(l *listener) {
 			}
 			return
 		}
+		ip, admitted := b.admitConnection(nc)
+		if !admitted {
+			continue
+		}
 		if tc, ok := nc.(*net.TCPConn); ok && b.cfg.SocketSendBufferBytes > 0 {
 			if err := tc.SetWriteBuffer(b.cfg.SocketSendBufferBytes); err != nil {
 				b.logger.Warn("setting socket.send.buffer.bytes failed", "err", err)
@@ -262,6 +269,7 @@ func (b *Broker) accept(l *listener) {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
+			defer b.releaseConnection(ip)
 			var c *conn
 			var user string
 			if l.security.TLS != nil {

@@ -57,9 +57,9 @@ func (e *cliEnv) testQuotas(t *testing.T) {
 		}
 	}
 
-	out = e.adminFails(t, e.cls.configs, "--alter", "--entity-type", "clients", "--entity-name", "cli-quota",
-		"--add-config", "controller_mutation_rate=10")
-	if !strings.Contains(out, "InvalidRequestException: controller_mutation_rate is not enforced by Gregor") {
+	out = e.adminFails(t, e.cls.configs, "--alter", "--entity-type", "ips", "--entity-name", "10.0.0.1",
+		"--add-config", "connection_creation_rate=10")
+	if !strings.Contains(out, "InvalidRequestException: connection_creation_rate is not enforced by Gregor") {
 		t.Errorf("an unenforced quota was not refused clearly:\n%s", out)
 	}
 	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota", "--delete-config", "producer_byte_rate")

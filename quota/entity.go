@@ -37,10 +37,6 @@ const (
 	ConnectionCreationRate = "connection_creation_rate"
 )
 
-// enforced are the keys Gregor acts on; the others Kafka defines are
-// refused rather than stored and ignored.
-var enforced = map[string]bool{ProducerByteRate: true, ConsumerByteRate: true, RequestPercentage: true}
-
 // wholeNumberKeys are the keys Kafka types LONG or INT.
 var wholeNumberKeys = map[string]bool{ProducerByteRate: true, ConsumerByteRate: true, ConnectionCreationRate: true}
 
@@ -149,9 +145,6 @@ func (e Entity) CheckValue(key string, value float64) error {
 	}
 	if value <= 0 {
 		return invalid("Configuration %s must be positive, not %v", key, value)
-	}
-	if !enforced[key] {
-		return invalid("%s is not enforced by Gregor; the quotas it enforces are %s, %s and %s", key, ProducerByteRate, ConsumerByteRate, RequestPercentage)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ type Manager struct {
 
 	mu      sync.Mutex
 	sensors map[sensorKey]*rate
+	buckets map[sensorKey]*bucket // controller_mutation_rate (bucket.go)
 }
 
 // quotaSet is the quotas in force, replaced whole by Set.
@@ -36,7 +37,7 @@ type quotaSet struct {
 // the entity that set it, Kafka's metric tags. A default entity measures
 // each user or client id on its own; a type the entity lacks is "".
 type sensorKey struct {
-	key, user, clientID string
+	key, user, clientID, ip string
 }
 
 // NewManager returns a Manager with no quotas.
@@ -47,7 +48,7 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Window <= 0 {
 		cfg.Window = time.Second
 	}
-	m := &Manager{cfg: cfg, sensors: map[sensorKey]*rate{}}
+	m := &Manager{cfg: cfg, sensors: map[sensorKey]*rate{}, buckets: map[sensorKey]*bucket{}}
 	m.Set(nil)
 	return m
 }
@@ -136,6 +137,42 @@ func (m *Manager) Record(key, user, clientID string, value float64, now time.Tim
 	}
 	// KIP-13: the delay that brings the rate over the window back to the bound.
 	return time.Duration((observed-bound)/bound*float64(windowMs)+0.5) * time.Millisecond
+}
+
+// Connection counts a new connection from ip against the
+// connection_creation_rate quota of that ip, or else of the default ip
+// (KIP-612), and returns how long to hold it before closing it: 0 when
+// within the quota (the connection is then counted), otherwise at most a
+// quota window, as Kafka bounds it (and the refused connection is not
+// counted).
+func (m *Manager) Connection(ip string, now time.Time) time.Duration {
+	qs := m.quotas.Load()
+	if !qs.keys[ConnectionCreationRate] {
+		return 0
+	}
+	bound, ok := qs.byEntity[Entity{{IP, &ip}}.Key()][ConnectionCreationRate]
+	if !ok {
+		if bound, ok = qs.byEntity[Entity{{IP, nil}}.Key()][ConnectionCreationRate]; !ok {
+			return 0
+		}
+	}
+	sk, ms := sensorKey{key: ConnectionCreationRate, ip: ip}, now.UnixMilli()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.sensors[sk]
+	if r == nil {
+		m.dropIdle(ms)
+		r = &rate{}
+		m.sensors[sk] = r
+	}
+	r.record(1, ms, m.cfg)
+	observed, windowMs := r.measure(ms, m.cfg)
+	if observed <= bound {
+		return 0
+	}
+	r.record(-1, ms, m.cfg)
+	d := time.Duration((observed-bound)/bound*float64(windowMs)+0.5) * time.Millisecond
+	return min(d, m.cfg.Window)
 }
 
 // Unrecord takes back value recorded at now, for a response that was not

@@ -53,7 +53,7 @@ func TestApplyChecksKeysAndValues(t *testing.T) {
 		{client, []Op{{Key: "retention.ms", Value: 1}}, "Invalid configuration key retention.ms"},
 		{client, []Op{{Key: ConnectionCreationRate, Value: 1}}, "Invalid configuration key"},
 		{ip, []Op{{Key: ProducerByteRate, Value: 1}}, "Invalid configuration key"},
-		{client, []Op{{Key: ControllerMutationRate, Value: 10}}, "not enforced by Gregor"},
+		{ip, []Op{{Key: ConnectionCreationRate, Value: 1.5}}, "must be a Long value"},
 		{client, []Op{{Key: ProducerByteRate, Value: 1}, {Key: ProducerByteRate, Remove: true}}, "Duplicate quota key"},
 	}
 	for _, c := range bad {
@@ -160,10 +160,10 @@ func TestPrecedenceAndSharing(t *testing.T) {
 		bound        float64
 		sk           sensorKey
 	}{
-		{"ANONYMOUS", "app", 1000, sensorKey{ProducerByteRate, "", "app"}},
-		{"ANONYMOUS", "special", 2000, sensorKey{ProducerByteRate, "", "special"}},
-		{"alice", "app", 3000, sensorKey{ProducerByteRate, "alice", ""}},
-		{"alice", "special", 4000, sensorKey{ProducerByteRate, "alice", "special"}},
+		{"ANONYMOUS", "app", 1000, sensorKey{key: ProducerByteRate, user: "", clientID: "app"}},
+		{"ANONYMOUS", "special", 2000, sensorKey{key: ProducerByteRate, user: "", clientID: "special"}},
+		{"alice", "app", 3000, sensorKey{key: ProducerByteRate, user: "alice", clientID: ""}},
+		{"alice", "special", 4000, sensorKey{key: ProducerByteRate, user: "alice", clientID: "special"}},
 	}
 	for _, c := range cases {
 		bound, sk, ok := m.resolve(ProducerByteRate, c.user, c.client)
@@ -229,5 +229,60 @@ func TestRateSpreadsOverWindows(t *testing.T) {
 	// A gap longer than all windows together clears them.
 	if got, _ := r.measure(start+10_000, cfg); got != 0 {
 		t.Fatalf("rate after the windows expired: %v", got)
+	}
+}
+
+// controller_mutation_rate is a token bucket: a burst of samples x window
+// seconds of the rate, then debt paid back at the rate.
+func TestMutationBucket(t *testing.T) {
+	m := NewManager(Config{Samples: 2, Window: time.Second})
+	m.Set(stored(entry(map[string]float64{ControllerMutationRate: 5}, Part{ClientID, name("admin")})))
+	now := time.Unix(1000, 0)
+	if d := m.Mutations("alice", "admin", 10, now); d != 0 {
+		t.Fatalf("a burst of 10 with 5/s over 2 windows: throttled %v", d)
+	}
+	if d := m.Mutations("alice", "admin", 0, now); d != 0 {
+		t.Fatalf("an empty bucket is not in debt: %v", d)
+	}
+	if d := m.Mutations("alice", "admin", 5, now); d != time.Second {
+		t.Fatalf("5 more: throttle %v, want 1s to pay back 5 at 5/s", d)
+	}
+	if d := m.Mutations("alice", "admin", 0, now.Add(600*time.Millisecond)); d != 400*time.Millisecond {
+		t.Fatalf("0.6 s later: %v, want 400ms", d)
+	}
+	if d := m.Mutations("alice", "admin", 0, now.Add(time.Hour)); d != 0 {
+		t.Fatalf("an hour later: %v", d)
+	}
+	if d := m.Mutations("alice", "other", 1000, now); d != 0 {
+		t.Fatalf("a client without the quota: %v", d)
+	}
+}
+
+// connection_creation_rate: an ip's own quota, else the default ip's;
+// a connection over it is held at most a window and not counted.
+func TestConnectionCreationRate(t *testing.T) {
+	m := NewManager(Config{Samples: 2, Window: time.Second})
+	m.Set(stored(
+		entry(map[string]float64{ConnectionCreationRate: 2}, Part{IP, name("10.0.0.1")}),
+		entry(map[string]float64{ConnectionCreationRate: 100}, Part{IP, nil}),
+	))
+	now := time.Unix(1000, 0)
+	held := 0
+	for range 5 {
+		if d := m.Connection("10.0.0.1", now); d > 0 {
+			held++
+			if d > time.Second {
+				t.Fatalf("held %v, more than a window", d)
+			}
+		}
+	}
+	// 2 a second, measured over at least one window: two go through.
+	if held != 3 {
+		t.Fatalf("%d of 5 connections held, want 3", held)
+	}
+	for range 5 {
+		if d := m.Connection("10.0.0.2", now); d > 0 {
+			t.Fatalf("an ip under the default's 100/s was held %v", d)
+		}
 	}
 }
