@@ -144,6 +144,9 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 	challenge, done, err := a.server.Step(token)
 	if err != nil {
 		c.authFailed = err.Error()
+		if f, ok := err.(*sasl.Failure); ok {
+			c.authFailed = f.Logged()
+		}
 		return nil, 0, err
 	}
 	if !done {

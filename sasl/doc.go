@@ -17,7 +17,9 @@
 // A failed Step returns a *Failure whose Message is what Kafka tells the
 // client: PLAIN names the problem, SCRAM never says whether the user
 // exists. OAUTHBEARER answers a refused token with RFC 7628's JSON error
-// as a challenge, and fails when the client acknowledges it.
+// as a challenge, and fails when the client acknowledges it; a message it
+// cannot parse is only "invalid credentials" to the client. The broker
+// logs the Failure's Logged text, which says why (the token's fault).
 //
 // SCRAM credentials are kept as Kafka keeps them: salt, stored key, server
 // key and iterations, derived from the salted password the client sends in

@@ -47,6 +47,10 @@ type TokenError struct {
 
 func (e *TokenError) Error() string { return e.Reason }
 
+// logged is the refusal as the broker logs it: the JSON the client is
+// sent, and why.
+func (e *TokenError) logged() string { return oauthErrorJSON(e) + ": " + e.Reason }
+
 func invalidToken(format string, args ...any) *TokenError {
 	return &TokenError{Status: "invalid_token", Reason: fmt.Sprintf(format, args...)}
 }
@@ -193,22 +197,38 @@ func audienceMatches(raw any, want []string) bool {
 // oauthServer is one OAUTHBEARER exchange, as Kafka's OAuthBearerSaslServer:
 // a refused token is answered with RFC 7628's JSON error as a challenge,
 // and the client's ^A that acknowledges it ends the exchange with that
-// JSON as the failure.
+// JSON as the failure. Anything else after a refusal is read as a new
+// first message. The log gets why the token was refused, as Kafka's
+// validator logs it.
 type oauthServer struct {
 	v       *OAuthValidator
 	user    string
-	expires time.Time // the token's exp
-	refusal string    // the JSON error sent, awaiting the client's ^A
+	expires time.Time   // the token's exp
+	refused *TokenError // the token refused, awaiting the client's ^A
 }
 
 func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
-	if s.refusal != "" && len(token) == 1 && token[0] == 0x01 {
-		return nil, false, &Failure{Message: s.refusal}
+	refused := s.refused
+	s.refused = nil
+	if refused != nil && len(token) == 1 && token[0] == 0x01 {
+		return nil, false, &Failure{Message: oauthErrorJSON(refused), Reason: refused.logged()}
 	}
-	s.refusal = ""
+	challenge, done, err := s.first(token)
+	if f, ok := err.(*Failure); ok && refused != nil {
+		// A client that does not acknowledge the refusal with a lone
+		// ^A (sarama 1.61 sends the four characters `\x01`) fails on
+		// that message, but the log keeps why its token was refused.
+		f.Reason = refused.logged() + "; then " + f.Logged()
+	}
+	return challenge, done, err
+}
+
+// first takes a client first message: the token's principal, or the
+// refusal to send, or a failure.
+func (s *oauthServer) first(token []byte) ([]byte, bool, error) {
 	m := oauthInitial.FindSubmatch(token)
 	if m == nil {
-		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message"}
+		return nil, false, unreadableMessage("Invalid OAUTHBEARER client first message")
 	}
 	authzid := strings.NewReplacer("=2C", ",", "=3D", "=").Replace(string(m[1]))
 	var auth string
@@ -218,20 +238,19 @@ func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
 		}
 	}
 	if auth == "" {
-		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message: 'auth' not specified"}
+		return nil, false, unreadableMessage("Invalid OAUTHBEARER client first message: 'auth' not specified")
 	}
 	am := oauthAuth.FindStringSubmatch(auth)
 	if am == nil {
-		return nil, false, &Failure{Message: "Invalid OAUTHBEARER client first message: invalid 'auth' format"}
+		return nil, false, unreadableMessage("Invalid OAUTHBEARER client first message: invalid 'auth' format")
 	}
 	if !strings.EqualFold(am[1], "bearer") {
-		return nil, false, &Failure{Message: "Invalid scheme in OAUTHBEARER client first message: " + am[1]}
+		return nil, false, unreadableMessage("Invalid scheme in OAUTHBEARER client first message: " + am[1])
 	}
 	principal, expires, err := s.v.Validate(am[2])
 	if err != nil {
-		te, _ := err.(*TokenError)
-		s.refusal = oauthErrorJSON(te)
-		return []byte(s.refusal), false, nil
+		s.refused, _ = err.(*TokenError)
+		return []byte(oauthErrorJSON(s.refused)), false, nil
 	}
 	if authzid != "" && authzid != principal {
 		return nil, false, &Failure{Message: fmt.Sprintf(
@@ -240,6 +259,12 @@ func (s *oauthServer) Step(token []byte) ([]byte, bool, error) {
 	}
 	s.user, s.expires = principal, expires
 	return []byte{}, true, nil
+}
+
+// unreadableMessage is a client first message Kafka cannot parse: it
+// throws a SaslException, whose text goes to its log only.
+func unreadableMessage(reason string) *Failure {
+	return &Failure{Message: invalidCredentials(OAuthBearer), Reason: reason}
 }
 
 func (s *oauthServer) User() string { return s.user }

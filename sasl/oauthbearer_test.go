@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,9 +119,8 @@ func TestOAuthBearerUnsecured(t *testing.T) {
 		"signed":        {firstMessage("", segment(t, map[string]string{"alg": "HS256"})+"."+segment(t, good)+".c2ln"), invalid},
 		"not a JWT":     {firstMessage("", "abc"), invalid},
 		"other authzid": {firstMessage("bob", unsecuredToken(t, good)), "Authentication failed: Client requested an authorization id (bob) that is different from the token's principal name (alice)"},
-		"no auth":       {[]byte("n,,\x01host=x\x01\x01"), "Invalid OAUTHBEARER client first message: 'auth' not specified"},
-		"basic scheme":  {[]byte("n,,\x01auth=Basic YWxpY2U=\x01\x01"), "Invalid scheme in OAUTHBEARER client first message: Basic"},
-		"garbage":       {[]byte("n,,auth=Bearer x"), "Invalid OAUTHBEARER client first message"},
+		"no auth":       {[]byte("n,,\x01host=x\x01\x01"), invalidCredentials(OAuthBearer)},
+		"garbage":       {[]byte("n,,auth=Bearer x"), invalidCredentials(OAuthBearer)},
 	} {
 		if user, refusal := oauthExchange(t, v, c.first); user != "" || refusal != c.want {
 			t.Errorf("%s: user %q, refusal %q; want %q", name, user, refusal, c.want)
@@ -139,6 +139,55 @@ func TestOAuthBearerUnsecured(t *testing.T) {
 	late := map[string]any{"sub": "alice", "exp": now - 2}
 	if user, _ := oauthExchange(t, skewed, firstMessage("", unsecuredToken(t, late))); user != "alice" {
 		t.Error("a token expired within the clock skew was refused")
+	}
+}
+
+// A first message Kafka cannot parse fails with a SaslException: the
+// client is told only that its credentials are invalid, the log why. A
+// refused token's reason is logged with its JSON error, also when the
+// client answers the refusal with something other than ^A; a new first
+// message instead is read afresh.
+func TestOAuthBearerFailureReasons(t *testing.T) {
+	now := time.Now().Unix()
+	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope"}
+	expired := firstMessage("", unsecuredToken(t, map[string]any{"sub": "alice", "exp": now - 1}))
+	const refusal = `^\{"status":"invalid_token"\}: the token expired at \d+ s`
+	generic := invalidCredentials(OAuthBearer)
+	for name, c := range map[string]struct {
+		tokens          [][]byte
+		message, logged string
+	}{
+		"no auth":      {[][]byte{[]byte("n,,\x01host=x\x01\x01")}, generic, `^Invalid OAUTHBEARER client first message: 'auth' not specified$`},
+		"basic scheme": {[][]byte{[]byte("n,,\x01auth=Basic YWxpY2U=\x01\x01")}, generic, `^Invalid scheme in OAUTHBEARER client first message: Basic$`},
+		"garbage":      {[][]byte{[]byte("n,,auth=Bearer x")}, generic, `^Invalid OAUTHBEARER client first message$`},
+		"^A":           {[][]byte{expired, {0x01}}, `{"status":"invalid_token"}`, refusal + `$`},
+		"sarama's ^A":  {[][]byte{expired, []byte(`\x01`)}, generic, refusal + `; then Invalid OAUTHBEARER client first message$`},
+	} {
+		s, err := New(OAuthBearer, nil, nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, token := range c.tokens {
+			if _, _, err = s.Step(token); err != nil {
+				break
+			}
+		}
+		f, ok := err.(*Failure)
+		if !ok || f.Message != c.message || !regexp.MustCompile(c.logged).MatchString(f.Logged()) {
+			t.Errorf("%s: failed with %#v, want message %q and logged %s", name, err, c.message, c.logged)
+		}
+	}
+
+	s, err := New(OAuthBearer, nil, nil, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if challenge, _, err := s.Step(expired); err != nil || len(challenge) == 0 {
+		t.Fatalf("expired token: challenge %q, err %v", challenge, err)
+	}
+	good := firstMessage("", unsecuredToken(t, map[string]any{"sub": "alice", "exp": now + 60}))
+	if _, done, err := s.Step(good); !done || err != nil || s.User() != "alice" {
+		t.Fatalf("a good token after the refusal: done %v, err %v, user %q", done, err, s.User())
 	}
 }
 

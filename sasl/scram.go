@@ -115,7 +115,7 @@ type scramServer struct {
 // invalidCredentials is all a client learns of a failed SCRAM exchange,
 // as from Kafka: never whether the user exists.
 func (s *scramServer) invalidCredentials() *Failure {
-	return &Failure{Message: "Authentication failed during authentication due to invalid credentials with SASL mechanism " + s.mech.String()}
+	return &Failure{Message: invalidCredentials(s.mech.String())}
 }
 
 func (s *scramServer) Step(token []byte) ([]byte, bool, error) {

@@ -37,12 +37,28 @@ type Expiring interface {
 	Expiry() (time.Time, bool)
 }
 
-// Failure is a failed authentication. Message is what the client is told.
+// Failure is a failed authentication. Message is what the client is told;
+// Reason, when set, is what the broker logs instead: why, in the detail
+// Kafka keeps to its own log.
 type Failure struct {
-	Message string
+	Message, Reason string
 }
 
 func (f *Failure) Error() string { return f.Message }
+
+// Logged is what the broker logs of the failure.
+func (f *Failure) Logged() string {
+	if f.Reason != "" {
+		return f.Reason
+	}
+	return f.Message
+}
+
+// invalidCredentials is the message Kafka gives a client for a SaslException,
+// whatever its cause, so as to tell nothing of the credentials.
+func invalidCredentials(mechanism string) string {
+	return "Authentication failed during authentication due to invalid credentials with SASL mechanism " + mechanism
+}
 
 // Credentials finds a user's SCRAM credential for a mechanism.
 type Credentials func(user string, m ScramMechanism) (Credential, bool)
