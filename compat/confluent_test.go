@@ -20,8 +20,7 @@ const confluentClientName = "confluent-kafka-go"
 // a consumer group, committed offsets, the AdminClient, the idempotent
 // producer and every codec.
 func TestConfluentKafkaGo(t *testing.T) {
-	_, librdkafka := kafka.LibraryVersion()
-	version := moduleVersion(t, "github.com/confluentinc/confluent-kafka-go/v2") + " (librdkafka " + librdkafka + ")"
+	version := confluentVersion(t)
 	p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 	adm := newAdmin(t, p.Addr)
 	run := func(name string, fn func(t *testing.T)) { feature(t, confluentClientName, version, name, fn) }
@@ -67,6 +66,13 @@ func TestConfluentKafkaGo(t *testing.T) {
 	run("group", func(t *testing.T) { testConfluentGroup(t, p.Addr) })
 	run("commit", func(t *testing.T) { testConfluentCommit(t, p.Addr) })
 	run("admin", func(t *testing.T) { testConfluentAdmin(t, p.Addr) })
+}
+
+// confluentVersion is the matrix version of confluent-kafka-go: the
+// module's, with the bundled librdkafka's.
+func confluentVersion(t *testing.T) string {
+	_, librdkafka := kafka.LibraryVersion()
+	return moduleVersion(t, "github.com/confluentinc/confluent-kafka-go/v2") + " (librdkafka " + librdkafka + ")"
 }
 
 // confluentConfig is a ConfigMap for addr plus key=value settings.
@@ -119,9 +125,16 @@ func confluentProduce(t *testing.T, addr, topic string, records []keyValue, sett
 // end offsets with a consumer assigned to them (no group membership).
 func confluentConsumeAll(t *testing.T, addr, topic string) []keyValue {
 	t.Helper()
-	ends := endOffsets(t, newAdmin(t, addr), topic)
-	c, err := kafka.NewConsumer(confluentConfig(t, addr, "group.id=confluent-reader", "enable.auto.commit=false",
-		"fetch.wait.max.ms=100"))
+	return confluentConsumeTo(t, addr, topic, endOffsets(t, newAdmin(t, addr), topic))
+}
+
+// confluentConsumeTo is confluentConsumeAll up to the end offsets ends,
+// with the consumer's extra settings (such as a SASL login, where ends
+// come from another listener).
+func confluentConsumeTo(t *testing.T, addr, topic string, ends map[int32]int64, settings ...string) []keyValue {
+	t.Helper()
+	c, err := kafka.NewConsumer(confluentConfig(t, addr, append([]string{"group.id=confluent-reader", "enable.auto.commit=false",
+		"fetch.wait.max.ms=100"}, settings...)...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,31 @@ func kcat(t *testing.T, addr, stdin string, args ...string) string {
 	return string(out)
 }
 
+// kcatKeyedInput is n "key:value" lines for kcat -K :, with prefix in the
+// values, and the records they make.
+func kcatKeyedInput(prefix string, n int) (string, []keyValue) {
+	var b strings.Builder
+	want := make([]keyValue, n)
+	for i := range want {
+		want[i] = keyValue{fmt.Sprintf("key-%d", i), fmt.Sprintf("%s value %d", prefix, i)}
+		fmt.Fprintf(&b, "%s:%s\n", want[i].key, want[i].value)
+	}
+	return b.String(), want
+}
+
+// kcatFails runs kcat against addr where it must fail, and returns what
+// it printed (stdout and stderr).
+func kcatFails(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "kcat", append([]string{"-b", addr}, args...)...).CombinedOutput()
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("kcat %v: %v, want it to fail:\n%s", args, err, out)
+	}
+	return string(out)
+}
+
 // kcatClientName is the matrix row of kcat.
 const kcatClientName = "kcat"
 

@@ -28,6 +28,7 @@ type cliTools struct {
 	libs    string // the directory of jars
 	log4j   string // the log4j2 configuration file
 	classes map[string]bool
+	opts    []string // JVM options, as KAFKA_OPTS gives them to Kafka's scripts
 }
 
 var cliPomVersionRE = regexp.MustCompile(`<kafka\.version>([^<]+)</kafka\.version>`)
@@ -114,8 +115,19 @@ func (c *cliTools) command(ctx context.Context, class string, args ...string) (c
 			}
 		}
 	}
-	java = append(java, "-cp", filepath.Join(c.libs, "*"), class)
+	java = append(append(java, c.opts...), "-cp", filepath.Join(c.libs, "*"), class)
 	return exec.CommandContext(ctx, "java", append(java, args...)...), saveArchive
+}
+
+// cliProperties writes a client properties file (for --command-config)
+// into a temporary directory and returns its path.
+func cliProperties(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".properties")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // cliResult is what a finished tool printed.

@@ -3,8 +3,6 @@ package compat
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,14 +29,9 @@ func (e *cliEnv) testSASL(t *testing.T) {
 		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
 		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;")
 	props := func(name, mechanism, module, user, password string) string {
-		path := filepath.Join(t.TempDir(), name+".properties")
-		text := fmt.Sprintf("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=%s\n"+
+		return cliProperties(t, name, fmt.Sprintf("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=%s\n"+
 			"sasl.jaas.config=org.apache.kafka.common.security.%s required username=\"%s\" password=\"%s\";\n",
-			mechanism, module, user, password)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
+			mechanism, module, user, password))
 	}
 	admin := props("admin", "PLAIN", "plain.PlainLoginModule", "admin", "admin-secret")
 	alice := props("alice", "SCRAM-SHA-256", "scram.ScramLoginModule", "alice", "alice-secret")

@@ -58,6 +58,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "quotas", e.testQuotas)
 	feature(t, client, v, "sasl", e.testSASL)
 	feature(t, client, v, "tls", e.testTLS)
+	feature(t, client, v, "oauthbearer", e.testOAuthBearer)
 	feature(t, client, v, "acls", e.testACLs)
 	feature(t, client, v, "produce", e.testConsoleProduce)
 	feature(t, client, v, "consume", e.testConsoleConsume)
@@ -85,6 +86,16 @@ type cliEnv struct {
 		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
+}
+
+// withOpts is e with JVM options added to every tool's command line, as
+// KAFKA_OPTS adds them in Kafka's scripts.
+func (e *cliEnv) withOpts(opts ...string) *cliEnv {
+	tools := *e.cliTools
+	tools.opts = append(slices.Clip(tools.opts), opts...)
+	with := *e
+	with.cliTools = &tools
+	return &with
 }
 
 // admin runs an AdminClient-based tool (all take --bootstrap-server).

@@ -2,8 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,16 +16,9 @@ import (
 func (e *cliEnv) testTLS(t *testing.T) {
 	tb := startTLSBroker(t)
 	addScram(t, tb.adm, "tess", "tess-secret", kadm.ScramSha512)
-	props := func(name, text string) string {
-		path := filepath.Join(t.TempDir(), name+".properties")
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
 	trust := fmt.Sprintf("ssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n", tb.trustStore)
-	ssl := props("ssl", "security.protocol=SSL\n"+trust)
-	saslSSL := props("sasl-ssl", "security.protocol=SASL_SSL\n"+trust+"sasl.mechanism=SCRAM-SHA-512\n"+
+	ssl := cliProperties(t, "ssl", "security.protocol=SSL\n"+trust)
+	saslSSL := cliProperties(t, "sasl-ssl", "security.protocol=SASL_SSL\n"+trust+"sasl.mechanism=SCRAM-SHA-512\n"+
 		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="tess" password="tess-secret";`+"\n")
 
 	const topic, n = "cli-tls", 50
@@ -44,7 +35,7 @@ func (e *cliEnv) testTLS(t *testing.T) {
 	}
 
 	// The JVM's default trust store does not know the broker's certificate.
-	untrusting := props("untrusting", "security.protocol=SSL\n")
+	untrusting := cliProperties(t, "untrusting", "security.protocol=SSL\n")
 	r := e.try(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", untrusting, "--list")
 	if r.err == nil {
 		t.Fatalf("kafka-topics without the broker's certificate succeeded:\n%s", r.stdout)
