@@ -9,13 +9,19 @@ package broker
 //	raw tokens: bare size-prefixed tokens, no header (SaslHandshake v0)
 //	done:       every API; the user is the connection's principal
 //
-// Any other request before that closes the connection, as Kafka closes
-// it. The session lasts connections.max.reauth.ms, or until the
-// credential expires (an OAUTHBEARER token's exp) when that is sooner,
-// as SaslAuthenticate tells the client (KIP-368). Before then the client
-// re-authenticates on the same connection (SaslHandshake v1 and
-// SaslAuthenticate, at most once a second, as the same user with the same
-// mechanism); a request after it closes the connection. A failed authentication (unknown mechanism, bad credentials) is
+// Any other request before that fails the authentication, as in Kafka
+// (an IllegalSaslStateException): a client that took an OAUTHBEARER
+// refusal for success and carries on is turned away like one that
+// acknowledged it. Kafka answers such a request that comes instead of a
+// SaslAuthenticate with its own error response (ILLEGAL_SASL_STATE)
+// before closing; Gregor closes without one. The session lasts
+// connections.max.reauth.ms, or until the credential expires (an
+// OAUTHBEARER token's exp) when that is sooner, as SaslAuthenticate tells
+// the client (KIP-368). Before then the client re-authenticates on the
+// same connection (SaslHandshake v1 and SaslAuthenticate, at most once a
+// second, as the same user with the same mechanism); a request after it
+// closes the connection. A failed authentication (unknown mechanism, bad
+// credentials, a request out of turn) is logged,
 // answered after connection.failed.authentication.delay.ms and the
 // connection is closed; on a raw-token connection it is closed without an
 // answer. SaslHandshake and SaslAuthenticate on a PLAINTEXT listener or
@@ -54,7 +60,8 @@ type authExchange struct {
 }
 
 // admits reports whether a request may come in the exchange's state, or
-// the error to close the connection with.
+// why the authentication fails: a request out of turn, and the refusal
+// the client did not acknowledge, if any.
 func (a *authExchange) admits(key int16) error {
 	switch {
 	case a.state == authHandshake && (key == 18 || key == 17):
@@ -62,7 +69,11 @@ func (a *authExchange) admits(key int16) error {
 	case a.state == authTokens && key == 36:
 		return nil
 	}
-	return fmt.Errorf("unexpected %s request during SASL authentication", kmsg.NameForKey(key))
+	err := fmt.Errorf("unexpected %s request during SASL authentication", kmsg.NameForKey(key))
+	if r, ok := a.server.(sasl.Refusing); ok && r.Refusal() != "" {
+		err = fmt.Errorf("%w, which refused the client's %s credentials: %s", err, a.mechanism, r.Refusal())
+	}
+	return err
 }
 
 // principal is the connection's user for quotas and ACLs: the SASL user

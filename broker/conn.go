@@ -226,7 +226,8 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	}
 	if c.auth != nil {
 		if err := c.auth.admits(key); err != nil {
-			return nil, err
+			c.authFailed = err.Error()
+			return nil, nil
 		}
 	} else if !c.sessionExpires.IsZero() && time.Now().After(c.sessionExpires) {
 		return nil, fmt.Errorf("the SASL session of %s expired at %s without re-authentication", c.user, c.sessionExpires.Format(time.RFC3339))

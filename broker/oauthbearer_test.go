@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -132,23 +133,66 @@ func TestSASLOAuthBearerJWKS(t *testing.T) {
 	unsigned := jwtSegment(t, map[string]string{"alg": "none"}) + "." + jwtSegment(t, map[string]any{"sub": "alice", "exp": now + 300}) + "."
 	checkRefused(t, saslClient(t, addr, bearer(unsigned)), `{"status":"invalid_token"}`)
 
-	// The exchange by hand: the JSON error comes as a challenge, and the
-	// client's ^A ends it with that error.
+	// The exchange by hand: the client's ^A ends it with the JSON error.
+	rc := refusedByHand(t, b, unsigned)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	auth.SASLAuthBytes = []byte{0x01}
+	r := rc.request(auth).(*kmsg.SASLAuthenticateResponse)
+	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != `{"status":"invalid_token"}` {
+		t.Fatalf("after ^A: code %d, message %v", r.ErrorCode, r.ErrorMessage)
+	}
+}
+
+// refusedByHand starts an OAUTHBEARER exchange with token on b's SASL
+// listener, which must refuse it with RFC 7628's JSON error as a
+// challenge.
+func refusedByHand(t *testing.T, b *Broker, token string) *rawConn {
+	t.Helper()
 	rc := saslRaw(t, b)
 	if r := handshake(rc, 1, "OAUTHBEARER"); r.ErrorCode != 0 {
 		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
 	auth.SetVersion(2)
-	auth.SASLAuthBytes = []byte("n,,\x01auth=Bearer " + unsigned + "\x01\x01")
+	auth.SASLAuthBytes = []byte("n,,\x01auth=Bearer " + token + "\x01\x01")
 	r := rc.request(auth).(*kmsg.SASLAuthenticateResponse)
 	if r.ErrorCode != 0 || string(r.SASLAuthBytes) != `{"status":"invalid_token"}` {
-		t.Fatalf("first token: code %d, challenge %q", r.ErrorCode, r.SASLAuthBytes)
+		t.Fatalf("token: code %d, challenge %q", r.ErrorCode, r.SASLAuthBytes)
 	}
-	auth.SASLAuthBytes = []byte{0x01}
-	r = rc.request(auth).(*kmsg.SASLAuthenticateResponse)
-	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != `{"status":"invalid_token"}` {
-		t.Fatalf("after ^A: code %d, message %v", r.ErrorCode, r.ErrorMessage)
+	return rc
+}
+
+// A client that takes the challenge refusing its token for a success and
+// sends its next request (kafkajs does) fails the authentication as one
+// that acknowledged the refusal would, as in Kafka: no answer, the
+// connection closed after connection.failed.authentication.delay.ms, and
+// the refusal in the reason the broker logs.
+func TestOAuthBearerRefusalNotAcknowledged(t *testing.T) {
+	b := startBrokerWith(t, oauthProps(t.TempDir(), map[string]string{"connection.failed.authentication.delay.ms": "300"}))
+	expired := jwtSegment(t, map[string]string{"alg": "none"}) + "." + jwtSegment(t, map[string]any{"sub": "alice", "exp": 1000, "scope": "kafka"}) + "."
+	rc := refusedByHand(t, b, expired)
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(12)
+	start := time.Now()
+	if _, err := rc.tryRequest(meta); err == nil {
+		t.Fatal("Metadata answered after a refused token")
+	}
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("closed after %v, before connection.failed.authentication.delay.ms", waited)
+	}
+
+	server, err := sasl.New(sasl.OAuthBearer, nil, nil, &sasl.OAuthValidator{PrincipalClaim: "sub"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := server.Step([]byte("n,,\x01auth=Bearer " + expired + "\x01\x01")); err != nil {
+		t.Fatal(err)
+	}
+	a := authExchange{state: authTokens, mechanism: sasl.OAuthBearer, server: server}
+	want := `unexpected Metadata request during SASL authentication, which refused the client's OAUTHBEARER credentials: {"status":"invalid_token"}: the token expired at 1000 s`
+	if err := a.admits(3); err == nil || err.Error() != want {
+		t.Fatalf("reason %v, want %s", err, want)
 	}
 }
 

@@ -269,6 +269,15 @@ func unreadableMessage(reason string) *Failure {
 
 func (s *oauthServer) User() string { return s.user }
 
+// Refusal is the refused token's JSON error and why, while the client has
+// not acknowledged it; "" when there is none.
+func (s *oauthServer) Refusal() string {
+	if s.refused == nil {
+		return ""
+	}
+	return s.refused.logged()
+}
+
 // Expiry is when the token the client logged in with expires.
 func (s *oauthServer) Expiry() (time.Time, bool) { return s.expires, !s.expires.IsZero() }
 

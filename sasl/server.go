@@ -37,6 +37,15 @@ type Expiring interface {
 	Expiry() (time.Time, bool)
 }
 
+// Refusing is a Server that can turn the client's credentials down in a
+// challenge, which the client must acknowledge before the exchange fails
+// (OAUTHBEARER's ^A, RFC 7628).
+type Refusing interface {
+	// Refusal says what the client was told and why, while it has not
+	// acknowledged it; "" otherwise.
+	Refusal() string
+}
+
 // Failure is a failed authentication. Message is what the client is told;
 // Reason, when set, is what the broker logs instead: why, in the detail
 // Kafka keeps to its own log.
