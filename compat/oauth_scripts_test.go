@@ -2,10 +2,8 @@ package compat
 
 import (
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -72,16 +70,6 @@ func runOAuthScript(t *testing.T, prefix, name string, args ...string) {
 		checkStored(t, b.plainAddr, runPrefix+"-oauthbearer", scriptRecords("oauthbearer", oauthScriptRecords), 0)
 	}
 	b.expectRefusedToken(t)
-}
-
-// scriptRecords are the records records(feature, n) of
-// compat/python/compatlib.py makes, and kafkajs_sasl.js alike.
-func scriptRecords(feature string, n int) []keyValue {
-	out := make([]keyValue, n)
-	for i := range out {
-		out[i] = keyValue{fmt.Sprintf("k-%d", i), strings.Repeat(fmt.Sprintf("%s value %d ", feature, i), 20)}
-	}
-	return out
 }
 
 // TestJSKafkajsOAuthBearer: kafkajs's admin client, producer and group
