@@ -18,8 +18,9 @@ var cliPerfRate = regexp.MustCompile(`^\d+ records sent, [\d.]+ records/sec \(([
 var cliThrottleMax = regexp.MustCompile(`^producer-metrics:produce-throttle-time-max:\{client-id=cli-throttled\}\s*:\s*([\d.]+)$`)
 
 // testQuotas: kafka-configs sets client quotas on a client id, the default
-// user and a user and client id pair, describes them, refuses a quota
-// Gregor does not enforce, deletes one; franz-go reads the same values;
+// user and a user and client id pair, and the request, mutation and
+// connection quotas, describes them, refuses a byte rate for an ip,
+// deletes one; franz-go reads the same values;
 // then kafka-producer-perf-test, as a client id with a producer_byte_rate,
 // is held to it and reports the broker's throttle times.
 func (e *cliEnv) testQuotas(t *testing.T) {
@@ -57,10 +58,23 @@ func (e *cliEnv) testQuotas(t *testing.T) {
 		}
 	}
 
+	// The quotas on request time, controller mutations and connections.
+	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-busy",
+		"--add-config", "request_percentage=50,controller_mutation_rate=10")
+	cfg("--alter", "--entity-type", "ips", "--entity-name", "10.0.0.1", "--add-config", "connection_creation_rate=10")
+	for args, want := range map[string]string{
+		"clients cli-busy": "Quota configs for client-id 'cli-busy' are controller_mutation_rate=10.0, request_percentage=50.0",
+		"ips 10.0.0.1":     "Quota configs for ip '10.0.0.1' are connection_creation_rate=10.0",
+	} {
+		typ, name, _ := strings.Cut(args, " ")
+		if got := describe("--entity-type", typ, "--entity-name", name); got != want {
+			t.Errorf("--describe %s:\n got %q\nwant %q", args, got, want)
+		}
+	}
 	out = e.adminFails(t, e.cls.configs, "--alter", "--entity-type", "ips", "--entity-name", "10.0.0.1",
-		"--add-config", "connection_creation_rate=10")
-	if !strings.Contains(out, "InvalidRequestException: connection_creation_rate is not enforced by Gregor") {
-		t.Errorf("an unenforced quota was not refused clearly:\n%s", out)
+		"--add-config", "producer_byte_rate=10")
+	if !strings.Contains(out, "producer_byte_rate") {
+		t.Errorf("a byte rate for an ip was not refused clearly:\n%s", out)
 	}
 	cfg("--alter", "--entity-type", "clients", "--entity-name", "cli-quota", "--delete-config", "producer_byte_rate")
 	if got, want := describe("--entity-type", "clients", "--entity-name", "cli-quota"),
@@ -73,8 +87,8 @@ func (e *cliEnv) testQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(qs) != 3 {
-		t.Errorf("franz-go sees %d quota entities, want 3: %v", len(qs), qs)
+	if len(qs) != 5 {
+		t.Errorf("franz-go sees %d quota entities, want 5: %v", len(qs), qs)
 	}
 
 	// 4 MB at 256 KB/s: a fresh client may send ten windows' worth (2.5 MB)
