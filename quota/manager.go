@@ -121,9 +121,15 @@ func (m *Manager) Record(key, user, clientID string, value float64, now time.Tim
 	if !ok {
 		return 0
 	}
-	ms := now.UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.addLocked(sk, bound, value, now.UnixMilli())
+}
+
+// addLocked adds value at ms to the rate sk and returns the delay that
+// brings the rate over the window back to bound (KIP-13): 0 when it is
+// within it. Called with mu held.
+func (m *Manager) addLocked(sk sensorKey, bound, value float64, ms int64) time.Duration {
 	r := m.sensors[sk]
 	if r == nil {
 		m.dropIdle(ms)
@@ -135,7 +141,6 @@ func (m *Manager) Record(key, user, clientID string, value float64, now time.Tim
 	if observed <= bound {
 		return 0
 	}
-	// KIP-13: the delay that brings the rate over the window back to the bound.
 	return time.Duration((observed-bound)/bound*float64(windowMs)+0.5) * time.Millisecond
 }
 
@@ -159,19 +164,10 @@ func (m *Manager) Connection(ip string, now time.Time) time.Duration {
 	sk, ms := sensorKey{key: ConnectionCreationRate, ip: ip}, now.UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.sensors[sk]
-	if r == nil {
-		m.dropIdle(ms)
-		r = &rate{}
-		m.sensors[sk] = r
+	d := m.addLocked(sk, bound, 1, ms)
+	if d > 0 {
+		m.sensors[sk].record(-1, ms, m.cfg)
 	}
-	r.record(1, ms, m.cfg)
-	observed, windowMs := r.measure(ms, m.cfg)
-	if observed <= bound {
-		return 0
-	}
-	r.record(-1, ms, m.cfg)
-	d := time.Duration((observed-bound)/bound*float64(windowMs)+0.5) * time.Millisecond
 	return min(d, m.cfg.Window)
 }
 
