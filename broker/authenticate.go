@@ -21,10 +21,9 @@ package broker
 // same connection (SaslHandshake v1 and SaslAuthenticate, at most once a
 // second, as the same user with the same mechanism); a request after it
 // closes the connection. A failed authentication (unknown mechanism, bad
-// credentials, a request out of turn) is logged,
-// answered after connection.failed.authentication.delay.ms and the
-// connection is closed; on a raw-token connection it is closed without an
-// answer. SaslHandshake and SaslAuthenticate on a PLAINTEXT listener or
+// credentials, a request out of turn) is logged, answered after
+// connection.failed.authentication.delay.ms, and the connection closed;
+// on a raw-token connection it is closed without an answer. SaslHandshake and SaslAuthenticate on a PLAINTEXT listener or
 // after authentication get ILLEGAL_SASL_STATE, as from Kafka's KafkaApis.
 
 import (
