@@ -308,6 +308,8 @@ func TestTransactionsSurviveRestart(t *testing.T) {
 	p2 := txnProducer(t, b2, "tx-restart")
 	produceTxn(t, p2, "restart", kgo.TryCommit, "new")
 	if got := consumeValues(t, b2, "restart", kgo.ReadCommitted(), 4, 2*time.Second); !slices.Equal(got, sorted(values("c", 3), []string{"new"})) {
-		t.Fatalf("read_committed after the new producer got %v", got)
+		l := b2.topics.get("restart").partition(0).log
+		t.Fatalf("read_committed after the new producer got %v; log end %d, high watermark %d, last stable %d, producers %+v",
+			got, l.LogEndOffset(), l.HighWatermark(), l.LastStableOffset(), l.ActiveProducers())
 	}
 }
