@@ -29,7 +29,7 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 		var msg string
 		if counts[rt.Topic] > 1 {
 			code, msg = errInvalidRequest, fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic)
-		} else if !q.admit(partitionCount(rt, b.cfg.NumPartitions)) {
+		} else if validateTopicName(rt.Topic) == nil && !q.admit(b.partitionsCreated(rt)) {
 			code, msg = errThrottlingQuotaExceeded, *throttledMessage
 		} else {
 			var t *topic

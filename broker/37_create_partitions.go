@@ -21,7 +21,7 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 	for _, rt := range req.Topics {
 		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
 		code, msg := errThrottlingQuotaExceeded, *throttledMessage
-		if q.admit(rt.Count - b.partitionCountOf(rt.Topic)) {
+		if q.admit(b.partitionsAdded(rt)) {
 			code, msg = b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)
 		}
 		st.ErrorCode = code

@@ -58,7 +58,7 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 			st.ErrorCode, st.ErrorMessage = errInvalidTopic, kmsg.StringPtr(validateTopicName(rt.Topic).Error())
 		case validateTopicConfigs(configMap(rt.Configs), b.liveConfig()) != nil:
 			st.ErrorCode, st.ErrorMessage = errInvalidConfig, kmsg.StringPtr(validateTopicConfigs(configMap(rt.Configs), b.liveConfig()).Error())
-		case !q.admit(partitionCount(rt, b.liveConfig().NumPartitions)):
+		case !q.admit(b.partitionsCreated(rt)):
 			st.ErrorCode, st.ErrorMessage = errThrottlingQuotaExceeded, throttledMessage
 		default:
 			fwd.Topics = append(fwd.Topics, rt)
@@ -156,7 +156,7 @@ func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequ
 		fwd := *req
 		fwd.Topics = nil
 		for _, rt := range req.Topics {
-			if !q.admit(rt.Count - b.partitionCountOf(rt.Topic)) {
+			if !q.admit(b.partitionsAdded(rt)) {
 				refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
 					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
 			} else {
@@ -271,6 +271,25 @@ func (cl *cluster) applyDynamicConfigs() {
 	}
 	cl.appliedBroker, cl.appliedCluster = perBroker, clusterWide
 	b.setLiveConfig(live)
+}
+
+// partitionsCreated is what creating a topic takes from the
+// controller_mutation_rate bucket: its partitions, nothing when it exists
+// already (Kafka checks the quota after refusing that).
+func (b *Broker) partitionsCreated(rt kmsg.CreateTopicsRequestTopic) int32 {
+	if b.partitionCountOf(rt.Topic) > 0 {
+		return 0
+	}
+	return partitionCount(rt, b.liveConfig().NumPartitions)
+}
+
+// partitionsAdded is what CreatePartitions takes from the bucket: the
+// partitions added to a topic that exists.
+func (b *Broker) partitionsAdded(rt kmsg.CreatePartitionsRequestTopic) int32 {
+	if n := b.partitionCountOf(rt.Topic); n > 0 {
+		return rt.Count - n
+	}
+	return 0
 }
 
 // partitionCountOf is how many partitions a topic has (0 when it does not

@@ -496,6 +496,11 @@ func checkMutationQuota(t *testing.T, b *Broker, adm *kadm.Client) {
 	if r := create(5, map[string]int32{"m4": 1}); r.Topics[0].ErrorCode != 0 || r.ThrottleMillis < 3500 {
 		t.Fatalf("CreateTopics v5 (permissive): code %d, throttle %d ms; want created and throttled", r.Topics[0].ErrorCode, r.ThrottleMillis)
 	}
+	// In debt, a topic that exists is still told so: Kafka checks the
+	// quota only for what it would create.
+	if r := create(7, map[string]int32{"m1": 1}); r.Topics[0].ErrorCode != kerr.TopicAlreadyExists.Code {
+		t.Fatalf("CreateTopics of an existing topic in debt: code %d, want TOPIC_ALREADY_EXISTS", r.Topics[0].ErrorCode)
+	}
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.SetVersion(5)
 	del.TimeoutMillis, del.TopicNames = 10000, []string{"m1"}
