@@ -57,8 +57,14 @@ type Config struct {
 
 	// The group coordinator's settings (group.*, offsets.*) and the
 	// segment size of its topic (offsets.topic.segment.bytes).
-	Groups              group.Config
-	OffsetsSegmentBytes int64
+	Groups group.Config
+	// ConsumerProtocol serves KIP-848's consumer groups
+	// (group.coordinator.rebalance.protocols lists "consumer").
+	ConsumerProtocol bool
+	// The bounds of the consumer group session and heartbeat settings.
+	ConsumerMinSessionTimeout, ConsumerMaxSessionTimeout       time.Duration
+	ConsumerMinHeartbeatInterval, ConsumerMaxHeartbeatInterval time.Duration
+	OffsetsSegmentBytes                                        int64
 
 	// The transaction coordinator's settings (transaction.*,
 	// transactional.id.*) and its topic's segment size and min ISR.
@@ -435,6 +441,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.validateConnectionLimits(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.validateConsumerGroups(); err != nil {
 		return c, warnings, err
 	}
 	return c, warnings, nil

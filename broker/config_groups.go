@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -67,8 +68,77 @@ var groupKeys = []configKey{
 	}},
 }
 
+// consumerGroupKeys are the keys of consumer groups (KIP-848). The bounds
+// are checked together in validateConsumerGroups, as Kafka's
+// GroupCoordinatorConfig does.
+var consumerGroupKeys = []configKey{
+	{"group.coordinator.rebalance.protocols", "LIST", "classic,consumer", "The list of enabled rebalance protocols: classic, and consumer (KIP-848's ConsumerGroupHeartbeat, advertised only when listed).", func(c *Config, v string) error {
+		c.ConsumerProtocol = false
+		for _, p := range splitList(v) {
+			switch p {
+			case "classic":
+			case "consumer":
+				c.ConsumerProtocol = true
+			default:
+				return fmt.Errorf("unknown rebalance protocol %q (classic, consumer)", p)
+			}
+		}
+		return nil
+	}},
+	{"group.consumer.session.timeout.ms", "INT", "45000", "The timeout to detect client failures when using the consumer group protocol.", func(c *Config, v string) error {
+		return parseMillis(v, &c.Groups.ConsumerSessionTimeout)
+	}},
+	{"group.consumer.min.session.timeout.ms", "INT", "45000", "The minimum allowed session timeout for registered consumers.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ConsumerMinSessionTimeout)
+	}},
+	{"group.consumer.max.session.timeout.ms", "INT", "60000", "The maximum allowed session timeout for registered consumers.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ConsumerMaxSessionTimeout)
+	}},
+	{"group.consumer.heartbeat.interval.ms", "INT", "5000", "The heartbeat interval given to the members of a consumer group.", func(c *Config, v string) error {
+		return parseMillis(v, &c.Groups.ConsumerHeartbeatInterval)
+	}},
+	{"group.consumer.min.heartbeat.interval.ms", "INT", "5000", "The minimum heartbeat interval for registered consumers.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ConsumerMinHeartbeatInterval)
+	}},
+	{"group.consumer.max.heartbeat.interval.ms", "INT", "15000", "The maximum heartbeat interval for registered consumers.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ConsumerMaxHeartbeatInterval)
+	}},
+	{"group.consumer.max.size", "INT", "2147483647", "The maximum number of consumers that a single consumer group can accommodate.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Groups.ConsumerMaxSize = int(n)
+		return err
+	}},
+}
+
+// parseMillis reads a positive INT of milliseconds.
+func parseMillis(v string, d *time.Duration) error {
+	n, err := parseInt(v, 1, math.MaxInt32)
+	*d = time.Duration(n) * time.Millisecond
+	return err
+}
+
+// validateConsumerGroups applies Kafka's bounds on the consumer group
+// timeouts.
+func (c *Config) validateConsumerGroups() error {
+	g := c.Groups
+	switch {
+	case g.ConsumerSessionTimeout < c.ConsumerMinSessionTimeout:
+		return fmt.Errorf("group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms")
+	case g.ConsumerSessionTimeout > c.ConsumerMaxSessionTimeout:
+		return fmt.Errorf("group.consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms")
+	case g.ConsumerHeartbeatInterval < c.ConsumerMinHeartbeatInterval:
+		return fmt.Errorf("group.consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms")
+	case g.ConsumerHeartbeatInterval > c.ConsumerMaxHeartbeatInterval:
+		return fmt.Errorf("group.consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms")
+	case g.ConsumerHeartbeatInterval >= g.ConsumerSessionTimeout:
+		return fmt.Errorf("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+	}
+	return nil
+}
+
 func init() {
 	brokerKeys = append(brokerKeys, groupKeys...)
+	brokerKeys = append(brokerKeys, consumerGroupKeys...)
 }
 
 // groupConfig is the coordinator's configuration.

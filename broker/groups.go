@@ -40,7 +40,48 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	gc.load = func(p, _ int32) error { return gc.Load(p) }
 	gc.unload = func(p int32) { gc.Unload(p) }
 	gc.Coordinator = group.New(b.cfg.groupConfig(), gc, nil, b.logger)
+	gc.UseTopics(brokerTopics{b})
 	return gc
+}
+
+// brokerTopics shows consumer groups the topics: the controller's image in
+// a cluster, the topic registry on a single node.
+type brokerTopics struct{ b *Broker }
+
+func (t brokerTopics) Topic(name string) ([16]byte, int32, bool) {
+	if cl := t.b.cluster; cl != nil {
+		img := cl.image()
+		if img == nil || img.Topics[name] == nil {
+			return [16]byte{}, 0, false
+		}
+		it := img.Topics[name]
+		return it.ID, int32(len(it.Partitions)), true
+	}
+	tp := t.b.topics.get(name)
+	if tp == nil {
+		return [16]byte{}, 0, false
+	}
+	return tp.id, int32(len(tp.partitions())), true
+}
+
+func (t brokerTopics) Names() []string {
+	var names []string
+	if cl := t.b.cluster; cl != nil {
+		if img := cl.image(); img != nil {
+			names = img.SortedTopicNames()
+		}
+	} else {
+		for _, tp := range t.b.topics.all() {
+			names = append(names, tp.name)
+		}
+	}
+	out := names[:0]
+	for _, n := range names {
+		if !isInternal(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Append is the group coordinator's write to its partition; it returns

@@ -53,6 +53,13 @@ var clusterHandlers = map[int16]handler{
 	51: {min: 0, max: 0, serve: forwardToController},
 }
 
+// consumerGroupHandlers serve KIP-848's consumer groups, when
+// group.coordinator.rebalance.protocols lists "consumer".
+var consumerGroupHandlers = map[int16]handler{
+	68: {min: 0, max: 1, serve: typed(handleConsumerGroupHeartbeat)},
+	69: {min: 0, max: 1, serve: typed(handleConsumerGroupDescribe)},
+}
+
 func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	return b.cluster.forward(c, req, 30*time.Second)
 }
@@ -60,12 +67,14 @@ func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, e
 // clientHandlers is the registry of a client listener: the single-node
 // table, plus the cluster APIs in a cluster.
 func (b *Broker) clientHandlers() map[int16]handler {
-	if b.cluster == nil {
-		return handlers
-	}
-	all := make(map[int16]handler, len(handlers)+len(clusterHandlers))
+	all := make(map[int16]handler, len(handlers)+len(clusterHandlers)+len(consumerGroupHandlers))
 	maps.Copy(all, handlers)
-	maps.Copy(all, clusterHandlers)
+	if b.cluster != nil {
+		maps.Copy(all, clusterHandlers)
+	}
+	if b.cfg.ConsumerProtocol {
+		maps.Copy(all, consumerGroupHandlers)
+	}
 	return all
 }
 

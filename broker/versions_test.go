@@ -39,7 +39,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 17: {0, 1}, 18: {0, 4}, 36: {0, 2},
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 60: {0, 2}, 61: {0, 0},
-			24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 27: {1, 1}, 28: {0, 4}, 65: {0, 0}, 66: {0, 2}}
+			24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 27: {1, 1}, 28: {0, 4}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
 		}
@@ -71,7 +71,7 @@ func TestApiVersionsUnknownVersionGetsV0Reply(t *testing.T) {
 	if err := resp.ReadFrom(body[4:]); err != nil {
 		t.Fatal(err)
 	}
-	if resp.ErrorCode != errUnsupportedVersion || len(resp.ApiKeys) != len(handlers) {
+	if resp.ErrorCode != errUnsupportedVersion || len(resp.ApiKeys) != len(b.registry) {
 		t.Fatalf("got error %d with %d keys", resp.ErrorCode, len(resp.ApiKeys))
 	}
 	// The connection stays usable: a supported version is answered.
@@ -95,7 +95,8 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 		{kmsg.NewPtrMetadataRequest(), 14},
 		{kmsg.NewPtrOffsetCommitRequest(), 1},           // removed in Kafka 4
 		{kmsg.NewPtrEndTxnRequest(), 5},                 // transactions V2 (KIP-890), not served
-		{kmsg.NewPtrConsumerGroupHeartbeatRequest(), 0}, // not served at all
+		{kmsg.NewPtrConsumerGroupHeartbeatRequest(), 2},
+		{kmsg.NewPtrShareGroupHeartbeatRequest(), 0}, // not served at all
 	} {
 		rc := dialRaw(t, b)
 		tc.req.SetVersion(tc.version)
@@ -107,6 +108,31 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 	// The broker still serves others.
 	rc := dialRaw(t, b)
 	rc.request(kmsg.NewPtrMetadataRequest())
+}
+
+// Without "consumer" in group.coordinator.rebalance.protocols the consumer
+// group APIs are neither advertised nor served.
+func TestConsumerProtocolCanBeDisabled(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.coordinator.rebalance.protocols": "classic"})
+	rc := dialRaw(t, b)
+	resp := rc.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == 68 || k.ApiKey == 69 {
+			t.Errorf("key %d advertised with the consumer protocol disabled", k.ApiKey)
+		}
+	}
+	if len(resp.ApiKeys) != len(handlers) {
+		t.Errorf("advertised %d keys, want the %d of the base registry", len(resp.ApiKeys), len(handlers))
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.SetVersion(1)
+	if _, err := rc.nc.Write(encodeRequest(hb, 2)); err != nil {
+		t.Fatal(err)
+	}
+	rc.expectClosed()
+	if _, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.coordinator.rebalance.protocols": "classic,streams"}); err == nil {
+		t.Error("an unknown rebalance protocol was accepted")
+	}
 }
 
 func createTopicRaw(t *testing.T, rc *rawConn, name string, partitions int32) [16]byte {

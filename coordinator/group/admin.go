@@ -13,7 +13,7 @@ import (
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
 
 // ListGroups lists the groups, filtered by state (v4+, case-insensitive)
-// and type (v5+; every group here is "classic").
+// and type (v5+: "classic" or "consumer").
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
@@ -23,9 +23,6 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	types := map[string]bool{}
 	for _, t := range req.TypesFilter {
 		types[strings.ToLower(t)] = true
-	}
-	if len(types) > 0 && !types["classic"] {
-		return resp
 	}
 	c.mu.Lock()
 	for _, st := range c.parts {
@@ -41,13 +38,16 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 	sort.Slice(groups, func(i, j int) bool { return groups[i].id < groups[j].id })
 	for _, g := range groups {
 		g.mu.Lock()
-		state, protocolType := g.state, g.protocolType
+		dead, state, protocolType, typ := g.state == Dead, g.stateName(), g.protocolType, g.groupType()
+		if g.consumer != nil {
+			protocolType = "consumer"
+		}
 		g.mu.Unlock()
-		if state == Dead || (len(states) > 0 && !states[strings.ToLower(state.String())]) {
+		if dead || (len(states) > 0 && !states[strings.ToLower(state)]) || (len(types) > 0 && !types[typ]) {
 			continue
 		}
 		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
-			Group: g.id, ProtocolType: protocolType, GroupState: state.String(), GroupType: "classic",
+			Group: g.id, ProtocolType: protocolType, GroupState: state, GroupType: typ,
 		})
 	}
 	return resp
@@ -66,12 +66,18 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 			out.AuthorizedOperations = groupAuthorizedOperations
 		}
 		g, code := c.acquire(id, false)
+		msg := fmt.Sprintf("Group %s not found.", id)
+		if code == 0 && g.consumer != nil {
+			// Kafka describes only classic groups here; ConsumerGroupDescribe
+			// describes consumer groups.
+			g.mu.Unlock()
+			code, msg = errGroupIDNotFound, fmt.Sprintf("Group %s is not a classic group.", id)
+		}
 		switch {
 		case code == errGroupIDNotFound && req.Version < 6:
 			out.State = Dead.String()
 		case code == errGroupIDNotFound:
 			out.ErrorCode = code
-			msg := fmt.Sprintf("Group %s not found.", id)
 			out.ErrorMessage = &msg
 			out.State = Dead.String()
 		case code != 0:
@@ -114,11 +120,12 @@ func (c *Coordinator) deleteGroupByID(id string) int16 {
 	if code != 0 {
 		return code
 	}
-	switch g.state {
-	case Dead:
+	switch {
+	case g.state == Dead:
 		g.mu.Unlock()
 		return errGroupIDNotFound
-	case Stable, PreparingRebalance, CompletingRebalance:
+	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance,
+		g.consumer != nil && len(g.consumer.members) > 0:
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}

@@ -29,6 +29,12 @@ type Config struct {
 	// Compression is the codec of the records written
 	// (offsets.topic.compression.codec: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
 	Compression int8
+
+	// Consumer groups (KIP-848): group.consumer.session.timeout.ms (45 s),
+	// group.consumer.heartbeat.interval.ms (5 s), group.consumer.max.size.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+	ConsumerMaxSize           int
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -43,6 +49,9 @@ func DefaultConfig() Config {
 		OffsetsRetention:              7 * 24 * time.Hour,
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		OffsetMetadataMaxBytes:        4096,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMaxSize:               math.MaxInt32,
 	}
 }
 

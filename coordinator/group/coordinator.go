@@ -42,6 +42,7 @@ type Coordinator struct {
 	groups map[string]*classicGroup
 	closed bool
 	expiry timerSlot
+	topics Topics // for consumer groups; nil until UseTopics
 
 	// txnGroups indexes the groups that may hold pending offsets of each
 	// producer's open transaction. Guarded by txnMu, which is taken last
@@ -163,6 +164,12 @@ func (g *classicGroup) stopTimers() {
 	}
 	for _, p := range g.pending {
 		p.stop()
+	}
+	if g.consumer != nil {
+		for _, m := range g.consumer.members {
+			m.session.stop()
+			m.rebalance.stop()
+		}
 	}
 }
 

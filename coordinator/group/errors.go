@@ -26,6 +26,14 @@ var (
 	errGroupMaxSizeReached    = kerr.GroupMaxSizeReached.Code
 	errSubscribedToTopic      = kerr.GroupSubscribedToTopic.Code
 	errUnstableOffsetCommit   = kerr.UnstableOffsetCommit.Code
+
+	errInvalidRequest           = kerr.InvalidRequest.Code
+	errUnsupportedVersion       = kerr.UnsupportedVersion.Code
+	errFencedMemberEpoch        = kerr.FencedMemberEpoch.Code
+	errStaleMemberEpoch         = kerr.StaleMemberEpoch.Code
+	errUnreleasedInstanceID     = kerr.UnreleasedInstanceID.Code
+	errUnsupportedAssignor      = kerr.UnsupportedAssignor.Code
+	errInvalidRegularExpression = kerr.InvalidRegularExpression.Code
 )
 
 // appendErrorCode maps a failed append to __consumer_offsets to the code

@@ -37,6 +37,16 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		j.fail(code, req.MemberID)
 		return
 	}
+	if g.consumer != nil {
+		// An empty consumer group becomes classic; a live one keeps its
+		// protocol (no online migration).
+		if !g.consumerEmpty() {
+			g.mu.Unlock()
+			j.fail(errInconsistentProtocol, req.MemberID)
+			return
+		}
+		g.consumer = nil
+	}
 	switch {
 	case !c.acceptsJoin(g, req.MemberID):
 		j.fail(errGroupMaxSizeReached, req.MemberID)

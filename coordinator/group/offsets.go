@@ -103,10 +103,14 @@ type offsetCommit struct {
 	entry offsetEntry
 }
 
-// validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
+// validateCommit is Kafka's ClassicGroup.validateOffsetCommit, or
+// ConsumerGroup's for a consumer group.
 func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequest) int16 {
 	if g.state == Dead {
 		return errCoordinatorNotAvail
+	}
+	if g.consumer != nil {
+		return g.consumer.validateCommit(req.MemberID, req.Generation, false, req.Version)
 	}
 	if req.Generation < 0 && g.state == Empty {
 		return 0 // a standalone consumer or an admin tool
@@ -137,7 +141,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version >= 8 {
 		for _, rg := range req.Groups {
-			resp.Groups = append(resp.Groups, c.fetchOffsets(rg.Group, rg.Topics, req.RequireStable))
+			resp.Groups = append(resp.Groups, c.fetchOffsets(rg.Group, rg.MemberID, rg.MemberEpoch, rg.Topics, req.RequireStable))
 		}
 		return resp
 	}
@@ -148,7 +152,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			asked = append(asked, kmsg.OffsetFetchRequestGroupTopic{Topic: t.Topic, Partitions: t.Partitions})
 		}
 	}
-	g := c.fetchOffsets(req.Group, asked, req.RequireStable)
+	g := c.fetchOffsets(req.Group, nil, -1, asked, req.RequireStable)
 	resp.ErrorCode = g.ErrorCode
 	if g.ErrorCode != 0 && req.Version < 2 {
 		// v0-1 have no top-level error: it goes on every asked partition.
@@ -175,7 +179,9 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 
 // fetchOffsets reads one group's offsets for the asked partitions, or for
 // all it has committed when asked is nil.
-func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
+// From v9 a member of a consumer group names itself (memberID, memberEpoch)
+// and is checked as Kafka's ConsumerGroup.validateOffsetFetch does.
+func (c *Coordinator) fetchOffsets(groupID string, memberID *string, memberEpoch int32, asked []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.OffsetFetchResponseGroup{Group: groupID}
 	g, code := c.acquire(groupID, false)
 	if code != 0 && code != errGroupIDNotFound {
@@ -189,6 +195,13 @@ func (c *Coordinator) fetchOffsets(groupID string, asked []kmsg.OffsetFetchReque
 			g.mu.Unlock()
 			out.ErrorCode = errGroupIDNotFound
 			return out
+		}
+		if g.consumer != nil {
+			if code := g.consumer.validateFetch(memberID, memberEpoch); code != 0 {
+				g.mu.Unlock()
+				out.ErrorCode = code
+				return out
+			}
 		}
 		offsets = make(map[topicPartition]offsetEntry, len(g.offsets))
 		for tp, e := range g.offsets {
@@ -240,11 +253,13 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	}
 	defer g.mu.Unlock()
 	subscribed := map[string]bool{}
-	switch g.state {
-	case Dead:
+	switch {
+	case g.state == Dead:
 		resp.ErrorCode = errGroupIDNotFound
 		return resp
-	case Stable, PreparingRebalance, CompletingRebalance:
+	case g.consumer != nil:
+		subscribed = g.consumer.subscribedNames()
+	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance:
 		topics, known := g.subscribedTopics()
 		if !known {
 			resp.ErrorCode = errNonEmptyGroup
@@ -295,6 +310,10 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 	var base func(e offsetEntry) int64
 	var skip map[string]bool
 	switch {
+	case g.consumer != nil:
+		// Kafka's ConsumerGroup: from the commit, sparing subscribed topics.
+		skip = g.consumer.subscribedNames()
+		base = func(e offsetEntry) int64 { return e.commitTime }
 	case g.protocolType == "" && g.state == Empty:
 		base = func(e offsetEntry) int64 { return e.commitTime }
 	case g.state == Empty:
@@ -330,5 +349,5 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 		}
 		c.logger.Info("expired offsets", "group", g.id, "partitions", len(expired))
 	}
-	return g.state == Empty && len(g.offsets) == 0 && len(g.pendingTxn) == 0
+	return g.state == Empty && len(g.offsets) == 0 && len(g.pendingTxn) == 0 && (g.consumer == nil || len(g.consumer.members) == 0)
 }

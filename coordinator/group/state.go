@@ -114,6 +114,10 @@ type classicGroup struct {
 	newMemberJoined bool // a member joined during the initial delay
 	syncTimer       timerSlot
 
+	// consumer is set while the group uses the consumer protocol
+	// (KIP-848, consumer.go); its classic fields are then unused.
+	consumer *consumerGroup
+
 	offsets map[topicPartition]offsetEntry
 	// pendingTxn holds, per producer id, the offsets of its open
 	// transaction: written to the log, not visible until its commit marker.
@@ -181,7 +185,42 @@ func (g *classicGroup) dropPending(tp topicPartition) {
 // a refused first JoinGroup, or a commit that stored nothing, leaves one.
 func (g *classicGroup) unused() bool {
 	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 &&
-		len(g.offsets) == 0 && len(g.pendingTxn) == 0
+		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && (g.consumer == nil || len(g.consumer.members) == 0)
+}
+
+// classicEmpty reports a classic group without members: it may become a
+// consumer group.
+func (g *classicGroup) classicEmpty() bool {
+	return g.consumer == nil && g.state == Empty && len(g.members) == 0 && len(g.pending) == 0
+}
+
+// becomeConsumerGroup switches an empty classic group to the consumer
+// protocol; its offsets stay.
+func (g *classicGroup) becomeConsumerGroup() {
+	g.consumer = newConsumerGroup()
+	g.protocolType, g.protocol, g.leader = "", "", ""
+}
+
+// consumerEmpty reports a consumer group without members: a JoinGroup
+// makes it classic again.
+func (g *classicGroup) consumerEmpty() bool {
+	return g.consumer != nil && len(g.consumer.members) == 0
+}
+
+// groupType is the group's type as ListGroups names it.
+func (g *classicGroup) groupType() string {
+	if g.consumer != nil {
+		return "consumer"
+	}
+	return "classic"
+}
+
+// stateName is the group's state as ListGroups and DescribeGroups name it.
+func (g *classicGroup) stateName() string {
+	if g.consumer != nil && g.state != Dead {
+		return g.consumer.stateName()
+	}
+	return g.state.String()
 }
 
 func (g *classicGroup) transition(s State, now time.Time) {

@@ -106,6 +106,9 @@ func validateTxnCommit(g *classicGroup, generation int32, memberID string, insta
 	if g.state == Dead {
 		return errCoordinatorNotAvail
 	}
+	if g.consumer != nil {
+		return g.consumer.validateCommit(memberID, generation, true, 0)
+	}
 	if generation < 0 && g.state == Empty {
 		return 0
 	}

@@ -1,0 +1,25 @@
+package broker
+
+// ConsumerGroupHeartbeat, versions 0-1 (KIP-848): the consumer group
+// protocol, served by the group coordinator (coordinator/group/consumer.go).
+// As in Kafka's KafkaApis, the member needs READ on the group and DESCRIBE
+// on every topic it subscribes to by name. Topics matched by a regex
+// subscription are not filtered by ACL here; fetching from them still
+// needs READ on each.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !c.authorizedGroup(kmsg.ACLOperationRead, req.Group) {
+		resp.ErrorCode = errGroupAuthorization
+		return resp, nil
+	}
+	for _, t := range req.SubscribedTopicNames {
+		if !c.authorizedTopic(kmsg.ACLOperationDescribe, t) {
+			resp.ErrorCode = errTopicAuthorization
+			return resp, nil
+		}
+	}
+	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost()), nil
+}

@@ -1,0 +1,225 @@
+package group
+
+import (
+	"sort"
+)
+
+// The server-side assignors of consumer groups (KIP-848), named as in
+// Kafka's group.consumer.assignors: "uniform" (the default) and "range".
+// Both are sticky: a member keeps the partitions of its previous target
+// assignment that it may still have, so a rebalance moves only what it
+// must. Topics are addressed by id, as in the protocol.
+
+// assignorNames lists the assignors in Kafka's order; the first is the
+// default when no member asks for one.
+var assignorNames = []string{"uniform", "range"}
+
+func knownAssignor(name string) bool {
+	for _, n := range assignorNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// assignment is a member's partitions by topic id, each list sorted.
+type assignment map[[16]byte][]int32
+
+func (a assignment) has(topic [16]byte, p int32) bool {
+	ps := a[topic]
+	i := sort.Search(len(ps), func(i int) bool { return ps[i] >= p })
+	return i < len(ps) && ps[i] == p
+}
+
+func (a assignment) count() int {
+	n := 0
+	for _, ps := range a {
+		n += len(ps)
+	}
+	return n
+}
+
+func (a assignment) equal(b assignment) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for t, ps := range a {
+		qs, ok := b[t]
+		if !ok || len(ps) != len(qs) {
+			return false
+		}
+		for i := range ps {
+			if ps[i] != qs[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// topicPartitionID is one partition of a topic known by id.
+type topicPartitionID struct {
+	topic     [16]byte
+	partition int32
+}
+
+// assignmentOf builds an assignment from partitions, sorting each topic's.
+func assignmentOf(tps []topicPartitionID) assignment {
+	a := assignment{}
+	for _, tp := range tps {
+		a[tp.topic] = append(a[tp.topic], tp.partition)
+	}
+	for _, ps := range a {
+		sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	}
+	return a
+}
+
+// assignorMember is what an assignor knows of a member.
+type assignorMember struct {
+	id       string
+	topics   map[[16]byte]bool // subscribed topics that exist
+	previous assignment        // its previous target assignment
+}
+
+// assign runs the named assignor. partitions gives each subscribed
+// topic's partition count.
+func assign(name string, members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
+	sort.Slice(members, func(i, j int) bool { return members[i].id < members[j].id })
+	if name == "range" {
+		return assignRange(members, partitions)
+	}
+	return assignUniform(members, partitions)
+}
+
+// assignUniform spreads every subscribed partition so that no member that
+// could take a partition has two fewer than the member holding it. It
+// keeps previous owners first, hands the rest to the least loaded eligible
+// member, then moves partitions from the most to the least loaded while
+// that narrows the gap.
+func assignUniform(members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
+	owner := map[topicPartitionID]int{} // member index
+	load := make([]int, len(members))
+	for i, m := range members {
+		for t, ps := range m.previous {
+			if !m.topics[t] {
+				continue
+			}
+			for _, p := range ps {
+				tp := topicPartitionID{t, p}
+				if _, taken := owner[tp]; taken || p >= partitions[t] {
+					continue
+				}
+				owner[tp] = i
+				load[i]++
+			}
+		}
+	}
+	for _, t := range sortedTopicIDs(partitions) {
+		for p := int32(0); p < partitions[t]; p++ {
+			tp := topicPartitionID{t, p}
+			if _, taken := owner[tp]; taken {
+				continue
+			}
+			best := -1
+			for i, m := range members {
+				if m.topics[t] && (best < 0 || load[i] < load[best]) {
+					best = i
+				}
+			}
+			if best >= 0 {
+				owner[tp] = best
+				load[best]++
+			}
+		}
+	}
+	// Balance: move one partition at a time from a member to an eligible
+	// member holding at least two fewer, until no such move exists.
+	for moved := true; moved; {
+		moved = false
+		for _, tp := range sortedPartitionIDs(owner) {
+			from := owner[tp]
+			to := -1
+			for i, m := range members {
+				if m.topics[tp.topic] && load[i] < load[from]-1 && (to < 0 || load[i] < load[to]) {
+					to = i
+				}
+			}
+			if to >= 0 {
+				owner[tp] = to
+				load[from]--
+				load[to]++
+				moved = true
+			}
+		}
+	}
+	return byMember(members, owner)
+}
+
+// assignRange gives each member a contiguous range of every topic it
+// subscribes to, as Kafka's RangeAssignor does: the topic's subscribers in
+// member id order, the first (partitions % subscribers) one partition more.
+func assignRange(members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
+	owner := map[topicPartitionID]int{}
+	for _, t := range sortedTopicIDs(partitions) {
+		var subs []int
+		for i, m := range members {
+			if m.topics[t] {
+				subs = append(subs, i)
+			}
+		}
+		if len(subs) == 0 {
+			continue
+		}
+		n := partitions[t]
+		per, extra := n/int32(len(subs)), n%int32(len(subs))
+		start := int32(0)
+		for k, i := range subs {
+			size := per
+			if int32(k) < extra {
+				size++
+			}
+			for p := start; p < start+size; p++ {
+				owner[topicPartitionID{t, p}] = i
+			}
+			start += size
+		}
+	}
+	return byMember(members, owner)
+}
+
+func byMember(members []assignorMember, owner map[topicPartitionID]int) map[string]assignment {
+	tps := make([][]topicPartitionID, len(members))
+	for tp, i := range owner {
+		tps[i] = append(tps[i], tp)
+	}
+	out := make(map[string]assignment, len(members))
+	for i, m := range members {
+		out[m.id] = assignmentOf(tps[i])
+	}
+	return out
+}
+
+func sortedTopicIDs[V any](m map[[16]byte]V) [][16]byte {
+	ids := make([][16]byte, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+	return ids
+}
+
+func sortedPartitionIDs(m map[topicPartitionID]int) []topicPartitionID {
+	out := make([]topicPartitionID, 0, len(m))
+	for tp := range m {
+		out = append(out, tp)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return string(out[i].topic[:]) < string(out[j].topic[:])
+		}
+		return out[i].partition < out[j].partition
+	})
+	return out
+}

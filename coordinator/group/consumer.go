@@ -1,0 +1,778 @@
+package group
+
+import (
+	"crypto/rand"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Consumer groups (KIP-848) are groups whose members speak
+// ConsumerGroupHeartbeat instead of JoinGroup/SyncGroup. The coordinator
+// assigns the partitions itself; there is no leader and no
+// stop-the-world rebalance. It follows Kafka's GroupMetadataManager and
+// CurrentAssignmentBuilder:
+//
+//   - The group epoch counts changes of what the group consumes: a member
+//     joins, leaves or changes its subscription, or a subscribed topic
+//     appears, disappears or grows. Each bump makes the assignor compute a
+//     new target assignment for every member, stamped with that epoch.
+//   - Each member walks to its target on its own heartbeats. Partitions it
+//     must give up are revoked first (the member keeps its epoch and waits
+//     in UNREVOKED_PARTITIONS until its heartbeat no longer lists them);
+//     then it moves to the target epoch and receives the partitions of its
+//     target that no other member still holds. Those still held are
+//     assigned on a later heartbeat, once released (UNRELEASED_PARTITIONS).
+//     So a partition never has two owners.
+//   - A member whose heartbeats stop for group.consumer.session.timeout.ms,
+//     or that does not revoke within its rebalance timeout, is fenced:
+//     removed, and its partitions freed.
+//
+// Static members (group.instance.id) leave with epoch -2 and keep their
+// assignment until their session times out; a new incarnation with the
+// same instance id takes the old one's place and partitions.
+//
+// A group is of one kind at a time: an empty classic group becomes a
+// consumer group on the first ConsumerGroupHeartbeat, and an empty
+// consumer group becomes classic on the first JoinGroup. Offsets belong to
+// the group id and survive the change. Not implemented: online migration
+// of a non-empty group between the protocols (group.consumer.migration.policy),
+// which Kafka offers; such a request is refused as Kafka refuses it when
+// migration is disabled.
+//
+// Membership is held in memory only; Kafka also writes it to
+// __consumer_offsets. When the coordinator restarts or moves, members get
+// UNKNOWN_MEMBER_ID on their next heartbeat and rejoin with epoch 0, as
+// the protocol asks of a member the coordinator does not know; committed
+// offsets are stored as for every group.
+
+// Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
+const (
+	leaveEpoch       = -1 // the member leaves
+	staticLeaveEpoch = -2 // a static member leaves for now, keeping its partitions
+)
+
+// memberState is how far a member is from its target assignment.
+type memberState uint8
+
+const (
+	memberStable               memberState = iota // at its target epoch, nothing pending
+	memberUnrevokedPartitions                     // must give up partitions before moving on
+	memberUnreleasedPartitions                    // at the target epoch, waiting for partitions others still hold
+)
+
+// consumerMember is one member of a consumer group.
+type consumerMember struct {
+	id         string
+	instanceID *string
+	rackID     *string
+	clientID   string
+	clientHost string
+
+	epoch, previousEpoch int32
+	state                memberState
+	rebalanceTimeout     time.Duration
+
+	topics   []string // subscribed topic names, sorted
+	regex    string   // subscribed topic regex, "" when none
+	re       *regexp.Regexp
+	assignor string // the server assignor it asked for, "" when none
+
+	assigned assignment // what it owns now
+	revoking assignment // what it must give up before its next epoch
+
+	session   timerSlot
+	rebalance timerSlot
+}
+
+// subscribedTopic is a subscribed topic as the assignor last saw it.
+type subscribedTopic struct {
+	id         [16]byte
+	partitions int32
+}
+
+// consumerGroup is the consumer-protocol state of a group.
+type consumerGroup struct {
+	epoch           int32
+	assignmentEpoch int32
+	members         map[string]*consumerMember
+	static          map[string]string // instance id -> member id
+	target          map[string]assignment
+	// subscribed is the metadata of every topic some member subscribes to,
+	// as of the last change; a difference on a heartbeat bumps the epoch.
+	subscribed map[string]subscribedTopic
+	// owners holds, for every partition assigned to or being revoked from
+	// a member, that member's epoch: a partition listed here is not free.
+	owners map[topicPartitionID]int32
+}
+
+func newConsumerGroup() *consumerGroup {
+	return &consumerGroup{
+		members:    map[string]*consumerMember{},
+		static:     map[string]string{},
+		target:     map[string]assignment{},
+		subscribed: map[string]subscribedTopic{},
+		owners:     map[topicPartitionID]int32{},
+	}
+}
+
+// stateName is the group's state as Kafka's ConsumerGroup names it.
+func (cg *consumerGroup) stateName() string {
+	switch {
+	case len(cg.members) == 0:
+		return "Empty"
+	case cg.epoch > cg.assignmentEpoch:
+		return "Assigning"
+	}
+	for _, m := range cg.members {
+		if m.epoch != cg.assignmentEpoch || m.state != memberStable {
+			return "Reconciling"
+		}
+	}
+	return "Stable"
+}
+
+// Topics is the coordinator's view of the cluster's topics, which consumer
+// groups subscribe to by name or pattern and are assigned by id.
+type Topics interface {
+	// Topic returns a topic's id and partition count; ok is false when it
+	// does not exist.
+	Topic(name string) (id [16]byte, partitions int32, ok bool)
+	// Names lists the topics a pattern may match: all but internal ones.
+	Names() []string
+}
+
+// UseTopics gives the coordinator the cluster's topics; consumer groups
+// are refused until it has them.
+func (c *Coordinator) UseTopics(t Topics) {
+	c.mu.Lock()
+	c.topics = t
+	c.mu.Unlock()
+}
+
+func (c *Coordinator) topicImage() Topics {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.topics
+}
+
+// heartbeatError is a refused ConsumerGroupHeartbeat.
+type heartbeatError struct {
+	code int16
+	msg  string
+}
+
+func refuse(code int16, format string, args ...any) *heartbeatError {
+	return &heartbeatError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// ConsumerGroupHeartbeat serves a member of a consumer group: it joins
+// (epoch 0), heartbeats, acknowledges revocations, or leaves (-1, -2).
+func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string) *kmsg.ConsumerGroupHeartbeatResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if herr := c.consumerHeartbeat(req, clientID, clientHost, resp); herr != nil {
+		resp.ErrorCode = herr.code
+		if herr.msg != "" {
+			resp.ErrorMessage = &herr.msg
+		}
+		resp.MemberID, resp.MemberEpoch, resp.Assignment = nil, 0, nil
+		resp.HeartbeatIntervalMillis = 0
+	}
+	return resp
+}
+
+func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
+	if herr := validateHeartbeat(req); herr != nil {
+		return herr
+	}
+	topics := c.topicImage()
+	if topics == nil {
+		return refuse(errCoordinatorNotAvail, "")
+	}
+	joining := req.MemberEpoch == 0
+	g, code := c.acquire(req.Group, joining)
+	switch {
+	case code == errGroupIDNotFound:
+		return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
+	case code != 0:
+		return refuse(code, "")
+	}
+	defer func() {
+		unused := g.unused()
+		g.mu.Unlock()
+		if unused {
+			c.removeIfUnused(g)
+		}
+	}()
+	if g.consumer == nil {
+		if !g.classicEmpty() {
+			return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+		}
+		if !joining {
+			return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
+		}
+		g.becomeConsumerGroup()
+		c.logger.Info("group uses the consumer protocol", "group", g.id)
+	}
+	cg := g.consumer
+	if req.MemberEpoch == leaveEpoch || req.MemberEpoch == staticLeaveEpoch {
+		return c.consumerLeave(g, req, resp)
+	}
+
+	memberID := req.MemberID
+	if memberID == "" { // v0: the coordinator names members
+		memberID = newMemberUUID()
+	}
+	if _, known := cg.members[memberID]; !known && len(cg.members) >= c.cfg.ConsumerMaxSize {
+		return refuse(errGroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", c.cfg.ConsumerMaxSize)
+	}
+	m, herr := c.consumerMemberFor(g, req, memberID)
+	if herr != nil {
+		return herr
+	}
+	previous := m.assigned
+	subscriptionChanged := cg.members[m.id] != m
+	if req.InstanceID != nil {
+		m.instanceID = req.InstanceID
+	}
+	if req.RackID != nil {
+		m.rackID = req.RackID
+	}
+	if req.RebalanceTimeoutMillis != -1 {
+		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	}
+	if req.ServerAssignor != nil {
+		m.assignor = *req.ServerAssignor
+	}
+	if req.SubscribedTopicNames != nil {
+		names := slices.Clone(req.SubscribedTopicNames)
+		sort.Strings(names)
+		names = slices.Compact(names)
+		subscriptionChanged = subscriptionChanged || !slices.Equal(names, m.topics)
+		m.topics = names
+	}
+	if req.SubscribedTopicRegex != nil {
+		subscriptionChanged = subscriptionChanged || *req.SubscribedTopicRegex != m.regex
+		m.regex = *req.SubscribedTopicRegex
+		m.re = nil
+		if m.regex != "" {
+			m.re, _ = compilePattern(m.regex) // validateHeartbeat compiled it
+		}
+	}
+	m.clientID, m.clientHost = clientID, clientHost
+	cg.members[m.id] = m
+	if m.instanceID != nil {
+		cg.static[*m.instanceID] = m.id
+	}
+
+	c.maybeBumpEpoch(g, topics, subscriptionChanged)
+	c.reconcile(g, m, req.Topics)
+	c.armConsumerSession(g, m)
+
+	id := m.id
+	resp.MemberID = &id
+	resp.MemberEpoch = m.epoch
+	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	full := joining || (req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil)
+	if full || !m.assigned.equal(previous) {
+		resp.Assignment = heartbeatAssignment(m.assigned)
+	}
+	return nil
+}
+
+// validateHeartbeat applies Kafka's request checks.
+func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatError {
+	invalid := func(msg string) *heartbeatError { return refuse(errInvalidRequest, "%s", msg) }
+	switch {
+	case req.Group == "":
+		return invalid("GroupId can't be empty.")
+	case req.InstanceID != nil && *req.InstanceID == "":
+		return invalid("InstanceId can't be empty.")
+	case req.RackID != nil && *req.RackID == "":
+		return invalid("RackId can't be empty.")
+	case req.Version >= 1 && req.MemberID == "":
+		return invalid("MemberId can't be empty.")
+	}
+	switch e := req.MemberEpoch; {
+	case e > 0 || e == leaveEpoch:
+		if req.MemberID == "" {
+			return invalid("MemberId can't be empty.")
+		}
+	case e == 0:
+		if req.RebalanceTimeoutMillis == -1 {
+			return invalid("RebalanceTimeoutMs must be provided in first request.")
+		}
+		if req.Topics == nil || len(req.Topics) > 0 {
+			return invalid("TopicPartitions must be empty when (re-)joining.")
+		}
+		if len(req.SubscribedTopicNames) == 0 && (req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "") {
+			return invalid("Subscription must be set in first request.")
+		}
+	case e == staticLeaveEpoch:
+		if req.MemberID == "" {
+			return invalid("MemberId can't be empty.")
+		}
+		if req.InstanceID == nil {
+			return invalid("InstanceId can't be null.")
+		}
+	default:
+		return invalid("MemberEpoch is invalid.")
+	}
+	if req.ServerAssignor != nil && !knownAssignor(*req.ServerAssignor) {
+		return refuse(errUnsupportedAssignor, "ServerAssignor %s is not supported. Supported assignors: uniform, range.", *req.ServerAssignor)
+	}
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
+		if _, err := compilePattern(*req.SubscribedTopicRegex); err != nil {
+			return refuse(errInvalidRegularExpression, "SubscribedTopicRegex %s is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err)
+		}
+	}
+	return nil
+}
+
+// consumerMemberFor finds the request's member, or makes a new one when it
+// joins; epoch and instance checks as in Kafka.
+func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroupHeartbeatRequest, memberID string) (*consumerMember, *heartbeatError) {
+	cg := g.consumer
+	joining := req.MemberEpoch == 0
+	if req.InstanceID == nil {
+		m := cg.members[memberID]
+		switch {
+		case m == nil && !joining:
+			return nil, refuse(errUnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
+		case m == nil:
+			c.logger.Info("member joins the consumer group", "group", g.id, "member", memberID)
+			return &consumerMember{id: memberID}, nil
+		case joining:
+			c.resetForRejoin(g, m)
+			return m, nil
+		}
+		return m, checkMemberEpoch(m, req)
+	}
+	instance := *req.InstanceID
+	old := cg.members[cg.static[instance]]
+	if joining {
+		switch {
+		case old == nil:
+			c.logger.Info("static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
+			return &consumerMember{id: memberID}, nil
+		case old.id == memberID:
+			c.resetForRejoin(g, old)
+			return old, nil
+		case old.epoch != staticLeaveEpoch:
+			return nil, refuse(errUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by member %s.", memberID, instance, old.id)
+		}
+		// The new incarnation takes the old one's place and partitions.
+		m := *old
+		m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
+		m.session, m.rebalance = timerSlot{}, timerSlot{}
+		old.session.stop()
+		old.rebalance.stop()
+		delete(cg.members, old.id)
+		cg.target[memberID] = cg.target[old.id]
+		delete(cg.target, old.id)
+		c.logger.Info("static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
+		return &m, nil
+	}
+	switch {
+	case old == nil:
+		return nil, refuse(errUnknownMemberID, "Instance id %s is unknown.", instance)
+	case old.id != memberID:
+		return nil, refuse(errFencedInstanceID, "Static member %s with instance id %s is fenced by member %s.", memberID, instance, old.id)
+	}
+	return old, checkMemberEpoch(old, req)
+}
+
+// resetForRejoin is a known member joining again with epoch 0, after it
+// was fenced: it owns nothing now and starts over.
+func (c *Coordinator) resetForRejoin(g *classicGroup, m *consumerMember) {
+	c.releaseMember(g, m)
+	m.assigned, m.revoking = assignment{}, assignment{}
+	m.epoch, m.previousEpoch, m.state = 0, 0, memberStable
+	m.rebalance.stop()
+}
+
+// checkMemberEpoch fences a member whose epoch is not the coordinator's,
+// except one a step behind that owns no more than it is assigned: the
+// answer with its new epoch was lost.
+func checkMemberEpoch(m *consumerMember, req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatError {
+	got := req.MemberEpoch
+	switch {
+	case got > m.epoch:
+		return refuse(errFencedMemberEpoch, "The consumer group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", got, m.epoch)
+	case got < m.epoch && (got != m.previousEpoch || !ownsOnly(req.Topics, m.assigned)):
+		return refuse(errFencedMemberEpoch, "The consumer group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", got, m.epoch)
+	}
+	return nil
+}
+
+// ownsOnly reports whether every partition a heartbeat lists is in a.
+func ownsOnly(owned []kmsg.ConsumerGroupHeartbeatRequestTopic, a assignment) bool {
+	if owned == nil {
+		return false
+	}
+	for _, t := range owned {
+		for _, p := range t.Partitions {
+			if !a.has(t.TopicID, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maybeBumpEpoch recomputes what the group subscribes to and, when that or
+// a member's subscription changed, bumps the group epoch and computes the
+// new target assignment.
+func (c *Coordinator) maybeBumpEpoch(g *classicGroup, topics Topics, changed bool) {
+	cg := g.consumer
+	subscribed := subscriptionOf(cg, topics)
+	if changed || !sameSubscription(subscribed, cg.subscribed) {
+		cg.subscribed = subscribed
+		cg.epoch++
+		c.logger.Info("bumped consumer group epoch", "group", g.id, "epoch", cg.epoch)
+	}
+	if cg.epoch > cg.assignmentEpoch {
+		c.computeTarget(g)
+	}
+}
+
+// subscriptionOf resolves the members' topic names and patterns against
+// the cluster's topics.
+func subscriptionOf(cg *consumerGroup, topics Topics) map[string]subscribedTopic {
+	out := map[string]subscribedTopic{}
+	add := func(name string) {
+		if id, n, ok := topics.Topic(name); ok {
+			out[name] = subscribedTopic{id: id, partitions: n}
+		}
+	}
+	var patterns []*regexp.Regexp
+	for _, m := range cg.members {
+		for _, name := range m.topics {
+			add(name)
+		}
+		if re := m.re; re != nil {
+			patterns = append(patterns, re)
+		}
+	}
+	if len(patterns) > 0 {
+		for _, name := range topics.Names() {
+			for _, re := range patterns {
+				if re.MatchString(name) {
+					add(name)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// compilePattern compiles a subscription regex so that it must match a
+// whole topic name, as Java's Pattern.matches does.
+func compilePattern(expr string) (*regexp.Regexp, error) {
+	return regexp.Compile("^(?:" + expr + ")$")
+}
+
+// subscribes lists the ids of the subscribed topics the member consumes.
+func (m *consumerMember) subscribes(subscribed map[string]subscribedTopic) map[[16]byte]bool {
+	out := map[[16]byte]bool{}
+	for _, name := range m.topics {
+		if t, ok := subscribed[name]; ok {
+			out[t.id] = true
+		}
+	}
+	if re := m.re; re != nil {
+		for name, t := range subscribed {
+			if re.MatchString(name) {
+				out[t.id] = true
+			}
+		}
+	}
+	return out
+}
+
+func sameSubscription(a, b map[string]subscribedTopic) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, t := range a {
+		if b[name] != t {
+			return false
+		}
+	}
+	return true
+}
+
+// computeTarget runs the group's assignor for the current epoch. The
+// assignor is the one most members asked for (ties to the earlier in
+// Kafka's list), else the default.
+func (c *Coordinator) computeTarget(g *classicGroup) {
+	cg := g.consumer
+	members := make([]assignorMember, 0, len(cg.members))
+	for _, m := range cg.members {
+		members = append(members, assignorMember{id: m.id, topics: m.subscribes(cg.subscribed), previous: cg.target[m.id]})
+	}
+	partitions := map[[16]byte]int32{}
+	for _, t := range cg.subscribed {
+		partitions[t.id] = t.partitions
+	}
+	cg.target = assign(cg.assignorName(), members, partitions)
+	cg.assignmentEpoch = cg.epoch
+}
+
+// reconcile moves a member towards its target assignment, as Kafka's
+// CurrentAssignmentBuilder. owned is what the member's heartbeat says it
+// holds (nil when the heartbeat did not say).
+func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
+	cg := g.consumer
+	if m.epoch == cg.assignmentEpoch && m.state == memberStable {
+		return
+	}
+	switch m.state {
+	case memberUnrevokedPartitions:
+		if ownsAny(owned, m.revoking) {
+			return
+		}
+		c.nextAssignment(g, m, m.epoch+1, owned)
+	default:
+		c.nextAssignment(g, m, m.epoch, owned)
+	}
+	if m.state == memberUnrevokedPartitions {
+		epoch := m.epoch
+		c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
+			if m.epoch == epoch && g.consumer != nil && g.consumer.members[m.id] == m {
+				c.logger.Info("consumer group member fenced: it did not revoke its partitions within its rebalance timeout",
+					"group", g.id, "member", m.id, "epoch", epoch, "timeout", m.rebalanceTimeout)
+				c.fenceConsumerMember(g, m)
+			}
+		})
+	} else {
+		m.rebalance.stop()
+	}
+}
+
+// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
+func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
+	cg := g.consumer
+	target := cg.target[m.id]
+	var keep, revoke, add []topicPartitionID
+	unreleased := false
+	for t, ps := range m.assigned {
+		for _, p := range ps {
+			if target.has(t, p) {
+				keep = append(keep, topicPartitionID{t, p})
+			} else {
+				revoke = append(revoke, topicPartitionID{t, p})
+			}
+		}
+	}
+	for t, ps := range target {
+		for _, p := range ps {
+			tp := topicPartitionID{t, p}
+			if m.assigned.has(t, p) {
+				continue
+			}
+			if _, held := cg.owners[tp]; held {
+				unreleased = true
+				continue
+			}
+			add = append(add, tp)
+		}
+	}
+	revoking := assignmentOf(revoke)
+	c.releaseMember(g, m)
+	if len(revoke) > 0 && (owned == nil || ownsAny(owned, revoking)) {
+		m.setEpoch(epoch)
+		m.state = memberUnrevokedPartitions
+		m.assigned, m.revoking = assignmentOf(keep), revoking
+	} else {
+		m.setEpoch(cg.assignmentEpoch)
+		m.state = memberStable
+		if unreleased {
+			m.state = memberUnreleasedPartitions
+		}
+		m.assigned, m.revoking = assignmentOf(append(keep, add...)), assignment{}
+	}
+	c.holdMember(g, m)
+}
+
+func (m *consumerMember) setEpoch(e int32) {
+	if e != m.epoch {
+		m.previousEpoch, m.epoch = m.epoch, e
+	}
+}
+
+// ownsAny reports whether a heartbeat lists any partition of a; a
+// heartbeat that did not list its partitions may own them all.
+func ownsAny(owned []kmsg.ConsumerGroupHeartbeatRequestTopic, a assignment) bool {
+	if owned == nil {
+		return len(a) > 0
+	}
+	for _, t := range owned {
+		for _, p := range t.Partitions {
+			if a.has(t.TopicID, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// releaseMember frees every partition the member holds or is revoking.
+func (c *Coordinator) releaseMember(g *classicGroup, m *consumerMember) {
+	for _, a := range []assignment{m.assigned, m.revoking} {
+		for t, ps := range a {
+			for _, p := range ps {
+				delete(g.consumer.owners, topicPartitionID{t, p})
+			}
+		}
+	}
+}
+
+// holdMember records the member as the holder of its partitions.
+func (c *Coordinator) holdMember(g *classicGroup, m *consumerMember) {
+	for _, a := range []assignment{m.assigned, m.revoking} {
+		for t, ps := range a {
+			for _, p := range ps {
+				g.consumer.owners[topicPartitionID{t, p}] = m.epoch
+			}
+		}
+	}
+}
+
+// armConsumerSession (re)starts the member's session timeout.
+func (c *Coordinator) armConsumerSession(g *classicGroup, m *consumerMember) {
+	c.after(g, &m.session, c.cfg.ConsumerSessionTimeout, func() {
+		if g.consumer != nil && g.consumer.members[m.id] == m {
+			c.logger.Info("consumer group member fenced: its session expired", "group", g.id, "member", m.id)
+			c.fenceConsumerMember(g, m)
+		}
+	})
+}
+
+// consumerLeave serves a heartbeat with epoch -1 (leave) or -2 (a static
+// member leaving for now).
+func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
+	cg := g.consumer
+	var m *consumerMember
+	if req.InstanceID == nil {
+		if m = cg.members[req.MemberID]; m == nil {
+			return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.id)
+		}
+	} else {
+		if m = cg.members[cg.static[*req.InstanceID]]; m == nil {
+			return refuse(errUnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+		}
+		if m.id != req.MemberID {
+			return refuse(errFencedInstanceID, "Static member %s with instance id %s is fenced by member %s.", req.MemberID, *req.InstanceID, m.id)
+		}
+	}
+	id := req.MemberID
+	resp.MemberID, resp.MemberEpoch = &id, req.MemberEpoch
+	if req.MemberEpoch == staticLeaveEpoch && req.InstanceID != nil {
+		// It keeps its partitions for a new incarnation, until its
+		// session times out.
+		c.logger.Info("static member left the consumer group for now", "group", g.id, "member", m.id, "instance", *m.instanceID)
+		c.releaseMember(g, m)
+		m.revoking = assignment{}
+		m.epoch, m.state = staticLeaveEpoch, memberStable
+		c.holdMember(g, m)
+		m.rebalance.stop()
+		return nil
+	}
+	c.logger.Info("member left the consumer group", "group", g.id, "member", m.id)
+	c.fenceConsumerMember(g, m)
+	return nil
+}
+
+// fenceConsumerMember removes a member and frees its partitions; the
+// group epoch is bumped so that the others take them over.
+func (c *Coordinator) fenceConsumerMember(g *classicGroup, m *consumerMember) {
+	cg := g.consumer
+	m.session.stop()
+	m.rebalance.stop()
+	c.releaseMember(g, m)
+	delete(cg.members, m.id)
+	delete(cg.target, m.id)
+	if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
+		delete(cg.static, *m.instanceID)
+	}
+	if topics := c.topicImage(); topics != nil {
+		cg.subscribed = subscriptionOf(cg, topics)
+	}
+	cg.epoch++
+	c.computeTarget(g)
+}
+
+func heartbeatAssignment(a assignment) *kmsg.ConsumerGroupHeartbeatResponseAssignment {
+	out := &kmsg.ConsumerGroupHeartbeatResponseAssignment{Topics: []kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{}}
+	for _, t := range sortedTopicIDs(a) {
+		out.Topics = append(out.Topics, kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic{TopicID: t, Partitions: slices.Clone(a[t])})
+	}
+	return out
+}
+
+// newMemberUUID is a random UUID in its text form, as Kafka names members.
+func newMemberUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// validateCommit is Kafka's ConsumerGroup.validateOffsetCommit: with no
+// members anyone may commit with a negative epoch (an admin tool, a
+// consumer without the group); otherwise the member must exist, commit
+// with its current epoch and, unless in a transaction, use OffsetCommit v9
+// or later.
+func (cg *consumerGroup) validateCommit(memberID string, epoch int32, transactional bool, version int16) int16 {
+	if epoch < 0 && len(cg.members) == 0 {
+		return 0
+	}
+	m := cg.members[memberID]
+	switch {
+	case m == nil:
+		return errUnknownMemberID
+	case !transactional && version < 9:
+		return errUnsupportedVersion
+	case epoch != m.epoch:
+		return errStaleMemberEpoch
+	}
+	return 0
+}
+
+// validateFetch is Kafka's ConsumerGroup.validateOffsetFetch: a request
+// naming no member is an admin's; a member must fetch with its epoch.
+func (cg *consumerGroup) validateFetch(memberID *string, epoch int32) int16 {
+	if memberID == nil && epoch < 0 {
+		return 0
+	}
+	var m *consumerMember
+	if memberID != nil {
+		m = cg.members[*memberID]
+	}
+	switch {
+	case m == nil:
+		return errUnknownMemberID
+	case epoch != m.epoch:
+		return errStaleMemberEpoch
+	}
+	return 0
+}
+
+// subscribedNames is the set of topics the members subscribe to (by name
+// or pattern) that exist.
+func (cg *consumerGroup) subscribedNames() map[string]bool {
+	out := make(map[string]bool, len(cg.subscribed))
+	if len(cg.members) > 0 {
+		for name := range cg.subscribed {
+			out[name] = true
+		}
+	}
+	return out
+}

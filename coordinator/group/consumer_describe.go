@@ -1,0 +1,100 @@
+package group
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupDescribe describes consumer groups: state, epochs, the
+// assignor, and each member's subscription, current and target
+// assignment. A classic group, or none, answers GROUP_ID_NOT_FOUND, which
+// tells Kafka's admin client to ask DescribeGroups instead.
+func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeRequest) *kmsg.ConsumerGroupDescribeResponse {
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, id := range req.Groups {
+		out := kmsg.NewConsumerGroupDescribeResponseGroup()
+		out.Group = id
+		if req.IncludeAuthorizedOperations {
+			out.AuthorizedOperations = groupAuthorizedOperations
+		}
+		g, code := c.acquire(id, false)
+		if code == 0 && (g.consumer == nil || g.state == Dead) {
+			g.mu.Unlock()
+			code = errGroupIDNotFound
+		}
+		switch {
+		case code == errGroupIDNotFound:
+			out.ErrorCode = code
+			msg := fmt.Sprintf("Group %s is not a consumer group.", id)
+			out.ErrorMessage = &msg
+		case code != 0:
+			out.ErrorCode = code
+		default:
+			g.consumer.describe(&out, req.Version)
+			g.mu.Unlock()
+		}
+		resp.Groups = append(resp.Groups, out)
+	}
+	return resp
+}
+
+func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, version int16) {
+	out.State = cg.stateName()
+	out.Epoch = cg.epoch
+	out.AssignmentEpoch = cg.assignmentEpoch
+	out.AssignorName = cg.assignorName()
+	names := make(map[[16]byte]string, len(cg.subscribed))
+	for name, t := range cg.subscribed {
+		names[t.id] = name
+	}
+	for _, id := range sortedKeys(cg.members) {
+		m := cg.members[id]
+		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+		dm.MemberID, dm.InstanceID, dm.RackID = m.id, m.instanceID, m.rackID
+		dm.MemberEpoch = m.epoch
+		dm.ClientID, dm.ClientHost = m.clientID, m.clientHost
+		dm.SubscribedTopics = slices.Clone(m.topics)
+		if dm.SubscribedTopics == nil {
+			dm.SubscribedTopics = []string{}
+		}
+		if m.regex != "" {
+			regex := m.regex
+			dm.SubscribedTopicRegex = &regex
+		}
+		dm.Assignment = describedAssignment(m.assigned, names)
+		dm.TargetAssignment = describedAssignment(cg.target[m.id], names)
+		if version >= 1 {
+			dm.MemberType = 1 // a member of the consumer protocol
+		}
+		out.Members = append(out.Members, dm)
+	}
+}
+
+// assignorName is the assignor the group's target assignment uses.
+func (cg *consumerGroup) assignorName() string {
+	votes := map[string]int{}
+	for _, m := range cg.members {
+		if m.assignor != "" {
+			votes[m.assignor]++
+		}
+	}
+	name := assignorNames[0]
+	for _, n := range assignorNames {
+		if votes[n] > votes[name] {
+			name = n
+		}
+	}
+	return name
+}
+
+func describedAssignment(a assignment, names map[[16]byte]string) kmsg.Assignment {
+	out := kmsg.Assignment{TopicPartitions: []kmsg.AssignmentTopicPartition{}}
+	for _, t := range sortedTopicIDs(a) {
+		out.TopicPartitions = append(out.TopicPartitions, kmsg.AssignmentTopicPartition{
+			TopicID: t, Topic: names[t], Partitions: slices.Clone(a[t]),
+		})
+	}
+	return out
+}
