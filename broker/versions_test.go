@@ -93,8 +93,8 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 		{kmsg.NewPtrProduceRequest(), 2},
 		{kmsg.NewPtrFetchRequest(), 3},
 		{kmsg.NewPtrMetadataRequest(), 14},
-		{kmsg.NewPtrOffsetCommitRequest(), 1},           // removed in Kafka 4
-		{kmsg.NewPtrEndTxnRequest(), 5},                 // transactions V2 (KIP-890), not served
+		{kmsg.NewPtrOffsetCommitRequest(), 1}, // removed in Kafka 4
+		{kmsg.NewPtrEndTxnRequest(), 5},       // transactions V2 (KIP-890), not served
 		{kmsg.NewPtrConsumerGroupHeartbeatRequest(), 2},
 		{kmsg.NewPtrShareGroupHeartbeatRequest(), 0}, // not served at all
 	} {
