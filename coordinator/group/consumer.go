@@ -149,15 +149,16 @@ type Topics interface {
 // UseTopics gives the coordinator the cluster's topics; consumer groups
 // are refused until it has them.
 func (c *Coordinator) UseTopics(t Topics) {
-	c.mu.Lock()
-	c.topics = t
-	c.mu.Unlock()
+	c.topics.Store(&topicsHolder{t})
 }
 
+type topicsHolder struct{ Topics }
+
 func (c *Coordinator) topicImage() Topics {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.topics
+	if h := c.topics.Load(); h != nil {
+		return h.Topics
+	}
+	return nil
 }
 
 // heartbeatError is a refused ConsumerGroupHeartbeat.

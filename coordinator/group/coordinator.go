@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 )
@@ -42,7 +43,9 @@ type Coordinator struct {
 	groups map[string]*classicGroup
 	closed bool
 	expiry timerSlot
-	topics Topics // for consumer groups; nil until UseTopics
+	// topics serves consumer groups; read under a group's lock, hence
+	// not guarded by mu.
+	topics atomic.Pointer[topicsHolder]
 
 	// txnGroups indexes the groups that may hold pending offsets of each
 	// producer's open transaction. Guarded by txnMu, which is taken last

@@ -1,5 +1,6 @@
 // Package group is the group coordinator: Kafka's classic consumer-group
-// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and the committed
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the consumer
+// protocol of KIP-848 (ConsumerGroupHeartbeat; see consumer.go), and the committed
 // offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
 // OffsetDelete, and TxnOffsetCommit for transactions), plus the admin views (ListGroups, DescribeGroups,
 // DeleteGroups). It follows Apache Kafka's ClassicGroup and
