@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,5 +117,101 @@ func TestConsumerProtocolGroup(t *testing.T) {
 	}
 	if lg := listed["g"]; lg.State != "Empty" || lg.ProtocolType != "consumer" {
 		t.Errorf("listed group: %+v", lg)
+	}
+}
+
+// In a cluster, a consumer-protocol group survives the loss of its
+// coordinator: the members rejoin the new one (which did not keep their
+// membership) and go on from their committed offsets.
+func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
+	props := map[string]string{}
+	for k, v := range consumerProtocolProps {
+		props[k] = v
+	}
+	c := startCluster(t, 3, props)
+	producer := c.client(kgo.DefaultProduceTopic("t"))
+	adm := kadm.NewClient(producer)
+	if _, err := adm.CreateTopic(ctxT(t), 4, 3, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	member := func(name string) *kgo.Client {
+		cl := c.client(kgo.ClientID(name), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"),
+			kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond),
+			kgo.AutoCommitInterval(200*time.Millisecond),
+			// franz-go retries a heartbeat to a coordinator it cannot
+			// dial this many times before it looks the coordinator up
+			// again; its default (20, backing off to 5 s) outlasts the test.
+			kgo.RequestRetries(3))
+		go func() {
+			for {
+				fs := cl.PollFetches(context.Background())
+				if fs.IsClientClosed() {
+					return
+				}
+				fs.EachRecord(func(r *kgo.Record) {
+					mu.Lock()
+					seen[string(r.Value)] = true
+					mu.Unlock()
+				})
+			}
+		}()
+		return cl
+	}
+	m1, m2 := member("m1"), member("m2")
+	defer m1.Close()
+	defer m2.Close()
+	produce := func(from, to int) {
+		var recs []*kgo.Record
+		for i := from; i < to; i++ {
+			recs = append(recs, &kgo.Record{Value: []byte(strconv.Itoa(i))})
+		}
+		if err := producer.ProduceSync(ctxT(t), recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	consumed := func(n int) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for i := 0; i < n; i++ {
+				if !seen[strconv.Itoa(i)] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	stable := func() bool {
+		// A new client each time: franz-go keeps asking a coordinator it
+		// cached while that node is down.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs()...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		described, err := kadm.NewClient(cl).DescribeConsumerGroups(ctxT(t), "g")
+		if err != nil {
+			return false
+		}
+		dg := described["g"]
+		return dg.Err == nil && dg.State == "Stable" && len(dg.Members) == 2 && len(dg.AssignedPartitions()["t"]) == 4
+	}
+	c.waitFor("a stable group of two", stable)
+	produce(0, 200)
+	c.waitFor("200 records consumed", consumed(200))
+
+	found := adm.FindGroupCoordinators(ctxT(t), "g")
+	if found["g"].Err != nil {
+		t.Fatal(found["g"].Err)
+	}
+	c.stop(int(found["g"].NodeID - 1))
+	produce(200, 400)
+	c.waitFor("400 records consumed after the coordinator stopped", consumed(400))
+	c.waitFor("the group stable again at the new coordinator", stable)
+	if now := adm.FindGroupCoordinators(ctxT(t), "g"); now["g"].Err != nil || now["g"].NodeID == found["g"].NodeID {
+		t.Fatalf("coordinator after failover: %+v (was %d)", now["g"], found["g"].NodeID)
 	}
 }
