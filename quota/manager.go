@@ -40,15 +40,20 @@ type sensorKey struct {
 	key, user, clientID, ip string
 }
 
-// NewManager returns a Manager with no quotas.
-func NewManager(cfg Config) *Manager {
+// usable is cfg with at least one sample of a positive window.
+func (cfg Config) usable() Config {
 	if cfg.Samples < 1 {
 		cfg.Samples = 1
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = time.Second
 	}
-	m := &Manager{cfg: cfg, sensors: map[sensorKey]*rate{}, buckets: map[sensorKey]*bucket{}}
+	return cfg
+}
+
+// NewManager returns a Manager with no quotas.
+func NewManager(cfg Config) *Manager {
+	m := &Manager{cfg: cfg.usable(), sensors: map[sensorKey]*rate{}, buckets: map[sensorKey]*bucket{}}
 	m.Set(nil)
 	return m
 }
@@ -137,7 +142,13 @@ func (m *Manager) addLocked(sk sensorKey, bound, value float64, ms int64) time.D
 		m.sensors[sk] = r
 	}
 	r.record(value, ms, m.cfg)
-	observed, windowMs := r.measure(ms, m.cfg)
+	return r.over(bound, ms, m.cfg)
+}
+
+// over is the delay that brings the rate back to bound, Kafka's
+// QuotaUtils.throttleTime: 0 when it is within it.
+func (r *rate) over(bound float64, ms int64, cfg Config) time.Duration {
+	observed, windowMs := r.measure(ms, cfg)
 	if observed <= bound {
 		return 0
 	}
@@ -169,6 +180,44 @@ func (m *Manager) Connection(ip string, now time.Time) time.Duration {
 		m.sensors[sk].record(-1, ms, m.cfg)
 	}
 	return min(d, m.cfg.Window)
+}
+
+// ConnectionRate is a connection creation rate with a bound of its own
+// rather than a client's: Kafka's broker-wide max.connection.creation.rate
+// (KIP-612). It is safe for concurrent use.
+type ConnectionRate struct {
+	cfg Config
+	mu  sync.Mutex
+	r   rate
+}
+
+// NewConnectionRate measures connections as the client quotas of cfg
+// measure bytes.
+func NewConnectionRate(cfg Config) *ConnectionRate {
+	return &ConnectionRate{cfg: cfg.usable()}
+}
+
+// Record counts a new connection at now and returns how long to delay it
+// for the rate to come back to bound: 0 within it, otherwise at most a
+// quota window, as Kafka bounds connection throttles. The connection stays
+// counted either way, as in Kafka.
+func (c *ConnectionRate) Record(bound float64, now time.Time) time.Duration {
+	ms := now.UnixMilli()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.r.record(1, ms, c.cfg)
+	if bound <= 0 { // Kafka's throttle time is then infinite, capped
+		return c.cfg.Window
+	}
+	return min(c.r.over(bound, ms, c.cfg), c.cfg.Window)
+}
+
+// Unrecord takes back a connection counted at now that was not accepted
+// after all.
+func (c *ConnectionRate) Unrecord(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.r.record(-1, now.UnixMilli(), c.cfg)
 }
 
 // Unrecord takes back value recorded at now, for a response that was not

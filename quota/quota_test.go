@@ -286,3 +286,30 @@ func TestConnectionCreationRate(t *testing.T) {
 		}
 	}
 }
+
+// The broker's connection rate: a burst of samples-1 windows' worth,
+// then the delay Kafka's formula gives, at most a window; a rate of 0
+// delays every connection a window.
+func TestConnectionRate(t *testing.T) {
+	c := NewConnectionRate(Config{Samples: 2, Window: time.Second})
+	now := time.Unix(1000, 0)
+	for i := range 2 {
+		if d := c.Record(2, now); d != 0 {
+			t.Fatalf("connection %d within 2/s over one window delayed %v", i+1, d)
+		}
+	}
+	// 3 over one window at 2/s: (3-2)/2 * 1 s.
+	if d := c.Record(2, now); d != 500*time.Millisecond {
+		t.Fatalf("third connection delayed %v, want 500ms", d)
+	}
+	c.Unrecord(now)
+	if d := c.Record(2, now); d != 500*time.Millisecond {
+		t.Fatalf("after an unrecord, the third again: %v, want 500ms", d)
+	}
+	if d := c.Record(0.1, now); d != time.Second {
+		t.Fatalf("far over the rate: %v, want the one-window cap", d)
+	}
+	if d := NewConnectionRate(Config{Samples: 2, Window: time.Second}).Record(0, now); d != time.Second {
+		t.Fatalf("rate 0: %v, want a window", d)
+	}
+}
