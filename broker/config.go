@@ -38,6 +38,8 @@ type Config struct {
 	Log                      logstore.Config
 
 	// Connection limits (connlimits.go).
+	MaxConnections               int
+	MaxConnectionCreationRate    int // new connections a second
 	MaxConnectionsPerIP          int
 	MaxConnectionsPerIPOverrides map[string]int // by address
 	ConnectionsMaxIdle           time.Duration  // <= 0: never
@@ -333,14 +335,15 @@ func checked(validate func(string) error) func(*Config, string) error {
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
 // recovery threads (DynamicThreadPool), producer.id.expiration.ms and
 // transaction.partition.verification.enable
-// (DynamicProducerStateManagerConfig), and the per-address connection
-// limits (DynamicConnectionQuota). All others are read-only; changing
-// them needs a restart.
+// (DynamicProducerStateManagerConfig), and the connection limits, the
+// broker's and the per-address ones (SocketServer's reconfigurable
+// configs). All others are read-only; changing them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
 		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
 		"transaction.partition.verification.enable": true,
-		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true}
+		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,
+		"max.connections": true, "max.connection.creation.rate": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true

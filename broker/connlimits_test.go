@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -109,5 +110,234 @@ func TestConnectionsMaxIdle(t *testing.T) {
 	}
 	if served(idle) {
 		t.Fatal("a connection idle for 3 s was served with connections.max.idle.ms=1500")
+	}
+}
+
+// askVersions sends an ApiVersions request on rc without waiting for its
+// answer.
+func askVersions(t *testing.T, rc *rawConn) {
+	t.Helper()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(3)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "raw-test", "1"
+	rc.corrID++
+	if _, err := rc.nc.Write(encodeRequest(req, rc.corrID)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// answered reports whether the answer to a request sent on rc arrives
+// within d (a later call can still read it if it does not).
+func answered(rc *rawConn, d time.Duration) bool {
+	rc.nc.SetReadDeadline(time.Now().Add(d))
+	_, err := rc.readFrame()
+	return err == nil
+}
+
+// notYet is how long a connection that must wait is watched for an
+// answer it should not get: a connection the broker serves answers in
+// milliseconds.
+const notYet = 500 * time.Millisecond
+
+// max.connections: once it is reached a new connection is accepted but
+// not served until one closes, and the next waits behind it. The only
+// listener is the inter-broker one, which is exempt only among several.
+func TestMaxConnections(t *testing.T) {
+	b := startBroker(t, map[string]string{"max.connections": "2"})
+	first, second := dialRaw(t, b), dialRaw(t, b)
+	if !served(first) || !served(second) {
+		t.Fatal("connections within max.connections=2 were not served")
+	}
+	third, fourth := dialRaw(t, b), dialRaw(t, b)
+	askVersions(t, third)
+	askVersions(t, fourth)
+	if answered(third, notYet) {
+		t.Fatal("a third connection was served with max.connections=2")
+	}
+	first.nc.Close()
+	if !answered(third, 20*time.Second) {
+		t.Fatal("the waiting connection was not served after one of the two closed")
+	}
+	if answered(fourth, notYet) {
+		t.Fatal("a fourth connection was served while two were open")
+	}
+	second.nc.Close()
+	if !answered(fourth, 20*time.Second) {
+		t.Fatal("the fourth connection was not served after another closed")
+	}
+	if _, _, err := ParseConfig(map[string]string{"max.connections": "-1", "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()}); err == nil {
+		t.Fatal("max.connections=-1 was accepted")
+	}
+}
+
+// startTwoListeners starts a broker with a second client listener,
+// EXTERNAL, after the inter-broker one, and returns EXTERNAL's address.
+func startTwoListeners(t *testing.T, props map[string]string) (*Broker, string) {
+	all := map[string]string{
+		"listeners":                      "PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
+	}
+	for k, v := range props {
+		all[k] = v
+	}
+	b := startBroker(t, all)
+	if b.listeners[1].name != "EXTERNAL" {
+		t.Fatalf("second listener is %s", b.listeners[1].name)
+	}
+	return b, b.listeners[1].ln.Addr().String()
+}
+
+// Among several listeners the inter-broker one is not held to
+// max.connections, but its connections count against the others.
+func TestMaxConnectionsSparesInterBrokerListener(t *testing.T) {
+	b, external := startTwoListeners(t, map[string]string{"max.connections": "1"})
+	ext1 := dialAddr(t, external)
+	if !served(ext1) {
+		t.Fatal("the first connection was not served")
+	}
+	ext2 := dialAddr(t, external)
+	askVersions(t, ext2)
+	if answered(ext2, notYet) {
+		t.Fatal("a second EXTERNAL connection was served with max.connections=1")
+	}
+	internal := []*rawConn{dialRaw(t, b), dialRaw(t, b)}
+	for i, rc := range internal {
+		if !served(rc) {
+			t.Fatalf("inter-broker listener connection %d was held to max.connections", i+1)
+		}
+	}
+	ext1.nc.Close()
+	if answered(ext2, notYet) {
+		t.Fatal("EXTERNAL served a connection while the inter-broker listener held two, over max.connections=1")
+	}
+	for _, rc := range internal {
+		rc.nc.Close()
+	}
+	if !answered(ext2, 20*time.Second) {
+		t.Fatal("the waiting EXTERNAL connection was not served once every other closed")
+	}
+}
+
+// connectSerially opens n connections to addr one after another, each
+// answering an ApiVersions before the next is opened, and returns how
+// long that took; every one must be served.
+func connectSerially(t *testing.T, addr string, n int) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for i := range n {
+		if !served(dialAddr(t, addr)) {
+			t.Fatalf("connection %d of %d was not served: a connection over the broker's rate is delayed, not refused", i+1, n)
+		}
+	}
+	return time.Since(start)
+}
+
+// max.connection.creation.rate delays connections over it; set with
+// IncrementalAlterConfigs it applies at once. The rate is measured as
+// client quotas are, over at least quota.window.num-1 windows, which lets
+// a burst of that many seconds' worth through first: two windows keep the
+// burst to one second's.
+func TestMaxConnectionCreationRate(t *testing.T) {
+	b := startBroker(t, map[string]string{"quota.window.num": "2"})
+	if r := alterBroker(t, newAdmin(t, b), kadm.SetConfig, "max.connection.creation.rate", "4"); r.Err != nil {
+		t.Fatalf("altering max.connection.creation.rate: %v", r.Err)
+	}
+	// Twelve at 4 a second, the first four of them (fewer, after the
+	// admin client's) in the burst: at least two seconds.
+	if took := connectSerially(t, b.Addr(), 12); took < 1500*time.Millisecond {
+		t.Fatalf("12 connections at max.connection.creation.rate=4 took %v, under the 2 s the rate allows", took)
+	}
+}
+
+// The inter-broker listener, among several, is exempt from
+// max.connection.creation.rate: compared with the same number of
+// connections on another listener, which the rate paces.
+func TestMaxConnectionCreationRateSparesInterBrokerListener(t *testing.T) {
+	b, external := startTwoListeners(t, map[string]string{"quota.window.num": "2", "max.connection.creation.rate": "2"})
+	paced := connectSerially(t, external, 8)
+	if paced < 2*time.Second { // six over the burst of two at 2 a second: 3 s
+		t.Fatalf("8 EXTERNAL connections at max.connection.creation.rate=2 took %v", paced)
+	}
+	if exempt := connectSerially(t, b.Addr(), 8); exempt > paced/3 {
+		t.Fatalf("8 inter-broker listener connections took %v, the rate-paced EXTERNAL ones %v", exempt, paced)
+	}
+}
+
+// alterBrokerRaw changes broker 1's dynamic config on one connection,
+// with IncrementalAlterConfigs, or AlterConfigs when legacy (which
+// replaces the broker's dynamic configs with these), and returns the
+// error code.
+func alterBrokerRaw(rc *rawConn, legacy bool, key, value string) int16 {
+	if legacy {
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.SetVersion(1)
+		res := kmsg.NewAlterConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+		cfg := kmsg.NewAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value = key, kmsg.StringPtr(value)
+		res.Configs = append(res.Configs, cfg)
+		req.Resources = append(req.Resources, res)
+		return rc.request(req).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.SetVersion(1)
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Value, cfg.Op = key, kmsg.StringPtr(value), kmsg.IncrementalAlterConfigOpSet
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	return rc.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+}
+
+// max.connections set and raised at runtime: lowering it holds the next
+// connection, raising it lets the held one through without any closing,
+// and a bad value is refused.
+func TestMaxConnectionsIsDynamic(t *testing.T) {
+	b := startBroker(t, nil)
+	ctl := dialRaw(t, b)
+	if code := alterBrokerRaw(ctl, false, "max.connections", "2"); code != 0 {
+		t.Fatalf("IncrementalAlterConfigs max.connections=2: %v", kerr.ErrorForCode(code))
+	}
+	if !served(dialRaw(t, b)) {
+		t.Fatal("the second connection was not served with max.connections=2")
+	}
+	held := dialRaw(t, b)
+	askVersions(t, held)
+	if answered(held, notYet) {
+		t.Fatal("a third connection was served after max.connections was set to 2")
+	}
+	if code := alterBrokerRaw(ctl, false, "max.connections", "-1"); code == 0 {
+		t.Fatal("max.connections=-1 was accepted")
+	}
+	if answered(held, notYet) {
+		t.Fatal("a refused alteration let the held connection through")
+	}
+	if code := alterBrokerRaw(ctl, true, "max.connections", "3"); code != 0 {
+		t.Fatalf("AlterConfigs max.connections=3: %v", kerr.ErrorForCode(code))
+	}
+	if !answered(held, 20*time.Second) {
+		t.Fatal("the held connection was not served after max.connections was raised to 3")
+	}
+}
+
+// A broker whose accept loop waits for a slot that will never come
+// (max.connections=0) still closes.
+func TestCloseWhileAcceptLoopWaits(t *testing.T) {
+	b := startBroker(t, map[string]string{"max.connections": "0"})
+	rc := dialRaw(t, b)
+	askVersions(t, rc)
+	if answered(rc, notYet) {
+		t.Fatal("a connection was served with max.connections=0")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close did not return while the accept loop waited for a connection slot")
 	}
 }

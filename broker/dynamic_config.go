@@ -60,10 +60,12 @@ func (b *Broker) initLiveConfig() error {
 }
 
 // setLiveConfig installs a new effective configuration and applies it to
-// every topic (their settings derive from the broker defaults) and to the
-// log dir's background work.
+// every topic (their settings derive from the broker defaults), to the
+// log dir's background work and to accept loops waiting for a connection
+// slot.
 func (b *Broker) setLiveConfig(c *Config) {
 	old := b.live.cur.Swap(c)
+	b.connCounts.limitsChanged()
 	for _, t := range b.topics.all() {
 		b.topics.applySettings(t, b.topicOverrides(t.name))
 	}

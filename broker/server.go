@@ -214,6 +214,7 @@ func (b *Broker) closeListeners() {
 	b.mu.Lock()
 	b.closed = true
 	b.mu.Unlock()
+	b.connCounts.shut()
 	for _, l := range b.listeners {
 		l.ln.Close()
 	}
@@ -257,7 +258,7 @@ func (b *Broker) accept(l *listener) {
 			}
 			return
 		}
-		ip, admitted := b.admitConnection(nc)
+		ip, admitted := b.admitConnection(nc, l)
 		if !admitted {
 			continue
 		}
@@ -269,7 +270,7 @@ func (b *Broker) accept(l *listener) {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			defer b.releaseConnection(ip)
+			defer b.releaseConnection(ip, l)
 			var c *conn
 			var user string
 			if l.security.TLS != nil {
@@ -322,6 +323,7 @@ func (b *Broker) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.connCounts.shut()
 	for _, l := range b.listeners {
 		l.ln.Close()
 	}
