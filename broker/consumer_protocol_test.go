@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -121,8 +122,9 @@ func TestConsumerProtocolGroup(t *testing.T) {
 }
 
 // In a cluster, a consumer-protocol group survives the loss of its
-// coordinator: the members rejoin the new one (which did not keep their
-// membership) and go on from their committed offsets.
+// coordinator: the new one loads the group from the replicated
+// __consumer_offsets, the same members go on with their partitions, and
+// nothing is lost.
 func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 	props := map[string]string{}
 	for k, v := range consumerProtocolProps {
@@ -184,6 +186,7 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 			return true
 		}
 	}
+	var members []string
 	stable := func() bool {
 		// A new client each time: franz-go keeps asking a coordinator it
 		// cached while that node is down.
@@ -197,9 +200,14 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 			return false
 		}
 		dg := described["g"]
+		members = members[:0]
+		for _, m := range dg.Members {
+			members = append(members, m.MemberID)
+		}
 		return dg.Err == nil && dg.State == "Stable" && len(dg.Members) == 2 && len(dg.AssignedPartitions()["t"]) == 4
 	}
 	c.waitFor("a stable group of two", stable)
+	before := slices.Clone(members)
 	produce(0, 200)
 	c.waitFor("200 records consumed", consumed(200))
 
@@ -211,6 +219,9 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 	produce(200, 400)
 	c.waitFor("400 records consumed after the coordinator stopped", consumed(400))
 	c.waitFor("the group stable again at the new coordinator", stable)
+	if !slices.Equal(members, before) {
+		t.Errorf("members after the failover %v, before %v: the new coordinator did not load them", members, before)
+	}
 	if now := adm.FindGroupCoordinators(ctxT(t), "g"); now["g"].Err != nil || now["g"].NodeID == found["g"].NodeID {
 		t.Fatalf("coordinator after failover: %+v (was %d)", now["g"], found["g"].NodeID)
 	}

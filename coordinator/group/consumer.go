@@ -44,11 +44,12 @@ import (
 // which Kafka offers; such a request is refused as Kafka refuses it when
 // migration is disabled.
 //
-// Membership is held in memory only; Kafka also writes it to
-// __consumer_offsets. When the coordinator restarts or moves, members get
-// UNKNOWN_MEMBER_ID on their next heartbeat and rejoin with epoch 0, as
-// the protocol asks of a member the coordinator does not know; committed
-// offsets are stored as for every group.
+// The group is stored in __consumer_offsets with Kafka's records
+// (consumer_records.go) before a heartbeat is answered, so a coordinator
+// that restarts or takes the partition over carries on with the same
+// members, epochs and assignments. A heartbeat for a group this
+// coordinator does not have answers UNKNOWN_MEMBER_ID, so that the member
+// rejoins with epoch 0.
 
 // Member epochs with a meaning of their own in ConsumerGroupHeartbeat.
 const (
@@ -273,6 +274,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	c.maybeBumpEpoch(g, topics, subscriptionChanged)
 	c.reconcile(g, m, req.Topics)
 	c.armConsumerSession(g, m)
+	if err := c.persistConsumer(g); err != nil {
+		return refuse(appendErrorCode(err), "")
+	}
 
 	id := m.id
 	resp.MemberID = &id
@@ -543,16 +547,31 @@ func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg
 		c.nextAssignment(g, m, m.epoch, owned)
 	}
 	if m.state == memberUnrevokedPartitions {
-		epoch := m.epoch
-		c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
-			if m.epoch == epoch && g.consumer != nil && g.consumer.members[m.id] == m {
-				c.logger.Info("consumer group member fenced: it did not revoke its partitions within its rebalance timeout",
-					"group", g.id, "member", m.id, "epoch", epoch, "timeout", m.rebalanceTimeout)
-				c.fenceConsumerMember(g, m)
-			}
-		})
+		c.armRebalanceTimeout(g, m)
 	} else {
 		m.rebalance.stop()
+	}
+}
+
+// armRebalanceTimeout fences the member if it is still at this epoch, not
+// having revoked, when its rebalance timeout passes.
+func (c *Coordinator) armRebalanceTimeout(g *classicGroup, m *consumerMember) {
+	epoch := m.epoch
+	c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
+		if m.epoch == epoch && g.consumer != nil && g.consumer.members[m.id] == m {
+			c.logger.Info("consumer group member fenced: it did not revoke its partitions within its rebalance timeout",
+				"group", g.id, "member", m.id, "epoch", epoch, "timeout", m.rebalanceTimeout)
+			c.fenceConsumerMember(g, m)
+			c.persistOrLog(g)
+		}
+	})
+}
+
+// persistOrLog stores a change no request waits for (a timeout); a failed
+// write is written again with the next change.
+func (c *Coordinator) persistOrLog(g *classicGroup) {
+	if err := c.persistConsumer(g); err != nil {
+		c.logger.Warn("storing a consumer group failed", "group", g.id, "err", err)
 	}
 }
 
@@ -651,6 +670,7 @@ func (c *Coordinator) armConsumerSession(g *classicGroup, m *consumerMember) {
 		if g.consumer != nil && g.consumer.members[m.id] == m {
 			c.logger.Info("consumer group member fenced: its session expired", "group", g.id, "member", m.id)
 			c.fenceConsumerMember(g, m)
+			c.persistOrLog(g)
 		}
 	})
 }
@@ -683,10 +703,13 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 		m.epoch, m.state = staticLeaveEpoch, memberStable
 		c.holdMember(g, m)
 		m.rebalance.stop()
-		return nil
+	} else {
+		c.logger.Info("member left the consumer group", "group", g.id, "member", m.id)
+		c.fenceConsumerMember(g, m)
 	}
-	c.logger.Info("member left the consumer group", "group", g.id, "member", m.id)
-	c.fenceConsumerMember(g, m)
+	if err := c.persistConsumer(g); err != nil {
+		return refuse(appendErrorCode(err), "")
+	}
 	return nil
 }
 

@@ -49,26 +49,44 @@ type consumerFixture struct {
 	c      *Coordinator
 	clock  *manualClock
 	topics *topicTable
+	path   string
+	close  func()
 }
 
 func newConsumerFixture(t *testing.T, tune func(*Config)) *consumerFixture {
+	return openConsumerFixture(t, t.TempDir(), newManualClock(), &topicTable{topics: map[string]subscribedTopic{}}, tune)
+}
+
+// openConsumerFixture starts a coordinator on the log dir at path, as a
+// restarted broker does.
+func openConsumerFixture(t *testing.T, path string, clock *manualClock, tt *topicTable, tune func(*Config)) *consumerFixture {
 	cfg := DefaultConfig()
 	cfg.NumPartitions = 1
 	cfg.InitialRebalanceDelay = 0
 	if tune != nil {
 		tune(&cfg)
 	}
-	ld := openLogDir(t, t.TempDir(), 1)
-	t.Cleanup(func() { ld.dir.Close() })
-	clock := newManualClock()
+	ld := openLogDir(t, path, 1)
 	c := New(cfg, ld, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	t.Cleanup(c.Close)
+	c.UseTopics(tt)
+	f := &consumerFixture{t: t, c: c, clock: clock, topics: tt, path: path}
+	f.close = func() {
+		c.Close()
+		ld.dir.Close()
+	}
+	t.Cleanup(func() { f.close() })
 	if err := c.Load(0); err != nil {
 		t.Fatal(err)
 	}
-	tt := &topicTable{topics: map[string]subscribedTopic{}}
-	c.UseTopics(tt)
-	return &consumerFixture{t: t, c: c, clock: clock, topics: tt}
+	return f
+}
+
+// restart closes the coordinator and its log dir and starts a new one on
+// them.
+func (f *consumerFixture) restart() *consumerFixture {
+	f.close()
+	f.close = func() {}
+	return openConsumerFixture(f.t, f.path, f.clock, f.topics, nil)
 }
 
 // member is one consumer of the protocol as a client drives it: it owns
@@ -567,5 +585,140 @@ func TestAssignors(t *testing.T) {
 	}
 	if got := r["b"][t2]; len(got) != 1 || got[0] != 2 {
 		t.Errorf("range: b got %v of t2, want [2]", got)
+	}
+}
+
+// A consumer group comes back from the log as it was: members, epochs,
+// targets and partitions, with no rebalance; its members' sessions run
+// again, and members that left stay gone.
+func TestConsumerGroupSurvivesRestart(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	inst := "i-c"
+	a, b, c := f.member("a", "t"), f.member("b", "t"), f.member("c", "t")
+	c.instance = &inst
+	for _, m := range []*testMember{a, b, c, a, b, c, a, b, c} {
+		m.mustHeartbeat()
+	}
+	leave := c.request()
+	leave.MemberEpoch = leaveEpoch
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	for _, m := range []*testMember{a, b, a, b} {
+		m.mustHeartbeat()
+	}
+	before := f.describe()
+	if before.State != "Stable" || len(before.Members) != 2 {
+		t.Fatalf("before the restart: %+v", before)
+	}
+
+	f2 := f.restart()
+	after := f2.describe()
+	if after.State != before.State || after.Epoch != before.Epoch || after.AssignmentEpoch != before.AssignmentEpoch || len(after.Members) != 2 {
+		t.Fatalf("after the restart: state %s epoch %d/%d %d members; before: %s %d/%d", after.State, after.Epoch, after.AssignmentEpoch, len(after.Members), before.State, before.Epoch, before.AssignmentEpoch)
+	}
+	for i, m := range after.Members {
+		bm := before.Members[i]
+		if m.MemberID != bm.MemberID || m.MemberEpoch != bm.MemberEpoch || m.ClientID != bm.ClientID ||
+			len(m.Assignment.TopicPartitions) != 1 || len(m.Assignment.TopicPartitions[0].Partitions) != 2 {
+			t.Errorf("member %d after the restart: %+v, before %+v", i, m, bm)
+		}
+	}
+	a.f, b.f = f2, f2
+	epoch := a.epoch
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	if a.epoch != epoch || a.owned.count() != 2 || b.owned.count() != 2 {
+		t.Fatalf("heartbeats after the restart: a epoch %d (was %d), %d and %d partitions", a.epoch, epoch, a.owned.count(), b.owned.count())
+	}
+	checkDisjoint(t, a, b)
+
+	// Sessions run again: b goes quiet and a takes everything.
+	for i := 0; i < 4; i++ {
+		f2.clock.Advance(15 * time.Second)
+		a.mustHeartbeat()
+	}
+	a.mustHeartbeat()
+	if a.owned.count() != 4 {
+		t.Fatalf("a has %d partitions after b's session expired", a.owned.count())
+	}
+
+	// A topic that grew while the group was not coordinated is noticed.
+	f3 := f2.restart()
+	f3.topics.set("t", 1, 6)
+	f4 := f3.restart()
+	a.f = f4
+	a.mustHeartbeat()
+	a.mustHeartbeat()
+	if a.owned.count() != 6 {
+		t.Fatalf("a has %d partitions after the topic grew to 6 while unloaded", a.owned.count())
+	}
+
+	// Deleting the empty group leaves nothing to load.
+	leave = a.request()
+	leave.MemberEpoch = leaveEpoch
+	if resp := f4.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	if code := f4.c.DeleteGroups(&kmsg.DeleteGroupsRequest{Groups: []string{"g"}}).Groups[0].ErrorCode; code != 0 {
+		t.Fatalf("delete: %d", code)
+	}
+	f5 := f4.restart()
+	if d := f5.describe(); d.ErrorCode != errGroupIDNotFound {
+		t.Fatalf("deleted group after a restart: %+v", d)
+	}
+}
+
+// Whichever kind a group was written as last is the kind it is loaded as.
+func TestConsumerGroupKindSurvivesRestart(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 1)
+	a := f.member("a", "t")
+	a.mustHeartbeat()
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.MemberID, commit.Generation = 9, "g", "a", a.epoch
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 42}}}}
+	if code := f.c.OffsetCommit(commit, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("commit: %d", code)
+	}
+	f = f.restart()
+	if d := f.describe(); d.ErrorCode != 0 || len(d.Members) != 1 {
+		t.Fatalf("consumer group after a restart: %+v", d)
+	}
+	leave := a.request()
+	leave.MemberEpoch = leaveEpoch
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	// A classic member takes the empty group over; the offsets stay.
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.ProtocolType = 3, "g", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0}}}
+	joined := make(chan *kmsg.JoinGroupResponse, 1)
+	f.c.JoinGroup(join, "cl", "/127.0.0.1", func(r *kmsg.JoinGroupResponse) { joined <- r })
+	f.clock.Advance(time.Millisecond)
+	jr := <-joined
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group, sync.MemberID, sync.Generation = 3, "g", jr.MemberID, jr.Generation
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: jr.MemberID, MemberAssignment: []byte{1}}}
+	synced := make(chan *kmsg.SyncGroupResponse, 1)
+	f.c.SyncGroup(sync, func(r *kmsg.SyncGroupResponse) { synced <- r })
+	if r := <-synced; r.ErrorCode != 0 {
+		t.Fatalf("sync: %d", r.ErrorCode)
+	}
+	f = f.restart()
+	if d := f.describe(); d.ErrorCode != errGroupIDNotFound {
+		t.Fatalf("the group, classic before the restart, described as a consumer group: %+v", d)
+	}
+	dg := f.c.DescribeGroups(&kmsg.DescribeGroupsRequest{Version: 5, Groups: []string{"g"}}).Groups[0]
+	if dg.State != "Stable" || len(dg.Members) != 1 {
+		t.Fatalf("classic group after a restart: %+v", dg)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version, fetch.Group = 7, "g"
+	if r := f.c.OffsetFetch(fetch); len(r.Topics) != 1 || r.Topics[0].Partitions[0].Offset != 42 {
+		t.Fatalf("offsets after two changes of kind and restarts: %+v", r.Topics)
 	}
 }

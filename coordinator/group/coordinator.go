@@ -119,6 +119,9 @@ func (c *Coordinator) Load(partition int32) error {
 		for _, m := range g.members {
 			c.armHeartbeat(g, m, m.sessionTimeout)
 		}
+		if g.consumer != nil {
+			c.resumeConsumerGroup(g)
+		}
 		for pid := range g.pendingTxn {
 			c.indexTxn(pid, g)
 		}

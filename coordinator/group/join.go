@@ -46,6 +46,7 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 			return
 		}
 		g.consumer = nil
+		c.persistOrLog(g) // tombstones for its records
 	}
 	switch {
 	case !c.acceptsJoin(g, req.MemberID):

@@ -150,7 +150,8 @@ func (c *Coordinator) deleteOffsets(g *classicGroup, tps []topicPartition) error
 	return nil
 }
 
-// deleteGroup writes tombstones for the group and all its offsets,
+// deleteGroup writes tombstones for the group (a consumer group's records
+// too) and all its offsets,
 // committed or pending in an open transaction (as Kafka's deleteAllOffsets),
 // and marks it Dead; the caller removes it from the map. A transaction's
 // later commit marker then finds nothing of it to commit.
@@ -169,9 +170,13 @@ func (c *Coordinator) deleteGroup(g *classicGroup) error {
 		kvs = append(kvs, keyValue{key: offsetKey(g.id, tp)})
 	}
 	kvs = append(kvs, keyValue{key: groupKey(g.id)})
+	for _, k := range sortedKeys(g.storedConsumer) {
+		kvs = append(kvs, keyValue{key: []byte(k)})
+	}
 	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
+	g.consumer, g.storedConsumer = nil, nil
 	clear(g.offsets)
 	c.forgetPending(g)
 	g.transition(Dead, c.clock.Now())
@@ -189,6 +194,11 @@ type replayer struct {
 	offsets   map[string]map[topicPartition]offsetEntry
 	pending   map[int64]map[string]map[topicPartition]offsetEntry // producer -> group -> offsets
 	err       error
+	// Consumer groups (consumer_records.go), and which kind of group each
+	// id was last written as: "classic" or "consumer".
+	consumers      map[string]*replayedConsumer
+	storedConsumer map[string]map[string][]byte
+	kind           map[string]string
 }
 
 func newReplayer(partition int32) *replayer {
@@ -197,6 +207,10 @@ func newReplayer(partition int32) *replayer {
 		metadata:  map[string]*kmsg.GroupMetadataValue{},
 		offsets:   map[string]map[topicPartition]offsetEntry{},
 		pending:   map[int64]map[string]map[topicPartition]offsetEntry{},
+
+		consumers:      map[string]*replayedConsumer{},
+		storedConsumer: map[string]map[string][]byte{},
+		kind:           map[string]string{},
 	}
 }
 
@@ -286,9 +300,12 @@ func (r *replayer) record(producerID int64, rec *protocol.Record) error {
 			cp.Members = append(cp.Members, m)
 		}
 		r.metadata[k.Group] = &cp
+		r.kind[k.Group] = "classic"
+	case cgMetadataKeyVersion, 4, cgMemberKeyVersion, cgTargetMetadataKeyVersion, cgTargetMemberKeyVersion, cgCurrentKeyVersion:
+		return r.consumerRecord(version, rec.Key, rec.Value)
 	}
-	// Other key versions are the records of KIP-848 consumer groups and
-	// share groups, which this coordinator does not serve.
+	// Other key versions are the records of share and streams groups,
+	// which this coordinator does not serve.
 	return nil
 }
 
@@ -332,7 +349,17 @@ func (r *replayer) groups(now time.Time) map[string]*classicGroup {
 		}
 		return g
 	}
+	for id, rc := range r.consumers {
+		if r.kind[id] == "consumer" {
+			g := get(id)
+			g.consumer = rc.group()
+			g.storedConsumer = r.storedConsumer[id]
+		}
+	}
 	for id, v := range r.metadata {
+		if r.kind[id] != "classic" {
+			continue
+		}
 		g := get(id)
 		g.generation = v.Generation
 		g.protocolType = v.ProtocolType

@@ -117,6 +117,9 @@ type classicGroup struct {
 	// consumer is set while the group uses the consumer protocol
 	// (KIP-848, consumer.go); its classic fields are then unused.
 	consumer *consumerGroup
+	// storedConsumer is the consumer group's records as last written,
+	// by key (consumer_records.go).
+	storedConsumer map[string][]byte
 
 	offsets map[topicPartition]offsetEntry
 	// pendingTxn holds, per producer id, the offsets of its open
@@ -185,7 +188,7 @@ func (g *classicGroup) dropPending(tp topicPartition) {
 // a refused first JoinGroup, or a commit that stored nothing, leaves one.
 func (g *classicGroup) unused() bool {
 	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 &&
-		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && (g.consumer == nil || len(g.consumer.members) == 0)
+		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && g.consumer == nil && len(g.storedConsumer) == 0
 }
 
 // classicEmpty reports a classic group without members: it may become a

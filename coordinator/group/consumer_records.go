@@ -1,0 +1,346 @@
+package group
+
+import (
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+)
+
+// Consumer groups are stored in __consumer_offsets as Kafka stores them,
+// so that Kafka's tools decode them and a new coordinator takes over the
+// members without a rebalance: ConsumerGroupMetadata (key version 3: the
+// group epoch), ConsumerGroupMemberMetadata (5: a member's subscription),
+// ConsumerGroupTargetAssignmentMetadata (6: the assignment epoch),
+// ConsumerGroupTargetAssignmentMember (7: a member's target) and
+// ConsumerGroupCurrentMemberAssignment (8: a member's epochs, state and
+// partitions). Values are version 0, flexible. Kafka's
+// ConsumerGroupPartitionMetadata (4) is not written: the subscribed
+// topics' metadata is read from the cluster when the group is loaded.
+//
+// The coordinator keeps the bytes it last wrote for each key and, after a
+// change, appends only the records that differ and tombstones for keys
+// that are gone, in one batch, before it answers. A failed append leaves
+// the kept bytes as they were, so the next change writes the difference
+// again.
+const (
+	cgMetadataKeyVersion       = 3
+	cgMemberKeyVersion         = 5
+	cgTargetMetadataKeyVersion = 6
+	cgTargetMemberKeyVersion   = 7
+	cgCurrentKeyVersion        = 8
+)
+
+func consumerKey(version int16, group string, member ...string) string {
+	b := kbin.AppendInt16(nil, version)
+	b = kbin.AppendString(b, group)
+	for _, m := range member {
+		b = kbin.AppendString(b, m)
+	}
+	return string(b)
+}
+
+// consumerRecords is the group's state as records, by key.
+func (cg *consumerGroup) records(group string) map[string][]byte {
+	out := map[string][]byte{
+		consumerKey(cgMetadataKeyVersion, group):       flexValue(kbin.AppendInt32(nil, cg.epoch)),
+		consumerKey(cgTargetMetadataKeyVersion, group): flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
+	}
+	for id, m := range cg.members {
+		out[consumerKey(cgMemberKeyVersion, group, id)] = m.metadataValue()
+		out[consumerKey(cgCurrentKeyVersion, group, id)] = m.currentValue()
+	}
+	for id, a := range cg.target {
+		out[consumerKey(cgTargetMemberKeyVersion, group, id)] = flexValue(appendTopicPartitions(nil, a))
+	}
+	return out
+}
+
+// flexValue wraps the fields of a version 0 flexible value: the version
+// before them, no tagged fields after.
+func flexValue(fields []byte) []byte {
+	b := kbin.AppendInt16(make([]byte, 0, len(fields)+3), 0)
+	b = append(b, fields...)
+	return kbin.AppendUvarint(b, 0)
+}
+
+func (m *consumerMember) metadataValue() []byte {
+	b := kbin.AppendCompactNullableString(nil, m.instanceID)
+	b = kbin.AppendCompactNullableString(b, m.rackID)
+	b = kbin.AppendCompactString(b, m.clientID)
+	b = kbin.AppendCompactString(b, m.clientHost)
+	b = kbin.AppendCompactArrayLen(b, len(m.topics))
+	for _, t := range m.topics {
+		b = kbin.AppendCompactString(b, t)
+	}
+	b = kbin.AppendCompactNullableString(b, nonEmpty(m.regex))
+	b = kbin.AppendInt32(b, int32(m.rebalanceTimeout.Milliseconds()))
+	b = kbin.AppendCompactNullableString(b, nonEmpty(m.assignor))
+	return flexValue(b)
+}
+
+func (m *consumerMember) currentValue() []byte {
+	b := kbin.AppendInt32(nil, m.epoch)
+	b = kbin.AppendInt32(b, m.previousEpoch)
+	b = kbin.AppendInt8(b, int8(m.state))
+	b = appendTopicPartitions(b, m.assigned)
+	b = appendTopicPartitions(b, m.revoking)
+	return flexValue(b)
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func appendTopicPartitions(b []byte, a assignment) []byte {
+	ids := sortedTopicIDs(a)
+	b = kbin.AppendCompactArrayLen(b, len(ids))
+	for _, t := range ids {
+		b = kbin.AppendUuid(b, t)
+		b = kbin.AppendCompactArrayLen(b, len(a[t]))
+		for _, p := range a[t] {
+			b = kbin.AppendInt32(b, p)
+		}
+		b = kbin.AppendUvarint(b, 0)
+	}
+	return b
+}
+
+// persistConsumer writes what changed in the group's consumer state since
+// the last write: every record of a consumer group, tombstones for those
+// of a group that is no longer one.
+func (c *Coordinator) persistConsumer(g *classicGroup) error {
+	want := map[string][]byte{}
+	if g.consumer != nil {
+		want = g.consumer.records(g.id)
+	}
+	var kvs []keyValue
+	for _, k := range sortedKeys(want) {
+		if string(g.storedConsumer[k]) != string(want[k]) {
+			kvs = append(kvs, keyValue{key: []byte(k), value: want[k]})
+		}
+	}
+	for _, k := range sortedKeys(g.storedConsumer) {
+		if _, ok := want[k]; !ok {
+			kvs = append(kvs, keyValue{key: []byte(k)})
+		}
+	}
+	if len(kvs) == 0 {
+		return nil
+	}
+	if _, err := c.write(g, kvs); err != nil {
+		return err
+	}
+	g.storedConsumer = want
+	return nil
+}
+
+// replayedConsumer is a consumer group's records as a partition replays
+// them.
+type replayedConsumer struct {
+	epoch, assignmentEpoch int32
+	members                map[string]*consumerMember
+	target                 map[string]assignment
+}
+
+func (r *replayer) consumer(group string) *replayedConsumer {
+	rc := r.consumers[group]
+	if rc == nil {
+		rc = &replayedConsumer{members: map[string]*consumerMember{}, target: map[string]assignment{}}
+		r.consumers[group] = rc
+	}
+	return rc
+}
+
+// consumerRecord applies one record of a consumer group (key versions
+// 3-8); version 4, which Gregor does not write, is skipped.
+func (r *replayer) consumerRecord(version int16, key, value []byte) error {
+	kr := kbin.Reader{Src: key[2:]}
+	group := kr.String()
+	var member string
+	if version != cgMetadataKeyVersion && version != cgTargetMetadataKeyVersion && version != 4 {
+		member = kr.String()
+	}
+	if err := kr.Complete(); err != nil {
+		return err
+	}
+	if value == nil {
+		switch version {
+		case cgMetadataKeyVersion:
+			delete(r.consumers, group)
+		case cgMemberKeyVersion:
+			delete(r.consumer(group).members, member)
+		case cgTargetMemberKeyVersion:
+			delete(r.consumer(group).target, member)
+		}
+		r.stored(group, key, nil)
+		return nil
+	}
+	vr := kbin.Reader{Src: value}
+	if vr.Int16() != 0 && vr.Ok() {
+		return nil // a later version than Kafka 4 writes: not ours to read
+	}
+	rc := r.consumer(group)
+	r.kind[group] = "consumer"
+	m := rc.members[member]
+	if m == nil && (version == cgMemberKeyVersion || version == cgCurrentKeyVersion) {
+		m = &consumerMember{id: member, assigned: assignment{}, revoking: assignment{}}
+		rc.members[member] = m
+	}
+	switch version {
+	case cgMetadataKeyVersion:
+		rc.epoch = vr.Int32()
+	case cgTargetMetadataKeyVersion:
+		rc.assignmentEpoch = vr.Int32()
+	case cgTargetMemberKeyVersion:
+		rc.target[member] = readTopicPartitions(&vr)
+	case cgMemberKeyVersion:
+		m.instanceID = vr.CompactNullableString()
+		m.rackID = vr.CompactNullableString()
+		m.clientID = vr.CompactString()
+		m.clientHost = vr.CompactString()
+		m.topics = make([]string, max(vr.CompactArrayLen(), 0))
+		for i := range m.topics {
+			m.topics[i] = vr.CompactString()
+		}
+		sort.Strings(m.topics)
+		if re := vr.CompactNullableString(); re != nil {
+			m.regex = *re
+			m.re, _ = compilePattern(m.regex)
+		}
+		m.rebalanceTimeout = time.Duration(vr.Int32()) * time.Millisecond
+		if a := vr.CompactNullableString(); a != nil {
+			m.assignor = *a
+		}
+	case cgCurrentKeyVersion:
+		m.epoch = vr.Int32()
+		m.previousEpoch = vr.Int32()
+		m.state = memberState(vr.Int8())
+		m.assigned = readTopicPartitions(&vr)
+		m.revoking = readTopicPartitions(&vr)
+	}
+	if !vr.Ok() {
+		return errShortConsumerRecord
+	}
+	r.stored(group, key, value)
+	return nil
+}
+
+func readTopicPartitions(r *kbin.Reader) assignment {
+	a := assignment{}
+	n := r.CompactArrayLen()
+	for i := int32(0); i < n && r.Ok(); i++ {
+		t := r.Uuid()
+		ps := make([]int32, max(r.CompactArrayLen(), 0))
+		for j := range ps {
+			ps[j] = r.Int32()
+		}
+		skipTags(r)
+		if len(ps) > 0 {
+			sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+			a[t] = ps
+		}
+	}
+	return a
+}
+
+// skipTags passes over a struct's tagged fields.
+func skipTags(r *kbin.Reader) {
+	for n := r.Uvarint(); n > 0 && r.Ok(); n-- {
+		r.Uvarint()
+		r.Span(int(r.Uvarint()))
+	}
+}
+
+// stored remembers the last bytes of a key, so that the loaded group
+// writes only what changes afterwards.
+func (r *replayer) stored(group string, key, value []byte) {
+	if r.storedConsumer[group] == nil {
+		r.storedConsumer[group] = map[string][]byte{}
+	}
+	if value == nil {
+		delete(r.storedConsumer[group], string(key))
+		return
+	}
+	r.storedConsumer[group][string(key)] = append([]byte(nil), value...)
+}
+
+type replayError string
+
+func (e replayError) Error() string { return string(e) }
+
+const errShortConsumerRecord = replayError("a consumer group record ends early")
+
+// loadedConsumerGroup rebuilds a consumer group from its records.
+func (rc *replayedConsumer) group() *consumerGroup {
+	cg := newConsumerGroup()
+	cg.epoch, cg.assignmentEpoch = rc.epoch, rc.assignmentEpoch
+	for id, m := range rc.members {
+		cg.members[id] = m
+		if m.instanceID != nil {
+			cg.static[*m.instanceID] = id
+		}
+		for _, a := range []assignment{m.assigned, m.revoking} {
+			for t, ps := range a {
+				for _, p := range ps {
+					cg.owners[topicPartitionID{t, p}] = m.epoch
+				}
+			}
+		}
+	}
+	for id, a := range rc.target {
+		if _, ok := cg.members[id]; ok {
+			cg.target[id] = a
+		}
+	}
+	return cg
+}
+
+// resumeConsumerGroup starts coordinating a consumer group loaded from the
+// log: every member's session starts now, and one that was revoking has
+// its rebalance timeout again. The subscribed topics are taken from the
+// cluster when the stored targets cover exactly their partitions (the
+// assignors leave none out); otherwise a topic changed while no one
+// coordinated the group, and they are left unknown, so that the first
+// heartbeat bumps the epoch and recomputes the targets.
+func (c *Coordinator) resumeConsumerGroup(g *classicGroup) {
+	cg := g.consumer
+	if topics := c.topicImage(); topics != nil {
+		if sub := subscriptionOf(cg, topics); targetsCover(cg.target, sub) {
+			cg.subscribed = sub
+		}
+	}
+	for _, m := range cg.members {
+		c.armConsumerSession(g, m)
+		if m.state == memberUnrevokedPartitions {
+			c.armRebalanceTimeout(g, m)
+		}
+	}
+}
+
+// targetsCover reports whether the targets assign exactly the partitions
+// of the subscribed topics.
+func targetsCover(targets map[string]assignment, sub map[string]subscribedTopic) bool {
+	sizes := map[[16]byte]int32{}
+	want := 0
+	for _, t := range sub {
+		sizes[t.id] = t.partitions
+		want += int(t.partitions)
+	}
+	seen := map[topicPartitionID]bool{}
+	for _, a := range targets {
+		for t, ps := range a {
+			n, ok := sizes[t]
+			for _, p := range ps {
+				if !ok || p >= n {
+					return false
+				}
+				seen[topicPartitionID{t, p}] = true
+			}
+		}
+	}
+	return len(seen) == want
+}
