@@ -196,9 +196,15 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		return refuse(errCoordinatorNotAvail, "")
 	}
 	joining := req.MemberEpoch == 0
+	leaving := req.MemberEpoch == leaveEpoch || req.MemberEpoch == staticLeaveEpoch
 	g, code := c.acquire(req.Group, joining)
 	switch {
+	case code == errGroupIDNotFound && leaving:
+		return refuse(errGroupIDNotFound, "Consumer group %s not found.", req.Group)
 	case code == errGroupIDNotFound:
+		// Kafka answers GROUP_ID_NOT_FOUND, which Kafka's consumer takes
+		// as fatal; the member of a group that is gone (expired while it
+		// was away) rejoins instead.
 		return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
 	case code != 0:
 		return refuse(code, "")
@@ -214,6 +220,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		if !g.classicEmpty() {
 			return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 		}
+		if leaving {
+			return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+		}
 		if !joining {
 			return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
 		}
@@ -221,7 +230,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		c.logger.Info("group uses the consumer protocol", "group", g.id)
 	}
 	cg := g.consumer
-	if req.MemberEpoch == leaveEpoch || req.MemberEpoch == staticLeaveEpoch {
+	if leaving {
 		return c.consumerLeave(g, req, resp)
 	}
 

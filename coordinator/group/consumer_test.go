@@ -513,6 +513,15 @@ func TestConsumerGroupHeartbeatValidation(t *testing.T) {
 			t.Errorf("%s: error %d (%s), member %v; want %d with a message", tc.name, resp.ErrorCode, deref(resp.ErrorMessage), resp.MemberID, tc.want)
 		}
 	}
+	gone := f.member("a", "t")
+	gone.group, gone.epoch = "nope", 3
+	if resp := gone.heartbeat(); resp.ErrorCode != errUnknownMemberID {
+		t.Errorf("heartbeat to a group that does not exist: error %d, want UNKNOWN_MEMBER_ID so that it rejoins", resp.ErrorCode)
+	}
+	gone.epoch = leaveEpoch
+	if resp := gone.heartbeat(); resp.ErrorCode != errGroupIDNotFound {
+		t.Errorf("leaving a group that does not exist: error %d, want GROUP_ID_NOT_FOUND as Kafka", resp.ErrorCode)
+	}
 	f.member("a", "t").mustHeartbeat()
 	if resp := f.member("b", "t").heartbeat(); resp.ErrorCode != errGroupMaxSizeReached {
 		t.Errorf("member over group.consumer.max.size: error %d", resp.ErrorCode)
