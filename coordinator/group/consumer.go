@@ -283,7 +283,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	c.maybeBumpEpoch(g, topics, subscriptionChanged)
 	c.reconcile(g, m, req.Topics)
 	c.armConsumerSession(g, m)
-	if err := c.persistConsumer(g); err != nil {
+	if err := c.persistHeartbeat(g, m); err != nil {
 		return refuse(appendErrorCode(err), "")
 	}
 

@@ -109,6 +109,23 @@ func appendTopicPartitions(b []byte, a assignment) []byte {
 	return b
 }
 
+// persistHeartbeat stores the group after a heartbeat of m: nothing when
+// the group's epochs and m's records are as stored (the usual heartbeat,
+// checked without encoding the other members), else every difference.
+func (c *Coordinator) persistHeartbeat(g *classicGroup, m *consumerMember) error {
+	cg := g.consumer
+	same := func(k string, v []byte) bool { return string(g.storedConsumer[k]) == string(v) }
+	target, hasTarget := cg.target[m.id]
+	if same(consumerKey(cgMetadataKeyVersion, g.id), flexValue(kbin.AppendInt32(nil, cg.epoch))) &&
+		same(consumerKey(cgTargetMetadataKeyVersion, g.id), flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch))) &&
+		same(consumerKey(cgMemberKeyVersion, g.id, m.id), m.metadataValue()) &&
+		same(consumerKey(cgCurrentKeyVersion, g.id, m.id), m.currentValue()) &&
+		hasTarget && same(consumerKey(cgTargetMemberKeyVersion, g.id, m.id), flexValue(appendTopicPartitions(nil, target))) {
+		return nil
+	}
+	return c.persistConsumer(g)
+}
+
 // persistConsumer writes what changed in the group's consumer state since
 // the last write: every record of a consumer group, tombstones for those
 // of a group that is no longer one.
