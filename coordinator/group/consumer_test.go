@@ -50,6 +50,7 @@ type consumerFixture struct {
 	clock  *manualClock
 	topics *topicTable
 	path   string
+	ld     *logDir
 	close  func()
 }
 
@@ -69,7 +70,7 @@ func openConsumerFixture(t *testing.T, path string, clock *manualClock, tt *topi
 	ld := openLogDir(t, path, 1)
 	c := New(cfg, ld, clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c.UseTopics(tt)
-	f := &consumerFixture{t: t, c: c, clock: clock, topics: tt, path: path}
+	f := &consumerFixture{t: t, c: c, clock: clock, topics: tt, path: path, ld: ld}
 	f.close = func() {
 		c.Close()
 		ld.dir.Close()
@@ -223,6 +224,15 @@ func TestConsumerGroupRevokesBeforeAssigning(t *testing.T) {
 		t.Fatalf("b has %d partitions after a released two, want 2", b.owned.count())
 	}
 	checkDisjoint(t, a, b)
+	// Heartbeats that change nothing write nothing.
+	end := f.ld.logs[0].LogEndOffset()
+	for i := 0; i < 5; i++ {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	if now := f.ld.logs[0].LogEndOffset(); now != end {
+		t.Errorf("steady heartbeats moved __consumer_offsets from %d to %d", end, now)
+	}
 	d := f.describe()
 	if d.State != "Stable" || d.Epoch != 2 || d.AssignmentEpoch != 2 || d.AssignorName != "uniform" || len(d.Members) != 2 {
 		t.Fatalf("described: %+v", d)
