@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/compat/harness"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The matrix column "group-protocol" is Kafka 4's consumer group protocol
@@ -26,11 +30,15 @@ import (
 //     every partition held once. A first round of records is consumed
 //     exactly once, each member reading just the partitions the broker
 //     says it holds, and the commits reach the end of every partition.
-//   - One member leaves and another joins. The commits stay where they
-//     were, the newcomer takes partitions over, and a second round is
-//     consumed exactly once and committed: a lost commit would show as a
-//     record consumed twice (the members reset to the earliest offset), a
-//     lost partition as records never consumed.
+//   - One member leaves and another joins while a second round is being
+//     written, so partitions change hands under load: the broker must let
+//     a member revoke (and commit) a partition before another gets it.
+//     The second round is consumed exactly once and committed; then a
+//     third round, written to the settled group, is consumed exactly once,
+//     each member (the newcomer too) reading its own partitions. A lost
+//     commit would show as a record consumed twice (members reset to the
+//     earliest offset), a partition with two owners as records consumed
+//     twice, a lost partition as records never consumed.
 //   - A regex subscription picks up a topic created while its group runs:
 //     the broker resolves the pattern, so the new topic reaches the members
 //     only through the broker's assignment.
@@ -264,5 +272,95 @@ func waitConsumerGroupEmpty(t *testing.T, adm *kadm.Client, group, topic string)
 	checkListedAsConsumerGroup(t, adm, group, "Empty")
 	if got, ends := committed(t, adm, group, topic), endOffsets(t, adm, topic); !mapsEqual(got, ends) {
 		t.Errorf("empty group %s has %v committed on %s, want the end offsets %v", group, got, topic, ends)
+	}
+}
+
+// TestPythonConfluentGroupProtocol is confluent-kafka-python's cell of the
+// group-protocol column: compat/python/confluent_group_protocol.py runs
+// the scenario with group.protocol=consumer and checks what its own
+// consumers and AdminClient see; then franz-go checks what the broker
+// kept: the groups, Empty and of type consumer, with their commits at the
+// end offsets of their topics (<prefix> holds the settled rounds' 50
+// records a partition and those written while the members changed,
+// <prefix>-re-1 and <prefix>-re-2 25 a partition).
+func TestPythonConfluentGroupProtocol(t *testing.T) {
+	const prefix = "ckgp"
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	p := harness.Start(t, t.TempDir(), groupProtocolOverrides...)
+	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", "confluent_group_protocol.py"))
+	recordReport(t, rep, "group-protocol")
+	if !passed(rep, "group-protocol") {
+		return
+	}
+	ok := t.Run("broker-check", func(t *testing.T) {
+		adm := newAdmin(t, p.Addr)
+		for _, c := range []struct {
+			group, topic string
+			min, max     int64
+		}{
+			{prefix + "-g", prefix, 51, 1000},
+			{prefix + "-re-g", prefix + "-re-1", 25, 25},
+			{prefix + "-re-g", prefix + "-re-2", 25, 25},
+		} {
+			for part, end := range endOffsets(t, adm, c.topic) {
+				if end < c.min || end > c.max {
+					t.Errorf("%s/%d ends at %d, want %d to %d", c.topic, part, end, c.min, c.max)
+				}
+			}
+			waitConsumerGroupEmpty(t, adm, c.group, c.topic)
+		}
+	})
+	if !ok {
+		record(rep.client, rep.version, "group-protocol", false, "broker check failed (see the test log)")
+	}
+}
+
+// produceWhile writes records to the partitions of topic in turn, one
+// every 5 ms, valued <prefix>-p<partition>-<i> as produceSpread's, until
+// the returned stop is called (or the test ends); stop returns the values
+// written.
+func produceWhile(t *testing.T, addr, topic, prefix string) (stop func() []string) {
+	t.Helper()
+	cl := newManualProducer(t, addr, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	done := make(chan struct{})
+	var values []string
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			part := int32(i % groupPartitions)
+			v := fmt.Sprintf("%s-p%d-%d", prefix, part, i/groupPartitions)
+			if err := cl.ProduceSync(ctx, &kgo.Record{Partition: part, Value: []byte(v)}).FirstErr(); err != nil {
+				t.Errorf("produce %s: %v", v, err)
+				return
+			}
+			values = append(values, v)
+		}
+	})
+	var once sync.Once
+	stop = func() []string {
+		once.Do(func() { close(done); wg.Wait(); cancel() })
+		return values
+	}
+	t.Cleanup(func() { stop() }) // when the test fails before stopping it
+	return stop
+}
+
+// checkCommitsNotBehind fails unless the group's commits for topic are at
+// least those of floor on every partition: nothing committed was lost.
+func checkCommitsNotBehind(t *testing.T, adm *kadm.Client, group, topic string, floor map[int32]int64) {
+	t.Helper()
+	got := committed(t, adm, group, topic)
+	for p, min := range floor {
+		if got[p] < min {
+			t.Errorf("%s has %v committed on %s, behind the %v committed before", group, got, topic, floor)
+			return
+		}
 	}
 }

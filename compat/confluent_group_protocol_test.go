@@ -1,0 +1,158 @@
+package compat
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
+	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// TestConfluentKafkaGoGroupProtocol is confluent-kafka-go's cell of the
+// group-protocol column (see group_protocol_test.go): consumers with
+// group.protocol=consumer, which librdkafka 2.11 accepts as a preview
+// (it logs a warning; 2.12 made it generally available). librdkafka
+// refuses session.timeout.ms, heartbeat.interval.ms and
+// partition.assignment.strategy with this protocol (the broker decides
+// them), so the members set none of them.
+func TestConfluentKafkaGoGroupProtocol(t *testing.T) {
+	version := confluentVersion(t)
+	p := harness.Start(t, t.TempDir(), groupProtocolOverrides...)
+	adm := newAdmin(t, p.Addr)
+	feature(t, confluentClientName, version, "group-protocol", func(t *testing.T) {
+		t.Run("members", func(t *testing.T) { testConfluentGroupProtocolMembers(t, p.Addr, adm) })
+		t.Run("regex", func(t *testing.T) { testConfluentGroupProtocolRegex(t, p.Addr, adm) })
+	})
+}
+
+// startConfluentConsumerMember starts a consumer-protocol member named
+// name (its client.id) subscribed to topics (a name starting with ^ is a
+// regex), auto-committing every 100 ms and polling in a goroutine that
+// records what it consumes in seen.
+func startConfluentConsumerMember(t *testing.T, addr, name, group string, topics []string, seen *consumed, settings ...string) *confluentMember {
+	t.Helper()
+	c, err := kafka.NewConsumer(confluentConfig(t, addr, append([]string{"group.protocol=consumer", "group.id=" + group,
+		"client.id=" + name, "auto.offset.reset=earliest", "auto.commit.interval.ms=100", "fetch.wait.max.ms=100"}, settings...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SubscribeTopics(topics, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := &confluentMember{c: c, stop: make(chan struct{})}
+	m.wg.Go(func() {
+		for {
+			select {
+			case <-m.stop:
+				return
+			default:
+			}
+			msg, err := c.ReadMessage(100 * time.Millisecond)
+			if err == nil {
+				seen.add(name, string(msg.Value))
+			} else if kerr, ok := err.(kafka.Error); !ok || !kerr.IsTimeout() {
+				t.Logf("%s: %v", name, err)
+			}
+		}
+	})
+	t.Cleanup(m.close)
+	return m
+}
+
+// testConfluentGroupProtocolMembers: members a and b consume a first
+// round; b leaves and c joins while a second round is written; a third
+// round is consumed by a and c. Every record exactly once, every round
+// committed.
+func testConfluentGroupProtocolMembers(t *testing.T, addr string, adm *kadm.Client) {
+	const topic, group = "cgp", "cgp-g"
+	createTopic(t, adm, topic)
+	seen := newConsumed()
+	member := func(name string) *confluentMember {
+		return startConfluentConsumerMember(t, addr, name, group, []string{topic}, seen)
+	}
+	a, b := member("a"), member("b")
+	g := waitConsumerGroup(t, adm, group, []string{topic}, "a", "b")
+	if g.AssignorName != "uniform" {
+		t.Errorf("assignor %q, want the broker's default, uniform", g.AssignorName)
+	}
+	for _, m := range g.Members {
+		if !slices.Equal(m.SubscribedTopics, []string{topic}) {
+			t.Errorf("member %s subscribes to %v, want [%s]", m.ClientID, m.SubscribedTopics, topic)
+		}
+	}
+	checkListedAsConsumerGroup(t, adm, group, "Stable")
+
+	first := produceSpread(t, addr, topic, "first", 25)
+	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, first)
+	checkConsumedAsAssigned(t, seen, g, topic, "first")
+	ends := endOffsets(t, adm, topic)
+
+	// The second round is written while b leaves and c joins.
+	stopProducing := produceWhile(t, addr, topic, "second")
+	time.Sleep(300 * time.Millisecond)
+	b.close() // commits and leaves
+	c := member("c")
+	g2 := waitConsumerGroup(t, adm, group, []string{topic}, "a", "c")
+	time.Sleep(300 * time.Millisecond)
+	second := stopProducing()
+	if g2.Epoch <= g.Epoch {
+		t.Errorf("group epoch %d after a member left and one joined, was %d", g2.Epoch, g.Epoch)
+	}
+	checkCommitsNotBehind(t, adm, group, topic, ends)
+	waitFor(t, "the second round consumed", 30*time.Second, func() bool { return seen.has(second) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	all := append(slices.Clone(first), second...)
+	seen.checkExactlyOnce(t, all)
+
+	third := produceSpread(t, addr, topic, "third", 25)
+	waitFor(t, "the third round consumed", 30*time.Second, func() bool { return seen.has(third) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, append(all, third...))
+	checkConsumedAsAssigned(t, seen, g2, topic, "third")
+
+	a.close()
+	c.close()
+	waitConsumerGroupEmpty(t, adm, group, topic)
+}
+
+// testConfluentGroupProtocolRegex: two members with the range assignor
+// subscribe to ^cgp-re-.*, consume cgp-re-1, then cgp-re-2 created later.
+func testConfluentGroupProtocolRegex(t *testing.T, addr string, adm *kadm.Client) {
+	const group, topic1, topic2 = "cgp-re-g", "cgp-re-1", "cgp-re-2"
+	createTopic(t, adm, topic1)
+	seen := newConsumed()
+	for _, name := range []string{"r1", "r2"} {
+		startConfluentConsumerMember(t, addr, name, group, []string{"^cgp-re-.*"}, seen, "group.remote.assignor=range")
+	}
+	g := waitConsumerGroup(t, adm, group, []string{topic1}, "r1", "r2")
+	if g.AssignorName != "range" {
+		t.Errorf("assignor %q, want range (group.remote.assignor)", g.AssignorName)
+	}
+	for _, m := range g.Members {
+		if m.SubscribedTopicRegex == nil || *m.SubscribedTopicRegex == "" {
+			t.Errorf("member %s has no topic regex (topics %v)", m.ClientID, m.SubscribedTopics)
+		}
+	}
+	one := produceSpread(t, addr, topic1, "re1", 25)
+	waitFor(t, topic1+" consumed", 30*time.Second, func() bool { return seen.has(one) })
+	waitCommittedAtEnd(t, adm, group, topic1)
+	checkConsumedAsAssigned(t, seen, g, topic1, "re1")
+
+	createTopic(t, adm, topic2)
+	g2 := waitConsumerGroup(t, adm, group, []string{topic1, topic2}, "r1", "r2")
+	for client, ps := range consumerAssignments(g2, topic2) {
+		if len(ps) != groupPartitions/2 {
+			t.Errorf("%s holds partitions %v of %s, want half of them from the range assignor", client, ps, topic2)
+		}
+	}
+	two := produceSpread(t, addr, topic2, "re2", 25)
+	waitFor(t, topic2+" consumed", 30*time.Second, func() bool { return seen.has(two) })
+	waitCommittedAtEnd(t, adm, group, topic2)
+	checkCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
+	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
+	checkConsumedAsAssigned(t, seen, g2, topic2, "re2")
+}
