@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -83,6 +84,7 @@ func testConfluentGroupProtocolMembers(t *testing.T, addr string, adm *kadm.Clie
 		}
 	}
 	checkListedAsConsumerGroup(t, adm, group, "Stable")
+	checkConfluentDescribe(t, addr, group, topic, g)
 
 	first := produceSpread(t, addr, topic, "first", 25)
 	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
@@ -155,4 +157,57 @@ func testConfluentGroupProtocolRegex(t *testing.T, addr string, adm *kadm.Client
 	checkCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
 	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
 	checkConsumedAsAssigned(t, seen, g2, topic2, "re2")
+}
+
+// checkConfluentDescribe checks that librdkafka's DescribeConsumerGroups
+// (ConsumerGroupDescribe for a group of this protocol) describes the
+// stable group as kadm did in want: type consumer, Stable, the same
+// assignor, and each member holding, and targeted with, the same
+// partitions of topic.
+func checkConfluentDescribe(t *testing.T, addr, group, topic string, want kadm.DescribedConsumerGroup) {
+	t.Helper()
+	a, err := kafka.NewAdminClient(confluentConfig(t, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := a.DescribeConsumerGroups(ctx, []string{group})
+	if err != nil || len(res.ConsumerGroupDescriptions) != 1 {
+		t.Fatalf("DescribeConsumerGroups: %+v, %v", res, err)
+	}
+	d := res.ConsumerGroupDescriptions[0]
+	if d.Error.Code() != kafka.ErrNoError || d.Type != kafka.ConsumerGroupTypeConsumer || d.State != kafka.ConsumerGroupStateStable ||
+		d.PartitionAssignor != want.AssignorName {
+		t.Errorf("librdkafka describes %s as type %v, state %v, assignor %q (error %v); want consumer, Stable, %q",
+			group, d.Type, d.State, d.PartitionAssignor, d.Error, want.AssignorName)
+	}
+	partitions := func(tps []kafka.TopicPartition) []int32 {
+		var ps []int32
+		for _, tp := range tps {
+			if tp.Topic != nil && *tp.Topic == topic {
+				ps = append(ps, tp.Partition)
+			}
+		}
+		slices.Sort(ps)
+		return ps
+	}
+	got := map[string][]int32{}
+	for _, m := range d.Members {
+		got[m.ClientID] = partitions(m.Assignment.TopicPartitions)
+		if m.TargetAssignment == nil || !slices.Equal(partitions(m.TargetAssignment.TopicPartitions), got[m.ClientID]) {
+			t.Errorf("librdkafka describes member %s with assignment %v, target %+v", m.ClientID, got[m.ClientID], m.TargetAssignment)
+		}
+	}
+	if exp := consumerAssignments(want, topic); len(got) != len(exp) {
+		t.Errorf("librdkafka describes members %v, kadm %v", got, exp)
+	} else {
+		for client, ps := range exp {
+			if !slices.Equal(got[client], ps) {
+				t.Errorf("librdkafka describes members %v, kadm %v", got, exp)
+				break
+			}
+		}
+	}
 }
