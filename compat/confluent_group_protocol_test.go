@@ -20,7 +20,7 @@ import (
 // them), so the members set none of them.
 func TestConfluentKafkaGoGroupProtocol(t *testing.T) {
 	version := confluentVersion(t)
-	p := harness.Start(t, t.TempDir(), groupProtocolOverrides...)
+	p := harness.Start(t, t.TempDir(), kip848Overrides...)
 	adm := newAdmin(t, p.Addr)
 	feature(t, confluentClientName, version, "group-protocol", func(t *testing.T) {
 		t.Run("members", func(t *testing.T) { testConfluentGroupProtocolMembers(t, p.Addr, adm) })
@@ -74,7 +74,7 @@ func testConfluentGroupProtocolMembers(t *testing.T, addr string, adm *kadm.Clie
 		return startConfluentConsumerMember(t, addr, name, group, []string{topic}, seen)
 	}
 	a, b := member("a"), member("b")
-	g := waitConsumerGroup(t, adm, group, []string{topic}, "a", "b")
+	g := kip848WaitStable(t, adm, group, []string{topic}, "a", "b")
 	if g.AssignorName != "uniform" {
 		t.Errorf("assignor %q, want the broker's default, uniform", g.AssignorName)
 	}
@@ -83,28 +83,28 @@ func testConfluentGroupProtocolMembers(t *testing.T, addr string, adm *kadm.Clie
 			t.Errorf("member %s subscribes to %v, want [%s]", m.ClientID, m.SubscribedTopics, topic)
 		}
 	}
-	checkListedAsConsumerGroup(t, adm, group, "Stable")
-	checkConfluentDescribe(t, addr, group, topic, g)
+	kip848CheckListed(t, adm, group, "Stable")
+	kip848CheckConfluentDescribe(t, addr, group, topic, g)
 
 	first := produceSpread(t, addr, topic, "first", 25)
 	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	seen.checkExactlyOnce(t, first)
-	checkConsumedAsAssigned(t, seen, g, topic, "first")
+	kip848CheckConsumedAsAssigned(t, seen, g, topic, "first")
 	ends := endOffsets(t, adm, topic)
 
 	// The second round is written while b leaves and c joins.
-	stopProducing := produceWhile(t, addr, topic, "second")
+	stopProducing := kip848ProduceWhile(t, addr, topic, "second")
 	time.Sleep(300 * time.Millisecond)
 	b.close() // commits and leaves
 	c := member("c")
-	g2 := waitConsumerGroup(t, adm, group, []string{topic}, "a", "c")
+	g2 := kip848WaitStable(t, adm, group, []string{topic}, "a", "c")
 	time.Sleep(300 * time.Millisecond)
 	second := stopProducing()
 	if g2.Epoch <= g.Epoch {
 		t.Errorf("group epoch %d after a member left and one joined, was %d", g2.Epoch, g.Epoch)
 	}
-	checkCommitsNotBehind(t, adm, group, topic, ends)
+	kip848CheckCommitsNotBehind(t, adm, group, topic, ends)
 	waitFor(t, "the second round consumed", 30*time.Second, func() bool { return seen.has(second) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	all := append(slices.Clone(first), second...)
@@ -114,11 +114,11 @@ func testConfluentGroupProtocolMembers(t *testing.T, addr string, adm *kadm.Clie
 	waitFor(t, "the third round consumed", 30*time.Second, func() bool { return seen.has(third) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	seen.checkExactlyOnce(t, append(all, third...))
-	checkConsumedAsAssigned(t, seen, g2, topic, "third")
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic, "third")
 
 	a.close()
 	c.close()
-	waitConsumerGroupEmpty(t, adm, group, topic)
+	kip848WaitEmpty(t, adm, group, topic)
 }
 
 // testConfluentGroupProtocolRegex: two members with the range assignor
@@ -130,7 +130,7 @@ func testConfluentGroupProtocolRegex(t *testing.T, addr string, adm *kadm.Client
 	for _, name := range []string{"r1", "r2"} {
 		startConfluentConsumerMember(t, addr, name, group, []string{"^cgp-re-.*"}, seen, "group.remote.assignor=range")
 	}
-	g := waitConsumerGroup(t, adm, group, []string{topic1}, "r1", "r2")
+	g := kip848WaitStable(t, adm, group, []string{topic1}, "r1", "r2")
 	if g.AssignorName != "range" {
 		t.Errorf("assignor %q, want range (group.remote.assignor)", g.AssignorName)
 	}
@@ -142,11 +142,11 @@ func testConfluentGroupProtocolRegex(t *testing.T, addr string, adm *kadm.Client
 	one := produceSpread(t, addr, topic1, "re1", 25)
 	waitFor(t, topic1+" consumed", 30*time.Second, func() bool { return seen.has(one) })
 	waitCommittedAtEnd(t, adm, group, topic1)
-	checkConsumedAsAssigned(t, seen, g, topic1, "re1")
+	kip848CheckConsumedAsAssigned(t, seen, g, topic1, "re1")
 
 	createTopic(t, adm, topic2)
-	g2 := waitConsumerGroup(t, adm, group, []string{topic1, topic2}, "r1", "r2")
-	for client, ps := range consumerAssignments(g2, topic2) {
+	g2 := kip848WaitStable(t, adm, group, []string{topic1, topic2}, "r1", "r2")
+	for client, ps := range kip848Assignments(g2, topic2) {
 		if len(ps) != groupPartitions/2 {
 			t.Errorf("%s holds partitions %v of %s, want half of them from the range assignor", client, ps, topic2)
 		}
@@ -154,17 +154,17 @@ func testConfluentGroupProtocolRegex(t *testing.T, addr string, adm *kadm.Client
 	two := produceSpread(t, addr, topic2, "re2", 25)
 	waitFor(t, topic2+" consumed", 30*time.Second, func() bool { return seen.has(two) })
 	waitCommittedAtEnd(t, adm, group, topic2)
-	checkCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
+	kip848CheckCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
 	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
-	checkConsumedAsAssigned(t, seen, g2, topic2, "re2")
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic2, "re2")
 }
 
-// checkConfluentDescribe checks that librdkafka's DescribeConsumerGroups
+// kip848CheckConfluentDescribe checks that librdkafka's DescribeConsumerGroups
 // (ConsumerGroupDescribe for a group of this protocol) describes the
 // stable group as kadm did in want: type consumer, Stable, the same
 // assignor, and each member holding, and targeted with, the same
 // partitions of topic.
-func checkConfluentDescribe(t *testing.T, addr, group, topic string, want kadm.DescribedConsumerGroup) {
+func kip848CheckConfluentDescribe(t *testing.T, addr, group, topic string, want kadm.DescribedConsumerGroup) {
 	t.Helper()
 	a, err := kafka.NewAdminClient(confluentConfig(t, addr))
 	if err != nil {
@@ -200,7 +200,7 @@ func checkConfluentDescribe(t *testing.T, addr, group, topic string, want kadm.D
 			t.Errorf("librdkafka describes member %s with assignment %v, target %+v", m.ClientID, got[m.ClientID], m.TargetAssignment)
 		}
 	}
-	if exp := consumerAssignments(want, topic); len(got) != len(exp) {
+	if exp := kip848Assignments(want, topic); len(got) != len(exp) {
 		t.Errorf("librdkafka describes members %v, kadm %v", got, exp)
 	} else {
 		for client, ps := range exp {

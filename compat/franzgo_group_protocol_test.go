@@ -19,7 +19,7 @@ import (
 // and a regex subscription with the range balancer (its "range").
 func TestFranzGoGroupProtocol(t *testing.T) {
 	version := moduleVersion(t, "github.com/twmb/franz-go")
-	p := harness.Start(t, t.TempDir(), groupProtocolOverrides...)
+	p := harness.Start(t, t.TempDir(), kip848Overrides...)
 	adm := newAdmin(t, p.Addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -69,7 +69,7 @@ func testFranzGroupProtocolMembers(t *testing.T, ctx context.Context, addr strin
 		return startFranzConsumerMember(t, ctx, addr, name, group, seen, kgo.ConsumeTopics(topic), balancer)
 	}
 	stopA, stopB, stopC := member("a"), member("b"), member("c")
-	g := waitConsumerGroup(t, adm, group, []string{topic}, "a", "b", "c")
+	g := kip848WaitStable(t, adm, group, []string{topic}, "a", "b", "c")
 	if g.AssignorName != "uniform" {
 		t.Errorf("assignor %q, want uniform (what kgo asks for with a sticky balancer)", g.AssignorName)
 	}
@@ -78,27 +78,27 @@ func testFranzGroupProtocolMembers(t *testing.T, ctx context.Context, addr strin
 			t.Errorf("member %s subscribes to %v / %v, want [%s]", m.ClientID, m.SubscribedTopics, m.SubscribedTopicRegex, topic)
 		}
 	}
-	checkListedAsConsumerGroup(t, adm, group, "Stable")
+	kip848CheckListed(t, adm, group, "Stable")
 
 	first := produceSpread(t, addr, topic, "first", 25)
 	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	seen.checkExactlyOnce(t, first)
-	checkConsumedAsAssigned(t, seen, g, topic, "first")
+	kip848CheckConsumedAsAssigned(t, seen, g, topic, "first")
 	ends := endOffsets(t, adm, topic)
 
 	// The second round is written while c leaves and d joins.
-	stopProducing := produceWhile(t, addr, topic, "second")
+	stopProducing := kip848ProduceWhile(t, addr, topic, "second")
 	time.Sleep(300 * time.Millisecond)
 	stopC() // commits and leaves
 	stopD := member("d")
-	g2 := waitConsumerGroup(t, adm, group, []string{topic}, "a", "b", "d")
+	g2 := kip848WaitStable(t, adm, group, []string{topic}, "a", "b", "d")
 	time.Sleep(300 * time.Millisecond)
 	second := stopProducing()
 	if g2.Epoch <= g.Epoch {
 		t.Errorf("group epoch %d after a member left and one joined, was %d", g2.Epoch, g.Epoch)
 	}
-	checkCommitsNotBehind(t, adm, group, topic, ends)
+	kip848CheckCommitsNotBehind(t, adm, group, topic, ends)
 	waitFor(t, "the second round consumed", 30*time.Second, func() bool { return seen.has(second) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	all := append(slices.Clone(first), second...)
@@ -108,12 +108,12 @@ func testFranzGroupProtocolMembers(t *testing.T, ctx context.Context, addr strin
 	waitFor(t, "the third round consumed", 30*time.Second, func() bool { return seen.has(third) })
 	waitCommittedAtEnd(t, adm, group, topic)
 	seen.checkExactlyOnce(t, append(all, third...))
-	checkConsumedAsAssigned(t, seen, g2, topic, "third")
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic, "third")
 
 	stopA()
 	stopB()
 	stopD()
-	waitConsumerGroupEmpty(t, adm, group, topic)
+	kip848WaitEmpty(t, adm, group, topic)
 }
 
 // testFranzGroupProtocolRegex: two members subscribe to the pattern
@@ -126,7 +126,7 @@ func testFranzGroupProtocolRegex(t *testing.T, ctx context.Context, addr string,
 		startFranzConsumerMember(t, ctx, addr, name, group, seen,
 			kgo.ConsumeRegex(), kgo.ConsumeTopics("fgp-re-.*"), kgo.Balancers(kgo.RangeBalancer()))
 	}
-	g := waitConsumerGroup(t, adm, group, []string{topic1}, "r1", "r2")
+	g := kip848WaitStable(t, adm, group, []string{topic1}, "r1", "r2")
 	if g.AssignorName != "range" {
 		t.Errorf("assignor %q, want range (what kgo asks for with the range balancer)", g.AssignorName)
 	}
@@ -138,11 +138,11 @@ func testFranzGroupProtocolRegex(t *testing.T, ctx context.Context, addr string,
 	one := produceSpread(t, addr, topic1, "re1", 25)
 	waitFor(t, topic1+" consumed", 30*time.Second, func() bool { return seen.has(one) })
 	waitCommittedAtEnd(t, adm, group, topic1)
-	checkConsumedAsAssigned(t, seen, g, topic1, "re1")
+	kip848CheckConsumedAsAssigned(t, seen, g, topic1, "re1")
 
 	createTopic(t, adm, topic2)
-	g2 := waitConsumerGroup(t, adm, group, []string{topic1, topic2}, "r1", "r2")
-	for client, ps := range consumerAssignments(g2, topic2) {
+	g2 := kip848WaitStable(t, adm, group, []string{topic1, topic2}, "r1", "r2")
+	for client, ps := range kip848Assignments(g2, topic2) {
 		if len(ps) != groupPartitions/2 {
 			t.Errorf("%s holds partitions %v of %s, want half of them from the range assignor", client, ps, topic2)
 		}
@@ -150,7 +150,7 @@ func testFranzGroupProtocolRegex(t *testing.T, ctx context.Context, addr string,
 	two := produceSpread(t, addr, topic2, "re2", 25)
 	waitFor(t, topic2+" consumed", 30*time.Second, func() bool { return seen.has(two) })
 	waitCommittedAtEnd(t, adm, group, topic2)
-	checkCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
+	kip848CheckCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
 	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
-	checkConsumedAsAssigned(t, seen, g2, topic2, "re2")
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic2, "re2")
 }

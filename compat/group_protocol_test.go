@@ -46,26 +46,26 @@ import (
 // What the broker stored and reports is checked with franz-go (kadm), as
 // in the other group tests.
 
-// groupProtocolOverrides are the broker settings of the column's tests.
-var groupProtocolOverrides = []string{
+// kip848Overrides are the broker settings of the column's tests.
+var kip848Overrides = []string{
 	"group.consumer.heartbeat.interval.ms=300",
 	"group.consumer.min.heartbeat.interval.ms=100",
 }
 
-// describeConsumerGroup returns the broker's ConsumerGroupDescribe view of
+// kip848Describe returns the broker's ConsumerGroupDescribe view of
 // group.
-func describeConsumerGroup(t *testing.T, adm *kadm.Client, group string) kadm.DescribedConsumerGroup {
+func kip848Describe(t *testing.T, adm *kadm.Client, group string) kadm.DescribedConsumerGroup {
 	t.Helper()
-	g, err := tryDescribeConsumerGroup(t, adm, group)
+	g, err := kip848TryDescribe(t, adm, group)
 	if err != nil {
 		t.Fatalf("describe consumer group %s: %v", group, err)
 	}
 	return g
 }
 
-// tryDescribeConsumerGroup is describeConsumerGroup returning the group's
+// kip848TryDescribe is kip848Describe returning the group's
 // error (GROUP_ID_NOT_FOUND before its first member joined).
-func tryDescribeConsumerGroup(t *testing.T, adm *kadm.Client, group string) (kadm.DescribedConsumerGroup, error) {
+func kip848TryDescribe(t *testing.T, adm *kadm.Client, group string) (kadm.DescribedConsumerGroup, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -80,9 +80,9 @@ func tryDescribeConsumerGroup(t *testing.T, adm *kadm.Client, group string) (kad
 	return g, g.Err
 }
 
-// consumerAssignments maps each member's client id to its partitions of
+// kip848Assignments maps each member's client id to its partitions of
 // topic, sorted, as the broker described them.
-func consumerAssignments(g kadm.DescribedConsumerGroup, topic string) map[string][]int32 {
+func kip848Assignments(g kadm.DescribedConsumerGroup, topic string) map[string][]int32 {
 	out := map[string][]int32{}
 	for _, m := range g.Members {
 		var ps []int32
@@ -95,9 +95,9 @@ func consumerAssignments(g kadm.DescribedConsumerGroup, topic string) map[string
 	return out
 }
 
-// consumerGroupSettled tells why g is not yet what waitConsumerGroup waits
+// kip848Settled tells why g is not yet what kip848WaitStable waits
 // for, or "" when it is.
-func consumerGroupSettled(g kadm.DescribedConsumerGroup, topics []string, clients []string) string {
+func kip848Settled(g kadm.DescribedConsumerGroup, topics []string, clients []string) string {
 	var ids []string
 	for _, m := range g.Members {
 		ids = append(ids, m.ClientID)
@@ -116,7 +116,7 @@ func consumerGroupSettled(g kadm.DescribedConsumerGroup, topics []string, client
 		switch {
 		case m.MemberEpoch != g.Epoch:
 			return fmt.Sprintf("member %s at epoch %d of %d", m.ClientID, m.MemberEpoch, g.Epoch)
-		case !sameTopicsSet(m.Assignment, m.TargetAssignment):
+		case !kip848SameTopicsSet(m.Assignment, m.TargetAssignment):
 			return fmt.Sprintf("member %s holds %v, target %v", m.ClientID, m.Assignment, m.TargetAssignment)
 		case len(m.Assignment.Topics()) == 0:
 			return "member " + m.ClientID + " holds nothing"
@@ -124,7 +124,7 @@ func consumerGroupSettled(g kadm.DescribedConsumerGroup, topics []string, client
 	}
 	for _, topic := range topics {
 		held := map[int32]int{}
-		for _, ps := range consumerAssignments(g, topic) {
+		for _, ps := range kip848Assignments(g, topic) {
 			for _, p := range ps {
 				held[p]++
 			}
@@ -138,7 +138,7 @@ func consumerGroupSettled(g kadm.DescribedConsumerGroup, topics []string, client
 	return ""
 }
 
-func sameTopicsSet(a, b kadm.TopicsSet) bool {
+func kip848SameTopicsSet(a, b kadm.TopicsSet) bool {
 	count := func(s kadm.TopicsSet) (n int) {
 		s.Each(func(string, int32) { n++ })
 		return n
@@ -151,25 +151,25 @@ func sameTopicsSet(a, b kadm.TopicsSet) bool {
 	return same
 }
 
-// waitConsumerGroup waits until the consumer group is Stable with members
+// kip848WaitStable waits until the consumer group is Stable with members
 // of exactly these client ids, each at the group's epoch, holding its
 // target assignment and at least one partition, and between them every
 // partition of topics once.
-func waitConsumerGroup(t *testing.T, adm *kadm.Client, group string, topics []string, clients ...string) kadm.DescribedConsumerGroup {
+func kip848WaitStable(t *testing.T, adm *kadm.Client, group string, topics []string, clients ...string) kadm.DescribedConsumerGroup {
 	t.Helper()
 	var g kadm.DescribedConsumerGroup
 	why := ""
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		var err error
-		g, err = tryDescribeConsumerGroup(t, adm, group)
+		g, err = kip848TryDescribe(t, adm, group)
 		switch {
 		case errors.Is(err, kerr.GroupIDNotFound):
 			why = err.Error()
 		case err != nil:
 			t.Fatalf("describe consumer group %s: %v", group, err)
 		default:
-			if why = consumerGroupSettled(g, topics, clients); why == "" {
+			if why = kip848Settled(g, topics, clients); why == "" {
 				return g
 			}
 		}
@@ -180,10 +180,10 @@ func waitConsumerGroup(t *testing.T, adm *kadm.Client, group string, topics []st
 	}
 }
 
-// checkListedAsConsumerGroup checks that ListGroups v5 lists group with
+// kip848CheckListed checks that ListGroups v5 lists group with
 // type "consumer" in state, and that the classic DescribeGroups does not
 // know it, as Kafka answers for a group of the consumer protocol.
-func checkListedAsConsumerGroup(t *testing.T, adm *kadm.Client, group, state string) {
+func kip848CheckListed(t *testing.T, adm *kadm.Client, group, state string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -203,10 +203,10 @@ func checkListedAsConsumerGroup(t *testing.T, adm *kadm.Client, group, state str
 	}
 }
 
-// consumedPartitions returns the partitions from which member consumed
+// kip848ConsumedPartitions returns the partitions from which member consumed
 // values of the round prefix (values are <prefix>-p<partition>-<i>, see
 // produceSpread).
-func consumedPartitions(seen *consumed, member, prefix string) []int32 {
+func kip848ConsumedPartitions(seen *consumed, member, prefix string) []int32 {
 	seen.mu.Lock()
 	defer seen.mu.Unlock()
 	set := map[int32]bool{}
@@ -229,27 +229,27 @@ func consumedPartitions(seen *consumed, member, prefix string) []int32 {
 	return out
 }
 
-// checkConsumedAsAssigned checks that each member consumed the round
+// kip848CheckConsumedAsAssigned checks that each member consumed the round
 // prefix of topic from exactly the partitions g says it holds.
-func checkConsumedAsAssigned(t *testing.T, seen *consumed, g kadm.DescribedConsumerGroup, topic, prefix string) {
+func kip848CheckConsumedAsAssigned(t *testing.T, seen *consumed, g kadm.DescribedConsumerGroup, topic, prefix string) {
 	t.Helper()
-	for client, ps := range consumerAssignments(g, topic) {
-		if got := consumedPartitions(seen, client, prefix); !slices.Equal(got, ps) {
+	for client, ps := range kip848Assignments(g, topic) {
+		if got := kip848ConsumedPartitions(seen, client, prefix); !slices.Equal(got, ps) {
 			t.Errorf("%s consumed %q records from partitions %v of %s, but holds %v", client, prefix, got, topic, ps)
 		}
 	}
 }
 
-// checkCommitsKept fails unless the group's commits for topic are still
+// kip848CheckCommitsKept fails unless the group's commits for topic are still
 // want (the end offsets of the rounds consumed so far).
-func checkCommitsKept(t *testing.T, adm *kadm.Client, group, topic string, want map[int32]int64) {
+func kip848CheckCommitsKept(t *testing.T, adm *kadm.Client, group, topic string, want map[int32]int64) {
 	t.Helper()
-	if got := committed(t, adm, group, topic); !mapsEqual(got, want) {
+	if got := committed(t, adm, group, topic); !kip848MapsEqual(got, want) {
 		t.Errorf("after the members changed, %s has %v committed on %s, want %v", group, got, topic, want)
 	}
 }
 
-func mapsEqual(a, b map[int32]int64) bool {
+func kip848MapsEqual(a, b map[int32]int64) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -261,16 +261,16 @@ func mapsEqual(a, b map[int32]int64) bool {
 	return true
 }
 
-// waitConsumerGroupEmpty waits until every member has left group, which
+// kip848WaitEmpty waits until every member has left group, which
 // keeps its commits on topic at the end offsets.
-func waitConsumerGroupEmpty(t *testing.T, adm *kadm.Client, group, topic string) {
+func kip848WaitEmpty(t *testing.T, adm *kadm.Client, group, topic string) {
 	t.Helper()
 	waitFor(t, "consumer group "+group+" empty", 30*time.Second, func() bool {
-		g := describeConsumerGroup(t, adm, group)
+		g := kip848Describe(t, adm, group)
 		return g.State == "Empty" && len(g.Members) == 0
 	})
-	checkListedAsConsumerGroup(t, adm, group, "Empty")
-	if got, ends := committed(t, adm, group, topic), endOffsets(t, adm, topic); !mapsEqual(got, ends) {
+	kip848CheckListed(t, adm, group, "Empty")
+	if got, ends := committed(t, adm, group, topic), endOffsets(t, adm, topic); !kip848MapsEqual(got, ends) {
 		t.Errorf("empty group %s has %v committed on %s, want the end offsets %v", group, got, topic, ends)
 	}
 }
@@ -287,7 +287,7 @@ func TestPythonConfluentGroupProtocol(t *testing.T) {
 	const prefix = "ckgp"
 	python := filepath.Join(".venv", "bin", "python")
 	requireFile(t, python)
-	p := harness.Start(t, t.TempDir(), groupProtocolOverrides...)
+	p := harness.Start(t, t.TempDir(), kip848Overrides...)
 	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", "confluent_group_protocol.py"))
 	recordReport(t, rep, "group-protocol")
 	if !passed(rep, "group-protocol") {
@@ -308,7 +308,7 @@ func TestPythonConfluentGroupProtocol(t *testing.T) {
 					t.Errorf("%s/%d ends at %d, want %d to %d", c.topic, part, end, c.min, c.max)
 				}
 			}
-			waitConsumerGroupEmpty(t, adm, c.group, c.topic)
+			kip848WaitEmpty(t, adm, c.group, c.topic)
 		}
 	})
 	if !ok {
@@ -316,11 +316,11 @@ func TestPythonConfluentGroupProtocol(t *testing.T) {
 	}
 }
 
-// produceWhile writes records to the partitions of topic in turn, one
+// kip848ProduceWhile writes records to the partitions of topic in turn, one
 // every 5 ms, valued <prefix>-p<partition>-<i> as produceSpread's, until
 // the returned stop is called (or the test ends); stop returns the values
 // written.
-func produceWhile(t *testing.T, addr, topic, prefix string) (stop func() []string) {
+func kip848ProduceWhile(t *testing.T, addr, topic, prefix string) (stop func() []string) {
 	t.Helper()
 	cl := newManualProducer(t, addr, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -352,9 +352,9 @@ func produceWhile(t *testing.T, addr, topic, prefix string) (stop func() []strin
 	return stop
 }
 
-// checkCommitsNotBehind fails unless the group's commits for topic are at
+// kip848CheckCommitsNotBehind fails unless the group's commits for topic are at
 // least those of floor on every partition: nothing committed was lost.
-func checkCommitsNotBehind(t *testing.T, adm *kadm.Client, group, topic string, floor map[int32]int64) {
+func kip848CheckCommitsNotBehind(t *testing.T, adm *kadm.Client, group, topic string, floor map[int32]int64) {
 	t.Helper()
 	got := committed(t, adm, group, topic)
 	for p, min := range floor {
