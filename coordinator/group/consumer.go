@@ -246,7 +246,11 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		return herr
 	}
 	previous := m.assigned
-	subscriptionChanged := cg.members[m.id] != m
+	// As Kafka's hasMemberSubscriptionChanged: a joining member changes
+	// the subscription by naming its topics (a new member has none), but
+	// a static member's new incarnation starts with its predecessor's
+	// subscription, so it bumps the group epoch only if it differs.
+	subscriptionChanged := false
 	if req.InstanceID != nil {
 		m.instanceID = req.InstanceID
 	}
