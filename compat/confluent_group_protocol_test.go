@@ -17,7 +17,9 @@ import (
 // (it logs a warning; 2.12 made it generally available). librdkafka
 // refuses session.timeout.ms, heartbeat.interval.ms and
 // partition.assignment.strategy with this protocol (the broker decides
-// them), so the members set none of them.
+// them), so the members set none of them. Static members (KIP-345) are
+// run too: librdkafka leaves them with epoch -2 and a new incarnation
+// takes its predecessor's place.
 func TestConfluentKafkaGoGroupProtocol(t *testing.T) {
 	version := confluentVersion(t)
 	p := harness.Start(t, t.TempDir(), kip848Overrides...)
@@ -25,6 +27,7 @@ func TestConfluentKafkaGoGroupProtocol(t *testing.T) {
 	feature(t, confluentClientName, version, "group-protocol", func(t *testing.T) {
 		t.Run("members", func(t *testing.T) { testConfluentGroupProtocolMembers(t, p.Addr, adm) })
 		t.Run("regex", func(t *testing.T) { testConfluentGroupProtocolRegex(t, p.Addr, adm) })
+		t.Run("static", func(t *testing.T) { testConfluentGroupProtocolStatic(t, p.Addr, adm) })
 	})
 }
 
@@ -210,4 +213,43 @@ func kip848CheckConfluentDescribe(t *testing.T, addr, group, topic string, want 
 			}
 		}
 	}
+}
+
+// testConfluentGroupProtocolStatic: static members a and b
+// (group.instance.id) consume a first round; b closes, leaving with epoch
+// -2, and comes back as a new member with the same instance id: it gets
+// b's partitions back without a new group epoch (as Kafka: nothing the
+// group consumes changed), and a second round is consumed exactly once.
+func testConfluentGroupProtocolStatic(t *testing.T, addr string, adm *kadm.Client) {
+	const topic, group = "cgp-st", "cgp-st-g"
+	createTopic(t, adm, topic)
+	seen := newConsumed()
+	member := func(name string) *confluentMember {
+		return startConfluentConsumerMember(t, addr, name, group, []string{topic}, seen, "group.instance.id=instance-"+name)
+	}
+	member("a")
+	b := member("b")
+	g := kip848WaitStable(t, adm, group, []string{topic}, "a", "b")
+	first := produceSpread(t, addr, topic, "first", 25)
+	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
+	waitCommittedAtEnd(t, adm, group, topic)
+
+	b.close() // leaves with epoch -2, keeping its partitions for a while
+	kip848WaitMemberEpoch(t, adm, group, "b", -2)
+	member("b")
+	g2 := kip848WaitStable(t, adm, group, []string{topic}, "a", "b")
+	before, after := kip848Assignments(g, topic), kip848Assignments(g2, topic)
+	if g2.Epoch != g.Epoch || !slices.Equal(after["a"], before["a"]) || !slices.Equal(after["b"], before["b"]) {
+		t.Errorf("after b came back: epoch %d, assignment %v; want epoch %d and %v as before", g2.Epoch, after, g.Epoch, before)
+	}
+	for _, m := range g2.Members {
+		if m.InstanceID == nil || *m.InstanceID != "instance-"+m.ClientID {
+			t.Errorf("member %s described with instance id %v", m.ClientID, m.InstanceID)
+		}
+	}
+	second := produceSpread(t, addr, topic, "second", 25)
+	waitFor(t, "the second round consumed", 30*time.Second, func() bool { return seen.has(second) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, append(slices.Clone(first), second...))
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic, "second")
 }

@@ -180,6 +180,20 @@ func kip848WaitStable(t *testing.T, adm *kadm.Client, group string, topics []str
 	}
 }
 
+// kip848WaitMemberEpoch waits until ConsumerGroupDescribe shows the member
+// with client id client at epoch (-2: a static member that left for now).
+func kip848WaitMemberEpoch(t *testing.T, adm *kadm.Client, group, client string, epoch int32) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("member %s of %s at epoch %d", client, group, epoch), 30*time.Second, func() bool {
+		for _, m := range kip848Describe(t, adm, group).Members {
+			if m.ClientID == client && m.MemberEpoch == epoch {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 // kip848CheckListed checks that ListGroups v5 lists group with
 // type "consumer" in state, and that the classic DescribeGroups does not
 // know it, as Kafka answers for a group of the consumer protocol.
