@@ -43,8 +43,16 @@ import (
 //     the broker resolves the pattern, so the new topic reaches the members
 //     only through the broker's assignment.
 //
+// Along the way ListGroups must list the group with type "consumer" and
+// the classic DescribeGroups answer GROUP_ID_NOT_FOUND for it, as Kafka
+// does; once every member left, the group is Empty and keeps its commits.
+// confluent-kafka-go also runs static members (group.instance.id), which
+// franz-go 1.22.3 cannot: its leave with epoch -2 omits the instance id,
+// which Kafka (and gregor) refuse as an invalid request.
+//
 // What the broker stored and reports is checked with franz-go (kadm), as
-// in the other group tests.
+// in the other group tests. The helpers are named kip848* to stay clear of
+// other files' group helpers.
 
 // kip848Overrides are the broker settings of the column's tests.
 var kip848Overrides = []string{
