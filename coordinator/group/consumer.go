@@ -327,8 +327,11 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatError 
 		if req.Topics == nil || len(req.Topics) > 0 {
 			return invalid("TopicPartitions must be empty when (re-)joining.")
 		}
-		if len(req.SubscribedTopicNames) == 0 && (req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "") {
-			return invalid("Subscription must be set in first request.")
+		// An empty list of names or an empty regex joins with no topics
+		// (KAFKA-18095): a pattern subscriber of the Java client joins
+		// so before its pattern matches a topic.
+		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
+			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
 		}
 	case e == staticLeaveEpoch:
 		if req.MemberID == "" {
