@@ -85,6 +85,9 @@ type consumerMember struct {
 
 	assigned assignment // what it owns now
 	revoking assignment // what it must give up before its next epoch
+	// since is, for each partition assigned or being revoked, the member
+	// epoch at which it was assigned: its assignment epoch (KIP-1251).
+	since map[topicPartitionID]int32
 
 	session   timerSlot
 	rebalance timerSlot
@@ -411,7 +414,7 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 // was fenced: it owns nothing now and starts over.
 func (c *Coordinator) resetForRejoin(g *classicGroup, m *consumerMember) {
 	c.releaseMember(g, m)
-	m.assigned, m.revoking = assignment{}, assignment{}
+	m.assigned, m.revoking, m.since = assignment{}, assignment{}, nil
 	m.epoch, m.previousEpoch, m.state = 0, 0, memberStable
 	m.rebalance.stop()
 }
@@ -621,10 +624,17 @@ func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch i
 	}
 	revoking := assignmentOf(revoke)
 	c.releaseMember(g, m)
+	since := make(map[topicPartitionID]int32, len(keep)+len(revoke)+len(add))
+	for _, tp := range keep {
+		since[tp] = m.since[tp]
+	}
 	if len(revoke) > 0 && (owned == nil || ownsAny(owned, revoking)) {
 		m.setEpoch(epoch)
 		m.state = memberUnrevokedPartitions
 		m.assigned, m.revoking = assignmentOf(keep), revoking
+		for _, tp := range revoke {
+			since[tp] = m.since[tp]
+		}
 	} else {
 		m.setEpoch(cg.assignmentEpoch)
 		m.state = memberStable
@@ -632,7 +642,11 @@ func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch i
 			m.state = memberUnreleasedPartitions
 		}
 		m.assigned, m.revoking = assignmentOf(append(keep, add...)), assignment{}
+		for _, tp := range add {
+			since[tp] = m.epoch
+		}
 	}
+	m.since = since
 	c.holdMember(g, m)
 }
 
@@ -715,6 +729,11 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 		// session times out.
 		c.logger.Info("static member left the consumer group for now", "group", g.id, "member", m.id, "instance", *m.instanceID)
 		c.releaseMember(g, m)
+		for t, ps := range m.revoking {
+			for _, p := range ps {
+				delete(m.since, topicPartitionID{t, p})
+			}
+		}
 		m.revoking = assignment{}
 		m.epoch, m.state = staticLeaveEpoch, memberStable
 		c.holdMember(g, m)
@@ -767,10 +786,14 @@ func newMemberUUID() string {
 
 // validateCommit is Kafka's ConsumerGroup.validateOffsetCommit: with no
 // members anyone may commit with a negative epoch (an admin tool, a
-// consumer without the group); otherwise the member must exist, commit
-// with its current epoch and, unless in a transaction, use OffsetCommit v9
-// or later.
-func (cg *consumerGroup) validateCommit(memberID string, epoch int32, transactional bool, version int16) int16 {
+// consumer without the group); otherwise the member must exist and,
+// unless in a transaction, use OffsetCommit v9 or later. Its current epoch
+// commits anything. An older epoch commits only partitions the member
+// holds (assigned or being revoked) since that epoch or an earlier one,
+// as Kafka 4.3 relaxed it (KIP-1251): the heartbeat that moved the member
+// on may have crossed the commit. Commits names topics; topics resolves
+// them to ids.
+func (cg *consumerGroup) validateCommit(memberID string, epoch int32, transactional bool, version int16, commits []topicPartition, topics Topics) int16 {
 	if epoch < 0 && len(cg.members) == 0 {
 		return 0
 	}
@@ -780,8 +803,19 @@ func (cg *consumerGroup) validateCommit(memberID string, epoch int32, transactio
 		return errUnknownMemberID
 	case !transactional && version < 9:
 		return errUnsupportedVersion
-	case epoch != m.epoch:
+	case epoch > m.epoch:
 		return errStaleMemberEpoch
+	case epoch < m.epoch:
+		if topics == nil {
+			return errStaleMemberEpoch
+		}
+		for _, tp := range commits {
+			id, _, ok := topics.Topic(tp.topic)
+			since, held := m.since[topicPartitionID{id, tp.partition}]
+			if !ok || !held || epoch < since {
+				return errStaleMemberEpoch
+			}
+		}
 	}
 	return 0
 }

@@ -110,7 +110,13 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 		return errCoordinatorNotAvail
 	}
 	if g.consumer != nil {
-		return g.consumer.validateCommit(req.MemberID, req.Generation, false, req.Version)
+		var commits []topicPartition
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				commits = append(commits, topicPartition{t.Topic, p.Partition})
+			}
+		}
+		return g.consumer.validateCommit(req.MemberID, req.Generation, false, req.Version, commits, c.topicImage())
 	}
 	if req.Generation < 0 && g.state == Empty {
 		return 0 // a standalone consumer or an admin tool

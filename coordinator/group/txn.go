@@ -50,7 +50,13 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 	if code != 0 {
 		return answer(code)
 	}
-	if code := validateTxnCommit(g, generation, memberID, instanceID); code != 0 {
+	var committed []topicPartition
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			committed = append(committed, topicPartition{t.Topic, p.Partition})
+		}
+	}
+	if code := validateTxnCommit(g, generation, memberID, instanceID, committed, c.topicImage()); code != 0 {
 		g.mu.Unlock()
 		return answer(code)
 	}
@@ -101,13 +107,13 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 }
 
 // validateTxnCommit is Kafka's ClassicGroup.validateOffsetCommit for a
-// transactional commit.
-func validateTxnCommit(g *classicGroup, generation int32, memberID string, instanceID *string) int16 {
+// transactional commit, or ConsumerGroup's for a consumer group.
+func validateTxnCommit(g *classicGroup, generation int32, memberID string, instanceID *string, commits []topicPartition, topics Topics) int16 {
 	if g.state == Dead {
 		return errCoordinatorNotAvail
 	}
 	if g.consumer != nil {
-		return g.consumer.validateCommit(memberID, generation, true, 0)
+		return g.consumer.validateCommit(memberID, generation, true, 0, commits, topics)
 	}
 	if generation < 0 && g.state == Empty {
 		return 0
