@@ -71,7 +71,7 @@ public final class Main {
     }
 
     /** Prints the VERSION line, runs every check printing its RESULT line, closes clients; true if all passed. */
-    private static boolean runAll(Clients clients, Map<String, Check> checks) throws Exception {
+    static boolean runAll(Clients clients, Map<String, Check> checks) throws Exception {
         System.out.println("VERSION kafka-clients " + clientVersion());
         boolean allOk = true;
         for (Map.Entry<String, Check> c : checks.entrySet()) {
