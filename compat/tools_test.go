@@ -19,7 +19,8 @@ import (
 // (admin), kafka-configs (configs, and client quotas with
 // kafka-producer-perf-test held to one: quotas), kafka-console-producer and -consumer
 // (produce, consume, and every codec), kafka-consumer-groups (group,
-// commit), kafka-get-offsets and kafka-delete-records (offsets),
+// commit; group-protocol with console consumers of the consumer group
+// protocol), kafka-get-offsets and kafka-delete-records (offsets),
 // kafka-producer-perf-test and kafka-consumer-perf-test (perf),
 // kafka-cluster, kafka-storage info, kafka-broker-api-versions and
 // kafka-log-dirs (cluster), kafka-transactions (transactions), and DumpLogSegments over the files gregor
@@ -72,6 +73,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "cluster", e.testCluster)
 	feature(t, client, v, "idempotence", e.testIdempotence)
 	feature(t, client, v, "transactions", e.testTransactions)
+	feature(t, client, v, "group-protocol", e.testGroupProtocol)
 	feature(t, client, v, "dumplog", e.testDumpLog)
 }
 
