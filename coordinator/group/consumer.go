@@ -91,6 +91,7 @@ type consumerMember struct {
 
 	session   timerSlot
 	rebalance timerSlot
+	fresh     bool // made by this heartbeat, not a static member's new incarnation
 }
 
 // subscribedTopic is a subscribed topic as the assignor last saw it.
@@ -249,11 +250,13 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		return herr
 	}
 	previous := m.assigned
-	// As Kafka's hasMemberSubscriptionChanged: a joining member changes
-	// the subscription by naming its topics (a new member has none), but
-	// a static member's new incarnation starts with its predecessor's
-	// subscription, so it bumps the group epoch only if it differs.
-	subscriptionChanged := false
+	// A new member changes what the group is, even with nothing
+	// subscribed yet (a pattern that matches no topic); a static member's
+	// new incarnation starts with its predecessor's subscription, so it
+	// bumps the group epoch only if it differs, as Kafka's
+	// hasMemberSubscriptionChanged.
+	subscriptionChanged := m.fresh
+	m.fresh = false
 	if req.InstanceID != nil {
 		m.instanceID = req.InstanceID
 	}
@@ -298,7 +301,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	resp.MemberID = &id
 	resp.MemberEpoch = m.epoch
 	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
-	full := joining || (req.RebalanceTimeoutMillis != -1 && req.SubscribedTopicNames != nil && req.Topics != nil)
+	full := joining || (req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || !m.assigned.equal(previous) {
 		resp.Assignment = heartbeatAssignment(m.assigned)
 	}
@@ -369,7 +372,7 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 			return nil, refuse(errUnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
 		case m == nil:
 			c.logger.Info("member joins the consumer group", "group", g.id, "member", memberID)
-			return &consumerMember{id: memberID}, nil
+			return &consumerMember{id: memberID, fresh: true}, nil
 		case joining:
 			c.resetForRejoin(g, m)
 			return m, nil
@@ -382,7 +385,7 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 		switch {
 		case old == nil:
 			c.logger.Info("static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
-			return &consumerMember{id: memberID}, nil
+			return &consumerMember{id: memberID, fresh: true}, nil
 		case old.id == memberID:
 			c.resetForRejoin(g, old)
 			return old, nil

@@ -510,7 +510,9 @@ func TestConsumerGroupHeartbeatValidation(t *testing.T) {
 		{"join owning partitions", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
 			r.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: [16]byte{1}, Partitions: []int32{0}}}
 		}, errInvalidRequest},
-		{"join without subscription", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = []string{} }, errInvalidRequest},
+		{"join without subscription", func(r *kmsg.ConsumerGroupHeartbeatRequest) {
+			r.SubscribedTopicNames, r.SubscribedTopicRegex = nil, nil
+		}, errInvalidRequest},
 		{"bad epoch", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }, errInvalidRequest},
 		{"empty instance id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr("") }, errInvalidRequest},
 		{"unknown assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.ServerAssignor = kmsg.StringPtr("sticky") }, errUnsupportedAssignor},
