@@ -30,21 +30,7 @@ func waitConsumerStable(t *testing.T, adm *kadm.Client, group string, members []
 			return false
 		}
 		dg = described[group]
-		if dg.Err != nil || dg.State != "Stable" || len(dg.Members) != len(members) {
-			return false
-		}
-		owned := map[int32]int{}
-		for _, m := range members {
-			for _, p := range m.partitions() {
-				owned[p]++
-			}
-		}
-		for p := int32(0); p < int32(partitions); p++ {
-			if owned[p] != 1 {
-				return false
-			}
-		}
-		return true
+		return dg.Err == nil && dg.State == "Stable" && len(dg.Members) == len(members) && ownedOnce(members, partitions)
 	})
 	return dg
 }

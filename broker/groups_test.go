@@ -139,22 +139,24 @@ func waitStable(t *testing.T, adm *kadm.Client, group string, members []*groupCo
 			return false
 		}
 		dg := described[group]
-		if dg.State != "Stable" || len(dg.Members) != len(members) {
+		return dg.State == "Stable" && len(dg.Members) == len(members) && ownedOnce(members, partitions)
+	})
+}
+
+// ownedOnce reports whether the consumers own each partition once.
+func ownedOnce(members []*groupConsumer, partitions int) bool {
+	owned := map[int32]int{}
+	for _, m := range members {
+		for _, p := range m.partitions() {
+			owned[p]++
+		}
+	}
+	for p := int32(0); p < int32(partitions); p++ {
+		if owned[p] != 1 {
 			return false
 		}
-		owned := map[int32]int{}
-		for _, m := range members {
-			for _, p := range m.partitions() {
-				owned[p]++
-			}
-		}
-		for p := int32(0); p < int32(partitions); p++ {
-			if owned[p] != 1 {
-				return false
-			}
-		}
-		return true
-	})
+	}
+	return true
 }
 
 func produceValues(t *testing.T, cl *kgo.Client, from, to int) {

@@ -126,31 +126,5 @@ func testFranzGroupProtocolRegex(t *testing.T, ctx context.Context, addr string,
 		startFranzConsumerMember(t, ctx, addr, name, group, seen,
 			kgo.ConsumeRegex(), kgo.ConsumeTopics("fgp-re-.*"), kgo.Balancers(kgo.RangeBalancer()))
 	}
-	g := kip848WaitStable(t, adm, group, []string{topic1}, "r1", "r2")
-	if g.AssignorName != "range" {
-		t.Errorf("assignor %q, want range (what kgo asks for with the range balancer)", g.AssignorName)
-	}
-	for _, m := range g.Members {
-		if m.SubscribedTopicRegex == nil || *m.SubscribedTopicRegex == "" {
-			t.Errorf("member %s has no topic regex (topics %v)", m.ClientID, m.SubscribedTopics)
-		}
-	}
-	one := produceSpread(t, addr, topic1, "re1", 25)
-	waitFor(t, topic1+" consumed", 30*time.Second, func() bool { return seen.has(one) })
-	waitCommittedAtEnd(t, adm, group, topic1)
-	kip848CheckConsumedAsAssigned(t, seen, g, topic1, "re1")
-
-	createTopic(t, adm, topic2)
-	g2 := kip848WaitStable(t, adm, group, []string{topic1, topic2}, "r1", "r2")
-	for client, ps := range kip848Assignments(g2, topic2) {
-		if len(ps) != groupPartitions/2 {
-			t.Errorf("%s holds partitions %v of %s, want half of them from the range assignor", client, ps, topic2)
-		}
-	}
-	two := produceSpread(t, addr, topic2, "re2", 25)
-	waitFor(t, topic2+" consumed", 30*time.Second, func() bool { return seen.has(two) })
-	waitCommittedAtEnd(t, adm, group, topic2)
-	kip848CheckCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
-	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
-	kip848CheckConsumedAsAssigned(t, seen, g2, topic2, "re2")
+	kip848CheckRegexGroup(t, addr, adm, group, topic1, topic2, seen)
 }

@@ -386,3 +386,40 @@ func kip848CheckCommitsNotBehind(t *testing.T, adm *kadm.Client, group, topic st
 		}
 	}
 }
+
+// kip848CheckRegexGroup is the regex scenario once its two members (r1,
+// r2, asking for the range assignor) subscribe to a pattern matching
+// topic1 and topic2: the group is Stable on topic1 with the range
+// assignor and each member's regex; topic1 is consumed and committed;
+// topic2, created now, is assigned half to each, consumed and committed,
+// with topic1's commits kept and every record read once by its owner.
+func kip848CheckRegexGroup(t *testing.T, addr string, adm *kadm.Client, group, topic1, topic2 string, seen *consumed) {
+	t.Helper()
+	g := kip848WaitStable(t, adm, group, []string{topic1}, "r1", "r2")
+	if g.AssignorName != "range" {
+		t.Errorf("assignor %q, want range (what the members ask for)", g.AssignorName)
+	}
+	for _, m := range g.Members {
+		if m.SubscribedTopicRegex == nil || *m.SubscribedTopicRegex == "" {
+			t.Errorf("member %s has no topic regex (topics %v)", m.ClientID, m.SubscribedTopics)
+		}
+	}
+	one := produceSpread(t, addr, topic1, "re1", 25)
+	waitFor(t, topic1+" consumed", 30*time.Second, func() bool { return seen.has(one) })
+	waitCommittedAtEnd(t, adm, group, topic1)
+	kip848CheckConsumedAsAssigned(t, seen, g, topic1, "re1")
+
+	createTopic(t, adm, topic2)
+	g2 := kip848WaitStable(t, adm, group, []string{topic1, topic2}, "r1", "r2")
+	for client, ps := range kip848Assignments(g2, topic2) {
+		if len(ps) != groupPartitions/2 {
+			t.Errorf("%s holds partitions %v of %s, want half of them from the range assignor", client, ps, topic2)
+		}
+	}
+	two := produceSpread(t, addr, topic2, "re2", 25)
+	waitFor(t, topic2+" consumed", 30*time.Second, func() bool { return seen.has(two) })
+	waitCommittedAtEnd(t, adm, group, topic2)
+	kip848CheckCommitsKept(t, adm, group, topic1, endOffsets(t, adm, topic1))
+	seen.checkExactlyOnce(t, append(slices.Clone(one), two...))
+	kip848CheckConsumedAsAssigned(t, seen, g2, topic2, "re2")
+}

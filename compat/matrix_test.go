@@ -19,7 +19,7 @@ import (
 // Feature columns in the order the matrix shows them; a feature not listed
 // here goes after them, alphabetically.
 var featureOrder = []string{
-	"produce", "consume", "group", "commit", "admin",
+	"produce", "consume", "group", "group-protocol", "commit", "admin",
 	"idempotence", "gzip", "snappy", "lz4", "zstd", "transactions",
 }
 

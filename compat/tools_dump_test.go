@@ -229,6 +229,16 @@ func cliColumns(t *testing.T, out, first string) []map[string]string {
 // cliOffsetsKey matches a decoded __consumer_offsets key of cliConsoleGroup.
 var cliOffsetsKey = regexp.MustCompile(`^\{"type":"(\d)","data":\{"group":"` + cliConsoleGroup + `"(?:,"topic":"` + cliConsoleTopic + `","partition":(\d+))?\}\}$`)
 
+// gpValueChecks match what Kafka's decoder prints for a value of each
+// consumer group record type, with the subscribed topic where there is one.
+var gpValueChecks = map[string]*regexp.Regexp{
+	"3": regexp.MustCompile(`^\{"version":"0","data":\{"epoch":[1-9]\d*\}\}$`),
+	"5": regexp.MustCompile(`"subscribedTopicNames":\["` + cliGPTopic + `"\]`),
+	"6": regexp.MustCompile(`^\{"version":"0","data":\{"assignmentEpoch":[1-9]\d*\}\}$`),
+	"7": regexp.MustCompile(`"topicPartitions":\[\{"topicId":"[^"]+","partitions":\[\d`),
+	"8": regexp.MustCompile(`"memberEpoch":[1-9]\d*,"previousMemberEpoch":\d+,"state":[012],"assignedPartitions":\[\{"topicId"`),
+}
+
 var cliCommittedOffset = regexp.MustCompile(`^\{"version":"\d+","data":\{"offset":(\d+),`)
 
 // testDumpLog: DumpLogSegments shows every record the console producer
@@ -306,10 +316,18 @@ func (e *cliEnv) testDumpLog(t *testing.T) {
 	e.checkSnapshot(t)
 }
 
+// cliGPKey matches a decoded __consumer_offsets key of the consumer
+// protocol group (tools_group_protocol_test.go): its type (3 group epoch,
+// 5 member, 6 assignment epoch, 7 target, 8 current assignment).
+var cliGPKey = regexp.MustCompile(`^\{"type":"([35678])","data":\{"groupId":"` + cliGPGroup + `"(?:,"memberId":"[^"]+")?\}\}$`)
+
 // checkOffsetsTopic decodes every non-empty __consumer_offsets segment:
 // the console group committed each partition's end offset at some point,
 // had the console consumer as a member, and its last records are the
-// tombstones of kafka-consumer-groups --delete.
+// tombstones of kafka-consumer-groups --delete. The consumer protocol
+// group's records (Kafka's ConsumerGroup* records) decode too: its
+// epochs, its members' subscriptions and assignments, and, after its
+// --delete, tombstones as the last value of every key.
 func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
 	t.Helper()
 	segs, err := filepath.Glob(filepath.Join(e.dir, "__consumer_offsets-*", "00000000000000000000.log"))
@@ -332,10 +350,19 @@ func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
 	if len(written) == 0 {
 		t.Fatal("every __consumer_offsets segment is empty")
 	}
+	gpLast := map[string]string{}
+	gpSeen := map[string]bool{} // record type -> a decoded value seen
 	for seg, batches := range e.dumpLogs(t, written, "--offsets-decoder") {
 		cliCheckBatches(t, seg, batches, true)
 		for _, b := range batches {
 			for _, r := range b.records {
+				if m := cliGPKey.FindStringSubmatch(r.key); m != nil {
+					gpLast[r.key] = r.payload
+					if gpValueChecks[m[1]].MatchString(r.payload) {
+						gpSeen[m[1]] = true
+					}
+					continue
+				}
 				m := cliOffsetsKey.FindStringSubmatch(r.key)
 				if m == nil {
 					continue
@@ -351,6 +378,16 @@ func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+	for _, typ := range []string{"3", "5", "6", "7", "8"} {
+		if !gpSeen[typ] {
+			t.Errorf("__consumer_offsets: no decodable record of type %s for %s (%d keys of it)", typ, cliGPGroup, len(gpLast))
+		}
+	}
+	for k, v := range gpLast {
+		if v != "<DELETE>" {
+			t.Errorf("after --delete of %s, the last value of %s is %s", cliGPGroup, k, v)
 		}
 	}
 	if len(committedEnd) != 3 || !member {

@@ -1,8 +1,6 @@
 package group
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,15 +12,7 @@ import (
 // that moved it on), but not a partition it gave up or got only at the
 // new epoch, and never with an epoch newer than its own.
 func TestConsumerCommitWithOlderEpoch(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.NumPartitions = 1
-	log := openLogDir(t, t.TempDir(), 1)
-	defer log.dir.Close()
-	c := New(cfg, log, newManualClock(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer c.Close()
-	if err := c.Load(0); err != nil {
-		t.Fatal(err)
-	}
+	c := newConsumerFixture(t, nil).c
 	c.UseTopics(oneTopic{})
 	tid := [16]byte{7}
 

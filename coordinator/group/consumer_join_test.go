@@ -1,8 +1,6 @@
 package group
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,15 +21,7 @@ func (oneTopic) Names() []string { return []string{"t"} }
 // and is assigned nothing until it names a topic; only a join with
 // neither field is invalid.
 func TestConsumerJoinWithoutTopics(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.NumPartitions = 1
-	log := openLogDir(t, t.TempDir(), 1)
-	defer log.dir.Close()
-	c := New(cfg, log, newManualClock(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	defer c.Close()
-	if err := c.Load(0); err != nil {
-		t.Fatal(err)
-	}
+	c := newConsumerFixture(t, nil).c
 	c.UseTopics(oneTopic{})
 
 	join := func(member string, names []string, regex *string) *kmsg.ConsumerGroupHeartbeatResponse {

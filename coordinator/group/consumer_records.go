@@ -238,6 +238,9 @@ func (r *replayer) consumerRecord(version int16, key, value []byte) error {
 		m.state = memberState(vr.Int8())
 		m.assigned = readTopicPartitions(&vr)
 		m.revoking = readTopicPartitions(&vr)
+		// The epoch each partition was assigned at (m.since, KIP-1251)
+		// is not in these records: until the member's next epoch, a
+		// commit with an older epoch is refused, as before Kafka 4.3.
 	}
 	if !vr.Ok() {
 		return errShortConsumerRecord
