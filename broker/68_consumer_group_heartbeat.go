@@ -3,9 +3,8 @@ package broker
 // ConsumerGroupHeartbeat, versions 0-1 (KIP-848): the consumer group
 // protocol, served by the group coordinator (coordinator/group/consumer.go).
 // As in Kafka's KafkaApis, the member needs READ on the group and DESCRIBE
-// on every topic it subscribes to by name. Topics matched by a regex
-// subscription are not filtered by ACL here; fetching from them still
-// needs READ on each.
+// on every topic it subscribes to by name; the topics its regex matches
+// are those it may DESCRIBE (KAFKA-18813), each member's own.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -21,5 +20,9 @@ func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHea
 			return resp, nil
 		}
 	}
-	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost()), nil
+	var mayDescribe func(string) bool
+	if b.authorizer.Load() != nil {
+		mayDescribe = func(topic string) bool { return c.authorizedTopic(kmsg.ACLOperationDescribe, topic) }
+	}
+	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost(), mayDescribe), nil
 }

@@ -1,18 +1,45 @@
 package broker
 
 // ConsumerGroupDescribe, versions 0-1 (KIP-848). A group the principal may
-// not DESCRIBE answers GROUP_AUTHORIZATION_FAILED.
+// not DESCRIBE answers GROUP_AUTHORIZATION_FAILED; one whose assignments
+// name a topic it may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED,
+// without its members, as Kafka (KAFKA-18813).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleConsumerGroupDescribe(b *Broker, c *conn, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
 	resp := b.groups.ConsumerGroupDescribe(req)
 	for i, g := range resp.Groups {
-		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
+		code, msg := int16(0), ""
+		switch {
+		case !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group):
+			code = errGroupAuthorization
+		case !describableTopics(c, g):
+			code, msg = errTopicAuthorization, "The group has described topic(s) that the client is not authorized to describe."
+		}
+		if code != 0 {
 			out := kmsg.NewConsumerGroupDescribeResponseGroup()
-			out.Group, out.ErrorCode = g.Group, errGroupAuthorization
+			out.Group, out.ErrorCode = g.Group, code
+			if msg != "" {
+				out.ErrorMessage = &msg
+			}
 			resp.Groups[i] = out
 		}
 	}
 	return resp, nil
+}
+
+// describableTopics reports whether the principal may describe every
+// topic of the group's current and target assignments.
+func describableTopics(c *conn, g kmsg.ConsumerGroupDescribeResponseGroup) bool {
+	for _, m := range g.Members {
+		for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+			for _, tp := range a.TopicPartitions {
+				if !c.authorizedTopic(kmsg.ACLOperationDescribe, tp.Topic) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // consumerProtocolProps lets consumer-protocol members heartbeat every
@@ -210,5 +213,70 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 	}
 	if now := adm.FindGroupCoordinators(ctxT(t), "g"); now["g"].Err != nil || now["g"].NodeID == found["g"].NodeID {
 		t.Fatalf("coordinator after failover: %+v (was %d)", now["g"], found["g"].NodeID)
+	}
+}
+
+// With ACLs, a consumer-protocol member's regex takes in only the topics
+// its principal may describe, and ConsumerGroupDescribe hides a group
+// whose assignments name a topic the asker may not describe.
+func TestConsumerProtocolRegexFollowsACLs(t *testing.T) {
+	props := aclProps(t.TempDir())
+	for k, v := range consumerProtocolProps {
+		props[k] = v
+	}
+	b := startBrokerWith(t, props)
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), opts...)
+	}
+	adm := kadm.NewClient(login("admin"))
+	for _, topic := range []string{"orders-eu", "orders-us", "payroll"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("orders-eu", "payroll").Operations(kadm.OpRead, kadm.OpDescribe).
+		Groups("billing").ResourcePatternType(kadm.ACLPatternLiteral))
+	createACLs(t, adm, kadm.NewACLs().Deny("User:alice").Topics("payroll").Operations(kadm.OpDescribe))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:bob").Groups("billing").Operations(kadm.OpDescribe))
+
+	// alice may read orders-eu; payroll she may read but not describe;
+	// orders-us not at all. Her pattern matches all three.
+	alice := login("alice", kgo.ConsumerGroup("billing"), kgo.ConsumeRegex(), kgo.ConsumeTopics("orders-.*|payroll"),
+		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.FetchMaxWait(200*time.Millisecond))
+	go func() {
+		for !alice.PollFetches(context.Background()).IsClientClosed() {
+		}
+	}()
+	var dg kadm.DescribedConsumerGroup
+	waitUntil(t, "alice's group assigned", 30*time.Second, func() bool {
+		described, err := adm.DescribeConsumerGroups(context.Background(), "billing")
+		if err != nil {
+			return false
+		}
+		dg = described["billing"]
+		return dg.Err == nil && dg.State == "Stable" && len(dg.Members) == 1
+	})
+	got := dg.AssignedPartitions()
+	if len(got) != 1 || len(got["orders-eu"]) != 2 {
+		t.Fatalf("alice's regex was assigned %v, want only the two partitions of orders-eu", got)
+	}
+
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{"billing"}
+	resp, err := req.RequestWith(ctxT(t), login("bob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := resp.Groups[0]; g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 {
+		t.Fatalf("bob, who may not describe orders-eu, was shown %+v", g)
+	}
+	if resp, err = req.RequestWith(ctxT(t), login("alice")); err != nil {
+		t.Fatal(err)
+	}
+	// alice's READ on the group implies DESCRIBE, and she may describe
+	// the one topic of its assignments.
+	if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != 1 {
+		t.Fatalf("alice describing her group: %+v", g)
 	}
 }

@@ -92,6 +92,18 @@ type consumerMember struct {
 	session   timerSlot
 	rebalance timerSlot
 	fresh     bool // made by this heartbeat, not a static member's new incarnation
+	// mayDescribe says whether the member's principal may describe a
+	// topic, for its regex (nil: any). It comes with every heartbeat and
+	// is not stored: a loaded member's regex matches everything until
+	// its first heartbeat.
+	mayDescribe func(topic string) bool
+}
+
+// regexMatches reports whether the member's regex takes in a topic: the
+// pattern matches it and the member may describe it (Kafka filters
+// regex subscriptions by Topic:Describe, KAFKA-18813).
+func (m *consumerMember) regexMatches(name string) bool {
+	return m.re != nil && m.re.MatchString(name) && (m.mayDescribe == nil || m.mayDescribe(name))
 }
 
 // subscribedTopic is a subscribed topic as the assignor last saw it.
@@ -178,9 +190,10 @@ func refuse(code int16, format string, args ...any) *heartbeatError {
 
 // ConsumerGroupHeartbeat serves a member of a consumer group: it joins
 // (epoch 0), heartbeats, acknowledges revocations, or leaves (-1, -2).
-func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string) *kmsg.ConsumerGroupHeartbeatResponse {
+// mayDescribe filters the topics its regex matches (nil: no filter).
+func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, mayDescribe func(topic string) bool) *kmsg.ConsumerGroupHeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	if herr := c.consumerHeartbeat(req, clientID, clientHost, resp); herr != nil {
+	if herr := c.consumerHeartbeat(req, clientID, clientHost, mayDescribe, resp); herr != nil {
 		resp.ErrorCode = herr.code
 		if herr.msg != "" {
 			resp.ErrorMessage = &herr.msg
@@ -191,7 +204,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatReq
 	return resp
 }
 
-func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
+func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, mayDescribe func(string) bool, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
 	if herr := validateHeartbeat(req); herr != nil {
 		return herr
 	}
@@ -285,6 +298,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		}
 	}
 	m.clientID, m.clientHost = clientID, clientHost
+	m.mayDescribe = mayDescribe
 	cg.members[m.id] = m
 	if m.instanceID != nil {
 		cg.static[*m.instanceID] = m.id
@@ -476,19 +490,19 @@ func subscriptionOf(cg *consumerGroup, topics Topics) map[string]subscribedTopic
 			out[name] = subscribedTopic{id: id, partitions: n}
 		}
 	}
-	var patterns []*regexp.Regexp
+	var patterned []*consumerMember
 	for _, m := range cg.members {
 		for _, name := range m.topics {
 			add(name)
 		}
-		if re := m.re; re != nil {
-			patterns = append(patterns, re)
+		if m.re != nil {
+			patterned = append(patterned, m)
 		}
 	}
-	if len(patterns) > 0 {
+	if len(patterned) > 0 {
 		for _, name := range topics.Names() {
-			for _, re := range patterns {
-				if re.MatchString(name) {
+			for _, m := range patterned {
+				if m.regexMatches(name) {
 					add(name)
 					break
 				}
@@ -512,11 +526,9 @@ func (m *consumerMember) subscribes(subscribed map[string]subscribedTopic) map[[
 			out[t.id] = true
 		}
 	}
-	if re := m.re; re != nil {
-		for name, t := range subscribed {
-			if re.MatchString(name) {
-				out[t.id] = true
-			}
+	for name, t := range subscribed {
+		if m.regexMatches(name) {
+			out[t.id] = true
 		}
 	}
 	return out

@@ -28,7 +28,7 @@ func TestConsumerCommitWithOlderEpoch(t *testing.T) {
 			req.SubscribedTopicNames = []string{"t"}
 			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
 		}
-		resp := c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1")
+		resp := c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1", nil)
 		if resp.ErrorCode != 0 {
 			t.Fatalf("heartbeat of %s at epoch %d: code %d %v", member, epoch, resp.ErrorCode, resp.ErrorMessage)
 		}

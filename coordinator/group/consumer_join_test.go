@@ -31,7 +31,7 @@ func TestConsumerJoinWithoutTopics(t *testing.T) {
 		req.RebalanceTimeoutMillis = 30000
 		req.SubscribedTopicNames, req.SubscribedTopicRegex = names, regex
 		req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
-		return c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1")
+		return c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1", nil)
 	}
 	resp := join("neither", nil, nil)
 	if resp.ErrorCode != errInvalidRequest || resp.ErrorMessage == nil ||
@@ -61,7 +61,7 @@ func TestConsumerJoinWithoutTopics(t *testing.T) {
 	leave := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	leave.Version = 1
 	leave.Group, leave.MemberID, leave.MemberEpoch = "g", "empty-regex", leaveEpoch
-	if resp := c.ConsumerGroupHeartbeat(leave, "client", "/127.0.0.1"); resp.ErrorCode != 0 {
+	if resp := c.ConsumerGroupHeartbeat(leave, "client", "/127.0.0.1", nil); resp.ErrorCode != 0 {
 		t.Fatalf("leave: code %d", resp.ErrorCode)
 	}
 	epoch := epochs["no-names"]
@@ -71,7 +71,7 @@ func TestConsumerJoinWithoutTopics(t *testing.T) {
 		req.Group, req.MemberID, req.MemberEpoch = "g", "no-names", epoch
 		req.RebalanceTimeoutMillis = -1
 		req.SubscribedTopicNames = []string{"t"}
-		resp := c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1")
+		resp := c.ConsumerGroupHeartbeat(req, "client", "/127.0.0.1", nil)
 		if resp.ErrorCode != 0 {
 			t.Fatalf("heartbeat %d naming t: code %d %v", i, resp.ErrorCode, resp.ErrorMessage)
 		}

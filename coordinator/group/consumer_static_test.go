@@ -29,7 +29,7 @@ func TestConsumerGroupStaticReplacementKeepsEpoch(t *testing.T) {
 
 	leave := b.request()
 	leave.MemberEpoch = staticLeaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "client-b", "/127.0.0.1"); resp.ErrorCode != 0 || resp.MemberEpoch != staticLeaveEpoch {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "client-b", "/127.0.0.1", nil); resp.ErrorCode != 0 || resp.MemberEpoch != staticLeaveEpoch {
 		t.Fatalf("static leave: %+v", resp)
 	}
 	b2 := f.member("b2", "t")

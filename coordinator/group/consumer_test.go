@@ -133,7 +133,7 @@ func (m *testMember) request() *kmsg.ConsumerGroupHeartbeatRequest {
 // the new epoch, and the assignment when one came (revocations at once).
 func (m *testMember) heartbeat() *kmsg.ConsumerGroupHeartbeatResponse {
 	m.f.t.Helper()
-	resp := m.f.c.ConsumerGroupHeartbeat(m.request(), "client-"+m.id, "/127.0.0.1")
+	resp := m.f.c.ConsumerGroupHeartbeat(m.request(), "client-"+m.id, "/127.0.0.1", nil)
 	if resp.ErrorCode != 0 {
 		return resp
 	}
@@ -322,12 +322,12 @@ func TestConsumerGroupTimeouts(t *testing.T) {
 	c := f.member("c", "t")
 	c.mustHeartbeat()
 	req := b.request()
-	resp := f.c.ConsumerGroupHeartbeat(req, "client-b", "/127.0.0.1")
+	resp := f.c.ConsumerGroupHeartbeat(req, "client-b", "/127.0.0.1", nil)
 	if resp.ErrorCode != 0 || resp.Assignment == nil {
 		t.Fatalf("revocation answer: %+v", resp)
 	}
 	f.clock.Advance(11 * time.Second) // its rebalance timeout is 10 s, its session 45 s
-	if resp := f.c.ConsumerGroupHeartbeat(b.request(), "client-b", "/127.0.0.1"); resp.ErrorCode != errUnknownMemberID {
+	if resp := f.c.ConsumerGroupHeartbeat(b.request(), "client-b", "/127.0.0.1", nil); resp.ErrorCode != errUnknownMemberID {
 		t.Fatalf("b after its rebalance timeout: error %d, want UNKNOWN_MEMBER_ID", resp.ErrorCode)
 	}
 	c.mustHeartbeat()
@@ -359,7 +359,7 @@ func TestConsumerGroupStaticMembers(t *testing.T) {
 	}
 	leave := a.request()
 	leave.MemberEpoch = staticLeaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "client-a", "/127.0.0.1"); resp.ErrorCode != 0 || resp.MemberEpoch != staticLeaveEpoch {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "client-a", "/127.0.0.1", nil); resp.ErrorCode != 0 || resp.MemberEpoch != staticLeaveEpoch {
 		t.Fatalf("static leave: %+v", resp)
 	}
 	epoch := f.describe().Epoch
@@ -427,7 +427,7 @@ func TestConsumerGroupOffsetChecks(t *testing.T) {
 	}
 	leave := a.request()
 	leave.MemberEpoch = leaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 {
 		t.Fatalf("leave: %d", resp.ErrorCode)
 	}
 	if got := commit(9, "", -1); got != 0 {
@@ -484,7 +484,7 @@ func TestConsumerGroupProtocolKinds(t *testing.T) {
 	}
 	leave := a.request()
 	leave.MemberEpoch = leaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 || resp.MemberEpoch != leaveEpoch {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 || resp.MemberEpoch != leaveEpoch {
 		t.Fatalf("leave: %+v", resp)
 	}
 	if r := join("g"); r.ErrorCode != 0 {
@@ -520,7 +520,7 @@ func TestConsumerGroupHeartbeatValidation(t *testing.T) {
 	} {
 		req := f.member("a", "t").request()
 		tc.edit(req)
-		resp := f.c.ConsumerGroupHeartbeat(req, "", "")
+		resp := f.c.ConsumerGroupHeartbeat(req, "", "", nil)
 		if resp.ErrorCode != tc.want || resp.ErrorMessage == nil || resp.MemberID != nil {
 			t.Errorf("%s: error %d (%s), member %v; want %d with a message", tc.name, resp.ErrorCode, deref(resp.ErrorMessage), resp.MemberID, tc.want)
 		}
@@ -623,7 +623,7 @@ func TestConsumerGroupSurvivesRestart(t *testing.T) {
 	}
 	leave := c.request()
 	leave.MemberEpoch = leaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 {
 		t.Fatalf("leave: %d", resp.ErrorCode)
 	}
 	for _, m := range []*testMember{a, b, a, b} {
@@ -679,7 +679,7 @@ func TestConsumerGroupSurvivesRestart(t *testing.T) {
 	// Deleting the empty group leaves nothing to load.
 	leave = a.request()
 	leave.MemberEpoch = leaveEpoch
-	if resp := f4.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+	if resp := f4.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 {
 		t.Fatalf("leave: %d", resp.ErrorCode)
 	}
 	if code := f4.c.DeleteGroups(&kmsg.DeleteGroupsRequest{Groups: []string{"g"}}).Groups[0].ErrorCode; code != 0 {
@@ -709,7 +709,7 @@ func TestConsumerGroupKindSurvivesRestart(t *testing.T) {
 	}
 	leave := a.request()
 	leave.MemberEpoch = leaveEpoch
-	if resp := f.c.ConsumerGroupHeartbeat(leave, "", ""); resp.ErrorCode != 0 {
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 {
 		t.Fatalf("leave: %d", resp.ErrorCode)
 	}
 	// A classic member takes the empty group over; the offsets stay.
