@@ -36,6 +36,11 @@ import (
 // assignment until their session times out; a new incarnation with the
 // same instance id takes the old one's place and partitions.
 //
+// Members subscribe by topic names or by a regex (RE2, matching whole
+// names, as Kafka's RE2J), which takes in only the topics the member's
+// principal may describe. They commit offsets with their member epoch, or
+// an older one for partitions they have held since (KIP-1251).
+//
 // A group is of one kind at a time: an empty classic group becomes a
 // consumer group on the first ConsumerGroupHeartbeat, and an empty
 // consumer group becomes classic on the first JoinGroup. Offsets belong to
