@@ -32,7 +32,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		case code != 0:
 			out.ErrorCode = code
 		default:
-			g.consumer.describe(&out, req.Version)
+			g.consumer.describe(&out, req.Version, c.topicImage())
 			g.mu.Unlock()
 		}
 		resp.Groups = append(resp.Groups, out)
@@ -40,15 +40,12 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 	return resp
 }
 
-func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, version int16) {
+func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, version int16, topics Topics) {
 	out.State = cg.stateName()
 	out.Epoch = cg.epoch
 	out.AssignmentEpoch = cg.assignmentEpoch
 	out.AssignorName = cg.assignorName()
-	names := make(map[[16]byte]string, len(cg.subscribed))
-	for name, t := range cg.subscribed {
-		names[t.id] = name
-	}
+	names := cg.topicNames(topics)
 	for _, id := range sortedKeys(cg.members) {
 		m := cg.members[id]
 		dm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
@@ -97,4 +94,35 @@ func describedAssignment(a assignment, names map[[16]byte]string) kmsg.Assignmen
 		})
 	}
 	return out
+}
+
+// topicNames names the topics of the group's assignments: from what the
+// members subscribe to, or, for a topic not among those (a group loaded
+// before its first heartbeat, a topic gone from the subscription but not
+// yet revoked), from the cluster's topics.
+func (cg *consumerGroup) topicNames(topics Topics) map[[16]byte]string {
+	names := make(map[[16]byte]string, len(cg.subscribed))
+	for name, t := range cg.subscribed {
+		names[t.id] = name
+	}
+	missing := false
+	for _, m := range cg.members {
+		for _, a := range []assignment{m.assigned, m.revoking, cg.target[m.id]} {
+			for t := range a {
+				if _, ok := names[t]; !ok {
+					missing = true
+				}
+			}
+		}
+	}
+	if missing && topics != nil {
+		for _, name := range topics.Names() {
+			if id, _, ok := topics.Topic(name); ok {
+				if _, known := names[id]; !known {
+					names[id] = name
+				}
+			}
+		}
+	}
+	return names
 }

@@ -669,6 +669,14 @@ func TestConsumerGroupSurvivesRestart(t *testing.T) {
 	f3 := f2.restart()
 	f3.topics.set("t", 1, 6)
 	f4 := f3.restart()
+	// Not yet heartbeaten, the group still names its topics.
+	for _, m := range f4.describe().Members {
+		for _, tp := range m.Assignment.TopicPartitions {
+			if tp.Topic != "t" {
+				t.Errorf("member %s described with topic %q before its first heartbeat", m.MemberID, tp.Topic)
+			}
+		}
+	}
 	a.f = f4
 	a.mustHeartbeat()
 	a.mustHeartbeat()
