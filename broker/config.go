@@ -43,6 +43,9 @@ type Config struct {
 	MaxConnectionsPerIP          int
 	MaxConnectionsPerIPOverrides map[string]int // by address
 	ConnectionsMaxIdle           time.Duration  // <= 0: never
+	// ListenerConnectionLimits are each listener's own maximum and rate,
+	// by listener name (listener.name.<listener>.max.connections, ...).
+	ListenerConnectionLimits map[string]ListenerConnectionLimits
 
 	// The log dir's background work: how often retention is checked
 	// (log.retention.check.interval.ms) and the log cleaner
@@ -444,6 +447,11 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.validateConnectionLimits(); err != nil {
+		return c, warnings, err
+	}
+	listenerWarnings, err := c.resolveListenerConnectionLimits()
+	warnings = append(warnings, listenerWarnings...)
+	if err != nil {
 		return c, warnings, err
 	}
 	if err := c.validateConsumerGroups(); err != nil {

@@ -246,6 +246,9 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr := validateThreadCounts(b.liveConfig(), live); cerr != nil {
 		return cerr
 	}
+	if cerr := validateListenerConnectionChange(b.liveConfig(), live); cerr != nil {
+		return cerr
+	}
 	if validateOnly {
 		return nil
 	}
@@ -271,7 +274,7 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 func validateDynamicBrokerConfigs(props map[string]string) *configError {
 	var static []string
 	for k := range props {
-		if !dynamicBrokerKeys[k] {
+		if !dynamicBrokerKeys[k] && !isDynamicListenerKey(k) {
 			static = append(static, k)
 		}
 	}
@@ -336,6 +339,9 @@ func dynamicValidator(name string) func(string) error {
 		return intAtLeast(1)
 	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
 		return longAtLeast(0)
+	}
+	if isDynamicListenerKey(name) { // checked as the key it prefixes, as Kafka does
+		return intAtLeast(0)
 	}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 && k.synonyms[0].name == name {

@@ -12,12 +12,27 @@ package broker
 //     broker's rate of new connections over it is served only after the
 //     delay that brings the rate back (at most a quota window), during
 //     which the accept loop waits too (KIP-612).
+//   - listener.name.<listener>.max.connections and
+//     listener.name.<listener>.max.connection.creation.rate (the
+//     listener's name in lower case): a listener's own maximum and rate,
+//     over its own connections only, applied in addition to the broker's:
+//     a new connection waits while either says so, the longer delay of
+//     the two rates holding it. As Kafka reads a listener's values with
+//     its prefixed keys overriding the broker's, a listener without its
+//     own key has the broker-wide value as its own limit too (redundant,
+//     except for the inter-broker listener below). Such a key naming no
+//     listener is left unused, with a warning, as Kafka leaves it; set at
+//     runtime a listener's own limit must stay above zero (Kafka's
+//     "Invalid dynamic configuration"), which holds for the broker-wide
+//     keys too, since every listener without its own key takes them.
 //   - The inter-broker listener (the first client listener), when there is
-//     more than one client listener, is exempt from both: its connections
-//     are let through and counted. Kafka then closes the least recently
-//     used connection of another listener to make room (KIP-402); Gregor
-//     does not, so the other listeners wait until the count falls below
-//     the maximum.
+//     more than one client listener, is exempt from the broker's maximum
+//     and rate: its connections are let through and counted. Its own
+//     maximum and rate still hold, which are the broker-wide values
+//     unless its listener.name keys say otherwise. Kafka then closes the
+//     least recently used connection of another listener to make room
+//     (KIP-402); Gregor does not, so the other listeners wait until the
+//     count falls below the maximum.
 //   - max.connections.per.ip, with max.connections.per.ip.overrides
 //     ("host:count,..."): a new connection from an address that already
 //     holds its maximum is closed at once.
@@ -28,8 +43,9 @@ package broker
 //   - connections.max.idle.ms: a connection that sends no request for that
 //     long is closed.
 //
-// A new connection goes through them in Kafka's order: the broker's rate
-// and maximum, then its address's rate, then its address's maximum. The
+// A new connection goes through them in Kafka's order: the broker's and
+// its listener's rates and maximums, then its address's rate, then its
+// address's maximum. The
 // limits are read from the live configuration, so AlterConfigs changes
 // them at once, as in Kafka; an accept loop waiting for a slot looks
 // again when a connection closes, the configuration changes or the broker
@@ -44,6 +60,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,12 +138,89 @@ func (c *Config) validateConnectionLimits() error {
 	return nil
 }
 
-// connCounts is how many connections each address, and each pool of
-// listeners, holds.
+// listenerConnectionSettings are the connection limits a listener may set
+// for itself, after "listener.name.<listener>.".
+var listenerConnectionSettings = []string{"max.connections", "max.connection.creation.rate"}
+
+func isListenerConnectionSetting(setting string) bool {
+	return slices.Contains(listenerConnectionSettings, setting)
+}
+
+// ListenerConnectionLimits are one listener's own connection limits.
+type ListenerConnectionLimits struct {
+	MaxConnections            int
+	MaxConnectionCreationRate int // new connections a second
+}
+
+// resolveListenerConnectionLimits works out every listener's own limits:
+// its listener.name.<listener>.max.connections and
+// .max.connection.creation.rate, or, as Kafka reads a listener's values
+// with the prefix overriding the broker's key, the broker-wide ones. It
+// returns a warning for each such key naming no listener, which Kafka
+// leaves unused.
+func (c *Config) resolveListenerConnectionLimits() ([]string, error) {
+	c.ListenerConnectionLimits = map[string]ListenerConnectionLimits{}
+	known := map[string]bool{}
+	for _, l := range c.Listeners {
+		known[strings.ToLower(l.Name)] = true
+		var limits ListenerConnectionLimits
+		for _, setting := range listenerConnectionSettings {
+			v, key := c.listenerValue(l.Name, setting)
+			n, err := parseInt(v, 0, math.MaxInt32)
+			if err != nil {
+				return nil, fmt.Errorf("invalid value %q for config key %s: %v", v, key, err)
+			}
+			if setting == "max.connections" {
+				limits.MaxConnections = int(n)
+			} else {
+				limits.MaxConnectionCreationRate = int(n)
+			}
+		}
+		c.ListenerConnectionLimits[l.Name] = limits
+	}
+	var warnings []string
+	for k := range c.listenerProps {
+		rest, _ := strings.CutPrefix(k, listenerPrefix)
+		name, setting, _ := strings.Cut(rest, ".")
+		if isListenerConnectionSetting(setting) && !known[name] {
+			warnings = append(warnings, fmt.Sprintf("config key %s is not used: no listener is called %s (the key names its listener in lower case)", k, name))
+		}
+	}
+	sort.Strings(warnings)
+	return warnings, nil
+}
+
+// validateListenerConnectionChange refuses, as each of Kafka's listener
+// connection quotas does when its values change at runtime, a listener's
+// own maximum or rate (its prefixed key or, without one, the broker-wide
+// key) that would become zero, with Kafka's words (a ConfigException
+// wrapped in another).
+func validateListenerConnectionChange(cur, next *Config) *configError {
+	for _, l := range next.Listeners {
+		old, n := cur.ListenerConnectionLimits[l.Name], next.ListenerConnectionLimits[l.Name]
+		bad := ""
+		switch {
+		case old == n:
+			continue
+		case n.MaxConnections <= 0:
+			bad = fmt.Sprintf("max.connections %d", n.MaxConnections)
+		case n.MaxConnectionCreationRate <= 0:
+			bad = fmt.Sprintf("max.connection.creation.rate %d", n.MaxConnectionCreationRate)
+		default:
+			continue
+		}
+		return configErr(errInvalidRequest, "Invalid value org.apache.kafka.common.config.ConfigException: Invalid %s for configuration Invalid dynamic configuration", bad)
+	}
+	return nil
+}
+
+// connCounts is how many connections each address, each pool of
+// listeners and each listener holds.
 type connCounts struct {
-	mu    sync.Mutex
-	perIP map[string]int
-	pools [2]connPool // the client listeners', the controller listener's
+	mu          sync.Mutex
+	perIP       map[string]int
+	pools       [2]connPool // the client listeners', the controller listener's
+	perListener map[string]*connPool
 	// changed is closed when an accept loop waiting for a slot should look
 	// again; the first to wait makes it.
 	changed chan struct{}
@@ -140,15 +235,23 @@ type connPool struct {
 	rate  *quota.ConnectionRate // made on the first connection
 }
 
-func (cc *connCounts) pool(l *listener, window quota.Config) *connPool {
-	p := &cc.pools[0]
+// pool is the pool l belongs to, and l's own count and rate.
+func (cc *connCounts) pool(l *listener, window quota.Config) (pool, own *connPool) {
+	pool = &cc.pools[0]
 	if l.controller {
-		p = &cc.pools[1]
+		pool = &cc.pools[1]
 	}
-	if p.rate == nil {
-		p.rate = quota.NewConnectionRate(window)
+	if pool.rate == nil {
+		pool.rate = quota.NewConnectionRate(window)
 	}
-	return p
+	if own = cc.perListener[l.name]; own == nil {
+		if cc.perListener == nil {
+			cc.perListener = map[string]*connPool{}
+		}
+		own = &connPool{rate: quota.NewConnectionRate(window)}
+		cc.perListener[l.name] = own
+	}
+	return pool, own
 }
 
 // waitLocked lets go of mu until an accept loop should look again or, if
@@ -204,7 +307,8 @@ func (b *Broker) connectionConfig() *Config {
 }
 
 // protectedListener is Kafka's: the inter-broker listener, among more than
-// one client listener, is not held to the broker's maximum and rate.
+// one client listener, is not held to the broker's maximum and rate (its
+// own still hold).
 func (b *Broker) protectedListener(l *listener) bool {
 	ib, _, ok := b.cfg.interBrokerListener()
 	if l.controller || !ok || ib.Name != l.name {
@@ -219,29 +323,43 @@ func (b *Broker) protectedListener(l *listener) bool {
 	return clients > 1
 }
 
+// listenerLimits are l's own maximum and rate in cfg.
+func listenerLimits(cfg *Config, l *listener) ListenerConnectionLimits {
+	if limits, ok := cfg.ListenerConnectionLimits[l.name]; ok {
+		return limits
+	}
+	return ListenerConnectionLimits{cfg.MaxConnections, cfg.MaxConnectionCreationRate}
+}
+
 // admitConnection applies the connection limits to a connection just
-// accepted on l, waiting while the broker's maximum or rate says so. It
-// returns the address to release when the connection ends, or false when
-// the connection was refused (and is closed, or will be).
+// accepted on l, waiting while the broker's or the listener's maximum or
+// rate says so. It returns the address to release when the connection
+// ends, or false when the connection was refused (and is closed, or will
+// be).
 func (b *Broker) admitConnection(nc net.Conn, l *listener) (string, bool) {
 	ip := remoteIP(nc)
 	protected := b.protectedListener(l)
 	cc := &b.connCounts
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	pool := cc.pool(l, b.cfg.Quota)
+	pool, own := cc.pool(l, b.cfg.Quota)
 	start := time.Now()
-	throttledUntil := start
+	// Both rates count the connection, the longer delay holds it (Kafka's
+	// recordConnectionAndGetThrottleTimeMs).
+	cfg := b.connectionConfig()
+	throttle := own.rate.Record(float64(listenerLimits(cfg, l).MaxConnectionCreationRate), start)
 	if !protected {
-		throttledUntil = start.Add(pool.rate.Record(float64(b.connectionConfig().MaxConnectionCreationRate), start))
+		throttle = max(throttle, pool.rate.Record(float64(cfg.MaxConnectionCreationRate), start))
 	}
+	throttledUntil := start.Add(throttle)
 	for {
 		if cc.closed {
 			nc.Close()
 			return "", false
 		}
 		throttle := time.Until(throttledUntil)
-		if throttle <= 0 && (protected || pool.total < b.connectionConfig().MaxConnections) {
+		cfg := b.connectionConfig()
+		if throttle <= 0 && own.total < listenerLimits(cfg, l).MaxConnections && (protected || pool.total < cfg.MaxConnections) {
 			break
 		}
 		cc.waitLocked(throttle)
@@ -254,11 +372,12 @@ func (b *Broker) admitConnection(nc net.Conn, l *listener) (string, bool) {
 		if !protected {
 			pool.rate.Unrecord(now)
 		}
+		own.rate.Unrecord(now)
 		b.logger.Debug("holding a connection over its address's connection_creation_rate", "remote", ip, "hold", d)
 		time.AfterFunc(d, func() { nc.Close() })
 		return "", false
 	}
-	cfg := b.connectionConfig()
+	cfg = b.connectionConfig()
 	most, ok := cfg.MaxConnectionsPerIPOverrides[ip]
 	if !ok {
 		most = cfg.MaxConnectionsPerIP
@@ -270,6 +389,7 @@ func (b *Broker) admitConnection(nc net.Conn, l *listener) (string, bool) {
 	}
 	cc.perIP[ip]++
 	pool.total++
+	own.total++
 	return ip, true
 }
 
@@ -281,7 +401,9 @@ func (b *Broker) releaseConnection(ip string, l *listener) {
 	if cc.perIP[ip]--; cc.perIP[ip] <= 0 {
 		delete(cc.perIP, ip)
 	}
-	cc.pool(l, b.cfg.Quota).total--
+	pool, own := cc.pool(l, b.cfg.Quota)
+	pool.total--
+	own.total--
 	cc.changedLocked()
 }
 
@@ -307,4 +429,17 @@ func (c *conn) extendIdleDeadline() {
 		c.nc.SetReadDeadline(now.Add(idle))
 		c.idleDeadlineSet = now
 	}
+}
+
+// isDynamicListenerKey reports whether key is a listener's own connection
+// limit, which AlterConfigs may change (per broker or cluster-wide, as
+// Kafka's), whether or not the listener exists: Kafka accepts a key for a
+// listener it does not have, and leaves it unused.
+func isDynamicListenerKey(key string) bool {
+	rest, ok := strings.CutPrefix(key, listenerPrefix)
+	if !ok {
+		return false
+	}
+	name, setting, ok := strings.Cut(rest, ".")
+	return ok && name != "" && isListenerConnectionSetting(setting)
 }

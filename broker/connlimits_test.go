@@ -1,6 +1,9 @@
 package broker
 
 import (
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,9 +191,11 @@ func startTwoListeners(t *testing.T, props map[string]string) (*Broker, string) 
 }
 
 // Among several listeners the inter-broker one is not held to
-// max.connections, but its connections count against the others.
+// max.connections, but its connections count against the others. (Its
+// own limit, without a key of its own the broker-wide one, is raised
+// here: TestInterBrokerListenerTakesBrokerLimitsAsItsOwn.)
 func TestMaxConnectionsSparesInterBrokerListener(t *testing.T) {
-	b, external := startTwoListeners(t, map[string]string{"max.connections": "1"})
+	b, external := startTwoListeners(t, map[string]string{"max.connections": "1", "listener.name.plaintext.max.connections": "3"})
 	ext1 := dialAddr(t, external)
 	if !served(ext1) {
 		t.Fatal("the first connection was not served")
@@ -252,8 +257,11 @@ func TestMaxConnectionCreationRate(t *testing.T) {
 // The inter-broker listener, among several, is exempt from
 // max.connection.creation.rate: compared with the same number of
 // connections on another listener, which the rate paces.
+// (Its own rate, the broker-wide one unless its listener.name key says
+// otherwise, is raised here.)
 func TestMaxConnectionCreationRateSparesInterBrokerListener(t *testing.T) {
-	b, external := startTwoListeners(t, map[string]string{"quota.window.num": "2", "max.connection.creation.rate": "2"})
+	b, external := startTwoListeners(t, map[string]string{"quota.window.num": "2", "max.connection.creation.rate": "2",
+		"listener.name.plaintext.max.connection.creation.rate": "1000"})
 	paced := connectSerially(t, external, 8)
 	if paced < 2*time.Second { // six over the burst of two at 2 a second: 3 s
 		t.Fatalf("8 EXTERNAL connections at max.connection.creation.rate=2 took %v", paced)
@@ -339,5 +347,188 @@ func TestCloseWhileAcceptLoopWaits(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close did not return while the accept loop waited for a connection slot")
+	}
+}
+
+// alterBrokerOp changes broker 1's dynamic config with one
+// IncrementalAlterConfigs operation (SET, or DELETE, which ignores value)
+// and returns the error code and message.
+func alterBrokerOp(rc *rawConn, op kmsg.IncrementalAlterConfigOp, key, value string) (int16, string) {
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.SetVersion(1)
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	cfg.Name, cfg.Op = key, op
+	if op != kmsg.IncrementalAlterConfigOpDelete {
+		cfg.Value = kmsg.StringPtr(value)
+	}
+	res.Configs = append(res.Configs, cfg)
+	req.Resources = append(req.Resources, res)
+	r := rc.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+	msg := ""
+	if r.ErrorMessage != nil {
+		msg = *r.ErrorMessage
+	}
+	return r.ErrorCode, msg
+}
+
+// listener.name.external.max.connections: EXTERNAL holds its second
+// connection while the other listener, and so the broker, still serves
+// new ones; raising it at runtime releases the held connection, and the
+// raised limit still holds. A value of zero set at runtime is refused, as
+// Kafka refuses it; a key for a listener the broker does not have is
+// accepted and left unused, as in Kafka.
+func TestListenerMaxConnections(t *testing.T) {
+	b, external := startTwoListeners(t, map[string]string{"listener.name.external.max.connections": "1"})
+	ext1 := dialAddr(t, external)
+	if !served(ext1) {
+		t.Fatal("the first EXTERNAL connection was not served")
+	}
+	ext2 := dialAddr(t, external)
+	askVersions(t, ext2)
+	if answered(ext2, notYet) {
+		t.Fatal("a second EXTERNAL connection was served with listener.name.external.max.connections=1")
+	}
+	ctl := dialRaw(t, b)
+	for i := range 3 {
+		if !served(dialRaw(t, b)) {
+			t.Fatalf("PLAINTEXT connection %d was not served while EXTERNAL was at its own maximum", i+1)
+		}
+	}
+	if code, msg := alterBrokerOp(ctl, kmsg.IncrementalAlterConfigOpSet, "listener.name.external.max.connections", "0"); code != kerr.InvalidRequest.Code ||
+		msg != "Invalid value org.apache.kafka.common.config.ConfigException: Invalid max.connections 0 for configuration Invalid dynamic configuration" {
+		t.Fatalf("listener.name.external.max.connections=0 at runtime: %v %q", kerr.ErrorForCode(code), msg)
+	}
+	if code, _ := alterBrokerOp(ctl, kmsg.IncrementalAlterConfigOpSet, "listener.name.external.max.connections", "-1"); code != kerr.InvalidRequest.Code {
+		t.Fatalf("listener.name.external.max.connections=-1 at runtime: %v", kerr.ErrorForCode(code))
+	}
+	if code, msg := alterBrokerOp(ctl, kmsg.IncrementalAlterConfigOpSet, "listener.name.nosuch.max.connections", "5"); code != 0 {
+		t.Fatalf("a key for a listener the broker does not have: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	if answered(ext2, notYet) {
+		t.Fatal("refused alterations let the held EXTERNAL connection through")
+	}
+	if code, msg := alterBrokerOp(ctl, kmsg.IncrementalAlterConfigOpSet, "listener.name.external.max.connections", "2"); code != 0 {
+		t.Fatalf("IncrementalAlterConfigs listener.name.external.max.connections=2: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	if !answered(ext2, 20*time.Second) {
+		t.Fatal("the held EXTERNAL connection was not served after its listener's maximum was raised to 2")
+	}
+	ext3 := dialAddr(t, external)
+	askVersions(t, ext3)
+	if answered(ext3, notYet) {
+		t.Fatal("a third EXTERNAL connection was served with listener.name.external.max.connections=2")
+	}
+	ext1.nc.Close()
+	if !answered(ext3, 20*time.Second) {
+		t.Fatal("the third EXTERNAL connection was not served after another closed")
+	}
+}
+
+// The inter-broker listener is exempt from the broker-wide limits but not
+// from its own, which, without its listener.name keys, are the broker-wide
+// values over its own connections (Kafka reads a listener's values with
+// the prefixed keys overriding the broker's): with max.connections=1 it
+// holds its own second connection, though EXTERNAL's connection already
+// takes the broker over the maximum, and deleting the maximum it was then
+// given at runtime brings back that held state.
+func TestInterBrokerListenerTakesBrokerLimitsAsItsOwn(t *testing.T) {
+	b, external := startTwoListeners(t, map[string]string{"max.connections": "1"})
+	ext := dialAddr(t, external)
+	if !served(ext) {
+		t.Fatal("the first EXTERNAL connection was not served")
+	}
+	int1 := dialRaw(t, b)
+	if !served(int1) {
+		t.Fatal("the inter-broker listener's first connection was held to the broker-wide max.connections")
+	}
+	int2 := dialRaw(t, b)
+	askVersions(t, int2)
+	if answered(int2, notYet) {
+		t.Fatal("the inter-broker listener's second connection was served with max.connections=1 as its own maximum")
+	}
+	if code, msg := alterBrokerOp(ext, kmsg.IncrementalAlterConfigOpSet, "listener.name.plaintext.max.connections", "2"); code != 0 {
+		t.Fatalf("IncrementalAlterConfigs listener.name.plaintext.max.connections=2: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	if !answered(int2, 20*time.Second) {
+		t.Fatal("the held inter-broker listener connection was not served after its listener's maximum was raised")
+	}
+	int3 := dialRaw(t, b)
+	askVersions(t, int3)
+	if answered(int3, notYet) {
+		t.Fatal("a third inter-broker listener connection was served with listener.name.plaintext.max.connections=2")
+	}
+	if code, msg := alterBrokerOp(ext, kmsg.IncrementalAlterConfigOpDelete, "listener.name.plaintext.max.connections", ""); code != 0 {
+		t.Fatalf("deleting listener.name.plaintext.max.connections: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	int1.nc.Close()
+	if answered(int3, notYet) {
+		t.Fatal("with its own maximum deleted, back to max.connections=1, the inter-broker listener served a second connection")
+	}
+	int2.nc.Close()
+	if !answered(int3, 20*time.Second) {
+		t.Fatal("the held inter-broker listener connection was not served once its others closed")
+	}
+}
+
+// listener.name.external.max.connection.creation.rate, set at runtime,
+// paces EXTERNAL's new connections and not the other listener's: compared
+// with the same number on PLAINTEXT, which has no rate of its own (nor
+// the broker one).
+func TestListenerMaxConnectionCreationRate(t *testing.T) {
+	b, external := startTwoListeners(t, map[string]string{"quota.window.num": "2"})
+	if code, msg := alterBrokerOp(dialRaw(t, b), kmsg.IncrementalAlterConfigOpSet, "listener.name.external.max.connection.creation.rate", "2"); code != 0 {
+		t.Fatalf("IncrementalAlterConfigs listener.name.external.max.connection.creation.rate=2: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	paced := connectSerially(t, external, 8)
+	if paced < 2*time.Second { // six over the burst of two at 2 a second: 3 s
+		t.Fatalf("8 EXTERNAL connections at listener.name.external.max.connection.creation.rate=2 took %v", paced)
+	}
+	if free := connectSerially(t, b.Addr(), 8); free > paced/3 {
+		t.Fatalf("8 PLAINTEXT connections took %v, the EXTERNAL ones at their listener's rate %v", free, paced)
+	}
+}
+
+// The per-listener keys in server.properties: a bad value is refused with
+// its key; a listener without its own key takes the broker-wide value; a
+// key naming no listener (the name must be in lower case) is left unused
+// with a warning.
+func TestListenerConnectionLimitsConfig(t *testing.T) {
+	base := func(extra map[string]string) map[string]string {
+		props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT", "log.dirs": t.TempDir()}
+		for k, v := range extra {
+			props[k] = v
+		}
+		return props
+	}
+	if _, _, err := ParseConfig(base(map[string]string{"listener.name.external.max.connections": "-1"})); err == nil ||
+		!strings.Contains(err.Error(), "listener.name.external.max.connections") {
+		t.Fatalf("listener.name.external.max.connections=-1: %v", err)
+	}
+	if _, _, err := ParseConfig(base(map[string]string{"listener.name.plaintext.max.connection.creation.rate": "x"})); err == nil ||
+		!strings.Contains(err.Error(), "listener.name.plaintext.max.connection.creation.rate") {
+		t.Fatalf("listener.name.plaintext.max.connection.creation.rate=x: %v", err)
+	}
+	c, warnings, err := ParseConfig(base(map[string]string{"max.connections": "7", "max.connection.creation.rate": "9",
+		"listener.name.external.max.connections": "3", "listener.name.plaintext.max.connection.creation.rate": "4",
+		"listener.name.nosuch.max.connections": "5", "listener.name.EXTERNAL.max.connection.creation.rate": "6"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]ListenerConnectionLimits{"PLAINTEXT": {7, 4}, "EXTERNAL": {3, 9}}
+	if !reflect.DeepEqual(c.ListenerConnectionLimits, want) {
+		t.Fatalf("listener limits %v, want %v", c.ListenerConnectionLimits, want)
+	}
+	for _, key := range []string{"listener.name.nosuch.max.connections", "listener.name.EXTERNAL.max.connection.creation.rate"} {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, key) }) {
+			t.Errorf("no warning for %s: %q", key, warnings)
+		}
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "listener.name.external") || strings.Contains(w, "listener.name.plaintext") {
+			t.Errorf("a warning for a key that is used: %s", w)
+		}
 	}
 }

@@ -109,7 +109,8 @@ func init() {
 
 // listenerKeys are the listener-prefixed keys Gregor reads, after
 // "listener.name.<listener>.": the listener's mechanisms and each
-// mechanism's JAAS config ("<mechanism in lower case>.sasl.jaas.config").
+// mechanism's JAAS config ("<mechanism in lower case>.sasl.jaas.config"),
+// its TLS and OAUTHBEARER keys and its connection limits (connlimits.go).
 func isListenerKey(key string) bool {
 	rest, ok := strings.CutPrefix(key, listenerPrefix)
 	if !ok {
@@ -119,7 +120,7 @@ func isListenerKey(key string) bool {
 	if !ok {
 		return false
 	}
-	if setting == "sasl.enabled.mechanisms" || setting == "connections.max.reauth.ms" || isTLSKey(setting) {
+	if setting == "sasl.enabled.mechanisms" || setting == "connections.max.reauth.ms" || isTLSKey(setting) || isListenerConnectionSetting(setting) {
 		return true
 	}
 	if mech, ok := strings.CutSuffix(setting, ".connections.max.reauth.ms"); ok && sasl.Supported(strings.ToUpper(mech)) {
