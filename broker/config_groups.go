@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
@@ -103,11 +104,36 @@ var consumerGroupKeys = []configKey{
 	{"group.consumer.max.heartbeat.interval.ms", "INT", "15000", "The maximum heartbeat interval for registered consumers.", func(c *Config, v string) error {
 		return parseMillis(v, &c.ConsumerMaxHeartbeatInterval)
 	}},
+	{"group.consumer.assignors", "LIST", "uniform,range", "The server side assignors, by name or by Kafka's class name: uniform and range. The first is the default for members that ask for none.", func(c *Config, v string) error {
+		c.Groups.ConsumerAssignors = nil
+		for _, name := range splitList(v) {
+			short, ok := kafkaAssignors[name]
+			if !ok {
+				return fmt.Errorf("unknown server assignor %q: there are uniform and range (or Kafka's class names of them)", name)
+			}
+			if !slices.Contains(c.Groups.ConsumerAssignors, short) {
+				c.Groups.ConsumerAssignors = append(c.Groups.ConsumerAssignors, short)
+			}
+		}
+		if len(c.Groups.ConsumerAssignors) == 0 {
+			return fmt.Errorf("at least one server assignor is needed")
+		}
+		return nil
+	}},
 	{"group.consumer.max.size", "INT", "2147483647", "The maximum number of consumers that a single consumer group can accommodate.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.Groups.ConsumerMaxSize = int(n)
 		return err
 	}},
+}
+
+// kafkaAssignors maps the names group.consumer.assignors accepts, short
+// or Kafka's class names, to the coordinator's.
+var kafkaAssignors = map[string]string{
+	"uniform": "uniform",
+	"range":   "range",
+	"org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+	"org.apache.kafka.coordinator.group.assignor.RangeAssignor":   "range",
 }
 
 // parseMillis reads a positive INT of milliseconds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,5 +279,28 @@ func TestConsumerProtocolRegexFollowsACLs(t *testing.T) {
 	// the one topic of its assignments.
 	if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != 1 {
 		t.Fatalf("alice describing her group: %+v", g)
+	}
+}
+
+// group.consumer.assignors takes Kafka's short and class names, in order,
+// and refuses an assignor there is none of (a custom Java class).
+func TestConsumerAssignorsConfig(t *testing.T) {
+	parse := func(v string) (Config, error) {
+		cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.consumer.assignors": v})
+		return cfg, err
+	}
+	cfg, err := parse("org.apache.kafka.coordinator.group.assignor.RangeAssignor, uniform")
+	if err != nil || !slices.Equal(cfg.Groups.ConsumerAssignors, []string{"range", "uniform"}) {
+		t.Fatalf("class and short names: %v %v", cfg.Groups.ConsumerAssignors, err)
+	}
+	if _, err := parse("com.example.StickyAssignor"); err == nil || !strings.Contains(err.Error(), "com.example.StickyAssignor") {
+		t.Fatalf("a custom assignor class: %v", err)
+	}
+	if _, err := parse(""); err == nil {
+		t.Fatal("an empty list of assignors was accepted")
+	}
+	cfg, err = parse("uniform,range")
+	if err != nil || !slices.Equal(cfg.Groups.ConsumerAssignors, []string{"uniform", "range"}) {
+		t.Fatalf("the default: %v %v", cfg.Groups.ConsumerAssignors, err)
 	}
 }

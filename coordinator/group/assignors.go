@@ -10,18 +10,10 @@ import (
 // assignment that it may still have, so a rebalance moves only what it
 // must. Topics are addressed by id, as in the protocol.
 
-// assignorNames lists the assignors in Kafka's order; the first is the
-// default when no member asks for one.
-var assignorNames = []string{"uniform", "range"}
-
-func knownAssignor(name string) bool {
-	for _, n := range assignorNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+// AssignorNames are the assignors there are, in Kafka's default order of
+// group.consumer.assignors; Config.ConsumerAssignors picks among them,
+// its first being the default when no member asks for one.
+var AssignorNames = []string{"uniform", "range"}
 
 // assignment is a member's partitions by topic id, each list sorted.
 type assignment map[[16]byte][]int32

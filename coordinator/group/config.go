@@ -35,6 +35,9 @@ type Config struct {
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
 	ConsumerMaxSize           int
+	// ConsumerAssignors is group.consumer.assignors: names of
+	// AssignorNames, the first the default.
+	ConsumerAssignors []string
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -52,6 +55,7 @@ func DefaultConfig() Config {
 		ConsumerSessionTimeout:        45 * time.Second,
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
+		ConsumerAssignors:             AssignorNames,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -210,7 +211,7 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatReq
 }
 
 func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, mayDescribe func(string) bool, resp *kmsg.ConsumerGroupHeartbeatResponse) *heartbeatError {
-	if herr := validateHeartbeat(req); herr != nil {
+	if herr := validateHeartbeat(req, c.cfg.ConsumerAssignors); herr != nil {
 		return herr
 	}
 	topics := c.topicImage()
@@ -327,8 +328,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	return nil
 }
 
-// validateHeartbeat applies Kafka's request checks.
-func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatError {
+// validateHeartbeat applies Kafka's request checks; assignors are those
+// the broker offers.
+func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []string) *heartbeatError {
 	invalid := func(msg string) *heartbeatError { return refuse(errInvalidRequest, "%s", msg) }
 	switch {
 	case req.Group == "":
@@ -368,8 +370,8 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) *heartbeatError 
 	default:
 		return invalid("MemberEpoch is invalid.")
 	}
-	if req.ServerAssignor != nil && !knownAssignor(*req.ServerAssignor) {
-		return refuse(errUnsupportedAssignor, "ServerAssignor %s is not supported. Supported assignors: uniform, range.", *req.ServerAssignor)
+	if req.ServerAssignor != nil && !slices.Contains(assignors, *req.ServerAssignor) {
+		return refuse(errUnsupportedAssignor, "ServerAssignor %s is not supported. Supported assignors: %s.", *req.ServerAssignor, strings.Join(assignors, ", "))
 	}
 	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
 		if _, err := compilePattern(*req.SubscribedTopicRegex); err != nil {
@@ -564,7 +566,7 @@ func (c *Coordinator) computeTarget(g *classicGroup) {
 	for _, t := range cg.subscribed {
 		partitions[t.id] = t.partitions
 	}
-	cg.target = assign(cg.assignorName(), members, partitions)
+	cg.target = assign(cg.assignorName(c.cfg.ConsumerAssignors), members, partitions)
 	cg.assignmentEpoch = cg.epoch
 }
 

@@ -32,7 +32,7 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		case code != 0:
 			out.ErrorCode = code
 		default:
-			g.consumer.describe(&out, req.Version, c.topicImage())
+			g.consumer.describe(&out, req.Version, c.topicImage(), c.cfg.ConsumerAssignors)
 			g.mu.Unlock()
 		}
 		resp.Groups = append(resp.Groups, out)
@@ -40,11 +40,11 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 	return resp
 }
 
-func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, version int16, topics Topics) {
+func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, version int16, topics Topics, assignors []string) {
 	out.State = cg.stateName()
 	out.Epoch = cg.epoch
 	out.AssignmentEpoch = cg.assignmentEpoch
-	out.AssignorName = cg.assignorName()
+	out.AssignorName = cg.assignorName(assignors)
 	names := cg.topicNames(topics)
 	for _, id := range sortedKeys(cg.members) {
 		m := cg.members[id]
@@ -69,16 +69,16 @@ func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, 
 	}
 }
 
-// assignorName is the assignor the group's target assignment uses.
-func (cg *consumerGroup) assignorName() string {
+// assignorName is the assignor the group's target assignment uses: the
+// one of the broker's assignors most members asked for (ties to the
+// earlier in the list), else the first.
+func (cg *consumerGroup) assignorName(assignors []string) string {
 	votes := map[string]int{}
 	for _, m := range cg.members {
-		if m.assignor != "" {
-			votes[m.assignor]++
-		}
+		votes[m.assignor]++
 	}
-	name := assignorNames[0]
-	for _, n := range assignorNames {
+	name := assignors[0]
+	for _, n := range assignors {
 		if votes[n] > votes[name] {
 			name = n
 		}

@@ -751,3 +751,19 @@ func TestConsumerGroupKindSurvivesRestart(t *testing.T) {
 		t.Fatalf("offsets after two changes of kind and restarts: %+v", r.Topics)
 	}
 }
+
+// group.consumer.assignors picks the assignors offered and the default.
+func TestConsumerGroupConfiguredAssignors(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.ConsumerAssignors = []string{"range"} })
+	f.topics.set("t", 1, 2)
+	req := f.member("a", "t").request()
+	req.ServerAssignor = kmsg.StringPtr("uniform")
+	resp := f.c.ConsumerGroupHeartbeat(req, "", "", nil)
+	if resp.ErrorCode != errUnsupportedAssignor || !strings.Contains(deref(resp.ErrorMessage), "Supported assignors: range.") {
+		t.Fatalf("uniform when only range is offered: error %d (%s)", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	f.member("a", "t").mustHeartbeat()
+	if d := f.describe(); d.AssignorName != "range" {
+		t.Fatalf("assignor with none asked for: %q, want the configured default range", d.AssignorName)
+	}
+}
