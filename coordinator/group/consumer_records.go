@@ -185,13 +185,17 @@ func (r *replayer) consumerRecord(version int16, key, value []byte) error {
 		return err
 	}
 	if value == nil {
-		switch version {
-		case cgMetadataKeyVersion:
-			delete(r.consumers, group)
-		case cgMemberKeyVersion:
-			delete(r.consumer(group).members, member)
-		case cgTargetMemberKeyVersion:
-			delete(r.consumer(group).target, member)
+		// A tombstone removes; it never brings back a group that an
+		// earlier tombstone of the same batch (its group epoch's) removed.
+		if rc := r.consumers[group]; rc != nil {
+			switch version {
+			case cgMetadataKeyVersion:
+				delete(r.consumers, group)
+			case cgMemberKeyVersion:
+				delete(rc.members, member)
+			case cgTargetMemberKeyVersion:
+				delete(rc.target, member)
+			}
 		}
 		r.stored(group, key, nil)
 		return nil

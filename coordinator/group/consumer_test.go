@@ -767,3 +767,27 @@ func TestConsumerGroupConfiguredAssignors(t *testing.T) {
 		t.Fatalf("assignor with none asked for: %q, want the configured default range", d.AssignorName)
 	}
 }
+
+// The tombstones of a deleted consumer group, its group epoch's before
+// its members', leave nothing of it to load.
+func TestDeletedConsumerGroupStaysDeleted(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 2)
+	f.member("a", "t").mustHeartbeat()
+	g, code := f.c.acquire("g", false)
+	if code != 0 {
+		t.Fatalf("acquire: %d", code)
+	}
+	err := f.c.deleteGroup(g) // with its member's records still stored
+	g.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = f.restart()
+	if d := f.describe(); d.ErrorCode != errGroupIDNotFound {
+		t.Fatalf("deleted group after a restart: %+v", d)
+	}
+	if list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5}); len(list.Groups) != 0 {
+		t.Fatalf("groups after a restart: %+v", list.Groups)
+	}
+}
