@@ -45,24 +45,7 @@ func startConfluentConsumerMember(t *testing.T, addr, name, group string, topics
 	if err := c.SubscribeTopics(topics, nil); err != nil {
 		t.Fatal(err)
 	}
-	m := &confluentMember{c: c, stop: make(chan struct{})}
-	m.wg.Go(func() {
-		for {
-			select {
-			case <-m.stop:
-				return
-			default:
-			}
-			msg, err := c.ReadMessage(100 * time.Millisecond)
-			if err == nil {
-				seen.add(name, string(msg.Value))
-			} else if kerr, ok := err.(kafka.Error); !ok || !kerr.IsTimeout() {
-				t.Logf("%s: %v", name, err)
-			}
-		}
-	})
-	t.Cleanup(m.close)
-	return m
+	return pollConfluentMember(t, c, name, seen)
 }
 
 // testConfluentGroupProtocolMembers: members a and b consume a first

@@ -193,6 +193,13 @@ func startConfluentMember(t *testing.T, addr, name, group, topic string, seen *c
 	if err := c.Subscribe(topic, nil); err != nil {
 		t.Fatal(err)
 	}
+	return pollConfluentMember(t, c, name, seen)
+}
+
+// pollConfluentMember reads with c in a goroutine, recording in seen what
+// the member called name consumes, until it is closed (at the latest when
+// the test ends).
+func pollConfluentMember(t *testing.T, c *kafka.Consumer, name string, seen *consumed) *confluentMember {
 	m := &confluentMember{c: c, stop: make(chan struct{})}
 	m.wg.Go(func() {
 		for {
