@@ -35,6 +35,9 @@ type Config struct {
 	// BrokerRegistration) on which observers accept raft streams; the
 	// active controller dials its endpoint. Empty: the first endpoint.
 	ObserverListener string
+	// ListenerName is the name of the CONTROLLER listener, given with the
+	// voters' addresses in DescribeQuorum.
+	ListenerName string
 	// Dir is where raft keeps its log, stable store and snapshots.
 	Dir string
 	// SessionTimeout (broker.session.timeout.ms) fences a broker that has
@@ -74,6 +77,7 @@ type Controller struct {
 	fsm       *fsm
 	raft      *raft.Raft
 	stream    *streamLayer
+	progress  *progressTransport
 	store     *raftboltdb.BoltStore
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -142,8 +146,9 @@ func Start(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	c.stream = newStreamLayer(self)
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream: c.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog})
+	trans := newProgressTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: c.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog}))
+	c.progress = trans
 
 	notify := make(chan bool, 16)
 	rc := raft.DefaultConfig()
@@ -174,6 +179,7 @@ func Start(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: starting raft: %w", err)
 	}
 	c.raft = r
+	trans.raft.Store(r)
 	go c.leadershipLoop(notify)
 	if !existing && voter {
 		if err := r.BootstrapCluster(voterConfiguration(cfg.Voters)).Error(); err != nil &&

@@ -57,6 +57,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.createACLs(r), nil
 	case *kmsg.DeleteACLsRequest:
 		return c.deleteACLs(r), nil
+	case *kmsg.DescribeQuorumRequest:
+		return c.describeQuorum(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -79,6 +81,7 @@ var HandledKeys = []int16{
 	(*kmsg.AlterUserSCRAMCredentialsRequest)(nil).Key(),
 	(*kmsg.CreateACLsRequest)(nil).Key(),
 	(*kmsg.DeleteACLsRequest)(nil).Key(),
+	(*kmsg.DescribeQuorumRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -121,6 +124,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.AlterPartitionAssignmentsResponse:
 		r.ErrorCode = code
 	case *kmsg.ListPartitionReassignmentsResponse:
+		r.ErrorCode = code
+	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
@@ -200,6 +205,8 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.AlterPartitionAssignmentsResponse:
 		return r.ErrorCode == code
 	case *kmsg.ListPartitionReassignmentsResponse:
+		return r.ErrorCode == code
+	case *kmsg.DescribeQuorumResponse:
 		return r.ErrorCode == code
 	case *kmsg.ElectLeadersResponse:
 		if r.Version >= 1 {

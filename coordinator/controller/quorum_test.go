@@ -256,18 +256,7 @@ func TestObserverFollowsMetadata(t *testing.T) {
 	if tc.ctl(obs).Image().ClusterID != "" {
 		t.Fatal("the observer has metadata before registering")
 	}
-	host, port, _ := net.SplitHostPort(addr)
-	portNum, _ := strconv.Atoi(port)
-	req := kmsg.NewPtrBrokerRegistrationRequest()
-	req.BrokerID, req.IncarnationID = 4, [16]byte{4}
-	req.Listeners = []kmsg.BrokerRegistrationRequestListener{
-		{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 1},
-		{Name: "INTERNAL", Host: host, Port: uint16(portNum)},
-	}
-	reg := send[*kmsg.BrokerRegistrationResponse](t, cl, req)
-	if reg.ErrorCode != 0 {
-		t.Fatalf("register: %d", reg.ErrorCode)
-	}
+	reg := registerObserver(t, cl, 4, addr)
 	createTopic(t, cl, "seen", 1, 3, nil)
 	eventually(t, "the observer to see the topic", func() bool {
 		img := tc.ctl(obs).Image()
@@ -286,4 +275,23 @@ func TestObserverFollowsMetadata(t *testing.T) {
 	tc.active()
 	createTopic(t, cl, "after", 1, 1, nil)
 	eventually(t, "the observer to follow the new leader", func() bool { return tc.ctl(obs).Image().Topics["after"] != nil })
+}
+
+// registerObserver registers the broker of observer node id, whose
+// INTERNAL listener (the raft one) is at addr.
+func registerObserver(t *testing.T, cl *Client, id int32, addr string) *kmsg.BrokerRegistrationResponse {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	portNum, _ := strconv.Atoi(port)
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.IncarnationID = id, [16]byte{byte(id)}
+	req.Listeners = []kmsg.BrokerRegistrationRequestListener{
+		{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 1},
+		{Name: "INTERNAL", Host: host, Port: uint16(portNum)},
+	}
+	reg := send[*kmsg.BrokerRegistrationResponse](t, cl, req)
+	if reg.ErrorCode != 0 {
+		t.Fatalf("register: %d", reg.ErrorCode)
+	}
+	return reg
 }

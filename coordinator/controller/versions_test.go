@@ -49,7 +49,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 			ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationRead, PermissionType: kmsg.ACLPermissionTypeAllow}}
 		da := kmsg.NewPtrDeleteACLsRequest()
 		da.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeUnknown}}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da}
+		dq := describeQuorumReq(MetadataTopic, 0)
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -100,6 +101,10 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.DeleteACLsResponse: // an UNKNOWN resource type
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
+			case *kmsg.DescribeQuorumResponse:
+				if got = r.ErrorCode; got == 0 {
+					got = r.Topics[0].Partitions[0].ErrorCode
+				}
 			default:
 				t.Fatalf("key %d: unexpected response %T", req.Key(), resp)
 			}
