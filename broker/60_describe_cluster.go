@@ -1,23 +1,51 @@
 package broker
 
-// DescribeCluster, versions 0-2. Brokers answer for endpoint type 1
-// (brokers); asking a broker for controllers gets UNSUPPORTED_ENDPOINT_TYPE,
-// as Kafka brokers answer. Without an authorizer every cluster operation
-// is reported as authorized when asked for; with one, those the ACLs allow.
+// DescribeCluster, versions 0-2. A client listener answers for endpoint
+// type 1 (brokers), the CONTROLLER listener for type 2 (controllers: the
+// voters, with the raft leader as controller id), which Kafka's admin
+// client asks for when given bootstrap.controllers. The other type gets
+// MISMATCHED_ENDPOINT_TYPE and an unknown one UNSUPPORTED_ENDPOINT_TYPE,
+// as from Kafka. Without an authorizer every cluster operation is
+// reported as authorized when asked for; with one, those the ACLs allow.
 
 import (
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-const endpointTypeBrokers = 1
+const (
+	endpointTypeBrokers     = 1
+	endpointTypeControllers = 2
+)
 
 func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (*kmsg.DescribeClusterResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = req.EndpointType
-	if req.Version >= 1 && req.EndpointType != endpointTypeBrokers {
+	served := int8(endpointTypeBrokers)
+	if c.listener != nil && c.listener.controller {
+		served = endpointTypeControllers
+	}
+	switch {
+	case req.Version >= 1 && req.EndpointType != endpointTypeBrokers && req.EndpointType != endpointTypeControllers:
 		resp.ErrorCode = errUnsupportedEndpointType
-		resp.ErrorMessage = errorMessage(resp.ErrorCode)
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Unsupported endpoint type %d", req.EndpointType))
+		return resp, nil
+	case req.EndpointType != served:
+		resp.ErrorCode = errMismatchedEndpointType
+		if req.Version == 0 {
+			resp.ErrorCode = errInvalidRequest
+		}
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("The request was sent to an endpoint of type %d, but we wanted an endpoint of type %d", served, req.EndpointType))
+		return resp, nil
+	case served == endpointTypeControllers:
+		b.describeControllers(resp)
+		resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 		return resp, nil
 	}
 	resp.ClusterID = b.ClusterID()
@@ -32,4 +60,26 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		resp.ClusterAuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
 	}
 	return resp, nil
+}
+
+// describeControllers answers DescribeCluster on the CONTROLLER listener:
+// the voters at their controller.quorum.voters addresses, and the raft
+// leader as the controller (-1 while there is none).
+func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
+	ctl := b.cluster.ctl
+	resp.ClusterID = ctl.Image().ClusterID
+	resp.ControllerID = -1
+	if id, ok := ctl.LeaderID(); ok {
+		resp.ControllerID = id
+	}
+	ids := slices.Sorted(maps.Keys(b.cfg.Cluster.Voters))
+	resp.Brokers = nil
+	for _, id := range ids {
+		host, portText, err := net.SplitHostPort(b.cfg.Cluster.Voters[id])
+		port, perr := strconv.Atoi(portText)
+		if err != nil || perr != nil {
+			continue
+		}
+		resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: id, Host: host, Port: int32(port)})
+	}
 }

@@ -231,6 +231,7 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	49: kmsg.ACLOperationAlterConfigs,    // AlterClientQuotas
 	50: kmsg.ACLOperationDescribe,        // DescribeUserScramCredentials
 	51: kmsg.ACLOperationAlter,           // AlterUserScramCredentials
+	55: kmsg.ACLOperationDescribe,        // DescribeQuorum
 }
 
 // clusterDenied answers a whole-cluster request the principal may not

@@ -69,7 +69,10 @@ func (b *Broker) startController(dirPath string) error {
 	cl.epoch.Store(-1)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
 	rand.Read(cl.incarnation[:])
-	var observerAddr, observerListener string
+	var observerAddr, observerListener, controllerListener string
+	if len(cfg.ControllerListenerNames) > 0 {
+		controllerListener = cfg.ControllerListenerNames[0]
+	}
 	if !cfg.hasRole("controller") {
 		l := b.listeners[0]
 		host, port := cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
@@ -78,6 +81,7 @@ func (b *Broker) startController(dirPath string) error {
 	ctl, err := controller.Start(controller.Config{
 		ObserverAddr:                 observerAddr,
 		ObserverListener:             observerListener,
+		ListenerName:                 controllerListener,
 		NodeID:                       cfg.NodeID,
 		Voters:                       cfg.Cluster.Voters,
 		Dir:                          filepath.Join(dirPath, raftDirName),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -597,6 +600,30 @@ func TestClusterSeparateRoles(t *testing.T) {
 	if ids := meta.Brokers.NodeIDs(); len(ids) != 2 || ids[0] != 4 || ids[1] != 5 {
 		t.Fatalf("brokers %v, want [4 5]", ids)
 	}
+	// DescribeQuorum, forwarded by a broker to the active controller,
+	// lists the three controllers as voters and the broker-only nodes,
+	// raft non-voters, as observers, all caught up.
+	waitUntil(t, "voters 1-3 and observers 4-5 caught up", 30*time.Second, func() bool {
+		req := kmsg.NewPtrDescribeQuorumRequest()
+		req.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: controller.MetadataTopic,
+			Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return false
+		}
+		p := resp.Topics[0].Partitions[0]
+		ids := func(states []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) (ids []int32) {
+			for _, s := range states {
+				if s.LogEndOffset != p.HighWatermark {
+					return nil
+				}
+				ids = append(ids, s.ReplicaID)
+			}
+			slices.Sort(ids)
+			return ids
+		}
+		return p.ErrorCode == 0 && slices.Equal(ids(p.CurrentVoters), []int32{1, 2, 3}) && slices.Equal(ids(p.Observers), []int32{4, 5})
+	})
 	for i := 0; i < 100; i++ {
 		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -618,6 +645,54 @@ func TestClusterSeparateRoles(t *testing.T) {
 	if got != 100 {
 		t.Fatalf("consumed %d records, want 100", got)
 	}
+}
+
+// DescribeCluster answers for the endpoint type of the listener it
+// arrives on, as Kafka's brokers and controllers do: a client listener
+// for brokers, the CONTROLLER listener for controllers (the voters at
+// their controller.quorum.voters addresses, the raft leader as
+// controller). The other type gets MISMATCHED_ENDPOINT_TYPE, an unknown
+// one UNSUPPORTED_ENDPOINT_TYPE.
+func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	describe := func(addr string, endpointType int8) *kmsg.DescribeClusterResponse {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(2)
+		req.EndpointType = endpointType
+		return dialAddr(t, addr).request(req).(*kmsg.DescribeClusterResponse)
+	}
+	voters := strings.Split(c.props[0]["controller.quorum.voters"], ",")
+	controllerAddr := func(i int) string { return strings.SplitN(voters[i], "@", 2)[1] }
+	for _, tc := range []struct {
+		addr         string
+		endpointType int8
+		code         int16
+	}{
+		{c.nodes[0].Addr(), 2, kerr.MismatchedEndpointType.Code},
+		{c.nodes[0].Addr(), 3, kerr.UnsupportedEndpointType.Code},
+		{controllerAddr(1), 1, kerr.MismatchedEndpointType.Code},
+		{controllerAddr(1), 0, kerr.UnsupportedEndpointType.Code},
+	} {
+		if r := describe(tc.addr, tc.endpointType); r.ErrorCode != tc.code || r.ErrorMessage == nil {
+			t.Errorf("%s endpoint type %d: error %d (%v), want %d", tc.addr, tc.endpointType, r.ErrorCode, r.ErrorMessage, tc.code)
+		}
+	}
+	waitUntil(t, "every controller naming the same leader", 30*time.Second, func() bool {
+		leaders := map[int32]bool{}
+		for i := range voters {
+			r := describe(controllerAddr(i), 2)
+			if r.ErrorCode != 0 || r.ControllerID < 1 || r.ClusterID != c.nodes[0].ClusterID() || len(r.Brokers) != 3 {
+				return false
+			}
+			leaders[r.ControllerID] = true
+			for j, b := range r.Brokers {
+				if b.NodeID != int32(j+1) || net.JoinHostPort(b.Host, fmt.Sprint(b.Port)) != controllerAddr(j) {
+					t.Fatalf("controller %d lists %+v, want the voters %v", i+1, r.Brokers, voters)
+				}
+			}
+		}
+		return len(leaders) == 1
+	})
 }
 
 // TestClusterNotLeaderNamesTheLeader sends a produce and a fetch to a

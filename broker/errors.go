@@ -23,6 +23,7 @@ var (
 	errInvalidFetchSessionEpoch = kerr.InvalidFetchSessionEpoch.Code
 	errUnknownServerError       = kerr.UnknownServerError.Code
 	errUnsupportedEndpointType  = kerr.UnsupportedEndpointType.Code
+	errMismatchedEndpointType   = kerr.MismatchedEndpointType.Code
 	errTxnIDAuthFailed          = kerr.TransactionalIDAuthorizationFailed.Code
 	errNotLeaderOrFollower      = kerr.NotLeaderForPartition.Code
 	errNotEnoughReplicas        = kerr.NotEnoughReplicas.Code
