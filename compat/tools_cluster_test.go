@@ -27,16 +27,9 @@ var cliApiVersionLine = regexp.MustCompile(`^(\w+)\((\d+)\): (?:UNSUPPORTED|(\d+
 // kafka-log-dirs reports gregor's log dir with each partition's size
 // equal to its segment file.
 func (e *cliEnv) testCluster(t *testing.T) {
-	props, err := os.ReadFile(filepath.Join(e.dir, "meta.properties"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := regexp.MustCompile(`(?m)^cluster\.id=(\S+)$`).FindSubmatch(props)
-	if id == nil {
-		t.Fatalf("meta.properties has no cluster.id:\n%s", props)
-	}
-	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", e.p.Addr)); out != "Cluster ID: "+string(id[1]) {
-		t.Errorf("kafka-cluster cluster-id said %q, meta.properties has %s", out, id[1])
+	props, id := readMetaProperties(t, e.dir)
+	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", e.p.Addr)); out != "Cluster ID: "+id {
+		t.Errorf("kafka-cluster cluster-id said %q, meta.properties has %s", out, id)
 	}
 
 	e.checkStorageInfo(t, props)
@@ -82,6 +75,21 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	}
 
 	e.checkLogDirs(t, cliConsoleTopic, cliPerfTopic)
+	e.checkQuorum(t)
+}
+
+// readMetaProperties reads dir's meta.properties and its cluster.id.
+func readMetaProperties(t *testing.T, dir string) ([]byte, string) {
+	t.Helper()
+	props, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := regexp.MustCompile(`(?m)^cluster\.id=(\S+)$`).FindSubmatch(props)
+	if id == nil {
+		t.Fatalf("meta.properties has no cluster.id:\n%s", props)
+	}
+	return props, string(id[1])
 }
 
 // checkLogDirs runs kafka-log-dirs --describe for topics and compares

@@ -51,6 +51,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.storage = tools.mainClass(t, "kafka.tools.StorageTool", "org.apache.kafka.tools.StorageTool")
 	e.cls.transactions = tools.mainClass(t, "org.apache.kafka.tools.TransactionsCommand")
 	e.cls.acls = tools.mainClass(t, "org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand")
+	e.cls.quorum = tools.mainClass(t, "org.apache.kafka.tools.MetadataQuorumCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -85,7 +86,7 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }

@@ -1,0 +1,138 @@
+package compat
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
+)
+
+// quorumReplica is one row of kafka-metadata-quorum describe --replication.
+type quorumReplica struct {
+	id, endOffset, lag, lastFetch, lastCaughtUp int64
+	status                                      string
+}
+
+// describeReplication runs kafka-metadata-quorum describe --replication
+// against node and returns its rows by node id.
+func (e *cliEnv) describeReplication(t *testing.T, node *clustertest.Node) map[int64]quorumReplica {
+	t.Helper()
+	out := e.run(t, "", e.cls.quorum, "--bootstrap-server", node.Addr(), "describe", "--replication")
+	lines := cliLines(out)
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "NodeId") {
+		t.Fatalf("describe --replication:\n%s", out)
+	}
+	rows := map[int64]quorumReplica{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		if len(f) < 7 {
+			t.Fatalf("describe --replication row %q", l)
+		}
+		var n [6]int64
+		for i, j := range []int{0, 2, 3, 4, 5} {
+			v, err := strconv.ParseInt(f[j], 10, 64)
+			if err != nil {
+				t.Fatalf("describe --replication row %q: column %d: %v", l, j, err)
+			}
+			n[i] = v
+		}
+		rows[n[0]] = quorumReplica{id: n[0], endOffset: n[1], lag: n[2], lastFetch: n[3], lastCaughtUp: n[4], status: f[6]}
+	}
+	return rows
+}
+
+var quorumStatusLine = regexp.MustCompile(`^(\w+):\s+(.*)$`)
+
+// checkQuorum runs kafka-metadata-quorum against a three-node cluster:
+// --status names the active controller as leader, the three voters with
+// their CONTROLLER endpoints and the cluster id of meta.properties;
+// --replication shows every voter caught up, then a killed follower
+// falling behind while the quorum fences its broker, then caught up again
+// after its restart.
+func (e *cliEnv) checkQuorum(t *testing.T) {
+	c := clustertest.Start(t, clustertest.Options{})
+	c.WaitBrokers(t, 3, time.Minute)
+	leader := c.Controller(t, time.Minute)
+	_, clusterID := readMetaProperties(t, c.Nodes[0].Dir)
+
+	var voters []string
+	var follower *clustertest.Node
+	for _, n := range c.Nodes {
+		voters = append(voters, fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort))
+		if n.ID != leader && follower == nil {
+			follower = n
+		}
+	}
+	// Through a broker, which forwards to the active controller, and
+	// straight to a controller that is not the leader (--bootstrap-controller:
+	// DescribeCluster on the CONTROLLER listener names the leader).
+	for _, bootstrap := range [][]string{
+		{"--bootstrap-server", c.Nodes[0].Addr()},
+		{"--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", follower.ControllerPort)},
+	} {
+		out := e.run(t, "", e.cls.quorum, append(bootstrap, "describe", "--status")...)
+		status := map[string]string{}
+		for _, l := range cliLines(out) {
+			if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
+				status[m[1]] = m[2]
+			}
+		}
+		epoch, _ := strconv.Atoi(status["LeaderEpoch"])
+		hw, _ := strconv.Atoi(status["HighWatermark"])
+		if status["ClusterId"] != clusterID || status["LeaderId"] != strconv.Itoa(int(leader)) || epoch < 1 || hw < 1 ||
+			status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" || status["CurrentObservers"] != "[]" {
+			t.Fatalf("%v describe --status said\n%s\nwant cluster id %s, leader %d, an epoch and high watermark, voters %s and no observers",
+				bootstrap, out, clusterID, leader, strings.Join(voters, ", "))
+		}
+	}
+
+	caughtUp := func(rows map[int64]quorumReplica) error {
+		if len(rows) != 3 {
+			return fmt.Errorf("%d rows", len(rows))
+		}
+		for id, r := range rows {
+			want := "Follower"
+			if id == int64(leader) {
+				want = "Leader"
+			}
+			if r.status != want || r.lag != 0 || r.lastCaughtUp < 0 || r.endOffset != rows[int64(leader)].endOffset {
+				return fmt.Errorf("node %d: %+v, want a caught-up %s", id, r, want)
+			}
+		}
+		return nil
+	}
+	clustertest.Eventually(t, time.Minute, "every voter caught up", func() error {
+		return caughtUp(e.describeReplication(t, c.Node(leader)))
+	})
+
+	follower.Kill()
+	c.WaitBrokers(t, 2, time.Minute) // fencing its broker is a metadata record it does not get
+	rows := e.describeReplication(t, c.Node(leader))
+	down, lead := rows[int64(follower.ID)], rows[int64(leader)]
+	if down.status != "Follower" || down.endOffset >= lead.endOffset || down.lag != lead.endOffset-down.endOffset ||
+		down.lastFetch >= lead.lastFetch || down.lastCaughtUp > down.lastFetch {
+		t.Fatalf("after killing node %d: %+v, leader %+v; want it behind, with its last fetch and catch-up before the kill", follower.ID, down, lead)
+	}
+
+	if err := follower.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitBrokers(t, 3, time.Minute)
+	clustertest.Eventually(t, time.Minute, "the restarted voter caught up", func() error {
+		rows := e.describeReplication(t, c.Node(leader))
+		if err := caughtUp(rows); err != nil {
+			return err
+		}
+		if rows[int64(follower.ID)].lastCaughtUp <= down.lastFetch {
+			return fmt.Errorf("node %d last caught up at %d, before it was killed", follower.ID, rows[int64(follower.ID)].lastCaughtUp)
+		}
+		return nil
+	})
+}
