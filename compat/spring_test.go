@@ -34,6 +34,7 @@ var springFeatures = []struct{ method, feature string }{
 	{"dlt", "dlt"},
 	{"retryTopics", "retry-topics"},
 	{"transactions", "transactions"},
+	{"groupProtocol", "group-protocol"},
 }
 
 func TestSpringDemo(t *testing.T) {

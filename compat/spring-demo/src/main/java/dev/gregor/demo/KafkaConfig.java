@@ -55,6 +55,11 @@ public class KafkaConfig {
 	}
 
 	@Bean
+	public NewTopic shipmentsTopic() {
+		return TopicBuilder.name(ShipmentListener.TOPIC).partitions(3).replicas(1).build();
+	}
+
+	@Bean
 	public NewTopic ordersDeadLetterTopic() {
 		return TopicBuilder.name(DLT).partitions(3).replicas(1).build();
 	}

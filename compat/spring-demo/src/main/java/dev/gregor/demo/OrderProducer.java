@@ -10,7 +10,7 @@ import org.springframework.kafka.support.SendResult;
 import org.springframework.stereotype.Service;
 
 /**
- * Sends order events to "orders" or "payments" with the KafkaTemplate,
+ * Sends order events to "orders", "payments" or "shipments" with the KafkaTemplate,
  * keyed by order id, and checks every send's result: a failed send is
  * logged and fails the returned future, a successful one carries the
  * partition and offset it got.
@@ -32,6 +32,10 @@ public class OrderProducer {
 
 	public CompletableFuture<SendResult<String, OrderEvent>> sendPayment(OrderEvent event) {
 		return send(PaymentListener.TOPIC, event);
+	}
+
+	public CompletableFuture<SendResult<String, OrderEvent>> sendShipment(OrderEvent event) {
+		return send(ShipmentListener.TOPIC, event);
 	}
 
 	private CompletableFuture<SendResult<String, OrderEvent>> send(String topic, OrderEvent event) {

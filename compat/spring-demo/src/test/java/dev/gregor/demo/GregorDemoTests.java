@@ -35,6 +35,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -112,6 +113,9 @@ class GregorDemoTests {
 
 	@Autowired
 	OrderArchive archive;
+
+	@Autowired
+	ShipmentListener shipments;
 
 	@Autowired
 	KafkaListenerEndpointRegistry listeners;
@@ -286,6 +290,37 @@ class GregorDemoTests {
 		assertThat(archivedIds("read_uncommitted", 30)).as("read_uncommitted, the rolled-back batch included")
 			.hasSize(30)
 			.containsAll(committed);
+	}
+
+	@Test
+	@Order(9)
+	void groupProtocol() throws Exception {
+		Set<Integer> ids = IntStream.range(0, 30).boxed().collect(Collectors.toSet());
+		for (int id : ids) {
+			this.producer.sendShipment(new OrderEvent(id, "shipment-" + id, 1)).get(30, TimeUnit.SECONDS);
+		}
+		await().atMost(WAIT).until(() -> this.shipments.received().keySet().containsAll(ids));
+		try (Admin admin = admin()) {
+			await().atMost(WAIT).untilAsserted(() -> {
+				ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(ShipmentListener.GROUP))
+					.describedGroups()
+					.get(ShipmentListener.GROUP)
+					.get(30, TimeUnit.SECONDS);
+				assertThat(group.type()).isEqualTo(GroupType.CONSUMER);
+				assertThat(group.groupState()).isEqualTo(GroupState.STABLE);
+				assertThat(group.members()).as("the listener's three consumers").hasSize(3);
+				Set<TopicPartition> assigned = new HashSet<>();
+				for (MemberDescription member : group.members()) {
+					assertThat(member.assignment().topicPartitions()).hasSize(1);
+					assigned.addAll(member.assignment().topicPartitions());
+				}
+				assertThat(assigned).containsExactlyInAnyOrderElementsOf(partitions(ShipmentListener.TOPIC));
+			});
+		}
+		awaitCommittedToEnd(ShipmentListener.GROUP, ShipmentListener.TOPIC);
+		for (int id : ids) {
+			assertThat(this.shipments.received().get(id)).as("deliveries of shipment " + id).hasSize(1);
+		}
 	}
 
 	private static List<OrderEvent> orders(int from, int n) {
