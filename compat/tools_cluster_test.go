@@ -12,11 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
 )
 
 // The cluster-level tools: kafka-cluster cluster-id, kafka-storage info,
 // kafka-broker-api-versions and kafka-log-dirs, checked against
-// meta.properties, franz-go's ApiVersions and the segment files on disk.
+// meta.properties, franz-go's ApiVersions and the segment files on disk;
+// then, on a three-node cluster, kafka-reassign-partitions,
+// kafka-leader-election and kafka-metadata-quorum.
 
 // cliApiVersionLine matches one API of kafka-broker-api-versions.
 var cliApiVersionLine = regexp.MustCompile(`^(\w+)\((\d+)\): (?:UNSUPPORTED|(\d+)(?: to (\d+))? \[usable: \d+\])`)
@@ -75,7 +79,10 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	}
 
 	e.checkLogDirs(t, cliConsoleTopic, cliPerfTopic)
-	e.checkQuorum(t)
+	c := clustertest.Start(t, clustertest.Options{})
+	c.WaitBrokers(t, 3, time.Minute)
+	e.checkReassign(t, c)
+	e.checkQuorum(t, c)
 }
 
 // readMetaProperties reads dir's meta.properties and its cluster.id.

@@ -56,9 +56,7 @@ var quorumStatusLine = regexp.MustCompile(`^(\w+):\s+(.*)$`)
 // --replication shows every voter caught up, then a killed follower
 // falling behind while the quorum fences its broker, then caught up again
 // after its restart.
-func (e *cliEnv) checkQuorum(t *testing.T) {
-	c := clustertest.Start(t, clustertest.Options{})
-	c.WaitBrokers(t, 3, time.Minute)
+func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	leader := c.Controller(t, time.Minute)
 	_, clusterID := readMetaProperties(t, c.Nodes[0].Dir)
 

@@ -52,6 +52,8 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.transactions = tools.mainClass(t, "org.apache.kafka.tools.TransactionsCommand")
 	e.cls.acls = tools.mainClass(t, "org.apache.kafka.tools.AclCommand", "kafka.admin.AclCommand")
 	e.cls.quorum = tools.mainClass(t, "org.apache.kafka.tools.MetadataQuorumCommand")
+	e.cls.reassign = tools.mainClass(t, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
+	e.cls.election = tools.mainClass(t, "org.apache.kafka.tools.LeaderElectionCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -86,7 +88,7 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }
@@ -135,7 +137,13 @@ type cliDescribedTopic struct {
 
 func (e *cliEnv) describeTopic(t *testing.T, topic string) cliDescribedTopic {
 	t.Helper()
-	out := e.admin(t, e.cls.topics, "--describe", "--topic", topic)
+	return e.describeTopicAt(t, e.p.Addr, topic)
+}
+
+// describeTopicAt runs kafka-topics --describe against the broker at addr.
+func (e *cliEnv) describeTopicAt(t *testing.T, addr, topic string) cliDescribedTopic {
+	t.Helper()
+	out := e.run(t, "", e.cls.topics, "--bootstrap-server", addr, "--describe", "--topic", topic)
 	var d cliDescribedTopic
 	d.leaders = map[int]string{}
 	for _, l := range cliLines(out) {
