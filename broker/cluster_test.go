@@ -339,6 +339,15 @@ func TestClusterLeaderFailover(t *testing.T) {
 		l, _ := c.leaderOf("fo", 0)
 		return l != leader && l >= 0
 	})
+	c.waitFor("DescribeTopicPartitions naming the new leader and the stopped replica offline", func() bool {
+		resp := describeTopicPartitions(t, cl, 2000, nil, "fo")
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return false
+		}
+		p := resp.Topics[0].Partitions[0]
+		l, _ := c.leaderOf("fo", 0)
+		return p.LeaderID == l && slices.Equal(p.OfflineReplicas, []int32{leader}) && !slices.Contains(p.ISR, leader) && len(p.Replicas) == 3
+	})
 	produce(100, 200)
 	if err := c.start(int(leader - 1)); err != nil {
 		t.Fatal(err)

@@ -20,12 +20,15 @@ import (
 // keys. Zero values are not meaningful: start from DefaultConfig or
 // ParseConfig.
 type Config struct {
-	NodeID                   int32
-	Listeners                []Listener
-	AdvertisedListeners      []Listener
-	ControllerListenerNames  []string
-	LogDirs                  []string
-	NumPartitions            int32
+	NodeID                  int32
+	Listeners               []Listener
+	AdvertisedListeners     []Listener
+	ControllerListenerNames []string
+	LogDirs                 []string
+	NumPartitions           int32
+	// MaxResponsePartitions (max.request.partition.size.limit) caps the
+	// partitions of one DescribeTopicPartitions answer.
+	MaxResponsePartitions    int32
 	DefaultReplicationFactor int16
 	AutoCreateTopics         bool
 	MessageMaxBytes          int32
@@ -169,6 +172,11 @@ var brokerKeys = []configKey{
 	{"num.partitions", "INT", "1", "The default number of log partitions per topic.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.NumPartitions = int32(n)
+		return err
+	}},
+	{"max.request.partition.size.limit", "INT", "2000", "The maximum number of partitions can be served in one request.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.MaxResponsePartitions = int32(n)
 		return err
 	}},
 	{"num.recovery.threads.per.data.dir", "INT", "2", "The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.", func(c *Config, v string) error {

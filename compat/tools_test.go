@@ -212,6 +212,14 @@ func (e *cliEnv) testTopics(t *testing.T) {
 	if d := e.describeTopic(t, topic); d.partitions != 5 || len(d.leaders) != 5 || d.leaders[4] != "1 1 1" {
 		t.Errorf("after --alter --partitions 5: %+v", d)
 	}
+	// Kafka 4's tool describes with DescribeTopicPartitions (its lines
+	// carry the ELR fields, which Metadata has not), in pages of the size
+	// asked for: two partitions per answer give the same description.
+	whole := e.admin(t, e.cls.topics, "--describe", "--topic", topic)
+	paged := e.admin(t, e.cls.topics, "--describe", "--topic", topic, "--partition-size-limit-per-response", "2")
+	if !strings.Contains(whole, "\tElr: \tLastKnownElr: ") || paged != whole {
+		t.Errorf("kafka-topics --describe:\n%s\nin pages of two partitions:\n%s", whole, paged)
+	}
 	out = e.adminFails(t, e.cls.topics, "--alter", "--topic", topic, "--partitions", "3")
 	if !strings.Contains(out, "InvalidPartitionsException") {
 		t.Errorf("shrinking partitions failed without InvalidPartitionsException:\n%s", out)
