@@ -53,7 +53,7 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	host, port := b.advertisedAddr(c)
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
 	if b.cluster != nil {
-		b.clusterDescribeCluster(c, resp)
+		b.clusterDescribeCluster(c, req, resp)
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {

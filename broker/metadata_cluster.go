@@ -142,13 +142,20 @@ func (b *Broker) autoCreate(c *conn, name string) int16 {
 	return errLeaderNotAvailable
 }
 
-// clusterDescribeCluster fills DescribeCluster from the image.
-func (b *Broker) clusterDescribeCluster(c *conn, resp *kmsg.DescribeClusterResponse) {
+// clusterDescribeCluster fills DescribeCluster from the image: the live
+// brokers, and the fenced ones too, marked, when the request asks for them
+// (v2, `kafka-cluster list-endpoints --include-fenced-brokers`).
+func (b *Broker) clusterDescribeCluster(c *conn, req *kmsg.DescribeClusterRequest, resp *kmsg.DescribeClusterResponse) {
 	img := b.cluster.image()
-	live := b.liveBrokers(c, img)
-	resp.ControllerID = b.cluster.controllerFor(live)
+	resp.ControllerID = b.cluster.controllerFor(b.liveBrokers(c, img))
 	resp.Brokers = nil
-	for _, br := range live {
-		resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: br.NodeID, Host: br.Host, Port: br.Port, Rack: br.Rack})
+	for _, id := range img.SortedBrokerIDs() {
+		fenced := img.Brokers[id].Fenced
+		if fenced && !req.IncludeFencedBrokers {
+			continue
+		}
+		if host, port, rack, ok := b.brokerEndpoint(c, id); ok {
+			resp.Brokers = append(resp.Brokers, kmsg.DescribeClusterResponseBroker{NodeID: id, Host: host, Port: port, Rack: rack, IsFenced: fenced})
+		}
 	}
 }

@@ -32,6 +32,7 @@ func init() {
 		31: {min: 1, max: 3, serve: toController},
 		56: {min: 2, max: 3, serve: toController},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
+		64: {min: 0, max: 0, serve: toController},
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},
 		67: {min: 0, max: 0, serve: toController},
@@ -54,6 +55,7 @@ var clusterHandlers = map[int16]handler{
 	49: {min: 0, max: 1, serve: forwardToController},
 	51: {min: 0, max: 0, serve: forwardToController},
 	55: {min: 0, max: 2, serve: forwardToController},
+	64: {min: 0, max: 0, serve: forwardToController},
 }
 
 // consumerGroupHandlers serve KIP-848's consumer groups, when

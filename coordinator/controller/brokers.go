@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"time"
@@ -103,6 +104,30 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 	return resp
 }
 
+// unregisterBroker removes a broker's registration, as Kafka's
+// UnregisterBroker does for a decommissioned broker: the broker leaves
+// every ISR it is not alone in and its leaderships move, as when it is
+// fenced; its replicas stay assigned (offline) until reassigned. A live
+// broker so removed is refused its next heartbeat and registers again.
+// A broker-only node also stops being a raft non-voter.
+func (c *Controller) unregisterBroker(req *kmsg.UnregisterBrokerRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.UnregisterBrokerResponse)
+	img := c.Image()
+	if img.Brokers[req.BrokerID] == nil {
+		resp.ErrorCode = kerr.BrokerIDNotRegistered.Code
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Broker ID %d is not currently registered", req.BrokerID))
+		return resp
+	}
+	id := req.BrokerID
+	recs := append(c.removeBrokerRecords(img, id), Record{UnregisterBroker: &id})
+	if _, err := c.propose(recs); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	delete(c.lastSeen, id)
+	c.removeObserver(id)
+	return resp
+}
+
 // fenceRecords fences a broker: its flag, then its leaderships and ISR
 // memberships.
 func (c *Controller) fenceRecords(img *Image, id int32) []Record {
@@ -139,6 +164,17 @@ func (c *Controller) expireSessions(ctx context.Context) {
 			return
 		}
 		img = c.Image()
+	}
+}
+
+// removeObserver takes an unregistered broker's node out of the raft
+// configuration when it is a non-voter; voters stay. A failure is logged.
+func (c *Controller) removeObserver(id int32) {
+	if _, voter := c.cfg.Voters[id]; voter {
+		return
+	}
+	if err := c.raft.RemoveServer(serverID(id), 0, 10*time.Second).Error(); err != nil {
+		c.log.Warn("controller: removing an observer from raft", "broker", id, "err", err)
 	}
 }
 

@@ -321,3 +321,44 @@ func TestControlledShutdown(t *testing.T) {
 		t.Fatalf("idle broker shutdown: %+v", r)
 	}
 }
+
+// UnregisterBroker removes a registration: the broker leaves every ISR and
+// leadership, as when fenced, and keeps its place in the replica lists; an
+// id not registered gets BROKER_ID_NOT_REGISTERED. The unregistered
+// broker's next heartbeat is refused (STALE_BROKER_EPOCH), and it may
+// register again.
+func TestUnregisterBroker(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	cl := tc.client()
+	brokers := registerUnfenced(t, cl, 3)
+	if r := createTopic(t, cl, "t", 3, 3, nil); r.ErrorCode != 0 {
+		t.Fatalf("create: %d", r.ErrorCode)
+	}
+	unregister := func(id int32) *kmsg.UnregisterBrokerResponse {
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = id
+		return send[*kmsg.UnregisterBrokerResponse](t, cl, req)
+	}
+	if r := unregister(7); r.ErrorCode != kerr.BrokerIDNotRegistered.Code || r.ErrorMessage == nil {
+		t.Fatalf("unregistering broker 7, never registered: %+v", r)
+	}
+	if r := unregister(3); r.ErrorCode != 0 {
+		t.Fatalf("unregistering broker 3: %+v", r)
+	}
+	tc.waitAll("broker 3 gone", func(img *Image) bool { return img.Brokers[3] == nil })
+	for i, p := range tc.ctl(tc.active()).Image().Topics["t"].Partitions {
+		if p.Leader == 3 || p.Leader < 0 || slices.Contains(p.ISR, 3) || !slices.Contains(p.Replicas, 3) {
+			t.Fatalf("partition %d after unregistering broker 3: %+v", i, p)
+		}
+	}
+	if r := unregister(3); r.ErrorCode != kerr.BrokerIDNotRegistered.Code {
+		t.Fatalf("unregistering broker 3 twice: %+v", r)
+	}
+	if r := heartbeat(t, cl, brokers[2], brokers[2].epoch, false, false); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
+		t.Fatalf("heartbeat of the unregistered broker: %+v", r)
+	}
+	again := registerBroker(t, cl, 3, "")
+	if r := heartbeat(t, cl, again, again.epoch, false, false); r.ErrorCode != 0 || r.IsFenced {
+		t.Fatalf("broker 3 registered again: %+v", r)
+	}
+}

@@ -43,7 +43,7 @@
 //
 // A raft entry is a JSON array of Records applied atomically. Records carry
 // results, not intents: RegisterBroker, BrokerState (fenced, shutting
-// down), Topic, RemoveTopic, Partition (the whole new partition state),
+// down), UnregisterBroker, Topic, RemoveTopic, Partition (the whole new partition state),
 // Config (the whole override set of a resource), NextProducerID and
 // ClusterID. So the state machine only installs values and every replica
 // computes the same image; all decisions (placement, elections, epochs)
@@ -100,7 +100,20 @@
 // with AutoLeaderRebalance a ticker moves leadership back to preferred
 // replicas; AllocateProducerIds hands out blocks of 1000 ids;
 // AlterClientQuotas stores client quotas (package quota validates them),
-// which every broker enforces on its own connections.
+// which every broker enforces on its own connections; UnregisterBroker
+// removes a registration after the same ISR and leader changes as fencing.
+//
+// # DescribeQuorum
+//
+// The active controller (the raft leader) answers DescribeQuorum as
+// KRaft's leader does. Raft indexes are the metadata log's offsets: its
+// end offset is the last index, the high watermark the commit index, the
+// leader epoch the raft term. hashicorp/raft keeps its followers' match
+// indexes private, so the leader's transport (progress.go) records each
+// follower's last index and answer time from every AppendEntries answer,
+// heartbeats and pipelined appends alike, and keeps Kafka's caught-up
+// time by Kafka's rule. Voters are the raft voters; observers are the
+// non-voters heard from in the last five minutes.
 //
 // # Files
 //
@@ -110,7 +123,9 @@
 //	records.go        the records and how they change an image
 //	image.go          the image types
 //	handle.go         Handle dispatch and NOT_CONTROLLER answers
-//	brokers.go        registration, heartbeats, session expiry
+//	brokers.go        registration, heartbeats, session expiry, unregistration
+//	quorum.go         DescribeQuorum
+//	progress.go       the leader's record of its followers' progress
 //	elect.go          shared partition rules
 //	placement.go      replica placement
 //	topics.go         CreateTopics, DeleteTopics, CreatePartitions

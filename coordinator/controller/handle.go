@@ -59,6 +59,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.deleteACLs(r), nil
 	case *kmsg.DescribeQuorumRequest:
 		return c.describeQuorum(r), nil
+	case *kmsg.UnregisterBrokerRequest:
+		return c.unregisterBroker(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -82,6 +84,7 @@ var HandledKeys = []int16{
 	(*kmsg.CreateACLsRequest)(nil).Key(),
 	(*kmsg.DeleteACLsRequest)(nil).Key(),
 	(*kmsg.DescribeQuorumRequest)(nil).Key(),
+	(*kmsg.UnregisterBrokerRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -126,6 +129,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.ListPartitionReassignmentsResponse:
 		r.ErrorCode = code
 	case *kmsg.DescribeQuorumResponse:
+		r.ErrorCode = code
+	case *kmsg.UnregisterBrokerResponse:
 		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
@@ -207,6 +212,8 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.ListPartitionReassignmentsResponse:
 		return r.ErrorCode == code
 	case *kmsg.DescribeQuorumResponse:
+		return r.ErrorCode == code
+	case *kmsg.UnregisterBrokerResponse:
 		return r.ErrorCode == code
 	case *kmsg.ElectLeadersResponse:
 		if r.Version >= 1 {

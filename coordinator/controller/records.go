@@ -17,17 +17,19 @@ import (
 // epochs) and the FSM only installs what a record says, so every replica
 // computes the same image.
 type Record struct {
-	ClusterID       *string                `json:",omitempty"`
-	RegisterBroker  *RegisterBroker        `json:",omitempty"`
-	BrokerState     *BrokerState           `json:",omitempty"`
-	Topic           *Topic                 `json:",omitempty"`
-	RemoveTopic     *[16]byte              `json:",omitempty"`
-	Partition       *PartitionRecord       `json:",omitempty"`
-	Config          *ConfigRecord          `json:",omitempty"`
-	NextProducerID  *int64                 `json:",omitempty"`
-	ClientQuota     *quota.Entry           `json:",omitempty"`
-	ScramCredential *sasl.CredentialChange `json:",omitempty"`
-	ACL             *acl.Change            `json:",omitempty"`
+	ClusterID      *string         `json:",omitempty"`
+	RegisterBroker *RegisterBroker `json:",omitempty"`
+	BrokerState    *BrokerState    `json:",omitempty"`
+	// UnregisterBroker removes a broker's registration (its id).
+	UnregisterBroker *int32                 `json:",omitempty"`
+	Topic            *Topic                 `json:",omitempty"`
+	RemoveTopic      *[16]byte              `json:",omitempty"`
+	Partition        *PartitionRecord       `json:",omitempty"`
+	Config           *ConfigRecord          `json:",omitempty"`
+	NextProducerID   *int64                 `json:",omitempty"`
+	ClientQuota      *quota.Entry           `json:",omitempty"`
+	ScramCredential  *sasl.CredentialChange `json:",omitempty"`
+	ACL              *acl.Change            `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -101,6 +103,8 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 			b.Fenced, b.ShuttingDown = r.BrokerState.Fenced, r.BrokerState.ShuttingDown
 			n.Brokers[b.ID] = &b
 		}
+	case r.UnregisterBroker != nil:
+		delete(n.Brokers, *r.UnregisterBroker)
 	case r.Topic != nil:
 		t := *r.Topic
 		n.Topics[t.Name] = &t

@@ -50,7 +50,9 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		da := kmsg.NewPtrDeleteACLsRequest()
 		da.Filters = []kmsg.DeleteACLsRequestFilter{{ResourceType: kmsg.ACLResourceTypeUnknown}}
 		dq := describeQuorumReq(MetadataTopic, 0)
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq}
+		ub := kmsg.NewPtrUnregisterBrokerRequest()
+		ub.BrokerID = 99
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -101,6 +103,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.DeleteACLsResponse: // an UNKNOWN resource type
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
+			case *kmsg.UnregisterBrokerResponse:
+				got, want = r.ErrorCode, kerr.BrokerIDNotRegistered.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode
