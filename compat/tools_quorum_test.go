@@ -48,14 +48,43 @@ func (e *cliEnv) describeReplication(t *testing.T, node *clustertest.Node) map[i
 	return rows
 }
 
+// listEndpoints runs kafka-cluster list-endpoints and returns by node id
+// its STATE and ENDPOINT_TYPE columns (controllers have no STATE).
+func (e *cliEnv) listEndpoints(t *testing.T, args ...string) map[string]string {
+	t.Helper()
+	out := e.run(t, "", e.cls.cluster, append([]string{"list-endpoints"}, args...)...)
+	lines := cliLines(out)
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "ID ") {
+		t.Fatalf("list-endpoints:\n%s", out)
+	}
+	header := strings.Fields(lines[0])
+	nodes := map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) != len(header) {
+			t.Fatalf("list-endpoints line %q under %q", l, lines[0])
+		}
+		var state []string
+		for i, col := range header {
+			if col == "STATE" || col == "ENDPOINT_TYPE" {
+				state = append(state, f[i])
+			}
+		}
+		nodes[f[0]] = strings.Join(state, " ")
+	}
+	return nodes
+}
+
 var quorumStatusLine = regexp.MustCompile(`^(\w+):\s+(.*)$`)
 
-// checkQuorum runs kafka-metadata-quorum against a three-node cluster:
-// --status names the active controller as leader, the three voters with
-// their CONTROLLER endpoints and the cluster id of meta.properties;
-// --replication shows every voter caught up, then a killed follower
-// falling behind while the quorum fences its broker, then caught up again
-// after its restart.
+// checkQuorum runs kafka-metadata-quorum and kafka-cluster against a
+// three-node cluster: --status names the active controller as leader, the
+// three voters with their CONTROLLER endpoints and the cluster id of
+// meta.properties; --replication shows every voter caught up, then a
+// killed follower falling behind while the quorum fences its broker, then
+// caught up again after its restart. Meanwhile kafka-cluster
+// list-endpoints shows the killed broker fenced, unregister removes it,
+// and it registers again when restarted.
 func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	leader := c.Controller(t, time.Minute)
 	_, clusterID := readMetaProperties(t, c.Nodes[0].Dir)
@@ -91,6 +120,12 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		}
 	}
 
+	// The CONTROLLER listener answers for the controllers.
+	controllers := e.listEndpoints(t, "--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", follower.ControllerPort))
+	if len(controllers) != 3 || controllers[strconv.Itoa(int(leader))] != "controller" {
+		t.Fatalf("list-endpoints --bootstrap-controller: %v, want the three voters", controllers)
+	}
+
 	caughtUp := func(rows map[int64]quorumReplica) error {
 		if len(rows) != 3 {
 			return fmt.Errorf("%d rows", len(rows))
@@ -119,10 +154,26 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		t.Fatalf("after killing node %d: %+v, leader %+v; want it behind, with its last fetch and catch-up before the kill", follower.ID, down, lead)
 	}
 
+	// kafka-cluster lists the killed broker as fenced, then unregisters it,
+	// as an operator removes a decommissioned broker; back, it registers again.
+	brokers := []string{"--bootstrap-server", c.Node(leader).Addr(), "--include-fenced-brokers"}
+	fid := strconv.Itoa(int(follower.ID))
+	if got := e.listEndpoints(t, brokers...); got[fid] != "fenced broker" || len(got) != 3 {
+		t.Fatalf("list-endpoints after the kill: %v, want node %s fenced", got, fid)
+	}
+	if out := e.run(t, "", e.cls.cluster, "unregister", "--bootstrap-server", c.Node(leader).Addr(), "--id", fid); strings.TrimSpace(out) != "Broker "+fid+" is no longer registered." {
+		t.Fatalf("kafka-cluster unregister said %q", out)
+	}
+	if got := e.listEndpoints(t, brokers...); len(got) != 2 || got[fid] != "" {
+		t.Fatalf("list-endpoints after unregistering node %s: %v", fid, got)
+	}
 	if err := follower.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	c.WaitBrokers(t, 3, time.Minute)
+	if got := e.listEndpoints(t, brokers...); got[fid] != "unfenced broker" || len(got) != 3 {
+		t.Fatalf("list-endpoints after node %s came back: %v", fid, got)
+	}
 	clustertest.Eventually(t, time.Minute, "the restarted voter caught up", func() error {
 		rows := e.describeReplication(t, c.Node(leader))
 		if err := caughtUp(rows); err != nil {
