@@ -43,6 +43,11 @@ final class Clients implements AutoCloseable {
         return prefix + "-" + suffix;
     }
 
+    /** The bootstrap address the clients are given. */
+    String bootstrap() {
+        return bootstrap;
+    }
+
     /** The shared admin client that checks use for setup. */
     Admin admin() {
         return admin;

@@ -57,6 +57,7 @@ public final class Main {
         checks.put("group", () -> groups.group() + "; " + rebalances.all());
         checks.put("commit", groups::commit);
         checks.put("transactions", new TransactionChecks(clients)::transactions);
+        checks.put("streams", new StreamsChecks(clients)::streams);
         AdminTopicChecks topics = new AdminTopicChecks(clients);
         checks.put("admin-topics", topics::topics);
         checks.put("admin-partitions", topics::partitions);
