@@ -47,7 +47,7 @@ func TestJavaKafkaClients(t *testing.T) {
 			requireFresh(t, filepath.Join(dir, ".built"), filepath.Join("java", "src"))
 			p := harness.Start(t, t.TempDir(), "group.initial.rebalance.delay.ms=0")
 			classpath := filepath.Join(dir, "classes") + string(os.PathListSeparator) + filepath.Join(dir, "dependency", "*")
-			rep := runScript(t, 3*time.Minute, p.Addr, "java", "java", "-cp", classpath, "gregor.compat.Main")
+			rep := runScript(t, 6*time.Minute, p.Addr, "java", "java", "-cp", classpath, "gregor.compat.Main")
 			if rep.client != "kafka-clients" || rep.version != version {
 				t.Errorf("program reported %q %q, want kafka-clients %s", rep.client, rep.version, version)
 			}

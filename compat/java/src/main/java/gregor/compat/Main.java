@@ -58,6 +58,7 @@ public final class Main {
         checks.put("commit", groups::commit);
         checks.put("transactions", new TransactionChecks(clients)::transactions);
         checks.put("streams", new StreamsChecks(clients)::streams);
+        checks.put("connect", new ConnectChecks(clients)::connect);
         AdminTopicChecks topics = new AdminTopicChecks(clients);
         checks.put("admin-topics", topics::topics);
         checks.put("admin-partitions", topics::partitions);
