@@ -24,6 +24,8 @@ const (
 	endpointTypeControllers = 2
 )
 
+var endpointTypeName = map[int8]string{endpointTypeBrokers: "BROKER", endpointTypeControllers: "CONTROLLER"}
+
 func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (*kmsg.DescribeClusterResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = req.EndpointType
@@ -41,7 +43,8 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		if req.Version == 0 {
 			resp.ErrorCode = errInvalidRequest
 		}
-		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("The request was sent to an endpoint of type %d, but we wanted an endpoint of type %d", served, req.EndpointType))
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("The request was sent to an endpoint of type %s, but we wanted an endpoint of type %s",
+			endpointTypeName[served], endpointTypeName[req.EndpointType]))
 		return resp, nil
 	case served == endpointTypeControllers:
 		b.describeControllers(resp)
