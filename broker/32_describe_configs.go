@@ -14,8 +14,10 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -209,7 +211,56 @@ func (b *Broker) describeBrokerConfigs(names []string, synonyms, docs bool) []km
 		chain := synonymChain(layers, key.name)
 		out = append(out, describeEntry(key.name, key.typ, key.doc, value, chain, !dynamicBrokerKeys[key.name], synonyms, docs))
 	}
+	return append(out, listenerKeyEntries(layers, names, synonyms, docs)...)
+}
+
+// listenerKeyEntries describes the listener-prefixed keys
+// (listener.name.<listener>.<setting>) set at any of the layers, as Kafka
+// lists them with the broker's: typed and documented as their setting, so
+// a password stays hidden; only the connection limits are alterable.
+func listenerKeyEntries(layers []configLayer, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	set := map[string]bool{}
+	for _, l := range layers {
+		for k := range l.values {
+			if isListenerKey(k) || isDynamicListenerKey(k) {
+				set[k] = true
+			}
+		}
+	}
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if !wanted(names, k) {
+			continue
+		}
+		var chain []configSynonymEntry
+		for _, l := range layers {
+			if v, ok := l.values[k]; ok {
+				chain = append(chain, configSynonymEntry{Name: k, Value: kmsg.StringPtr(v), Source: l.source})
+			}
+		}
+		typ, doc := listenerSettingType(k)
+		out = append(out, describeEntry(k, typ, doc, chain[0].Value, chain, !isDynamicListenerKey(k), synonyms, docs))
+	}
 	return out
+}
+
+// listenerSettingType is the type and documentation of the setting a
+// listener-prefixed key sets; a mechanism's JAAS entry is a password.
+func listenerSettingType(key string) (typ, doc string) {
+	rest := strings.TrimPrefix(key, listenerPrefix)
+	_, setting, _ := strings.Cut(rest, ".")
+	if strings.HasSuffix(setting, ".sasl.jaas.config") {
+		return "PASSWORD", "The JAAS login context of a SASL mechanism on this listener."
+	}
+	if k := findKey(setting); k != nil {
+		return k.typ, k.doc
+	}
+	if _, base, ok := strings.Cut(setting, "."); ok { // <mechanism>.<setting>
+		if k := findKey(base); k != nil {
+			return k.typ, k.doc
+		}
+	}
+	return "STRING", ""
 }
 
 // describeClusterBrokerConfigs lists the cluster-wide dynamic defaults
@@ -227,5 +278,5 @@ func (b *Broker) describeClusterBrokerConfigs(names []string, synonyms, docs boo
 		chain := synonymChain(layers, key.name)
 		out = append(out, describeEntry(key.name, key.typ, key.doc, kmsg.StringPtr(v), chain, !dynamicBrokerKeys[key.name], synonyms, docs))
 	}
-	return out
+	return append(out, listenerKeyEntries(layers, names, synonyms, docs)...)
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -374,5 +375,52 @@ func TestBrokerSynonymPrecedence(t *testing.T) {
 		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: %v", key, bad, err)
 		}
+	}
+}
+
+// Listener-prefixed keys are described with the broker's, as Kafka lists
+// them: a listener's connection limit set for this broker or cluster-wide
+// with its source and alterable, a listener's JAAS entry from the
+// properties hidden as a password and read-only; the cluster-wide
+// resource lists only what is set there.
+func TestDescribeListenerPrefixedKeys(t *testing.T) {
+	b := startBrokerWith(t, saslProps(t.TempDir()))
+	cl := newClient(t, b, kgo.SeedBrokers(listenerAddr(t, b, "PLAINTEXT")))
+	adm := kadm.NewClient(cl)
+	if r := alterBroker(t, adm, kadm.SetConfig, "listener.name.plaintext.max.connections", "10", 1); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "listener.name.plaintext.max.connection.creation.rate", "5"); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	jaas := "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+	got := map[string]string{}
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1"}}
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil || len(resp.Resources) != 1 {
+		t.Fatalf("describe broker 1: %v %+v", err, resp)
+	}
+	for _, c := range resp.Resources[0].Configs {
+		if strings.HasPrefix(c.Name, "listener.name.") {
+			value := "null"
+			if c.Value != nil {
+				value = *c.Value
+			}
+			got[c.Name] = fmt.Sprintf("%s %v sensitive=%v readOnly=%v", value, c.Source, c.IsSensitive, c.ReadOnly)
+		}
+	}
+	want := map[string]string{
+		"listener.name.plaintext.max.connections":              "10 DYNAMIC_BROKER_CONFIG sensitive=false readOnly=false",
+		"listener.name.plaintext.max.connection.creation.rate": "5 DYNAMIC_DEFAULT_BROKER_CONFIG sensitive=false readOnly=false",
+		jaas: "null STATIC_BROKER_CONFIG sensitive=true readOnly=true",
+		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": "null STATIC_BROKER_CONFIG sensitive=true readOnly=true",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("listener keys described\n%v\nwant\n%v", got, want)
+	}
+	cluster, err := adm.DescribeBrokerConfigs(ctxT(t))
+	if err != nil || len(cluster) != 1 || len(cluster[0].Configs) != 1 || cluster[0].Configs[0].Key != "listener.name.plaintext.max.connection.creation.rate" {
+		t.Fatalf("cluster-wide broker configs: %v %+v", err, cluster)
 	}
 }
