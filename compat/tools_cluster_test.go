@@ -20,7 +20,8 @@ import (
 // kafka-broker-api-versions and kafka-log-dirs, checked against
 // meta.properties, franz-go's ApiVersions and the segment files on disk;
 // then, on a three-node cluster, kafka-reassign-partitions,
-// kafka-leader-election and kafka-metadata-quorum.
+// kafka-leader-election, kafka-metadata-quorum, and
+// kafka-verifiable-producer across kill -9s.
 
 // cliApiVersionLine matches one API of kafka-broker-api-versions.
 var cliApiVersionLine = regexp.MustCompile(`^(\w+)\((\d+)\): (?:UNSUPPORTED|(\d+)(?: to (\d+))? \[usable: \d+\])`)
@@ -86,6 +87,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	c.WaitBrokers(t, 3, time.Minute)
 	e.checkReassign(t, c)
 	e.checkQuorum(t, c)
+	e.checkReplication(t, c)
 }
 
 // readMetaProperties reads dir's meta.properties and its cluster.id.
