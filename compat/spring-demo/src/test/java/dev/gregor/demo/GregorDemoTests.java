@@ -217,22 +217,7 @@ class GregorDemoTests {
 	void listenerGroup() throws Exception {
 		await().atMost(WAIT).until(() -> this.listener.received().keySet().containsAll(ids()));
 		assertThat(this.listener.received()).as("the poison order is never accepted").doesNotContainKey(N);
-		try (Admin admin = admin()) {
-			await().atMost(WAIT).untilAsserted(() -> {
-				ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(GROUP))
-					.describedGroups()
-					.get(GROUP)
-					.get(30, TimeUnit.SECONDS);
-				assertThat(group.groupState()).isEqualTo(GroupState.STABLE);
-				assertThat(group.members()).as("spring.kafka.listener.concurrency consumers").hasSize(3);
-				Set<TopicPartition> assigned = new HashSet<>();
-				for (MemberDescription member : group.members()) {
-					assertThat(member.assignment().topicPartitions()).hasSize(1);
-					assigned.addAll(member.assignment().topicPartitions());
-				}
-				assertThat(assigned).containsExactlyInAnyOrderElementsOf(partitions(KafkaConfig.TOPIC));
-			});
-		}
+		awaitStableOnePartitionEach(GROUP, KafkaConfig.TOPIC, GroupType.CLASSIC);
 	}
 
 	@Test
@@ -300,13 +285,22 @@ class GregorDemoTests {
 			this.producer.sendShipment(new OrderEvent(id, "shipment-" + id, 1)).get(30, TimeUnit.SECONDS);
 		}
 		await().atMost(WAIT).until(() -> this.shipments.received().keySet().containsAll(ids));
+		awaitStableOnePartitionEach(ShipmentListener.GROUP, ShipmentListener.TOPIC, GroupType.CONSUMER);
+		awaitCommittedToEnd(ShipmentListener.GROUP, ShipmentListener.TOPIC);
+		for (int id : ids) {
+			assertThat(this.shipments.received().get(id)).as("deliveries of shipment " + id).hasSize(1);
+		}
+	}
+
+	/** Waits until Kafka's admin describes the group, of the given type, Stable with three members holding one partition of topic each. */
+	private void awaitStableOnePartitionEach(String groupId, String topic, GroupType type) {
 		try (Admin admin = admin()) {
 			await().atMost(WAIT).untilAsserted(() -> {
-				ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(ShipmentListener.GROUP))
+				ConsumerGroupDescription group = admin.describeConsumerGroups(List.of(groupId))
 					.describedGroups()
-					.get(ShipmentListener.GROUP)
+					.get(groupId)
 					.get(30, TimeUnit.SECONDS);
-				assertThat(group.type()).isEqualTo(GroupType.CONSUMER);
+				assertThat(group.type()).isEqualTo(type);
 				assertThat(group.groupState()).isEqualTo(GroupState.STABLE);
 				assertThat(group.members()).as("the listener's three consumers").hasSize(3);
 				Set<TopicPartition> assigned = new HashSet<>();
@@ -314,12 +308,8 @@ class GregorDemoTests {
 					assertThat(member.assignment().topicPartitions()).hasSize(1);
 					assigned.addAll(member.assignment().topicPartitions());
 				}
-				assertThat(assigned).containsExactlyInAnyOrderElementsOf(partitions(ShipmentListener.TOPIC));
+				assertThat(assigned).containsExactlyInAnyOrderElementsOf(partitions(topic));
 			});
-		}
-		awaitCommittedToEnd(ShipmentListener.GROUP, ShipmentListener.TOPIC);
-		for (int id : ids) {
-			assertThat(this.shipments.received().get(id)).as("deliveries of shipment " + id).hasSize(1);
 		}
 	}
 
