@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +162,7 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	if got := e.listEndpoints(t, brokers...); got[fid] != "fenced broker" || len(got) != 3 {
 		t.Fatalf("list-endpoints after the kill: %v, want node %s fenced", got, fid)
 	}
+	e.checkUnderReplicated(t, c, c.Node(leader).Addr(), follower.ID)
 	if out := e.run(t, "", e.cls.cluster, "unregister", "--bootstrap-server", c.Node(leader).Addr(), "--id", fid); strings.TrimSpace(out) != "Broker "+fid+" is no longer registered." {
 		t.Fatalf("kafka-cluster unregister said %q", out)
 	}
@@ -184,4 +186,38 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		}
 		return nil
 	})
+}
+
+// checkUnderReplicated runs kafka-topics --describe
+// --under-replicated-partitions (through DescribeTopicPartitions) while
+// node down is dead: it lists exactly the partitions with a replica there,
+// each without it in its ISR.
+func (e *cliEnv) checkUnderReplicated(t *testing.T, c *clustertest.Cluster, addr string, down int32) {
+	t.Helper()
+	meta, err := c.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, mt := range meta.Topics {
+		for _, p := range mt.Partitions {
+			if slices.Contains(p.Replicas, down) {
+				want = append(want, fmt.Sprintf("%s/%d", *mt.Topic, p.Partition))
+			}
+		}
+	}
+	out := e.run(t, "", e.cls.topics, "--bootstrap-server", addr, "--describe", "--under-replicated-partitions")
+	var got []string
+	for _, l := range cliLines(out) {
+		m := cliPartitionLine.FindStringSubmatch(l)
+		if m == nil || slices.Contains(strings.Split(m[5], ","), strconv.Itoa(int(down))) {
+			t.Fatalf("kafka-topics --under-replicated-partitions line %q, node %d down", l, down)
+		}
+		got = append(got, m[1]+"/"+m[2])
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("under-replicated partitions %v, want those with a replica on node %d: %v", got, down, want)
+	}
 }
