@@ -9,9 +9,9 @@ package broker
 // saying where the next request starts, as Kafka's
 // DescribeTopicPartitionsRequestHandler pages them. Listing every topic
 // leaves out those the principal may not describe; a named one is
-// TOPIC_AUTHORIZATION_FAILED. Gregor elects leaders from the ISR only and
-// keeps no eligible leader replicas, so those lists are empty (Kafka's
-// admin client reads them as lists: they must not be null).
+// TOPIC_AUTHORIZATION_FAILED. Gregor keeps no eligible leader replicas
+// (KIP-966's ELR), so those lists are empty (Kafka's admin client reads
+// them as lists: they must not be null).
 
 import (
 	"slices"
