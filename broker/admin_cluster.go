@@ -10,6 +10,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -239,7 +240,7 @@ func (cl *cluster) setConfigs(typ kmsg.ConfigResourceType, name string, next map
 	}
 	key := controller.ConfigResource{Type: int8(typ), Name: name}
 	cl.awaitImage(5*time.Second, func(img *controller.Image) bool {
-		return sameConfigs(img.Configs[key], next)
+		return maps.Equal(img.Configs[key], next)
 	})
 	return nil
 }
@@ -261,7 +262,7 @@ func (b *Broker) dynamicBrokerConfigs() (perBroker, clusterWide map[string]strin
 func (cl *cluster) applyDynamicConfigs() {
 	b := cl.b
 	perBroker, clusterWide := b.dynamicBrokerConfigs()
-	if sameConfigs(perBroker, cl.appliedBroker) && sameConfigs(clusterWide, cl.appliedCluster) {
+	if maps.Equal(perBroker, cl.appliedBroker) && maps.Equal(clusterWide, cl.appliedCluster) {
 		return
 	}
 	live, err := overlay(&b.cfg, clusterWide, perBroker)

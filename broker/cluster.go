@@ -21,6 +21,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -427,7 +428,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 		r.applySettings(t, overrides)
 		r.byName[t.name] = t
 		r.byID[t.id] = t
-	} else if !sameConfigs(t.overrides, overrides) {
+	} else if !maps.Equal(t.overrides, overrides) {
 		r.applySettings(t, overrides)
 	}
 	t.overrides = overrides
@@ -492,18 +493,6 @@ func newReplica(t *topic, index int32, l *logstore.Log) *partition {
 	p := &partition{topic: t, index: index, log: l}
 	p.state.Store(&replicaState{leader: -1, leaderEpoch: -1, partitionEpoch: -1})
 	return p
-}
-
-func sameConfigs(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // serveControllerConn hands a raft connection to the controller, or

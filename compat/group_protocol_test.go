@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -266,21 +267,9 @@ func kip848CheckConsumedAsAssigned(t *testing.T, seen *consumed, g kadm.Describe
 // want (the end offsets of the rounds consumed so far).
 func kip848CheckCommitsKept(t *testing.T, adm *kadm.Client, group, topic string, want map[int32]int64) {
 	t.Helper()
-	if got := committed(t, adm, group, topic); !kip848MapsEqual(got, want) {
+	if got := committed(t, adm, group, topic); !maps.Equal(got, want) {
 		t.Errorf("after the members changed, %s has %v committed on %s, want %v", group, got, topic, want)
 	}
-}
-
-func kip848MapsEqual(a, b map[int32]int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // kip848WaitEmpty waits until every member has left group, which
@@ -292,7 +281,7 @@ func kip848WaitEmpty(t *testing.T, adm *kadm.Client, group, topic string) {
 		return g.State == "Empty" && len(g.Members) == 0
 	})
 	kip848CheckListed(t, adm, group, "Empty")
-	if got, ends := committed(t, adm, group, topic), endOffsets(t, adm, topic); !kip848MapsEqual(got, ends) {
+	if got, ends := committed(t, adm, group, topic), endOffsets(t, adm, topic); !maps.Equal(got, ends) {
 		t.Errorf("empty group %s has %v committed on %s, want the end offsets %v", group, got, topic, ends)
 	}
 }
