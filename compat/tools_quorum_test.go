@@ -87,6 +87,10 @@ var quorumStatusLine = regexp.MustCompile(`^(\w+):\s+(.*)$`)
 // list-endpoints shows the killed broker fenced, unregister removes it,
 // and it registers again when restarted.
 func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
+	// A topic with a replica on every node, under-replicated whichever dies.
+	e.run(t, "", e.cls.topics, "--bootstrap-server", c.Nodes[0].Addr(), "--create", "--topic", "cli-everywhere",
+		"--partitions", "1", "--replication-factor", "3")
+	c.WaitAgreed(t, "cli-everywhere", 1, 3, time.Minute)
 	leader := c.Controller(t, time.Minute)
 	_, clusterID := readMetaProperties(t, c.Nodes[0].Dir)
 
