@@ -38,6 +38,12 @@ func emptyProducerEntry() producerEntry {
 	return producerEntry{epoch: -1, lastTimestamp: -1, coordinatorEpoch: -1, txnFirstOffset: -1}
 }
 
+// txnOpenIn reports whether the producer has a transaction open that was
+// begun in epoch.
+func (e *producerEntry) txnOpenIn(epoch int16) bool {
+	return e.txnFirstOffset >= 0 && e.epoch == epoch
+}
+
 func (e *producerEntry) batch(i int) batchMeta { return e.batches[(e.start+i)%batchesToRetain] }
 
 func (e *producerEntry) last() (batchMeta, bool) {

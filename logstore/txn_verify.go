@@ -25,14 +25,19 @@ type txnVerification struct {
 
 // StartTxnVerification starts or joins the verification of a
 // transactional batch of producer pid (epoch, first sequence seq). It
-// returns 0 when the producer has a transaction open here, which needs no
-// verification, and otherwise the token to pass in
-// AppendOptions.TxnVerification once the coordinator has confirmed it.
+// returns 0 when the producer has a transaction open here in this epoch,
+// which needs no verification, and otherwise the token to pass in
+// AppendOptions.TxnVerification once the coordinator has confirmed it. A
+// transaction open in an older epoch does not count (Kafka's
+// hasOngoingTransaction with the epoch): with transactions V2 the epoch
+// moves on at every commit, and a batch of the next transaction that
+// arrives before the last one's marker must wait for that marker, not
+// join the transaction it would end.
 func (l *Log) StartTxnVerification(pid int64, epoch int16, seq int32, nowMs int64) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ps := l.producers
-	if e := ps.producers[pid]; e != nil && e.txnFirstOffset >= 0 {
+	if e := ps.producers[pid]; e != nil && e.txnOpenIn(epoch) {
 		return 0
 	}
 	v := ps.verifying[pid]
@@ -59,7 +64,7 @@ func (ps *producerState) checkVerification(p *pendingProducer, h *protocol.Batch
 		return errorf(CodeOutOfOrderSequenceNumber, "producer %d: sequence %d is after %d, which is being verified",
 			p.pid, h.BaseSequence, v.lowestSeq)
 	}
-	if !opts.RequireTxnVerification || p.entry.txnFirstOffset >= 0 {
+	if !opts.RequireTxnVerification || p.entry.txnOpenIn(h.ProducerEpoch) {
 		return nil
 	}
 	if v == nil || opts.TxnVerification == 0 || v.token != opts.TxnVerification {

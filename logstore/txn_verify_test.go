@@ -100,3 +100,38 @@ func TestTxnVerificationExpires(t *testing.T) {
 		t.Fatal("verification kept after its expiration")
 	}
 }
+
+// TestTxnVerificationNextEpoch is transactions V2 (KIP-890 part 2): the
+// epoch moves on at every commit, and the marker carries the new epoch. A
+// batch of the next transaction (next epoch, sequence 0) that reaches the
+// partition before the last transaction's marker must be verified, not
+// join the transaction that marker will end; after the marker it opens a
+// new one, and a zombie batch of the old epoch is fenced.
+func TestTxnVerificationNextEpoch(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	l, _ := d.CreateLog(TopicPartition{"verify", 0}, RandomUUID(), testConfig())
+	token := l.StartTxnVerification(9, 4, 0, 1000)
+	if err := appendVerified(t, l, txnData(9, 4, 0, 2), token); err != nil {
+		t.Fatalf("first transaction: %v", err)
+	}
+	next := l.StartTxnVerification(9, 5, 0, 1001)
+	if next == 0 {
+		t.Fatal("no verification for the next epoch's batch while the last epoch's transaction is open")
+	}
+	if err := appendVerified(t, l, txnData(9, 5, 0, 1), 0); ErrorCode(err) != CodeInvalidTxnState {
+		t.Fatalf("next epoch's batch without a token before the marker: %v, want INVALID_TXN_STATE", err)
+	}
+	appendTo(t, l, endTxn(9, 5, true, 0), 2) // the commit marker, written with the bumped epoch
+	fresh := l.StartTxnVerification(9, 5, 0, 1002)
+	if fresh == 0 || fresh == next {
+		t.Fatalf("token %d after the marker (the withdrawn one was %d)", fresh, next)
+	}
+	if err := appendVerified(t, l, txnData(9, 5, 0, 1), fresh); err != nil {
+		t.Fatalf("next transaction's first batch at sequence 0: %v", err)
+	}
+	if err := appendVerified(t, l, txnData(9, 4, 2, 1), 0); ErrorCode(err) != CodeInvalidProducerEpoch {
+		t.Fatalf("zombie batch of the committed epoch: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	checkTxnOffsets(t, "with the next transaction open", l, 3, 3)
+}
