@@ -6,9 +6,11 @@ import (
 
 // AddPartitionsToTxn serves AddPartitionsToTxn: versions 0 to 3 from a
 // producer (one transaction, an answer per partition), versions 4 and 5
-// from a broker (a batch of transactions, an answer per transaction; with
-// VerifyOnly, KIP-890's check that the partitions are already in the
-// ongoing transaction, which changes nothing).
+// from a broker (a batch of transactions, an answer per transaction). A
+// broker asks with VerifyOnly for KIP-890's check that the partitions are
+// already in the ongoing transaction, which changes nothing, and without
+// it to add them for a producer on transactions V2, whose produce (v12 and
+// later) and TxnOffsetCommit (v5) add their partitions themselves.
 func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 	if req.Version < 4 {
@@ -18,7 +20,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 				tps = append(tps, TopicPartition{rt.Topic, p})
 			}
 		}
-		code := c.mapFenced(req.Version, c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps))
+		code := c.mapFenced(req.Version, c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tps, false))
 		for _, rt := range req.Topics {
 			t := kmsg.NewAddPartitionsToTxnResponseTopic()
 			t.Topic = rt.Topic
@@ -42,7 +44,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 		if rtx.VerifyOnly {
 			codeOf = c.verifyPartitions(rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, tps)
 		} else {
-			code := c.addPartitions(rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, tps)
+			code := c.addPartitions(rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, tps, true)
 			codeOf = func(TopicPartition) int16 { return code }
 		}
 		res := kmsg.NewAddPartitionsToTxnResponseTransaction()
@@ -68,7 +70,7 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 // TxnOffsetCommit.
 func (c *Coordinator) AddOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest, offsetsPartition TopicPartition) *kmsg.AddOffsetsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	code := c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []TopicPartition{offsetsPartition})
+	code := c.addPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []TopicPartition{offsetsPartition}, false)
 	resp.ErrorCode = c.mapFenced(req.Version, code)
 	return resp
 }
@@ -82,8 +84,9 @@ func (c *Coordinator) mapFenced(version int16, code int16) int16 {
 	return code
 }
 
-// addPartitions is Kafka's handleAddPartitionsToTransaction.
-func (c *Coordinator) addPartitions(id string, producerID int64, epoch int16, tps []TopicPartition) int16 {
+// addPartitions is Kafka's handleAddPartitionsToTransaction; v2 is a
+// broker's add for a producer on transactions V2.
+func (c *Coordinator) addPartitions(id string, producerID int64, epoch int16, tps []TopicPartition, v2 bool) int16 {
 	if id == "" {
 		return errInvalidRequest
 	}
@@ -114,6 +117,10 @@ func (c *Coordinator) addPartitions(id string, producerID int64, epoch int16, tp
 		next.startTime = now
 	}
 	next.state = stateOngoing
+	next.clientVersion = 0
+	if v2 {
+		next.clientVersion = 2
+	}
 	for _, tp := range tps {
 		next.partitions[tp] = struct{}{}
 	}

@@ -294,7 +294,7 @@ func (c *Coordinator) acquireOrCreate(id string, timeoutMs int32) (*txnMetadata,
 			continue // created meanwhile; the producer id is wasted, as in Kafka's race
 		}
 		t = newTxn(id, p, txnFields{
-			producerID: pid, prevProducerID: -1, producerEpoch: -1, lastProducerEpoch: -1,
+			producerID: pid, prevProducerID: -1, nextProducerID: -1, producerEpoch: -1, lastProducerEpoch: -1,
 			timeoutMs: timeoutMs, state: stateEmpty, startTime: -1, lastUpdate: c.clock.Now().UnixMilli(),
 		})
 		t.fresh = true

@@ -1,9 +1,10 @@
 // Package txn is the transaction coordinator: Kafka's transactions V1
-// (transaction.version 1: the producer epoch changes only through
-// InitProducerId and fencing, not at the end of every transaction). The
-// broker hands it decoded InitProducerId (with a transactional id),
-// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions and
-// ListTransactions requests and sends back what it answers. It follows
+// (the producer epoch changes only through InitProducerId and fencing) and
+// V2 (KIP-890 part 2, transaction.version 2: the epoch is bumped at every
+// EndTxn, see "Transactions V2" below). The broker hands it decoded
+// InitProducerId (with a transactional id), AddPartitionsToTxn,
+// AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions
+// requests and sends back what it answers. It follows
 // Apache Kafka's TransactionCoordinator, TransactionStateManager,
 // TransactionMetadata and TransactionMarkerChannelManager: the same states,
 // transitions, records and error codes.
@@ -53,12 +54,33 @@
 // Meanwhile the transaction is pending (Kafka's pendingState) and every
 // request of its producer gets CONCURRENT_TRANSACTIONS.
 //
+// # Transactions V2
+//
+// A producer on V2 sends no AddPartitionsToTxn or AddOffsetsToTxn: the
+// leader of each partition it writes to, and the group coordinator of
+// the offsets it commits, add the partition for it (AddPartitionsToTxn
+// v4+ from a broker, without VerifyOnly). EndTxn v5 bumps the epoch as it
+// writes PrepareCommit or PrepareAbort; the markers carry the new epoch,
+// so a late batch of the ended transaction is fenced in every partition,
+// and the answer gives the producer that epoch for its next transaction.
+// When the bump reaches the last epoch, a new producer id is allocated
+// (nextProducerID) and taken once the transaction completes. Each
+// transaction records the version of the client request that last changed
+// it (clientVersion, ClientTransactionVersion in the record): for a V2
+// transaction a retried EndTxn carries the epoch before the bump (or the
+// previous producer id at the last epoch) and is answered as a retry,
+// and an abort with no transaction open bumps the epoch and completes at
+// once (a produce may have failed before adding its partition). Since
+// Gregor finalizes V2, fencing an open transaction (timeout, or a new
+// producer's InitProducerId) bumps the epoch twice, as Kafka's coordinator
+// does at that version: once to fence, once for the end.
+//
 // # Persistence
 //
 // Transactional ids are records of the compacted internal topic
 // __transaction_state, in Kafka's own formats (kmsg's TxnMetadataKey v0
-// and TxnMetadataValue v1, as Kafka writes them with transaction.version
-// 1), so Kafka's tools read them. An id belongs to partition
+// and TxnMetadataValue v1, whose tagged fields a V2 transaction fills), so
+// Kafka's tools read them. An id belongs to partition
 // abs(javaHashCode(id)) % transaction.state.log.num.partitions, as in
 // Kafka. Every change is written through the Log interface and answered
 // only after the append; a failed append changes nothing in memory and is

@@ -1,17 +1,27 @@
 package txn
 
 import (
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// EndTxn serves EndTxn versions 0 to 4 (transactions V1: the epoch does
-// not change at the end of a transaction). An Ongoing transaction becomes
+// EndTxn serves EndTxn versions 0 to 5. An Ongoing transaction becomes
 // PrepareCommit or PrepareAbort, which is written before the answer; the
 // markers are then written to every partition of the transaction in the
 // background, and CompleteCommit or CompleteAbort written after them.
 // Until then the producer's requests get CONCURRENT_TRANSACTIONS.
+//
+// Versions 0-4 are transactions V1: the epoch changes only through
+// InitProducerId and fencing. Version 5 is transactions V2 (KIP-890 part
+// 2): every EndTxn bumps the epoch, the markers carry the new epoch (so a
+// late batch of the transaction just ended is fenced wherever it lands),
+// and the answer gives the producer the id and epoch of its next
+// transaction; an exhausted epoch moves to a new producer id. A retried
+// V2 EndTxn carries the epoch from before its bump, and an abort with no
+// transaction open is legal in V2 (a produce may have failed before it
+// added its partition): it bumps the epoch and ends at once.
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
@@ -35,36 +45,72 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 		return errInvalidPIDMapping
 	}
 	defer t.mu.Unlock()
+	retry, epochOK := t.endEpoch(req.ProducerID, req.ProducerEpoch)
 	switch {
-	case t.producerID != req.ProducerID:
+	case t.producerID != req.ProducerID && !retry:
 		return errInvalidPIDMapping
-	case t.producerEpoch != req.ProducerEpoch:
+	case !epochOK:
 		return errProducerFenced
 	case t.pending != noPending:
 		return errConcurrentTxns
 	}
-	commit := req.Commit
+	commit, bump := req.Commit, req.Version >= 5
 	switch t.state {
 	case stateOngoing:
-		code = c.prepareEnd(t, commit, false)
-	case stateCompleteCommit:
-		code = orInvalidState(commit, 0)
-	case stateCompleteAbort:
-		code = orInvalidState(!commit, 0)
+		code = c.prepareEnd(t, commit, false, bump)
+	case stateCompleteCommit, stateCompleteAbort:
+		sameResult := commit == (t.state == stateCompleteCommit)
+		switch {
+		case retry || !t.txnV2():
+			code = orInvalidState(sameResult, 0)
+		case bump && !commit:
+			code = c.prepareEnd(t, false, false, true)
+		default:
+			code = errInvalidTxnState
+		}
 	case statePrepareCommit:
 		code = orInvalidState(commit, errConcurrentTxns)
 	case statePrepareAbort:
 		code = orInvalidState(!commit, errConcurrentTxns)
 	case stateEmpty:
 		code = errInvalidTxnState
+		if bump && !commit {
+			code = c.prepareEnd(t, false, false, true)
+		}
 	default:
 		c.logger.Error("transactional id in an impossible state", "transactional_id", t.id, "state", t.state)
 		code = errUnknownServer
 	}
 	if code == 0 {
 		resp.ProducerID, resp.ProducerEpoch = t.producerID, t.producerEpoch
+		if t.nextProducerID >= 0 {
+			resp.ProducerID, resp.ProducerEpoch = t.nextProducerID, 0
+		}
 	}
 	return code
+}
+
+// endEpoch checks the producer id and epoch of an EndTxn (Kafka's
+// TransactionCoordinator.endTransaction). In V1 the epoch must be the
+// current one. In V2 the epoch was bumped by the EndTxn being retried, so
+// a Prepare or Complete state takes the epoch before it (or, when the bump
+// exhausted the epoch, the previous producer id at its last epoch); a
+// Complete state also takes the current epoch, for a new abort. retry
+// reports a retried V2 EndTxn.
+func (t *txnMetadata) endEpoch(pid int64, epoch int16) (retry, ok bool) {
+	if !t.txnV2() {
+		return false, epoch == t.producerEpoch
+	}
+	bumped := t.producerEpoch == epoch+1
+	switch t.state {
+	case statePrepareCommit, statePrepareAbort:
+		return bumped, bumped
+	case stateCompleteCommit, stateCompleteAbort:
+		overflowed := pid == t.prevProducerID && epoch == math.MaxInt16-1 && t.producerEpoch == 0
+		retry = bumped || overflowed
+		return retry, retry || epoch == t.producerEpoch
+	}
+	return false, epoch == t.producerEpoch
 }
 
 // orInvalidState: a retried EndTxn with the result the transaction is
@@ -76,10 +122,13 @@ func orInvalidState(sameResult bool, code int16) int16 {
 	return errInvalidTxnState
 }
 
-// prepareEnd writes PrepareCommit or PrepareAbort for an Ongoing
-// transaction (with the epoch bumped when fencing), then starts writing
-// its markers. t.mu is held.
-func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence bool) int16 {
+// prepareEnd writes PrepareCommit or PrepareAbort (with the epoch bumped
+// when fencing), then starts writing its markers; t.mu is held. bump is
+// transactions V2's bump at every end: the markers carry the new epoch,
+// and an exhausted epoch gets the producer id it moves to when complete.
+// Gregor finalizes transaction.version 2, so fencing bumps twice, as
+// Kafka's coordinator does at that version.
+func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence, bump bool) int16 {
 	next := t.clone()
 	next.state = statePrepareAbort
 	if commit {
@@ -87,6 +136,21 @@ func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence bool) int16 {
 	}
 	if fence {
 		next.producerEpoch, next.lastProducerEpoch = t.producerEpoch+1, -1
+	}
+	next.clientVersion = 0
+	if bump {
+		next.clientVersion = 2
+		if epochExhausted(next.producerEpoch) {
+			pid, err := c.allocateID()
+			if err != nil {
+				c.logger.Warn("producer id allocation failed", "transactional_id", t.id, "err", err)
+				return errorCode(err)
+			}
+			next.nextProducerID = pid
+		}
+		if next.producerEpoch < math.MaxInt16 {
+			next.lastProducerEpoch, next.producerEpoch = next.producerEpoch, next.producerEpoch+1
+		}
 	}
 	next.lastUpdate = c.clock.Now().UnixMilli()
 	if code := c.write(t, &next); code != 0 {
@@ -194,6 +258,12 @@ func (c *Coordinator) complete(t *txnMetadata, job *markerJob) {
 	next := t.clone()
 	next.state = t.pending
 	clear(next.partitions)
+	if next.nextProducerID >= 0 {
+		// The bump exhausted the epoch: the markers carried the last one,
+		// and the producer goes on with the id it was given.
+		next.prevProducerID, next.lastProducerEpoch = t.producerID, t.producerEpoch
+		next.producerID, next.producerEpoch, next.nextProducerID = t.nextProducerID, 0, -1
+	}
 	next.lastUpdate = c.clock.Now().UnixMilli()
 	switch code := c.write(t, &next); code {
 	case 0:

@@ -106,7 +106,7 @@ func (c *Coordinator) initLocked(t *txnMetadata, timeout int32, expected *produc
 	}
 
 	next := t.clone()
-	next.prevProducerID = t.producerID
+	next.prevProducerID, next.nextProducerID, next.clientVersion = t.producerID, -1, 0
 	if epochExhausted(t.producerEpoch) && (expected == nil || expected.epoch == t.producerEpoch) {
 		pid, err := c.allocateID()
 		if err != nil {
@@ -151,5 +151,5 @@ func (c *Coordinator) fenceAndAbort(t *txnMetadata) int16 {
 		c.logger.Error("cannot fence a producer at the last epoch", "transactional_id", t.id, "producer_id", t.producerID)
 		return errUnknownServer
 	}
-	return c.prepareEnd(t, false, true)
+	return c.prepareEnd(t, false, true, true)
 }

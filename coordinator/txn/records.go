@@ -5,11 +5,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The record versions written, as Kafka writes them with
+// The record versions written, as Kafka writes them from
 // transaction.version 1: TransactionLogKey v0 and TransactionLogValue v1
 // (the first flexible version). The tagged fields of v1 (previous and next
-// producer id, client transaction version) keep their defaults, as Kafka's
-// TransactionLog.valueToBytes leaves them for transactions V1.
+// producer id, client transaction version) keep their defaults for
+// transactions V1; a transaction run with V2 writes them, so that a
+// coordinator that loads it knows the epoch moves at every EndTxn and
+// which producer id an exhausted epoch moves to.
 const (
 	keyVersion   = 0
 	valueVersion = 1
@@ -29,6 +31,10 @@ func txnValue(f *txnFields) []byte {
 	v.State = kmsg.TransactionState(f.state)
 	v.LastUpdateTimestamp = f.lastUpdate
 	v.StartTimestamp = f.startTime
+	if f.txnV2() {
+		v.ClientTransactionVersion = f.clientVersion
+		v.PreviousProducerID, v.NextProducerID = f.prevProducerID, f.nextProducerID
+	}
 	// Kafka writes a null partition list for Empty and a (possibly empty)
 	// list otherwise.
 	if f.state != stateEmpty {
@@ -114,6 +120,8 @@ func (r *replayer) record(rec *protocol.Record) error {
 	f := &txnFields{
 		producerID:        v.ProducerID,
 		prevProducerID:    v.PreviousProducerID,
+		nextProducerID:    v.NextProducerID,
+		clientVersion:     v.ClientTransactionVersion,
 		producerEpoch:     v.ProducerEpoch,
 		lastProducerEpoch: -1,
 		timeoutMs:         v.TimeoutMillis,
@@ -123,7 +131,7 @@ func (r *replayer) record(rec *protocol.Record) error {
 		lastUpdate:        v.LastUpdateTimestamp,
 	}
 	if v.Version == 0 {
-		f.prevProducerID = -1
+		f.prevProducerID, f.nextProducerID, f.clientVersion = -1, -1, 0
 	}
 	if f.state != stateEmpty {
 		for _, t := range v.Topics {

@@ -59,8 +59,8 @@ func (s txnState) expirable() bool {
 func epochExhausted(epoch int16) bool { return epoch >= math.MaxInt16-1 }
 
 // txnFields is what a record of __transaction_state holds, plus the
-// in-memory-only previous producer id and last epoch (KIP-360), which
-// Kafka does not write with transaction.version 1 either.
+// in-memory-only last epoch (KIP-360). The previous and next producer ids
+// are written only for transactions V2, as the tagged fields of the value.
 type txnFields struct {
 	producerID        int64
 	prevProducerID    int64
@@ -71,7 +71,19 @@ type txnFields struct {
 	partitions        map[TopicPartition]struct{}
 	startTime         int64 // ms, -1 when no transaction is open
 	lastUpdate        int64 // ms
+	// nextProducerID is, with transactions V2, the producer id the
+	// producer moves to when a transaction that exhausted the epoch
+	// completes (Kafka's nextProducerId); -1 otherwise.
+	nextProducerID int64
+	// clientVersion is the transaction.version of the client request that
+	// made the last transition: 2 for transactions V2 (EndTxn v5, produce
+	// v12 and TxnOffsetCommit v5), 0 before.
+	clientVersion int16
 }
+
+// txnV2 reports whether the transaction is run with transactions V2, the
+// epoch bumped at every EndTxn.
+func (f *txnFields) txnV2() bool { return f.clientVersion >= 2 }
 
 // clone is a copy that a transition can change without touching the
 // original (a failed append leaves the metadata as it was).
