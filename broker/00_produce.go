@@ -98,7 +98,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			st.Partitions = append(st.Partitions, sp)
 		}
 	}
-	if txnOK && b.liveConfig().TxnPartitionVerification {
+	if txnOK && (req.Version >= 12 || b.liveConfig().TxnPartitionVerification) {
 		var refused bool
 		jobs, refused = b.verifyTxnAppends(*req.TransactionID, req.Version, jobs, resp)
 		failed = failed || refused

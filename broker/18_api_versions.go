@@ -5,8 +5,12 @@ package broker
 // by the connection itself (KIP-511), before any decoding. From v3 the
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
-// Not implemented: supported and finalized features (none are needed by
-// clients of the APIs served).
+//
+// From v3 the answer also lists the cluster's features (KIP-584): the one
+// Gregor has is transaction.version, supported 0-2 and finalized at 2, as
+// in a cluster made by Kafka 4, so that clients that know it run
+// transactions V2 (EndTxn v5, produce v12, TxnOffsetCommit v5). Gregor's
+// features never change, so their epoch is always 0.
 
 import (
 	"regexp"
@@ -24,5 +28,19 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 		return resp, nil
 	}
 	resp.ApiKeys = advertisedKeys(c.handlers())
+	if req.Version >= 3 {
+		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
+			{Name: transactionVersionFeature, MinVersion: 0, MaxVersion: transactionVersion}}
+		resp.FinalizedFeaturesEpoch = 0
+		resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{
+			{Name: transactionVersionFeature, MinVersionLevel: transactionVersion, MaxVersionLevel: transactionVersion}}
+	}
 	return resp, nil
 }
+
+// transactionVersion is the level of the transaction.version feature
+// Gregor finalizes: 2, transactions V2.
+const (
+	transactionVersionFeature = "transaction.version"
+	transactionVersion        = 2
+)

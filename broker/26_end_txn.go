@@ -1,8 +1,8 @@
 package broker
 
-// EndTxn, versions 0-4: WRITE on the transactional id. Version 5 (KIP-890
-// part 2, an epoch bump on every commit) belongs to transaction.version 2,
-// which Gregor does not finalize, so clients do not send it.
+// EndTxn, versions 0-5: WRITE on the transactional id. Version 5 is
+// transactions V2 (KIP-890 part 2): the epoch is bumped at every end and
+// the answer carries the producer id and epoch to go on with.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

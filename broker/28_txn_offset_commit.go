@@ -1,14 +1,29 @@
 package broker
 
-// TxnOffsetCommit, versions 0-4: offsets committed inside a transaction,
+// TxnOffsetCommit, versions 0-5: offsets committed inside a transaction,
 // visible once its commit marker reaches __consumer_offsets. WRITE on the
 // transactional id, READ on the group and on each topic, as in Kafka.
-// Version 5 belongs to transaction.version 2 (KIP-890 part 2).
+// Version 5 is a producer on transactions V2 (KIP-890 part 2), which sends
+// no AddOffsetsToTxn: the group's __consumer_offsets partition is added to
+// the transaction here, before the offsets are written.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/coordinator/group"
+	"github.com/gregor-broker/gregor/coordinator/txn"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
 	exists := func(name string) bool { return b.topics.get(name) != nil }
+	commit := func(r *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+		if r.Version >= 5 {
+			if code := addOffsetsPartition(b, r); code != 0 {
+				return txnOffsetCommitFailed(r, code)
+			}
+		}
+		return b.groups.TxnOffsetCommit(r, exists)
+	}
 	txnOK := c.authorizedTxnID(kmsg.ACLOperationWrite, req.TransactionalID)
 	groupOK := c.authorizedGroup(kmsg.ACLOperationRead, req.Group)
 	var refused []kmsg.TxnOffsetCommitResponseTopic
@@ -33,16 +48,47 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 		refused = append(refused, rt)
 	}
 	if len(refused) == 0 {
-		return b.groups.TxnOffsetCommit(req, exists), nil
+		return commit(req), nil
 	}
 	var resp *kmsg.TxnOffsetCommitResponse
 	if len(allowed) > 0 {
 		sub := *req
 		sub.Topics = allowed
-		resp = b.groups.TxnOffsetCommit(&sub, exists)
+		resp = commit(&sub)
 	} else {
 		resp = req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	}
 	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
+}
+
+// addOffsetsPartition adds the group's __consumer_offsets partition to the
+// transaction of a TxnOffsetCommit v5, answering with the code its
+// partitions get when that fails: the retriable ones as
+// COORDINATOR_NOT_AVAILABLE (Kafka's group coordinator maps the
+// verification's NOT_ENOUGH_REPLICAS so), a fenced epoch as
+// INVALID_PRODUCER_EPOCH.
+func addOffsetsPartition(b *Broker, req *kmsg.TxnOffsetCommitRequest) int16 {
+	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(req.Group, b.cfg.Groups.NumPartitions)}
+	code := b.txns.addOrVerify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, false)[0]
+	switch code {
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code
+	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code, errNotCoordinator:
+		return errCoordinatorNotAvailable
+	}
+	return code
+}
+
+// txnOffsetCommitFailed answers every partition of req with code.
+func txnOffsetCommitFailed(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // Transactions through franz-go: its transactional producer, its
@@ -96,10 +97,24 @@ func sorted(parts ...[]string) []string {
 	return out
 }
 
+// TestTransactionsCommitAndAbort runs three transactions with franz-go,
+// on transactions V2 (the client sees transaction.version 2 finalized) and
+// on V1 (the client capped at Kafka 3.9's versions): read_committed sees
+// the committed ones, and V2 bumped the epoch at each end while V1 kept it.
 func TestTransactionsCommitAndAbort(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      []kgo.Opt
+		lastEpoch int16
+	}{{"V2", nil, 3}, {"V1", []kgo.Opt{kgo.MaxVersions(kversion.V3_9_0())}, 0}} {
+		t.Run(tc.name, func(t *testing.T) { commitAndAbort(t, tc.opts, tc.lastEpoch) })
+	}
+}
+
+func commitAndAbort(t *testing.T, opts []kgo.Opt, lastEpoch int16) {
 	b := startBroker(t, nil)
 	createTopic(t, b, "txn", 3)
-	p := txnProducer(t, b, "tx-commit-abort")
+	p := txnProducer(t, b, "tx-commit-abort", opts...)
 	plain := newClient(t, b, kgo.ProducerLinger(0))
 	produceTxn(t, p, "txn", kgo.TryCommit, values("c", 10)...)
 	produceTxn(t, p, "txn", kgo.TryAbort, values("a", 10)...)
@@ -129,6 +144,13 @@ func TestTransactionsCommitAndAbort(t *testing.T) {
 			t.Errorf("partition %d: last stable offset %d, high watermark %d", o.Partition, s.Offset, o.Offset)
 		}
 	})
+	described, err := adm.DescribeTransactions(ctxT(t), "tx-commit-abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := described["tx-commit-abort"]; d.State != "CompleteCommit" || d.ProducerEpoch != lastEpoch {
+		t.Fatalf("after three transactions: %s at epoch %d, want CompleteCommit at %d", d.State, d.ProducerEpoch, lastEpoch)
+	}
 }
 
 // An open transaction holds read_committed consumers at its first offset,

@@ -1,7 +1,8 @@
 package broker
 
 // Transaction verification on the partition leader (KIP-890 part 1), on by
-// default as in Kafka (transaction.partition.verification.enable). Before
+// default as in Kafka (transaction.partition.verification.enable), and the
+// leader's add of its partition for transactions V2 (part 2). Before
 // a produce appends a transactional batch whose producer has no
 // transaction open in that partition, the leader asks the transaction
 // coordinator, with AddPartitionsToTxn's VerifyOnly form, whether the
@@ -20,6 +21,12 @@ package broker
 // coordinator is loading, moving or unreachable, or the transaction is
 // between its prepare and its markers) NOT_ENOUGH_REPLICAS, which every
 // client retries without refreshing metadata.
+//
+// A producer on transactions V2 (produce v12 and later) sends no
+// AddPartitionsToTxn: the same question, asked without VerifyOnly, adds the
+// partition to its transaction. That is done whatever
+// transaction.partition.verification.enable says, since without it the
+// transaction's markers would never reach the partition.
 
 import (
 	"context"
@@ -32,10 +39,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// verifyTxnAppends runs the verification for the jobs of one produce
-// request of transactional id id. Jobs that fail it are answered in resp
-// and left out of the jobs returned; the others carry their token. It
-// reports whether any job failed.
+// verifyTxnAppends runs the verification (from produce v12, the add) for
+// the jobs of one produce request of transactional id id. Jobs that fail
+// it are answered in resp and left out of the jobs returned; the others
+// carry their token. It reports whether any job failed.
 func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, resp *kmsg.ProduceResponse) ([]appendJob, bool) {
 	now := time.Now().UnixMilli()
 	pid, epoch := int64(-1), int16(-1)
@@ -62,7 +69,7 @@ func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, re
 		}
 	}
 	if len(ask) > 0 {
-		codes := b.txns.verify(id, pid, epoch, tps)
+		codes := b.txns.addOrVerify(id, pid, epoch, tps, version < 12)
 		for k, i := range ask {
 			jobs[i].code, jobs[i].msg = produceVerifyError(codes[k], version)
 		}
@@ -106,11 +113,12 @@ func produceVerifyError(code, version int16) (int16, string) {
 	return code, ""
 }
 
-// verify asks the coordinator of transactional id whether tps are in the
-// producer's transaction: here when this broker is the coordinator, else
-// the coordinator over the inter-broker listener. It returns a code per
-// partition.
-func (tc *txnCoordinator) verify(id string, pid int64, epoch int16, tps []txn.TopicPartition) []int16 {
+// addOrVerify asks the coordinator of transactional id whether tps are in
+// the producer's transaction (verifyOnly), or to add them to it (a
+// producer on transactions V2): here when this broker is the coordinator,
+// else the coordinator over the inter-broker listener. It returns a code
+// per partition.
+func (tc *txnCoordinator) addOrVerify(id string, pid int64, epoch int16, tps []txn.TopicPartition, verifyOnly bool) []int16 {
 	codes := make([]int16, len(tps))
 	fail := func(code int16) []int16 {
 		for i := range codes {
@@ -121,7 +129,7 @@ func (tc *txnCoordinator) verify(id string, pid int64, epoch int16, tps []txn.To
 	req := kmsg.NewPtrAddPartitionsToTxnRequest()
 	req.Version = 4
 	rtx := kmsg.NewAddPartitionsToTxnRequestTransaction()
-	rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, rtx.VerifyOnly = id, pid, epoch, true
+	rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, rtx.VerifyOnly = id, pid, epoch, verifyOnly
 	for _, tp := range tps {
 		n := len(rtx.Topics)
 		if n == 0 || rtx.Topics[n-1].Topic != tp.Topic {
@@ -147,7 +155,7 @@ func (tc *txnCoordinator) verify(id string, pid int64, epoch int16, tps []txn.To
 		defer cancel()
 		r, err := client.SeedBrokers()[0].Request(ctx, req)
 		if err != nil {
-			tc.b.logger.Warn("transaction verification through the coordinator failed", "broker", leader, "err", err)
+			tc.b.logger.Warn("transaction verification through the coordinator failed", "broker", leader, "verify_only", verifyOnly, "err", err)
 			return fail(kerr.NetworkException.Code)
 		}
 		resp = r.(*kmsg.AddPartitionsToTxnResponse)

@@ -65,8 +65,10 @@ func TestTransactionVerification(t *testing.T) {
 	pid, epoch := initTxnProducer(t, rc, id)
 	end := func() int64 { return b.topics.get("tverify").partition(0).log.LogEndOffset() }
 
+	// From v12 the produce itself adds the partition (transactions V2,
+	// TestTransactionsV2).
 	for version, want := range map[int16]int16{3: kerr.InvalidTxnState.Code, 10: kerr.InvalidTxnState.Code,
-		11: kerr.TransactionAbortable.Code, 13: kerr.TransactionAbortable.Code} {
+		11: kerr.TransactionAbortable.Code} {
 		req := kmsg.NewPtrProduceRequest()
 		req.SetVersion(version)
 		req.TransactionID = kmsg.StringPtr(id)

@@ -39,7 +39,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 17: {0, 1}, 18: {0, 4}, 36: {0, 2},
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 44: {0, 1}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 60: {0, 2}, 61: {0, 0},
-			24: {0, 5}, 25: {0, 4}, 26: {0, 4}, 27: {1, 1}, 28: {0, 4}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}, 75: {0, 0}}
+			24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 27: {1, 1}, 28: {0, 5}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}, 75: {0, 0}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
 		}
@@ -94,7 +94,7 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 		{kmsg.NewPtrFetchRequest(), 3},
 		{kmsg.NewPtrMetadataRequest(), 14},
 		{kmsg.NewPtrOffsetCommitRequest(), 1}, // removed in Kafka 4
-		{kmsg.NewPtrEndTxnRequest(), 5},       // transactions V2 (KIP-890), not served
+		{kmsg.NewPtrEndTxnRequest(), 6},
 		{kmsg.NewPtrConsumerGroupHeartbeatRequest(), 2},
 		{kmsg.NewPtrShareGroupHeartbeatRequest(), 0}, // not served at all
 	} {
