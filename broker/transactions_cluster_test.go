@@ -1,7 +1,10 @@
 package broker
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +93,92 @@ func TestClusterTransactions(t *testing.T) {
 	}
 	if got := consumeCluster(t, c, "ctx", kgo.ReadCommitted(), 24, 3*time.Second); !slices.Equal(got, sorted(values("c", 12), values("d", 12))) {
 		t.Fatalf("read_committed after failover got %v", got)
+	}
+}
+
+// TestClusterTransactionsV2Offsets: consume-transform-produce in a cluster
+// with franz-go on transactions V2, for a group whose coordinator is not
+// the transaction's: TxnOffsetCommit v5 has the group coordinator add the
+// group's offsets partition over the network, and produce v12 has each
+// leader add its partition, so the output and the group's offsets commit
+// together without AddPartitionsToTxn or AddOffsetsToTxn.
+func TestClusterTransactionsV2Offsets(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{
+		"transaction.state.log.num.partitions": "3",
+		"offsets.topic.num.partitions":         "3",
+		"group.initial.rebalance.delay.ms":     "0",
+	})
+	adm := kadm.NewClient(c.client())
+	for _, topic := range []string{"v2-in", "v2-out"} {
+		if _, err := adm.CreateTopic(ctxT(t), 3, 2, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := c.client(kgo.ProducerLinger(0))
+	produceStrings(t, plain, "v2-in", values("in", 30)...)
+
+	// A group and a transactional id with different coordinators.
+	// The coordinators' topics are made on the first FindCoordinator.
+	const txnID = "tx-v2-offsets"
+	var txnCoord kadm.FindCoordinatorResponse
+	c.waitFor("the transaction coordinator", func() bool {
+		txnCoord = adm.FindTxnCoordinators(ctxT(t), txnID)[txnID]
+		return txnCoord.Err == nil
+	})
+	group := ""
+	c.waitFor("a group coordinated elsewhere", func() bool {
+		for i := 0; i < 20; i++ {
+			g := fmt.Sprintf("v2-group-%d", i)
+			if gc := adm.FindGroupCoordinators(ctxT(t), g)[g]; gc.Err == nil && gc.NodeID != txnCoord.NodeID {
+				group = g
+				return true
+			}
+		}
+		return false
+	})
+
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(c.addrs()...), kgo.TransactionalID(txnID),
+		kgo.ConsumerGroup(group), kgo.ConsumeTopics("v2-in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for seen := 0; seen < 30; {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		fs := sess.PollFetches(ctx)
+		cancel()
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			seen++
+			sess.Produce(ctxT(t), &kgo.Record{Topic: "v2-out", Value: []byte(strings.Replace(string(r.Value), "in", "out", 1))}, nil)
+		})
+		if committed, err := sess.End(ctxT(t), kgo.TryCommit); err != nil || !committed {
+			t.Fatalf("End: committed %v, %v", committed, err)
+		}
+	}
+	if got := consumeCluster(t, c, "v2-out", kgo.ReadCommitted(), 30, 2*time.Second); !slices.Equal(got, values("out", 30)) {
+		t.Fatalf("output got %v", got)
+	}
+	offsets, err := adm.FetchOffsets(ctxT(t), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offsets.Each(func(o kadm.OffsetResponse) { total += o.At })
+	if total != 30 {
+		t.Fatalf("the group committed %d offsets in all, want 30", total)
+	}
+	described, err := adm.DescribeTransactions(ctxT(t), txnID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := described[txnID]; d.ProducerEpoch < 1 {
+		t.Fatalf("epoch %d after the transactions: not transactions V2", d.ProducerEpoch)
 	}
 }
