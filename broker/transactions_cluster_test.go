@@ -1,10 +1,8 @@
 package broker
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -137,43 +135,11 @@ func TestClusterTransactionsV2Offsets(t *testing.T) {
 		return false
 	})
 
-	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(c.addrs()...), kgo.TransactionalID(txnID),
-		kgo.ConsumerGroup(group), kgo.ConsumeTopics("v2-in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sess.Close()
-	for seen := 0; seen < 30; {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		fs := sess.PollFetches(ctx)
-		cancel()
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		if err := sess.Begin(); err != nil {
-			t.Fatal(err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			seen++
-			sess.Produce(ctxT(t), &kgo.Record{Topic: "v2-out", Value: []byte(strings.Replace(string(r.Value), "in", "out", 1))}, nil)
-		})
-		if committed, err := sess.End(ctxT(t), kgo.TryCommit); err != nil || !committed {
-			t.Fatalf("End: committed %v, %v", committed, err)
-		}
-	}
+	transformInTransactions(t, c.addrs(), txnID, group, "v2-in", "v2-out", 30)
 	if got := consumeCluster(t, c, "v2-out", kgo.ReadCommitted(), 30, 2*time.Second); !slices.Equal(got, values("out", 30)) {
 		t.Fatalf("output got %v", got)
 	}
-	offsets, err := adm.FetchOffsets(ctxT(t), group)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	offsets.Each(func(o kadm.OffsetResponse) { total += o.At })
-	if total != 30 {
-		t.Fatalf("the group committed %d offsets in all, want 30", total)
-	}
+	checkGroupOffsetsTotal(t, adm, group, 30)
 	described, err := adm.DescribeTransactions(ctxT(t), txnID)
 	if err != nil {
 		t.Fatal(err)

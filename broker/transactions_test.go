@@ -256,15 +256,26 @@ func TestExactlyOnceConsumeTransformProduce(t *testing.T) {
 	plain := newClient(t, b, kgo.ProducerLinger(0))
 	produceStrings(t, plain, "eos-in", values("in", 40)...)
 
-	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID("tx-eos"),
-		kgo.ConsumerGroup("eos"), kgo.ConsumeTopics("eos-in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	transformInTransactions(t, []string{b.Addr()}, "tx-eos", "eos", "eos-in", "eos-out", 40)
+	if got := consumeValues(t, b, "eos-out", kgo.ReadCommitted(), 40, 2*time.Second); !slices.Equal(got, values("out", 40)) {
+		t.Fatalf("output got %v", got)
+	}
+	checkGroupOffsetsTotal(t, newAdmin(t, b), "eos", 40)
+}
+
+// transformInTransactions copies n records of topic in to topic out with a
+// GroupTransactSession of group and transactional id txnID, one
+// transaction per poll, "in" becoming "out" in each value.
+func transformInTransactions(t *testing.T, seeds []string, txnID, group, in, out string, n int) {
+	t.Helper()
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(seeds...), kgo.TransactionalID(txnID),
+		kgo.ConsumerGroup(group), kgo.ConsumeTopics(in), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	seen := 0
-	for seen < 40 {
+	for seen := 0; seen < n; {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		fs := sess.PollFetches(ctx)
 		cancel()
@@ -276,24 +287,25 @@ func TestExactlyOnceConsumeTransformProduce(t *testing.T) {
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			seen++
-			sess.Produce(ctxT(t), &kgo.Record{Topic: "eos-out", Value: []byte(strings.Replace(string(r.Value), "in", "out", 1))}, nil)
+			sess.Produce(ctxT(t), &kgo.Record{Topic: out, Value: []byte(strings.Replace(string(r.Value), "in", "out", 1))}, nil)
 		})
-		committed, err := sess.End(ctxT(t), kgo.TryCommit)
-		if err != nil || !committed {
+		if committed, err := sess.End(ctxT(t), kgo.TryCommit); err != nil || !committed {
 			t.Fatalf("End: committed %v, %v", committed, err)
 		}
 	}
-	if got := consumeValues(t, b, "eos-out", kgo.ReadCommitted(), 40, 2*time.Second); !slices.Equal(got, values("out", 40)) {
-		t.Fatalf("output got %v", got)
-	}
-	offsets, err := newAdmin(t, b).FetchOffsets(ctxT(t), "eos")
+}
+
+// checkGroupOffsetsTotal checks that group's committed offsets add up to want.
+func checkGroupOffsetsTotal(t *testing.T, adm *kadm.Client, group string, want int64) {
+	t.Helper()
+	offsets, err := adm.FetchOffsets(ctxT(t), group)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var total int64
 	offsets.Each(func(o kadm.OffsetResponse) { total += o.At })
-	if total != 40 {
-		t.Fatalf("the group committed %d offsets in all, want 40", total)
+	if total != want {
+		t.Fatalf("the group committed %d offsets in all, want %d", total, want)
 	}
 }
 
