@@ -55,6 +55,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.reassign = tools.mainClass(t, "org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
 	e.cls.election = tools.mainClass(t, "org.apache.kafka.tools.LeaderElectionCommand")
 	e.cls.verifiableProducer = tools.mainClass(t, "org.apache.kafka.tools.VerifiableProducer")
+	e.cls.features = tools.mainClass(t, "org.apache.kafka.tools.FeatureCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -89,7 +90,7 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }

@@ -2,19 +2,26 @@ package compat
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// testTransactions runs kafka-transactions against transactions a franz-go
-// producer leaves: list and describe show the open one (Ongoing, with its
-// partition), describe-producers its start offset, and abort (the
-// operator's way out of a hanging transaction: DescribeProducers, then
-// WriteTxnMarkers to the partition's leader) ends it on the partition, after
-// which read_committed consumers see past it but never its records.
+// testTransactions: kafka-features describe shows transaction.version
+// finalized at 2 (transactions V2). Then kafka-transactions against
+// transactions a franz-go producer leaves: list and describe show the open
+// one (Ongoing, with its partition), describe-producers its start offset,
+// and abort (the operator's way out of a hanging transaction:
+// DescribeProducers, then WriteTxnMarkers to the partition's leader) ends
+// it on the partition, after which read_committed consumers see past it
+// but never its records.
 func (e *cliEnv) testTransactions(t *testing.T) {
+	features := e.admin(t, e.cls.features, "describe")
+	if !regexp.MustCompile(`(?m)^Feature: transaction\.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+Epoch: 0\s*$`).MatchString(features) {
+		t.Errorf("kafka-features describe:\n%s\nwant transaction.version supported 0-2, finalized at 2", features)
+	}
 	const topic, id = "cli-txn", "cli-txn-producer"
 	createTopic(t, e.adm, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

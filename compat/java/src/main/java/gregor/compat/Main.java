@@ -96,7 +96,7 @@ public final class Main {
     }
 
     /** The version kafka-clients reports, from the properties file inside its jar. */
-    private static String clientVersion() throws Exception {
+    static String clientVersion() throws Exception {
         Properties p = new Properties();
         try (InputStream in = Main.class.getResourceAsStream("/kafka/kafka-version.properties")) {
             if (in == null) {

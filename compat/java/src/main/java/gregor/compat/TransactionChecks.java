@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -46,10 +47,26 @@ final class TransactionChecks {
         Expect.that(committed.stream().noneMatch(v -> v.startsWith("aborted-")), "read_committed returned an aborted record");
         List<String> all = values(read(topic, partitions, "read_uncommitted", 3 * n));
         Expect.equal(all.size(), 3 * n, "records read_uncommitted");
+        String version = transactionVersion();
         String eos = consumeTransformProduce();
         String fenced = fencing();
         return n + " committed, " + n + " aborted, " + n + " committed: read_committed sees " + committed.size()
-                + ", read_uncommitted " + all.size() + "; " + eos + "; " + fenced;
+                + ", read_uncommitted " + all.size() + "; " + version + "; " + eos + "; " + fenced;
+    }
+
+    /**
+     * Which transactions protocol the client ran: Kafka 4's client sees
+     * transaction.version 2 finalized and runs transactions V2 (KIP-890 part 2),
+     * whose every commit or abort bumps the producer epoch; 3.x runs V1, which
+     * keeps it. The three transactions above started at epoch 0.
+     */
+    private String transactionVersion() throws Exception {
+        String id = clients.name("txn-id");
+        TransactionDescription d = clients.admin().describeTransactions(List.of(id)).description(id)
+                .get(Clients.TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        boolean v2 = !Main.clientVersion().startsWith("3.");
+        Expect.equal(d.producerEpoch(), v2 ? 3 : 0, "the producer epoch after three transactions");
+        return (v2 ? "transactions V2" : "transactions V1") + " (epoch " + d.producerEpoch() + " after three transactions)";
     }
 
     /** Reads an input topic in a group and writes each record to an output topic, committing the group's offsets in the transaction. */
