@@ -8,6 +8,8 @@ package broker
 // the transaction here, before the offsets are written.
 
 import (
+	"time"
+
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -63,14 +65,21 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 }
 
 // addOffsetsPartition adds the group's __consumer_offsets partition to the
-// transaction of a TxnOffsetCommit v5, answering with the code its
-// partitions get when that fails: the retriable ones as
+// transaction of a TxnOffsetCommit v5 (retrying CONCURRENT_TRANSACTIONS as
+// a produce does), answering with the code its partitions get when that
+// fails: the retriable ones as
 // COORDINATOR_NOT_AVAILABLE (Kafka's group coordinator maps the
 // verification's NOT_ENOUGH_REPLICAS so), a fenced epoch as
 // INVALID_PRODUCER_EPOCH.
 func addOffsetsPartition(b *Broker, req *kmsg.TxnOffsetCommitRequest) int16 {
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(req.Group, b.cfg.Groups.NumPartitions)}
-	code := b.txns.addOrVerify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, false)[0]
+	ask := func() int16 {
+		return b.txns.addOrVerify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, false)[0]
+	}
+	code := ask()
+	for start := time.Now(); code == kerr.ConcurrentTransactions.Code && b.txns.retryAdd(start); {
+		code = ask()
+	}
 	switch code {
 	case kerr.ProducerFenced.Code:
 		return kerr.InvalidProducerEpoch.Code

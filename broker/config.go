@@ -81,6 +81,11 @@ type Config struct {
 	TxnStateMinISR       int64
 	// TxnPartitionVerification is transaction.partition.verification.enable.
 	TxnPartitionVerification bool
+	// AddPartitionsRetryBackoff and AddPartitionsRetryMax are
+	// add.partitions.to.txn.retry.backoff.ms and .max.ms: how a leader
+	// retries adding a partition for a producer on transactions V2 while
+	// its last transaction's markers are being written.
+	AddPartitionsRetryBackoff, AddPartitionsRetryMax time.Duration
 
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config

@@ -50,6 +50,16 @@ var txnKeys = []configKey{
 		c.Transactions.RemoveExpiredInterval = time.Duration(n) * time.Millisecond
 		return err
 	}},
+	{"add.partitions.to.txn.retry.backoff.ms", "INT", "20", "The server-side retry backoff when the server attempts to add the partition to the transaction.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.AddPartitionsRetryBackoff = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"add.partitions.to.txn.retry.backoff.max.ms", "INT", "100", "The maximum allowed timeout for adding partitions to transactions on the server side. It only applies to the actual add partition operations, not the verification.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.AddPartitionsRetryMax = time.Duration(n) * time.Millisecond
+		return err
+	}},
 	{"transaction.partition.verification.enable", "BOOLEAN", "true", "Enable verification that checks that the partition has been added to the transaction before writing transactional records to the partition.", func(c *Config, v string) error {
 		on, err := parseBool(v)
 		c.TxnPartitionVerification = on

@@ -43,11 +43,25 @@ import (
 // the jobs of one produce request of transactional id id. Jobs that fail
 // it are answered in resp and left out of the jobs returned; the others
 // carry their token. It reports whether any job failed.
+//
+// An add answered CONCURRENT_TRANSACTIONS is asked again every
+// add.partitions.to.txn.retry.backoff.ms for up to .max.ms, as Kafka does
+// (KAFKA-18654): a V2 producer starts its next transaction as soon as
+// EndTxn answers, usually while the last one's markers are still being
+// written, and a client told to retry may first wait for a metadata
+// refresh (franz-go waits up to 5 s). The marker that lands meanwhile
+// withdraws the token, so each attempt starts the verification again, and
+// a yes given for a token withdrawn since is asked again too (adding a
+// partition already added changes nothing).
 func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, resp *kmsg.ProduceResponse) ([]appendJob, bool) {
-	now := time.Now().UnixMilli()
+	type txnJob struct {
+		job        int
+		seq        int32
+		answer     int16  // the coordinator's last answer
+		answeredTo uint64 // the token that answer was for (0: not asked)
+	}
 	pid, epoch := int64(-1), int16(-1)
-	var ask []int
-	var tps []txn.TopicPartition
+	var txns []txnJob
 	for i := range jobs {
 		j := &jobs[i]
 		j.verifyTxn = true
@@ -63,16 +77,43 @@ func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, re
 			continue
 		}
 		pid, epoch = h.ProducerID, h.ProducerEpoch
-		if j.txnToken = j.p.log.StartTxnVerification(h.ProducerID, h.ProducerEpoch, h.BaseSequence, now); j.txnToken != 0 {
-			ask = append(ask, i)
-			tps = append(tps, txn.TopicPartition{Topic: j.p.topic.name, Partition: j.p.index})
+		txns = append(txns, txnJob{job: i, seq: h.BaseSequence})
+	}
+	add := version >= 12
+	start := time.Now()
+	for first := true; first || (add && time.Since(start) < b.cfg.AddPartitionsRetryMax); first = false {
+		now := time.Now().UnixMilli()
+		var ask []int
+		var tps []txn.TopicPartition
+		for k := range txns {
+			t, j := &txns[k], &jobs[txns[k].job]
+			if !first && t.answer != kerr.ConcurrentTransactions.Code && t.answer != 0 {
+				continue // a final answer
+			}
+			j.txnToken = j.p.log.StartTxnVerification(pid, epoch, t.seq, now)
+			switch {
+			case j.txnToken == 0:
+				t.answer = 0 // a transaction of this epoch is open here: nothing to ask
+			case t.answer == kerr.ConcurrentTransactions.Code || t.answeredTo != j.txnToken:
+				ask = append(ask, k)
+				tps = append(tps, txn.TopicPartition{Topic: j.p.topic.name, Partition: j.p.index})
+			}
+		}
+		if len(ask) == 0 {
+			break
+		}
+		codes := b.txns.addOrVerify(id, pid, epoch, tps, !add)
+		concurrent := false
+		for n, k := range ask {
+			txns[k].answer, txns[k].answeredTo = codes[n], jobs[txns[k].job].txnToken
+			concurrent = concurrent || codes[n] == kerr.ConcurrentTransactions.Code
+		}
+		if concurrent && add && !b.txns.retryAdd(start) {
+			break
 		}
 	}
-	if len(ask) > 0 {
-		codes := b.txns.addOrVerify(id, pid, epoch, tps, version < 12)
-		for k, i := range ask {
-			jobs[i].code, jobs[i].msg = produceVerifyError(codes[k], version)
-		}
+	for _, t := range txns {
+		jobs[t.job].code, jobs[t.job].msg = produceVerifyError(t.answer, version)
 	}
 	kept, failed := jobs[:0], false
 	for _, j := range jobs {
@@ -111,6 +152,17 @@ func produceVerifyError(code, version int16) (int16, string) {
 			kerr.ErrorForCode(code).(*kerr.Error).Message
 	}
 	return code, ""
+}
+
+// retryAdd waits add.partitions.to.txn.retry.backoff.ms before an add
+// answered CONCURRENT_TRANSACTIONS is asked again, unless the adds begun
+// at start have had add.partitions.to.txn.retry.backoff.max.ms.
+func (tc *txnCoordinator) retryAdd(start time.Time) bool {
+	if time.Since(start) >= tc.b.cfg.AddPartitionsRetryMax {
+		return false
+	}
+	time.Sleep(tc.b.cfg.AddPartitionsRetryBackoff)
+	return true
 }
 
 // addOrVerify asks the coordinator of transactional id whether tps are in
