@@ -20,7 +20,8 @@ package broker
 // INVALID_PRODUCER_EPOCH, and an answer that could not be had (the
 // coordinator is loading, moving or unreachable, or the transaction is
 // between its prepare and its markers) NOT_ENOUGH_REPLICAS, which every
-// client retries without refreshing metadata.
+// client retries (Kafka picked it because the Java client does not refresh
+// metadata for it; franz-go does, and may wait up to 5 s first).
 //
 // A producer on transactions V2 (produce v12 and later) sends no
 // AddPartitionsToTxn: the same question, asked without VerifyOnly, adds the
