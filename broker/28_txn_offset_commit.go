@@ -19,8 +19,12 @@ import (
 func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
 	exists := func(name string) bool { return b.topics.get(name) != nil }
 	commit := func(r *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
-		if r.Version >= 5 {
-			if code := addOffsetsPartition(b, r); code != 0 {
+		if r.Version >= 5 && r.Group != "" {
+			code := b.groups.Serves(r.Group)
+			if code == 0 {
+				code = addOffsetsPartition(b, r)
+			}
+			if code != 0 {
 				return txnOffsetCommitFailed(r, code)
 			}
 		}

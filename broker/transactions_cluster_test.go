@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // consumeCluster reads topic from the start with the isolation level until
@@ -144,7 +145,42 @@ func TestClusterTransactionsV2Offsets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := described[txnID]; d.ProducerEpoch < 1 {
+	d := described[txnID]
+	if d.ProducerEpoch < 1 {
 		t.Fatalf("epoch %d after the transactions: not transactions V2", d.ProducerEpoch)
+	}
+
+	// A TxnOffsetCommit v5 sent to a node that does not coordinate the
+	// group is refused before it adds anything to the transaction.
+	p := c.client(kgo.TransactionalID(txnID), kgo.ProducerLinger(0))
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produceStrings(t, p, "v2-out", "open")
+	if described, err = adm.DescribeTransactions(ctxT(t), txnID); err != nil {
+		t.Fatal(err)
+	}
+	d = described[txnID]
+	groupCoord := adm.FindGroupCoordinators(ctxT(t), group)[group].NodeID
+	other := groupCoord%3 + 1
+	oc := kmsg.NewPtrTxnOffsetCommitRequest()
+	oc.SetVersion(5)
+	oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = txnID, group, d.ProducerID, d.ProducerEpoch, -1
+	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "v2-in", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+	r, err := p.Broker(int(other)).Request(ctxT(t), oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.NotCoordinator.Code {
+		t.Fatalf("TxnOffsetCommit v5 to node %d, the group's coordinator being %d: %v, want NOT_COORDINATOR", other, groupCoord, kerr.ErrorForCode(code))
+	}
+	if described, err = adm.DescribeTransactions(ctxT(t), txnID); err != nil {
+		t.Fatal(err)
+	}
+	if parts := described[txnID].Topics; len(parts) != 1 || parts["v2-out"] == nil {
+		t.Fatalf("the refused commit changed the transaction's partitions: %v", parts)
+	}
+	if err := p.EndTransaction(ctxT(t), kgo.TryAbort); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -191,13 +191,8 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 	p := PartitionFor(id, c.cfg.NumPartitions)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.closed:
-		return nil, errCoordinatorNotAvail
-	case c.parts[p] == loading:
-		return nil, errLoadInProgress
-	case c.parts[p] != loaded:
-		return nil, errNotCoordinator
+	if code := c.servesLocked(p); code != 0 {
+		return nil, code
 	}
 	g := c.groups[id]
 	if g == nil {
@@ -209,6 +204,27 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 	}
 	g.mu.Lock()
 	return g, 0
+}
+
+// Serves answers 0 when this coordinator has group id's partition loaded,
+// else the code a request for the group gets: COORDINATOR_NOT_AVAILABLE,
+// COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR.
+func (c *Coordinator) Serves(id string) int16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.servesLocked(PartitionFor(id, c.cfg.NumPartitions))
+}
+
+func (c *Coordinator) servesLocked(p int32) int16 {
+	switch {
+	case c.closed:
+		return errCoordinatorNotAvail
+	case c.parts[p] == loading:
+		return errLoadInProgress
+	case c.parts[p] != loaded:
+		return errNotCoordinator
+	}
+	return 0
 }
 
 // acquireForMember is acquire for requests from a member (SyncGroup,
