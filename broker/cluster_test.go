@@ -721,9 +721,11 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 			follower = c.nodes[id-1]
 		}
 	}
+	// The follower takes the partition's state before it publishes the
+	// image that holds the topic: wait for both.
 	c.waitFor("the follower following", func() bool {
 		p := follower.topics.get("hint").partition(0)
-		return p != nil && p.state.Load().leader == leader
+		return p != nil && p.state.Load().leader == leader && follower.cluster.image().Topics["hint"] != nil
 	})
 	img := follower.cluster.image()
 	topicID, epoch := img.Topics["hint"].ID, img.Topics["hint"].Partitions[0].LeaderEpoch
@@ -774,6 +776,7 @@ func TestClusterDescribeProducersOnEveryReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader, _ := c.leaderOf("dp", 0)
+	c.waitFor("the leader's image", func() bool { return c.nodes[leader-1].cluster.image().Topics["dp"] != nil })
 	replicas := c.nodes[leader-1].cluster.image().Topics["dp"].Partitions[0].Replicas
 	for _, b := range c.nodes {
 		p := b.topics.get("dp").partition(0)
