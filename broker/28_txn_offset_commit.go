@@ -71,10 +71,9 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 // addOffsetsPartition adds the group's __consumer_offsets partition to the
 // transaction of a TxnOffsetCommit v5 (retrying CONCURRENT_TRANSACTIONS as
 // a produce does), answering with the code its partitions get when that
-// fails: the retriable ones as
-// COORDINATOR_NOT_AVAILABLE (Kafka's group coordinator maps the
-// verification's NOT_ENOUGH_REPLICAS so), a fenced epoch as
-// INVALID_PRODUCER_EPOCH.
+// fails: the retriable ones as COORDINATOR_NOT_AVAILABLE (Kafka's group
+// coordinator maps the verification's NOT_ENOUGH_REPLICAS so), a fenced
+// epoch as INVALID_PRODUCER_EPOCH.
 func addOffsetsPartition(b *Broker, req *kmsg.TxnOffsetCommitRequest) int16 {
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(req.Group, b.cfg.Groups.NumPartitions)}
 	ask := func() int16 {
