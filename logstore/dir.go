@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,8 @@ type Dir struct {
 	producerCheckInterval time.Duration
 	kickProducerExpiry    chan struct{}
 
+	brokerEpoch atomic.Int64 // what Close records (SetBrokerEpoch)
+
 	deleter *fileDeleter // removes retired segment files after file.delete.delay.ms
 	cleaner *cleaner     // the log cleaner (cleaner.go)
 
@@ -58,7 +61,25 @@ const (
 	DefaultCheckpointInterval = 60 * time.Second
 )
 
-const cleanShutdownContent = `{"version":0,"brokerEpoch":-1}`
+// cleanShutdown is the content of .kafka_cleanshutdown.
+type cleanShutdown struct {
+	Version     int   `json:"version"`
+	BrokerEpoch int64 `json:"brokerEpoch"`
+}
+
+// readCleanShutdown reports whether the dir's last shutdown was clean and
+// the broker epoch it recorded (-1 when none was, or it was not clean).
+func readCleanShutdown(path string) (bool, int64) {
+	data, err := os.ReadFile(filepath.Join(path, cleanShutdownFile))
+	if err != nil {
+		return false, -1
+	}
+	cs := cleanShutdown{BrokerEpoch: -1}
+	if json.Unmarshal(data, &cs) != nil {
+		return true, -1
+	}
+	return true, cs.BrokerEpoch
+}
 
 // OpenDir opens (creating if need be) a log dir owned by node nodeID. A new
 // dir gets a meta.properties for clusterID (a random id when empty); an
@@ -84,6 +105,7 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threa
 		deleter:               newFileDeleter(),
 		threads:               max(threads, 1),
 	}
+	d.brokerEpoch.Store(-1)
 	var err error
 	if d.lock, err = lockDir(path); err != nil {
 		return nil, err
@@ -162,7 +184,7 @@ func ensureMetaProperties(path, clusterID string, nodeID int32) (metaProperties,
 
 // loadLogs opens every partition directory, removing those marked for deletion.
 func (d *Dir) loadLogs(defaults Config) error {
-	clean := fileExists(filepath.Join(d.path, cleanShutdownFile))
+	clean, _ := readCleanShutdown(d.path)
 	readCk := func(name string) map[TopicPartition]int64 {
 		m, err := readOffsetCheckpoint(filepath.Join(d.path, name))
 		if err != nil {
@@ -418,10 +440,23 @@ func (d *Dir) Close() error {
 		d.unlock()
 		return err // no clean marker: the next open recovers
 	}
-	err := WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), []byte(cleanShutdownContent))
+	marker, _ := json.Marshal(cleanShutdown{BrokerEpoch: d.brokerEpoch.Load()})
+	err := WriteFileAtomic(filepath.Join(d.path, cleanShutdownFile), marker)
 	d.unlock()
 	return err
 }
+
+// PreviousBrokerEpoch is the broker epoch that the last clean shutdown of
+// the log dir at path recorded, or -1 when it was not clean (or recorded
+// none): what a cluster broker registers as its previous epoch (KIP-966).
+// Read it before OpenDir, which removes the marker.
+func PreviousBrokerEpoch(path string) int64 {
+	_, epoch := readCleanShutdown(path)
+	return epoch
+}
+
+// SetBrokerEpoch sets the broker epoch a clean Close records.
+func (d *Dir) SetBrokerEpoch(epoch int64) { d.brokerEpoch.Store(epoch) }
 
 // SetRecoveryThreads sets how many logs Close flushes and closes at once
 // (num.recovery.threads.per.data.dir, changed at runtime; below 1 means 1).

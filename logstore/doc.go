@@ -249,7 +249,9 @@
 //
 //	{"version":0,"brokerEpoch":-1}
 //
-// Written last by a clean Close. When it is present on open, the recovery
+// Written last by a clean Close, with the broker epoch SetBrokerEpoch gave
+// (a cluster broker's registration; -1 on a single node), which the next
+// start reads (PreviousBrokerEpoch) and sends when it registers (KIP-966). When it is present on open, the recovery
 // point checkpoint is trusted and no segment is scanned; when it is absent,
 // every segment from the one holding the recovery point onwards is read
 // batch by batch, checking length, magic and CRC; at the first bad or torn
