@@ -119,15 +119,16 @@ func (c *Controller) checkAlterPartition(img *Image, t *Topic, req *kmsg.AlterPa
 	}
 	next := p.clone()
 	next.ISR = slices.Clone(isr)
-	next = c.completeReassignment(img, t.Name, next)
-	return next, 0
+	next = completeReassignment(next)
+	return settle(p, next, c.rules(img, t.Name, next, img.usable)), 0
 }
 
 // completeReassignment finishes an ongoing reassignment once every adding
 // replica is in the ISR: the replicas become the target set (replicas
-// minus removing ones), the removing ones leave the ISR, and if the leader
-// was among them a new one is elected from the new ISR.
-func (c *Controller) completeReassignment(img *Image, topic string, p Partition) Partition {
+// minus removing ones) and the removing ones leave the ISR. The caller
+// settles the result, which elects a new leader if the old one was
+// removed.
+func completeReassignment(p Partition) Partition {
 	if len(p.AddingReplicas) == 0 && len(p.RemovingReplicas) == 0 {
 		return p
 	}
@@ -151,9 +152,5 @@ func (c *Controller) completeReassignment(img *Image, topic string, p Partition)
 		return p
 	}
 	p.Replicas, p.ISR, p.AddingReplicas, p.RemovingReplicas = target, isr, nil, nil
-	if !slices.Contains(target, p.Leader) {
-		p.Leader = noLeader
-		p.Leader, p.ISR = chooseLeader(p, img.usable, c.uncleanEnabled(img, topic))
-	}
 	return p
 }

@@ -17,7 +17,8 @@ import (
 // keeps its epoch; a new incarnation replaces the old one (whose epoch then
 // no longer matches, fencing it) with a new epoch, the raft index of the
 // registration, and starts fenced: leadership moves away from the old
-// incarnation as for any fenced broker.
+// incarnation as for any fenced broker, and if the new one did not find
+// its clean-shutdown epoch, it also leaves every ELR.
 func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	img := c.Image()
@@ -40,8 +41,17 @@ func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response
 			Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
 	recs := []Record{{RegisterBroker: rb}}
-	if img.usable(req.BrokerID) {
-		recs = append(recs, c.removeBrokerRecords(img, req.BrokerID)...)
+	// KIP-966: a broker that shut down cleanly wrote its epoch last, and
+	// sends it back; any other previous epoch means its log may have lost
+	// an unflushed tail, so it is no longer eligible to lead from the ELR.
+	old := img.Brokers[req.BrokerID]
+	unclean := old != nil && req.PreviousBrokerEpoch != old.Epoch
+	if unclean {
+		c.log.Info("controller: broker restarted after an unclean shutdown", "broker", req.BrokerID,
+			"previous.epoch", req.PreviousBrokerEpoch, "registered.epoch", old.Epoch)
+	}
+	if img.usable(req.BrokerID) || unclean {
+		recs = append(recs, c.removeBrokerRecords(img, req.BrokerID, unclean)...)
 	}
 	index, err := c.propose(recs)
 	if err != nil {
@@ -89,7 +99,7 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 			recs = c.fenceRecords(img, b.ID)
 		case req.WantShutdown && img.LeadsAny(b.ID):
 			recs = append(recs, Record{BrokerState: &BrokerState{ID: b.ID, ShuttingDown: true}})
-			recs = append(recs, c.removeBrokerRecords(img, b.ID)...)
+			recs = append(recs, c.removeBrokerRecords(img, b.ID, false)...)
 		case req.WantShutdown:
 			fenced, shutdownNow = true, true
 			recs = c.fenceRecords(img, b.ID)
@@ -106,9 +116,9 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 
 // unregisterBroker removes a broker's registration, as Kafka's
 // UnregisterBroker does for a decommissioned broker: the broker leaves
-// every ISR it is not alone in and its leaderships move, as when it is
-// fenced; its replicas stay assigned (offline) until reassigned. A live
-// broker so removed is refused its next heartbeat and registers again.
+// every ISR and ELR and its leaderships move; its replicas stay assigned
+// (offline) until reassigned. A live broker so removed is refused its
+// next heartbeat and registers again.
 // A broker-only node also stops being a raft non-voter.
 func (c *Controller) unregisterBroker(req *kmsg.UnregisterBrokerRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.UnregisterBrokerResponse)
@@ -119,7 +129,7 @@ func (c *Controller) unregisterBroker(req *kmsg.UnregisterBrokerRequest) kmsg.Re
 		return resp
 	}
 	id := req.BrokerID
-	recs := append(c.removeBrokerRecords(img, id), Record{UnregisterBroker: &id})
+	recs := append(c.removeBrokerRecords(img, id, true), Record{UnregisterBroker: &id})
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
@@ -132,7 +142,7 @@ func (c *Controller) unregisterBroker(req *kmsg.UnregisterBrokerRequest) kmsg.Re
 // memberships.
 func (c *Controller) fenceRecords(img *Image, id int32) []Record {
 	recs := []Record{{BrokerState: &BrokerState{ID: id, Fenced: true}}}
-	return append(recs, c.removeBrokerRecords(img, id)...)
+	return append(recs, c.removeBrokerRecords(img, id, false)...)
 }
 
 // expireSessions fences every unfenced broker whose last heartbeat is more

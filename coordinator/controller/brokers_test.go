@@ -179,9 +179,10 @@ func fenceByRequest(t *testing.T, cl *Client, b *testBroker) {
 }
 
 // With unclean election off, a partition whose only ISR member is fenced
-// has no leader and keeps that member as ISR; unfencing it brings it back
-// as leader. With unclean election on (topic override), the first usable
-// replica takes over with itself as the whole ISR.
+// has no leader, an empty ISR and that member as its ELR (KIP-966) and
+// last known leader; unfencing it brings it back as leader. With unclean
+// election on (topic override), the first usable replica takes over with
+// itself as the whole ISR.
 func TestUncleanElection(t *testing.T) {
 	tc := startCluster(t, 3, nil)
 	cl := tc.client()
@@ -211,7 +212,8 @@ func TestUncleanElection(t *testing.T) {
 	}
 	fenceByRequest(t, cl, brokers[0])
 	img = tc.ctl(tc.active()).Image()
-	if p := img.Topics["clean"].Partitions[0]; p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) || p.LeaderEpoch != 1 {
+	if p := img.Topics["clean"].Partitions[0]; p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) ||
+		!slices.Equal(p.LastKnownELR, []int32{1}) || p.LeaderEpoch != 1 {
 		t.Fatalf("clean partition after fencing its only ISR member: %+v", p)
 	}
 	if p := img.Topics["unclean"].Partitions[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || p.LeaderEpoch != 1 {
@@ -227,7 +229,7 @@ func TestUncleanElection(t *testing.T) {
 		t.Fatalf("unclean ElectLeaders: %+v", er.Topics)
 	}
 	img = tc.ctl(tc.active()).Image()
-	if p := img.Topics["clean"].Partitions[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) {
+	if p := img.Topics["clean"].Partitions[0]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || len(p.ELR) != 0 || len(p.LastKnownELR) != 0 {
 		t.Fatalf("clean partition after unclean election: %+v", p)
 	}
 }
@@ -272,8 +274,8 @@ func TestUncleanDefaultAndUnfenceElects(t *testing.T) {
 }
 
 // Controlled shutdown: leadership moves to other ISR members, the broker
-// leaves ISRs where it is not alone (a partition where it is alone loses
-// its leader), and ShouldShutdown comes once it leads nothing.
+// leaves every ISR (a partition where it is alone loses its leader and
+// keeps it as ELR), and ShouldShutdown comes once it leads nothing.
 func TestControlledShutdown(t *testing.T) {
 	tc := startCluster(t, 3, nil)
 	cl := tc.client()
@@ -303,7 +305,7 @@ func TestControlledShutdown(t *testing.T) {
 	if p := parts[1]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2, 3}) || p.LeaderEpoch != 0 {
 		t.Fatalf("partition 1: %+v", p)
 	}
-	if p := parts[2]; p.Leader != -1 || !slices.Equal(p.ISR, []int32{1}) {
+	if p := parts[2]; p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) {
 		t.Fatalf("partition 2: %+v", p)
 	}
 	// A shutting-down broker cannot be placed on.

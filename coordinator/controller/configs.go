@@ -66,6 +66,7 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 		}
 		resp.Resources = append(resp.Resources, out)
 	}
+	recs = append(recs, clearELRRecords(img, recs)...)
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
@@ -155,6 +156,7 @@ func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
 		}
 		resp.Resources = append(resp.Resources, out)
 	}
+	recs = append(recs, clearELRRecords(img, recs)...)
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}

@@ -50,6 +50,9 @@ type Config struct {
 	// UncleanDefault is unclean.leader.election.enable from the static
 	// config; a cluster-wide dynamic default or a topic override wins.
 	UncleanDefault bool
+	// MinISRDefault is min.insync.replicas from the static config; a
+	// cluster-wide dynamic default or a topic override wins. 0 means 1.
+	MinISRDefault int
 	// AutoLeaderRebalance (auto.leader.rebalance.enable) moves leadership
 	// back to preferred replicas every LeaderImbalanceCheckInterval
 	// (leader.imbalance.check.interval.seconds).

@@ -78,15 +78,29 @@
 // # Partition rules (elect.go)
 //
 // A broker is usable when registered, unfenced and not shutting down.
-// Fencing or shutting down a broker takes it out of every ISR it is not
-// alone in and, for partitions it leads, elects the first usable ISR
-// member in replica order; with none, unclean election (topic override of
+// Every change of a partition's replicas, ISR or leader goes through
+// settle, Kafka's PartitionChangeBuilder with KIP-966's eligible leader
+// replicas (ELR), which Kafka 4.1 enables on a new cluster: brokers move
+// the high watermark only while the ISR has min.insync.replicas members,
+// so replicas leaving an ISR that is below that hold every committed
+// record and stay eligible (the ELR); the ISR may shrink to nothing; an
+// ISR back at min.insync.replicas (capped at the replica count) clears
+// the ELR. Fencing or shutting down a broker takes it out of every ISR
+// and, for partitions it leads, elects the first usable ISR member in
+// replica order, or with the ISR empty the first usable ELR member (which
+// becomes the ISR); with neither, the last known leader (LastKnownELR,
+// recorded when the ISR emptied) once it is usable again, or, if unclean
+// election is allowed (topic override of
 // unclean.leader.election.enable, else the dynamic cluster default, else
-// Config.UncleanDefault) takes the first usable replica with ISR = [it],
-// and otherwise the partition has leader -1 and keeps its last ISR member.
-// Unfencing a broker elects leaders for leaderless partitions. A leader
-// change increments the leader epoch; any change increments the partition
-// epoch.
+// Config.UncleanDefault), the first usable replica, each with ISR = [it];
+// otherwise the partition has no leader. A broker registering a new
+// incarnation without the epoch its clean shutdown recorded
+// (PreviousBrokerEpoch) may have lost its log's unflushed tail: it leaves
+// every ISR and ELR, so a replica that kept every committed record is
+// elected instead of it. Changing min.insync.replicas clears the ELR of
+// the topics it applies to. Unfencing a broker elects leaders for
+// leaderless partitions. A leader change increments the leader epoch;
+// any change increments the partition epoch.
 //
 // AlterPartition (ISR changes from partition leaders) is checked as Kafka
 // checks it (epochs, sender, ISR members) and completes reassignments:
@@ -101,7 +115,8 @@
 // replicas; AllocateProducerIds hands out blocks of 1000 ids;
 // AlterClientQuotas stores client quotas (package quota validates them),
 // which every broker enforces on its own connections; UnregisterBroker
-// removes a registration after the same ISR and leader changes as fencing.
+// removes a registration after the same ISR and leader changes as fencing,
+// and takes the broker out of every ELR.
 //
 // # DescribeQuorum
 //

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,29 +26,120 @@ func (c *Controller) uncleanEnabled(img *Image, topic string) bool {
 	return c.cfg.UncleanDefault
 }
 
-// chooseLeader elects a leader as Kafka's PartitionChangeBuilder does for
-// an online election: the current leader while it is usable and in the ISR,
-// else the first replica (in replica order) that is in the ISR and usable;
-// with unclean election allowed, else the first usable replica, which
-// becomes the whole ISR. Without a candidate the partition is left with no
-// leader and its ISR as it is. It returns the new leader and ISR.
-func chooseLeader(p Partition, usable func(int32) bool, unclean bool) (int32, []int32) {
-	if p.Leader != noLeader && usable(p.Leader) && slices.Contains(p.ISR, p.Leader) {
-		return p.Leader, p.ISR
+// minISR is the topic's min.insync.replicas (topic override, else the
+// cluster-wide dynamic default, else Config.MinISRDefault) capped at the
+// partition's replica count, as Kafka's controller counts it for ELR.
+func (c *Controller) minISR(img *Image, topic string, p Partition) int {
+	const key = "min.insync.replicas"
+	n := c.cfg.MinISRDefault
+	if v, ok := img.TopicConfig(topic, key); ok {
+		n, _ = strconv.Atoi(v)
+	} else if v, ok := img.ClusterConfig(key); ok {
+		n, _ = strconv.Atoi(v)
 	}
-	for _, r := range p.Replicas {
-		if slices.Contains(p.ISR, r) && usable(r) {
-			return r, p.ISR
+	return max(min(n, len(p.Replicas)), 1)
+}
+
+// rules are what one partition change is decided under besides the
+// partition itself.
+type rules struct {
+	usable  func(int32) bool // who may lead
+	unclean bool             // unclean.leader.election.enable
+	minISR  int              // Controller.minISR
+	// dropped is a broker that lost its eligibility (an unclean shutdown,
+	// or unregistered): it leaves the ELR too. noLeader for none.
+	dropped int32
+}
+
+// settle finishes a change of partition prev into next, whose replicas and
+// ISR the caller has set: Kafka's PartitionChangeBuilder with eligible
+// leader replicas (KIP-966).
+//
+// The high watermark only moves while the ISR has min.insync.replicas
+// members (broker/replica.go), so when the ISR shrinks below that, the
+// replicas leaving it hold every committed record: they become the ELR,
+// eligible to lead once the ISR is empty. The ISR may therefore shrink to
+// nothing. An ISR back at min.insync.replicas clears the ELR.
+//
+// The leader stays while it is usable and in the ISR; otherwise the first
+// usable replica (in replica order) that is in the ISR, or, with the ISR
+// empty, in the ELR, which then becomes the ISR alone. With ISR and ELR
+// empty, the last known leader (LastKnownELR, recorded when the ISR
+// emptied) leads again once usable, as Kafka did before ELR when every
+// replica was offline; with unclean election allowed, else the first
+// usable replica. Those two are unclean: the ISR is the new leader alone
+// and the ELR is cleared. Without a candidate the partition has no leader.
+func settle(prev, next Partition, r rules) Partition {
+	if len(next.ISR) >= r.minISR {
+		next.ELR = nil
+	} else {
+		var elr []int32
+		for _, id := range append(slices.Clone(next.ELR), prev.ISR...) {
+			if id != r.dropped && !slices.Contains(next.ISR, id) && !slices.Contains(elr, id) &&
+				slices.Contains(next.Replicas, id) {
+				elr = append(elr, id)
+			}
+		}
+		next.ELR = elr
+	}
+
+	leader, unclean := elect(next, r)
+	if leader != next.Leader {
+		switch {
+		case leader == noLeader:
+		case unclean:
+			next.ISR, next.ELR = []int32{leader}, nil
+		case !slices.Contains(next.ISR, leader): // from the ELR
+			next.ISR, next.ELR = []int32{leader}, without(next.ELR, leader)
+		}
+		next.Leader = leader
+	}
+
+	switch {
+	case len(next.ISR) == 0 && len(prev.ISR) > 0 && prev.Leader != noLeader:
+		next.LastKnownELR = []int32{prev.Leader}
+	case next.Leader != noLeader:
+		next.LastKnownELR = nil
+	}
+	return next
+}
+
+// elect picks the leader of next under r (see settle) and reports whether
+// the election is unclean.
+func elect(next Partition, r rules) (int32, bool) {
+	valid := func(id int32) bool {
+		if id == r.dropped || !r.usable(id) {
+			return false
+		}
+		return slices.Contains(next.ISR, id) || len(next.ISR) == 0 && slices.Contains(next.ELR, id)
+	}
+	if next.Leader != noLeader && valid(next.Leader) {
+		return next.Leader, false
+	}
+	for _, id := range next.Replicas {
+		if valid(id) {
+			return id, false
 		}
 	}
-	if unclean {
-		for _, r := range p.Replicas {
-			if usable(r) {
-				return r, []int32{r}
+	if len(next.ISR) == 0 && len(next.ELR) == 0 && len(next.LastKnownELR) == 1 {
+		if last := next.LastKnownELR[0]; last != r.dropped && r.usable(last) {
+			return last, true
+		}
+	}
+	if r.unclean {
+		for _, id := range next.Replicas {
+			if id != r.dropped && r.usable(id) {
+				return id, true
 			}
 		}
 	}
-	return noLeader, p.ISR
+	return noLeader, false
+}
+
+// rules returns the rules of a change to a partition of topic, with
+// usable deciding who may lead.
+func (c *Controller) rules(img *Image, topic string, p Partition, usable func(int32) bool) rules {
+	return rules{usable: usable, unclean: c.uncleanEnabled(img, topic), minISR: c.minISR(img, topic, p), dropped: noLeader}
 }
 
 // bumpEpochs sets the epochs of next relative to prev: the leader epoch
@@ -100,20 +192,23 @@ func partitionRecords(img *Image, change func(t *Topic, p Partition) Partition) 
 }
 
 // removeBrokerRecords moves leadership away from a broker that is being
-// fenced or shut down and takes it out of every ISR it is not alone in.
-func (c *Controller) removeBrokerRecords(img *Image, id int32) []Record {
+// fenced, shut down or unregistered, or that restarted after an unclean
+// shutdown, and takes it out of every ISR. With dropped (unregistered, or
+// an unclean shutdown, whose log may have lost its unflushed tail) it
+// leaves the ELR as well.
+func (c *Controller) removeBrokerRecords(img *Image, id int32, dropped bool) []Record {
 	usable := usableExcept(img, id)
 	return partitionRecords(img, func(t *Topic, p Partition) Partition {
 		if !slices.Contains(p.Replicas, id) {
 			return p
 		}
-		if len(p.ISR) > 1 {
-			p.ISR = without(p.ISR, id)
+		next := p.clone()
+		next.ISR = without(p.ISR, id)
+		r := c.rules(img, t.Name, p, usable)
+		if dropped {
+			next.ELR, r.dropped = without(p.ELR, id), id
 		}
-		if p.Leader == id {
-			p.Leader, p.ISR = chooseLeader(p, usable, c.uncleanEnabled(img, t.Name))
-		}
-		return p
+		return settle(p, next, r)
 	})
 }
 
@@ -121,8 +216,38 @@ func (c *Controller) removeBrokerRecords(img *Image, id int32) []Record {
 // usable deciding who may lead (used when a broker is unfenced).
 func (c *Controller) leaderlessRecords(img *Image, usable func(int32) bool) []Record {
 	return partitionRecords(img, func(t *Topic, p Partition) Partition {
-		if p.Leader == noLeader {
-			p.Leader, p.ISR = chooseLeader(p, usable, c.uncleanEnabled(img, t.Name))
+		if p.Leader != noLeader {
+			return p
+		}
+		return settle(p, p.clone(), c.rules(img, t.Name, p, usable))
+	})
+}
+
+// clearELRRecords clears the ELR and last known leader of every partition
+// of the topics whose min.insync.replicas the config records change, or of
+// every topic when they change the cluster-wide default, as Kafka does:
+// eligibility was judged against the old value.
+func clearELRRecords(img *Image, configs []Record) []Record {
+	const key = "min.insync.replicas"
+	all, topics := false, map[string]bool{}
+	for _, rec := range configs {
+		cr := rec.Config
+		if cr == nil || cr.Values[key] == img.Configs[cr.Resource][key] {
+			continue
+		}
+		switch {
+		case cr.Resource.Type == ResourceTopic:
+			topics[cr.Resource.Name] = true
+		case cr.Resource.Type == ResourceBroker && cr.Resource.Name == "":
+			all = true
+		}
+	}
+	if !all && len(topics) == 0 {
+		return nil
+	}
+	return partitionRecords(img, func(t *Topic, p Partition) Partition {
+		if all || topics[t.Name] {
+			p.ELR, p.LastKnownELR = nil, nil
 		}
 		return p
 	})

@@ -15,9 +15,9 @@ const (
 )
 
 // electLeaders handles ElectLeaders. Preferred: the first replica leads if
-// it is usable and in the ISR (else any usable ISR member if the leader is
-// not usable); unclean: a partition without a leader takes an ISR member,
-// or failing that any usable replica. With no topics given every partition
+// it is usable and in the ISR (else, if the leader is not usable, whoever
+// settle elects cleanly); unclean: a partition without a leader takes
+// whoever settle elects with unclean election allowed. With no topics given every partition
 // is tried and those needing no election are left out of the answer.
 func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
@@ -37,6 +37,7 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 		}
 		p := t.Partitions[part]
 		next := p.clone()
+		r := c.rules(img, t.Name, p, img.usable)
 		switch typ {
 		case electPreferred:
 			if p.Leader == p.Replicas[0] {
@@ -44,17 +45,17 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 			}
 			if pref := p.Replicas[0]; img.usable(pref) && slices.Contains(p.ISR, pref) {
 				next.Leader = pref
-			} else {
-				next.Leader, next.ISR = chooseLeader(p, img.usable, false)
 			}
-			if next.Leader == p.Leader {
+			r.unclean = false
+			if next = settle(p, next, r); next.Leader == p.Leader {
 				return kerr.PreferredLeaderNotAvailable.Code
 			}
 		case electUnclean:
 			if p.Leader != noLeader {
 				return kerr.ElectionNotNeeded.Code
 			}
-			if next.Leader, next.ISR = chooseLeader(p, img.usable, true); next.Leader == noLeader {
+			r.unclean = true
+			if next = settle(p, next, r); next.Leader == noLeader {
 				return kerr.EligibleLeadersNotAvailable.Code
 			}
 		}

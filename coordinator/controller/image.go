@@ -32,7 +32,9 @@ type Broker struct {
 // usable reports whether the broker may lead or join an ISR.
 func (b *Broker) usable() bool { return b != nil && !b.Fenced && !b.ShuttingDown }
 
-// Partition is one partition's assignment and leadership.
+// Partition is one partition's assignment and leadership. ELR and
+// LastKnownELR are KIP-966's eligible leader replicas and last known
+// leader (elect.go).
 type Partition struct {
 	Replicas         []int32
 	ISR              []int32
@@ -41,6 +43,8 @@ type Partition struct {
 	PartitionEpoch   int32
 	AddingReplicas   []int32
 	RemovingReplicas []int32
+	ELR              []int32 `json:",omitempty"`
+	LastKnownELR     []int32 `json:",omitempty"`
 }
 
 // clone returns a deep copy, so a change never touches a published image.
@@ -49,6 +53,8 @@ func (p Partition) clone() Partition {
 	p.ISR = slices.Clone(p.ISR)
 	p.AddingReplicas = slices.Clone(p.AddingReplicas)
 	p.RemovingReplicas = slices.Clone(p.RemovingReplicas)
+	p.ELR = slices.Clone(p.ELR)
+	p.LastKnownELR = slices.Clone(p.LastKnownELR)
 	return p
 }
 
@@ -56,7 +62,8 @@ func (p Partition) clone() Partition {
 func (p Partition) equal(q Partition) bool {
 	return slices.Equal(p.Replicas, q.Replicas) && slices.Equal(p.ISR, q.ISR) &&
 		p.Leader == q.Leader && p.LeaderEpoch == q.LeaderEpoch && p.PartitionEpoch == q.PartitionEpoch &&
-		slices.Equal(p.AddingReplicas, q.AddingReplicas) && slices.Equal(p.RemovingReplicas, q.RemovingReplicas)
+		slices.Equal(p.AddingReplicas, q.AddingReplicas) && slices.Equal(p.RemovingReplicas, q.RemovingReplicas) &&
+		slices.Equal(p.ELR, q.ELR) && slices.Equal(p.LastKnownELR, q.LastKnownELR)
 }
 
 // Topic is a topic and its partitions, indexed by partition number.

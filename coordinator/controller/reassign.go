@@ -111,7 +111,8 @@ func (c *Controller) startReassignment(img *Image, topic string, p Partition, ta
 			next.AddingReplicas = append(next.AddingReplicas, r)
 		}
 	}
-	return c.completeReassignment(img, topic, next), nil
+	next = completeReassignment(next)
+	return settle(p, next, c.rules(img, topic, next, img.usable)), nil
 }
 
 // cancelReassignment reverts to the replicas before the reassignment:
@@ -136,11 +137,7 @@ func (c *Controller) cancelReassignment(img *Image, topic string, p Partition) (
 		return p, fmt.Errorf("Unable to revert partition assignment because it would leave the partition with an empty ISR.")
 	}
 	next.AddingReplicas, next.RemovingReplicas = nil, nil
-	if !slices.Contains(next.Replicas, next.Leader) {
-		next.Leader = noLeader
-		next.Leader, next.ISR = chooseLeader(next, img.usable, c.uncleanEnabled(img, topic))
-	}
-	return next, nil
+	return settle(p, next, c.rules(img, topic, next, img.usable)), nil
 }
 
 // listReassignments handles ListPartitionReassignments: the ongoing

@@ -1,0 +1,175 @@
+package controller
+
+import (
+	"crypto/rand"
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// reregister registers a new incarnation of b, sending prevEpoch as the
+// epoch its clean shutdown recorded (-1: none, an unclean shutdown).
+func reregister(t *testing.T, cl *Client, b *testBroker, prevEpoch int64) {
+	t.Helper()
+	rand.Read(b.inc[:])
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.IncarnationID, req.PreviousBrokerEpoch = b.id, b.inc, prevEpoch
+	req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: uint16(19000 + b.id)}}
+	resp := send[*kmsg.BrokerRegistrationResponse](t, cl, req)
+	if resp.ErrorCode != 0 {
+		t.Fatalf("registering broker %d again: error %d", b.id, resp.ErrorCode)
+	}
+	b.epoch = resp.BrokerEpoch
+}
+
+func unfence(t *testing.T, cl *Client, b *testBroker) {
+	t.Helper()
+	if r := heartbeat(t, cl, b, b.epoch, false, false); r.ErrorCode != 0 || r.IsFenced {
+		t.Fatalf("unfencing broker %d: %+v", b.id, r)
+	}
+}
+
+// createAssigned creates topic with one partition on replicas, with
+// min.insync.replicas minISR.
+func createAssigned(t *testing.T, cl *Client, topic, minISR string, replicas ...int32) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: topic, NumPartitions: -1, ReplicationFactor: -1,
+		ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: replicas}},
+		Configs:           []kmsg.CreateTopicsRequestTopicConfig{{Name: "min.insync.replicas", Value: kmsg.StringPtr(minISR)}}}}
+	if r := send[*kmsg.CreateTopicsResponse](t, cl, req); r.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create %s: %d", topic, r.Topics[0].ErrorCode)
+	}
+}
+
+func partitionState(tc *testCluster, topic string) Partition {
+	return tc.ctl(tc.active()).Image().Topics[topic].Partitions[0]
+}
+
+func checkPartition(t *testing.T, what string, p Partition, leader int32, isr, elr []int32) {
+	t.Helper()
+	if p.Leader != leader || !slices.Equal(p.ISR, isr) || !slices.Equal(p.ELR, elr) {
+		t.Fatalf("%s: leader %d ISR %v ELR %v, want leader %d ISR %v ELR %v (%+v)",
+			what, p.Leader, p.ISR, p.ELR, leader, isr, elr, p)
+	}
+}
+
+// KIP-966's last replica standing: with min.insync.replicas=2 the
+// replicas leaving an ISR that is below it keep their eligibility (the
+// high watermark did not move without them). When the last ISR member
+// dies and comes back after an unclean shutdown, having perhaps lost its
+// unflushed tail, it is no longer eligible: the partition waits for an
+// eligible replica instead of electing it and truncating the others to
+// its log. After a clean shutdown it leads again.
+func TestELRLastReplicaStanding(t *testing.T) {
+	for _, clean := range []bool{false, true} {
+		name := map[bool]string{false: "unclean", true: "clean"}[clean]
+		t.Run(name, func(t *testing.T) {
+			tc := startCluster(t, 3, nil)
+			cl := tc.client()
+			b := registerUnfenced(t, cl, 3)
+			createAssigned(t, cl, "t", "2", 1, 2, 3)
+
+			fenceByRequest(t, cl, b[2])
+			checkPartition(t, "broker 3 fenced", partitionState(tc, "t"), 1, []int32{1, 2}, nil)
+			fenceByRequest(t, cl, b[1])
+			checkPartition(t, "broker 2 fenced", partitionState(tc, "t"), 1, []int32{1}, []int32{2})
+			fenceByRequest(t, cl, b[0])
+			p := partitionState(tc, "t")
+			checkPartition(t, "broker 1, the last in the ISR, fenced", p, -1, nil, []int32{2, 1})
+			if !slices.Equal(p.LastKnownELR, []int32{1}) {
+				t.Fatalf("last known leader %v, want [1]", p.LastKnownELR)
+			}
+
+			prev := int64(-1)
+			if clean {
+				prev = b[0].epoch
+			}
+			reregister(t, cl, b[0], prev)
+			unfence(t, cl, b[0])
+			if clean {
+				checkPartition(t, "broker 1 back after a clean shutdown", partitionState(tc, "t"), 1, []int32{1}, []int32{2})
+				return
+			}
+			checkPartition(t, "broker 1 back after an unclean shutdown", partitionState(tc, "t"), -1, nil, []int32{2})
+			// Broker 3 left the ISR while it still had two members: it may
+			// lack committed records, so it may not lead either.
+			reregister(t, cl, b[2], -1)
+			unfence(t, cl, b[2])
+			checkPartition(t, "broker 3 back", partitionState(tc, "t"), -1, nil, []int32{2})
+
+			unfence(t, cl, b[1])
+			p = partitionState(tc, "t")
+			checkPartition(t, "broker 2, eligible, back", p, 2, []int32{2}, nil)
+			if len(p.LastKnownELR) != 0 {
+				t.Fatalf("last known leader %v kept after an election", p.LastKnownELR)
+			}
+			// The followers catch up: an ISR at min.insync.replicas keeps no ELR.
+			topic := tc.ctl(tc.active()).Image().Topics["t"]
+			r := alterISR(t, cl, b[1], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{2, 1})
+			if r.ErrorCode != 0 {
+				t.Fatalf("AlterPartition: %d", r.ErrorCode)
+			}
+			checkPartition(t, "broker 1 back in the ISR", partitionState(tc, "t"), 2, []int32{2, 1}, nil)
+		})
+	}
+}
+
+// The leader shrinking the ISR below min.insync.replicas puts the
+// replicas it drops in the ELR; when the leader is then fenced, the
+// first eligible replica in replica order leads with itself as the ISR.
+// Changing min.insync.replicas clears the ELR, which was judged against
+// the old value.
+func TestELRFromAlterPartitionAndConfigChange(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	cl := tc.client()
+	b := registerUnfenced(t, cl, 3)
+	createAssigned(t, cl, "t", "2", 1, 2, 3)
+	p := partitionState(tc, "t")
+	topic := tc.ctl(tc.active()).Image().Topics["t"]
+	if r := alterISR(t, cl, b[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1}); r.ErrorCode != 0 {
+		t.Fatalf("AlterPartition: %d", r.ErrorCode)
+	}
+	checkPartition(t, "ISR shrunk to the leader", partitionState(tc, "t"), 1, []int32{1}, []int32{2, 3})
+
+	fenceByRequest(t, cl, b[0])
+	checkPartition(t, "leader fenced", partitionState(tc, "t"), 2, []int32{2}, []int32{3, 1})
+
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	alter.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "min.insync.replicas", Value: kmsg.StringPtr("3")}}}}
+	if r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, alter); r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("altering min.insync.replicas: %d", r.Resources[0].ErrorCode)
+	}
+	checkPartition(t, "min.insync.replicas changed", partitionState(tc, "t"), 2, []int32{2}, nil)
+}
+
+// With ISR and ELR both empty, the last known leader leads again once it
+// is back, even after an unclean shutdown, as Kafka did before ELR when
+// every replica was offline: with min.insync.replicas=1 a replica leaving
+// a one-member ISR is not eligible, since the high watermark moved on
+// without it.
+func TestELRLastKnownLeader(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	cl := tc.client()
+	b := registerUnfenced(t, cl, 2)
+	createAssigned(t, cl, "t", "1", 1, 2)
+	fenceByRequest(t, cl, b[1])
+	checkPartition(t, "broker 2 fenced", partitionState(tc, "t"), 1, []int32{1}, nil)
+	fenceByRequest(t, cl, b[0])
+	checkPartition(t, "broker 1 fenced", partitionState(tc, "t"), -1, nil, []int32{1})
+
+	reregister(t, cl, b[1], -1)
+	unfence(t, cl, b[1])
+	checkPartition(t, "broker 2 back", partitionState(tc, "t"), -1, nil, []int32{1})
+
+	reregister(t, cl, b[0], -1)
+	checkPartition(t, "broker 1 registered after an unclean shutdown", partitionState(tc, "t"), -1, nil, nil)
+	unfence(t, cl, b[0])
+	p := partitionState(tc, "t")
+	checkPartition(t, "broker 1, the last known leader, back", p, 1, []int32{1}, nil)
+	if len(p.LastKnownELR) != 0 {
+		t.Fatalf("last known leader %v kept after the election", p.LastKnownELR)
+	}
+}
