@@ -6,11 +6,14 @@ package broker
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
 //
-// From v3 the answer also lists the cluster's features (KIP-584): the one
-// Gregor has is transaction.version, supported 0-2 and finalized at 2, as
-// in a cluster made by Kafka 4, so that clients that know it run
-// transactions V2 (EndTxn v5, produce v12, TxnOffsetCommit v5). Gregor's
-// features never change, so their epoch is always 0.
+// From v3 the answer also lists the cluster's features (KIP-584):
+// transaction.version, supported 0-2 and finalized at 2, as in a cluster
+// made by Kafka 4, so that clients that know it run transactions V2
+// (EndTxn v5, produce v12, TxnOffsetCommit v5); and in a cluster
+// eligible.leader.replicas.version 1, as Kafka 4.1 finalizes for a new
+// cluster: the controller keeps KIP-966's eligible leader replicas
+// (coordinator/controller, elect.go). Gregor's features never change, so
+// their epoch is always 0.
 
 import (
 	"regexp"
@@ -34,6 +37,12 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 		resp.FinalizedFeaturesEpoch = 0
 		resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{
 			{Name: transactionVersionFeature, MinVersionLevel: transactionVersion, MaxVersionLevel: transactionVersion}}
+		if b.cluster != nil {
+			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{
+				Name: elrVersionFeature, MinVersion: 0, MaxVersion: elrVersion})
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{
+				Name: elrVersionFeature, MinVersionLevel: elrVersion, MaxVersionLevel: elrVersion})
+		}
 	}
 	return resp, nil
 }
@@ -43,4 +52,11 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 const (
 	transactionVersionFeature = "transaction.version"
 	transactionVersion        = 2
+)
+
+// elrVersion is the level of eligible.leader.replicas.version a cluster
+// finalizes: 1, the controller keeps eligible leader replicas.
+const (
+	elrVersionFeature = "eligible.leader.replicas.version"
+	elrVersion        = 1
 )

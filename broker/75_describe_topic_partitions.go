@@ -9,9 +9,10 @@ package broker
 // saying where the next request starts, as Kafka's
 // DescribeTopicPartitionsRequestHandler pages them. Listing every topic
 // leaves out those the principal may not describe; a named one is
-// TOPIC_AUTHORIZATION_FAILED. Gregor keeps no eligible leader replicas
-// (KIP-966's ELR), so those lists are empty (Kafka's admin client reads
-// them as lists: they must not be null).
+// TOPIC_AUTHORIZATION_FAILED. In a cluster each partition carries its
+// eligible leader replicas and last known leader (KIP-966) from the
+// metadata image; a single node keeps none, so its lists are empty (Kafka's
+// admin client reads them as lists: they must not be null).
 
 import (
 	"slices"
@@ -91,7 +92,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 			rp := kmsg.NewDescribeTopicPartitionsResponseTopicPartition()
 			rp.Partition, rp.LeaderID, rp.LeaderEpoch = mp.Partition, mp.Leader, mp.LeaderEpoch
 			rp.Replicas, rp.ISR, rp.OfflineReplicas = mp.Replicas, mp.ISR, mp.OfflineReplicas
-			rp.EligibleLeaderReplicas, rp.LastKnownELR = []int32{}, []int32{}
+			rp.EligibleLeaderReplicas, rp.LastKnownELR = b.eligibleLeaders(name, mp.Partition)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -103,6 +104,25 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 	}
 	resp.Topics = append(resp.Topics, denied...)
 	return resp, nil
+}
+
+// eligibleLeaders is a partition's ELR and last known ELR as this node's
+// metadata image has them, never nil.
+func (b *Broker) eligibleLeaders(topic string, partition int32) (elr, lastKnown []int32) {
+	elr, lastKnown = []int32{}, []int32{}
+	if b.cluster == nil {
+		return elr, lastKnown
+	}
+	img := b.cluster.image()
+	if img == nil {
+		return elr, lastKnown
+	}
+	t := img.Topics[topic]
+	if t == nil || int(partition) >= len(t.Partitions) {
+		return elr, lastKnown
+	}
+	p := t.Partitions[partition]
+	return append(elr, p.ELR...), append(lastKnown, p.LastKnownELR...)
 }
 
 // describeTopicsByName is Metadata's answer for the named topics, one per

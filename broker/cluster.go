@@ -45,9 +45,12 @@ type cluster struct {
 	client      *controller.Client
 	incarnation [16]byte
 	epoch       atomic.Int64 // from BrokerRegistration; -1 before
-	fetchers    *fetcherManager
-	stop        chan struct{}
-	wg          sync.WaitGroup
+	// previousEpoch is the epoch the log dir's last clean shutdown
+	// recorded, -1 after an unclean one: sent on registration (KIP-966).
+	previousEpoch int64
+	fetchers      *fetcherManager
+	stop          chan struct{}
+	wg            sync.WaitGroup
 
 	applyMu      sync.Mutex // serialises applyImage
 	applied      atomic.Pointer[controller.Image]
@@ -68,6 +71,7 @@ func (b *Broker) startController(dirPath string) error {
 	cfg := b.cfg
 	cl := &cluster{b: b, stop: make(chan struct{})}
 	cl.epoch.Store(-1)
+	cl.previousEpoch = logstore.PreviousBrokerEpoch(dirPath)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
 	rand.Read(cl.incarnation[:])
 	var observerAddr, observerListener, controllerListener string
@@ -91,6 +95,7 @@ func (b *Broker) startController(dirPath string) error {
 		DefaultPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
 		UncleanDefault:               cfg.values["unclean.leader.election.enable"] == "true",
+		MinISRDefault:                atoiOr(cfg.values["min.insync.replicas"], 1),
 		AutoLeaderRebalance:          cfg.Cluster.AutoLeaderRebalance,
 		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
@@ -266,7 +271,7 @@ func (cl *cluster) register() error {
 	if b.dir != nil {
 		req.LogDirs = [][16]byte{b.dir.DirectoryID()}
 	}
-	req.PreviousBrokerEpoch = -1
+	req.PreviousBrokerEpoch = cl.previousEpoch
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)
@@ -512,4 +517,12 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 	c := newConn(b, nc, l)
 	c.prefix = magic[:]
 	return c, true
+}
+
+// atoiOr is s as an int, or def when s is not one.
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
 }

@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -439,7 +441,10 @@ func TestClusterGroupCoordinatorFailover(t *testing.T) {
 // min.insync.replicas=2: with the follower gone acks=all writes are
 // refused with NOT_ENOUGH_REPLICAS and acks=1 writes stay invisible to
 // consumers (the high watermark waits for a second replica), until the
-// follower is back in the ISR.
+// follower is back in the ISR. Meanwhile the follower, which left an ISR
+// below min.insync.replicas, is the partition's eligible leader replica
+// (KIP-966, in DescribeTopicPartitions), and its clean shutdown recorded
+// its broker epoch for the next registration.
 func TestClusterMinInsyncReplicas(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	adm := kadm.NewClient(c.client())
@@ -468,6 +473,41 @@ func TestClusterMinInsyncReplicas(t *testing.T) {
 		}
 		return true
 	})
+	raw := c.client()
+	if _, err := kadm.NewClient(raw).BrokerMetadata(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	describe := func() kmsg.DescribeTopicPartitionsResponseTopicPartition {
+		req := kmsg.NewPtrDescribeTopicPartitionsRequest()
+		req.Topics = []kmsg.DescribeTopicPartitionsRequestTopic{{Topic: "mi"}}
+		req.ResponsePartitionLimit = 10
+		resp, err := raw.Broker(int(leader)).Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.DescribeTopicPartitionsResponse).Topics[0].Partitions[0]
+	}
+	c.waitFor("the follower eligible (ELR) on the leader", func() bool {
+		p := describe()
+		return slices.Equal(p.ISR, []int32{leader}) && slices.Equal(p.EligibleLeaderReplicas, []int32{follower})
+	})
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "gregor-test", "1"
+	avResp, err := raw.Broker(int(leader)).Request(ctxT(t), av)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := avResp.(*kmsg.ApiVersionsResponse).FinalizedFeatures; !slices.ContainsFunc(f, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool {
+		return f.Name == "eligible.leader.replicas.version" && f.MaxVersionLevel == 1
+	}) {
+		t.Fatalf("finalized features %+v, want eligible.leader.replicas.version 1", f)
+	}
+	epoch := c.nodes[leader-1].cluster.image().Brokers[follower].Epoch
+	marker, err := os.ReadFile(filepath.Join(c.props[follower-1]["log.dirs"], ".kafka_cleanshutdown"))
+	if want := fmt.Sprintf(`{"version":0,"brokerEpoch":%d}`, epoch); err != nil || string(marker) != want {
+		t.Fatalf("the follower's clean-shutdown marker: %q, %v; want %s", marker, err, want)
+	}
+
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = -1, 5000
 	var topicID [16]byte
@@ -477,10 +517,6 @@ func TestClusterMinInsyncReplicas(t *testing.T) {
 		}
 	}
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "mi", TopicID: topicID, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(1, "refused", -1, -1, -1, time.Now().UnixMilli())}}}}
-	raw := c.client()
-	if _, err := kadm.NewClient(raw).BrokerMetadata(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
 	resp, err := raw.Broker(int(leader)).Request(ctxT(t), req)
 	if err != nil {
 		t.Fatal(err)
@@ -508,6 +544,10 @@ func TestClusterMinInsyncReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitFor("the record committed once the follower is back", func() bool { return end() == 1 })
+	c.waitFor("no ELR with both replicas in the ISR", func() bool {
+		p := describe()
+		return len(p.ISR) == 2 && len(p.EligibleLeaderReplicas) == 0 && len(p.LastKnownELR) == 0
+	})
 	if err := all.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("accepted")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -832,5 +872,18 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 		if !found {
 			t.Fatalf("broker %d does not describe log.retention.ms=123456 as a dynamic default", id)
 		}
+	}
+
+	// min.insync.replicas: for the cluster, yes; for one broker, no (ELR).
+	minISR := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}
+	if _, err := adm.AlterBrokerConfigsState(ctxT(t), minISR); err != nil {
+		t.Fatal(err)
+	}
+	res, err := adm.AlterBrokerConfigs(ctxT(t), minISR, 1)
+	if err == nil && len(res) == 1 {
+		err = res[0].Err
+	}
+	if !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("min.insync.replicas for broker 1: %v, want INVALID_CONFIG", err)
 	}
 }

@@ -232,6 +232,12 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr != nil {
 		return cerr
 	}
+	// The controller judges eligible leader replicas (KIP-966) by the
+	// topic's or the cluster's min.insync.replicas, so in a cluster, as in
+	// Kafka with ELR, one broker may not have its own.
+	if v, ok := next["min.insync.replicas"]; ok && perBroker && b.cluster != nil && v != cur["min.insync.replicas"] {
+		return configErr(errInvalidConfig, "min.insync.replicas cannot be set for one broker while eligible leader replicas are enabled; set it for the cluster or the topic.")
+	}
 	if cerr := validateDynamicBrokerConfigs(next); cerr != nil {
 		return cerr
 	}

@@ -346,6 +346,9 @@ func (b *Broker) Close() error {
 		return nil
 	}
 	b.topics.wakeAll()
+	if b.cluster != nil {
+		b.dir.SetBrokerEpoch(b.cluster.brokerEpoch()) // KIP-966: this shutdown was clean
+	}
 	err := b.dir.Close()
 	b.logger.Info("gregor stopped")
 	return err
