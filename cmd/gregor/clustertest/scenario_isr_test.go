@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -74,19 +76,20 @@ func TestPausedFollowerLeavesAndRejoinsISR(t *testing.T) {
 	}
 }
 
-// TestLastReplicaStanding is KIP-966's case: the leader's PLAINTEXT
+// standAlone starts a cluster with proxies and brings a 3-replica
+// partition of topic to KIP-966's last replica standing: 200 acks=all
+// writes (into chk), then the leader's PLAINTEXT
 // listener is cut off by its proxy, so its followers cannot fetch, and
 // acks=1 writes sent to it directly leave them behind until the ISR
 // shrinks to the leader alone (the controller quorum, on the CONTROLLER
 // listeners, is intact). With min.insync.replicas=2 an acks=all write to
-// it is refused, not acknowledged. Then the leader is killed uncleanly and
-// restarted: nothing that was acknowledged is lost.
-func TestLastReplicaStanding(t *testing.T) {
+// it is then refused, not acknowledged. It returns the cluster, the
+// leader, still cut off, and its leader epoch.
+func standAlone(t *testing.T, chk *Checker, topic string) (*Cluster, *Node, int32) {
+	t.Helper()
 	c := Start(t, Options{Proxy: true})
 	c.WaitBrokers(t, 3, 60*time.Second)
-	const topic = "standing"
 	c.CreateTopic(t, topic, 1, 3, 60*time.Second)
-	chk := NewChecker()
 	w := StartWriters(t, c, chk, topic, 2)
 	w.WaitAcked(t, 200, 60*time.Second)
 	w.Stop()
@@ -136,6 +139,15 @@ func TestLastReplicaStanding(t *testing.T) {
 	if !errors.Is(err, kerr.NotEnoughReplicas) && !errors.Is(err, kerr.NotEnoughReplicasAfterAppend) {
 		t.Fatalf("acks=all write to the last replica standing: %v, want NOT_ENOUGH_REPLICAS", err)
 	}
+	return c, leader, s.LeaderEpoch
+}
+
+// TestLastReplicaStanding: the last replica standing (standAlone) is
+// killed uncleanly and restarted: nothing that was acknowledged is lost.
+func TestLastReplicaStanding(t *testing.T) {
+	const topic = "standing"
+	chk := NewChecker()
+	c, leader, _ := standAlone(t, chk, topic)
 
 	leader.Kill()
 	leader.Proxy.Resume()
@@ -143,10 +155,49 @@ func TestLastReplicaStanding(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.WaitISR(t, topic, 0, 3, 60*time.Second)
-	ReadAll(t, c, chk, topic, 60*time.Second)
-	r := chk.Check()
-	t.Log(r)
-	if !r.OK() {
-		t.Fatalf("anomalies after the last replica standing restarted:\n%s", r)
+	ReadAllAndCheck(t, c, chk, topic, "after the last replica standing restarted")
+}
+
+// TestLastReplicaStandingLosesItsTail is the rest of KIP-966's case: the
+// last replica standing is killed and, as after a power failure, loses
+// the part of its log the kernel had not yet written (here: the second
+// half of the partition's segment, cut before it restarts), which holds
+// records acknowledged while all three replicas were in the ISR. The
+// followers it dropped are its eligible leader replicas: they hold every
+// committed record, so one of them is elected, and the restarted node,
+// which registers without a clean-shutdown epoch, may not lead from the
+// ELR; it truncates to the new leader and catches up. Electing it, as
+// the last ISR member, would make the others truncate to its short log
+// and lose acknowledged writes.
+func TestLastReplicaStandingLosesItsTail(t *testing.T) {
+	const topic = "tail"
+	chk := NewChecker()
+	c, leader, epoch := standAlone(t, chk, topic)
+
+	leader.Kill()
+	segments, err := filepath.Glob(filepath.Join(leader.Dir, topic+"-0", "*.log"))
+	if err != nil || len(segments) != 1 {
+		t.Fatalf("segments of %s-0 on node %d: %v, %v", topic, leader.ID, segments, err)
 	}
+	info, err := os.Stat(segments[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(segments[0], info.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node %d's segment cut from %d to %d bytes", leader.ID, info.Size(), info.Size()/2)
+	leader.Proxy.Resume()
+	if err := leader.Restart(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := c.WaitPartition(t, topic, 0, 60*time.Second, "a new leader", func(s PartitionState) bool {
+		return s.Leader >= 0 && s.LeaderEpoch > epoch
+	})
+	if s.Leader == leader.ID {
+		t.Fatalf("node %d, restarted after an unclean shutdown, was elected leader: %+v", leader.ID, s)
+	}
+	c.WaitISR(t, topic, 0, 3, 60*time.Second)
+	ReadAllAndCheck(t, c, chk, topic, "after the last replica standing lost its tail")
 }

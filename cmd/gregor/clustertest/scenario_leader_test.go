@@ -42,12 +42,7 @@ func TestLeaderKill9UnderWrites(t *testing.T) {
 	w.WaitAcked(t, 300, 60*time.Second)
 	w.Stop()
 
-	ReadAll(t, c, chk, topic, 60*time.Second)
-	r := chk.Check()
-	t.Log(r)
-	if !r.OK() {
-		t.Fatalf("anomalies after a leader kill:\n%s", r)
-	}
+	ReadAllAndCheck(t, c, chk, topic, "after a leader kill")
 }
 
 // TestWritesRightAfterCreateTopic starts writing as soon as CreateTopics
@@ -73,10 +68,5 @@ func TestWritesRightAfterCreateTopic(t *testing.T) {
 	w.WaitAcked(t, 500, 60*time.Second)
 	w.Stop()
 	c.WaitAgreed(t, topic, 3, 3, 60*time.Second)
-	ReadAll(t, c, chk, topic, 60*time.Second)
-	r := chk.Check()
-	t.Log(r)
-	if !r.OK() {
-		t.Fatalf("anomalies in writes right after topic creation:\n%s", r)
-	}
+	ReadAllAndCheck(t, c, chk, topic, "in writes right after topic creation")
 }

@@ -97,10 +97,5 @@ func TestTwoOfThreeDown(t *testing.T) {
 	w.WaitAcked(t, 50, 60*time.Second)
 	w.Stop()
 
-	ReadAll(t, c, chk, topic, 60*time.Second)
-	r := chk.Check()
-	t.Log(r)
-	if !r.OK() {
-		t.Fatalf("anomalies after two nodes came back:\n%s", r)
-	}
+	ReadAllAndCheck(t, c, chk, topic, "after two nodes came back")
 }

@@ -159,3 +159,16 @@ func ReadAll(t testing.TB, c *Cluster, chk *Checker, topic string, timeout time.
 		})
 	}
 }
+
+// ReadAllAndCheck reads topic in full (ReadAll, within a minute) and fails
+// the test with the checker's report if it found anomalies; what says
+// when they happened ("after a leader kill").
+func ReadAllAndCheck(t testing.TB, c *Cluster, chk *Checker, topic, what string) {
+	t.Helper()
+	ReadAll(t, c, chk, topic, time.Minute)
+	r := chk.Check()
+	t.Log(r)
+	if !r.OK() {
+		t.Fatalf("anomalies %s:\n%s", what, r)
+	}
+}
