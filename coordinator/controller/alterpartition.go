@@ -15,7 +15,7 @@ import (
 // (INVALID_UPDATE_VERSION), an ISR that is not a subset of the replicas or
 // lacks the leader (INVALID_REQUEST), members that are fenced, shutting
 // down or of another epoch (INELIGIBLE_REPLICA; OPERATION_NOT_ATTEMPTED
-// before v2). An ISR that now holds every adding replica completes a
+// before v2). An ISR that now holds every target replica completes a
 // reassignment.
 func (c *Controller) alterPartition(req *kmsg.AlterPartitionRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
@@ -123,17 +123,17 @@ func (c *Controller) checkAlterPartition(img *Image, t *Topic, req *kmsg.AlterPa
 	return settle(p, next, c.rules(img, t.Name, next, img.usable)), 0
 }
 
-// completeReassignment finishes an ongoing reassignment once every adding
-// replica is in the ISR: the replicas become the target set (replicas
-// minus removing ones) and the removing ones leave the ISR. The caller
-// settles the result, which elects a new leader if the old one was
-// removed.
+// completeReassignment finishes an ongoing reassignment once every target
+// replica (the replicas minus the removing ones) is in the ISR, as Kafka's
+// PartitionReassignmentReplicas requires: the replicas become the target
+// set and the removing ones leave the ISR. The caller settles the result,
+// which elects a new leader if the old one was removed.
 func completeReassignment(p Partition) Partition {
 	if len(p.AddingReplicas) == 0 && len(p.RemovingReplicas) == 0 {
 		return p
 	}
-	for _, a := range p.AddingReplicas {
-		if !slices.Contains(p.ISR, a) {
+	for _, r := range targetReplicas(p) {
+		if !slices.Contains(p.ISR, r) {
 			return p
 		}
 	}

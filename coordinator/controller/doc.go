@@ -105,7 +105,7 @@
 // AlterPartition (ISR changes from partition leaders) is checked as Kafka
 // checks it (epochs, sender, ISR members) and completes reassignments:
 // while one runs, replicas are the target followed by the removing ones,
-// and the ISR change that holds every adding replica switches to the
+// and the ISR change that holds every target replica switches to the
 // target, electing a new leader if the old one is being removed.
 //
 // CreateTopics places replicas on usable brokers round-robin from a random

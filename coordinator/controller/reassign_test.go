@@ -161,3 +161,36 @@ func TestPreferredElectionAndAutoRebalance(t *testing.T) {
 		return tc.ctl(0).Image().Topics["t"].Partitions[1].Leader == 1
 	})
 }
+
+// A reassignment completes only once every target replica is in the ISR,
+// not just the adding ones (Kafka's PartitionReassignmentReplicas): with a
+// lagging target replica out of the ISR, the move waits for it.
+func TestReassignmentWaitsForEveryTargetReplica(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	brokers := registerUnfenced(t, cl, 4)
+	createManual(t, cl, "t", []int32{1, 2, 3})
+	topic := tc.ctl(0).Image().Topics["t"]
+	p := topic.Partitions[0]
+	if r := alterISR(t, cl, brokers[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1, 3}); r.ErrorCode != 0 {
+		t.Fatalf("shrinking the ISR: %d", r.ErrorCode)
+	}
+	if r := reassign(t, cl, "t", 0, []int32{1, 2, 4}); r.ErrorCode != 0 {
+		t.Fatalf("reassign: %d", r.ErrorCode)
+	}
+	p = tc.ctl(0).Image().Topics["t"].Partitions[0]
+	if r := alterISR(t, cl, brokers[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1, 3, 4}); r.ErrorCode != 0 {
+		t.Fatalf("adding broker 4 to the ISR: %d", r.ErrorCode)
+	}
+	p = tc.ctl(0).Image().Topics["t"].Partitions[0]
+	if !slices.Equal(p.AddingReplicas, []int32{4}) || !slices.Equal(p.ISR, []int32{1, 3, 4}) {
+		t.Fatalf("completed without broker 2, a target replica, in the ISR: %+v", p)
+	}
+	if r := alterISR(t, cl, brokers[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1, 3, 4, 2}); r.ErrorCode != 0 {
+		t.Fatalf("adding broker 2 back: %d", r.ErrorCode)
+	}
+	p = tc.ctl(0).Image().Topics["t"].Partitions[0]
+	if !slices.Equal(p.Replicas, []int32{1, 2, 4}) || !slices.Equal(p.ISR, []int32{1, 4, 2}) || len(p.AddingReplicas) != 0 {
+		t.Fatalf("after every target replica joined the ISR: %+v", p)
+	}
+}
