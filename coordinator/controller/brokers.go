@@ -45,7 +45,7 @@ func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response
 	// sends it back; any other previous epoch means its log may have lost
 	// an unflushed tail, so it is no longer eligible to lead from the ELR.
 	old := img.Brokers[req.BrokerID]
-	unclean := old != nil && req.PreviousBrokerEpoch != old.Epoch
+	unclean := elrEnabled(img) && old != nil && req.PreviousBrokerEpoch != old.Epoch
 	if unclean {
 		c.log.Info("controller: broker restarted after an unclean shutdown", "broker", req.BrokerID,
 			"previous.epoch", req.PreviousBrokerEpoch, "registered.epoch", old.Epoch)

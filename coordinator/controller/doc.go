@@ -43,9 +43,9 @@
 //
 // A raft entry is a JSON array of Records applied atomically. Records carry
 // results, not intents: RegisterBroker, BrokerState (fenced, shutting
-// down), UnregisterBroker, Topic, RemoveTopic, Partition (the whole new partition state),
-// Config (the whole override set of a resource), NextProducerID and
-// ClusterID. So the state machine only installs values and every replica
+// down), UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
+// partition state), Config (the whole override set of a resource),
+// NextProducerID, Features (every stored feature level) and ClusterID. So the state machine only installs values and every replica
 // computes the same image; all decisions (placement, elections, epochs)
 // are the active controller's. The one value the state machine derives is
 // a broker's epoch, which is the raft index of its RegisterBroker record.
@@ -116,7 +116,9 @@
 // AlterClientQuotas stores client quotas (package quota validates them),
 // which every broker enforces on its own connections; UnregisterBroker
 // removes a registration after the same ISR and leader changes as fencing,
-// and takes the broker out of every ELR.
+// and takes the broker out of every ELR; UpdateFeatures stores feature
+// levels (package internal/features), and eligible.leader.replicas.version
+// 0 clears every ELR and turns the ELR rules off.
 //
 // # DescribeQuorum
 //
@@ -149,5 +151,6 @@
 //	elections.go      ElectLeaders, auto rebalance
 //	producerids.go    AllocateProducerIds
 //	configs.go        IncrementalAlterConfigs, AlterConfigs, AlterClientQuotas
+//	features.go       UpdateFeatures
 //	wire.go, client.go Kafka-protocol framing, ServeKafka and Client
 package controller

@@ -46,6 +46,7 @@ type rules struct {
 	usable  func(int32) bool // who may lead
 	unclean bool             // unclean.leader.election.enable
 	minISR  int              // Controller.minISR
+	elr     bool             // eligible.leader.replicas.version 1
 	// dropped is a broker that lost its eligibility (an unclean shutdown,
 	// or unregistered): it leaves the ELR too. noLeader for none.
 	dropped int32
@@ -69,7 +70,22 @@ type rules struct {
 // replica was offline; with unclean election allowed, else the first
 // usable replica. Those two are unclean: the ISR is the new leader alone
 // and the ELR is cleared. Without a candidate the partition has no leader.
+//
+// With eligible leader replicas turned off (eligible.leader.replicas.version
+// 0) there is no ELR or last known leader, and the ISR keeps its last
+// member rather than empty, as Kafka did before ELR.
 func settle(prev, next Partition, r rules) Partition {
+	if !r.elr {
+		next.ELR, next.LastKnownELR = nil, nil
+		leader, unclean := elect(next, r)
+		if unclean {
+			next.ISR = []int32{leader}
+		} else if len(next.ISR) == 0 {
+			next.ISR = prev.ISR
+		}
+		next.Leader = leader
+		return next
+	}
 	if len(next.ISR) >= r.minISR {
 		next.ELR = nil
 	} else {
@@ -139,7 +155,8 @@ func elect(next Partition, r rules) (int32, bool) {
 // rules returns the rules of a change to a partition of topic, with
 // usable deciding who may lead.
 func (c *Controller) rules(img *Image, topic string, p Partition, usable func(int32) bool) rules {
-	return rules{usable: usable, unclean: c.uncleanEnabled(img, topic), minISR: c.minISR(img, topic, p), dropped: noLeader}
+	return rules{usable: usable, unclean: c.uncleanEnabled(img, topic), minISR: c.minISR(img, topic, p),
+		elr: elrEnabled(img), dropped: noLeader}
 }
 
 // bumpEpochs sets the epochs of next relative to prev: the leader epoch
@@ -245,8 +262,14 @@ func clearELRRecords(img *Image, configs []Record) []Record {
 	if !all && len(topics) == 0 {
 		return nil
 	}
+	return clearELR(img, func(topic string) bool { return all || topics[topic] })
+}
+
+// clearELR clears the ELR and last known leader of every partition of the
+// topics match accepts.
+func clearELR(img *Image, match func(topic string) bool) []Record {
 	return partitionRecords(img, func(t *Topic, p Partition) Partition {
-		if all || topics[t.Name] {
+		if match(t.Name) {
 			p.ELR, p.LastKnownELR = nil, nil
 		}
 		return p

@@ -55,6 +55,30 @@ func checkPartition(t *testing.T, what string, p Partition, leader int32, isr, e
 	}
 }
 
+// alterTo has leader (of topic "t") set the ISR to isr with AlterPartition.
+func alterTo(t *testing.T, tc *testCluster, cl *Client, leader *testBroker, isr ...int32) {
+	t.Helper()
+	topic := tc.ctl(tc.active()).Image().Topics["t"]
+	p := topic.Partitions[0]
+	if r := alterISR(t, cl, leader, topic, 0, p.LeaderEpoch, p.PartitionEpoch, isr); r.ErrorCode != 0 {
+		t.Fatalf("AlterPartition to %v: %d", isr, r.ErrorCode)
+	}
+}
+
+// shrunkToLeader starts three brokers with topic "t" on replicas 1, 2, 3
+// and min.insync.replicas=2, and has leader 1 shrink the ISR to itself:
+// 2 and 3 become its ELR.
+func shrunkToLeader(t *testing.T) (*testCluster, *Client, []*testBroker) {
+	t.Helper()
+	tc := startCluster(t, 3, nil)
+	cl := tc.client()
+	b := registerUnfenced(t, cl, 3)
+	createAssigned(t, cl, "t", "2", 1, 2, 3)
+	alterTo(t, tc, cl, b[0], 1)
+	checkPartition(t, "ISR shrunk to the leader", partitionState(tc, "t"), 1, []int32{1}, []int32{2, 3})
+	return tc, cl, b
+}
+
 // KIP-966's last replica standing: with min.insync.replicas=2 the
 // replicas leaving an ISR that is below it keep their eligibility (the
 // high watermark did not move without them). When the last ISR member
@@ -106,11 +130,7 @@ func TestELRLastReplicaStanding(t *testing.T) {
 				t.Fatalf("last known leader %v kept after an election", p.LastKnownELR)
 			}
 			// The followers catch up: an ISR at min.insync.replicas keeps no ELR.
-			topic := tc.ctl(tc.active()).Image().Topics["t"]
-			r := alterISR(t, cl, b[1], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{2, 1})
-			if r.ErrorCode != 0 {
-				t.Fatalf("AlterPartition: %d", r.ErrorCode)
-			}
+			alterTo(t, tc, cl, b[1], 2, 1)
 			checkPartition(t, "broker 1 back in the ISR", partitionState(tc, "t"), 2, []int32{2, 1}, nil)
 		})
 	}
@@ -122,16 +142,7 @@ func TestELRLastReplicaStanding(t *testing.T) {
 // Changing min.insync.replicas clears the ELR, which was judged against
 // the old value.
 func TestELRFromAlterPartitionAndConfigChange(t *testing.T) {
-	tc := startCluster(t, 3, nil)
-	cl := tc.client()
-	b := registerUnfenced(t, cl, 3)
-	createAssigned(t, cl, "t", "2", 1, 2, 3)
-	p := partitionState(tc, "t")
-	topic := tc.ctl(tc.active()).Image().Topics["t"]
-	if r := alterISR(t, cl, b[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1}); r.ErrorCode != 0 {
-		t.Fatalf("AlterPartition: %d", r.ErrorCode)
-	}
-	checkPartition(t, "ISR shrunk to the leader", partitionState(tc, "t"), 1, []int32{1}, []int32{2, 3})
+	tc, cl, b := shrunkToLeader(t)
 
 	fenceByRequest(t, cl, b[0])
 	checkPartition(t, "leader fenced", partitionState(tc, "t"), 2, []int32{2}, []int32{3, 1})
@@ -172,4 +183,34 @@ func TestELRLastKnownLeader(t *testing.T) {
 	if len(p.LastKnownELR) != 0 {
 		t.Fatalf("last known leader %v kept after the election", p.LastKnownELR)
 	}
+}
+
+// eligible.leader.replicas.version 0 (UpdateFeatures) turns ELR off: the
+// ELR is cleared, the last ISR member stays in the ISR when fenced, and a
+// broker back after an unclean shutdown leads again, as before Kafka 4.
+// Turning it on again starts tracking anew.
+func TestELRTurnedOff(t *testing.T) {
+	tc, cl, b := shrunkToLeader(t)
+
+	setELR := func(level int16, typ int8) {
+		t.Helper()
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.SetVersion(1)
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "eligible.leader.replicas.version", MaxVersionLevel: level, UpgradeType: typ}}
+		if r := send[*kmsg.UpdateFeaturesResponse](t, cl, req); r.ErrorCode != 0 || len(r.Results) != 1 {
+			t.Fatalf("eligible.leader.replicas.version %d: %+v", level, r)
+		}
+	}
+	setELR(0, 2)
+	checkPartition(t, "ELR turned off", partitionState(tc, "t"), 1, []int32{1}, nil)
+	fenceByRequest(t, cl, b[0])
+	checkPartition(t, "the last ISR member fenced", partitionState(tc, "t"), -1, []int32{1}, nil)
+	reregister(t, cl, b[0], -1)
+	unfence(t, cl, b[0])
+	checkPartition(t, "back after an unclean shutdown", partitionState(tc, "t"), 1, []int32{1}, nil)
+
+	setELR(1, 1)
+	alterTo(t, tc, cl, b[0], 1, 2)
+	alterTo(t, tc, cl, b[0], 1)
+	checkPartition(t, "ELR on again, ISR shrunk", partitionState(tc, "t"), 1, []int32{1}, []int32{2})
 }

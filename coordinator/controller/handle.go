@@ -61,6 +61,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.describeQuorum(r), nil
 	case *kmsg.UnregisterBrokerRequest:
 		return c.unregisterBroker(r), nil
+	case *kmsg.UpdateFeaturesRequest:
+		return c.updateFeatures(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -85,6 +87,7 @@ var HandledKeys = []int16{
 	(*kmsg.DeleteACLsRequest)(nil).Key(),
 	(*kmsg.DescribeQuorumRequest)(nil).Key(),
 	(*kmsg.UnregisterBrokerRequest)(nil).Key(),
+	(*kmsg.UpdateFeaturesRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -131,6 +134,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode = code
 	case *kmsg.UnregisterBrokerResponse:
+		r.ErrorCode = code
+	case *kmsg.UpdateFeaturesResponse:
 		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
@@ -214,6 +219,8 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.DescribeQuorumResponse:
 		return r.ErrorCode == code
 	case *kmsg.UnregisterBrokerResponse:
+		return r.ErrorCode == code
+	case *kmsg.UpdateFeaturesResponse:
 		return r.ErrorCode == code
 	case *kmsg.ElectLeadersResponse:
 		if r.Version >= 1 {

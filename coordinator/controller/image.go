@@ -104,6 +104,9 @@ type Image struct {
 	ScramCredentials map[string]sasl.Credential
 	// ACLs are by acl.Binding.Key, replaced like ScramCredentials.
 	ACLs map[string]acl.Binding
+	// Features are the feature levels an operator set (UpdateFeatures),
+	// replaced whole; package features gives the others' defaults.
+	Features map[string]int16 `json:",omitempty"`
 }
 
 func emptyImage() *Image {

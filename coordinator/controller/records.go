@@ -30,6 +30,8 @@ type Record struct {
 	ClientQuota      *quota.Entry           `json:",omitempty"`
 	ScramCredential  *sasl.CredentialChange `json:",omitempty"`
 	ACL              *acl.Change            `json:",omitempty"`
+	// Features replaces the stored feature levels (Image.Features).
+	Features *map[string]int16 `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -161,5 +163,7 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 			n.ACLs = map[string]acl.Binding{}
 		}
 		r.ACL.Apply(n.ACLs)
+	case r.Features != nil:
+		n.Features = *r.Features
 	}
 }

@@ -52,7 +52,9 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		dq := describeQuorumReq(MetadataTopic, 0)
 		ub := kmsg.NewPtrUnregisterBrokerRequest()
 		ub.BrokerID = 99
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub}
+		uf := kmsg.NewPtrUpdateFeaturesRequest()
+		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "nope", MaxVersionLevel: 1, UpgradeType: 1}}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -105,6 +107,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.UnregisterBrokerResponse:
 				got, want = r.ErrorCode, kerr.BrokerIDNotRegistered.Code
+			case *kmsg.UpdateFeaturesResponse: // an unknown feature
+				got, want = r.ErrorCode, kerr.InvalidUpdateVersion.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode
