@@ -6,18 +6,19 @@ package broker
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
 //
-// From v3 the answer also lists the cluster's features (KIP-584):
-// transaction.version, supported 0-2 and finalized at 2, as in a cluster
+// From v3 the answer also lists the cluster's features (KIP-584, package
+// internal/features): transaction.version, finalized at 2 as in a cluster
 // made by Kafka 4, so that clients that know it run transactions V2
 // (EndTxn v5, produce v12, TxnOffsetCommit v5); and in a cluster
-// eligible.leader.replicas.version 1, as Kafka 4.1 finalizes for a new
-// cluster: the controller keeps KIP-966's eligible leader replicas
-// (coordinator/controller, elect.go). Gregor's features never change, so
-// their epoch is always 0.
+// eligible.leader.replicas.version, finalized at 1 as Kafka 4.1 does for a
+// new cluster: the controller keeps KIP-966's eligible leader replicas.
+// UpdateFeatures changes them; the epoch is the metadata offset in a
+// cluster and the number of updates on a single node.
 
 import (
 	"regexp"
 
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -32,31 +33,23 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 	}
 	resp.ApiKeys = advertisedKeys(c.handlers())
 	if req.Version >= 3 {
-		resp.SupportedFeatures = []kmsg.ApiVersionsResponseSupportedFeature{
-			{Name: transactionVersionFeature, MinVersion: 0, MaxVersion: transactionVersion}}
-		resp.FinalizedFeaturesEpoch = 0
-		resp.FinalizedFeatures = []kmsg.ApiVersionsResponseFinalizedFeature{
-			{Name: transactionVersionFeature, MinVersionLevel: transactionVersion, MaxVersionLevel: transactionVersion}}
-		if b.cluster != nil {
-			resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{
-				Name: elrVersionFeature, MinVersion: 0, MaxVersion: elrVersion})
-			resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{
-				Name: elrVersionFeature, MinVersionLevel: elrVersion, MaxVersionLevel: elrVersion})
-		}
+		stored, epoch := b.featureLevels()
+		features.APIVersions(resp, stored, epoch, b.cluster != nil)
 	}
 	return resp, nil
 }
 
-// transactionVersion is the level of the transaction.version feature
-// Gregor finalizes: 2, transactions V2.
-const (
-	transactionVersionFeature = "transaction.version"
-	transactionVersion        = 2
-)
-
-// elrVersion is the level of eligible.leader.replicas.version a cluster
-// finalizes: 1, the controller keeps eligible leader replicas.
-const (
-	elrVersionFeature = "eligible.leader.replicas.version"
-	elrVersion        = 1
-)
+// featureLevels are the stored feature levels and their epoch: the
+// metadata image's in a cluster, the metadata file's on a single node.
+func (b *Broker) featureLevels() (map[string]int16, int64) {
+	if b.cluster != nil {
+		if img := b.cluster.image(); img != nil {
+			return img.Features, int64(img.Offset)
+		}
+		return nil, 0
+	}
+	if b.meta == nil {
+		return nil, 0
+	}
+	return b.meta.features()
+}

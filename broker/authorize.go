@@ -232,6 +232,7 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	50: kmsg.ACLOperationDescribe,        // DescribeUserScramCredentials
 	51: kmsg.ACLOperationAlter,           // AlterUserScramCredentials
 	55: kmsg.ACLOperationDescribe,        // DescribeQuorum
+	57: kmsg.ACLOperationAlter,           // UpdateFeatures
 	64: kmsg.ACLOperationAlter,           // UnregisterBroker
 }
 

@@ -886,4 +886,21 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	if !errors.Is(err, kerr.InvalidConfig) {
 		t.Fatalf("min.insync.replicas for broker 1: %v, want INVALID_CONFIG", err)
 	}
+
+	// UpdateFeatures through a broker goes to the controller; the broker
+	// answers once its image has the level. With ELR off, one broker may
+	// have its own min.insync.replicas again.
+	rc := dialAddr(t, c.addrs()[0]) // node 1, which the alteration below goes to
+	if r := updateFeature(t, rc, "eligible.leader.replicas.version", 0, 2); r.ErrorCode != 0 {
+		t.Fatalf("turning ELR off: %+v", r)
+	}
+	if f, epoch := finalizedFeatures(rc); len(f) != 1 || f["transaction.version"] != 2 || epoch <= 0 {
+		t.Fatalf("finalized after turning ELR off: %v at %d", f, epoch)
+	}
+	if res, err = adm.AlterBrokerConfigs(ctxT(t), minISR, 1); err == nil && len(res) == 1 {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatalf("min.insync.replicas for broker 1 with ELR off: %v", err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -235,7 +236,9 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	// The controller judges eligible leader replicas (KIP-966) by the
 	// topic's or the cluster's min.insync.replicas, so in a cluster, as in
 	// Kafka with ELR, one broker may not have its own.
-	if v, ok := next["min.insync.replicas"]; ok && perBroker && b.cluster != nil && v != cur["min.insync.replicas"] {
+	stored, _ := b.featureLevels()
+	elr := b.cluster != nil && features.Level(stored, features.ELRVersion) >= 1
+	if v, ok := next["min.insync.replicas"]; ok && perBroker && elr && v != cur["min.insync.replicas"] {
 		return configErr(errInvalidConfig, "min.insync.replicas cannot be set for one broker while eligible leader replicas are enabled; set it for the cluster or the topic.")
 	}
 	if cerr := validateDynamicBrokerConfigs(next); cerr != nil {

@@ -47,6 +47,11 @@ type metaData struct {
 	ScramCredentials map[string]sasl.Credential `json:"scram_credentials,omitempty"`
 	// ACLs are the access control lists, keyed by acl.Binding.Key.
 	ACLs map[string]acl.Binding `json:"acls,omitempty"`
+	// Features are the feature levels set with UpdateFeatures (package
+	// features has the others' defaults); FeaturesEpoch counts the
+	// updates, ApiVersions' finalized features epoch.
+	Features      map[string]int16 `json:"features,omitempty"`
+	FeaturesEpoch int64            `json:"features_epoch,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -111,6 +116,14 @@ func (m *metaStore) scramCredentials() map[string]sasl.Credential {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.ScramCredentials
+}
+
+// features returns the stored feature levels and their epoch; the map is
+// never changed in place.
+func (m *metaStore) features() (map[string]int16, int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.Features, m.data.FeaturesEpoch
 }
 
 // acls returns the ACLs; the map is never changed in place.

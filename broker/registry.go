@@ -83,6 +83,7 @@ func init() {
 		49: {min: 0, max: 1, serve: typed(handleAlterClientQuotas)},
 		50: {min: 0, max: 0, serve: typed(handleDescribeUserScramCredentials)},
 		51: {min: 0, max: 0, serve: typed(handleAlterUserScramCredentials)},
+		57: {min: 0, max: 2, serve: typed(handleUpdateFeatures)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
 		65: {min: 0, max: 0, serve: typed(handleDescribeTransactions)},

@@ -99,20 +99,31 @@ func sorted(parts ...[]string) []string {
 
 // TestTransactionsCommitAndAbort runs three transactions with franz-go,
 // on transactions V2 (the client sees transaction.version 2 finalized) and
-// on V1 (the client capped at Kafka 3.9's versions): read_committed sees
-// the committed ones, and V2 bumped the epoch at each end while V1 kept it.
+// on V1 (the client capped at Kafka 3.9's versions, or transaction.version
+// downgraded to 1 with UpdateFeatures): read_committed sees the committed
+// ones, and V2 bumped the epoch at each end while V1 kept it.
 func TestTransactionsCommitAndAbort(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		opts      []kgo.Opt
+		tv        int16
 		lastEpoch int16
-	}{{"V2", nil, 3}, {"V1", []kgo.Opt{kgo.MaxVersions(kversion.V3_9_0())}, 0}} {
-		t.Run(tc.name, func(t *testing.T) { commitAndAbort(t, tc.opts, tc.lastEpoch) })
+	}{
+		{"V2", nil, 2, 3},
+		{"V1", []kgo.Opt{kgo.MaxVersions(kversion.V3_9_0())}, 2, 0},
+		{"V1 by transaction.version 1", nil, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) { commitAndAbort(t, tc.opts, tc.tv, tc.lastEpoch) })
 	}
 }
 
-func commitAndAbort(t *testing.T, opts []kgo.Opt, lastEpoch int16) {
+func commitAndAbort(t *testing.T, opts []kgo.Opt, tv, lastEpoch int16) {
 	b := startBroker(t, nil)
+	if tv != 2 {
+		if r := updateFeature(t, dialRaw(t, b), "transaction.version", tv, 2); r.ErrorCode != 0 {
+			t.Fatalf("transaction.version %d: %+v", tv, r)
+		}
+	}
 	createTopic(t, b, "txn", 3)
 	p := txnProducer(t, b, "tx-commit-abort", opts...)
 	plain := newClient(t, b, kgo.ProducerLinger(0))
