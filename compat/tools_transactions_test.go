@@ -2,7 +2,9 @@ package compat
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +12,8 @@ import (
 )
 
 // testTransactions: kafka-features describe shows transaction.version
-// finalized at 2 (transactions V2). Then kafka-transactions against
+// finalized at 2 (transactions V2); downgrade sets it to 1, upgrade beyond
+// 2 is refused and upgrade brings it back, each update moving the epoch. Then kafka-transactions against
 // transactions a franz-go producer leaves: list and describe show the open
 // one (Ongoing, with its partition), describe-producers its start offset,
 // and abort (the operator's way out of a hanging transaction:
@@ -18,10 +21,19 @@ import (
 // it on the partition, after which read_committed consumers see past it
 // but never its records.
 func (e *cliEnv) testTransactions(t *testing.T) {
-	features := e.admin(t, e.cls.features, "describe")
-	if !regexp.MustCompile(`(?m)^Feature: transaction\.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+Epoch: 0\s*$`).MatchString(features) {
-		t.Errorf("kafka-features describe:\n%s\nwant transaction.version supported 0-2, finalized at 2", features)
+	e.checkTransactionVersion(t, 2, 0)
+	if out := e.admin(t, e.cls.features, "downgrade", "--feature", "transaction.version=1"); !strings.Contains(out, "transaction.version was downgraded to 1.") {
+		t.Errorf("kafka-features downgrade:\n%s", out)
 	}
+	e.checkTransactionVersion(t, 1, 1)
+	if out := e.adminFails(t, e.cls.features, "upgrade", "--feature", "transaction.version=3"); !strings.Contains(out, "Could not upgrade transaction.version to 3.") ||
+		!strings.Contains(out, "Invalid update version 3 for feature transaction.version") {
+		t.Errorf("kafka-features upgrade beyond the supported level:\n%s", out)
+	}
+	if out := e.admin(t, e.cls.features, "upgrade", "--feature", "transaction.version=2"); !strings.Contains(out, "transaction.version was upgraded to 2.") {
+		t.Errorf("kafka-features upgrade:\n%s", out)
+	}
+	e.checkTransactionVersion(t, 2, 2)
 	const topic, id = "cli-txn", "cli-txn-producer"
 	createTopic(t, e.adm, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -66,5 +78,16 @@ func (e *cliEnv) testTransactions(t *testing.T) {
 	producers = cliProducerRows(t, e.admin(t, e.cls.transactions, "describe-producers", "--topic", topic, "--partition", "0"))
 	if len(producers) != 1 || producers[0]["CurrentTransactionStartOffset"] != "None" {
 		t.Fatalf("describe-producers after the abort: %v, want no open transaction", producers)
+	}
+}
+
+// checkTransactionVersion runs kafka-features describe and checks the
+// transaction.version line: supported 0-2, finalized at level, epoch.
+func (e *cliEnv) checkTransactionVersion(t *testing.T, level, epoch int) {
+	t.Helper()
+	out := e.admin(t, e.cls.features, "describe")
+	want := fmt.Sprintf(`(?m)^Feature: transaction\.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: %d\s+Epoch: %d\s*$`, level, epoch)
+	if !regexp.MustCompile(want).MatchString(out) {
+		t.Errorf("kafka-features describe:\n%s\nwant transaction.version supported 0-2, finalized at %d, epoch %d", out, level, epoch)
 	}
 }
