@@ -188,7 +188,8 @@ func TestELRLastKnownLeader(t *testing.T) {
 // eligible.leader.replicas.version 0 (UpdateFeatures) turns ELR off: the
 // ELR is cleared, the last ISR member stays in the ISR when fenced, and a
 // broker back after an unclean shutdown leads again, as before Kafka 4.
-// Turning it on again starts tracking anew.
+// Turning it on again removes brokers' own min.insync.replicas and starts
+// tracking anew.
 func TestELRTurnedOff(t *testing.T) {
 	tc, cl, b := shrunkToLeader(t)
 
@@ -209,7 +210,19 @@ func TestELRTurnedOff(t *testing.T) {
 	unfence(t, cl, b[0])
 	checkPartition(t, "back after an unclean shutdown", partitionState(tc, "t"), 1, []int32{1}, nil)
 
+	// With ELR off a broker may have its own min.insync.replicas; turning
+	// ELR on removes it, and only it.
+	perBroker := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	perBroker.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{
+			{Name: "min.insync.replicas", Value: kmsg.StringPtr("1")}, {Name: "log.retention.ms", Value: kmsg.StringPtr("1000")}}}}
+	if r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, perBroker); r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("broker 1's own configs: %d", r.Resources[0].ErrorCode)
+	}
 	setELR(1, 1)
+	if got := tc.ctl(tc.active()).Image().Configs[ConfigResource{ResourceBroker, "1"}]; len(got) != 1 || got["log.retention.ms"] != "1000" {
+		t.Fatalf("broker 1's configs after ELR was turned on: %v, want log.retention.ms alone", got)
+	}
 	alterTo(t, tc, cl, b[0], 1, 2)
 	alterTo(t, tc, cl, b[0], 1)
 	checkPartition(t, "ELR on again, ISR shrunk", partitionState(tc, "t"), 1, []int32{1}, []int32{2})

@@ -1,6 +1,10 @@
 package controller
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -8,7 +12,8 @@ import (
 // updateFeatures handles UpdateFeatures (kafka-features upgrade,
 // downgrade, disable) with package features' rules, storing the levels
 // in Image.Features. Turning eligible leader replicas off clears every
-// partition's ELR and last known leader, which nothing maintains any more.
+// partition's ELR and last known leader, which nothing maintains any more;
+// turning them on removes every broker's own min.insync.replicas.
 func (c *Controller) updateFeatures(req *kmsg.UpdateFeaturesRequest) kmsg.Response {
 	img := c.Image()
 	next, code, msg := features.Update(req, img.Features, true)
@@ -16,13 +21,36 @@ func (c *Controller) updateFeatures(req *kmsg.UpdateFeaturesRequest) kmsg.Respon
 		return features.Response(req, code, msg)
 	}
 	recs := []Record{{Features: &next}}
-	if elrEnabled(img) && features.Level(next, features.ELRVersion) == 0 {
+	switch on := features.Level(next, features.ELRVersion) >= 1; {
+	case elrEnabled(img) && !on:
 		recs = append(recs, clearELR(img, func(string) bool { return true })...)
+	case !elrEnabled(img) && on:
+		recs = append(recs, dropBrokerMinISR(img)...)
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
 	return features.Response(req, 0, "")
+}
+
+// dropBrokerMinISR removes every broker's own min.insync.replicas, as
+// Kafka does when ELR is turned on: the controller judges eligibility by
+// the topic's or the cluster's value, so no broker may count another.
+func dropBrokerMinISR(img *Image) []Record {
+	const key = "min.insync.replicas"
+	var recs []Record
+	for _, res := range slices.SortedFunc(maps.Keys(img.Configs), func(a, b ConfigResource) int {
+		return strings.Compare(a.Name, b.Name)
+	}) {
+		values := img.Configs[res]
+		if _, ok := values[key]; !ok || res.Type != ResourceBroker || res.Name == "" {
+			continue
+		}
+		values = maps.Clone(values)
+		delete(values, key)
+		recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
+	}
+	return recs
 }
 
 // elrEnabled reports whether eligible.leader.replicas.version is at least 1.
