@@ -48,8 +48,5 @@ func (b *Broker) featureLevels() (map[string]int16, int64) {
 		}
 		return nil, 0
 	}
-	if b.meta == nil {
-		return nil, 0
-	}
 	return b.meta.features()
 }

@@ -95,7 +95,7 @@ func (b *Broker) startController(dirPath string) error {
 		DefaultPartitions:            cfg.NumPartitions,
 		DefaultReplicationFactor:     cfg.DefaultReplicationFactor,
 		UncleanDefault:               cfg.values["unclean.leader.election.enable"] == "true",
-		MinISRDefault:                atoiOr(cfg.values["min.insync.replicas"], 1),
+		MinISRDefault:                cfg.settingsFor(nil).minInsync,
 		AutoLeaderRebalance:          cfg.Cluster.AutoLeaderRebalance,
 		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
@@ -517,12 +517,4 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 	c := newConn(b, nc, l)
 	c.prefix = magic[:]
 	return c, true
-}
-
-// atoiOr is s as an int, or def when s is not one.
-func atoiOr(s string, def int) int {
-	if n, err := strconv.Atoi(s); err == nil {
-		return n
-	}
-	return def
 }

@@ -116,11 +116,12 @@ func check(feature string, level int16, typ int8, current int16, cluster bool) s
 	if level < 0 {
 		return "A feature version cannot be less than 0."
 	}
-	i := slices.IndexFunc(Served(cluster), func(f Feature) bool { return f.Name == feature })
+	served := Served(cluster)
+	i := slices.IndexFunc(served, func(f Feature) bool { return f.Name == feature })
 	if i < 0 {
 		return "This node does not support this feature."
 	}
-	if max := Served(cluster)[i].Max; level > max {
+	if max := served[i].Max; level > max {
 		return fmt.Sprintf("This node only supports versions 0-%d.", max)
 	}
 	switch {
