@@ -236,11 +236,13 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	h, ok := table[key]
 	if key == protocol.ApiVersionsKey && ok && version > h.max {
 		// KIP-511: a newer client's ApiVersions gets the v0 layout with
-		// UNSUPPORTED_VERSION and our ranges, so it can retry lower.
+		// UNSUPPORTED_VERSION and, as in Kafka, only ApiVersions' own
+		// range: clients retry at that version (which carries the
+		// features) and take a longer list as the final answer.
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion
-		resp.ApiKeys = advertisedKeys(table)
+		resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: protocol.ApiVersionsKey, MinVersion: h.min, MaxVersion: h.max}}
 		return encodeResponse(correlationID, resp), nil
 	}
 	if !ok {
