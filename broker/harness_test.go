@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +33,7 @@ func startBrokerWith(t testing.TB, props map[string]string) *Broker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, err := New(cfg, slog.New(slog.NewTextHandler(logOnFailure(t), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,4 +188,28 @@ func checkConfigRefusals(t *testing.T, props func() map[string]string, cases map
 			t.Errorf("%s: got %v, want an error containing %q", name, err, c.want)
 		}
 	}
+}
+
+// failureLog keeps a broker's log in memory; the test prints it if it fails.
+type failureLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func logOnFailure(t testing.TB) *failureLog {
+	l := &failureLog{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			t.Logf("broker log:\n%s", l.buf.Bytes())
+		}
+	})
+	return l
+}
+
+func (l *failureLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
 }
