@@ -29,6 +29,7 @@ type testCluster struct {
 	t     testing.TB
 	nodes []*Broker
 	props []map[string]string
+	log   *failureLog // every node's, printed if the test fails
 	mu    sync.Mutex
 }
 
@@ -44,7 +45,7 @@ func startCluster(t testing.TB, n int, extra map[string]string) *testCluster {
 func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[string]string) *testCluster {
 	t.Helper()
 	n := voterCount + brokerOnly
-	c := &testCluster{t: t, nodes: make([]*Broker, n)}
+	c := &testCluster{t: t, nodes: make([]*Broker, n), log: logOnFailure(t)}
 	ports, err := freeport.Ports(n + voterCount)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func (c *testCluster) start(i int) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = io.Discard
+	var w io.Writer = c.log
 	if os.Getenv("GREGOR_TEST_LOGS") != "" {
 		w = os.Stderr
 	}
@@ -842,8 +843,13 @@ func TestClusterDescribeProducersOnEveryReplica(t *testing.T) {
 func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	adm := kadm.NewClient(c.client())
+	// With ELR on, the controller set the cluster's min.insync.replicas
+	// from its own server.properties (the default, 1).
+	if d := describedBroker(t, adm, 2)["min.insync.replicas"]; d == nil || d.MaybeValue() != "1" || d.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Fatalf("min.insync.replicas described as %+v, want 1 as the dynamic cluster default", d)
+	}
 	alter := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "log.retention.ms", Value: kadm.StringPtr("123456")}}
-	if _, err := adm.AlterBrokerConfigsState(ctxT(t), alter); err != nil {
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), alter)); err != nil {
 		t.Fatal(err)
 	}
 	c.waitFor("every broker applying the new default", func() bool {
@@ -855,37 +861,36 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 		return true
 	})
 	for id := int32(1); id <= 3; id++ {
-		rc, err := adm.DescribeBrokerConfigs(ctxT(t), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := rc.On(fmt.Sprint(id), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, cfg := range v.Configs {
-			if cfg.Key == "log.retention.ms" {
-				found = cfg.MaybeValue() == "123456" && cfg.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig
-			}
-		}
-		if !found {
-			t.Fatalf("broker %d does not describe log.retention.ms=123456 as a dynamic default", id)
+		if d := describedBroker(t, adm, id)["log.retention.ms"]; d == nil || d.MaybeValue() != "123456" || d.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+			t.Fatalf("broker %d describes log.retention.ms as %+v, want 123456 as a dynamic default", id, d)
 		}
 	}
 
-	// min.insync.replicas: for the cluster, yes; for one broker, no (ELR).
+	// min.insync.replicas: for the cluster, yes; for one broker, no, and
+	// the cluster's may not go, neither by a delete nor by a legacy
+	// AlterConfigs without it (ELR).
 	minISR := []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: kadm.StringPtr("2")}}
-	if _, err := adm.AlterBrokerConfigsState(ctxT(t), minISR); err != nil {
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), minISR)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := adm.AlterBrokerConfigs(ctxT(t), minISR, 1)
-	if err == nil && len(res) == 1 {
-		err = res[0].Err
-	}
-	if !errors.Is(err, kerr.InvalidConfig) {
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), minISR, 1)); !errors.Is(err, kerr.InvalidConfig) {
 		t.Fatalf("min.insync.replicas for broker 1: %v, want INVALID_CONFIG", err)
 	}
+	removeMinISR := []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "min.insync.replicas"}}
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), removeMinISR)); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("removing the cluster's min.insync.replicas: %v, want INVALID_CONFIG", err)
+	}
+	if err := firstErr(adm.AlterBrokerConfigsState(ctxT(t), alter)); !errors.Is(err, kerr.InvalidConfig) {
+		t.Fatalf("replacing the cluster's configs without min.insync.replicas: %v, want INVALID_CONFIG", err)
+	}
+	c.waitFor("every broker's min.insync.replicas at 2 after the refusals", func() bool {
+		for id := int32(1); id <= 3; id++ {
+			if d := describedBroker(t, adm, id)["min.insync.replicas"]; d == nil || d.MaybeValue() != "2" {
+				return false
+			}
+		}
+		return true
+	})
 
 	// UpdateFeatures through a broker goes to the controller; the broker
 	// answers once its image has the level. With ELR off, one broker may
@@ -894,13 +899,22 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	if r := updateFeature(t, rc, "eligible.leader.replicas.version", 0, 2); r.ErrorCode != 0 {
 		t.Fatalf("turning ELR off: %+v", r)
 	}
-	if f, epoch := finalizedFeatures(rc); len(f) != 1 || f["transaction.version"] != 2 || epoch <= 0 {
+	if f, epoch := finalizedFeatures(rc); f["eligible.leader.replicas.version"] != 0 || f["transaction.version"] != 2 || epoch <= 0 {
 		t.Fatalf("finalized after turning ELR off: %v at %d", f, epoch)
 	}
-	if res, err = adm.AlterBrokerConfigs(ctxT(t), minISR, 1); err == nil && len(res) == 1 {
-		err = res[0].Err
-	}
-	if err != nil {
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), minISR, 1)); err != nil {
 		t.Fatalf("min.insync.replicas for broker 1 with ELR off: %v", err)
 	}
+	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), removeMinISR)); err != nil {
+		t.Fatalf("removing the cluster's min.insync.replicas with ELR off: %v", err)
+	}
+}
+
+// firstErr is the error of an alteration, the request's or its first
+// resource's.
+func firstErr(res kadm.AlterConfigsResponses, err error) error {
+	if err == nil && len(res) > 0 {
+		err = res[0].Err
+	}
+	return err
 }

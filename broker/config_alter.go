@@ -233,13 +233,8 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr != nil {
 		return cerr
 	}
-	// The controller judges eligible leader replicas (KIP-966) by the
-	// topic's or the cluster's min.insync.replicas, so in a cluster, as in
-	// Kafka with ELR, one broker may not have its own.
-	stored, _ := b.featureLevels()
-	elr := b.cluster != nil && features.Level(stored, features.ELRVersion) >= 1
-	if v, ok := next["min.insync.replicas"]; ok && perBroker && elr && v != cur["min.insync.replicas"] {
-		return configErr(errInvalidConfig, "min.insync.replicas cannot be set for one broker while eligible leader replicas are enabled; set it for the cluster or the topic.")
+	if cerr := b.checkELRMinISR(perBroker, cur, next); cerr != nil {
+		return cerr
 	}
 	if cerr := validateDynamicBrokerConfigs(next); cerr != nil {
 		return cerr
@@ -274,6 +269,28 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	}
 	b.setLiveConfig(live)
 	b.logger.Info("altered broker configs", "resource", r.name, "configs", next)
+	return nil
+}
+
+// checkELRMinISR keeps KIP-966's invariant in a cluster with eligible
+// leader replicas on: the controller judges them by the topic's or the
+// cluster's min.insync.replicas, so every broker must count the same. As
+// in Kafka, one broker may not have its own, and the cluster's (which the
+// controller sets when ELR comes on) may change but not go.
+func (b *Broker) checkELRMinISR(perBroker bool, cur, next map[string]string) *configError {
+	const key = "min.insync.replicas"
+	stored, _ := b.featureLevels()
+	if b.cluster == nil || features.Level(stored, features.ELRVersion) < 1 {
+		return nil
+	}
+	was, had := cur[key]
+	v, has := next[key]
+	switch {
+	case perBroker && has && v != was:
+		return configErr(errInvalidConfig, "min.insync.replicas cannot be set for one broker while eligible leader replicas are enabled; set it for the cluster or the topic.")
+	case !perBroker && had && !has:
+		return configErr(errInvalidConfig, "The cluster-level min.insync.replicas cannot be removed while eligible leader replicas are enabled.")
+	}
 	return nil
 }
 

@@ -117,6 +117,7 @@ func Start(cfg Config) (*Controller, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = 2 * time.Second
 	}
+	cfg.MinISRDefault = max(cfg.MinISRDefault, 1)
 	if cfg.DefaultPartitions <= 0 {
 		cfg.DefaultPartitions = 1
 	}
@@ -311,7 +312,9 @@ func (c *Controller) stepDown() {
 // becomeActive waits until every entry of earlier terms is applied (a
 // raft barrier), resets the broker sessions (heartbeat times are not
 // replicated: every broker gets a full session from now), writes the
-// cluster id if the metadata has none, and starts the periodic checks.
+// cluster id if the metadata has none (and, with eligible leader replicas
+// on, the cluster's min.insync.replicas if it has none), and starts the
+// periodic checks.
 func (c *Controller) becomeActive(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := c.raft.Barrier(applyTimeout).Error(); err == nil {
@@ -331,13 +334,18 @@ func (c *Controller) becomeActive(ctx context.Context) {
 	for id := range c.Image().Brokers {
 		c.lastSeen[id] = now
 	}
+	var recs []Record
 	if c.Image().ClusterID == "" {
 		id := newClusterID()
-		if _, err := c.propose([]Record{{ClusterID: &id}}); err != nil {
-			c.mu.Unlock()
-			c.log.Warn("controller: writing cluster id", "err", err)
-			return
-		}
+		recs = append(recs, Record{ClusterID: &id})
+	}
+	if elrEnabled(c.Image()) {
+		recs = append(recs, c.clusterMinISRRecords(c.Image())...)
+	}
+	if _, err := c.propose(recs); err != nil {
+		c.mu.Unlock()
+		c.log.Warn("controller: writing the cluster id and min.insync.replicas", "err", err)
+		return
 	}
 	c.active = true
 	c.mu.Unlock()

@@ -98,7 +98,11 @@
 // (PreviousBrokerEpoch) may have lost its log's unflushed tail: it leaves
 // every ISR and ELR, so a replica that kept every committed record is
 // elected instead of it. Changing min.insync.replicas clears the ELR of
-// the topics it applies to. Unfencing a broker elects leaders for
+// the topics it applies to. So that every broker counts the ISR against
+// the same number, the active controller writes the cluster-wide
+// min.insync.replicas (from Config.MinISRDefault) when ELR is on and
+// there is none, and turning ELR on removes brokers' own (brokers refuse
+// new ones, and the cluster value's removal). Unfencing a broker elects leaders for
 // leaderless partitions. A leader change increments the leader epoch;
 // any change increments the partition epoch.
 //

@@ -12,6 +12,9 @@ import (
 
 const noLeader int32 = -1
 
+// minISRKey is the config the controller judges eligible leader replicas by.
+const minISRKey = "min.insync.replicas"
+
 // uncleanEnabled resolves unclean.leader.election.enable for a topic: the
 // topic override, else the cluster-wide dynamic default, else the static
 // configuration.
@@ -30,11 +33,10 @@ func (c *Controller) uncleanEnabled(img *Image, topic string) bool {
 // cluster-wide dynamic default, else Config.MinISRDefault) capped at the
 // partition's replica count, as Kafka's controller counts it for ELR.
 func (c *Controller) minISR(img *Image, topic string, p Partition) int {
-	const key = "min.insync.replicas"
 	n := c.cfg.MinISRDefault
-	if v, ok := img.TopicConfig(topic, key); ok {
+	if v, ok := img.TopicConfig(topic, minISRKey); ok {
 		n, _ = strconv.Atoi(v)
-	} else if v, ok := img.ClusterConfig(key); ok {
+	} else if v, ok := img.ClusterConfig(minISRKey); ok {
 		n, _ = strconv.Atoi(v)
 	}
 	return max(min(n, len(p.Replicas)), 1)
@@ -245,11 +247,10 @@ func (c *Controller) leaderlessRecords(img *Image, usable func(int32) bool) []Re
 // every topic when they change the cluster-wide default, as Kafka does:
 // eligibility was judged against the old value.
 func clearELRRecords(img *Image, configs []Record) []Record {
-	const key = "min.insync.replicas"
 	all, topics := false, map[string]bool{}
 	for _, rec := range configs {
 		cr := rec.Config
-		if cr == nil || cr.Values[key] == img.Configs[cr.Resource][key] {
+		if cr == nil || cr.Values[minISRKey] == img.Configs[cr.Resource][minISRKey] {
 			continue
 		}
 		switch {

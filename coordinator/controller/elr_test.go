@@ -202,6 +202,11 @@ func TestELRTurnedOff(t *testing.T) {
 			t.Fatalf("eligible.leader.replicas.version %d: %+v", level, r)
 		}
 	}
+	// With ELR on the active controller set the cluster's min.insync.replicas.
+	clusterMinISR := func() (string, bool) { return tc.ctl(tc.active()).Image().ClusterConfig("min.insync.replicas") }
+	if v, ok := clusterMinISR(); v != "1" || !ok {
+		t.Fatalf("the cluster's min.insync.replicas with ELR on: %q, %v", v, ok)
+	}
 	setELR(0, 2)
 	checkPartition(t, "ELR turned off", partitionState(tc, "t"), 1, []int32{1}, nil)
 	fenceByRequest(t, cl, b[0])
@@ -219,9 +224,22 @@ func TestELRTurnedOff(t *testing.T) {
 	if r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, perBroker); r.Resources[0].ErrorCode != 0 {
 		t.Fatalf("broker 1's own configs: %d", r.Resources[0].ErrorCode)
 	}
+	// Without a cluster value either, turning ELR on sets one.
+	noCluster := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	noCluster.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker,
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "min.insync.replicas", Op: kmsg.IncrementalAlterConfigOpDelete}}}}
+	if r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, noCluster); r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("removing the cluster's min.insync.replicas with ELR off: %d", r.Resources[0].ErrorCode)
+	}
+	if v, ok := clusterMinISR(); ok {
+		t.Fatalf("the cluster's min.insync.replicas after its removal: %q", v)
+	}
 	setELR(1, 1)
 	if got := tc.ctl(tc.active()).Image().Configs[ConfigResource{ResourceBroker, "1"}]; len(got) != 1 || got["log.retention.ms"] != "1000" {
 		t.Fatalf("broker 1's configs after ELR was turned on: %v, want log.retention.ms alone", got)
+	}
+	if v, ok := clusterMinISR(); v != "1" || !ok {
+		t.Fatalf("the cluster's min.insync.replicas after ELR was turned on: %q, %v", v, ok)
 	}
 	alterTo(t, tc, cl, b[0], 1, 2)
 	alterTo(t, tc, cl, b[0], 1)
