@@ -4,12 +4,20 @@ package broker
 // protocol, served by the group coordinator (coordinator/group/consumer.go).
 // As in Kafka's KafkaApis, the member needs READ on the group and DESCRIBE
 // on every topic it subscribes to by name; the topics its regex matches
-// are those it may DESCRIBE (KAFKA-18813), each member's own.
+// are those it may DESCRIBE (KAFKA-18813), each member's own. With the
+// group.version feature at 0 the protocol is off: UNSUPPORTED_VERSION.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/internal/features"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHeartbeatRequest) (*kmsg.ConsumerGroupHeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+	if !b.consumerProtocolOn() {
+		resp.ErrorCode = errUnsupportedVersion
+		return resp, nil
+	}
 	if !c.authorizedGroup(kmsg.ACLOperationRead, req.Group) {
 		resp.ErrorCode = errGroupAuthorization
 		return resp, nil
@@ -25,4 +33,13 @@ func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHea
 		mayDescribe = func(topic string) bool { return c.authorizedTopic(kmsg.ACLOperationDescribe, topic) }
 	}
 	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost(), mayDescribe), nil
+}
+
+// consumerProtocolOn reports whether group.version enables KIP-848's
+// consumer group protocol (Kafka's isConsumerGroupProtocolEnabled; the
+// handlers are only registered when group.coordinator.rebalance.protocols
+// lists "consumer").
+func (b *Broker) consumerProtocolOn() bool {
+	stored, _ := b.featureLevels()
+	return features.Level(stored, features.GroupVersion) >= 1
 }

@@ -3,11 +3,21 @@ package broker
 // ConsumerGroupDescribe, versions 0-1 (KIP-848). A group the principal may
 // not DESCRIBE answers GROUP_AUTHORIZATION_FAILED; one whose assignments
 // name a topic it may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED,
-// without its members, as Kafka (KAFKA-18813).
+// without its members, as Kafka (KAFKA-18813). With group.version 0 every
+// group answers UNSUPPORTED_VERSION.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleConsumerGroupDescribe(b *Broker, c *conn, req *kmsg.ConsumerGroupDescribeRequest) (*kmsg.ConsumerGroupDescribeResponse, error) {
+	if !b.consumerProtocolOn() {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		for _, g := range req.Groups {
+			out := kmsg.NewConsumerGroupDescribeResponseGroup()
+			out.Group, out.ErrorCode = g, errUnsupportedVersion
+			resp.Groups = append(resp.Groups, out)
+		}
+		return resp, nil
+	}
 	resp := b.groups.ConsumerGroupDescribe(req)
 	for i, g := range resp.Groups {
 		code, msg := int16(0), ""

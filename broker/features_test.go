@@ -41,7 +41,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
 	b := startBrokerWith(t, props)
 	rc := dialRaw(t, b)
-	if f, epoch := finalizedFeatures(rc); len(f) != 1 || f["transaction.version"] != 2 || epoch != 0 {
+	if f, epoch := finalizedFeatures(rc); len(f) != 2 || f["transaction.version"] != 2 || f["group.version"] != 1 || epoch != 0 {
 		t.Fatalf("a new node: finalized %v at %d", f, epoch)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 1, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
@@ -83,7 +83,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	if r := updateFeature(t, rc, "transaction.version", 0, 3); r.ErrorCode != 0 {
 		t.Fatalf("disable: %+v", r)
 	}
-	if f, _ := finalizedFeatures(rc); len(f) != 0 {
+	if f, _ := finalizedFeatures(rc); f["transaction.version"] != 0 || len(f) != 1 {
 		t.Fatalf("transaction.version 0 still finalized: %v", f)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 2, 1); r.ErrorCode != 0 {
@@ -113,5 +113,54 @@ func TestUpdateFeaturesVersions(t *testing.T) {
 		if f, _ := finalizedFeatures(rc); f["transaction.version"] != levels[v] {
 			t.Fatalf("v%d: finalized %v, want transaction.version %d", v, f, levels[v])
 		}
+	}
+}
+
+// group.version 0 turns KIP-848's consumer group protocol off, as in
+// Kafka: ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION and
+// ConsumerGroupDescribe the same for every group; back at 1 a member joins.
+func TestGroupVersionTurnsConsumerProtocolOff(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "gv", 1)
+	join := func() *kmsg.ConsumerGroupHeartbeatResponse {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "gv-group", "m1", 0, 30000
+		hb.SubscribedTopicNames, hb.Topics = []string{"gv"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		return rc.request(hb).(*kmsg.ConsumerGroupHeartbeatResponse)
+	}
+	describe := func() int16 {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"gv-group"}
+		resp := rc.request(req).(*kmsg.ConsumerGroupDescribeResponse)
+		if len(resp.Groups) != 1 || resp.Groups[0].Group != "gv-group" {
+			t.Fatalf("describe: %+v", resp.Groups)
+		}
+		return resp.Groups[0].ErrorCode
+	}
+
+	if r := updateFeature(t, rc, "group.version", 0, 2); r.ErrorCode != 0 {
+		t.Fatalf("group.version to 0: %+v", r)
+	}
+	if f, _ := finalizedFeatures(rc); f["group.version"] != 0 {
+		t.Fatalf("group.version 0 still finalized: %v", f)
+	}
+	if r := join(); r.ErrorCode != errUnsupportedVersion {
+		t.Fatalf("a heartbeat with group.version 0: %+v", r)
+	}
+	if code := describe(); code != errUnsupportedVersion {
+		t.Fatalf("describing with group.version 0: error %d", code)
+	}
+
+	if r := updateFeature(t, rc, "group.version", 1, 1); r.ErrorCode != 0 {
+		t.Fatalf("group.version back to 1: %+v", r)
+	}
+	findCoordinatorRaw(t, rc, "gv-group")
+	if r := join(); r.ErrorCode != 0 || r.MemberEpoch != 1 {
+		t.Fatalf("a heartbeat with group.version 1: %+v", r)
+	}
+	if code := describe(); code != 0 {
+		t.Fatalf("describing with group.version 1: error %d", code)
 	}
 }

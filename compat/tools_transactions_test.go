@@ -12,8 +12,10 @@ import (
 )
 
 // testTransactions: kafka-features describe shows transaction.version
-// finalized at 2 (transactions V2); downgrade sets it to 1, upgrade beyond
-// 2 is refused and upgrade brings it back, each update moving the epoch. Then kafka-transactions against
+// finalized at 2 (transactions V2) and group.version at 1 (KIP-848's
+// consumer groups on); downgrade sets transaction.version to 1, upgrade
+// beyond 2 is refused and upgrade brings it back, each update moving the
+// epoch. Then kafka-transactions against
 // transactions a franz-go producer leaves: list and describe show the open
 // one (Ongoing, with its partition), describe-producers its start offset,
 // and abort (the operator's way out of a hanging transaction:
@@ -21,11 +23,12 @@ import (
 // it on the partition, after which read_committed consumers see past it
 // but never its records.
 func (e *cliEnv) testTransactions(t *testing.T) {
-	e.checkTransactionVersion(t, 2, 0)
+	e.checkFeature(t, "transaction.version", 2, 2, 0)
+	e.checkFeature(t, "group.version", 1, 1, 0)
 	if out := e.admin(t, e.cls.features, "downgrade", "--feature", "transaction.version=1"); !strings.Contains(out, "transaction.version was downgraded to 1.") {
 		t.Errorf("kafka-features downgrade:\n%s", out)
 	}
-	e.checkTransactionVersion(t, 1, 1)
+	e.checkFeature(t, "transaction.version", 2, 1, 1)
 	if out := e.adminFails(t, e.cls.features, "upgrade", "--feature", "transaction.version=3"); !strings.Contains(out, "Could not upgrade transaction.version to 3.") ||
 		!strings.Contains(out, "Invalid update version 3 for feature transaction.version") {
 		t.Errorf("kafka-features upgrade beyond the supported level:\n%s", out)
@@ -33,7 +36,7 @@ func (e *cliEnv) testTransactions(t *testing.T) {
 	if out := e.admin(t, e.cls.features, "upgrade", "--feature", "transaction.version=2"); !strings.Contains(out, "transaction.version was upgraded to 2.") {
 		t.Errorf("kafka-features upgrade:\n%s", out)
 	}
-	e.checkTransactionVersion(t, 2, 2)
+	e.checkFeature(t, "transaction.version", 2, 2, 2)
 	const topic, id = "cli-txn", "cli-txn-producer"
 	createTopic(t, e.adm, topic)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -81,13 +84,13 @@ func (e *cliEnv) testTransactions(t *testing.T) {
 	}
 }
 
-// checkTransactionVersion runs kafka-features describe and checks the
-// transaction.version line: supported 0-2, finalized at level, epoch.
-func (e *cliEnv) checkTransactionVersion(t *testing.T, level, epoch int) {
+// checkFeature runs kafka-features describe and checks the feature's
+// line: supported 0-maxLevel, finalized at level, epoch.
+func (e *cliEnv) checkFeature(t *testing.T, name string, maxLevel, level, epoch int) {
 	t.Helper()
 	out := e.admin(t, e.cls.features, "describe")
-	want := fmt.Sprintf(`(?m)^Feature: transaction\.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: %d\s+Epoch: %d\s*$`, level, epoch)
+	want := fmt.Sprintf(`(?m)^Feature: %s\s+SupportedMinVersion: 0\s+SupportedMaxVersion: %d\s+FinalizedVersionLevel: %d\s+Epoch: %d\s*$`, regexp.QuoteMeta(name), maxLevel, level, epoch)
 	if !regexp.MustCompile(want).MatchString(out) {
-		t.Errorf("kafka-features describe:\n%s\nwant transaction.version supported 0-2, finalized at %d, epoch %d", out, level, epoch)
+		t.Errorf("kafka-features describe:\n%s\nwant %s supported 0-%d, finalized at %d, epoch %d", out, name, maxLevel, level, epoch)
 	}
 }

@@ -35,6 +35,10 @@ const (
 	// ELRVersion 1 makes the cluster controller keep eligible leader
 	// replicas (KIP-966); 0 elects from the ISR alone, as before Kafka 4.
 	ELRVersion = "eligible.leader.replicas.version"
+	// GroupVersion 1 enables the consumer group protocol (KIP-848:
+	// ConsumerGroupHeartbeat and ConsumerGroupDescribe); at 0 they answer
+	// UNSUPPORTED_VERSION, as in Kafka, and only classic groups are served.
+	GroupVersion = "group.version"
 )
 
 // Feature is one feature: levels 0 to Max are supported, Default is the
@@ -48,6 +52,7 @@ type Feature struct {
 
 var all = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1, ClusterOnly: true},
+	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
 }
 

@@ -1,6 +1,7 @@
 package features
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,13 +72,11 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if len(av.SupportedFeatures) != 2 || av.SupportedFeatures[0].Name != ELRVersion || av.SupportedFeatures[0].MaxVersion != 1 ||
-		av.SupportedFeatures[1].Name != TransactionVersion || av.SupportedFeatures[1].MaxVersion != 2 {
-		t.Fatalf("supported %+v", av.SupportedFeatures)
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 transaction.version:0-2"; got != want {
+		t.Fatalf("supported %s, want %s", got, want)
 	}
-	if len(av.FinalizedFeatures) != 1 || av.FinalizedFeatures[0].Name != TransactionVersion ||
-		av.FinalizedFeatures[0].MaxVersionLevel != 1 || av.FinalizedFeatures[0].MinVersionLevel != 1 || av.FinalizedFeaturesEpoch != 7 {
-		t.Fatalf("finalized %+v at %d, want transaction.version 1 alone (ELR 0 is left out)", av.FinalizedFeatures, av.FinalizedFeaturesEpoch)
+	if got, want := finalized(av), "group.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
+		t.Fatalf("finalized %s at %d, want %s at 7 (ELR 0 is left out)", got, av.FinalizedFeaturesEpoch, want)
 	}
 
 	back, code, _ := Update(request(0, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: TransactionVersion, MaxVersionLevel: 2}), next, false)
@@ -90,8 +89,8 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	av = kmsg.ApiVersionsResponse{}
 	APIVersions(&av, nil, 0, false)
-	if len(av.SupportedFeatures) != 1 || len(av.FinalizedFeatures) != 1 || av.FinalizedFeatures[0].MaxVersionLevel != 2 {
-		t.Fatalf("single node defaults: supported %+v finalized %+v", av.SupportedFeatures, av.FinalizedFeatures)
+	if s, f := supported(av), finalized(av); s != "group.version:0-1 transaction.version:0-2" || f != "group.version:1-1 transaction.version:2-2" {
+		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
 	}
 
 	for _, v := range []int16{1, 2} {
@@ -101,4 +100,21 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 			t.Fatalf("v%d success: %+v, want %d results", v, resp, want)
 		}
 	}
+}
+
+// supported and finalized list ApiVersions' features as name:min-max.
+func supported(av kmsg.ApiVersionsResponse) string {
+	var out []string
+	for _, f := range av.SupportedFeatures {
+		out = append(out, fmt.Sprintf("%s:%d-%d", f.Name, f.MinVersion, f.MaxVersion))
+	}
+	return strings.Join(out, " ")
+}
+
+func finalized(av kmsg.ApiVersionsResponse) string {
+	var out []string
+	for _, f := range av.FinalizedFeatures {
+		out = append(out, fmt.Sprintf("%s:%d-%d", f.Name, f.MinVersionLevel, f.MaxVersionLevel))
+	}
+	return strings.Join(out, " ")
 }
