@@ -1,8 +1,12 @@
 package broker
 
-// WriteTxnMarkers, version 1: a transaction coordinator on another broker
-// asks this one to write end-transaction markers into partitions it leads
-// (CLUSTER_ACTION, or every partition is refused, as in Kafka).
+// WriteTxnMarkers, versions 1-2: a transaction coordinator on another
+// broker asks this one to write end-transaction markers into partitions it
+// leads (CLUSTER_ACTION, or every partition is refused, as in Kafka). v2
+// carries each marker's transaction.version (KIP-1228): a transactions V2
+// marker's epoch must be above the producer's, and one at it with no
+// transaction open is a retry, answered as written
+// (logstore.AppendOptions.MarkerTxnVersion).
 
 import (
 	"github.com/gregor-broker/gregor/protocol"
@@ -22,7 +26,7 @@ func handleWriteTxnMarkers(b *Broker, c *conn, req *kmsg.WriteTxnMarkersRequest)
 				if !allowed {
 					code = errClusterAuthorization
 				} else if p := b.partitionOf(t.Topic, idx); p != nil {
-					code = b.writeMarker(p, m.ProducerID, m.ProducerEpoch, marker)
+					code = b.writeMarker(p, m.ProducerID, m.ProducerEpoch, marker, int16(m.TransactionVersion))
 				}
 				rt.Partitions = append(rt.Partitions, kmsg.WriteTxnMarkersResponseMarkerTopicPartition{Partition: idx, ErrorCode: code})
 			}

@@ -66,7 +66,7 @@ func init() {
 		24: {min: 0, max: 5, serve: typed(handleAddPartitionsToTxn)},
 		25: {min: 0, max: 4, serve: typed(handleAddOffsetsToTxn)},
 		26: {min: 0, max: 5, serve: typed(handleEndTxn)},
-		27: {min: 1, max: 1, serve: typed(handleWriteTxnMarkers)},
+		27: {min: 1, max: 2, serve: typed(handleWriteTxnMarkers)},
 		28: {min: 0, max: 5, serve: typed(handleTxnOffsetCommit)},
 		29: {min: 1, max: 3, serve: typed(handleDescribeACLs)},
 		30: {min: 1, max: 3, serve: typed(handleCreateACLs)},

@@ -81,7 +81,7 @@ func (tc *txnCoordinator) close() {
 
 // WriteMarkers writes the end-transaction marker into every partition:
 // those led here directly, the others through their leader.
-func (tc *txnCoordinator) WriteMarkers(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, partitions []txn.TopicPartition) []int16 {
+func (tc *txnCoordinator) WriteMarkers(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, txnVersion int16, partitions []txn.TopicPartition) []int16 {
 	b := tc.b
 	codes := make([]int16, len(partitions))
 	remote := map[int32][]int{}
@@ -99,7 +99,7 @@ func (tc *txnCoordinator) WriteMarkers(producerID int64, producerEpoch int16, co
 				}
 			}
 		case p.state.Load().leader == p.topic.node:
-			codes[i] = b.writeMarker(p, producerID, producerEpoch, m)
+			codes[i] = b.writeMarker(p, producerID, producerEpoch, m, txnVersion)
 		case b.cluster != nil && p.state.Load().leader >= 0:
 			leader := p.state.Load().leader
 			remote[leader] = append(remote[leader], i)
@@ -108,14 +108,14 @@ func (tc *txnCoordinator) WriteMarkers(producerID int64, producerEpoch int16, co
 		}
 	}
 	for leader, idx := range remote {
-		tc.sendMarkers(leader, producerID, producerEpoch, m, partitions, idx, codes)
+		tc.sendMarkers(leader, producerID, producerEpoch, m, txnVersion, partitions, idx, codes)
 	}
 	return codes
 }
 
 // sendMarkers asks another broker to write a marker into the partitions
 // partitions[idx] it leads, and records its answers in codes.
-func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEpoch int16, m protocol.EndTxnMarker, partitions []txn.TopicPartition, idx []int, codes []int16) {
+func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEpoch int16, m protocol.EndTxnMarker, txnVersion int16, partitions []txn.TopicPartition, idx []int, codes []int16) {
 	fail := func(code int16) {
 		for _, i := range idx {
 			codes[i] = code
@@ -127,9 +127,9 @@ func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEp
 		return
 	}
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
-	req.Version = 1
 	marker := kmsg.NewWriteTxnMarkersRequestMarker()
 	marker.ProducerID, marker.ProducerEpoch, marker.Committed, marker.CoordinatorEpoch = producerID, producerEpoch, m.Commit, m.CoordinatorEpoch
+	marker.TransactionVersion = int8(txnVersion) // sent from v2, which the client negotiates
 	byTopic := map[string]int{}
 	for _, i := range idx {
 		tp := partitions[i]
@@ -195,13 +195,13 @@ func (tc *txnCoordinator) clientFor(id int32) *kgo.Client {
 // and returns once every in-sync replica has it (markers are written as
 // acks=all, as Kafka does). A marker in __consumer_offsets also ends the
 // producer's transactional offset commits in the group coordinator.
-func (b *Broker) writeMarker(p *partition, producerID int64, producerEpoch int16, m protocol.EndTxnMarker) int16 {
+func (b *Broker) writeMarker(p *partition, producerID int64, producerEpoch int16, m protocol.EndTxnMarker, txnVersion int16) int16 {
 	st := p.state.Load()
 	if st.leader != p.topic.node {
 		return errNotLeaderOrFollower
 	}
 	batch := protocol.AppendEndTxnMarker(nil, producerID, producerEpoch, m, time.Now().UnixMilli())
-	res, err := p.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: st.leaderEpoch})
+	res, err := p.log.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: st.leaderEpoch, MarkerTxnVersion: txnVersion})
 	if err != nil {
 		return logstore.ErrorCode(err)
 	}

@@ -166,13 +166,8 @@ func TestTransactionVersions(t *testing.T) {
 		t.Fatalf("transactional produce: %d", code)
 	}
 	first := readCommittedPartition(t, rc, "tv").LastStableOffset
-	wm := kmsg.NewPtrWriteTxnMarkersRequest()
-	wm.SetVersion(1)
-	wm.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: init.ProducerID, ProducerEpoch: init.ProducerEpoch, Committed: false,
-		Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "tv", Partitions: []int32{0}}}}}
-	r := rc.request(wm).(*kmsg.WriteTxnMarkersResponse)
-	if len(r.Markers) != 1 || r.Markers[0].Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("write txn markers: %+v", r.Markers)
+	if code := writeMarkerRaw(rc, 1, init.ProducerID, init.ProducerEpoch, false, 0, "tv"); code != 0 {
+		t.Fatalf("write txn markers: %d", code)
 	}
 	p := readCommittedPartition(t, rc, "tv")
 	if p.LastStableOffset != p.HighWatermark {

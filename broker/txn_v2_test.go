@@ -96,6 +96,13 @@ func TestTransactionsV2(t *testing.T) {
 	if p := rc.request(of).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.Offset != 2 {
 		t.Fatalf("the transaction's offset commit: %+v", p)
 	}
+	// The commit's marker again (WriteTxnMarkers v2, transaction.version
+	// 2), as a coordinator retries one whose answer was lost: already
+	// written, so it is answered as written and nothing is appended.
+	committedEnd := end()
+	if code := writeMarkerRaw(rc, 2, pid, nextEpoch, true, 2, "tv2"); code != 0 || end() != committedEnd {
+		t.Fatalf("the commit marker retried: %v, log end %d, want written and %d", kerr.ErrorForCode(code), end(), committedEnd)
+	}
 
 	// The next transaction, at the bumped epoch from sequence 0, with
 	// verification turned off: produce v13 still adds the partition, so
@@ -107,6 +114,15 @@ func TestTransactionsV2(t *testing.T) {
 	if code := produceV13(t, b, rc, id, "tv2", txnBatch(2, "second", pid, nextEpoch, 0)); code != 0 {
 		t.Fatalf("next transaction's first batch: %v", kerr.ErrorForCode(code))
 	}
+	// The first transaction's marker arriving late now carries the epoch
+	// of the open one: refused (KIP-1228), where the V1 rule would have
+	// committed the second transaction with it.
+	if code := writeMarkerRaw(rc, 2, pid, nextEpoch, true, 2, "tv2"); code != kerr.InvalidProducerEpoch.Code {
+		t.Fatalf("a late commit marker: %v, want INVALID_PRODUCER_EPOCH", kerr.ErrorForCode(code))
+	}
+	if p := readCommittedPartition(t, rc, "tv2"); p.LastStableOffset != committedEnd {
+		t.Fatalf("after the late marker: last stable offset %d, want %d (the second transaction open)", p.LastStableOffset, committedEnd)
+	}
 	if _, e := endTxnV5(t, rc, id, pid, nextEpoch, false); e != nextEpoch+1 {
 		t.Fatalf("abort answered epoch %d, want %d", e, nextEpoch+1)
 	}
@@ -114,4 +130,15 @@ func TestTransactionsV2(t *testing.T) {
 		p := readCommittedPartition(t, rc, "tv2")
 		return p.LastStableOffset == end() && len(p.AbortedTransactions) == 1
 	})
+}
+
+// writeMarkerRaw sends WriteTxnMarkers at version for one marker of pid at
+// epoch, of a transaction at txnVersion (v2+), to topic's partition 0, and
+// returns the partition's error code.
+func writeMarkerRaw(rc *rawConn, version int16, pid int64, epoch int16, commit bool, txnVersion int8, topic string) int16 {
+	wm := kmsg.NewPtrWriteTxnMarkersRequest()
+	wm.SetVersion(version)
+	wm.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: pid, ProducerEpoch: epoch, Committed: commit, TransactionVersion: txnVersion,
+		Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: topic, Partitions: []int32{0}}}}}
+	return rc.request(wm).(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode
 }

@@ -78,6 +78,15 @@ type AppendOptions struct {
 	// in the transaction (txn_verify.go). Set for clients' produce.
 	RequireTxnVerification bool
 	TxnVerification        uint64
+	// MarkerTxnVersion is the transaction.version of the transaction an
+	// end-transaction marker ends (WriteTxnMarkers v2, KIP-1228). From 2
+	// the coordinator bumped the epoch at the end, so the marker's epoch
+	// must be above the producer's: a late marker cannot end the
+	// producer's next transaction, begun at that epoch. A marker at the
+	// producer's epoch with no transaction open is a retry of one already
+	// written (KAFKA-19999): accepted as a Duplicate, nothing appended.
+	// Below 2 the epoch may equal the producer's, as before KIP-890.
+	MarkerTxnVersion int16
 }
 
 // AppendResult reports where an append went.
@@ -85,7 +94,7 @@ type AppendResult struct {
 	BaseOffset, LastOffset int64
 	LogAppendTime          int64 // -1 unless stamped
 	LogStartOffset         int64
-	Duplicate              bool // idempotent retry: nothing appended, offsets are the original batch's
+	Duplicate              bool // idempotent retry: nothing appended, offsets are the original batch's (a retried marker's: the log's last offset)
 }
 
 // TopicID is the topic's Kafka Uuid, from partition.metadata.
@@ -189,7 +198,10 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 				}
 				return res, nil
 			}
-			if err := l.producers.validate(&h, next, batches[p:p+size], &opts); err != nil {
+			if err := l.producers.validate(&h, next, batches[p:p+size], &opts); err == errMarkerRetry {
+				res.BaseOffset, res.LastOffset, res.Duplicate = next-1, next-1, true
+				return res, nil
+			} else if err != nil {
 				return res, err
 			}
 		}

@@ -3,6 +3,7 @@ package logstore
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 
@@ -156,6 +157,10 @@ func (ps *producerState) checkDuplicate(h *protocol.BatchHeader) (batchMeta, boo
 	return cur.duplicate(h.ProducerEpoch, h.BaseSequence, h.LastSequence())
 }
 
+// errMarkerRetry is validate's answer to a transactions V2 marker that was
+// already written (AppendOptions.MarkerTxnVersion).
+var errMarkerRetry = errors.New("the marker is a retry of one already written")
+
 // validate checks a client batch that is to get offsets base..base+lastOffsetDelta
 // against the producer's state (including earlier batches of the same
 // append) and records it as pending. batch is needed for control batches only.
@@ -176,6 +181,13 @@ func (ps *producerState) validate(h *protocol.BatchHeader, base int64, batch []b
 		if e.coordinatorEpoch > coord {
 			return errorf(CodeTransactionCoordinatorFenced, "producer %d: coordinator epoch %d is older than %d",
 				h.ProducerID, coord, e.coordinatorEpoch)
+		}
+		if opts.MarkerTxnVersion >= 2 && h.ProducerEpoch == e.epoch {
+			if e.txnFirstOffset < 0 {
+				return errMarkerRetry
+			}
+			return errorf(CodeInvalidProducerEpoch, "producer %d: a transactions V2 marker's epoch %d must be above the epoch %d of the open transaction",
+				h.ProducerID, h.ProducerEpoch, e.epoch)
 		}
 		ps.applyControl(h.ProducerID, e, h, base, abort, coord)
 		return nil

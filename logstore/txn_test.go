@@ -659,3 +659,41 @@ func TestTransactionalAppendsAllocateNothing(t *testing.T) {
 		t.Errorf("after the commits: first unstable %d, last stable %d, log end %d", first, l.LastStableOffset(), l.LogEndOffset())
 	}
 }
+
+// Transactions V2 markers (AppendOptions.MarkerTxnVersion 2, KIP-1228)
+// carry the epoch the coordinator bumped at the end: one at the epoch of
+// the producer's open transaction is late, from the transaction before,
+// and is refused (a V1 marker at that epoch ends the open transaction, as
+// before KIP-890); one at the epoch of the marker just written, with no
+// transaction open, is a retry: accepted, nothing appended.
+func TestTransactionsV2Markers(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	l, err := d.CreateLog(TopicPartition{"tv2", 0}, RandomUUID(), testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := AppendOptions{LogAppendTime: -1, LeaderEpoch: -1, MarkerTxnVersion: 2}
+	appendV2 := func(batch []byte) (AppendResult, error) { return l.Append(batch, v2) }
+
+	appendTo(t, l, txnData(7, 3, 0, 2), 0) // 0-1: the transaction at epoch 3
+	if res, err := appendV2(endTxn(7, 4, true, 0)); err != nil || res.BaseOffset != 2 || res.Duplicate {
+		t.Fatalf("the marker at the bumped epoch 4: %+v, %v", res, err)
+	}
+	res, err := appendV2(endTxn(7, 4, true, 0))
+	if err != nil || !res.Duplicate || res.LastOffset != 2 || l.LogEndOffset() != 3 {
+		t.Fatalf("the marker retried: %+v, %v, log end %d; want a duplicate at 2 and nothing appended", res, err, l.LogEndOffset())
+	}
+
+	appendTo(t, l, txnData(7, 4, 0, 1), 3) // the next transaction, at epoch 4
+	if _, err := appendV2(endTxn(7, 4, true, 0)); ErrorCode(err) != CodeInvalidProducerEpoch {
+		t.Fatalf("a late V2 marker at the open transaction's epoch: %v, want INVALID_PRODUCER_EPOCH", err)
+	}
+	if l.LogEndOffset() != 4 {
+		t.Fatalf("the refused marker was written: log end %d", l.LogEndOffset())
+	}
+	l.SetHighWatermark(4)
+	checkTxnOffsets(t, "the next transaction still open", l, 3, 3)
+	appendTo(t, l, endTxn(7, 4, false, 0), 4) // V1 rules: the same epoch may end it
+	l.SetHighWatermark(5)
+	checkTxnOffsets(t, "ended by a V1 marker", l, -1, 5)
+}

@@ -32,8 +32,10 @@ type TopicPartition struct {
 type Markers interface {
 	// WriteMarkers appends an end-transaction control batch for the
 	// producer to each partition and returns a Kafka error code per
-	// partition (0: written). It may block.
-	WriteMarkers(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, partitions []TopicPartition) []int16
+	// partition (0: written). txnVersion is the transaction's
+	// transaction.version (WriteTxnMarkers v2): from 2 the partition
+	// leaders hold the marker's epoch to the V2 rules. It may block.
+	WriteMarkers(producerID int64, producerEpoch int16, coordinatorEpoch int32, commit bool, txnVersion int16, partitions []TopicPartition) []int16
 }
 
 // Coordinator coordinates the transactional ids of the __transaction_state

@@ -46,8 +46,10 @@
 //
 // EndTxn is answered once PrepareCommit or PrepareAbort is written; the
 // markers are then written in the background through Markers, one control
-// batch per partition of the transaction, with the producer's id and epoch
-// and the coordinator epoch of the __transaction_state partition. Written
+// batch per partition of the transaction, with the producer's id and epoch,
+// the coordinator epoch of the __transaction_state partition and the
+// client's transaction.version (which the leaders check the epoch by:
+// WriteTxnMarkers v2). Written
 // partitions leave the transaction; ones answering UNKNOWN_TOPIC_OR_PARTITION
 // (deleted topics) are dropped; retriable errors are retried with a
 // backoff. When none is left, CompleteCommit or CompleteAbort is written.

@@ -173,6 +173,7 @@ type markerJob struct {
 	producerEpoch    int16
 	coordinatorEpoch int32
 	commit           bool
+	txnVersion       int16 // the client's transaction.version
 	partitions       []TopicPartition
 	backoff          time.Duration
 }
@@ -184,6 +185,7 @@ func (c *Coordinator) startMarkers(t *txnMetadata) {
 		t: t, part: t.part,
 		producerID: t.producerID, producerEpoch: t.producerEpoch, coordinatorEpoch: t.part.epoch,
 		commit:     t.state == statePrepareCommit,
+		txnVersion: t.clientVersion,
 		partitions: t.sortedPartitions(),
 		backoff:    markerRetryBackoff,
 	}
@@ -208,7 +210,7 @@ func (c *Coordinator) retryLater(job *markerJob) {
 func (c *Coordinator) runMarkers(job *markerJob) {
 	var codes []int16
 	if len(job.partitions) > 0 {
-		codes = c.markers.WriteMarkers(job.producerID, job.producerEpoch, job.coordinatorEpoch, job.commit, job.partitions)
+		codes = c.markers.WriteMarkers(job.producerID, job.producerEpoch, job.coordinatorEpoch, job.commit, job.txnVersion, job.partitions)
 	}
 	t := job.t
 	t.mu.Lock()

@@ -152,11 +152,16 @@ func (l *logs) Append(p int32, batch []byte) error {
 }
 
 func (l *logs) appendTo(topic string, p int32, batch []byte) error {
+	return l.appendMarker(topic, p, batch, 0)
+}
+
+// appendMarker appends batch, a marker of a transaction at txnVersion.
+func (l *logs) appendMarker(topic string, p int32, batch []byte, txnVersion int16) error {
 	lg := l.log(topic, p)
 	if lg == nil {
 		return &logstore.Error{Code: kerr.UnknownTopicOrPartition.Code, Msg: "no such partition"}
 	}
-	if _, err := lg.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1}); err != nil {
+	if _, err := lg.Append(batch, logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: -1, MarkerTxnVersion: txnVersion}); err != nil {
 		return err
 	}
 	lg.SetHighWatermark(lg.LogEndOffset())
@@ -278,7 +283,7 @@ type recorder struct {
 	calls int
 }
 
-func (r *recorder) WriteMarkers(pid int64, epoch int16, coordEpoch int32, commit bool, tps []TopicPartition) []int16 {
+func (r *recorder) WriteMarkers(pid int64, epoch int16, coordEpoch int32, commit bool, txnVersion int16, tps []TopicPartition) []int16 {
 	r.mu.Lock()
 	gate := r.gate
 	r.calls++
@@ -297,7 +302,7 @@ func (r *recorder) WriteMarkers(pid int64, epoch int16, coordEpoch int32, commit
 		}
 		r.mu.Unlock()
 		b := protocol.AppendEndTxnMarker(nil, pid, epoch, protocol.EndTxnMarker{Commit: commit, CoordinatorEpoch: coordEpoch}, r.clock.Now().UnixMilli())
-		codes[i] = logstore.ErrorCode(r.l.appendTo(tp.Topic, tp.Partition, b))
+		codes[i] = logstore.ErrorCode(r.l.appendMarker(tp.Topic, tp.Partition, b, txnVersion))
 	}
 	return codes
 }
