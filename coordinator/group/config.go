@@ -38,6 +38,10 @@ type Config struct {
 	// ConsumerAssignors is group.consumer.assignors: names of
 	// AssignorNames, the first the default.
 	ConsumerAssignors []string
+	// MigrationPolicy is group.consumer.migration.policy, one of
+	// MigrationPolicies (bidirectional): which online migrations between
+	// the classic and consumer protocols a group with members may make.
+	MigrationPolicy string
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -56,6 +60,7 @@ func DefaultConfig() Config {
 		ConsumerHeartbeatInterval:     5 * time.Second,
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             AssignorNames,
+		MigrationPolicy:               MigrationBidirectional,
 	}
 }
 

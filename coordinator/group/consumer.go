@@ -45,10 +45,10 @@ import (
 // A group is of one kind at a time: an empty classic group becomes a
 // consumer group on the first ConsumerGroupHeartbeat, and an empty
 // consumer group becomes classic on the first JoinGroup. Offsets belong to
-// the group id and survive the change. Not implemented: online migration
-// of a non-empty group between the protocols (group.consumer.migration.policy),
-// which Kafka offers; such a request is refused as Kafka refuses it when
-// migration is disabled.
+// the group id and survive the change. A group with members moves between
+// the protocols online, as group.consumer.migration.policy allows
+// (migration.go): a consumer group then has members that speak the
+// classic protocol.
 //
 // The group is stored in __consumer_offsets with Kafka's records
 // (consumer_records.go) before a heartbeat is answered, so a coordinator
@@ -94,6 +94,10 @@ type consumerMember struct {
 	// since is, for each partition assigned or being revoked, the member
 	// epoch at which it was assigned: its assignment epoch (KIP-1251).
 	since map[topicPartitionID]int32
+
+	// classic is set for a member that speaks the classic protocol
+	// (JoinGroup, SyncGroup; migration.go), nil for one that heartbeats.
+	classic *classicProtocol
 
 	session   timerSlot
 	rebalance timerSlot
@@ -240,17 +244,24 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		}
 	}()
 	if g.consumer == nil {
-		if !g.classicEmpty() {
+		switch {
+		case leaving:
 			return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
-		}
-		if leaving {
+		case !g.classicEmpty() && !joining:
 			return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
-		}
-		if !joining {
+		case !joining:
 			return refuse(errUnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, req.Group)
+		case !g.classicEmpty():
+			if ok, code, msg := c.upgradable(g); !ok {
+				return refuse(code, "%s", msg)
+			}
+			if herr := c.upgradeToConsumer(g, topics); herr != nil {
+				return herr
+			}
+		default:
+			g.becomeConsumerGroup()
+			c.logger.Info("group uses the consumer protocol", "group", g.id)
 		}
-		g.becomeConsumerGroup()
-		c.logger.Info("group uses the consumer protocol", "group", g.id)
 	}
 	cg := g.consumer
 	if leaving {
@@ -267,6 +278,12 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	m, herr := c.consumerMemberFor(g, req, memberID)
 	if herr != nil {
 		return herr
+	}
+	if m.classic != nil {
+		// A member heartbeating is of the consumer protocol from now on.
+		m.classic.joinDeadline.stop()
+		m.classic.syncDeadline.stop()
+		m.classic = nil
 	}
 	previous := m.assigned
 	// A new member changes what the group is, even with nothing
@@ -410,15 +427,16 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 		case old.id == memberID:
 			c.resetForRejoin(g, old)
 			return old, nil
-		case old.epoch != staticLeaveEpoch:
+		case old.epoch != staticLeaveEpoch && old.classic == nil:
+			// A classic incarnation is replaced whether it left or not,
+			// as in Kafka: classic static members do not leave on close.
 			return nil, refuse(errUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by member %s.", memberID, instance, old.id)
 		}
 		// The new incarnation takes the old one's place and partitions.
 		m := *old
 		m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
-		m.session, m.rebalance = timerSlot{}, timerSlot{}
-		old.session.stop()
-		old.rebalance.stop()
+		m.session, m.rebalance, m.classic = timerSlot{}, timerSlot{}, nil
+		old.stopTimers()
 		delete(cg.members, old.id)
 		cg.target[memberID] = cg.target[old.id]
 		delete(cg.target, old.id)
@@ -602,7 +620,7 @@ func (c *Coordinator) armRebalanceTimeout(g *classicGroup, m *consumerMember) {
 		if m.epoch == epoch && g.consumer != nil && g.consumer.members[m.id] == m {
 			c.logger.Info("consumer group member fenced: it did not revoke its partitions within its rebalance timeout",
 				"group", g.id, "member", m.id, "epoch", epoch, "timeout", m.rebalanceTimeout)
-			c.fenceConsumerMember(g, m)
+			c.removeConsumerMember(g, m)
 			c.persistOrLog(g)
 		}
 	})
@@ -718,10 +736,10 @@ func (c *Coordinator) holdMember(g *classicGroup, m *consumerMember) {
 
 // armConsumerSession (re)starts the member's session timeout.
 func (c *Coordinator) armConsumerSession(g *classicGroup, m *consumerMember) {
-	c.after(g, &m.session, c.cfg.ConsumerSessionTimeout, func() {
+	c.after(g, &m.session, m.sessionTimeout(&c.cfg), func() {
 		if g.consumer != nil && g.consumer.members[m.id] == m {
 			c.logger.Info("consumer group member fenced: its session expired", "group", g.id, "member", m.id)
-			c.fenceConsumerMember(g, m)
+			c.removeConsumerMember(g, m)
 			c.persistOrLog(g)
 		}
 	})
@@ -762,7 +780,7 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 		m.rebalance.stop()
 	} else {
 		c.logger.Info("member left the consumer group", "group", g.id, "member", m.id)
-		c.fenceConsumerMember(g, m)
+		c.removeConsumerMember(g, m)
 	}
 	if err := c.persistConsumer(g); err != nil {
 		return refuse(appendErrorCode(err), "")
@@ -774,8 +792,7 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 // group epoch is bumped so that the others take them over.
 func (c *Coordinator) fenceConsumerMember(g *classicGroup, m *consumerMember) {
 	cg := g.consumer
-	m.session.stop()
-	m.rebalance.stop()
+	m.stopTimers()
 	c.releaseMember(g, m)
 	delete(cg.members, m.id)
 	delete(cg.target, m.id)
@@ -823,6 +840,10 @@ func (cg *consumerGroup) validateCommit(memberID string, epoch int32, transactio
 	switch {
 	case m == nil:
 		return errUnknownMemberID
+	case m.classic != nil && epoch != m.epoch:
+		return errIllegalGeneration
+	case m.classic != nil:
+		return 0
 	case !transactional && version < 9:
 		return errUnsupportedVersion
 	case epoch > m.epoch:
@@ -855,6 +876,8 @@ func (cg *consumerGroup) validateFetch(memberID *string, epoch int32) int16 {
 	switch {
 	case m == nil:
 		return errUnknownMemberID
+	case epoch != m.epoch && m.classic != nil:
+		return errIllegalGeneration
 	case epoch != m.epoch:
 		return errStaleMemberEpoch
 	}

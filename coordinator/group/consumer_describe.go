@@ -64,6 +64,9 @@ func (cg *consumerGroup) describe(out *kmsg.ConsumerGroupDescribeResponseGroup, 
 		dm.TargetAssignment = describedAssignment(cg.target[m.id], names)
 		if version >= 1 {
 			dm.MemberType = 1 // a member of the consumer protocol
+			if m.classic != nil {
+				dm.MemberType = 0
+			}
 		}
 		out.Members = append(out.Members, dm)
 	}

@@ -1,10 +1,12 @@
 package group
 
 import (
+	"bytes"
 	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Consumer groups are stored in __consumer_offsets as Kafka stores them,
@@ -76,7 +78,24 @@ func (m *consumerMember) metadataValue() []byte {
 	b = kbin.AppendCompactNullableString(b, nonEmpty(m.regex))
 	b = kbin.AppendInt32(b, int32(m.rebalanceTimeout.Milliseconds()))
 	b = kbin.AppendCompactNullableString(b, nonEmpty(m.assignor))
-	return flexValue(b)
+	if m.classic == nil {
+		return flexValue(b)
+	}
+	// A classic member's protocols: tagged field 0, ClassicMemberMetadata.
+	c := kbin.AppendInt32(nil, int32(m.classic.session.Milliseconds()))
+	c = kbin.AppendCompactArrayLen(c, len(m.classic.protocols))
+	for _, p := range m.classic.protocols {
+		c = kbin.AppendCompactString(c, p.Name)
+		c = kbin.AppendCompactBytes(c, p.Metadata)
+		c = kbin.AppendUvarint(c, 0)
+	}
+	c = kbin.AppendUvarint(c, 0)
+	v := kbin.AppendInt16(nil, 0)
+	v = append(v, b...)
+	v = kbin.AppendUvarint(v, 1)
+	v = kbin.AppendUvarint(v, 0)
+	v = kbin.AppendUvarint(v, uint32(len(c)))
+	return append(v, c...)
 }
 
 func (m *consumerMember) currentValue() []byte {
@@ -236,6 +255,7 @@ func (r *replayer) consumerRecord(version int16, key, value []byte) error {
 		if a := vr.CompactNullableString(); a != nil {
 			m.assignor = *a
 		}
+		m.classic = readClassicTag(&vr)
 	case cgCurrentKeyVersion:
 		m.epoch = vr.Int32()
 		m.previousEpoch = vr.Int32()
@@ -269,6 +289,28 @@ func readTopicPartitions(r *kbin.Reader) assignment {
 		}
 	}
 	return a
+}
+
+// readClassicTag reads a member metadata value's tagged fields: the
+// classic member metadata (tag 0) if there is one.
+func readClassicTag(r *kbin.Reader) *classicProtocol {
+	var out *classicProtocol
+	for n := r.Uvarint(); n > 0 && r.Ok(); n-- {
+		tag := r.Uvarint()
+		field := kbin.Reader{Src: r.Span(int(r.Uvarint()))}
+		if tag != 0 {
+			continue
+		}
+		out = &classicProtocol{session: time.Duration(field.Int32()) * time.Millisecond}
+		for i := field.CompactArrayLen(); i > 0 && field.Ok(); i-- {
+			out.protocols = append(out.protocols, kmsg.JoinGroupRequestProtocol{Name: field.CompactString(), Metadata: bytes.Clone(field.CompactBytes())})
+			skipTags(&field)
+		}
+		if !field.Ok() || len(out.protocols) == 0 {
+			return nil
+		}
+	}
+	return out
 }
 
 // skipTags passes over a struct's tagged fields.

@@ -435,11 +435,12 @@ func TestConsumerGroupOffsetChecks(t *testing.T) {
 	}
 }
 
-// A group speaks one protocol at a time: a live classic group refuses
-// consumer heartbeats, a live consumer group refuses JoinGroup, and an
-// empty one of either kind changes kind keeping its offsets.
+// With online migration disabled a live classic group refuses consumer
+// heartbeats; a live consumer group refuses a JoinGroup whose subscription
+// does not parse; an empty group of either kind changes kind keeping its
+// offsets (migration_test.go has the online migrations).
 func TestConsumerGroupProtocolKinds(t *testing.T) {
-	f := newConsumerFixture(t, nil)
+	f := newConsumerFixture(t, func(c *Config) { c.MigrationPolicy = MigrationDisabled })
 	f.topics.set("t", 1, 1)
 	join := func(group string) *kmsg.JoinGroupResponse {
 		req := kmsg.NewPtrJoinGroupRequest()
@@ -469,7 +470,7 @@ func TestConsumerGroupProtocolKinds(t *testing.T) {
 	a := f.member("a", "t")
 	a.mustHeartbeat()
 	if r := join("g"); r.ErrorCode != errInconsistentProtocol {
-		t.Fatalf("JoinGroup to a live consumer group: %d, want INCONSISTENT_GROUP_PROTOCOL", r.ErrorCode)
+		t.Fatalf("JoinGroup with an unparsable subscription to a live consumer group: %d, want INCONSISTENT_GROUP_PROTOCOL", r.ErrorCode)
 	}
 	list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5, TypesFilter: []string{"consumer"}})
 	if len(list.Groups) != 1 || list.Groups[0].Group != "g" || list.Groups[0].GroupType != "consumer" || list.Groups[0].GroupState != "Stable" {

@@ -1,6 +1,7 @@
 // Package group is the group coordinator: Kafka's classic consumer-group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the consumer
-// protocol of KIP-848 (ConsumerGroupHeartbeat; see consumer.go), and the committed
+// protocol of KIP-848 (ConsumerGroupHeartbeat; see consumer.go, and
+// migration.go for groups moving between the protocols), and the committed
 // offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
 // OffsetDelete, and TxnOffsetCommit for transactions), plus the admin views (ListGroups, DescribeGroups,
 // DeleteGroups). It follows Apache Kafka's ClassicGroup and

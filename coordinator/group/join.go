@@ -38,11 +38,11 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		return
 	}
 	if g.consumer != nil {
-		// An empty consumer group becomes classic; a live one keeps its
-		// protocol (no online migration).
+		// A consumer group with members takes classic members in
+		// (migration.go); an empty one becomes classic.
 		if !g.consumerEmpty() {
+			c.classicJoinToConsumer(g, &j)
 			g.mu.Unlock()
-			j.fail(errInconsistentProtocol, req.MemberID)
 			return
 		}
 		g.consumer = nil

@@ -19,6 +19,14 @@ func (c *Coordinator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.S
 		return
 	}
 	defer g.mu.Unlock()
+	if g.consumer != nil {
+		if g.consumerEmpty() {
+			fail(errUnknownMemberID)
+			return
+		}
+		respond(c.classicSyncToConsumer(g, req))
+		return
+	}
 	if code := c.validateSync(g, req); code != 0 {
 		fail(code)
 		return
@@ -136,6 +144,10 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 		return resp
 	}
 	defer g.mu.Unlock()
+	if g.consumer != nil {
+		resp.ErrorCode = c.classicHeartbeatToConsumer(g, req)
+		return resp
+	}
 	switch {
 	case g.state == Dead:
 		resp.ErrorCode = errCoordinatorNotAvail
@@ -178,9 +190,13 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 		resp.ErrorCode = errCoordinatorNotAvail
 		return resp
 	}
+	leave := c.leave
+	if g.consumer != nil {
+		leave = c.classicLeaveToConsumer
+	}
 	removed := 0
 	for _, l := range leaving {
-		code := c.leave(g, l)
+		code := leave(g, l)
 		if code == 0 {
 			removed++
 		}
@@ -190,7 +206,10 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 		resp.ErrorCode = resp.Members[0].ErrorCode
 		resp.Members = nil
 	}
-	if removed > 0 {
+	switch {
+	case removed > 0 && g.consumer != nil:
+		c.persistOrLog(g)
+	case removed > 0:
 		c.afterMemberRemoved(g)
 	}
 	return resp
@@ -218,6 +237,21 @@ func (c *Coordinator) leave(g *classicGroup, l kmsg.LeaveGroupRequestMember) int
 	}
 	c.removeMember(g, g.members[l.MemberID])
 	return 0
+}
+
+// answerParked answers every parked JoinGroup and SyncGroup of the group
+// with an error, for a group this coordinator stops serving as it is.
+func (c *Coordinator) answerParked(g *classicGroup, code int16) {
+	for _, m := range g.members {
+		if m.awaitingJoin != nil {
+			m.awaitingJoin(c.errorJoin(m.awaitingJoinVer, code, m.id))
+			m.awaitingJoin = nil
+		}
+		if m.awaitingSync != nil {
+			m.awaitingSync(&kmsg.SyncGroupResponse{ErrorCode: code})
+			m.awaitingSync = nil
+		}
+	}
 }
 
 // removeMember takes a leaving member out, answering what it had parked.

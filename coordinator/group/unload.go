@@ -1,7 +1,5 @@
 package group
 
-import "github.com/twmb/franz-go/pkg/kmsg"
-
 // Unload stops coordinating the groups of a partition whose leadership
 // this node lost (Kafka's onResignation): their timers stop, parked
 // JoinGroup and SyncGroup requests are answered NOT_COORDINATOR so the
@@ -26,16 +24,7 @@ func (c *Coordinator) Unload(partition int32) {
 	for _, g := range groups {
 		g.mu.Lock()
 		g.stopTimers()
-		for _, m := range g.members {
-			if m.awaitingJoin != nil {
-				m.awaitingJoin(c.errorJoin(m.awaitingJoinVer, errNotCoordinator, m.id))
-				m.awaitingJoin = nil
-			}
-			if m.awaitingSync != nil {
-				m.awaitingSync(&kmsg.SyncGroupResponse{ErrorCode: errNotCoordinator})
-				m.awaitingSync = nil
-			}
-		}
+		c.answerParked(g, errNotCoordinator)
 		// Open transactions are forgotten with the rest: the new leader
 		// replays them from the log and gets their markers.
 		c.forgetPending(g)

@@ -1,0 +1,568 @@
+package group
+
+import (
+	"encoding/binary"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Online migration between the protocols, as Kafka's GroupMetadataManager
+// does it under group.consumer.migration.policy (KIP-848):
+//
+//   - Upgrade: a ConsumerGroupHeartbeat joining a classic group that has
+//     members (of the "consumer" protocol type) turns it into a consumer
+//     group. Each classic member becomes a consumer-group member at the
+//     group's generation, owning what its last SyncGroup gave it, which is
+//     also its target; then the new member joins and the group epoch moves
+//     on as for any join.
+//   - Classic members of a consumer group keep speaking JoinGroup,
+//     SyncGroup, Heartbeat and LeaveGroup, and the coordinator translates:
+//     a JoinGroup is the member's heartbeat with its subscription and owned
+//     partitions, answered at once with its member epoch as the generation
+//     (no leader: the coordinator assigns); SyncGroup hands it its current
+//     assignment; Heartbeat answers REBALANCE_IN_PROGRESS whenever the
+//     member must rejoin to move on (a newer group epoch, partitions to
+//     revoke, or partitions it waited for now free). Their sessions use
+//     their own session timeout; a member that does not rejoin, or sync,
+//     within its rebalance timeout is fenced.
+//   - Downgrade: when the last member of the consumer protocol leaves or is
+//     fenced and classic members remain, the group becomes classic again,
+//     Stable at the group epoch with each member's target assignment, and
+//     a rebalance starts.
+//
+// Not done: a downgrade when the last consumer-protocol member is a static
+// member replaced by a classic incarnation of itself (the group then stays
+// a consumer group whose members all speak the classic protocol, which
+// serves them as well).
+
+// Migration policies: group.consumer.migration.policy.
+const (
+	MigrationDisabled      = "disabled"
+	MigrationUpgrade       = "upgrade"
+	MigrationDowngrade     = "downgrade"
+	MigrationBidirectional = "bidirectional"
+)
+
+// MigrationPolicies lists the values group.consumer.migration.policy takes.
+var MigrationPolicies = []string{MigrationDisabled, MigrationUpgrade, MigrationDowngrade, MigrationBidirectional}
+
+func (cfg *Config) upgradeEnabled() bool {
+	return cfg.MigrationPolicy == MigrationUpgrade || cfg.MigrationPolicy == MigrationBidirectional
+}
+
+func (cfg *Config) downgradeEnabled() bool {
+	return cfg.MigrationPolicy == MigrationDowngrade || cfg.MigrationPolicy == MigrationBidirectional
+}
+
+// classicProtocol is what a consumer-group member speaking the classic
+// protocol brought in its JoinGroup (Kafka's ClassicMemberMetadata).
+type classicProtocol struct {
+	session   time.Duration
+	protocols []kmsg.JoinGroupRequestProtocol
+	// joinDeadline and syncDeadline fence a member told to rejoin that
+	// does not, and a member that joined and does not sync.
+	joinDeadline, syncDeadline timerSlot
+}
+
+// protocolName is the protocol the member is answered with: its first.
+func (p *classicProtocol) protocolName() string { return p.protocols[0].Name }
+
+// sessionTimeout is the member's session: its own for a classic member,
+// group.consumer.session.timeout.ms otherwise.
+func (m *consumerMember) sessionTimeout(cfg *Config) time.Duration {
+	if m.classic != nil {
+		return m.classic.session
+	}
+	return cfg.ConsumerSessionTimeout
+}
+
+func (m *consumerMember) stopTimers() {
+	m.session.stop()
+	m.rebalance.stop()
+	if m.classic != nil {
+		m.classic.joinDeadline.stop()
+		m.classic.syncDeadline.stop()
+	}
+}
+
+// upgradable reports whether a ConsumerGroupHeartbeat may turn this
+// classic group with members into a consumer group; code is the refusal
+// otherwise.
+func (c *Coordinator) upgradable(g *classicGroup) (ok bool, code int16, msg string) {
+	notConsumer := "Group " + g.id + " is not a consumer group."
+	switch {
+	case !c.cfg.upgradeEnabled():
+		c.logger.Info("not upgrading classic group to a consumer group: online upgrade is disabled", "group", g.id)
+		return false, errGroupIDNotFound, notConsumer
+	case g.protocolType != "consumer" || g.protocol == "":
+		c.logger.Info("not upgrading classic group to a consumer group: it does not use the consumer protocol", "group", g.id, "protocolType", g.protocolType)
+		return false, errGroupIDNotFound, notConsumer
+	case len(g.members) > c.cfg.ConsumerMaxSize:
+		return false, errGroupIDNotFound, notConsumer
+	case len(g.members) == c.cfg.ConsumerMaxSize:
+		return false, errGroupMaxSizeReached, "The consumer group has reached its maximum capacity."
+	}
+	return true, 0, ""
+}
+
+// upgradeToConsumer makes the classic group g a consumer group of the same
+// members (see the top of this file). It refuses, changing nothing, when a
+// member's subscription or assignment does not parse.
+func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbeatError {
+	cg := newConsumerGroup()
+	cg.epoch, cg.assignmentEpoch = g.generation, g.generation
+	malformed := refuse(errGroupIDNotFound, "Cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed.", g.id)
+	for _, old := range g.members {
+		var sub kmsg.ConsumerMemberMetadata
+		if err := sub.ReadFrom(old.metadataFor(g.protocol)); err != nil {
+			return malformed
+		}
+		var given kmsg.ConsumerMemberAssignment
+		if len(old.assignment) > 0 {
+			if err := given.ReadFrom(old.assignment); err != nil {
+				return malformed
+			}
+		}
+		assigned := assignment{}
+		for _, t := range given.Topics {
+			id, n, ok := topics.Topic(t.Topic)
+			for _, p := range t.Partitions {
+				if ok && p >= 0 && p < n && !assigned.has(id, p) {
+					assigned[id] = append(assigned[id], p)
+					sort.Slice(assigned[id], func(i, j int) bool { return assigned[id][i] < assigned[id][j] })
+				}
+			}
+		}
+		m := &consumerMember{
+			id: old.id, instanceID: old.instanceID, rackID: sub.Rack,
+			clientID: old.clientID, clientHost: old.clientHost,
+			epoch: g.generation, previousEpoch: g.generation, state: memberStable,
+			rebalanceTimeout: old.rebalanceTimeout,
+			topics:           sortedUnique(sub.Topics),
+			assigned:         assigned, revoking: assignment{},
+			since:   map[topicPartitionID]int32{},
+			classic: &classicProtocol{session: old.sessionTimeout, protocols: old.protocols},
+		}
+		for t, ps := range assigned {
+			for _, p := range ps {
+				m.since[topicPartitionID{t, p}] = m.epoch
+			}
+		}
+		cg.members[m.id] = m
+		if m.instanceID != nil {
+			cg.static[*m.instanceID] = m.id
+		}
+		cg.target[m.id] = assigned
+	}
+	cg.subscribed = subscriptionOf(cg, topics)
+	c.dissolveClassic(g)
+	g.becomeConsumerGroup()
+	g.consumer = cg
+	for _, m := range cg.members {
+		c.holdMember(g, m)
+		c.armConsumerSession(g, m)
+	}
+	c.logger.Info("classic group upgraded to a consumer group", "group", g.id, "members", len(cg.members), "epoch", cg.epoch)
+	return nil
+}
+
+// dissolveClassic ends the classic side of a group that becomes a
+// consumer group: parked JoinGroup and SyncGroup requests are told to
+// rejoin, and every classic timer stops.
+func (c *Coordinator) dissolveClassic(g *classicGroup) {
+	c.answerParked(g, errRebalanceInProgress)
+	for _, m := range g.members {
+		m.heartbeat.stop()
+	}
+	for _, slot := range g.pending {
+		slot.stop()
+	}
+	g.joinTimer.stop()
+	g.syncTimer.stop()
+	g.delayRemaining = -1
+	clear(g.members)
+	clear(g.static)
+	clear(g.pending)
+	clear(g.supported)
+	clear(g.pendingSync)
+	g.awaiting = 0
+	g.transition(Empty, c.clock.Now())
+}
+
+// removeConsumerMember takes a member out of a consumer group because it
+// left or was fenced: the group becomes classic again if only classic
+// members remain and the policy allows it, else the member is fenced.
+func (c *Coordinator) removeConsumerMember(g *classicGroup, m *consumerMember) {
+	if c.downgradable(g, m) {
+		c.downgradeToClassic(g, m)
+		return
+	}
+	c.fenceConsumerMember(g, m)
+}
+
+// downgradable is Kafka's validateOnlineDowngradeWithFencedMember.
+func (c *Coordinator) downgradable(g *classicGroup, leaving *consumerMember) bool {
+	cg := g.consumer
+	if leaving.classic != nil || len(cg.members) <= 1 {
+		return false
+	}
+	for _, m := range cg.members {
+		if m != leaving && m.classic == nil {
+			return false
+		}
+	}
+	switch {
+	case !c.cfg.downgradeEnabled():
+		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
+		return false
+	case len(cg.members)-1 > c.cfg.MaxSize:
+		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
+		return false
+	}
+	return true
+}
+
+// downgradeToClassic makes the consumer group g, whose members but leaving
+// all speak the classic protocol, a classic group: Stable at the group
+// epoch, each member holding its target assignment, and then rebalancing.
+func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMember) {
+	cg := g.consumer
+	names := cg.topicNames(c.topicImage())
+	leaving.stopTimers()
+	ids := sortedKeys(cg.members)
+	g.consumer = nil
+	g.generation = cg.epoch
+	g.protocolType = "consumer"
+	g.protocol, g.leader = "", ""
+	for _, id := range ids {
+		cm := cg.members[id]
+		if cm == leaving {
+			continue
+		}
+		cm.stopTimers()
+		g.add(&member{
+			id: cm.id, instanceID: cm.instanceID, clientID: cm.clientID, clientHost: cm.clientHost,
+			rebalanceTimeout: cm.rebalanceTimeout, sessionTimeout: cm.classic.session,
+			protocolType: "consumer", protocols: cm.classic.protocols,
+		})
+	}
+	g.protocol = g.selectProtocol()
+	for id, m := range g.members {
+		m.assignment = encodeAssignment(cg.target[id], names, m.metadataFor(g.protocol))
+		c.armHeartbeat(g, m, m.sessionTimeout)
+	}
+	g.transition(Stable, c.clock.Now())
+	c.logger.Info("consumer group downgraded to a classic group", "group", g.id, "members", len(g.members), "generation", g.generation)
+	if err := c.persistConsumer(g); err != nil {
+		c.logger.Warn("storing the downgraded group failed", "group", g.id, "err", err)
+	}
+	if err := c.storeGroup(g); err != nil {
+		c.logger.Warn("storing the downgraded group failed", "group", g.id, "err", err)
+	}
+	c.prepareRebalance(g)
+}
+
+// encodeAssignment is a ConsumerProtocolAssignment of a, in the version of
+// the member's subscription metadata (as Kafka answers each member in the
+// version it speaks).
+func encodeAssignment(a assignment, names map[[16]byte]string, metadata []byte) []byte {
+	out := kmsg.NewConsumerMemberAssignment()
+	if len(metadata) >= 2 {
+		out.Version = min(max(int16(binary.BigEndian.Uint16(metadata)), 0), 3)
+	}
+	for _, t := range sortedTopicIDs(a) {
+		if name, ok := names[t]; ok {
+			out.Topics = append(out.Topics, kmsg.ConsumerMemberAssignmentTopic{Topic: name, Partitions: slices.Clone(a[t])})
+		}
+	}
+	sort.Slice(out.Topics, func(i, j int) bool { return out.Topics[i].Topic < out.Topics[j].Topic })
+	return out.AppendTo(nil)
+}
+
+func sortedUnique(names []string) []string {
+	out := slices.Clone(names)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// supportsClassic is Kafka's ConsumerGroup.supportsClassicProtocols: a
+// joining classic member must speak the consumer protocol type and share
+// a protocol with every classic member already in.
+func (cg *consumerGroup) supportsClassic(protocolType string, ps []kmsg.JoinGroupRequestProtocol) bool {
+	if protocolType != "consumer" || len(ps) == 0 {
+		return false
+	}
+	classic := 0
+	supported := map[string]int{}
+	for _, m := range cg.members {
+		if m.classic == nil {
+			continue
+		}
+		classic++
+		for _, p := range m.classic.protocols {
+			supported[p.Name]++
+		}
+	}
+	for _, p := range ps {
+		if supported[p.Name] == classic {
+			return true
+		}
+	}
+	return false
+}
+
+// classicJoinToConsumer serves a JoinGroup to a consumer group with
+// members (Kafka's classicGroupJoinToConsumerGroup).
+func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
+	req := j.req
+	cg := g.consumer
+	topics := c.topicImage()
+	if topics == nil {
+		j.fail(errCoordinatorNotAvail, req.MemberID)
+		return
+	}
+	memberID := req.MemberID
+	unknown := memberID == ""
+	if unknown {
+		memberID = newMemberUUID()
+	}
+	if _, known := cg.members[memberID]; !known && len(cg.members) >= c.cfg.ConsumerMaxSize {
+		j.fail(errGroupMaxSizeReached, req.MemberID)
+		return
+	}
+	if !cg.supportsClassic(req.ProtocolType, req.Protocols) {
+		j.fail(errInconsistentProtocol, req.MemberID)
+		return
+	}
+	if unknown && req.InstanceID == nil && req.Version >= 4 {
+		j.fail(errMemberIDRequired, memberID)
+		return
+	}
+	var sub kmsg.ConsumerMemberMetadata
+	if err := sub.ReadFrom(req.Protocols[0].Metadata); err != nil {
+		j.fail(errInconsistentProtocol, req.MemberID)
+		return
+	}
+	m, code := c.classicMemberToJoin(g, req, memberID, unknown)
+	if code != 0 {
+		j.fail(code, req.MemberID)
+		return
+	}
+	topicNames := sortedUnique(sub.Topics)
+	changed := m.fresh || !slices.Equal(topicNames, m.topics) || m.regex != ""
+	m.fresh = false
+	m.topics, m.regex, m.re = topicNames, "", nil
+	if sub.Rack != nil {
+		m.rackID = sub.Rack
+	}
+	m.instanceID = req.InstanceID
+	m.rebalanceTimeout = j.rebalance
+	m.clientID, m.clientHost = j.clientID, j.clientHost
+	if m.classic == nil {
+		m.classic = &classicProtocol{}
+	}
+	m.classic.session, m.classic.protocols = j.session, req.Protocols
+	cg.members[m.id] = m
+	if m.instanceID != nil {
+		cg.static[*m.instanceID] = m.id
+	}
+	owned := []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	for _, t := range sub.OwnedPartitions {
+		if id, _, ok := topics.Topic(t.Topic); ok {
+			owned = append(owned, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: id, Partitions: t.Partitions})
+		}
+	}
+	c.maybeBumpEpoch(g, topics, changed)
+	c.reconcile(g, m, owned)
+	c.armConsumerSession(g, m)
+	m.classic.joinDeadline.stop()
+	c.after(g, &m.classic.syncDeadline, m.rebalanceTimeout, func() {
+		c.fenceClassicMember(g, m, "it did not sync within its rebalance timeout")
+	})
+	if err := c.persistConsumer(g); err != nil {
+		j.fail(appendErrorCode(err), req.MemberID)
+		return
+	}
+	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	resp.MemberID, resp.Generation = m.id, m.epoch
+	pt, p := "consumer", m.classic.protocolName()
+	resp.ProtocolType, resp.Protocol = &pt, &p
+	j.respond(resp)
+}
+
+// classicMemberToJoin finds or makes the member a classic JoinGroup
+// names: a static member with no member id replaces the instance's
+// previous incarnation, taking its place and partitions.
+func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRequest, memberID string, unknown bool) (*consumerMember, int16) {
+	cg := g.consumer
+	if req.InstanceID == nil {
+		if m := cg.members[memberID]; m != nil {
+			return m, 0
+		}
+		c.logger.Info("classic member joins the consumer group", "group", g.id, "member", memberID)
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+	}
+	instance := *req.InstanceID
+	old := cg.members[cg.static[instance]]
+	switch {
+	case old == nil:
+		c.logger.Info("classic static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+	case !unknown && old.id != memberID:
+		return nil, errFencedInstanceID
+	case !unknown:
+		return old, 0
+	}
+	m := *old
+	m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
+	m.session, m.rebalance, m.classic = timerSlot{}, timerSlot{}, nil
+	old.stopTimers()
+	delete(cg.members, old.id)
+	cg.target[memberID] = cg.target[old.id]
+	delete(cg.target, old.id)
+	c.logger.Info("classic static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
+	return &m, 0
+}
+
+// fenceClassicMember fences a classic member of a consumer group that
+// missed a deadline, if it is still in the group.
+func (c *Coordinator) fenceClassicMember(g *classicGroup, m *consumerMember, why string) {
+	if g.consumer == nil || g.consumer.members[m.id] != m {
+		return
+	}
+	c.logger.Info("consumer group member fenced: "+why, "group", g.id, "member", m.id)
+	c.removeConsumerMember(g, m)
+	c.persistOrLog(g)
+}
+
+// classicMember finds the classic member a SyncGroup, Heartbeat or
+// LeaveGroup names (Kafka's validateConsumerGroupMember and
+// throwIfMemberDoesNotUseClassicProtocol).
+func (cg *consumerGroup) classicMember(memberID string, instanceID *string) (*consumerMember, int16) {
+	var m *consumerMember
+	if instanceID == nil {
+		m = cg.members[memberID]
+	} else {
+		m = cg.members[cg.static[*instanceID]]
+		if m != nil && memberID != "" && m.id != memberID {
+			return nil, errFencedInstanceID
+		}
+	}
+	if m == nil || m.classic == nil {
+		return nil, errUnknownMemberID
+	}
+	return m, 0
+}
+
+// mustRejoin reports whether a classic member has to rejoin to move on:
+// the group epoch is newer, it has partitions to revoke, or the partitions
+// it waited for are free now.
+func (cg *consumerGroup) mustRejoin(m *consumerMember) bool {
+	return m.epoch < cg.epoch || m.state == memberUnrevokedPartitions ||
+		(m.state == memberUnreleasedPartitions && !cg.waitingOnUnreleased(m))
+}
+
+// waitingOnUnreleased reports whether a partition of m's target is still
+// held by another member.
+func (cg *consumerGroup) waitingOnUnreleased(m *consumerMember) bool {
+	for t, ps := range cg.target[m.id] {
+		for _, p := range ps {
+			if _, held := cg.owners[topicPartitionID{t, p}]; held && !m.assigned.has(t, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// armJoinDeadline fences a classic member told to rejoin that does not
+// within its rebalance timeout; a deadline already running is kept.
+func (c *Coordinator) armJoinDeadline(g *classicGroup, m *consumerMember) {
+	if m.classic.joinDeadline.timer != nil {
+		return
+	}
+	c.after(g, &m.classic.joinDeadline, m.rebalanceTimeout, func() {
+		c.fenceClassicMember(g, m, "it did not rejoin within its rebalance timeout")
+	})
+}
+
+// classicSyncToConsumer serves a SyncGroup of a classic member of a
+// consumer group: its current assignment.
+func (c *Coordinator) classicSyncToConsumer(g *classicGroup, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
+	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+	cg := g.consumer
+	m, code := cg.classicMember(req.MemberID, req.InstanceID)
+	switch {
+	case code != 0:
+	case req.Generation != m.epoch:
+		code = errIllegalGeneration
+	case (req.ProtocolType != nil && *req.ProtocolType != "consumer") || (req.Protocol != nil && *req.Protocol != m.classic.protocolName()):
+		code = errInconsistentProtocol
+	case cg.epoch > m.epoch && m.state != memberUnrevokedPartitions:
+		c.armJoinDeadline(g, m)
+		code = errRebalanceInProgress
+	}
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
+	m.classic.syncDeadline.stop()
+	c.armConsumerSession(g, m)
+	pt, p := "consumer", m.classic.protocolName()
+	resp.ProtocolType, resp.Protocol = &pt, &p
+	resp.MemberAssignment = encodeAssignment(m.assigned, cg.topicNames(c.topicImage()), m.classic.protocols[0].Metadata)
+	return resp
+}
+
+// classicHeartbeatToConsumer serves a Heartbeat of a classic member of a
+// consumer group.
+func (c *Coordinator) classicHeartbeatToConsumer(g *classicGroup, req *kmsg.HeartbeatRequest) int16 {
+	cg := g.consumer
+	m, code := cg.classicMember(req.MemberID, req.InstanceID)
+	switch {
+	case code != 0:
+		return code
+	case req.Generation != m.epoch:
+		return errIllegalGeneration
+	}
+	c.armConsumerSession(g, m)
+	if cg.mustRejoin(m) {
+		c.armJoinDeadline(g, m)
+		return errRebalanceInProgress
+	}
+	return 0
+}
+
+// classicLeaveToConsumer serves one member of a LeaveGroup to a consumer
+// group: only classic members leave this way.
+func (c *Coordinator) classicLeaveToConsumer(g *classicGroup, l kmsg.LeaveGroupRequestMember) int16 {
+	cg := g.consumer
+	var m *consumerMember
+	if l.InstanceID == nil {
+		m = cg.members[l.MemberID]
+	} else {
+		if m = cg.members[cg.static[*l.InstanceID]]; m == nil {
+			return errUnknownMemberID
+		}
+		if l.MemberID != "" && m.id != l.MemberID {
+			return errFencedInstanceID
+		}
+	}
+	if m == nil || m.classic == nil {
+		return errUnknownMemberID
+	}
+	c.logger.Info("classic member left the consumer group", "group", g.id, "member", m.id, "reason", strings.TrimSpace(stringOr(l.Reason, "not provided")))
+	c.fenceConsumerMember(g, m)
+	return 0
+}
+
+func stringOr(s *string, or string) string {
+	if s == nil {
+		return or
+	}
+	return *s
+}
