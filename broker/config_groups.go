@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
@@ -124,6 +125,14 @@ var consumerGroupKeys = []configKey{
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.Groups.ConsumerMaxSize = int(n)
 		return err
+	}},
+	{"group.consumer.migration.policy", "STRING", "bidirectional", "The config that enables converting the non-empty classic group using the consumer embedded protocol to the non-empty consumer group using the consumer group protocol and vice versa; conversions of empty groups in both directions are always enabled regardless of this policy. bidirectional: both upgrade from classic group to consumer group and downgrade from consumer group to classic group are enabled, upgrade: only upgrade is enabled, downgrade: only downgrade is enabled, disabled: neither upgrade nor downgrade is enabled.", func(c *Config, v string) error {
+		policy := strings.ToLower(strings.TrimSpace(v))
+		if !slices.Contains(group.MigrationPolicies, policy) {
+			return fmt.Errorf("must be one of %s", strings.Join(group.MigrationPolicies, ", "))
+		}
+		c.Groups.MigrationPolicy = policy
+		return nil
 	}},
 }
 

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,18 +41,24 @@ func waitConsumerStable(t *testing.T, adm *kadm.Client, group string, members []
 	return dg
 }
 
-// A group of franz-go members using the consumer protocol (KIP-848)
-// consumes every record once, hands partitions over when members come and
-// go, and commits offsets that leave no lag.
-func TestConsumerProtocolGroup(t *testing.T) {
-	const partitions = 6
+// startGroupTest starts a broker serving the consumer protocol with a
+// topic "t" of the given partitions, an admin client, a producer to "t"
+// and the record tally of the group's consumers.
+func startGroupTest(t *testing.T, partitions int32) (*Broker, *kadm.Client, *kgo.Client, *seenRecords) {
 	b := startBroker(t, consumerProtocolProps)
 	adm := newAdmin(t, b)
 	if _, err := adm.CreateTopic(ctxT(t), partitions, 1, nil, "t"); err != nil {
 		t.Fatal(err)
 	}
-	producer := newClient(t, b, kgo.DefaultProduceTopic("t"))
-	seen := newSeenRecords()
+	return b, adm, newClient(t, b, kgo.DefaultProduceTopic("t")), newSeenRecords()
+}
+
+// A group of franz-go members using the consumer protocol (KIP-848)
+// consumes every record once, hands partitions over when members come and
+// go, and commits offsets that leave no lag.
+func TestConsumerProtocolGroup(t *testing.T) {
+	const partitions = 6
+	b, adm, producer, seen := startGroupTest(t, partitions)
 	opts := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer())}
 	c1 := startConsumer(t, b, "c1", "g", seen, opts...)
 	c2 := startConsumer(t, b, "c2", "g", seen, opts...)
@@ -303,4 +311,77 @@ func TestConsumerAssignorsConfig(t *testing.T) {
 	if err != nil || !slices.Equal(cfg.Groups.ConsumerAssignors, []string{"uniform", "range"}) {
 		t.Fatalf("the default: %v %v", cfg.Groups.ConsumerAssignors, err)
 	}
+}
+
+// A live group of franz-go classic members (cooperative-sticky) takes in
+// a member of the consumer protocol: the group becomes a consumer group
+// whose classic members keep consuming and hand it its share; when it
+// leaves, the group is classic again. No partition has two owners at any
+// time and every record is consumed.
+func TestOnlineGroupMigration(t *testing.T) {
+	const partitions = 6
+	b, adm, producer, seen := startGroupTest(t, partitions)
+	classic := []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer())}
+	c1 := startConsumer(t, b, "c1", "g", seen, classic...)
+	c2 := startConsumer(t, b, "c2", "g", seen, classic...)
+	waitStable(t, adm, "g", []*groupConsumer{c1, c2}, partitions)
+	produceValues(t, producer, 0, 2000)
+	waitUntil(t, "2000 records consumed", 30*time.Second, func() bool { return seen.distinct() == 2000 })
+
+	overlap := make(chan string, 1)
+	stopWatch := make(chan struct{})
+	watched := []*groupConsumer{c1, c2}
+	var watchMu sync.Mutex
+	go func() {
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			watchMu.Lock()
+			owner := map[int32]string{}
+			for _, gc := range watched {
+				for _, p := range gc.partitions() {
+					if o, ok := owner[p]; ok {
+						select {
+						case overlap <- fmt.Sprintf("partition %d owned by %s and %s", p, o, gc.name):
+						default:
+						}
+					}
+					owner[p] = gc.name
+				}
+			}
+			watchMu.Unlock()
+		}
+	}()
+	defer close(stopWatch)
+
+	n := startConsumer(t, b, "n", "g", seen, kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	watchMu.Lock()
+	watched = append(watched, n)
+	watchMu.Unlock()
+	dg := waitConsumerStable(t, adm, "g", []*groupConsumer{c1, c2, n}, partitions)
+	for _, m := range dg.Members {
+		if got := len(m.Assignment["t"]); got != 2 {
+			t.Errorf("member %s has %d partitions, want 2 of 6", m.ClientID, got)
+		}
+	}
+	produceValues(t, producer, 2000, 4000)
+	waitUntil(t, "4000 records consumed", 30*time.Second, func() bool { return seen.distinct() == 4000 })
+
+	n.stop()
+	waitStable(t, adm, "g", []*groupConsumer{c1, c2}, partitions)
+	if described, err := adm.DescribeConsumerGroups(ctxT(t), "g"); err != nil || !errors.Is(described["g"].Err, kerr.GroupIDNotFound) {
+		t.Errorf("ConsumerGroupDescribe after the consumer-protocol member left: %v, %v; want GROUP_ID_NOT_FOUND (classic again)", err, described["g"].Err)
+	}
+	produceValues(t, producer, 4000, 6000)
+	waitUntil(t, "6000 records consumed", 30*time.Second, func() bool { return seen.distinct() == 6000 })
+	select {
+	case msg := <-overlap:
+		t.Error(msg)
+	default:
+	}
+	c1.stop()
+	c2.stop()
 }
