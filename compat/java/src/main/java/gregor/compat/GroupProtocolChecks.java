@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.MemberDescription;
@@ -48,8 +49,15 @@ final class GroupProtocolChecks {
         this.clients = clients;
     }
 
+    /** The classic protocol as a Java consumer of the same group speaks it, told of rebalances within half a second. */
+    private static final Map<String, Object> CLASSIC = Map.of(
+            ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic",
+            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+            ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 20,
+            ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
+
     String all() throws Exception {
-        return members() + "; " + pattern() + "; " + brokerPattern();
+        return members() + "; " + pattern() + "; " + brokerPattern() + "; " + migration();
     }
 
     /** A member of the group under test; it checks every record it receives against {@code next}. */
@@ -61,9 +69,13 @@ final class GroupProtocolChecks {
         String lost;
 
         Member(String name, String group, String topic, Map<TopicPartition, Long> next) {
+            this(name, group, topic, next, PROTOCOL);
+        }
+
+        Member(String name, String group, String topic, Map<TopicPartition, Long> next, Map<String, Object> settings) {
             this.name = name;
             this.next = next;
-            consumer = clients.consumer(group, PROTOCOL);
+            consumer = clients.consumer(group, settings);
             consumer.subscribe(List.of(topic), this);
         }
 
@@ -145,18 +157,91 @@ final class GroupProtocolChecks {
 
             long total = feed.stop();
             awaitRecords(live, total);
-            Member d = live.get(2);
-            Map<TopicPartition, OffsetAndMetadata> committed = d.consumer.committed(Set.copyOf(next.keySet()), Clients.TIMEOUT);
-            for (int p = 0; p < PARTITIONS; p++) {
-                TopicPartition tp = new TopicPartition(topic, p);
-                Expect.equal(committed.get(tp) == null ? null : committed.get(tp).offset(), next.getOrDefault(tp, 0L), "committed offset of " + tp);
-            }
+            expectCommitted(live.get(2), topic, next);
             return "3 members split " + PARTITIONS + " partitions 2+2+2; c left and a and b took its partitions over from its commits (3+3); "
                     + "d joined (2+2+2); " + total + " records, written meanwhile, received once, in order, committed; " + described;
         } finally {
             for (Member m : live) {
                 m.consumer.close(Clients.TIMEOUT);
             }
+        }
+    }
+
+    /**
+     * Online migration between the protocols, as a rolling upgrade of a
+     * group's consumers does it: two members of the classic protocol (the
+     * Java client's default assignors, range first: eager) split the topic
+     * 3+3; a member of the consumer protocol joins the live group, which
+     * becomes a consumer group (2+2+2) whose classic members rebalance
+     * through JoinGroup and SyncGroup; when it leaves, the group is classic
+     * again (3+3). A producer writes throughout; every record reaches the
+     * group once, in order, and the last commits are the end of each
+     * partition; no member is fenced.
+     */
+    String migration() throws Exception {
+        String topic = clients.name("gp-mig");
+        String group = clients.name("gp-mig-g");
+        clients.createTopic(topic, PARTITIONS);
+        Map<TopicPartition, Long> next = new HashMap<>();
+        List<Member> live = new ArrayList<>();
+        try (Feed feed = new Feed(topic)) {
+            live.add(new Member("classic-a", group, topic, next, CLASSIC));
+            live.add(new Member("classic-b", group, topic, next, CLASSIC));
+            awaitSplit("two classic members to own 3 partitions each", live);
+            awaitEachReads(live);
+            expectType(group, live, GroupType.CLASSIC);
+
+            Member c = new Member("consumer-c", group, topic, next, PROTOCOL);
+            live.add(c);
+            awaitSplit("the classic members and consumer-protocol member c to own 2 partitions each", live);
+            awaitEachReads(live);
+            expectType(group, live, GroupType.CONSUMER);
+
+            c.consumer.close(Clients.TIMEOUT);
+            live.remove(c);
+            awaitSplit("the classic members to own 3 partitions each again", live);
+            awaitEachReads(live);
+            expectType(group, live, GroupType.CLASSIC);
+
+            long total = feed.stop();
+            awaitRecords(live, total);
+            expectCommitted(live.get(0), topic, next);
+            return "online migration: 2 classic members (3+3), a consumer-protocol member joined the live group (consumer group, 2+2+2) and left "
+                    + "(classic group, 3+3); " + total + " records, written meanwhile, received once, in order, committed";
+        } finally {
+            for (Member m : live) {
+                m.consumer.close(Clients.TIMEOUT);
+            }
+        }
+    }
+
+    /** The group's committed offsets, as member m reads them, are next: the offsets after the last records received. */
+    private static void expectCommitted(Member m, String topic, Map<TopicPartition, Long> next) {
+        Map<TopicPartition, OffsetAndMetadata> committed = m.consumer.committed(Set.copyOf(next.keySet()), Clients.TIMEOUT);
+        for (int p = 0; p < PARTITIONS; p++) {
+            TopicPartition tp = new TopicPartition(topic, p);
+            Expect.equal(committed.get(tp) == null ? null : committed.get(tp).offset(), next.getOrDefault(tp, 0L), "committed offset of " + tp);
+        }
+    }
+
+    /** Polls the members until describeConsumerGroups shows the group of this type with all of them. */
+    private void expectType(String group, List<Member> members, GroupType type) throws Exception {
+        awaitDescribed(group, members, "describeConsumerGroups to show a " + type + " group of " + members.size() + " members",
+                d -> d.type() == type && d.members().size() == members.size());
+    }
+
+    /** Polls the members until describeConsumerGroups describes the group as ok wants; fails with what and the last description. */
+    private void awaitDescribed(String group, List<Member> members, String what, Predicate<ConsumerGroupDescription> ok) throws Exception {
+        for (long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos(); ; ) {
+            for (Member m : members) {
+                m.poll();
+            }
+            ConsumerGroupDescription d = clients.admin().describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+            if (ok.test(d)) {
+                return;
+            }
+            Expect.that(System.nanoTime() < deadline, what + "; last: " + d);
+            Thread.sleep(50);
         }
     }
 
@@ -274,25 +359,15 @@ final class GroupProtocolChecks {
         for (Member m : members) {
             want.put(m.memberId(), Set.copyOf(m.consumer.assignment()));
         }
-        String last = "";
-        for (long deadline = System.nanoTime() + Clients.TIMEOUT.toNanos(); ; ) {
-            for (Member m : members) {
-                m.poll();
-            }
-            ConsumerGroupDescription d = clients.admin().describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
+        awaitDescribed(group, members, "describeConsumerGroups to show the stable group " + want, d -> {
             Map<String, Set<TopicPartition>> got = new TreeMap<>(), target = new TreeMap<>();
             for (MemberDescription md : d.members()) {
                 got.put(md.consumerId(), md.assignment().topicPartitions());
                 target.put(md.consumerId(), md.targetAssignment().map(a -> a.topicPartitions()).orElse(null));
             }
-            if (d.type() == GroupType.CONSUMER && d.state() == ConsumerGroupState.STABLE
-                    && "uniform".equals(d.partitionAssignor()) && got.equals(want) && target.equals(want)) {
-                break;
-            }
-            last = d + " targets " + target;
-            Expect.that(System.nanoTime() < deadline, "describeConsumerGroups to show the stable group " + want + "; last: " + last);
-            Thread.sleep(50);
-        }
+            return d.type() == GroupType.CONSUMER && d.state() == ConsumerGroupState.STABLE
+                    && "uniform".equals(d.partitionAssignor()) && got.equals(want) && target.equals(want);
+        });
         return "describeConsumerGroups: consumer group, Stable, uniform, " + members.size() + " members with their partitions";
     }
 
