@@ -28,6 +28,7 @@ func TestConfluentKafkaGoGroupProtocol(t *testing.T) {
 		t.Run("members", func(t *testing.T) { testConfluentGroupProtocolMembers(t, p.Addr, adm) })
 		t.Run("regex", func(t *testing.T) { testConfluentGroupProtocolRegex(t, p.Addr, adm) })
 		t.Run("static", func(t *testing.T) { testConfluentGroupProtocolStatic(t, p.Addr, adm) })
+		t.Run("migration", func(t *testing.T) { testConfluentGroupProtocolMigration(t, p.Addr, adm) })
 	})
 }
 
@@ -209,4 +210,59 @@ func testConfluentGroupProtocolStatic(t *testing.T, addr string, adm *kadm.Clien
 	waitCommittedAtEnd(t, adm, group, topic)
 	seen.checkExactlyOnce(t, append(slices.Clone(first), second...))
 	kip848CheckConsumedAsAssigned(t, seen, g2, topic, "second")
+}
+
+// testConfluentGroupProtocolMigration: librdkafka's classic members a and
+// b (its default assignors, range and roundrobin: eager) consume a first
+// round; consumer-protocol member c joins the live group, which becomes a
+// consumer group of the three, while a second round is written; c leaves,
+// the group is classic again and a third round is consumed. Every record
+// exactly once, every round committed.
+func testConfluentGroupProtocolMigration(t *testing.T, addr string, adm *kadm.Client) {
+	const topic, group = "cgp-mig", "cgp-mig-g"
+	createTopic(t, adm, topic)
+	seen := newConsumed()
+	classic := func(name string) *confluentMember {
+		c, err := kafka.NewConsumer(confluentConfig(t, addr, "group.id="+group, "client.id="+name, "auto.offset.reset=earliest",
+			"auto.commit.interval.ms=100", "fetch.wait.max.ms=100", "heartbeat.interval.ms=300"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SubscribeTopics([]string{topic}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return pollConfluentMember(t, c, name, seen)
+	}
+	classicStable := func(what string) {
+		t.Helper()
+		waitFor(t, what, 45*time.Second, func() bool {
+			described, err := adm.DescribeGroups(context.Background(), group)
+			if err != nil {
+				return false
+			}
+			g := described[group]
+			return g.Err == nil && g.State == "Stable" && len(g.Members) == 2
+		})
+	}
+	a, b := classic("a"), classic("b")
+	classicStable("a classic group of a and b")
+	first := produceSpread(t, addr, topic, "first", 25)
+	waitFor(t, "the first round consumed", 30*time.Second, func() bool { return seen.has(first) })
+	waitCommittedAtEnd(t, adm, group, topic)
+
+	stopProducing := kip848ProduceWhile(t, addr, topic, "second")
+	c := startConfluentConsumerMember(t, addr, "c", group, []string{topic}, seen)
+	kip848WaitStable(t, adm, group, []string{topic}, "a", "b", "c")
+	second := stopProducing()
+	waitFor(t, "the second round consumed", 30*time.Second, func() bool { return seen.has(second) })
+	waitCommittedAtEnd(t, adm, group, topic)
+
+	c.close()
+	classicStable("the group classic again, of a and b")
+	third := produceSpread(t, addr, topic, "third", 25)
+	waitFor(t, "the third round consumed", 30*time.Second, func() bool { return seen.has(third) })
+	waitCommittedAtEnd(t, adm, group, topic)
+	seen.checkExactlyOnce(t, append(append(slices.Clone(first), second...), third...))
+	a.close()
+	b.close()
 }
