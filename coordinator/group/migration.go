@@ -17,8 +17,9 @@ import (
 //     members (of the "consumer" protocol type) turns it into a consumer
 //     group. Each classic member becomes a consumer-group member at the
 //     group's generation, owning what its last SyncGroup gave it, which is
-//     also its target; then the new member joins and the group epoch moves
-//     on as for any join.
+//     also its target, and revoking what its last JoinGroup said it owned
+//     beyond that (a cooperative member may not have synced yet); then the
+//     new member joins and the group epoch moves on as for any join.
 //   - Classic members of a consumer group keep speaking JoinGroup,
 //     SyncGroup, Heartbeat and LeaveGroup, and the coordinator translates:
 //     a JoinGroup is the member's heartbeat with its subscription and owned
@@ -98,7 +99,7 @@ func (c *Coordinator) upgradable(g *classicGroup) (ok bool, code int16, msg stri
 	case !c.cfg.upgradeEnabled():
 		c.logger.Info("not upgrading classic group to a consumer group: online upgrade is disabled", "group", g.id)
 		return false, errGroupIDNotFound, notConsumer
-	case g.protocolType != "consumer" || g.protocol == "":
+	case g.protocolType != "consumer":
 		c.logger.Info("not upgrading classic group to a consumer group: it does not use the consumer protocol", "group", g.id, "protocolType", g.protocolType)
 		return false, errGroupIDNotFound, notConsumer
 	case len(g.members) > c.cfg.ConsumerMaxSize:
@@ -117,8 +118,14 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 	cg.epoch, cg.assignmentEpoch = g.generation, g.generation
 	malformed := refuse(errGroupIDNotFound, "Cannot upgrade the classic group %s to consumer group because the embedded consumer protocol is malformed.", g.id)
 	for _, old := range g.members {
+		// Before its first rebalance ends a group has no protocol yet:
+		// every protocol of a member carries the same subscription.
+		metadata := old.metadataFor(g.protocol)
+		if metadata == nil && len(old.protocols) > 0 {
+			metadata = old.protocols[0].Metadata
+		}
 		var sub kmsg.ConsumerMemberMetadata
-		if err := sub.ReadFrom(old.metadataFor(g.protocol)); err != nil {
+		if err := sub.ReadFrom(metadata); err != nil {
 			return malformed
 		}
 		var given kmsg.ConsumerMemberAssignment
@@ -127,15 +134,12 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 				return malformed
 			}
 		}
-		assigned := assignment{}
+		var assigned, held []topicPartitionID
 		for _, t := range given.Topics {
-			id, n, ok := topics.Topic(t.Topic)
-			for _, p := range t.Partitions {
-				if ok && p >= 0 && p < n && !assigned.has(id, p) {
-					assigned[id] = append(assigned[id], p)
-					sort.Slice(assigned[id], func(i, j int) bool { return assigned[id][i] < assigned[id][j] })
-				}
-			}
+			assigned = appendExisting(assigned, topics, t.Topic, t.Partitions)
+		}
+		for _, t := range sub.OwnedPartitions {
+			held = appendExisting(held, topics, t.Topic, t.Partitions)
 		}
 		m := &consumerMember{
 			id: old.id, instanceID: old.instanceID, rackID: sub.Rack,
@@ -143,20 +147,32 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 			epoch: g.generation, previousEpoch: g.generation, state: memberStable,
 			rebalanceTimeout: old.rebalanceTimeout,
 			topics:           sortedUnique(sub.Topics),
-			assigned:         assigned, revoking: assignment{},
+			assigned:         assignmentOf(assigned), revoking: assignment{},
 			since:   map[topicPartitionID]int32{},
 			classic: &classicProtocol{session: old.sessionTimeout, protocols: old.protocols},
 		}
-		for t, ps := range assigned {
-			for _, p := range ps {
-				m.since[topicPartitionID{t, p}] = m.epoch
+		// A cooperative member may still hold partitions its last join
+		// listed and the leader then gave to no one (it revokes them once
+		// it syncs): they stay its, being revoked, until it rejoins
+		// without them. Kafka trusts the assignment alone here, which can
+		// hand such a partition to the joining member while it is held.
+		var revoking []topicPartitionID
+		for _, tp := range held {
+			if !m.assigned.has(tp.topic, tp.partition) && !slices.Contains(revoking, tp) {
+				revoking = append(revoking, tp)
 			}
+		}
+		if len(revoking) > 0 {
+			m.revoking, m.state = assignmentOf(revoking), memberUnrevokedPartitions
+		}
+		for _, tp := range append(assigned, revoking...) {
+			m.since[tp] = m.epoch
 		}
 		cg.members[m.id] = m
 		if m.instanceID != nil {
 			cg.static[*m.instanceID] = m.id
 		}
-		cg.target[m.id] = assigned
+		cg.target[m.id] = assignmentOf(assigned)
 	}
 	cg.subscribed = subscriptionOf(cg, topics)
 	c.dissolveClassic(g)
@@ -165,9 +181,23 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 	for _, m := range cg.members {
 		c.holdMember(g, m)
 		c.armConsumerSession(g, m)
+		if m.state == memberUnrevokedPartitions {
+			c.armRebalanceTimeout(g, m)
+		}
 	}
 	c.logger.Info("classic group upgraded to a consumer group", "group", g.id, "members", len(cg.members), "epoch", cg.epoch)
 	return nil
+}
+
+// appendExisting appends the partitions of a topic the cluster has.
+func appendExisting(tps []topicPartitionID, topics Topics, topic string, partitions []int32) []topicPartitionID {
+	id, n, ok := topics.Topic(topic)
+	for _, p := range partitions {
+		if tp := (topicPartitionID{id, p}); ok && p >= 0 && p < n && !slices.Contains(tps, tp) {
+			tps = append(tps, tp)
+		}
+	}
+	return tps
 }
 
 // dissolveClassic ends the classic side of a group that becomes a
@@ -178,15 +208,11 @@ func (c *Coordinator) dissolveClassic(g *classicGroup) {
 	for _, m := range g.members {
 		m.heartbeat.stop()
 	}
-	for _, slot := range g.pending {
-		slot.stop()
-	}
 	g.joinTimer.stop()
 	g.syncTimer.stop()
 	g.delayRemaining = -1
 	clear(g.members)
 	clear(g.static)
-	clear(g.pending)
 	clear(g.supported)
 	clear(g.pendingSync)
 	g.awaiting = 0

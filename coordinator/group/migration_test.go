@@ -54,6 +54,17 @@ func (cc *classicClient) awaitJoin(ch chan *kmsg.JoinGroupResponse) *kmsg.JoinGr
 	}
 }
 
+// askMemberID sends the first JoinGroup of a dynamic member, which is
+// answered MEMBER_ID_REQUIRED with the id to join with (KIP-394).
+func (cc *classicClient) askMemberID() {
+	cc.f.t.Helper()
+	r := cc.awaitJoin(cc.joinAsync())
+	if r.ErrorCode != errMemberIDRequired {
+		cc.f.t.Fatalf("first join: %d, want MEMBER_ID_REQUIRED", r.ErrorCode)
+	}
+	cc.id = r.MemberID
+}
+
 // rejoin joins (again) and syncs, as a client told to rebalance does.
 func (cc *classicClient) rejoin() {
 	cc.f.t.Helper()
@@ -133,13 +144,8 @@ func (cc *classicClient) asMember() *testMember {
 func classicGroupOfTwo(t *testing.T, f *consumerFixture) (*classicClient, *classicClient) {
 	t.Helper()
 	c1, c2 := &classicClient{f: f}, &classicClient{f: f}
-	for _, cc := range []*classicClient{c1, c2} {
-		if r := cc.awaitJoin(cc.joinAsync()); r.ErrorCode != errMemberIDRequired {
-			t.Fatalf("first join: %d", r.ErrorCode)
-		} else {
-			cc.id = r.MemberID
-		}
-	}
+	c1.askMemberID()
+	c2.askMemberID()
 	ch1, ch2 := c1.joinAsync(), c2.joinAsync()
 	f.clock.Advance(time.Millisecond)
 	r1, r2 := c1.awaitJoin(ch1), c2.awaitJoin(ch2)
@@ -414,5 +420,44 @@ func TestStaticMemberChangesProtocol(t *testing.T) {
 	}
 	if code := second.heartbeat(); code != errFencedInstanceID && code != errUnknownMemberID {
 		t.Fatalf("replaced classic incarnation's heartbeat: %d", code)
+	}
+}
+
+// Two moments of a classic group that Kafka's empty-group and upgrade
+// checks treat as its own: a member told MEMBER_ID_REQUIRED and not back
+// yet does not keep the group classic, and a group still in its first
+// rebalance (no protocol chosen) is upgraded like any other, its parked
+// JoinGroup told to rejoin.
+func TestUpgradeEdges(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	pending := &classicClient{f: f}
+	pending.askMemberID()
+	n := f.member("n", "t")
+	if resp := n.heartbeat(); resp.ErrorCode != 0 {
+		t.Fatalf("consumer member joining a group with only a pending classic member: %d", resp.ErrorCode)
+	}
+	pending.rejoin()
+	settle(t, n, pending)
+	if d := f.describe(); len(d.Members) != 2 || len(pending.owned) != 2 {
+		t.Fatalf("the pending member joined the consumer group: %d members, it owns %v", len(d.Members), pending.owned)
+	}
+
+	f = newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	first := &classicClient{f: f}
+	first.askMemberID()
+	parked := first.joinAsync() // PreparingRebalance until the initial delay passes
+	n = f.member("n", "t")
+	if resp := n.heartbeat(); resp.ErrorCode != 0 {
+		t.Fatalf("consumer member joining a group in its first rebalance: %d (%s)", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	if r := first.awaitJoin(parked); r.ErrorCode != errRebalanceInProgress {
+		t.Fatalf("parked JoinGroup after the upgrade: %d, want REBALANCE_IN_PROGRESS", r.ErrorCode)
+	}
+	first.rejoin()
+	settle(t, n, first)
+	if len(first.owned) != 2 {
+		t.Fatalf("classic member owns %v after the upgrade, want 2 partitions", first.owned)
 	}
 }

@@ -192,16 +192,22 @@ func (g *classicGroup) unused() bool {
 }
 
 // classicEmpty reports a classic group without members: it may become a
-// consumer group.
+// consumer group. Members told MEMBER_ID_REQUIRED and not back yet do not
+// count, as in Kafka (its classic group is empty while in state Empty).
 func (g *classicGroup) classicEmpty() bool {
-	return g.consumer == nil && g.state == Empty && len(g.members) == 0 && len(g.pending) == 0
+	return g.consumer == nil && g.state == Empty && len(g.members) == 0
 }
 
 // becomeConsumerGroup switches an empty classic group to the consumer
-// protocol; its offsets stay.
+// protocol; its offsets stay. A member told MEMBER_ID_REQUIRED that comes
+// back joins the consumer group as a classic member.
 func (g *classicGroup) becomeConsumerGroup() {
 	g.consumer = newConsumerGroup()
 	g.protocolType, g.protocol, g.leader = "", "", ""
+	for _, slot := range g.pending {
+		slot.stop()
+	}
+	clear(g.pending)
 }
 
 // consumerEmpty reports a consumer group without members: a JoinGroup
