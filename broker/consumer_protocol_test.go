@@ -124,6 +124,22 @@ func TestConsumerProtocolGroup(t *testing.T) {
 // __consumer_offsets, the same members go on with their partitions, and
 // nothing is lost.
 func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
+	testCoordinatorFailover(t, kgo.ServerSideBalancer(), kgo.ServerSideBalancer())
+}
+
+// A group with a member of each protocol (the classic one served through
+// JoinGroup and SyncGroup inside a consumer group) survives the loss of
+// its coordinator the same way: the new one loads the classic member's
+// protocols with it, and neither member has to rejoin.
+func TestClusterMixedGroupCoordinatorFailover(t *testing.T) {
+	testCoordinatorFailover(t, kgo.ServerSideBalancer(), nil)
+}
+
+// testCoordinatorFailover runs members m1 and m2 of group g (m1Opt and
+// m2Opt make them consumer-protocol members; nil, classic) on a
+// three-node cluster, stops the group's coordinator and checks that the
+// same members go on consuming everything.
+func testCoordinatorFailover(t *testing.T, m1Opt, m2Opt kgo.GroupOpt) {
 	props := map[string]string{}
 	for k, v := range consumerProtocolProps {
 		props[k] = v
@@ -136,15 +152,25 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	member := func(name string) *kgo.Client {
-		cl := c.client(kgo.ClientID(name), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"),
-			kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond),
-			kgo.AutoCommitInterval(200*time.Millisecond),
+	var lost []string // members that lost their partitions (fenced, or unknown to the coordinator)
+	member := func(name string, protocol kgo.GroupOpt) *kgo.Client {
+		opts := []kgo.Opt{kgo.ClientID(name), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("t"),
+			kgo.OnPartitionsLost(func(context.Context, *kgo.Client, map[string][]int32) {
+				mu.Lock()
+				lost = append(lost, name)
+				mu.Unlock()
+			}),
+			kgo.Balancers(kgo.CooperativeStickyBalancer()),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200 * time.Millisecond),
+			kgo.AutoCommitInterval(200 * time.Millisecond), kgo.HeartbeatInterval(300 * time.Millisecond),
 			// franz-go retries a heartbeat to a coordinator it cannot
 			// dial this many times before it looks the coordinator up
 			// again; its default (20, backing off to 5 s) outlasts the test.
-			kgo.RequestRetries(3))
+			kgo.RequestRetries(3)}
+		if protocol != nil {
+			opts = append(opts, protocol)
+		}
+		cl := c.client(opts...)
 		go func() {
 			for {
 				fs := cl.PollFetches(context.Background())
@@ -160,7 +186,7 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 		}()
 		return cl
 	}
-	m1, m2 := member("m1"), member("m2")
+	m1, m2 := member("m1", m1Opt), member("m2", m2Opt)
 	defer m1.Close()
 	defer m2.Close()
 	produce := func(from, to int) {
@@ -217,9 +243,16 @@ func TestClusterConsumerProtocolCoordinatorFailover(t *testing.T) {
 	produce(200, 400)
 	c.waitFor("400 records consumed after the coordinator stopped", consumed(400))
 	c.waitFor("the group stable again at the new coordinator", stable)
+	time.Sleep(2 * time.Second) // heartbeats (every 300 ms, 200 ms from the broker) reach the new coordinator
+	c.waitFor("the group still stable at the new coordinator", stable)
 	if !slices.Equal(members, before) {
 		t.Errorf("members after the failover %v, before %v: the new coordinator did not load them", members, before)
 	}
+	mu.Lock()
+	if len(lost) > 0 {
+		t.Errorf("members %v lost their partitions: the new coordinator did not know them as they were", lost)
+	}
+	mu.Unlock()
 	if now := adm.FindGroupCoordinators(ctxT(t), "g"); now["g"].Err != nil || now["g"].NodeID == found["g"].NodeID {
 		t.Fatalf("coordinator after failover: %+v (was %d)", now["g"], found["g"].NodeID)
 	}
