@@ -9,7 +9,8 @@ package broker
 // config's own name on), read-only for broker configs that cannot change
 // at runtime, and from v3 its type and, when asked, documentation. No
 // Gregor config is sensitive. An empty or null list of names means all.
-// Not implemented: broker loggers (type 8), groups and client metrics get
+// Groups (type 32) have their own configs (group_configs.go). Not
+// implemented: broker loggers (type 8) and client metrics get
 // INVALID_REQUEST.
 
 import (
@@ -54,6 +55,12 @@ func describeConfigsHandler(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest
 				msg = fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", b.cfg.NodeID, r.ResourceName)
 			} else {
 				rr.Configs = b.describeBrokerConfigs(r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
+			}
+		case kmsg.ConfigResourceTypeGroupConfig:
+			if r.ResourceName == "" {
+				rr.ErrorCode, msg = errInvalidRequest, "Group name must not be empty"
+			} else {
+				rr.Configs = b.describeGroupConfigs(b.groupOverrides(r.ResourceName), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		default:
 			rr.ErrorCode, msg = errInvalidRequest, fmt.Sprintf("Unsupported resource type: %d", r.ResourceType)

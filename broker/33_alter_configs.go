@@ -2,9 +2,9 @@ package broker
 
 // AlterConfigs, versions 0-2: replaces the whole set of a resource's
 // overrides, as Kafka does (keys not given return to their defaults).
-// Topics (type 2) and brokers (type 4: this node's id, or "" for the
-// cluster-wide defaults); see config_alter.go for the rules. Other
-// resource types get INVALID_REQUEST.
+// Topics (type 2), brokers (type 4: this node's id, or "" for the
+// cluster-wide defaults) and groups (type 32); see config_alter.go for the
+// rules. Other resource types get INVALID_REQUEST.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -181,8 +181,11 @@ func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpo
 // configAuthorized reports whether the principal may perform op on a
 // config resource, and the code for when it may not.
 func configAuthorized(c *conn, op kmsg.ACLOperation, rt kmsg.ConfigResourceType, name string) (bool, int16) {
-	if rt == kmsg.ConfigResourceTypeTopic {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
 		return c.authorizedTopic(op, name), errTopicAuthorization
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return c.authorizedGroup(op, name), errGroupAuthorization
 	}
 	return c.authorizedCluster(op), errClusterAuthorization
 }

@@ -180,6 +180,28 @@ func TestACLsWithRealClients(t *testing.T) {
 	if err := produceErr(t, alice, "orders-eu"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("alice wrote after her ACL was deleted: %v", err)
 	}
+
+	// A group's configs need DESCRIBE_CONFIGS or ALTER_CONFIGS on the
+	// group; READ, which alice has on billing, is not enough.
+	describeGroup := func() int16 {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: "billing"}}
+		resp, err := req.RequestWith(ctxT(t), alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Resources[0].ErrorCode
+	}
+	if code := describeGroup(); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("alice described billing's configs with READ only: error %d", code)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("billing").Operations(kadm.OpDescribeConfigs))
+	if code := describeGroup(); code != 0 {
+		t.Fatalf("alice with DESCRIBE_CONFIGS on billing: error %d", code)
+	}
+	if code := alterGroupConfigs(t, alice, "billing", setOp("consumer.session.timeout.ms", "50000")); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("alice altered billing's configs without ALTER_CONFIGS: error %d", code)
+	}
 }
 
 func TestACLAPIsWithoutAuthorizer(t *testing.T) {

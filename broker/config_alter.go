@@ -99,6 +99,8 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 		return b.alterTopic(r, incremental, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
 		return b.alterBroker(r, incremental, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.alterGroup(r, incremental, validateOnly)
 	}
 	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
 }

@@ -39,7 +39,9 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	}}
 	gc.load = func(p, _ int32) error { return gc.Load(p) }
 	gc.unload = func(p int32) { gc.Unload(p) }
-	gc.Coordinator = group.New(b.cfg.groupConfig(), gc, nil, b.logger)
+	cfg := b.cfg.groupConfig()
+	cfg.GroupConfigs = b.groupConfigFor
+	gc.Coordinator = group.New(cfg, gc, nil, b.logger)
 	gc.UseTopics(brokerTopics{b})
 	return gc
 }

@@ -31,6 +31,8 @@ type metaStore struct {
 
 type metaData struct {
 	TopicConfigs map[string]map[string]string `json:"topic_configs"`
+	// GroupConfigs are the groups' dynamic configs (group_configs.go).
+	GroupConfigs map[string]map[string]string `json:"group_configs,omitempty"`
 	// BrokerConfigs are this node's dynamic broker configs and
 	// ClusterBrokerConfigs the cluster-wide defaults (resource name ""),
 	// both set by AlterConfigs / IncrementalAlterConfigs; they win over
@@ -100,6 +102,14 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.TopicConfigs[topic]
+}
+
+// groupConfigs returns a group's configs; the map is never changed in
+// place (alterGroup replaces it).
+func (m *metaStore) groupConfigs(group string) map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.GroupConfigs[group]
 }
 
 // clientQuotas returns the client quotas; the map is never changed in

@@ -267,7 +267,8 @@ func (e *cliEnv) describeConfigs(t *testing.T, topic string, extra ...string) ma
 
 // testConfigs: kafka-configs describes a topic's dynamic configs, adds
 // two, deletes one, refuses a bad value, and lists all configs with
-// their defaults; kafka-topics --describe shows the overrides too.
+// their defaults; kafka-topics --describe shows the overrides too. It
+// sets, describes and refuses a consumer group's config the same way.
 func (e *cliEnv) testConfigs(t *testing.T) {
 	const topic = "cli-configs"
 	e.createTopic(t, topic, 1)
@@ -324,6 +325,22 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 	}
 	if len(all) < 20 {
 		t.Errorf("--all lists only %d configs", len(all))
+	}
+
+	// A consumer group's own configs (KIP-848), which need no group.
+	const group = "cli-configs-g"
+	out = e.admin(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", "consumer.session.timeout.ms=50000")
+	if strings.TrimSpace(out) != "Completed updating config for group "+group+"." {
+		t.Errorf("group alter said %q", out)
+	}
+	out = e.admin(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--describe")
+	if ls := cliLines(out); len(ls) != 2 || !strings.HasSuffix(ls[0], "configs for group "+group+" are:") ||
+		ls[1] != "consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000}" {
+		t.Errorf("group configs described:\n%s", out)
+	}
+	out = e.adminFails(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", "consumer.session.timeout.ms=1000")
+	if !strings.Contains(out, "InvalidConfigurationException") || !strings.Contains(out, "group.consumer.min.session.timeout.ms") {
+		t.Errorf("a session under the broker's minimum failed without InvalidConfigurationException naming it:\n%s", out)
 	}
 
 	// The broker's own configs, as kafka-configs shows them.

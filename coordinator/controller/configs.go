@@ -36,6 +36,11 @@ func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (Config
 			}
 		}
 		return ConfigResource{ResourceBroker, name}, 0, ""
+	case ResourceGroup:
+		if name == "" {
+			return ConfigResource{}, kerr.InvalidRequest.Code, "Default group resources are not allowed."
+		}
+		return ConfigResource{ResourceGroup, name}, 0, ""
 	}
 	return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %d", typ)
 }

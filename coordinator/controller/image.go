@@ -77,6 +77,7 @@ type Topic struct {
 const (
 	ResourceTopic  int8 = 2
 	ResourceBroker int8 = 4
+	ResourceGroup  int8 = 32
 )
 
 // ConfigResource names what a config override applies to: a topic by name,

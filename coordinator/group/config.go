@@ -38,10 +38,37 @@ type Config struct {
 	// ConsumerAssignors is group.consumer.assignors: names of
 	// AssignorNames, the first the default.
 	ConsumerAssignors []string
+	// GroupConfigs gives a group's own settings (Kafka's dynamic group
+	// configs); nil means no group has any.
+	GroupConfigs func(group string) GroupConfig
 	// MigrationPolicy is group.consumer.migration.policy, one of
 	// MigrationPolicies (bidirectional): which online migrations between
 	// the classic and consumer protocols a group with members may make.
 	MigrationPolicy string
+}
+
+// GroupConfig is what a group's dynamic configs set (Kafka's GroupConfig:
+// consumer.session.timeout.ms and consumer.heartbeat.interval.ms); a zero
+// field leaves the broker's setting. A change applies from each member's
+// next heartbeat.
+type GroupConfig struct {
+	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+}
+
+// groupConfig is a group's settings, its own over the broker's.
+func (cfg *Config) groupConfig(group string) GroupConfig {
+	out := GroupConfig{cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval}
+	if cfg.GroupConfigs == nil {
+		return out
+	}
+	own := cfg.GroupConfigs(group)
+	if own.ConsumerSessionTimeout > 0 {
+		out.ConsumerSessionTimeout = own.ConsumerSessionTimeout
+	}
+	if own.ConsumerHeartbeatInterval > 0 {
+		out.ConsumerHeartbeatInterval = own.ConsumerHeartbeatInterval
+	}
+	return out
 }
 
 // DefaultConfig returns Kafka's defaults.

@@ -337,7 +337,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	id := m.id
 	resp.MemberID = &id
 	resp.MemberEpoch = m.epoch
-	resp.HeartbeatIntervalMillis = int32(c.cfg.ConsumerHeartbeatInterval.Milliseconds())
+	resp.HeartbeatIntervalMillis = int32(c.cfg.groupConfig(g.id).ConsumerHeartbeatInterval.Milliseconds())
 	full := joining || (req.RebalanceTimeoutMillis != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Topics != nil)
 	if full || !m.assigned.equal(previous) {
 		resp.Assignment = heartbeatAssignment(m.assigned)
@@ -736,7 +736,7 @@ func (c *Coordinator) holdMember(g *classicGroup, m *consumerMember) {
 
 // armConsumerSession (re)starts the member's session timeout.
 func (c *Coordinator) armConsumerSession(g *classicGroup, m *consumerMember) {
-	c.after(g, &m.session, m.sessionTimeout(&c.cfg), func() {
+	c.after(g, &m.session, m.sessionTimeout(c.cfg.groupConfig(g.id)), func() {
 		if g.consumer != nil && g.consumer.members[m.id] == m {
 			c.logger.Info("consumer group member fenced: its session expired", "group", g.id, "member", m.id)
 			c.removeConsumerMember(g, m)

@@ -73,12 +73,12 @@ type classicProtocol struct {
 func (p *classicProtocol) protocolName() string { return p.protocols[0].Name }
 
 // sessionTimeout is the member's session: its own for a classic member,
-// group.consumer.session.timeout.ms otherwise.
-func (m *consumerMember) sessionTimeout(cfg *Config) time.Duration {
+// its group's consumer.session.timeout.ms otherwise.
+func (m *consumerMember) sessionTimeout(group GroupConfig) time.Duration {
 	if m.classic != nil {
 		return m.classic.session
 	}
-	return cfg.ConsumerSessionTimeout
+	return group.ConsumerSessionTimeout
 }
 
 func (m *consumerMember) stopTimers() {

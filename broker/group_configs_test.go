@@ -1,0 +1,193 @@
+package broker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupConfigProps lower the broker's bounds so that a group may have a
+// session of a second or two.
+var groupConfigProps = map[string]string{
+	"group.consumer.min.session.timeout.ms":    "1000",
+	"group.consumer.min.heartbeat.interval.ms": "100",
+	"group.consumer.heartbeat.interval.ms":     "1000",
+}
+
+// alterGroupConfigs sends IncrementalAlterConfigs for a group and returns
+// its error code.
+func alterGroupConfigs(t *testing.T, cl *kgo.Client, group string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) int16 {
+	t.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group, Configs: ops}}
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Resources[0].ErrorCode
+}
+
+func setOp(name, value string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+	return kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: name, Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr(value)}
+}
+
+// describedConfig is a described config, with its value as text.
+type describedConfig struct {
+	kmsg.DescribeConfigsResponseResourceConfig
+}
+
+func (c describedConfig) value() string {
+	if c.Value == nil {
+		return "<null>"
+	}
+	return *c.Value
+}
+
+// describedGroupConfigs returns a group's described configs by name.
+func describedGroupConfigs(t *testing.T, cl *kgo.Client, group string) map[string]describedConfig {
+	t.Helper()
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group}}
+	resp, err := req.RequestWith(ctxT(t), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.Resources[0].ErrorCode; code != 0 {
+		t.Fatalf("describing group %s configs: error %d", group, code)
+	}
+	out := map[string]describedConfig{}
+	for _, c := range resp.Resources[0].Configs {
+		out[c.Name] = describedConfig{c}
+	}
+	return out
+}
+
+// A group's own session timeout and heartbeat interval (kafka-configs
+// --entity-type groups) are described, checked against the broker's
+// bounds, kept across a restart, and used: a member is told the group's
+// heartbeat interval and is fenced after the group's session timeout.
+func TestGroupConfigs(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	for k, v := range groupConfigProps {
+		props[k] = v
+	}
+	b := startBrokerWith(t, props)
+	cl := newClient(t, b)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+
+	d := describedGroupConfigs(t, cl, "g")
+	if s := d["consumer.session.timeout.ms"]; s.value() != "45000" || s.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("consumer.session.timeout.ms of a group without configs: %s from source %v", s.value(), s.Source)
+	}
+	if h := d["consumer.heartbeat.interval.ms"]; h.value() != "1000" || h.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("consumer.heartbeat.interval.ms of a group without configs: %s from source %v", h.value(), h.Source)
+	}
+
+	refused := []struct {
+		what string
+		op   kmsg.IncrementalAlterConfigsRequestResourceConfig
+		code int16
+	}{
+		{"a session under group.consumer.min.session.timeout.ms", setOp("consumer.session.timeout.ms", "500"), errInvalidConfig},
+		{"a heartbeat interval not under the session", setOp("consumer.heartbeat.interval.ms", "50000"), errInvalidConfig},
+		{"a share group key", setOp("share.session.timeout.ms", "50000"), errInvalidConfig},
+		{"a value that is not a number", setOp("consumer.session.timeout.ms", "soon"), errInvalidConfig},
+		{"APPEND", kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "consumer.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("1")}, errInvalidConfig},
+	}
+	for _, r := range refused {
+		if code := alterGroupConfigs(t, cl, "g", r.op); code != r.code {
+			t.Errorf("%s: error %d, want %d", r.what, code, r.code)
+		}
+	}
+	if code := alterGroupConfigs(t, cl, "", setOp("consumer.session.timeout.ms", "2000")); code != errInvalidRequest {
+		t.Errorf("configs for the group named \"\": error %d, want INVALID_REQUEST", code)
+	}
+	if code := alterGroupConfigs(t, cl, "g", setOp("consumer.session.timeout.ms", "2000"), setOp("consumer.heartbeat.interval.ms", "250")); code != 0 {
+		t.Fatalf("setting the group's configs: error %d", code)
+	}
+
+	b.Close()
+	b = startBrokerWith(t, props)
+	cl = newClient(t, b)
+	d = describedGroupConfigs(t, cl, "g")
+	if s := d["consumer.session.timeout.ms"]; s.value() != "2000" || s.Source != kmsg.ConfigSourceGroupConfig {
+		t.Fatalf("consumer.session.timeout.ms after a restart: %s from source %v", s.value(), s.Source)
+	}
+
+	join := func(group string) *kmsg.ConsumerGroupHeartbeatResponse {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, "member-of-"+group, 30000
+		req.SubscribedTopicNames, req.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		waitUntil(t, "a member joined "+group, 30*time.Second, func() bool {
+			r, err := req.RequestWith(context.Background(), cl)
+			resp = r
+			return err == nil && r.ErrorCode == 0
+		})
+		return resp
+	}
+	if resp := join("g"); resp.HeartbeatIntervalMillis != 250 {
+		t.Errorf("heartbeat interval given to a member of g: %d ms, want the group's 250", resp.HeartbeatIntervalMillis)
+	}
+	if resp := join("other"); resp.HeartbeatIntervalMillis != 1000 {
+		t.Errorf("heartbeat interval given to a member of a group without configs: %d ms, want the broker's 1000", resp.HeartbeatIntervalMillis)
+	}
+	members := func(group string) int {
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{group}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(resp.Groups[0].Members)
+	}
+	start := time.Now()
+	waitUntil(t, "the silent member of g fenced", 20*time.Second, func() bool { return members("g") == 0 })
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the member of g was fenced after %v, not its group's 2 s session", took)
+	}
+	if n := members("other"); n != 1 {
+		t.Errorf("group other has %d members; its member's session is the broker's 45 s", n)
+	}
+
+	if code := alterGroupConfigs(t, cl, "g", kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "consumer.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpDelete}); code != 0 {
+		t.Fatalf("deleting the group's session timeout: error %d", code)
+	}
+	if s := describedGroupConfigs(t, cl, "g")["consumer.session.timeout.ms"]; s.value() != "45000" || s.Source != kmsg.ConfigSourceDefaultConfig {
+		t.Errorf("consumer.session.timeout.ms after DELETE: %s from source %v", s.value(), s.Source)
+	}
+}
+
+// In a cluster a group's configs go through the controller: set through
+// one broker, every broker describes them and its coordinator would use
+// them; a bad value is refused before it reaches the controller.
+func TestClusterGroupConfigs(t *testing.T) {
+	c := startCluster(t, 3, groupConfigProps)
+	addrs := c.addrs()
+	via := func(i int) *kgo.Client { return c.client(kgo.SeedBrokers(addrs[i])) }
+	if code := alterGroupConfigs(t, via(0), "g", setOp("consumer.session.timeout.ms", "500")); code != errInvalidConfig {
+		t.Fatalf("a session under the minimum: error %d, want INVALID_CONFIG", code)
+	}
+	if code := alterGroupConfigs(t, via(0), "g", setOp("consumer.session.timeout.ms", "3000")); code != 0 {
+		t.Fatalf("setting the group's session timeout: error %d", code)
+	}
+	c.waitFor("every broker describing the group's session timeout", func() bool {
+		for i := range addrs {
+			if s := describedGroupConfigs(t, via(i), "g")["consumer.session.timeout.ms"]; s.value() != "3000" || s.Source != kmsg.ConfigSourceGroupConfig {
+				return false
+			}
+		}
+		return true
+	})
+	for _, b := range c.nodes {
+		if got := b.groupConfigFor("g").ConsumerSessionTimeout; got != 3*time.Second {
+			t.Errorf("broker %d gives its coordinator a session of %v for g, want 3s", b.cfg.NodeID, got)
+		}
+	}
+}
