@@ -234,6 +234,7 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	55: kmsg.ACLOperationDescribe,        // DescribeQuorum
 	57: kmsg.ACLOperationAlter,           // UpdateFeatures
 	64: kmsg.ACLOperationAlter,           // UnregisterBroker
+	74: kmsg.ACLOperationDescribeConfigs, // ListConfigResources
 }
 
 // clusterDenied answers a whole-cluster request the principal may not

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -189,5 +190,49 @@ func TestClusterGroupConfigs(t *testing.T) {
 		if got := b.groupConfigFor("g").ConsumerSessionTimeout; got != 3*time.Second {
 			t.Errorf("broker %d gives its coordinator a session of %v for g, want 3s", b.cfg.NodeID, got)
 		}
+	}
+}
+
+// ListConfigResources (KIP-1142) lists what DescribeConfigs can describe:
+// every topic, the broker, and the groups with configs, whether they
+// exist or not; no client-metrics subscriptions (Gregor has none), which
+// is all that v0 lists; an unknown type is UNSUPPORTED_VERSION.
+func TestListConfigResources(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if code := alterGroupConfigs(t, cl, "configured", setOp("consumer.session.timeout.ms", "50000")); code != 0 {
+		t.Fatalf("setting a group's config: error %d", code)
+	}
+	raw := dialRaw(t, b)
+	list := func(version int16, types ...int8) *kmsg.ListConfigResourcesResponse {
+		req := kmsg.NewPtrListConfigResourcesRequest()
+		req.Version, req.ResourceTypes = version, types
+		return raw.request(req).(*kmsg.ListConfigResourcesResponse)
+	}
+	names := func(resp *kmsg.ListConfigResourcesResponse) map[string]int8 {
+		out := map[string]int8{}
+		for _, r := range resp.ConfigResources {
+			out[r.Name] = r.Type
+		}
+		return out
+	}
+	all := names(list(1))
+	want := map[string]int8{"t": 2, strconv.Itoa(int(b.cfg.NodeID)): 4, "configured": 32}
+	for name, typ := range want {
+		if all[name] != typ {
+			t.Errorf("ListConfigResources lists %v, want %s as type %d", all, name, typ)
+		}
+	}
+	if groups := names(list(1, 32)); len(groups) != 1 || groups["configured"] != 32 {
+		t.Errorf("groups listed: %v, want only the configured one", groups)
+	}
+	if r := list(1, 99); r.ErrorCode != errUnsupportedVersion {
+		t.Errorf("an unknown resource type: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
+	}
+	if r := list(0); r.ErrorCode != 0 || len(r.ConfigResources) != 0 {
+		t.Errorf("v0 (client metrics only): error %d, %d resources", r.ErrorCode, len(r.ConfigResources))
 	}
 }

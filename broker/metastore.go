@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/gregor-broker/gregor/acl"
@@ -110,6 +112,13 @@ func (m *metaStore) groupConfigs(group string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.GroupConfigs[group]
+}
+
+// groupsWithConfigs lists the groups that have configs.
+func (m *metaStore) groupsWithConfigs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.data.GroupConfigs))
 }
 
 // clientQuotas returns the client quotas; the map is never changed in

@@ -88,6 +88,7 @@ func init() {
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},
 		65: {min: 0, max: 0, serve: typed(handleDescribeTransactions)},
 		66: {min: 0, max: 2, serve: typed(handleListTransactions)},
+		74: {min: 0, max: 1, serve: typed(listConfigResourcesHandler)},
 		75: {min: 0, max: 0, serve: typed(handleDescribeTopicPartitions)},
 	}
 }

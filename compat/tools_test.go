@@ -338,6 +338,12 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 		ls[1] != "consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000}" {
 		t.Errorf("group configs described:\n%s", out)
 	}
+	// Every group's, listed by ListConfigResources though the group does
+	// not exist (KIP-1142).
+	out = e.admin(t, e.cls.configs, "--entity-type", "groups", "--describe")
+	if !strings.Contains(out, "configs for group "+group+" are:\n  consumer.session.timeout.ms=50000 ") {
+		t.Errorf("the configs of every group:\n%s", out)
+	}
 	out = e.adminFails(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", "consumer.session.timeout.ms=1000")
 	if !strings.Contains(out, "InvalidConfigurationException") || !strings.Contains(out, "group.consumer.min.session.timeout.ms") {
 		t.Errorf("a session under the broker's minimum failed without InvalidConfigurationException naming it:\n%s", out)
