@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -306,9 +305,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 		m.assignor = *req.ServerAssignor
 	}
 	if req.SubscribedTopicNames != nil {
-		names := slices.Clone(req.SubscribedTopicNames)
-		sort.Strings(names)
-		names = slices.Compact(names)
+		names := sortedUnique(req.SubscribedTopicNames)
 		subscriptionChanged = subscriptionChanged || !slices.Equal(names, m.topics)
 		m.topics = names
 	}

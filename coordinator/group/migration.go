@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -581,14 +580,11 @@ func (c *Coordinator) classicLeaveToConsumer(g *classicGroup, l kmsg.LeaveGroupR
 	if m == nil || m.classic == nil {
 		return errUnknownMemberID
 	}
-	c.logger.Info("classic member left the consumer group", "group", g.id, "member", m.id, "reason", strings.TrimSpace(stringOr(l.Reason, "not provided")))
+	reason := "not provided"
+	if l.Reason != nil {
+		reason = *l.Reason
+	}
+	c.logger.Info("classic member left the consumer group", "group", g.id, "member", m.id, "reason", reason)
 	c.fenceConsumerMember(g, m)
 	return 0
-}
-
-func stringOr(s *string, or string) string {
-	if s == nil {
-		return or
-	}
-	return *s
 }
