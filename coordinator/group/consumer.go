@@ -429,16 +429,8 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 			// as in Kafka: classic static members do not leave on close.
 			return nil, refuse(errUnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by member %s.", memberID, instance, old.id)
 		}
-		// The new incarnation takes the old one's place and partitions.
-		m := *old
-		m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
-		m.session, m.rebalance, m.classic = timerSlot{}, timerSlot{}, nil
-		old.stopTimers()
-		delete(cg.members, old.id)
-		cg.target[memberID] = cg.target[old.id]
-		delete(cg.target, old.id)
 		c.logger.Info("static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
-		return &m, nil
+		return replaceStatic(cg, old, memberID), nil
 	}
 	switch {
 	case old == nil:
@@ -447,6 +439,19 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 		return nil, refuse(errFencedInstanceID, "Static member %s with instance id %s is fenced by member %s.", memberID, instance, old.id)
 	}
 	return old, checkMemberEpoch(old, req)
+}
+
+// replaceStatic makes a static member's new incarnation, which takes the
+// old one's place and partitions at epoch 0; the caller sets its protocol.
+func replaceStatic(cg *consumerGroup, old *consumerMember, memberID string) *consumerMember {
+	m := *old
+	m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
+	m.session, m.rebalance, m.classic = timerSlot{}, timerSlot{}, nil
+	old.stopTimers()
+	delete(cg.members, old.id)
+	cg.target[memberID] = cg.target[old.id]
+	delete(cg.target, old.id)
+	return &m
 }
 
 // resetForRejoin is a known member joining again with epoch 0, after it

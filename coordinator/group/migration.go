@@ -442,15 +442,8 @@ func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRe
 	case !unknown:
 		return old, 0
 	}
-	m := *old
-	m.id, m.epoch, m.previousEpoch, m.state = memberID, 0, 0, memberStable
-	m.session, m.rebalance, m.classic = timerSlot{}, timerSlot{}, nil
-	old.stopTimers()
-	delete(cg.members, old.id)
-	cg.target[memberID] = cg.target[old.id]
-	delete(cg.target, old.id)
 	c.logger.Info("classic static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
-	return &m, 0
+	return replaceStatic(cg, old, memberID), 0
 }
 
 // fenceClassicMember fences a classic member of a consumer group that
