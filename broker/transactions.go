@@ -3,14 +3,12 @@ package broker
 import (
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/protocol"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,14 +24,7 @@ const transactionStateTopic = "__transaction_state"
 type txnCoordinator struct {
 	*coordinatorTopic
 	*txn.Coordinator
-
-	mu      sync.Mutex
-	clients map[int32]*markerClient // other brokers, by node id
-}
-
-type markerClient struct {
-	addr   string
-	client *kgo.Client
+	peers *peerClients // to the leaders of partitions in transactions, and to coordinators
 }
 
 func newTxnCoordinator(b *Broker) *txnCoordinator {
@@ -50,7 +41,7 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 			"unclean.leader.election.enable": "false",
 		},
 		notHere: errNotCoordinator,
-	}, clients: map[int32]*markerClient{}}
+	}, peers: newPeerClients(b, "gregor-txn-markers")}
 	tc.load = func(p, leaderEpoch int32) error { return tc.Load(p, leaderEpoch) }
 	tc.unload = func(p int32) { tc.Unload(p) }
 	tc.Coordinator = txn.New(b.cfg.txnConfig(), tc, tc, b.producerIDs.allocate, nil, b.logger)
@@ -71,12 +62,7 @@ func (tc *txnCoordinator) coordinator(c *conn, transactionalID string) (int16, i
 // close stops the coordinator and the clients to other brokers.
 func (tc *txnCoordinator) close() {
 	tc.Close()
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	for id, mc := range tc.clients {
-		mc.client.Close()
-		delete(tc.clients, id)
-	}
+	tc.peers.close()
 }
 
 // WriteMarkers writes the end-transaction marker into every partition:
@@ -121,7 +107,7 @@ func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEp
 			codes[i] = code
 		}
 	}
-	client := tc.clientFor(leader)
+	client := tc.peers.clientFor(leader)
 	if client == nil {
 		fail(errNotLeaderOrFollower)
 		return
@@ -165,30 +151,6 @@ func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEp
 		}
 		codes[i] = code
 	}
-}
-
-// clientFor is a client to another broker's inter-broker listener.
-func (tc *txnCoordinator) clientFor(id int32) *kgo.Client {
-	addr := tc.b.cluster.brokerAddr(id)
-	if addr == "" {
-		return nil
-	}
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	if mc := tc.clients[id]; mc != nil {
-		if mc.addr == addr {
-			return mc.client
-		}
-		mc.client.Close()
-		delete(tc.clients, id)
-	}
-	client, err := kgo.NewClient(tc.b.interBrokerClientOpts(addr, "gregor-txn-markers-"+strconv.Itoa(int(tc.b.cfg.NodeID)))...)
-	if err != nil {
-		tc.b.logger.Warn("transaction marker client", "err", err)
-		return nil
-	}
-	tc.clients[id] = &markerClient{addr: addr, client: client}
-	return client
 }
 
 // writeMarker appends an end-transaction marker to a partition led here

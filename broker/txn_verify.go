@@ -200,7 +200,7 @@ func (tc *txnCoordinator) addOrVerify(id string, pid int64, epoch int16, tps []t
 	case leader == tc.b.cfg.NodeID:
 		resp = tc.AddPartitionsToTxn(req)
 	default:
-		client := tc.clientFor(leader)
+		client := tc.peers.clientFor(leader)
 		if client == nil {
 			return fail(errCoordinatorNotAvailable)
 		}
