@@ -6,7 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf16"
+
+	"github.com/gregor-broker/gregor/internal/keyhash"
 )
 
 // Log is the coordinator's view of the __consumer_offsets partitions.
@@ -79,16 +80,7 @@ func New(cfg Config, log Log, clock Clock, logger *slog.Logger) *Coordinator {
 // PartitionFor is the __consumer_offsets partition of a group: Kafka's
 // Utils.abs(groupId.hashCode()) % partitions, with Java's String.hashCode.
 func PartitionFor(groupID string, partitions int32) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(groupID)) {
-		h = 31*h + int32(u)
-	}
-	if h == -1<<31 {
-		h = 0
-	} else if h < 0 {
-		h = -h
-	}
-	return h % partitions
+	return keyhash.Partition(groupID, partitions)
 }
 
 // Load replays a partition of __consumer_offsets and starts coordinating
