@@ -13,7 +13,7 @@ import (
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
 
 // ListGroups lists the groups, filtered by state (v4+, case-insensitive)
-// and type (v5+: "classic" or "consumer").
+// and type (v5+: "classic", "consumer" or "share").
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
@@ -42,6 +42,9 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		if g.consumer != nil {
 			protocolType = "consumer"
 		}
+		if g.share != nil {
+			protocolType = "share"
+		}
 		g.mu.Unlock()
 		if dead || (len(states) > 0 && !states[strings.ToLower(state)]) || (len(types) > 0 && !types[typ]) {
 			continue
@@ -67,9 +70,9 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 		}
 		g, code := c.acquire(id, false)
 		msg := fmt.Sprintf("Group %s not found.", id)
-		if code == 0 && g.consumer != nil {
+		if code == 0 && (g.consumer != nil || g.share != nil) {
 			// Kafka describes only classic groups here; ConsumerGroupDescribe
-			// describes consumer groups.
+			// and ShareGroupDescribe describe the others.
 			g.mu.Unlock()
 			code, msg = errGroupIDNotFound, fmt.Sprintf("Group %s is not a classic group.", id)
 		}
@@ -125,7 +128,7 @@ func (c *Coordinator) deleteGroupByID(id string) int16 {
 		g.mu.Unlock()
 		return errGroupIDNotFound
 	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance,
-		g.consumer != nil && len(g.consumer.members) > 0:
+		g.consumer != nil && len(g.consumer.members) > 0, g.share != nil && len(g.share.members) > 0:
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}

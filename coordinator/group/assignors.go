@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"sort"
 )
 
@@ -215,3 +216,84 @@ func sortedPartitionIDs(m map[topicPartitionID]int) []topicPartitionID {
 	})
 	return out
 }
+
+// assignSimple is the assignor of share groups, Kafka's SimpleAssignor
+// ("simple"): each topic's partitions are spread over the members that
+// subscribe to it, and when a topic has fewer partitions than subscribers
+// its partitions are shared, each by ceil(subscribers/partitions)
+// members, so that every member gets some and every partition has an
+// owner. Per topic, the subscribers' counts differ by at most one, the
+// larger counts going to those that held the most before; a member keeps
+// the partitions of its previous target within its count and the
+// partition's sharing (balance first, then stickiness, as Kafka's), and
+// the rest are handed out, first so that every partition has one member,
+// then up to its sharing. Like Kafka's, balance is computed per topic.
+func assignSimple(members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
+	sort.Slice(members, func(i, j int) bool { return members[i].id < members[j].id })
+	tps := make([][]topicPartitionID, len(members))
+	for _, t := range sortedTopicIDs(partitions) {
+		n := int(partitions[t])
+		var subs []int
+		for i, m := range members {
+			if m.topics[t] {
+				subs = append(subs, i)
+			}
+		}
+		if len(subs) == 0 || n <= 0 {
+			continue
+		}
+		prev := make(map[int][]int32, len(subs))
+		for _, i := range subs {
+			for _, p := range members[i].previous[t] {
+				if int(p) < n {
+					prev[i] = append(prev[i], p)
+				}
+			}
+		}
+		sort.SliceStable(subs, func(a, b int) bool { return len(prev[subs[a]]) > len(prev[subs[b]]) })
+		sharing := (len(subs) + n - 1) / n
+		total := sharing * n
+		quota := make(map[int]int, len(subs))
+		for k, i := range subs {
+			quota[i] = ceilDiv(total*(k+1), len(subs)) - ceilDiv(total*k, len(subs))
+		}
+		holders := make([][]int, n)
+		count := make(map[int]int, len(subs))
+		holds := func(i, p int) bool { return slices.Contains(holders[p], i) }
+		give := func(i, p int) {
+			holders[p] = append(holders[p], i)
+			count[i]++
+			tps[i] = append(tps[i], topicPartitionID{t, int32(p)})
+		}
+		for _, i := range subs {
+			for _, p := range prev[i] {
+				if count[i] < quota[i] && len(holders[p]) < sharing && !holds(i, int(p)) {
+					give(i, int(p))
+				}
+			}
+		}
+		for round := 1; round <= sharing; round++ {
+			for p := 0; p < n; p++ {
+				if len(holders[p]) >= round {
+					continue
+				}
+				best := -1
+				for _, i := range subs {
+					if count[i] < quota[i] && !holds(i, p) && (best < 0 || quota[i]-count[i] > quota[best]-count[best]) {
+						best = i
+					}
+				}
+				if best >= 0 { // else no member can take it: tolerated, as in Kafka
+					give(best, p)
+				}
+			}
+		}
+	}
+	out := make(map[string]assignment, len(members))
+	for i, m := range members {
+		out[m.id] = assignmentOf(tps[i])
+	}
+	return out
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -45,28 +45,43 @@ type Config struct {
 	// MigrationPolicies (bidirectional): which online migrations between
 	// the classic and consumer protocols a group with members may make.
 	MigrationPolicy string
+
+	// Share groups (KIP-932): group.share.session.timeout.ms (45 s),
+	// group.share.heartbeat.interval.ms (5 s), group.share.max.size (200).
+	ShareSessionTimeout    time.Duration
+	ShareHeartbeatInterval time.Duration
+	ShareMaxSize           int
 }
 
 // GroupConfig is what a group's dynamic configs set (Kafka's GroupConfig:
-// consumer.session.timeout.ms and consumer.heartbeat.interval.ms); a zero
-// field leaves the broker's setting. A change applies from each member's
-// next heartbeat.
+// consumer.session.timeout.ms, consumer.heartbeat.interval.ms,
+// share.session.timeout.ms and share.heartbeat.interval.ms); a zero field
+// leaves the broker's setting. A change applies from each member's next
+// heartbeat.
 type GroupConfig struct {
 	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+	ShareSessionTimeout, ShareHeartbeatInterval       time.Duration
 }
 
 // groupConfig is a group's settings, its own over the broker's.
 func (cfg *Config) groupConfig(group string) GroupConfig {
-	out := GroupConfig{cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval}
+	out := GroupConfig{
+		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
+		ShareSessionTimeout: cfg.ShareSessionTimeout, ShareHeartbeatInterval: cfg.ShareHeartbeatInterval,
+	}
 	if cfg.GroupConfigs == nil {
 		return out
 	}
 	own := cfg.GroupConfigs(group)
-	if own.ConsumerSessionTimeout > 0 {
-		out.ConsumerSessionTimeout = own.ConsumerSessionTimeout
-	}
-	if own.ConsumerHeartbeatInterval > 0 {
-		out.ConsumerHeartbeatInterval = own.ConsumerHeartbeatInterval
+	for _, f := range []struct{ own, out *time.Duration }{
+		{&own.ConsumerSessionTimeout, &out.ConsumerSessionTimeout},
+		{&own.ConsumerHeartbeatInterval, &out.ConsumerHeartbeatInterval},
+		{&own.ShareSessionTimeout, &out.ShareSessionTimeout},
+		{&own.ShareHeartbeatInterval, &out.ShareHeartbeatInterval},
+	} {
+		if *f.own > 0 {
+			*f.out = *f.own
+		}
 	}
 	return out
 }
@@ -88,6 +103,9 @@ func DefaultConfig() Config {
 		ConsumerMaxSize:               math.MaxInt32,
 		ConsumerAssignors:             AssignorNames,
 		MigrationPolicy:               MigrationBidirectional,
+		ShareSessionTimeout:           45 * time.Second,
+		ShareHeartbeatInterval:        5 * time.Second,
+		ShareMaxSize:                  200,
 	}
 }
 

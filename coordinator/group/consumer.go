@@ -242,6 +242,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 			c.removeIfUnused(g)
 		}
 	}()
+	if g.share != nil {
+		return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+	}
 	if g.consumer == nil {
 		switch {
 		case leaving:
@@ -631,8 +634,8 @@ func (c *Coordinator) armRebalanceTimeout(g *classicGroup, m *consumerMember) {
 // persistOrLog stores a change no request waits for (a timeout); a failed
 // write is written again with the next change.
 func (c *Coordinator) persistOrLog(g *classicGroup) {
-	if err := c.persistConsumer(g); err != nil {
-		c.logger.Warn("storing a consumer group failed", "group", g.id, "err", err)
+	if err := c.persistRecords(g); err != nil {
+		c.logger.Warn("storing a group failed", "group", g.id, "err", err)
 	}
 }
 
@@ -784,7 +787,7 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 		c.logger.Info("member left the consumer group", "group", g.id, "member", m.id)
 		c.removeConsumerMember(g, m)
 	}
-	if err := c.persistConsumer(g); err != nil {
+	if err := c.persistRecords(g); err != nil {
 		return refuse(appendErrorCode(err), "")
 	}
 	return nil

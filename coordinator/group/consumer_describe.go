@@ -104,17 +104,27 @@ func describedAssignment(a assignment, names map[[16]byte]string) kmsg.Assignmen
 // before its first heartbeat, a topic gone from the subscription but not
 // yet revoked), from the cluster's topics.
 func (cg *consumerGroup) topicNames(topics Topics) map[[16]byte]string {
-	names := make(map[[16]byte]string, len(cg.subscribed))
-	for name, t := range cg.subscribed {
+	assigned := make([]assignment, 0, 3*len(cg.members))
+	for _, m := range cg.members {
+		assigned = append(assigned, m.assigned, m.revoking, cg.target[m.id])
+	}
+	return topicNamesOf(cg.subscribed, assigned, topics)
+}
+
+// topicNamesOf names the topics of the assignments: those subscribed by
+// their names, the others from the cluster's topics (looked through only
+// when some topic is not subscribed); a topic the cluster does not have
+// stays unnamed.
+func topicNamesOf(subscribed map[string]subscribedTopic, assigned []assignment, topics Topics) map[[16]byte]string {
+	names := make(map[[16]byte]string, len(subscribed))
+	for name, t := range subscribed {
 		names[t.id] = name
 	}
 	missing := false
-	for _, m := range cg.members {
-		for _, a := range []assignment{m.assigned, m.revoking, cg.target[m.id]} {
-			for t := range a {
-				if _, ok := names[t]; !ok {
-					missing = true
-				}
+	for _, a := range assigned {
+		for t := range a {
+			if _, ok := names[t]; !ok {
+				missing = true
 			}
 		}
 	}

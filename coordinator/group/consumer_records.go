@@ -22,7 +22,8 @@ import (
 //
 // The coordinator keeps the bytes it last wrote for each key and, after a
 // change, appends only the records that differ and tombstones for keys
-// that are gone, in one batch, before it answers. A failed append leaves
+// that are gone (in the order Kafka writes them, which its loader
+// requires), in one batch, before it answers. A failed append leaves
 // the kept bytes as they were, so the next change writes the difference
 // again.
 const (
@@ -33,7 +34,7 @@ const (
 	cgCurrentKeyVersion        = 8
 )
 
-func consumerKey(version int16, group string, member ...string) string {
+func recordKey(version int16, group string, member ...string) string {
 	b := kbin.AppendInt16(nil, version)
 	b = kbin.AppendString(b, group)
 	for _, m := range member {
@@ -45,15 +46,15 @@ func consumerKey(version int16, group string, member ...string) string {
 // consumerRecords is the group's state as records, by key.
 func (cg *consumerGroup) records(group string) map[string][]byte {
 	out := map[string][]byte{
-		consumerKey(cgMetadataKeyVersion, group):       flexValue(kbin.AppendInt32(nil, cg.epoch)),
-		consumerKey(cgTargetMetadataKeyVersion, group): flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
+		recordKey(cgMetadataKeyVersion, group):       flexValue(kbin.AppendInt32(nil, cg.epoch)),
+		recordKey(cgTargetMetadataKeyVersion, group): flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
 	}
 	for id, m := range cg.members {
-		out[consumerKey(cgMemberKeyVersion, group, id)] = m.metadataValue()
-		out[consumerKey(cgCurrentKeyVersion, group, id)] = m.currentValue()
+		out[recordKey(cgMemberKeyVersion, group, id)] = m.metadataValue()
+		out[recordKey(cgCurrentKeyVersion, group, id)] = m.currentValue()
 	}
 	for id, a := range cg.target {
-		out[consumerKey(cgTargetMemberKeyVersion, group, id)] = flexValue(appendTopicPartitions(nil, a))
+		out[recordKey(cgTargetMemberKeyVersion, group, id)] = flexValue(appendTopicPartitions(nil, a))
 	}
 	return out
 }
@@ -133,33 +134,55 @@ func appendTopicPartitions(b []byte, a assignment) []byte {
 // checked without encoding the other members), else every difference.
 func (c *Coordinator) persistHeartbeat(g *classicGroup, m *consumerMember) error {
 	cg := g.consumer
-	same := func(k string, v []byte) bool { return string(g.storedConsumer[k]) == string(v) }
 	target, hasTarget := cg.target[m.id]
-	if same(consumerKey(cgMetadataKeyVersion, g.id), flexValue(kbin.AppendInt32(nil, cg.epoch))) &&
-		same(consumerKey(cgTargetMetadataKeyVersion, g.id), flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch))) &&
-		same(consumerKey(cgMemberKeyVersion, g.id, m.id), m.metadataValue()) &&
-		same(consumerKey(cgCurrentKeyVersion, g.id, m.id), m.currentValue()) &&
-		hasTarget && same(consumerKey(cgTargetMemberKeyVersion, g.id, m.id), flexValue(appendTopicPartitions(nil, target))) {
+	if hasTarget && g.storedAll(map[string][]byte{
+		recordKey(cgMetadataKeyVersion, g.id):           flexValue(kbin.AppendInt32(nil, cg.epoch)),
+		recordKey(cgTargetMetadataKeyVersion, g.id):     flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
+		recordKey(cgMemberKeyVersion, g.id, m.id):       m.metadataValue(),
+		recordKey(cgCurrentKeyVersion, g.id, m.id):      m.currentValue(),
+		recordKey(cgTargetMemberKeyVersion, g.id, m.id): flexValue(appendTopicPartitions(nil, target)),
+	}) {
 		return nil
 	}
-	return c.persistConsumer(g)
+	return c.persistRecords(g)
 }
 
-// persistConsumer writes what changed in the group's consumer state since
-// the last write: every record of a consumer group, tombstones for those
-// of a group that is no longer one.
-func (c *Coordinator) persistConsumer(g *classicGroup) error {
-	want := map[string][]byte{}
-	if g.consumer != nil {
-		want = g.consumer.records(g.id)
+// storedAll reports whether every one of these records is stored as is.
+func (g *classicGroup) storedAll(kvs map[string][]byte) bool {
+	for k, v := range kvs {
+		if string(g.storedRecords[k]) != string(v) {
+			return false
+		}
 	}
+	return true
+}
+
+// modernRecords is the group's state as the records of its kind: a
+// consumer group's (above) or a share group's (share_records.go); none
+// for a classic group, whose record is GroupMetadata (records.go).
+func (g *classicGroup) modernRecords() map[string][]byte {
+	switch {
+	case g.consumer != nil:
+		return g.consumer.records(g.id)
+	case g.share != nil:
+		return g.share.records(g.id)
+	}
+	return map[string][]byte{}
+}
+
+// persistRecords writes what changed in the group's consumer or share
+// state since the last write, as one batch: the records that differ, and
+// tombstones for keys no longer wanted (all of them for a group that is no
+// longer of that kind).
+func (c *Coordinator) persistRecords(g *classicGroup) error {
+	want := g.modernRecords()
 	var kvs []keyValue
 	for _, k := range sortedKeys(want) {
-		if string(g.storedConsumer[k]) != string(want[k]) {
+		if string(g.storedRecords[k]) != string(want[k]) {
 			kvs = append(kvs, keyValue{key: []byte(k), value: want[k]})
 		}
 	}
-	for _, k := range sortedKeys(g.storedConsumer) {
+	for _, k := range tombstoneOrder(sortedKeys(g.storedRecords)) {
 		if _, ok := want[k]; !ok {
 			kvs = append(kvs, keyValue{key: []byte(k)})
 		}
@@ -170,8 +193,37 @@ func (c *Coordinator) persistConsumer(g *classicGroup) error {
 	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
-	g.storedConsumer = want
+	g.storedRecords = want
 	return nil
+}
+
+// tombstoneRank orders a batch's tombstones of a consumer or share group
+// as Kafka writes them, which its loader requires: a member's current
+// assignment, then its target, then its metadata; then the target
+// assignment's epoch, the partition metadata, and last the group's epoch.
+func tombstoneRank(key string) int {
+	if len(key) < 2 {
+		return 0
+	}
+	switch version := int16(key[0])<<8 | int16(key[1]); version {
+	case cgCurrentKeyVersion, shCurrentKeyVersion:
+		return 0
+	case cgTargetMemberKeyVersion, shTargetMemberKeyVersion:
+		return 1
+	case cgMemberKeyVersion, shMemberKeyVersion:
+		return 2
+	case cgTargetMetadataKeyVersion, shTargetMetadataKeyVersion:
+		return 3
+	case cgMetadataKeyVersion, shMetadataKeyVersion:
+		return 5
+	}
+	return 4
+}
+
+// tombstoneOrder sorts keys to tombstone into Kafka's order.
+func tombstoneOrder(keys []string) []string {
+	sort.SliceStable(keys, func(i, j int) bool { return tombstoneRank(keys[i]) < tombstoneRank(keys[j]) })
+	return keys
 }
 
 // replayedConsumer is a consumer group's records as a partition replays
@@ -324,14 +376,14 @@ func skipTags(r *kbin.Reader) {
 // stored remembers the last bytes of a key, so that the loaded group
 // writes only what changes afterwards.
 func (r *replayer) stored(group string, key, value []byte) {
-	if r.storedConsumer[group] == nil {
-		r.storedConsumer[group] = map[string][]byte{}
+	if r.storedRecords[group] == nil {
+		r.storedRecords[group] = map[string][]byte{}
 	}
 	if value == nil {
-		delete(r.storedConsumer[group], string(key))
+		delete(r.storedRecords[group], string(key))
 		return
 	}
-	r.storedConsumer[group][string(key)] = append([]byte(nil), value...)
+	r.storedRecords[group][string(key)] = append([]byte(nil), value...)
 }
 
 type replayError string

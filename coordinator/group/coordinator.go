@@ -114,6 +114,9 @@ func (c *Coordinator) Load(partition int32) error {
 		if g.consumer != nil {
 			c.resumeConsumerGroup(g)
 		}
+		if g.share != nil {
+			c.resumeShareGroup(g)
+		}
 		for pid := range g.pendingTxn {
 			c.indexTxn(pid, g)
 		}
@@ -167,6 +170,11 @@ func (g *classicGroup) stopTimers() {
 		for _, m := range g.consumer.members {
 			m.session.stop()
 			m.rebalance.stop()
+		}
+	}
+	if g.share != nil {
+		for _, m := range g.share.members {
+			m.session.stop()
 		}
 	}
 }

@@ -1,7 +1,10 @@
 // Package group is the group coordinator: Kafka's classic consumer-group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), the consumer
 // protocol of KIP-848 (ConsumerGroupHeartbeat; see consumer.go, and
-// migration.go for groups moving between the protocols), and the committed
+// migration.go for groups moving between the protocols), the membership
+// of KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, and
+// the partitions whose share state the group has initialized; see
+// share.go), and the committed
 // offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
 // OffsetDelete, and TxnOffsetCommit for transactions), plus the admin views (ListGroups, DescribeGroups,
 // DeleteGroups). It follows Apache Kafka's ClassicGroup and
@@ -49,7 +52,8 @@
 // Groups and offsets are records of the compacted internal topic
 // __consumer_offsets, in Kafka's own key and value formats (kmsg's
 // OffsetCommitKey/Value, versions 1 and 3, and GroupMetadataKey/Value,
-// versions 2 and 3), so Kafka's tools read them. A group belongs to
+// versions 2 and 3; consumer and share groups have records of their own,
+// consumer_records.go and share_records.go), so Kafka's tools read them. A group belongs to
 // partition abs(javaHashCode(groupID)) % offsets.topic.num.partitions, as
 // in Kafka. The coordinator writes through the Log interface (the broker's
 // append path for that partition) and answers only after the append;

@@ -37,6 +37,12 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		j.fail(code, req.MemberID)
 		return
 	}
+	if g.share != nil {
+		// Kafka's classicGroupJoin: a share group takes no JoinGroup.
+		j.fail(errInconsistentProtocol, "")
+		g.mu.Unlock()
+		return
+	}
 	if g.consumer != nil {
 		// A consumer group with members takes classic members in
 		// (migration.go); an empty one becomes classic.

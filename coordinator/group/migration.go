@@ -282,7 +282,7 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMembe
 	}
 	g.transition(Stable, c.clock.Now())
 	c.logger.Info("consumer group downgraded to a classic group", "group", g.id, "members", len(g.members), "generation", g.generation)
-	if err := c.persistConsumer(g); err != nil {
+	if err := c.persistRecords(g); err != nil {
 		c.logger.Warn("storing the downgraded group failed", "group", g.id, "err", err)
 	}
 	if err := c.storeGroup(g); err != nil {
@@ -408,7 +408,7 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 	c.after(g, &m.classic.syncDeadline, m.rebalanceTimeout, func() {
 		c.fenceClassicMember(g, m, "it did not sync within its rebalance timeout")
 	})
-	if err := c.persistConsumer(g); err != nil {
+	if err := c.persistRecords(g); err != nil {
 		j.fail(appendErrorCode(err), req.MemberID)
 		return
 	}

@@ -109,6 +109,9 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 	if g.state == Dead {
 		return errCoordinatorNotAvail
 	}
+	if g.share != nil {
+		return errGroupIDNotFound // ShareGroup.validateOffsetCommit
+	}
 	if g.consumer != nil {
 		var commits []topicPartition
 		for _, t := range req.Topics {
@@ -260,7 +263,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	defer g.mu.Unlock()
 	subscribed := map[string]bool{}
 	switch {
-	case g.state == Dead:
+	case g.state == Dead, g.share != nil: // ShareGroup.validateOffsetDelete
 		resp.ErrorCode = errGroupIDNotFound
 		return resp
 	case g.consumer != nil:
@@ -311,6 +314,9 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 // transaction is not deleted; otherwise an Empty group left without
 // offsets is deleted.
 func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup bool) {
+	if g.share != nil {
+		return false // a share group has no offsets and does not expire (ShareGroup.shouldExpire)
+	}
 	nowMs := now.UnixMilli()
 	retention := c.cfg.OffsetsRetention.Milliseconds()
 	var base func(e offsetEntry) int64

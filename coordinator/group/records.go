@@ -150,8 +150,8 @@ func (c *Coordinator) deleteOffsets(g *classicGroup, tps []topicPartition) error
 	return nil
 }
 
-// deleteGroup writes tombstones for the group (a consumer group's records
-// too) and all its offsets,
+// deleteGroup writes tombstones for the group (a consumer or share group's
+// records too) and all its offsets,
 // committed or pending in an open transaction (as Kafka's deleteAllOffsets),
 // and marks it Dead; the caller removes it from the map. A transaction's
 // later commit marker then finds nothing of it to commit.
@@ -170,13 +170,13 @@ func (c *Coordinator) deleteGroup(g *classicGroup) error {
 		kvs = append(kvs, keyValue{key: offsetKey(g.id, tp)})
 	}
 	kvs = append(kvs, keyValue{key: groupKey(g.id)})
-	for _, k := range sortedKeys(g.storedConsumer) {
+	for _, k := range tombstoneOrder(sortedKeys(g.storedRecords)) {
 		kvs = append(kvs, keyValue{key: []byte(k)})
 	}
 	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
-	g.consumer, g.storedConsumer = nil, nil
+	g.consumer, g.share, g.storedRecords = nil, nil, nil
 	clear(g.offsets)
 	c.forgetPending(g)
 	g.transition(Dead, c.clock.Now())
@@ -194,11 +194,13 @@ type replayer struct {
 	offsets   map[string]map[topicPartition]offsetEntry
 	pending   map[int64]map[string]map[topicPartition]offsetEntry // producer -> group -> offsets
 	err       error
-	// Consumer groups (consumer_records.go), and which kind of group each
-	// id was last written as: "classic" or "consumer".
-	consumers      map[string]*replayedConsumer
-	storedConsumer map[string]map[string][]byte
-	kind           map[string]string
+	// Consumer and share groups (consumer_records.go, share_records.go),
+	// their records as last written, and which kind of group each id was
+	// last written as: "classic", "consumer" or "share".
+	consumers     map[string]*replayedConsumer
+	shares        map[string]*replayedShare
+	storedRecords map[string]map[string][]byte
+	kind          map[string]string
 }
 
 func newReplayer(partition int32) *replayer {
@@ -208,9 +210,10 @@ func newReplayer(partition int32) *replayer {
 		offsets:   map[string]map[topicPartition]offsetEntry{},
 		pending:   map[int64]map[string]map[topicPartition]offsetEntry{},
 
-		consumers:      map[string]*replayedConsumer{},
-		storedConsumer: map[string]map[string][]byte{},
-		kind:           map[string]string{},
+		consumers:     map[string]*replayedConsumer{},
+		shares:        map[string]*replayedShare{},
+		storedRecords: map[string]map[string][]byte{},
+		kind:          map[string]string{},
 	}
 }
 
@@ -303,9 +306,12 @@ func (r *replayer) record(producerID int64, rec *protocol.Record) error {
 		r.kind[k.Group] = "classic"
 	case cgMetadataKeyVersion, 4, cgMemberKeyVersion, cgTargetMetadataKeyVersion, cgTargetMemberKeyVersion, cgCurrentKeyVersion:
 		return r.consumerRecord(version, rec.Key, rec.Value)
+	case shPartitionMetadataKeyVersion, shMemberKeyVersion, shMetadataKeyVersion, shTargetMetadataKeyVersion,
+		shTargetMemberKeyVersion, shCurrentKeyVersion, shStateKeyVersion:
+		return r.shareRecord(version, rec.Key, rec.Value)
 	}
-	// Other key versions are the records of share and streams groups,
-	// which this coordinator does not serve.
+	// Other key versions are the records of streams groups, which this
+	// coordinator does not serve.
 	return nil
 }
 
@@ -353,7 +359,14 @@ func (r *replayer) groups(now time.Time) map[string]*classicGroup {
 		if r.kind[id] == "consumer" {
 			g := get(id)
 			g.consumer = rc.group()
-			g.storedConsumer = r.storedConsumer[id]
+			g.storedRecords = r.storedRecords[id]
+		}
+	}
+	for id, rs := range r.shares {
+		if r.kind[id] == "share" {
+			g := get(id)
+			g.share = rs.group()
+			g.storedRecords = r.storedRecords[id]
 		}
 	}
 	for id, v := range r.metadata {

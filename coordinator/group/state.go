@@ -117,9 +117,12 @@ type classicGroup struct {
 	// consumer is set while the group uses the consumer protocol
 	// (KIP-848, consumer.go); its classic fields are then unused.
 	consumer *consumerGroup
-	// storedConsumer is the consumer group's records as last written,
-	// by key (consumer_records.go).
-	storedConsumer map[string][]byte
+	// share is set for a share group (KIP-932, share.go), which never
+	// becomes another kind; its classic fields are then unused.
+	share *shareGroup
+	// storedRecords is the consumer or share group's records as last
+	// written, by key (consumer_records.go, share_records.go).
+	storedRecords map[string][]byte
 
 	offsets map[topicPartition]offsetEntry
 	// pendingTxn holds, per producer id, the offsets of its open
@@ -185,17 +188,19 @@ func (g *classicGroup) dropPending(tp topicPartition) {
 
 // unused reports a group that holds nothing: no members, pending members,
 // offsets (committed or in an open transaction) or past generations. Only
-// a refused first JoinGroup, or a commit that stored nothing, leaves one.
+// a refused first JoinGroup or ShareGroupHeartbeat, or a commit that
+// stored nothing, leaves one.
 func (g *classicGroup) unused() bool {
 	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 &&
-		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && g.consumer == nil && len(g.storedConsumer) == 0
+		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && g.consumer == nil &&
+		(g.share == nil || g.share.unused()) && len(g.storedRecords) == 0
 }
 
 // classicEmpty reports a classic group without members: it may become a
 // consumer group. Members told MEMBER_ID_REQUIRED and not back yet do not
 // count, as in Kafka (its classic group is empty while in state Empty).
 func (g *classicGroup) classicEmpty() bool {
-	return g.consumer == nil && g.state == Empty && len(g.members) == 0
+	return g.consumer == nil && g.share == nil && g.state == Empty && len(g.members) == 0
 }
 
 // becomeConsumerGroup switches an empty classic group to the consumer
@@ -218,16 +223,23 @@ func (g *classicGroup) consumerEmpty() bool {
 
 // groupType is the group's type as ListGroups names it.
 func (g *classicGroup) groupType() string {
-	if g.consumer != nil {
+	switch {
+	case g.consumer != nil:
 		return "consumer"
+	case g.share != nil:
+		return "share"
 	}
 	return "classic"
 }
 
 // stateName is the group's state as ListGroups and DescribeGroups name it.
 func (g *classicGroup) stateName() string {
-	if g.consumer != nil && g.state != Dead {
+	switch {
+	case g.state == Dead:
+	case g.consumer != nil:
 		return g.consumer.stateName()
+	case g.share != nil:
+		return g.share.stateName()
 	}
 	return g.state.String()
 }

@@ -19,6 +19,10 @@ func (c *Coordinator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.S
 		return
 	}
 	defer g.mu.Unlock()
+	if g.share != nil {
+		fail(errUnknownMemberID) // Kafka's classicGroupSync for a share group
+		return
+	}
 	if g.consumer != nil {
 		if g.consumerEmpty() {
 			fail(errUnknownMemberID)
@@ -144,6 +148,10 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 		return resp
 	}
 	defer g.mu.Unlock()
+	if g.share != nil {
+		resp.ErrorCode = errUnknownMemberID // Kafka: "Group g not found."
+		return resp
+	}
 	if g.consumer != nil {
 		resp.ErrorCode = c.classicHeartbeatToConsumer(g, req)
 		return resp
@@ -186,7 +194,11 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 		return resp
 	}
 	defer g.mu.Unlock()
-	if g.state == Dead {
+	switch {
+	case g.share != nil:
+		resp.ErrorCode = errUnknownMemberID // Kafka: "Group g not found."
+		return resp
+	case g.state == Dead:
 		resp.ErrorCode = errCoordinatorNotAvail
 		return resp
 	}

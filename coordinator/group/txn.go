@@ -112,6 +112,9 @@ func validateTxnCommit(g *classicGroup, generation int32, memberID string, insta
 	if g.state == Dead {
 		return errCoordinatorNotAvail
 	}
+	if g.share != nil {
+		return errGroupIDNotFound // ShareGroup.validateOffsetCommit
+	}
 	if g.consumer != nil {
 		return g.consumer.validateCommit(memberID, generation, true, 0, commits, topics)
 	}
