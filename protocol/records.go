@@ -250,3 +250,14 @@ func putBuffer(b *[]byte) {
 	}
 	buffers.Put(b)
 }
+
+// DataRecords calls fn for each record of the data batches in b (a log
+// read), skipping control batches: how a coordinator replays its topic.
+func DataRecords(b []byte, fn func(r *Record) error) error {
+	return EachBatch(b, func(h BatchHeader, batch []byte) error {
+		if h.Attributes&AttrControl != 0 {
+			return nil
+		}
+		return Records(batch, fn)
+	})
+}

@@ -291,14 +291,7 @@ func (r *replayer) consumerRecord(version int16, key, value []byte) error {
 		rc.target[member] = readTopicPartitions(&vr)
 	case cgMemberKeyVersion:
 		m.instanceID = vr.CompactNullableString()
-		m.rackID = vr.CompactNullableString()
-		m.clientID = vr.CompactString()
-		m.clientHost = vr.CompactString()
-		m.topics = make([]string, max(vr.CompactArrayLen(), 0))
-		for i := range m.topics {
-			m.topics[i] = vr.CompactString()
-		}
-		sort.Strings(m.topics)
+		m.rackID, m.clientID, m.clientHost, m.topics = readMemberClient(&vr)
 		if re := vr.CompactNullableString(); re != nil {
 			m.regex = *re
 			m.re, _ = compilePattern(m.regex)
@@ -461,4 +454,18 @@ func targetsCover(targets map[string]assignment, sub map[string]subscribedTopic)
 		}
 	}
 	return len(seen) == want
+}
+
+// readMemberClient reads what consumer and share group member records
+// both hold, in their order: the rack, client id and host, and the
+// subscribed topic names (returned sorted, without repeats).
+func readMemberClient(vr *kbin.Reader) (rackID *string, clientID, clientHost string, topics []string) {
+	rackID = vr.CompactNullableString()
+	clientID = vr.CompactString()
+	clientHost = vr.CompactString()
+	topics = make([]string, max(vr.CompactArrayLen(), 0))
+	for i := range topics {
+		topics[i] = vr.CompactString()
+	}
+	return rackID, clientID, clientHost, sortedUnique(topics)
 }

@@ -169,14 +169,7 @@ func (r *replayer) shareRecord(version int16, key, value []byte) error {
 	case shTargetMemberKeyVersion:
 		rs.target[member] = readTopicPartitions(&vr)
 	case shMemberKeyVersion:
-		m.rackID = vr.CompactNullableString()
-		m.clientID = vr.CompactString()
-		m.clientHost = vr.CompactString()
-		m.topics = make([]string, max(vr.CompactArrayLen(), 0))
-		for i := range m.topics {
-			m.topics[i] = vr.CompactString()
-		}
-		m.topics = sortedUnique(m.topics)
+		m.rackID, m.clientID, m.clientHost, m.topics = readMemberClient(&vr)
 	case shCurrentKeyVersion:
 		m.epoch = vr.Int32()
 		m.previousEpoch = vr.Int32()

@@ -267,12 +267,7 @@ type replayer struct {
 }
 
 func (r *replayer) batches(b []byte) error {
-	return protocol.EachBatch(b, func(h protocol.BatchHeader, batch []byte) error {
-		if h.Attributes&protocol.AttrControl != 0 {
-			return nil
-		}
-		return protocol.Records(batch, r.record)
-	})
+	return protocol.DataRecords(b, r.record)
 }
 
 func (r *replayer) record(rec *protocol.Record) error {
