@@ -24,9 +24,17 @@ type Coordinator struct {
 	log           Log
 	numPartitions int32
 	now           func() time.Time
+	refusal       int16 // set by Refusing: every share-partition's answer
 
 	mu    sync.Mutex
 	parts []*partition // nil: never loaded here
+}
+
+// Refusing is a coordinator that answers every share-partition of every
+// request with code, in the shape of its answers: a caller who may not
+// make the request (CLUSTER_AUTHORIZATION_FAILED) is answered so.
+func Refusing(code int16) *Coordinator {
+	return &Coordinator{refusal: code}
 }
 
 // partition is one incarnation of a loaded __share_group_state partition:
@@ -146,6 +154,9 @@ type held struct {
 // code the request is answered with: NOT_COORDINATOR for a partition not
 // loaded here, COORDINATOR_LOAD_IN_PROGRESS while it loads.
 func (c *Coordinator) lock(k spKey) (*held, int16) {
+	if c.refusal != 0 {
+		return nil, c.refusal
+	}
 	if c.numPartitions <= 0 {
 		return nil, errNotCoordinator
 	}

@@ -400,3 +400,28 @@ func TestRequestShapes(t *testing.T) {
 		t.Fatalf("start offset %d after the writes", s.StartOffset)
 	}
 }
+
+// A refusing coordinator answers each share-partition of each request
+// with its code, and writes nothing.
+func TestRefusing(t *testing.T) {
+	c := Refusing(kerr.ClusterAuthorizationFailed.Code)
+	id := [16]byte{1}
+	read := kmsg.NewPtrReadShareGroupStateRequest()
+	read.GroupID = "g"
+	read.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0}, {Partition: 1}}}}
+	got := c.Read(read)
+	if len(got.Topics) != 1 || len(got.Topics[0].Partitions) != 2 {
+		t.Fatalf("refused read: %+v", got)
+	}
+	for _, p := range got.Topics[0].Partitions {
+		if p.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+			t.Errorf("partition %d: error %d", p.Partition, p.ErrorCode)
+		}
+	}
+	del := kmsg.NewPtrDeleteShareGroupStateRequest()
+	del.GroupID = "g"
+	del.Topics = []kmsg.DeleteShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.DeleteShareGroupStateRequestTopicPartition{{Partition: 3}}}}
+	if p := c.Delete(del).Topics[0].Partitions[0]; p.Partition != 3 || p.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("refused delete: %+v", p)
+	}
+}
