@@ -3,14 +3,16 @@ package broker
 // FindCoordinator, versions 0-6 (batched CoordinatorKeys from v4).
 // A group's coordinator is the leader of its __consumer_offsets partition
 // and a transactional id's the leader of its __transaction_state
-// partition (on a single node, this node); the first key of each kind
-// creates the topic, as in Kafka.
+// partition (on a single node, this node), and a share-partition's state's
+// the leader of its __share_group_state partition (key type 2, asked by
+// brokers); the first key of each kind creates the topic, as in Kafka.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 const (
 	coordinatorKeyGroup       = 0
 	coordinatorKeyTransaction = 1
+	coordinatorKeyShare       = 2 // a share-partition's state: "group:topicId:partition"
 )
 
 func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest) (*kmsg.FindCoordinatorResponse, error) {
@@ -27,6 +29,11 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 				return errTxnIDAuthFailed, -1, "", -1
 			}
 			return b.txns.coordinator(c, key)
+		case coordinatorKeyShare:
+			if !c.authorizedCluster(kmsg.ACLOperationClusterAction) {
+				return errClusterAuthorization, -1, "", -1
+			}
+			return b.shareState.coordinator(c, key)
 		}
 		return errInvalidRequest, -1, "", -1
 	}

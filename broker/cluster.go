@@ -401,10 +401,12 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 		b.logger.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch, "isr", st.isr)
 		b.groups.partitionLed(p)
 		b.txns.partitionLed(p)
+		b.shareState.partitionLed(p)
 	case st.leader != self && newEpoch:
 		if wasLeader {
 			b.groups.partitionLost(p)
 			b.txns.partitionLost(p)
+			b.shareState.partitionLost(p)
 		}
 		if st.leader >= 0 {
 			b.cluster.fetchers.follow(p, st.leader, st.leaderEpoch)

@@ -73,6 +73,8 @@ type Config struct {
 	ConsumerMinSessionTimeout, ConsumerMaxSessionTimeout       time.Duration
 	ConsumerMinHeartbeatInterval, ConsumerMaxHeartbeatInterval time.Duration
 	OffsetsSegmentBytes                                        int64
+	// Share groups (KIP-932): config_share.go.
+	shareSettings
 
 	// The transaction coordinator's settings (transaction.*,
 	// transactional.id.*) and its topic's segment size and min ISR.
@@ -468,6 +470,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.validateConsumerGroups(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.validateShareGroups(); err != nil {
 		return c, warnings, err
 	}
 	return c, warnings, nil

@@ -19,18 +19,19 @@ type ClusterConfig struct {
 	Voters map[int32]string // controller.quorum.voters: node id -> host:port
 	Rack   string           // broker.rack
 
-	ReplicaLagTimeMax         time.Duration
-	ReplicaFetchMaxBytes      int32
-	ReplicaFetchWaitMax       time.Duration
-	ReplicaFetchMinBytes      int32
-	AutoLeaderRebalance       bool
-	LeaderImbalanceCheck      time.Duration
-	OffsetsReplicationFactor  int16
-	TxnStateReplicationFactor int16
-	BrokerSessionTimeout      time.Duration
-	BrokerHeartbeatInterval   time.Duration
-	ElectionTimeout           time.Duration
-	ControlledShutdownEnabled bool
+	ReplicaLagTimeMax           time.Duration
+	ReplicaFetchMaxBytes        int32
+	ReplicaFetchWaitMax         time.Duration
+	ReplicaFetchMinBytes        int32
+	AutoLeaderRebalance         bool
+	LeaderImbalanceCheck        time.Duration
+	OffsetsReplicationFactor    int16
+	TxnStateReplicationFactor   int16
+	ShareStateReplicationFactor int16
+	BrokerSessionTimeout        time.Duration
+	BrokerHeartbeatInterval     time.Duration
+	ElectionTimeout             time.Duration
+	ControlledShutdownEnabled   bool
 }
 
 // clusterKeys are the KRaft and replication keys.

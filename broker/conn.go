@@ -56,6 +56,9 @@ type conn struct {
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
 	waited time.Duration
+	// openedShareSession is set once a share session was opened here,
+	// which the connection's end closes.
+	openedShareSession bool
 }
 
 const maxRetainedFrame = 1 << 20
@@ -118,7 +121,12 @@ func (c *conn) close() {
 }
 
 func (c *conn) serve() {
-	defer c.close()
+	defer func() {
+		c.close()
+		if c.openedShareSession {
+			c.b.shareSessions.connClosed(c)
+		}
+	}()
 	writerDone := make(chan struct{})
 	go c.writeLoop(writerDone)
 	defer func() {

@@ -34,6 +34,8 @@ var (
 	errNotCoordinator           = kerr.NotCoordinator.Code
 	errOperationNotAttempted    = kerr.OperationNotAttempted.Code
 	errThrottlingQuotaExceeded  = kerr.ThrottlingQuotaExceeded.Code
+	errShareSessionNotFound     = kerr.ShareSessionNotFound.Code
+	errInvalidShareSessionEpoch = kerr.InvalidShareSessionEpoch.Code
 )
 
 // errorMessageText is a code's Kafka name and description, for logs.

@@ -1,34 +1,45 @@
 package broker
 
-// Group configs (KIP-848): a consumer group's own session timeout and
-// heartbeat interval, set with IncrementalAlterConfigs or AlterConfigs on
-// resource type GROUP (kafka-configs --entity-type groups) and described
-// with DescribeConfigs, as Kafka's GroupConfig. A key not set takes the
-// broker's group.consumer.* value. They are kept like topic configs (the
+// Group configs (KIP-848, KIP-932): a group's own settings, set with
+// IncrementalAlterConfigs or AlterConfigs on resource type GROUP
+// (kafka-configs --entity-type groups) and described with DescribeConfigs,
+// as Kafka's GroupConfig: a consumer group's session timeout and
+// heartbeat interval, and a share group's, its record lock duration,
+// where it starts reading a partition (share.auto.offset.reset) and
+// whether it reads committed records only (share.isolation.level). A key
+// not set takes the broker's value. They are kept like topic configs (the
 // metadata file, or the controller's metadata in a cluster), whether the
-// group exists or not, and the coordinator reads them on every heartbeat.
-// The share.* and streams.* keys of Kafka's GroupConfig are refused as
-// unknown: Gregor serves neither share nor streams groups.
+// group exists or not, and are read on every heartbeat and fetch. The
+// streams.* keys of Kafka's GroupConfig are refused as unknown: Gregor
+// serves no streams groups.
 
 import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/coordinator/group"
+	"github.com/gregor-broker/gregor/coordinator/share"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// groupConfigKey is a group config and the broker key it defaults to.
+// groupConfigKey is a group config: its type, and the broker key it
+// defaults to, or its own default when it has none.
 type groupConfigKey struct {
-	name, broker, doc string
+	name, typ, broker, def, doc string
 }
 
 var groupConfigKeys = []groupConfigKey{
-	{"consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", "The heartbeat interval given to the members."},
-	{"consumer.session.timeout.ms", "group.consumer.session.timeout.ms", "The timeout to detect client failures when using the consumer group protocol."},
+	{"consumer.heartbeat.interval.ms", "INT", "group.consumer.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
+	{"consumer.session.timeout.ms", "INT", "group.consumer.session.timeout.ms", "", "The timeout to detect client failures when using the consumer group protocol."},
+	{"share.auto.offset.reset", "STRING", "", "latest", "The strategy to initialize the share-partition start offset: latest, earliest, or by_duration:<ISO-8601 duration>."},
+	{"share.heartbeat.interval.ms", "INT", "group.share.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
+	{"share.isolation.level", "STRING", "", "read_uncommitted", "Controls how to read records written transactionally: read_committed or read_uncommitted."},
+	{"share.record.lock.duration.ms", "INT", "group.share.record.lock.duration.ms", "", "The record acquisition lock duration in milliseconds."},
+	{"share.session.timeout.ms", "INT", "group.share.session.timeout.ms", "", "The timeout to detect client failures when using the share group protocol."},
 }
 
 func findGroupConfigKey(name string) *groupConfigKey {
@@ -51,21 +62,54 @@ func (b *Broker) groupOverrides(name string) map[string]string {
 	return b.meta.groupConfigs(name)
 }
 
+// groupMillis reads a group config of milliseconds (validated when set);
+// zero when not set.
+func groupMillis(set map[string]string, key string) time.Duration {
+	n, _ := strconv.Atoi(set[key])
+	return time.Duration(n) * time.Millisecond
+}
+
 // groupConfigFor is what the coordinator asks of a group's configs.
 func (b *Broker) groupConfigFor(name string) group.GroupConfig {
 	set := b.groupOverrides(name)
-	millis := func(key string) time.Duration {
-		n, _ := strconv.Atoi(set[key]) // validated when set
-		return time.Duration(n) * time.Millisecond
-	}
 	return group.GroupConfig{
-		ConsumerSessionTimeout:    millis("consumer.session.timeout.ms"),
-		ConsumerHeartbeatInterval: millis("consumer.heartbeat.interval.ms"),
+		ConsumerSessionTimeout:    groupMillis(set, "consumer.session.timeout.ms"),
+		ConsumerHeartbeatInterval: groupMillis(set, "consumer.heartbeat.interval.ms"),
+		ShareSessionTimeout:       groupMillis(set, "share.session.timeout.ms"),
+		ShareHeartbeatInterval:    groupMillis(set, "share.heartbeat.interval.ms"),
 	}
 }
 
+// shareGroupSettings are a share group's settings that its partitions'
+// leaders apply.
+type shareGroupSettings struct {
+	autoOffsetReset string // latest, earliest or by_duration:...
+	readCommitted   bool
+	lockDuration    time.Duration // 0: the broker's
+}
+
+func (b *Broker) shareGroupSettings(name string) shareGroupSettings {
+	set := b.groupOverrides(name)
+	s := shareGroupSettings{autoOffsetReset: "latest", lockDuration: groupMillis(set, "share.record.lock.duration.ms")}
+	if v, ok := set["share.auto.offset.reset"]; ok {
+		s.autoOffsetReset = v
+	}
+	s.readCommitted = set["share.isolation.level"] == "read_committed"
+	return s
+}
+
+// shareConfigFor is the share-partition configuration of a group: the
+// broker's, with the group's lock duration.
+func (b *Broker) shareConfigFor(name string) share.Config {
+	cfg := b.liveConfig().Share
+	if d := b.shareGroupSettings(name).lockDuration; d > 0 {
+		cfg.LockDuration = d
+	}
+	return cfg
+}
+
 // describeGroupConfigs lists a group's configs: GROUP_CONFIG where set,
-// else DEFAULT_CONFIG with the broker's value.
+// else DEFAULT_CONFIG with the broker's value (or the key's own default).
 func (b *Broker) describeGroupConfigs(overrides map[string]string, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	live := b.liveConfig()
 	var out []kmsg.DescribeConfigsResponseResourceConfig
@@ -73,50 +117,102 @@ func (b *Broker) describeGroupConfigs(overrides map[string]string, names []strin
 		if !wanted(names, key.name) {
 			continue
 		}
-		value := live.values[key.broker]
+		value := key.def
+		if key.broker != "" {
+			value = live.values[key.broker]
+		}
 		var chain []configSynonymEntry
 		if v, ok := overrides[key.name]; ok {
 			value = v
 			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(v), Source: kmsg.ConfigSourceGroupConfig})
 		}
-		out = append(out, describeEntry(key.name, "INT", key.doc, kmsg.StringPtr(value), chain, false, synonyms, docs))
+		out = append(out, describeEntry(key.name, key.typ, key.doc, kmsg.StringPtr(value), chain, false, synonyms, docs))
 	}
 	return out
 }
 
+// groupBound is a group config's bounds, from the broker's keys.
+type groupBound struct {
+	min, max         time.Duration
+	minName, maxName string
+}
+
+func groupBounds(live *Config) map[string]groupBound {
+	return map[string]groupBound{
+		"consumer.heartbeat.interval.ms": {live.ConsumerMinHeartbeatInterval, live.ConsumerMaxHeartbeatInterval, "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"},
+		"consumer.session.timeout.ms":    {live.ConsumerMinSessionTimeout, live.ConsumerMaxSessionTimeout, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"},
+		"share.heartbeat.interval.ms":    {live.ShareMinHeartbeatInterval, live.ShareMaxHeartbeatInterval, "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"},
+		"share.session.timeout.ms":       {live.ShareMinSessionTimeout, live.ShareMaxSessionTimeout, "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"},
+		"share.record.lock.duration.ms":  {live.ShareMinLockDuration, live.ShareMaxLockDuration, "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"},
+	}
+}
+
 // validateGroupConfigs applies Kafka's GroupConfig.validate to a group's
-// configs as they would be: known names, whole numbers of at least 1
-// within the broker's min and max, and a session longer than the
-// heartbeat interval.
+// configs as they would be: known names; whole numbers of at least 1
+// within the broker's min and max; sessions longer than heartbeat
+// intervals; share.auto.offset.reset and share.isolation.level among
+// their values.
 func validateGroupConfigs(set map[string]string, live *Config) error {
-	heartbeat, session := live.Groups.ConsumerHeartbeatInterval, live.Groups.ConsumerSessionTimeout
+	durations := map[string]time.Duration{
+		"consumer.heartbeat.interval.ms": live.Groups.ConsumerHeartbeatInterval,
+		"consumer.session.timeout.ms":    live.Groups.ConsumerSessionTimeout,
+		"share.heartbeat.interval.ms":    live.Groups.ShareHeartbeatInterval,
+		"share.session.timeout.ms":       live.Groups.ShareSessionTimeout,
+		"share.record.lock.duration.ms":  live.Share.LockDuration,
+	}
 	for name, v := range set {
-		n, err := strconv.ParseInt(v, 10, 32)
-		d := time.Duration(n) * time.Millisecond
+		key := findGroupConfigKey(name)
 		switch {
-		case findGroupConfigKey(name) == nil:
+		case key == nil:
 			return fmt.Errorf("Unknown group config name: %s", name)
-		case err != nil || n < 1:
-			return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least 1", v, name)
-		case name == "consumer.heartbeat.interval.ms":
-			heartbeat = d
+		case name == "share.auto.offset.reset":
+			if err := validateShareAutoOffsetReset(v); err != nil {
+				return err
+			}
+		case name == "share.isolation.level":
+			if v != "read_committed" && v != "read_uncommitted" {
+				return fmt.Errorf("Invalid value %s for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted", v)
+			}
 		default:
-			session = d
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 1 {
+				return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least 1", v, name)
+			}
+			durations[name] = time.Duration(n) * time.Millisecond
 		}
 	}
-	switch {
-	case heartbeat < live.ConsumerMinHeartbeatInterval:
-		return fmt.Errorf("consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms")
-	case heartbeat > live.ConsumerMaxHeartbeatInterval:
-		return fmt.Errorf("consumer.heartbeat.interval.ms must be less than or equal to group.consumer.max.heartbeat.interval.ms")
-	case session < live.ConsumerMinSessionTimeout:
-		return fmt.Errorf("consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms")
-	case session > live.ConsumerMaxSessionTimeout:
-		return fmt.Errorf("consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms")
-	case session <= heartbeat:
-		return fmt.Errorf("consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms")
+	bounds := groupBounds(live)
+	for _, name := range []string{"consumer.heartbeat.interval.ms", "consumer.session.timeout.ms", "share.heartbeat.interval.ms", "share.session.timeout.ms", "share.record.lock.duration.ms"} {
+		d, bound := durations[name], bounds[name]
+		if d < bound.min {
+			return fmt.Errorf("%s must be greater than or equal to %s", name, bound.minName)
+		}
+		if d > bound.max {
+			return fmt.Errorf("%s must be less than or equal to %s", name, bound.maxName)
+		}
+	}
+	for _, kind := range []string{"consumer", "share"} {
+		if durations[kind+".session.timeout.ms"] <= durations[kind+".heartbeat.interval.ms"] {
+			return fmt.Errorf("%s.session.timeout.ms must be greater than %s.heartbeat.interval.ms", kind, kind)
+		}
 	}
 	return nil
+}
+
+// validateShareAutoOffsetReset accepts Kafka's
+// ShareGroupAutoOffsetResetStrategy: latest, earliest, or by_duration: and
+// a non-negative ISO-8601 duration.
+func validateShareAutoOffsetReset(v string) error {
+	switch lower := strings.ToLower(v); {
+	case lower == "latest" || lower == "earliest":
+		return nil
+	case strings.HasPrefix(lower, "by_duration:"):
+		if d, err := parseISODuration(v[len("by_duration:"):]); err != nil || d < 0 {
+			return fmt.Errorf("Invalid value %s for configuration share.auto.offset.reset: the duration must be a non-negative ISO-8601 duration such as PT1H", v)
+		}
+		return nil
+	}
+	return fmt.Errorf("Invalid value %s for configuration share.auto.offset.reset: must be latest, earliest or by_duration:<ISO-8601 duration>", v)
 }
 
 func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *configError {

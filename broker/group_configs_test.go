@@ -97,7 +97,13 @@ func TestGroupConfigs(t *testing.T) {
 	}{
 		{"a session under group.consumer.min.session.timeout.ms", setOp("consumer.session.timeout.ms", "500"), errInvalidConfig},
 		{"a heartbeat interval not under the session", setOp("consumer.heartbeat.interval.ms", "50000"), errInvalidConfig},
-		{"a share group key", setOp("share.session.timeout.ms", "50000"), errInvalidConfig},
+		{"a streams group key", setOp("streams.session.timeout.ms", "50000"), errInvalidConfig},
+		{"a share lock under group.share.min.record.lock.duration.ms", setOp("share.record.lock.duration.ms", "1000"), errInvalidConfig},
+		{"a share session not over its heartbeat interval", setOp("share.heartbeat.interval.ms", "50000"), errInvalidConfig},
+		{"an unknown share.auto.offset.reset", setOp("share.auto.offset.reset", "sometimes"), errInvalidConfig},
+		{"a share.auto.offset.reset duration that is not ISO-8601", setOp("share.auto.offset.reset", "by_duration:1h"), errInvalidConfig},
+		{"a negative share.auto.offset.reset duration", setOp("share.auto.offset.reset", "by_duration:-PT1H"), errInvalidConfig},
+		{"an unknown share.isolation.level", setOp("share.isolation.level", "read_some"), errInvalidConfig},
 		{"a value that is not a number", setOp("consumer.session.timeout.ms", "soon"), errInvalidConfig},
 		{"APPEND", kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "consumer.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("1")}, errInvalidConfig},
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"sort"
 
+	"github.com/gregor-broker/gregor/coordinator/sharestate"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -38,7 +39,7 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 
 // handlers is the single registry: ApiVersions advertises exactly these
 // keys and ranges, and the connection refuses everything else. The ranges
-// are those Apache Kafka 4.1 serves.
+// are those Apache Kafka 4.1 serves (4.2's for the share group APIs).
 var handlers map[int16]handler
 
 func init() {
@@ -90,6 +91,18 @@ func init() {
 		66: {min: 0, max: 2, serve: typed(handleListTransactions)},
 		74: {min: 0, max: 1, serve: typed(listConfigResourcesHandler)},
 		75: {min: 0, max: 0, serve: typed(handleDescribeTopicPartitions)},
+		76: {min: 1, max: 1, serve: typed(handleShareGroupHeartbeat)},
+		77: {min: 0, max: 1, serve: typed(handleShareGroupDescribe)},
+		78: {min: 1, max: 2, serve: typed(handleShareFetch)},
+		79: {min: 1, max: 2, serve: typed(handleShareAcknowledge)},
+		83: {min: 0, max: 0, serve: shareStateHandler((*sharestate.Coordinator).Initialize)},
+		84: {min: 0, max: 0, serve: shareStateHandler((*sharestate.Coordinator).Read)},
+		85: {min: 0, max: 1, serve: shareStateHandler((*sharestate.Coordinator).Write)},
+		86: {min: 0, max: 0, serve: shareStateHandler((*sharestate.Coordinator).Delete)},
+		87: {min: 0, max: 1, serve: shareStateHandler((*sharestate.Coordinator).ReadSummary)},
+		90: {min: 0, max: 1, serve: typed(handleDescribeShareGroupOffsets)},
+		91: {min: 0, max: 0, serve: typed(handleAlterShareGroupOffsets)},
+		92: {min: 0, max: 0, serve: typed(handleDeleteShareGroupOffsets)},
 	}
 }
 

@@ -33,11 +33,16 @@ type Broker struct {
 	producerIDs *producerIDAllocator
 	groups      *groupCoordinator
 	txns        *txnCoordinator
-	quotas      *quota.Manager
-	authorizer  atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
-	cluster     *cluster                       // nil on a single node
-	registry    map[int16]handler              // the client listeners' handlers
-	ready       chan struct{}                  // closed once the broker serves clients
+	// Share groups (KIP-932): the share coordinator's state topic, the
+	// share-partitions led here, and the members' share sessions.
+	shareState    *shareStateCoordinator
+	shares        *sharePartitions
+	shareSessions *shareSessions
+	quotas        *quota.Manager
+	authorizer    atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
+	cluster       *cluster                       // nil on a single node
+	registry      map[int16]handler              // the client listeners' handlers
+	ready         chan struct{}                  // closed once the broker serves clients
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -140,11 +145,15 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	b.registry = b.clientHandlers()
 	b.groups = newGroupCoordinator(b)
 	b.txns = newTxnCoordinator(b)
+	b.shareState = newShareStateCoordinator(b)
+	b.shares = newSharePartitions(b)
+	b.shareSessions = newShareSessions(b)
 	if b.cluster != nil {
 		b.cluster.run()
 	} else {
 		b.groups.start()
 		b.txns.start()
+		b.shareState.start()
 	}
 	for _, l := range b.listeners {
 		if !l.controller && !l.raft {
@@ -333,6 +342,10 @@ func (b *Broker) Close() error {
 	b.mu.Unlock()
 	if b.txns != nil {
 		b.txns.close()
+	}
+	if b.shares != nil {
+		b.shares.close()
+		b.shareState.close()
 	}
 	if b.groups != nil {
 		b.groups.Close()

@@ -364,5 +364,5 @@ func collides(a, b string) bool {
 
 // isInternal reports Kafka's internal topics.
 func isInternal(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
+	return name == "__consumer_offsets" || name == "__transaction_state" || name == shareStateTopic
 }

@@ -39,6 +39,10 @@ const (
 	// ConsumerGroupHeartbeat and ConsumerGroupDescribe); at 0 they answer
 	// UNSUPPORTED_VERSION, as in Kafka, and only classic groups are served.
 	GroupVersion = "group.version"
+	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
+	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
+	// Kafka 4.2 finalizes it at 1 in a new cluster.
+	ShareVersion = "share.version"
 )
 
 // Feature is one feature: levels 0 to Max are supported, Default is the
@@ -53,6 +57,7 @@ type Feature struct {
 var all = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1, ClusterOnly: true},
 	{Name: GroupVersion, Max: 1, Default: 1},
+	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
 }
 

@@ -1,0 +1,122 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/share"
+)
+
+// shareKeys are the broker keys of share groups (KIP-932) and of the share
+// coordinator's topic, __share_group_state, with Kafka's names, defaults
+// and bounds (GroupCoordinatorConfig, ShareGroupConfig,
+// ShareCoordinatorConfig). The bounds are checked together in
+// validateShareGroups.
+var shareKeys = []configKey{
+	{"group.share.session.timeout.ms", "INT", "45000", "The timeout to detect client failures when using the share group protocol.", func(c *Config, v string) error {
+		return parseMillis(v, &c.Groups.ShareSessionTimeout)
+	}},
+	{"group.share.min.session.timeout.ms", "INT", "45000", "The minimum allowed session timeout for share group members.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMinSessionTimeout)
+	}},
+	{"group.share.max.session.timeout.ms", "INT", "60000", "The maximum allowed session timeout for share group members.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMaxSessionTimeout)
+	}},
+	{"group.share.heartbeat.interval.ms", "INT", "5000", "The heartbeat interval given to the members of a share group.", func(c *Config, v string) error {
+		return parseMillis(v, &c.Groups.ShareHeartbeatInterval)
+	}},
+	{"group.share.min.heartbeat.interval.ms", "INT", "5000", "The minimum heartbeat interval for share group members.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMinHeartbeatInterval)
+	}},
+	{"group.share.max.heartbeat.interval.ms", "INT", "15000", "The maximum heartbeat interval for share group members.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMaxHeartbeatInterval)
+	}},
+	{"group.share.max.size", "SHORT", "200", "The maximum number of members that a single share group can accommodate.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, 1000)
+		c.Groups.ShareMaxSize = int(n)
+		return err
+	}},
+	{"group.share.record.lock.duration.ms", "INT", "30000", "The record acquisition lock duration in milliseconds for share groups.", func(c *Config, v string) error {
+		return parseMillis(v, &c.Share.LockDuration)
+	}},
+	{"group.share.min.record.lock.duration.ms", "INT", "15000", "The record acquisition lock minimum duration in milliseconds for share groups.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMinLockDuration)
+	}},
+	{"group.share.max.record.lock.duration.ms", "INT", "60000", "The record acquisition lock maximum duration in milliseconds for share groups.", func(c *Config, v string) error {
+		return parseMillis(v, &c.ShareMaxLockDuration)
+	}},
+	{"group.share.delivery.count.limit", "INT", "5", "The maximum number of delivery attempts for a record delivered to a share group.", func(c *Config, v string) error {
+		n, err := parseInt(v, 2, 10)
+		c.Share.DeliveryLimit = int(n)
+		return err
+	}},
+	{"group.share.partition.max.record.locks", "INT", "2000", "Share-group record lock limit per share-partition.", func(c *Config, v string) error {
+		n, err := parseInt(v, 100, 10000)
+		c.Share.MaxInFlight = int(n)
+		return err
+	}},
+	{"share.coordinator.state.topic.num.partitions", "INT", "50", "The number of partitions for the share-group state topic (should not change after deployment).", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ShareStateNumPartitions = int32(n)
+		return err
+	}},
+	{"share.coordinator.state.topic.replication.factor", "SHORT", "3", "Replication factor for the share-group state topic; a single node creates it with 1, a cluster with at most its live brokers.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt16)
+		c.Cluster.ShareStateReplicationFactor = int16(n)
+		return err
+	}},
+	{"share.coordinator.state.topic.min.isr", "SHORT", "2", "The min.insync.replicas of the share-group state topic.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt16)
+		c.ShareStateMinISR = n
+		return err
+	}},
+	{"share.coordinator.state.topic.segment.bytes", "INT", "104857600", "The log segment size for the share-group state topic.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ShareStateSegmentBytes = n
+		return err
+	}},
+}
+
+// shareSettings are Config's share-group fields not kept by the group
+// coordinator.
+type shareSettings struct {
+	// Share is the share-partitions' configuration on their leader: the
+	// broker's lock duration (a group's share.record.lock.duration.ms
+	// overrides it), delivery count limit and in-flight cap.
+	Share share.Config
+	// The bounds of the share-group timeouts and lock durations.
+	ShareMinSessionTimeout, ShareMaxSessionTimeout       time.Duration
+	ShareMinHeartbeatInterval, ShareMaxHeartbeatInterval time.Duration
+	ShareMinLockDuration, ShareMaxLockDuration           time.Duration
+	// __share_group_state: partitions, min ISR, segment size.
+	ShareStateNumPartitions int32
+	ShareStateMinISR        int64
+	ShareStateSegmentBytes  int64
+}
+
+// validateShareGroups applies Kafka's bounds on the share-group settings.
+func (c *Config) validateShareGroups() error {
+	g := c.Groups
+	switch {
+	case g.ShareSessionTimeout < c.ShareMinSessionTimeout:
+		return fmt.Errorf("group.share.session.timeout.ms must be greater than or equal to group.share.min.session.timeout.ms")
+	case g.ShareSessionTimeout > c.ShareMaxSessionTimeout:
+		return fmt.Errorf("group.share.session.timeout.ms must be less than or equal to group.share.max.session.timeout.ms")
+	case g.ShareHeartbeatInterval < c.ShareMinHeartbeatInterval:
+		return fmt.Errorf("group.share.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms")
+	case g.ShareHeartbeatInterval > c.ShareMaxHeartbeatInterval:
+		return fmt.Errorf("group.share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms")
+	case g.ShareHeartbeatInterval >= g.ShareSessionTimeout:
+		return fmt.Errorf("group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")
+	case c.Share.LockDuration < c.ShareMinLockDuration:
+		return fmt.Errorf("group.share.record.lock.duration.ms must be greater than or equal to group.share.min.record.lock.duration.ms")
+	case c.Share.LockDuration > c.ShareMaxLockDuration:
+		return fmt.Errorf("group.share.record.lock.duration.ms must be less than or equal to group.share.max.record.lock.duration.ms")
+	}
+	return nil
+}
+
+func init() {
+	brokerKeys = append(brokerKeys, shareKeys...)
+}

@@ -1,0 +1,587 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// shareProps shorten share-group timings for tests.
+var shareProps = map[string]string{
+	"group.share.min.record.lock.duration.ms": "500",
+	"group.share.record.lock.duration.ms":     "1000",
+	"group.share.delivery.count.limit":        "3",
+}
+
+// shareMember speaks the share group protocol over a raw connection.
+type shareMember struct {
+	t     *testing.T
+	rc    *rawConn // to the group coordinator
+	data  *rawConn // to the partition's leader; rc when nil
+	group string
+	id    string
+	epoch int32 // share session epoch of the next request
+}
+
+func (m *shareMember) leader() *rawConn {
+	if m.data != nil {
+		return m.data
+	}
+	return m.rc
+}
+
+func (m *shareMember) heartbeat(topics ...string) *kmsg.ShareGroupHeartbeatResponse {
+	m.t.Helper()
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.SetVersion(1)
+	req.GroupID, req.MemberID, req.MemberEpoch = m.group, m.id, 0
+	req.SubscribedTopicNames = topics
+	resp := m.rc.request(req).(*kmsg.ShareGroupHeartbeatResponse)
+	if resp.ErrorCode != 0 {
+		m.t.Fatalf("heartbeat of %s: %v", m.id, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	return resp
+}
+
+// fetch sends a ShareFetch for partition 0 of topic id, with acks.
+func (m *shareMember) fetch(id [16]byte, maxRecords int32, acks ...kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareFetchResponse {
+	m.t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 200, 1, 1<<20, maxRecords, maxRecords
+	req.ShareAcquireMode = 1 // record limit: exactly maxRecords
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0, AcknowledgementBatches: acks}}}}
+	resp := m.leader().request(req).(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode == 0 {
+		m.epoch++
+	}
+	return resp
+}
+
+func (m *shareMember) acknowledge(id [16]byte, acks ...kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) *kmsg.ShareAcknowledgeResponse {
+	m.t.Helper()
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+	req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: acks}}}}
+	resp := m.leader().request(req).(*kmsg.ShareAcknowledgeResponse)
+	if resp.ErrorCode == 0 {
+		m.epoch++
+	}
+	return resp
+}
+
+func ack(first, last int64, types ...int8) kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch {
+	return kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{FirstOffset: first, LastOffset: last, AcknowledgeTypes: types}
+}
+
+// acquired lists a fetch's acquired ranges as "first-last/deliveries".
+func acquired(t *testing.T, resp *kmsg.ShareFetchResponse) []string {
+	t.Helper()
+	if resp.ErrorCode != 0 {
+		t.Fatalf("share fetch: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	var out []string
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("share fetch partition %d: %v", rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+			for _, a := range rp.AcquiredRecords {
+				out = append(out, strconv.FormatInt(a.FirstOffset, 10)+"-"+strconv.FormatInt(a.LastOffset, 10)+"/"+strconv.Itoa(int(a.DeliveryCount)))
+			}
+			if len(rp.AcquiredRecords) > 0 {
+				recs := decodeRecords(t, rp.Records)
+				first, last := rp.AcquiredRecords[0].FirstOffset, rp.AcquiredRecords[len(rp.AcquiredRecords)-1].LastOffset
+				if len(recs) == 0 || recs[0].offset > first || recs[len(recs)-1].offset < last {
+					t.Fatalf("records %v do not cover the acquired %d-%d", recs, first, last)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func ackCode(resp *kmsg.ShareAcknowledgeResponse) int16 {
+	if resp.ErrorCode != 0 {
+		return resp.ErrorCode
+	}
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+func describeShareOffset(t *testing.T, rc *rawConn, group, topic string) (start, lag int64) {
+	t.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.SetVersion(1)
+	req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group, Topics: []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: topic, Partitions: []int32{0}}}}}
+	deadline := time.Now().Add(10 * time.Second)
+	var g kmsg.DescribeShareGroupOffsetsResponseGroup
+	for {
+		g = rc.request(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+		// A restarted coordinator loads its partitions first.
+		if (g.ErrorCode != kerr.NotCoordinator.Code && g.ErrorCode != kerr.CoordinatorLoadInProgress.Code) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if g.ErrorCode != 0 || g.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("describing share offsets: %+v", g)
+	}
+	p := g.Topics[0].Partitions[0]
+	return p.StartOffset, p.Lag
+}
+
+// TestShareGroupRecordStates drives two members of a share group over the
+// wire: records go to one member at a time, acknowledgements accept,
+// release (redelivered with a higher delivery count, archived at
+// group.share.delivery.count.limit) and reject them, a lock that expires
+// hands the records to the other member, the share sessions check their
+// epochs, and the start offset and delivery counts survive a restart.
+func TestShareGroupRecordStates(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	for k, v := range shareProps {
+		props[k] = v
+	}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 10 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+
+	findCoordinatorRaw(t, rc, "workers")
+	a := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	if hb := a.heartbeat("jobs"); hb.Assignment == nil || len(hb.Assignment.TopicPartitions) != 1 {
+		t.Fatalf("member a's assignment: %+v", hb.Assignment)
+	}
+	f := a.fetch(id, 4)
+	if got := acquired(t, f); len(got) != 1 || got[0] != "0-3/1" {
+		t.Fatalf("member a acquired %v, want 0-3/1", got)
+	}
+	if f.AcquisitionLockTimeoutMillis != 1000 {
+		t.Fatalf("lock timeout %d, want 1000", f.AcquisitionLockTimeoutMillis)
+	}
+
+	bm := &shareMember{t: t, rc: dialRaw(t, b), group: "workers", id: "member-b"}
+	bm.heartbeat("jobs")
+	if got := acquired(t, bm.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/1" {
+		t.Fatalf("member b acquired %v, want 4-9/1 (0-3 are a's)", got)
+	}
+	if code := ackCode(bm.acknowledge(id, ack(0, 0, 1))); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("b accepting a's record: %v, want INVALID_RECORD_STATE", kerr.ErrorForCode(code))
+	}
+	// accept 0-1, release 2, reject 3
+	if code := ackCode(a.acknowledge(id, ack(0, 3, 1, 1, 2, 3))); code != 0 {
+		t.Fatalf("a acknowledging: %v", kerr.ErrorForCode(code))
+	}
+	if got := acquired(t, a.fetch(id, 100)); len(got) != 1 || got[0] != "2-2/2" {
+		t.Fatalf("after the release a acquired %v, want 2-2/2", got)
+	}
+	if code := ackCode(a.acknowledge(id, ack(2, 2, 2))); code != 0 {
+		t.Fatalf("a releasing 2: %v", kerr.ErrorForCode(code))
+	}
+	if got := acquired(t, a.fetch(id, 100)); len(got) != 1 || got[0] != "2-2/3" {
+		t.Fatalf("after the second release a acquired %v, want 2-2/3", got)
+	}
+	// A third release reaches the delivery count limit (3): archived.
+	if code := ackCode(a.acknowledge(id, ack(2, 2, 2))); code != 0 {
+		t.Fatalf("a releasing 2: %v", kerr.ErrorForCode(code))
+	}
+	if start, _ := describeShareOffset(t, rc, "workers", "jobs"); start != 4 {
+		t.Fatalf("start offset %d, want 4 (0-1 accepted, 2 archived, 3 rejected)", start)
+	}
+
+	// b's lock on 4-9 expires after 1 s; then a gets them.
+	time.Sleep(1500 * time.Millisecond)
+	if got := acquired(t, a.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/2" {
+		t.Fatalf("after b's lock expired a acquired %v, want 4-9/2", got)
+	}
+	if code := ackCode(bm.acknowledge(id, ack(4, 4, 1))); code != kerr.InvalidRecordState.Code {
+		t.Fatalf("b accepting a record whose lock expired: %v, want INVALID_RECORD_STATE", kerr.ErrorForCode(code))
+	}
+
+	// Share session epochs.
+	stale := *a
+	stale.epoch = a.epoch + 5
+	if r := stale.fetch(id, 1); r.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("a wrong epoch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	stranger := &shareMember{t: t, rc: rc, group: "workers", id: "stranger", epoch: 1}
+	if r := stranger.fetch(id, 1); r.ErrorCode != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("no session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	stranger.epoch = 0
+	if r := stranger.fetch(id, 1, kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{FirstOffset: 4, LastOffset: 4, AcknowledgeTypes: []int8{1}}); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("acknowledging in a new session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	// A restart keeps the start offset and delivery counts. a closes its
+	// session, releasing 4-9 after their second delivery.
+	a.epoch = -1
+	if r := a.fetch(id, 0); r.ErrorCode != 0 {
+		t.Fatalf("closing a's session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	b.Close()
+	b = startBrokerWith(t, props)
+	rc = dialRaw(t, b)
+	if start, _ := describeShareOffset(t, rc, "workers", "jobs"); start != 4 {
+		t.Fatalf("after a restart the start offset is %d, want 4", start)
+	}
+	c := &shareMember{t: t, rc: rc, group: "workers", id: "member-c"}
+	c.heartbeat("jobs")
+	if got := acquired(t, c.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/3" {
+		t.Fatalf("after a restart c acquired %v, want 4-9/3", got)
+	}
+	if code := ackCode(c.acknowledge(id, ack(4, 9, 1))); code != 0 {
+		t.Fatalf("c accepting: %v", kerr.ErrorForCode(code))
+	}
+	if start, lag := describeShareOffset(t, rc, "workers", "jobs"); start != 10 || lag != 0 {
+		t.Fatalf("start %d lag %d, want 10 and 0", start, lag)
+	}
+}
+
+// TestShareGroupQueue: two franz-go share consumers of one group read a
+// three-partition topic as a queue: every record is delivered to exactly
+// one of them (all are accepted well within the lock), both get some, and
+// once they have left, the group's start offsets are the partitions' ends.
+func TestShareGroupQueue(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.share.min.heartbeat.interval.ms": "100", "group.share.heartbeat.interval.ms": "200"})
+	cl := newClient(t, b, kgo.DefaultProduceTopic("queue"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 3, 1, nil, "queue"); err != nil {
+		t.Fatal(err)
+	}
+	if code := alterGroupConfigs(t, cl, "queue-workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	const total = 3000
+	var mu sync.Mutex
+	seen := map[string]int{}  // value -> deliveries
+	byMember := map[int]int{} // member -> records
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for m := range 2 {
+		consumer := newClient(t, b, kgo.ShareGroup("queue-workers"), kgo.ConsumeTopics("queue"))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer consumer.Close()
+			defer consumer.FlushAcks(context.Background())
+			for ctx.Err() == nil {
+				fs := consumer.PollRecords(ctx, 100)
+				fs.EachRecord(func(r *kgo.Record) {
+					// franz-go releases the last poll's records on
+					// close unless they are acknowledged.
+					r.Ack(kgo.AckAccept)
+					mu.Lock()
+					seen[string(r.Value)]++
+					byMember[m]++
+					mu.Unlock()
+				})
+				mu.Lock()
+				done := len(seen) == total
+				mu.Unlock()
+				if done {
+					cancel() // the other member's poll returns
+					return
+				}
+			}
+		}()
+	}
+	// Both members are assigned partitions, and have heard of it on a
+	// heartbeat, before anything is written, so that neither takes every
+	// record alone.
+	waitShareMembers(t, dialRaw(t, b), "queue-workers", 2)
+	time.Sleep(time.Second)
+	for i := range total {
+		cl.Produce(ctxT(t), &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
+	}
+	if err := cl.Flush(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if len(seen) != total {
+		t.Fatalf("%d of %d records delivered", len(seen), total)
+	}
+	for v, n := range seen {
+		if n != 1 {
+			t.Fatalf("record %s delivered %d times", v, n)
+		}
+	}
+	if byMember[0] == 0 || byMember[1] == 0 {
+		t.Fatalf("one member got everything: %v", byMember)
+	}
+	rc := dialRaw(t, b)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.SetVersion(1)
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "queue-workers"}}
+		resp := rc.request(req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		sum, parts := int64(0), 0
+		for _, tp := range resp.Groups[0].Topics {
+			for _, p := range tp.Partitions {
+				sum += p.StartOffset
+				parts++
+			}
+		}
+		if parts == 3 && sum == total {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("start offsets after the members left: %+v", resp.Groups[0])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitShareMembers waits until a share group has n members, each assigned
+// something.
+func waitShareMembers(t *testing.T, rc *rawConn, group string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req := kmsg.NewPtrShareGroupDescribeRequest()
+		req.SetVersion(1)
+		req.GroupIDs = []string{group}
+		g := rc.request(req).(*kmsg.ShareGroupDescribeResponse).Groups[0]
+		assigned := 0
+		for _, m := range g.Members {
+			if len(m.Assignment.TopicPartitions) > 0 {
+				assigned++
+			}
+		}
+		if g.ErrorCode == 0 && len(g.Members) == n && assigned == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("share group %s: %+v", group, g)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// coordinatorOf asks a node for a group's coordinator.
+func coordinatorOf(t *testing.T, rc *rawConn, group string) int32 {
+	t.Helper()
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.SetVersion(6)
+	req.CoordinatorKeys = []string{group}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c := rc.request(req).(*kmsg.FindCoordinatorResponse).Coordinators[0]
+		if c.ErrorCode == 0 {
+			return c.NodeID
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("FindCoordinator %s: %+v", group, c)
+		}
+	}
+}
+
+// TestClusterShareGroupFailover: a share group's record states are kept
+// by the share coordinator, replicated in __share_group_state, so when
+// the partition's leader stops, the new leader hands out exactly the
+// records not yet acknowledged, with their delivery counts.
+func TestClusterShareGroupFailover(t *testing.T) {
+	props := map[string]string{"share.coordinator.state.topic.num.partitions": "3"}
+	for k, v := range shareProps {
+		props[k] = v
+	}
+	c := startCluster(t, 3, props)
+	cl := c.client()
+	if err := firstCreateErr(kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "sq")); err != nil {
+		t.Fatal(err)
+	}
+	if code := alterGroupConfigs(t, cl, "sg", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	for i := range 10 {
+		r := &kgo.Record{Topic: "sq", Value: []byte(strconv.Itoa(i))}
+		if err := cl.ProduceSync(ctxT(t), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader, _ := c.leaderOf("sq", 0)
+	var id [16]byte
+	c.waitFor("the topic id", func() bool {
+		img := c.nodes[leader-1].cluster.image()
+		id = img.Topics["sq"].ID
+		return id != [16]byte{}
+	})
+	member := func(name string) *shareMember {
+		live := 0
+		for c.nodes[live] == nil {
+			live++
+		}
+		any := dialAddr(t, c.addrs()[live])
+		l, _ := c.leaderOf("sq", 0)
+		return &shareMember{t: t, group: "sg", id: name,
+			rc:   dialAddr(t, c.addrs()[coordinatorOf(t, any, "sg")-1]),
+			data: dialAddr(t, c.addrs()[l-1])}
+	}
+
+	a := member("a")
+	a.heartbeat("sq")
+	if got := acquired(t, a.fetch(id, 5)); len(got) != 1 || got[0] != "0-4/1" {
+		t.Fatalf("a acquired %v, want 0-4/1", got)
+	}
+	// accept 0-2, release 3, reject 4
+	if code := ackCode(a.acknowledge(id, ack(0, 4, 1, 1, 1, 2, 3))); code != 0 {
+		t.Fatalf("a acknowledging: %v", kerr.ErrorForCode(code))
+	}
+	if got := acquired(t, a.fetch(id, 100)); len(got) != 2 || got[0] != "3-3/2" || got[1] != "5-9/1" {
+		t.Fatalf("a acquired %v, want 3-3/2 and 5-9/1", got)
+	}
+	if code := ackCode(a.acknowledge(id, ack(5, 6, 1))); code != 0 {
+		t.Fatalf("a accepting 5-6: %v", kerr.ErrorForCode(code))
+	}
+
+	c.stop(int(leader - 1))
+	c.waitFor("a new leader", func() bool {
+		l, _ := c.leaderOf("sq", 0)
+		return l != leader && l >= 0
+	})
+	b := member("b")
+	b.heartbeat("sq")
+	var got []string
+	c.waitFor("the new leader to hand out the records not done", func() bool {
+		r := b.fetch(id, 100)
+		if r.ErrorCode != 0 || len(r.Topics) == 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			b.epoch = 0
+			return false
+		}
+		got = acquired(t, r)
+		return len(got) > 0
+	})
+	// 3 was acquired by a when the leader stopped: available again after
+	// its second delivery; 7-9 after their first.
+	if len(got) != 2 || got[0] != "3-3/3" || got[1] != "7-9/2" {
+		t.Fatalf("after the failover b acquired %v, want 3-3/3 and 7-9/2", got)
+	}
+	if start, _ := describeShareOffset(t, b.rc, "sg", "sq"); start != 3 {
+		t.Fatalf("start offset %d after the failover, want 3", start)
+	}
+}
+
+func firstCreateErr(res kadm.CreateTopicResponse, err error) error {
+	if err != nil {
+		return err
+	}
+	return res.Err
+}
+
+// TestShareGroupConfigs: a share group's own configs are described with
+// their defaults, and used: its members are told its heartbeat interval,
+// hold records for its lock duration, are fenced after its session
+// timeout; share.auto.offset.reset=earliest starts at the log start; and
+// with share.isolation.level=read_committed the group gets committed
+// records only: an open transaction's wait, an aborted one's and the
+// transaction markers are never delivered.
+func TestShareGroupConfigs(t *testing.T) {
+	b := startBroker(t, map[string]string{
+		"group.share.min.record.lock.duration.ms": "500",
+		"group.share.min.session.timeout.ms":      "1000",
+		"group.share.min.heartbeat.interval.ms":   "100",
+	})
+	cl := newClient(t, b)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "tx", 1)
+
+	d := describedGroupConfigs(t, cl, "sg")
+	for name, want := range map[string]string{
+		"share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted", "share.record.lock.duration.ms": "30000",
+		"share.session.timeout.ms": "45000", "share.heartbeat.interval.ms": "5000",
+	} {
+		if c := d[name]; c.value() != want || c.Source != kmsg.ConfigSourceDefaultConfig {
+			t.Errorf("%s of a group without configs: %s from source %v, want the default %s", name, c.value(), c.Source, want)
+		}
+	}
+	if code := alterGroupConfigs(t, cl, "sg", setOp("share.auto.offset.reset", "earliest"), setOp("share.isolation.level", "read_committed"),
+		setOp("share.record.lock.duration.ms", "700"), setOp("share.session.timeout.ms", "1500"), setOp("share.heartbeat.interval.ms", "200")); code != 0 {
+		t.Fatalf("setting the share group's configs: %v", kerr.ErrorForCode(code))
+	}
+
+	txn := func(id string, commit *bool, values ...string) {
+		p := newClient(t, b, kgo.TransactionalID(id), kgo.DefaultProduceTopic("tx"))
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := p.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if commit != nil {
+			if err := p.EndTransaction(ctxT(t), kgo.TransactionEndTry(*commit)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	yes, no := true, false
+	txn("committed", &yes, "c0", "c1") // 0-1, marker 2
+	txn("aborted", &no, "a0")          // 3, marker 4
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "tx", Value: []byte("p0")}).FirstErr(); err != nil {
+		t.Fatal(err) // 5
+	}
+	open := newClient(t, b, kgo.TransactionalID("open"), kgo.DefaultProduceTopic("tx"))
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := open.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("o0")}).FirstErr(); err != nil {
+		t.Fatal(err) // 6, open
+	}
+
+	findCoordinatorRaw(t, rc, "sg")
+	m := &shareMember{t: t, rc: rc, group: "sg", id: "m"}
+	if hb := m.heartbeat("tx"); hb.HeartbeatIntervalMillis != 200 {
+		t.Errorf("heartbeat interval %d, want the group's 200", hb.HeartbeatIntervalMillis)
+	}
+	f := m.fetch(id, 100)
+	if got := acquired(t, f); len(got) != 2 || got[0] != "0-1/1" || got[1] != "5-5/1" {
+		t.Fatalf("read_committed acquired %v, want 0-1/1 and 5-5/1", got)
+	}
+	if f.AcquisitionLockTimeoutMillis != 700 {
+		t.Errorf("lock timeout %d ms, want the group's 700", f.AcquisitionLockTimeoutMillis)
+	}
+	for _, r := range decodeRecords(t, f.Topics[0].Partitions[0].Records) {
+		if r.value == "a0" || r.value == "o0" {
+			t.Errorf("record %q of an aborted or open transaction sent", r.value)
+		}
+	}
+	if code := ackCode(m.acknowledge(id, ack(0, 1, 1), ack(5, 5, 1))); code != 0 {
+		t.Fatalf("accepting: %v", kerr.ErrorForCode(code))
+	}
+	if start, _ := describeShareOffset(t, rc, "sg", "tx"); start != 6 {
+		t.Fatalf("start offset %d, want 6: the markers and the aborted record archived", start)
+	}
+
+	// The member falls silent: fenced after the group's 1.5 s session.
+	waitUntil(t, "the silent member fenced", 20*time.Second, func() bool {
+		req := kmsg.NewPtrShareGroupDescribeRequest()
+		req.SetVersion(1)
+		req.GroupIDs = []string{"sg"}
+		return len(rc.request(req).(*kmsg.ShareGroupDescribeResponse).Groups[0].Members) == 0
+	})
+	if err := open.EndTransaction(ctxT(t), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	n := &shareMember{t: t, rc: rc, group: "sg", id: "n"}
+	n.heartbeat("tx")
+	if got := acquired(t, n.fetch(id, 100)); len(got) != 1 || got[0] != "6-6/1" {
+		t.Fatalf("after the commit acquired %v, want 6-6/1", got)
+	}
+}
