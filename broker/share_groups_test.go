@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // shareProps shorten share-group timings for tests.
@@ -583,5 +584,101 @@ func TestShareGroupConfigs(t *testing.T) {
 	n.heartbeat("tx")
 	if got := acquired(t, n.fetch(id, 100)); len(got) != 1 || got[0] != "6-6/1" {
 		t.Fatalf("after the commit acquired %v, want 6-6/1", got)
+	}
+}
+
+// TestShareGroupACLs: a share group member needs READ on the group and on
+// the topics (DESCRIBE to subscribe, READ to fetch), describing offsets
+// DESCRIBE on the group, and the share coordinator's requests
+// CLUSTER_ACTION, each refused with Kafka's code.
+func TestShareGroupACLs(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	admin := login("admin")
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.FindGroupCoordinators(ctxT(t), "workers").Error(); err != nil {
+		t.Fatal(err)
+	}
+	id := b.topics.get("jobs").id
+	heartbeat := func(cl *kgo.Client) int16 {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.GroupID, req.MemberID, req.SubscribedTopicNames = "workers", "m-"+strconv.Itoa(int(time.Now().UnixNano())), []string{"jobs"}
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+	}
+	fetch := func(cl *kgo.Client) (int16, int16) {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID = kmsg.StringPtr("workers"), kmsg.StringPtr("fetcher")
+		req.MaxRecords, req.BatchSize = 10, 10
+		req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := r.(*kmsg.ShareFetchResponse)
+		if resp.ErrorCode != 0 || len(resp.Topics) == 0 {
+			return resp.ErrorCode, 0
+		}
+		return 0, resp.Topics[0].Partitions[0].ErrorCode
+	}
+
+	alice := login("alice")
+	if code := heartbeat(alice); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("alice without READ on the group: %v", kerr.ErrorForCode(code))
+	}
+	if code, _ := fetch(alice); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("alice fetching without READ on the group: %v", kerr.ErrorForCode(code))
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("workers").Operations(kadm.OpRead))
+	if code := heartbeat(alice); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice without DESCRIBE on the topic: %v", kerr.ErrorForCode(code))
+	}
+	if _, code := fetch(alice); code != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice fetching without READ on the topic: %v", kerr.ErrorForCode(code))
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("jobs").Operations(kadm.OpRead))
+	if code := heartbeat(alice); code != 0 {
+		t.Fatalf("alice with READ on the group and the topic: %v", kerr.ErrorForCode(code))
+	}
+	if top, code := fetch(alice); top != 0 || code != 0 {
+		t.Fatalf("alice fetching with READ on the group and the topic: %v %v", kerr.ErrorForCode(top), kerr.ErrorForCode(code))
+	}
+
+	describe := func(cl *kgo.Client) int16 {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "workers"}}
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0].ErrorCode
+	}
+	if code := describe(login("bob")); code != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob describing the group's offsets: %v", kerr.ErrorForCode(code))
+	}
+	if code := describe(alice); code != 0 {
+		t.Fatalf("alice describing the group's offsets: %v", kerr.ErrorForCode(code))
+	}
+
+	read := kmsg.NewPtrReadShareGroupStateRequest()
+	read.GroupID = "workers"
+	read.Topics = []kmsg.ReadShareGroupStateRequestTopic{{TopicID: id, Partitions: []kmsg.ReadShareGroupStateRequestTopicPartition{{Partition: 0, LeaderEpoch: 0}}}}
+	for user, want := range map[string]int16{"alice": kerr.ClusterAuthorizationFailed.Code, "admin": 0} {
+		r, err := login(user).SeedBrokers()[0].Request(ctxT(t), read)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.(*kmsg.ReadShareGroupStateResponse).Topics[0].Partitions[0].ErrorCode; got != want {
+			t.Errorf("%s reading share state: %v, want %v", user, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+		}
 	}
 }
