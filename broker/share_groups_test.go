@@ -682,3 +682,97 @@ func TestShareGroupACLs(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterShareGroupQueue: two franz-go share consumers read a
+// three-partition topic of a three-node cluster while records are
+// written, and a partition leader is stopped and restarted in the middle:
+// every record written is delivered (at least once: records a member held
+// when their leader stopped may come again), and once all are accepted no
+// partition's start offset lags its end.
+func TestClusterShareGroupQueue(t *testing.T) {
+	props := map[string]string{
+		"share.coordinator.state.topic.num.partitions": "3",
+		"group.share.min.heartbeat.interval.ms":        "100",
+		"group.share.heartbeat.interval.ms":            "300",
+	}
+	c := startCluster(t, 3, props)
+	producer := c.client(kgo.DefaultProduceTopic("cq"), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err := firstCreateErr(kadm.NewClient(producer).CreateTopic(ctxT(t), 3, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, "cq")); err != nil {
+		t.Fatal(err)
+	}
+	if code := alterGroupConfigs(t, producer, "cqg", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 2 {
+		consumer := c.client(kgo.ShareGroup("cqg"), kgo.ConsumeTopics("cq"), kgo.RequestRetries(3))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				consumer.PollRecords(ctx, 100).EachRecord(func(r *kgo.Record) {
+					r.Ack(kgo.AckAccept)
+					mu.Lock()
+					seen[string(r.Value)]++
+					mu.Unlock()
+				})
+			}
+			consumer.FlushAcks(context.Background())
+			consumer.Close()
+		}()
+	}
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			producer.Produce(ctxT(t), &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
+		}
+		if err := producer.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delivered := func(n int) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(seen) == n
+		}
+	}
+	produce(0, 1000)
+	c.waitFor("the first 1000 records delivered", delivered(1000))
+	leader, _ := c.leaderOf("cq", 0)
+	c.stop(int(leader - 1))
+	c.waitFor("a new leader", func() bool {
+		l, _ := c.leaderOf("cq", 0)
+		return l != leader && l >= 0
+	})
+	produce(1000, 2000)
+	if err := c.start(int(leader - 1)); err != nil {
+		t.Fatal(err)
+	}
+	produce(2000, 3000)
+	c.waitFor("all 3000 records delivered", delivered(3000))
+	cancel()
+	wg.Wait()
+
+	any := dialAddr(t, c.addrs()[0])
+	coord := dialAddr(t, c.addrs()[coordinatorOf(t, any, "cqg")-1])
+	c.waitFor("no lag in any partition", func() bool {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.SetVersion(1)
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "cqg"}}
+		g := coord.request(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+		var sum int64
+		for _, tp := range g.Topics {
+			for _, p := range tp.Partitions {
+				if p.ErrorCode != 0 {
+					return false
+				}
+				sum += p.StartOffset
+			}
+		}
+		return g.ErrorCode == 0 && sum == 3000
+	})
+}
