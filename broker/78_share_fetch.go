@@ -16,6 +16,7 @@ package broker
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -40,7 +41,10 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 				}
 			}
 		}
-		s = b.shareSessions.open(key, c)
+		if s = b.shareSessions.open(key, c); s == nil {
+			resp.ErrorCode = kerr.ShareSessionLimitReached.Code
+			return resp, nil
+		}
 		c.openedShareSession = true
 		s.mu.Lock()
 	default:

@@ -56,6 +56,11 @@ var shareKeys = []configKey{
 		c.Share.MaxInFlight = int(n)
 		return err
 	}},
+	{"group.share.max.share.sessions", "INT", "2000", "The maximum number of share sessions per broker.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ShareMaxSessions = int(n)
+		return err
+	}},
 	{"share.coordinator.state.topic.num.partitions", "INT", "50", "The number of partitions for the share-group state topic (should not change after deployment).", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.ShareStateNumPartitions = int32(n)
@@ -89,6 +94,8 @@ type shareSettings struct {
 	ShareMinSessionTimeout, ShareMaxSessionTimeout       time.Duration
 	ShareMinHeartbeatInterval, ShareMaxHeartbeatInterval time.Duration
 	ShareMinLockDuration, ShareMaxLockDuration           time.Duration
+	// ShareMaxSessions is group.share.max.share.sessions.
+	ShareMaxSessions int
 	// __share_group_state: partitions, min ISR, segment size.
 	ShareStateNumPartitions int32
 	ShareStateMinISR        int64

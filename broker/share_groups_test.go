@@ -776,3 +776,32 @@ func TestClusterShareGroupQueue(t *testing.T) {
 		return g.ErrorCode == 0 && sum == 3000
 	})
 }
+
+// TestShareSessionLimit: beyond group.share.max.share.sessions a new
+// member's first fetch is refused with SHARE_SESSION_LIMIT_REACHED; a
+// member opening its session again takes no new place, and a closed
+// session frees its place.
+func TestShareSessionLimit(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.share.max.share.sessions": "1"})
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	a := &shareMember{t: t, rc: rc, group: "g", id: "a"}
+	bm := &shareMember{t: t, rc: rc, group: "g", id: "b"}
+	if r := a.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("a's first fetch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := bm.fetch(id, 1); r.ErrorCode != kerr.ShareSessionLimitReached.Code {
+		t.Fatalf("b's first fetch with the cache full: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	a.epoch = 0
+	if r := a.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("a opening its session again: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	a.epoch = -1
+	if r := a.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("a closing its session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := bm.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("b's first fetch once a's session closed: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}

@@ -11,7 +11,9 @@ import (
 // session (replacing the member's previous one), each later request
 // carries the next epoch, and -1 closes it. A closed session, or the
 // connection it was opened on closing, releases the records the member
-// holds in its partitions, as Kafka does.
+// holds in its partitions, as Kafka does. At most
+// group.share.max.share.sessions are open: a new member's first fetch
+// beyond them is answered SHARE_SESSION_LIMIT_REACHED.
 type shareSessions struct {
 	b  *Broker
 	mu sync.Mutex
@@ -41,11 +43,16 @@ func newShareSessions(b *Broker) *shareSessions {
 	return &shareSessions{b: b, m: map[shareSessionKey]*shareSession{}}
 }
 
-// open starts a new session for the member, ending its previous one.
+// open starts a new session for the member, ending its previous one; nil
+// when the cache is full.
 func (ss *shareSessions) open(k shareSessionKey, c *conn) *shareSession {
 	s := &shareSession{key: k, epoch: 1, conn: c}
 	ss.mu.Lock()
 	old := ss.m[k]
+	if old == nil && len(ss.m) >= ss.b.cfg.ShareMaxSessions {
+		ss.mu.Unlock()
+		return nil
+	}
 	ss.m[k] = s
 	ss.mu.Unlock()
 	if old != nil {
