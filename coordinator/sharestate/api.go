@@ -65,8 +65,9 @@ func message(s string) *string {
 
 // Initialize serves InitializeShareGroupState (API 83): each
 // share-partition gets a new snapshot with the request's state epoch and
-// start offset, no batches, leader epoch 0 and, in a share-partition seen
-// before, the next snapshot epoch (Kafka's ShareCoordinatorShard.initializeState).
+// start offset, no batches, no leader epoch (-1, until a leader reads it)
+// and, in a share-partition seen before, the next snapshot epoch (Kafka's
+// ShareCoordinatorShard.initializeState, ShareGroupOffset.fromRequest).
 func (c *Coordinator) Initialize(req *kmsg.InitializeShareGroupStateRequest) *kmsg.InitializeShareGroupStateResponse {
 	resp := kmsg.NewPtrInitializeShareGroupStateResponse()
 	resp.Version = req.Version
@@ -114,7 +115,7 @@ func (c *Coordinator) initialize(k spKey, stateEpoch int32, startOffset int64) (
 	now := c.nowMs()
 	v := offsets{
 		stateEpoch:            stateEpoch,
-		leaderEpoch:           uninitializedEpoch,
+		leaderEpoch:           noLeaderEpoch,
 		startOffset:           startOffset,
 		deliveryCompleteCount: uninitializedDeliveryCompleteCount,
 		createTimestamp:       now,

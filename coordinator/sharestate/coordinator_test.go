@@ -19,28 +19,33 @@ func TestInitializeThenRead(t *testing.T) {
 		t.Fatalf("%d appends after initialize, want 1", n)
 	}
 
-	// The leader epoch the initialized state has (0) is read without a
-	// write.
+	// An initialized state has no leader epoch (-1): the first leader's
+	// read stores its epoch before it is answered, a second read at the
+	// same epoch writes nothing.
 	r := h.read("g", topicA, 0, 0)
 	h.expect("read", r.ErrorCode, 0)
 	if r.StateEpoch != 1 || r.StartOffset != 10 || len(r.StateBatches) != 0 || r.ErrorMessage != nil {
 		t.Fatalf("read %+v", r)
 	}
-	if n := h.logs.appendCount(); n != 1 {
-		t.Fatalf("%d appends after a read at the stored leader epoch, want 1", n)
+	if n := h.logs.appendCount(); n != 2 {
+		t.Fatalf("%d appends after the first leader's read, want 2", n)
+	}
+	h.expect("read again", h.read("g", topicA, 0, 0).ErrorCode, 0)
+	if n := h.logs.appendCount(); n != 2 {
+		t.Fatalf("%d appends after a read at the stored leader epoch, want 2", n)
 	}
 
 	// A new leader's epoch is written before it is answered.
 	h.expect("read at epoch 3", h.read("g", topicA, 0, 3).ErrorCode, 0)
-	if n := h.logs.appendCount(); n != 2 {
-		t.Fatalf("%d appends after a read at a new leader epoch, want 2", n)
+	if n := h.logs.appendCount(); n != 3 {
+		t.Fatalf("%d appends after a read at a new leader epoch, want 3", n)
 	}
 	s := h.summary(1, "g", topicA, 0)
 	if s.ErrorCode != 0 || s.StateEpoch != 1 || s.LeaderEpoch != 3 || s.StartOffset != 10 || s.DeliveryCompleteCount != 0 {
 		t.Fatalf("summary v1 %+v", s)
 	}
-	if st := h.stateOf("g", topicA, 0); st.snapshotEpoch != 1 {
-		t.Fatalf("snapshot epoch %d after two snapshots, want 1", st.snapshotEpoch)
+	if st := h.stateOf("g", topicA, 0); st.snapshotEpoch != 2 {
+		t.Fatalf("snapshot epoch %d after three snapshots, want 2", st.snapshotEpoch)
 	}
 	s = h.summary(0, "g", topicA, 0)
 	if s.ErrorCode != 0 || s.StateEpoch != 1 || s.LeaderEpoch != 3 || s.StartOffset != 10 {
@@ -161,11 +166,11 @@ func TestFencing(t *testing.T) {
 	}
 
 	// Initializing again at the same state epoch starts over: no batches,
-	// leader epoch 0, the next snapshot epoch; the fencing epochs stay.
+	// no leader epoch (-1), the next snapshot epoch; the fencing epochs stay.
 	snapshot := h.stateOf("g", topicA, 0).snapshotEpoch
 	h.expect("initialize again", h.initialize("g", topicA, 0, 2, 50), 0)
 	st := h.stateOf("g", topicA, 0)
-	if st.startOffset != 50 || len(st.batches) != 0 || st.leaderEpoch != 0 || st.stateEpoch != 2 || st.snapshotEpoch != snapshot+1 {
+	if st.startOffset != 50 || len(st.batches) != 0 || st.leaderEpoch != -1 || st.stateEpoch != 2 || st.snapshotEpoch != snapshot+1 {
 		t.Fatalf("state after initializing again: %+v", st.offsets)
 	}
 	h.expect("write by leader 4 after initialize", h.write(1, "g", topicA, 0, writeArgs{stateEpoch: 2, leaderEpoch: 4, start: 50}), kerr.FencedLeaderEpoch.Code)

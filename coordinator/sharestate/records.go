@@ -27,8 +27,11 @@ const (
 	uninitializedStartOffset           = -1
 	uninitializedDeliveryCompleteCount = -1
 	uninitializedEpoch                 = 0
-	defaultLeaderEpoch                 = 0
-	defaultStateEpoch                  = 0
+	// noLeaderEpoch is an initialized state's leader epoch until a leader
+	// reads it (ShareGroupOffset.fromRequest for InitializeShareGroupState).
+	noLeaderEpoch      = -1
+	defaultLeaderEpoch = 0
+	defaultStateEpoch  = 0
 )
 
 // offsets is a share-partition's state as a ShareSnapshotValue carries it

@@ -96,7 +96,7 @@ func TestAppendedRecord(t *testing.T) {
 	}
 	v, ok, err := readSnapshotValue(r.value)
 	now := h.clock.now().UnixMilli()
-	want := offsets{stateEpoch: 4, startOffset: 100, deliveryCompleteCount: 0, createTimestamp: now, writeTimestamp: now, batches: []StateBatch{}}
+	want := offsets{stateEpoch: 4, leaderEpoch: -1, startOffset: 100, deliveryCompleteCount: 0, createTimestamp: now, writeTimestamp: now, batches: []StateBatch{}}
 	if err != nil || !ok || !reflect.DeepEqual(v, want) {
 		t.Fatalf("value %+v (%v, %v), want %+v", v, ok, err, want)
 	}
