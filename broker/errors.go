@@ -46,11 +46,18 @@ func errorMessageText(code int16) string {
 	return "NONE"
 }
 
-// errorMessage is the text Kafka-style responses carry beside a code.
+// errorMessage is the text Kafka's responses carry beside a code when
+// nothing more is said: the error's default message (Errors.message()),
+// "The group is not empty.", without its name.
 func errorMessage(code int16) *string {
 	if code == 0 {
 		return nil
 	}
-	msg := kerr.ErrorForCode(code).Error()
+	var msg string
+	if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok {
+		msg = e.Description
+	} else {
+		msg = kerr.ErrorForCode(code).Error()
+	}
 	return &msg
 }
