@@ -64,7 +64,7 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 					rp.ErrorCode = errTopicAuthorization
 				case slices.Contains(parts[id], p):
 					sum := b.shareState.summary(shareKey{g.GroupID, id, p})
-					rp.ErrorCode, rp.StartOffset = sum.code, sum.start
+					rp.ErrorCode, rp.StartOffset, rp.LeaderEpoch = sum.code, sum.start, sum.leaderEpoch
 					if sum.code == 0 && sum.start >= 0 {
 						rp.Lag = b.shareLag(shareKey{g.GroupID, id, p}, sum)
 					}

@@ -17,7 +17,7 @@ import (
 // shareProps shorten share-group timings for tests.
 var shareProps = map[string]string{
 	"group.share.min.record.lock.duration.ms": "500",
-	"group.share.record.lock.duration.ms":     "1000",
+	"group.share.record.lock.duration.ms":     "3000",
 	"group.share.delivery.count.limit":        "3",
 }
 
@@ -137,6 +137,9 @@ func describeShareOffset(t *testing.T, rc *rawConn, group, topic string) (start,
 		t.Fatalf("describing share offsets: %+v", g)
 	}
 	p := g.Topics[0].Partitions[0]
+	if p.StartOffset >= 0 && p.LeaderEpoch < 0 {
+		t.Fatalf("share offsets without the leader epoch the state was written in: %+v", p)
+	}
 	return p.StartOffset, p.Lag
 }
 
@@ -173,8 +176,8 @@ func TestShareGroupRecordStates(t *testing.T) {
 	if got := acquired(t, f); len(got) != 1 || got[0] != "0-3/1" {
 		t.Fatalf("member a acquired %v, want 0-3/1", got)
 	}
-	if f.AcquisitionLockTimeoutMillis != 1000 {
-		t.Fatalf("lock timeout %d, want 1000", f.AcquisitionLockTimeoutMillis)
+	if f.AcquisitionLockTimeoutMillis != 3000 {
+		t.Fatalf("lock timeout %d, want 3000", f.AcquisitionLockTimeoutMillis)
 	}
 
 	bm := &shareMember{t: t, rc: dialRaw(t, b), group: "workers", id: "member-b"}
@@ -206,8 +209,8 @@ func TestShareGroupRecordStates(t *testing.T) {
 		t.Fatalf("start offset %d, want 4 (0-1 accepted, 2 archived, 3 rejected)", start)
 	}
 
-	// b's lock on 4-9 expires after 1 s; then a gets them.
-	time.Sleep(1500 * time.Millisecond)
+	// b's lock on 4-9 expires after 3 s; then a gets them.
+	time.Sleep(3500 * time.Millisecond)
 	if got := acquired(t, a.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/2" {
 		t.Fatalf("after b's lock expired a acquired %v, want 4-9/2", got)
 	}
@@ -308,11 +311,14 @@ func TestShareGroupQueue(t *testing.T) {
 	// record alone.
 	waitShareMembers(t, dialRaw(t, b), "queue-workers", 2)
 	time.Sleep(time.Second)
-	for i := range total {
-		cl.Produce(ctxT(t), &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
-	}
-	if err := cl.Flush(ctxT(t)); err != nil {
-		t.Fatal(err)
+	for round := range 10 { // written over a while, as a queue is
+		for i := round * total / 10; i < (round+1)*total/10; i++ {
+			cl.Produce(ctxT(t), &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
+		}
+		if err := cl.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	wg.Wait()
 	if len(seen) != total {
@@ -512,7 +518,7 @@ func TestShareGroupConfigs(t *testing.T) {
 		}
 	}
 	if code := alterGroupConfigs(t, cl, "sg", setOp("share.auto.offset.reset", "earliest"), setOp("share.isolation.level", "read_committed"),
-		setOp("share.record.lock.duration.ms", "700"), setOp("share.session.timeout.ms", "1500"), setOp("share.heartbeat.interval.ms", "200")); code != 0 {
+		setOp("share.record.lock.duration.ms", "5000"), setOp("share.session.timeout.ms", "1500"), setOp("share.heartbeat.interval.ms", "200")); code != 0 {
 		t.Fatalf("setting the share group's configs: %v", kerr.ErrorForCode(code))
 	}
 
@@ -555,8 +561,8 @@ func TestShareGroupConfigs(t *testing.T) {
 	if got := acquired(t, f); len(got) != 2 || got[0] != "0-1/1" || got[1] != "5-5/1" {
 		t.Fatalf("read_committed acquired %v, want 0-1/1 and 5-5/1", got)
 	}
-	if f.AcquisitionLockTimeoutMillis != 700 {
-		t.Errorf("lock timeout %d ms, want the group's 700", f.AcquisitionLockTimeoutMillis)
+	if f.AcquisitionLockTimeoutMillis != 5000 {
+		t.Errorf("lock timeout %d ms, want the group's 5000", f.AcquisitionLockTimeoutMillis)
 	}
 	for _, r := range decodeRecords(t, f.Topics[0].Partitions[0].Records) {
 		if r.value == "a0" || r.value == "o0" {

@@ -153,6 +153,12 @@ func (b *Broker) shareStartOffset(group string, l *logstore.Log) int64 {
 	return l.HighWatermark()
 }
 
+// shareReadMaxBytes caps one share-partition's read: the records are
+// copied to be filtered, and a fetch is bounded by its MaxRecords anyway
+// (500 by default in Kafka's client), which this holds many times over
+// for records up to a few KiB. The first batch is read whole, however large.
+const shareReadMaxBytes = 4 << 20
+
 // shareFetched is what one partition of a ShareFetch got.
 type shareFetched struct {
 	records  []byte
@@ -185,7 +191,7 @@ func (sps *sharePartitions) acquire(sp *sharePartition, member string, maxRecord
 		return shareFetched{}
 	}
 	from := sp.state.FetchOffset()
-	read, err := l.Read(from, maxBytes, end)
+	read, err := l.Read(from, min(maxBytes, shareReadMaxBytes), end)
 	if err != nil {
 		return shareFetched{code: logstore.ErrorCode(err)}
 	}

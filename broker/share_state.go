@@ -278,6 +278,7 @@ func (sc *shareStateCoordinator) deleteState(k shareKey) int16 {
 // share-partition.
 type shareSummary struct {
 	stateEpoch       int32
+	leaderEpoch      int32 // the leader's that last read or wrote it; -1 after a reset
 	start            int64 // -1 when not initialized
 	deliveryComplete int32 // records beyond start acknowledged or archived
 	code             int16
@@ -295,11 +296,11 @@ func (sc *shareStateCoordinator) summary(k shareKey) shareSummary {
 	rp.Partition, rp.LeaderEpoch = k.partition, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	out := shareSummary{start: -1}
+	out := shareSummary{start: -1, leaderEpoch: -1}
 	_, out.code = sc.call(k, req, func() kmsg.Response { return sc.ReadSummary(req) }, func(r kmsg.Response) int16 {
 		for _, t := range r.(*kmsg.ReadShareGroupStateSummaryResponse).Topics {
 			for _, p := range t.Partitions {
-				out.stateEpoch, out.start, out.deliveryComplete = p.StateEpoch, p.StartOffset, p.DeliveryCompleteCount
+				out.stateEpoch, out.leaderEpoch, out.start, out.deliveryComplete = p.StateEpoch, p.LeaderEpoch, p.StartOffset, p.DeliveryCompleteCount
 				return p.ErrorCode
 			}
 		}
