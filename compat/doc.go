@@ -19,12 +19,14 @@
 //     restarted; confluent-kafka for Python.
 //   - Python: kafka-python (compat/python). JavaScript: kafkajs (compat/js).
 //   - Java: kafka-clients 4.x and 3.x with default settings (compat/java),
-//     4.x also with the consumer group protocol (group.protocol=consumer),
-//     and the Spring Boot 4 demo (compat/spring-demo, a @SpringBootTest
-//     against the started binary).
+//     4.x also with the consumer group protocol (group.protocol=consumer)
+//     and with share groups (KafkaShareConsumer and the Admin client's
+//     share-group calls), and the Spring Boot 4 demo (compat/spring-demo,
+//     a @SpringBootTest against the started binary).
 //   - Kafka's own command-line tools from Maven Central (compat/tools),
-//     including console consumers of the consumer group protocol and
-//     DumpLogSegments reading segments gregor wrote.
+//     including console consumers of the consumer group protocol, console
+//     share consumers with kafka-share-groups, and DumpLogSegments reading
+//     segments gregor wrote.
 //
 // The consumer-group tests (*_group_test.go) also run a mixed group of
 // several clients and a broker killed under a running group.

@@ -128,13 +128,20 @@ func requireFresh(t *testing.T, stamp, src string) {
 // passes only if every one of javaAdminChecks was reported and passed; its
 // message names the failed ones (recordReport makes it a test error).
 func foldJavaAdmin(rep scriptReport) scriptReport {
-	admin := scriptResult{feature: "admin", ok: true}
+	return foldJavaResults(rep, "admin", javaAdminChecks)
+}
+
+// foldJavaResults replaces the <cell>-<name> results by one cell result
+// that passes only if every one of names was reported and passed; its
+// message names the failed ones.
+func foldJavaResults(rep scriptReport, cell string, names []string) scriptReport {
+	folded := scriptResult{feature: cell, ok: true}
 	seen := map[string]bool{}
 	var rest []scriptResult
 	var failed []string
 	for _, r := range rep.results {
-		name, isAdmin := strings.CutPrefix(r.feature, "admin-")
-		if !isAdmin {
+		name, isPart := strings.CutPrefix(r.feature, cell+"-")
+		if !isPart {
 			rest = append(rest, r)
 			continue
 		}
@@ -143,16 +150,16 @@ func foldJavaAdmin(rep scriptReport) scriptReport {
 			failed = append(failed, r.feature+": "+r.message)
 		}
 	}
-	for _, name := range javaAdminChecks {
+	for _, name := range names {
 		if !seen[name] {
-			failed = append(failed, "admin-"+name+": no result reported")
+			failed = append(failed, cell+"-"+name+": no result reported")
 		}
 	}
 	if len(failed) > 0 {
-		admin.ok = false
-		admin.message = strings.Join(failed, "; ")
+		folded.ok = false
+		folded.message = strings.Join(failed, "; ")
 	}
-	rep.results = append(rest, admin)
+	rep.results = append(rest, folded)
 	return rep
 }
 

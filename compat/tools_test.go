@@ -56,6 +56,8 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.election = tools.mainClass(t, "org.apache.kafka.tools.LeaderElectionCommand")
 	e.cls.verifiableProducer = tools.mainClass(t, "org.apache.kafka.tools.VerifiableProducer")
 	e.cls.features = tools.mainClass(t, "org.apache.kafka.tools.FeatureCommand")
+	e.cls.shareGroups = tools.mainClass(t, "org.apache.kafka.tools.consumer.group.ShareGroupCommand")
+	e.cls.shareConsumer = tools.mainClass(t, "org.apache.kafka.tools.consumer.ConsoleShareConsumer")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -79,6 +81,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "idempotence", e.testIdempotence)
 	feature(t, client, v, "transactions", e.testTransactions)
 	feature(t, client, v, "group-protocol", e.testGroupProtocol)
+	feature(t, client, v, "share-groups", e.testShareGroups)
 	feature(t, client, v, "dumplog", e.testDumpLog)
 }
 
@@ -90,7 +93,8 @@ type cliEnv struct {
 	adm *kadm.Client
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
-		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features string
+		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features,
+		shareGroups, shareConsumer string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }
