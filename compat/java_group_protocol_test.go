@@ -30,6 +30,28 @@ var javaGroupProtocolBroker = []string{
 // groups as consumer groups, and ConsumerGroupDescribe shows each Empty
 // (every member left when it closed).
 func TestJavaGroupProtocol(t *testing.T) {
+	forEachJava4(t, "GroupProtocolMain", func(t *testing.T, version, classpath string) {
+		p := harness.Start(t, t.TempDir(), javaGroupProtocolBroker...)
+		const prefix = "javagp"
+		rep := runScript(t, 4*time.Minute, p.Addr, prefix, "java", "-cp", classpath, "gregor.compat.GroupProtocolMain")
+		if rep.client != "kafka-clients" || rep.version != version {
+			t.Errorf("program reported %q %q, want kafka-clients %s", rep.client, rep.version, version)
+		}
+		recordReport(t, rep, "group-protocol")
+		if !passed(rep, "group-protocol") {
+			return
+		}
+		if !t.Run("broker-check", func(t *testing.T) { checkJavaGroupProtocol(t, p.Addr, prefix) }) {
+			record(rep.client, rep.version, "group-protocol", false, "broker check failed (see the test log)")
+		}
+	})
+}
+
+// forEachJava4 runs a compat/java main class of every kafka-clients 4.x in
+// compat/java/versions as a subtest named by the version, with the
+// classpath of its build; 3.x is skipped, having neither the consumer
+// group protocol nor share groups but as previews.
+func forEachJava4(t *testing.T, mainClass string, run func(t *testing.T, version, classpath string)) {
 	ran := false
 	for _, version := range javaVersions(t) {
 		if major, err := strconv.Atoi(strings.Split(version, ".")[0]); err != nil || major < 4 {
@@ -38,22 +60,9 @@ func TestJavaGroupProtocol(t *testing.T) {
 		ran = true
 		t.Run(version, func(t *testing.T) {
 			dir := filepath.Join("java", "target", "kafka-"+version)
-			requireFile(t, filepath.Join(dir, "classes", "gregor", "compat", "GroupProtocolMain.class"))
+			requireFile(t, filepath.Join(dir, "classes", "gregor", "compat", mainClass+".class"))
 			requireFresh(t, filepath.Join(dir, ".built"), filepath.Join("java", "src"))
-			p := harness.Start(t, t.TempDir(), javaGroupProtocolBroker...)
-			classpath := filepath.Join(dir, "classes") + string(os.PathListSeparator) + filepath.Join(dir, "dependency", "*")
-			const prefix = "javagp"
-			rep := runScript(t, 4*time.Minute, p.Addr, prefix, "java", "-cp", classpath, "gregor.compat.GroupProtocolMain")
-			if rep.client != "kafka-clients" || rep.version != version {
-				t.Errorf("program reported %q %q, want kafka-clients %s", rep.client, rep.version, version)
-			}
-			recordReport(t, rep, "group-protocol")
-			if !passed(rep, "group-protocol") {
-				return
-			}
-			if !t.Run("broker-check", func(t *testing.T) { checkJavaGroupProtocol(t, p.Addr, prefix) }) {
-				record(rep.client, rep.version, "group-protocol", false, "broker check failed (see the test log)")
-			}
+			run(t, version, filepath.Join(dir, "classes")+string(os.PathListSeparator)+filepath.Join(dir, "dependency", "*"))
 		})
 	}
 	if !ran {

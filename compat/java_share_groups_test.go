@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,42 +30,28 @@ var javaShareBroker = []string{"group.share.min.heartbeat.interval.ms=1000"}
 // cell. 3.x is not run, as for the group-protocol cell: its
 // KafkaShareConsumer is an unfinished class from before share groups'
 // early access (Kafka 4.0), and its Admin client has no share-group calls
-// (compat/java compiles ShareGroupChecks for 4.x only). When the last step (delete) passed, franz-go checks
-// what the broker kept: the topic holds the 300 records the check wrote
-// where the check expected them, and the deleted group is gone from
-// ListGroups and ShareGroupDescribe.
+// (compat/java compiles ShareGroupChecks for 4.x only). When the last
+// step (delete) passed, franz-go checks what the broker kept: the topic
+// holds the 300 records the check wrote where the check expected them,
+// and the deleted group is gone from ListGroups and ShareGroupDescribe.
 func TestJavaShareGroups(t *testing.T) {
-	ran := false
-	for _, version := range javaVersions(t) {
-		if major, err := strconv.Atoi(strings.Split(version, ".")[0]); err != nil || major < 4 {
-			continue
+	forEachJava4(t, "ShareGroupMain", func(t *testing.T, version, classpath string) {
+		p := harness.Start(t, t.TempDir(), javaShareBroker...)
+		const prefix = "javashare"
+		rep := runScript(t, 4*time.Minute, p.Addr, prefix, "java", "-cp", classpath, "gregor.compat.ShareGroupMain")
+		if rep.client != "kafka-clients" || rep.version != version {
+			t.Errorf("program reported %q %q, want kafka-clients %s", rep.client, rep.version, version)
 		}
-		ran = true
-		t.Run(version, func(t *testing.T) {
-			dir := filepath.Join("java", "target", "kafka-"+version)
-			requireFile(t, filepath.Join(dir, "classes", "gregor", "compat", "ShareGroupMain.class"))
-			requireFresh(t, filepath.Join(dir, ".built"), filepath.Join("java", "src"))
-			p := harness.Start(t, t.TempDir(), javaShareBroker...)
-			classpath := filepath.Join(dir, "classes") + string(os.PathListSeparator) + filepath.Join(dir, "dependency", "*")
-			const prefix = "javashare"
-			rep := runScript(t, 4*time.Minute, p.Addr, prefix, "java", "-cp", classpath, "gregor.compat.ShareGroupMain")
-			if rep.client != "kafka-clients" || rep.version != version {
-				t.Errorf("program reported %q %q, want kafka-clients %s", rep.client, rep.version, version)
-			}
-			deleted := passed(rep, "share-groups-delete")
-			rep = foldJavaResults(rep, "share-groups", javaShareSteps)
-			recordReport(t, rep, "share-groups")
-			if !deleted {
-				return
-			}
-			if !t.Run("broker-check", func(t *testing.T) { checkJavaShareGroups(t, p.Addr, prefix) }) {
-				record(rep.client, rep.version, "share-groups", false, "broker check failed (see the test log)")
-			}
-		})
-	}
-	if !ran {
-		t.Fatal("compat/java/versions lists no kafka-clients 4.x")
-	}
+		deleted := passed(rep, "share-groups-delete")
+		rep = foldJavaResults(rep, "share-groups", javaShareSteps)
+		recordReport(t, rep, "share-groups")
+		if !deleted {
+			return
+		}
+		if !t.Run("broker-check", func(t *testing.T) { checkJavaShareGroups(t, p.Addr, prefix) }) {
+			record(rep.client, rep.version, "share-groups", false, "broker check failed (see the test log)")
+		}
+	})
 }
 
 // checkJavaShareGroups checks with franz-go what ShareGroupChecks left:

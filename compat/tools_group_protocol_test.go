@@ -41,11 +41,19 @@ type cliMember struct {
 // group.protocol=consumer; it runs until stopped.
 func (e *cliEnv) startMember(t *testing.T, name, topic, group string) *cliMember {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	cmd, saveArchive := e.command(ctx, e.cls.consumer, "--bootstrap-server", e.p.Addr, "--topic", topic,
+	return e.startBackground(t, name, e.cls.consumer, "--bootstrap-server", e.p.Addr, "--topic", topic,
 		"--group", group, "--command-property", "group.protocol=consumer",
 		"--formatter-property", "print.partition=true", "--formatter-property", "print.offset=true",
 		"--formatter-property", "print.key=true")
+}
+
+// startBackground starts a console consumer tool (class cls) in the
+// background, its output going to a file; it runs until stopped
+// (cliMember.stop) or for five minutes at most.
+func (e *cliEnv) startBackground(t *testing.T, name, cls string, args ...string) *cliMember {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	cmd, saveArchive := e.command(ctx, cls, args...)
 	m := &cliMember{cmd: cmd, out: filepath.Join(t.TempDir(), name+".out"), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	f, err := os.Create(m.out)
 	if err != nil {

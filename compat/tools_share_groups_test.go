@@ -1,12 +1,9 @@
 package compat
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -62,38 +59,12 @@ func (e *cliEnv) consumeShare(t *testing.T, n int) ([]cliRecord, []int) {
 }
 
 // startShareMember starts a console share consumer of cliShareGroup in
-// the background, its output going to a file; it runs until stopped
-// (cliMember.stop).
+// the background; it runs until stopped (cliMember.stop).
 func (e *cliEnv) startShareMember(t *testing.T, name string) *cliMember {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	cmd, saveArchive := e.command(ctx, e.cls.shareConsumer, "--bootstrap-server", e.p.Addr, "--topic", cliShareTopic,
+	return e.startBackground(t, name, e.cls.shareConsumer, "--bootstrap-server", e.p.Addr, "--topic", cliShareTopic,
 		"--group", cliShareGroup, "--formatter-property", "print.partition=true",
 		"--formatter-property", "print.offset=true", "--formatter-property", "print.key=true")
-	m := &cliMember{cmd: cmd, out: filepath.Join(t.TempDir(), name+".out"), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
-	f, err := os.Create(m.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = f, m.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		err := cmd.Wait()
-		f.Close()
-		saveArchive()
-		m.done <- err
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-m.done:
-			m.done <- err
-		case <-time.After(30 * time.Second):
-		}
-	})
-	return m
 }
 
 // describeShareGroup is franz-go's ShareGroupDescribe of cliShareGroup.
