@@ -38,23 +38,31 @@ var shareKeys = []configKey{
 		return err
 	}},
 	{"group.share.record.lock.duration.ms", "INT", "30000", "The record acquisition lock duration in milliseconds for share groups.", func(c *Config, v string) error {
-		return parseMillis(v, &c.Share.LockDuration)
+		return parseMillisIn(v, 1000, 3600000, &c.Share.LockDuration)
 	}},
 	{"group.share.min.record.lock.duration.ms", "INT", "15000", "The record acquisition lock minimum duration in milliseconds for share groups.", func(c *Config, v string) error {
-		return parseMillis(v, &c.ShareMinLockDuration)
+		return parseMillisIn(v, 1000, 30000, &c.ShareMinLockDuration)
 	}},
 	{"group.share.max.record.lock.duration.ms", "INT", "60000", "The record acquisition lock maximum duration in milliseconds for share groups.", func(c *Config, v string) error {
-		return parseMillis(v, &c.ShareMaxLockDuration)
+		return parseMillisIn(v, 30000, 3600000, &c.ShareMaxLockDuration)
 	}},
 	{"group.share.delivery.count.limit", "INT", "5", "The maximum number of delivery attempts for a record delivered to a share group.", func(c *Config, v string) error {
-		n, err := parseInt(v, 2, 10)
-		c.Share.DeliveryLimit = int(n)
-		return err
+		return parseIntIn(v, 2, 10, &c.Share.DeliveryLimit)
+	}},
+	{"group.share.min.delivery.count.limit", "INT", "2", "The minimum share.delivery.count.limit a share group may set.", func(c *Config, v string) error {
+		return parseIntIn(v, 2, 5, &c.ShareMinDeliveryLimit)
+	}},
+	{"group.share.max.delivery.count.limit", "INT", "10", "The maximum share.delivery.count.limit a share group may set.", func(c *Config, v string) error {
+		return parseIntIn(v, 5, 25, &c.ShareMaxDeliveryLimit)
 	}},
 	{"group.share.partition.max.record.locks", "INT", "2000", "Share-group record lock limit per share-partition.", func(c *Config, v string) error {
-		n, err := parseInt(v, 100, 10000)
-		c.Share.MaxInFlight = int(n)
-		return err
+		return parseIntIn(v, 100, 10000, &c.Share.MaxInFlight)
+	}},
+	{"group.share.min.partition.max.record.locks", "INT", "100", "The minimum share.partition.max.record.locks a share group may set.", func(c *Config, v string) error {
+		return parseIntIn(v, 100, 2000, &c.ShareMinMaxInFlight)
+	}},
+	{"group.share.max.partition.max.record.locks", "INT", "4000", "The maximum share.partition.max.record.locks a share group may set.", func(c *Config, v string) error {
+		return parseIntIn(v, 2000, 10000, &c.ShareMaxMaxInFlight)
 	}},
 	{"group.share.max.share.sessions", "INT", "2000", "The maximum number of share sessions per broker.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
@@ -94,6 +102,8 @@ type shareSettings struct {
 	ShareMinSessionTimeout, ShareMaxSessionTimeout       time.Duration
 	ShareMinHeartbeatInterval, ShareMaxHeartbeatInterval time.Duration
 	ShareMinLockDuration, ShareMaxLockDuration           time.Duration
+	ShareMinDeliveryLimit, ShareMaxDeliveryLimit         int
+	ShareMinMaxInFlight, ShareMaxMaxInFlight             int // bounds of share.partition.max.record.locks
 	// ShareMaxSessions is group.share.max.share.sessions.
 	ShareMaxSessions int
 	// __share_group_state: partitions, min ISR, segment size.
@@ -120,8 +130,26 @@ func (c *Config) validateShareGroups() error {
 		return fmt.Errorf("group.share.record.lock.duration.ms must be greater than or equal to group.share.min.record.lock.duration.ms")
 	case c.Share.LockDuration > c.ShareMaxLockDuration:
 		return fmt.Errorf("group.share.record.lock.duration.ms must be less than or equal to group.share.max.record.lock.duration.ms")
+	case c.Share.DeliveryLimit < c.ShareMinDeliveryLimit || c.Share.DeliveryLimit > c.ShareMaxDeliveryLimit:
+		return fmt.Errorf("group.share.delivery.count.limit must be between group.share.min.delivery.count.limit and group.share.max.delivery.count.limit")
+	case c.Share.MaxInFlight < c.ShareMinMaxInFlight || c.Share.MaxInFlight > c.ShareMaxMaxInFlight:
+		return fmt.Errorf("group.share.partition.max.record.locks must be between group.share.min.partition.max.record.locks and group.share.max.partition.max.record.locks")
 	}
 	return nil
+}
+
+// parseMillisIn reads an INT of milliseconds within Kafka's range.
+func parseMillisIn(v string, lo, hi int64, d *time.Duration) error {
+	n, err := parseInt(v, lo, hi)
+	*d = time.Duration(n) * time.Millisecond
+	return err
+}
+
+// parseIntIn reads an INT within Kafka's range.
+func parseIntIn(v string, lo, hi int64, out *int) error {
+	n, err := parseInt(v, lo, hi)
+	*out = int(n)
+	return err
 }
 
 func init() {

@@ -16,6 +16,7 @@ package broker
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,8 +37,10 @@ var groupConfigKeys = []groupConfigKey{
 	{"consumer.heartbeat.interval.ms", "INT", "group.consumer.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
 	{"consumer.session.timeout.ms", "INT", "group.consumer.session.timeout.ms", "", "The timeout to detect client failures when using the consumer group protocol."},
 	{"share.auto.offset.reset", "STRING", "", "latest", "The strategy to initialize the share-partition start offset: latest, earliest, or by_duration:<ISO-8601 duration>."},
+	{"share.delivery.count.limit", "INT", "group.share.delivery.count.limit", "", "The maximum number of delivery attempts for a record delivered to a share group."},
 	{"share.heartbeat.interval.ms", "INT", "group.share.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
 	{"share.isolation.level", "STRING", "", "read_uncommitted", "Controls how to read records written transactionally: read_committed or read_uncommitted."},
+	{"share.partition.max.record.locks", "INT", "group.share.partition.max.record.locks", "", "Share-group record lock limit per share-partition."},
 	{"share.record.lock.duration.ms", "INT", "group.share.record.lock.duration.ms", "", "The record acquisition lock duration in milliseconds."},
 	{"share.session.timeout.ms", "INT", "group.share.session.timeout.ms", "", "The timeout to detect client failures when using the share group protocol."},
 }
@@ -86,11 +89,15 @@ type shareGroupSettings struct {
 	autoOffsetReset string // latest, earliest or by_duration:...
 	readCommitted   bool
 	lockDuration    time.Duration // 0: the broker's
+	deliveryLimit   int           // 0: the broker's
+	maxInFlight     int           // 0: the broker's
 }
 
 func (b *Broker) shareGroupSettings(name string) shareGroupSettings {
 	set := b.groupOverrides(name)
 	s := shareGroupSettings{autoOffsetReset: "latest", lockDuration: groupMillis(set, "share.record.lock.duration.ms")}
+	s.deliveryLimit, _ = strconv.Atoi(set["share.delivery.count.limit"])
+	s.maxInFlight, _ = strconv.Atoi(set["share.partition.max.record.locks"])
 	if v, ok := set["share.auto.offset.reset"]; ok {
 		s.autoOffsetReset = v
 	}
@@ -99,11 +106,19 @@ func (b *Broker) shareGroupSettings(name string) shareGroupSettings {
 }
 
 // shareConfigFor is the share-partition configuration of a group: the
-// broker's, with the group's lock duration.
+// broker's, with the group's lock duration, delivery count limit and
+// record locks where it set them.
 func (b *Broker) shareConfigFor(name string) share.Config {
 	cfg := b.liveConfig().Share
-	if d := b.shareGroupSettings(name).lockDuration; d > 0 {
-		cfg.LockDuration = d
+	own := b.shareGroupSettings(name)
+	if own.lockDuration > 0 {
+		cfg.LockDuration = own.lockDuration
+	}
+	if own.deliveryLimit > 0 {
+		cfg.DeliveryLimit = own.deliveryLimit
+	}
+	if own.maxInFlight > 0 {
+		cfg.MaxInFlight = own.maxInFlight
 	}
 	return cfg
 }
@@ -131,19 +146,24 @@ func (b *Broker) describeGroupConfigs(overrides map[string]string, names []strin
 	return out
 }
 
-// groupBound is a group config's bounds, from the broker's keys.
+// groupBound is a numeric group config's value when not set, and its
+// bounds, from the broker's keys.
 type groupBound struct {
-	min, max         time.Duration
+	def, min, max    int64
 	minName, maxName string
 }
 
 func groupBounds(live *Config) map[string]groupBound {
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	g := live.Groups
 	return map[string]groupBound{
-		"consumer.heartbeat.interval.ms": {live.ConsumerMinHeartbeatInterval, live.ConsumerMaxHeartbeatInterval, "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"},
-		"consumer.session.timeout.ms":    {live.ConsumerMinSessionTimeout, live.ConsumerMaxSessionTimeout, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"},
-		"share.heartbeat.interval.ms":    {live.ShareMinHeartbeatInterval, live.ShareMaxHeartbeatInterval, "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"},
-		"share.session.timeout.ms":       {live.ShareMinSessionTimeout, live.ShareMaxSessionTimeout, "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"},
-		"share.record.lock.duration.ms":  {live.ShareMinLockDuration, live.ShareMaxLockDuration, "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"},
+		"consumer.heartbeat.interval.ms":   {ms(g.ConsumerHeartbeatInterval), ms(live.ConsumerMinHeartbeatInterval), ms(live.ConsumerMaxHeartbeatInterval), "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"},
+		"consumer.session.timeout.ms":      {ms(g.ConsumerSessionTimeout), ms(live.ConsumerMinSessionTimeout), ms(live.ConsumerMaxSessionTimeout), "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"},
+		"share.heartbeat.interval.ms":      {ms(g.ShareHeartbeatInterval), ms(live.ShareMinHeartbeatInterval), ms(live.ShareMaxHeartbeatInterval), "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"},
+		"share.session.timeout.ms":         {ms(g.ShareSessionTimeout), ms(live.ShareMinSessionTimeout), ms(live.ShareMaxSessionTimeout), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"},
+		"share.record.lock.duration.ms":    {ms(live.Share.LockDuration), ms(live.ShareMinLockDuration), ms(live.ShareMaxLockDuration), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"},
+		"share.delivery.count.limit":       {int64(live.Share.DeliveryLimit), int64(live.ShareMinDeliveryLimit), int64(live.ShareMaxDeliveryLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"},
+		"share.partition.max.record.locks": {int64(live.Share.MaxInFlight), int64(live.ShareMinMaxInFlight), int64(live.ShareMaxMaxInFlight), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"},
 	}
 }
 
@@ -153,12 +173,10 @@ func groupBounds(live *Config) map[string]groupBound {
 // intervals; share.auto.offset.reset and share.isolation.level among
 // their values.
 func validateGroupConfigs(set map[string]string, live *Config) error {
-	durations := map[string]time.Duration{
-		"consumer.heartbeat.interval.ms": live.Groups.ConsumerHeartbeatInterval,
-		"consumer.session.timeout.ms":    live.Groups.ConsumerSessionTimeout,
-		"share.heartbeat.interval.ms":    live.Groups.ShareHeartbeatInterval,
-		"share.session.timeout.ms":       live.Groups.ShareSessionTimeout,
-		"share.record.lock.duration.ms":  live.Share.LockDuration,
+	bounds := groupBounds(live)
+	values := map[string]int64{}
+	for name, b := range bounds {
+		values[name] = b.def
 	}
 	for name, v := range set {
 		key := findGroupConfigKey(name)
@@ -178,21 +196,20 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 			if err != nil || n < 1 {
 				return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least 1", v, name)
 			}
-			durations[name] = time.Duration(n) * time.Millisecond
+			values[name] = n
 		}
 	}
-	bounds := groupBounds(live)
-	for _, name := range []string{"consumer.heartbeat.interval.ms", "consumer.session.timeout.ms", "share.heartbeat.interval.ms", "share.session.timeout.ms", "share.record.lock.duration.ms"} {
-		d, bound := durations[name], bounds[name]
-		if d < bound.min {
+	for _, name := range slices.Sorted(maps.Keys(bounds)) {
+		n, bound := values[name], bounds[name]
+		if n < bound.min {
 			return fmt.Errorf("%s must be greater than or equal to %s", name, bound.minName)
 		}
-		if d > bound.max {
+		if n > bound.max {
 			return fmt.Errorf("%s must be less than or equal to %s", name, bound.maxName)
 		}
 	}
 	for _, kind := range []string{"consumer", "share"} {
-		if durations[kind+".session.timeout.ms"] <= durations[kind+".heartbeat.interval.ms"] {
+		if values[kind+".session.timeout.ms"] <= values[kind+".heartbeat.interval.ms"] {
 			return fmt.Errorf("%s.session.timeout.ms must be greater than %s.heartbeat.interval.ms", kind, kind)
 		}
 	}

@@ -104,6 +104,8 @@ func TestGroupConfigs(t *testing.T) {
 		{"a share.auto.offset.reset duration that is not ISO-8601", setOp("share.auto.offset.reset", "by_duration:1h"), errInvalidConfig},
 		{"a negative share.auto.offset.reset duration", setOp("share.auto.offset.reset", "by_duration:-PT1H"), errInvalidConfig},
 		{"an unknown share.isolation.level", setOp("share.isolation.level", "read_some"), errInvalidConfig},
+		{"a share.delivery.count.limit over group.share.max.delivery.count.limit", setOp("share.delivery.count.limit", "11"), errInvalidConfig},
+		{"a share.partition.max.record.locks under group.share.min.partition.max.record.locks", setOp("share.partition.max.record.locks", "50"), errInvalidConfig},
 		{"a value that is not a number", setOp("consumer.session.timeout.ms", "soon"), errInvalidConfig},
 		{"APPEND", kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "consumer.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("1")}, errInvalidConfig},
 	}

@@ -16,7 +16,7 @@ import (
 
 // shareProps shorten share-group timings for tests.
 var shareProps = map[string]string{
-	"group.share.min.record.lock.duration.ms": "500",
+	"group.share.min.record.lock.duration.ms": "1000",
 	"group.share.record.lock.duration.ms":     "3000",
 	"group.share.delivery.count.limit":        "3",
 }
@@ -494,13 +494,13 @@ func firstCreateErr(res kadm.CreateTopicResponse, err error) error {
 // TestShareGroupConfigs: a share group's own configs are described with
 // their defaults, and used: its members are told its heartbeat interval,
 // hold records for its lock duration, are fenced after its session
-// timeout; share.auto.offset.reset=earliest starts at the log start; and
+// timeout, get a record at most its delivery count limit times; share.auto.offset.reset=earliest starts at the log start; and
 // with share.isolation.level=read_committed the group gets committed
 // records only: an open transaction's wait, an aborted one's and the
 // transaction markers are never delivered.
 func TestShareGroupConfigs(t *testing.T) {
 	b := startBroker(t, map[string]string{
-		"group.share.min.record.lock.duration.ms": "500",
+		"group.share.min.record.lock.duration.ms": "1000",
 		"group.share.min.session.timeout.ms":      "1000",
 		"group.share.min.heartbeat.interval.ms":   "100",
 	})
@@ -590,6 +590,24 @@ func TestShareGroupConfigs(t *testing.T) {
 	n.heartbeat("tx")
 	if got := acquired(t, n.fetch(id, 100)); len(got) != 1 || got[0] != "6-6/1" {
 		t.Fatalf("after the commit acquired %v, want 6-6/1", got)
+	}
+
+	// The group's share.delivery.count.limit (2, the broker's being 5):
+	// released after its second delivery, the record is archived.
+	if code := alterGroupConfigs(t, cl, "sg", setOp("share.delivery.count.limit", "2")); code != 0 {
+		t.Fatalf("setting share.delivery.count.limit: %v", kerr.ErrorForCode(code))
+	}
+	if code := ackCode(n.acknowledge(id, ack(6, 6, 2))); code != 0 {
+		t.Fatalf("releasing 6: %v", kerr.ErrorForCode(code))
+	}
+	if got := acquired(t, n.fetch(id, 100)); len(got) != 1 || got[0] != "6-6/2" {
+		t.Fatalf("after the release acquired %v, want 6-6/2", got)
+	}
+	if code := ackCode(n.acknowledge(id, ack(6, 6, 2))); code != 0 {
+		t.Fatalf("releasing 6 again: %v", kerr.ErrorForCode(code))
+	}
+	if start, _ := describeShareOffset(t, rc, "sg", "tx"); start <= 6 {
+		t.Fatalf("start offset %d: record 6 not archived at the group's delivery limit", start)
 	}
 }
 
@@ -809,5 +827,28 @@ func TestShareSessionLimit(t *testing.T) {
 	}
 	if r := bm.fetch(id, 1); r.ErrorCode != 0 {
 		t.Fatalf("b's first fetch once a's session closed: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
+
+// TestShareConfigRefusals: the group.share.* keys are refused outside
+// Kafka's ranges and bounds.
+func TestShareConfigRefusals(t *testing.T) {
+	props := func() map[string]string {
+		return map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()}
+	}
+	checkConfigRefusals(t, props, map[string]configRefusal{
+		"a minimum lock under 1 s": {extra: map[string]string{"group.share.min.record.lock.duration.ms": "500"}, want: "group.share.min.record.lock.duration.ms"},
+		"a lock over the maximum": {extra: map[string]string{"group.share.record.lock.duration.ms": "70000"},
+			want: "group.share.record.lock.duration.ms must be less than or equal to group.share.max.record.lock.duration.ms"},
+		"a delivery limit over the maximum": {extra: map[string]string{"group.share.delivery.count.limit": "7", "group.share.max.delivery.count.limit": "6"},
+			want: "group.share.delivery.count.limit must be between"},
+		"record locks under the minimum": {extra: map[string]string{"group.share.partition.max.record.locks": "150", "group.share.min.partition.max.record.locks": "200"},
+			want: "group.share.partition.max.record.locks must be between"},
+		"a heartbeat not under the session": {extra: map[string]string{"group.share.heartbeat.interval.ms": "15000", "group.share.session.timeout.ms": "15000",
+			"group.share.min.session.timeout.ms": "10000"}, want: "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms"},
+		"no share sessions": {extra: map[string]string{"group.share.max.share.sessions": "0"}, want: "group.share.max.share.sessions"},
+	})
+	if _, _, err := ParseConfig(props()); err != nil {
+		t.Fatalf("the defaults: %v", err)
 	}
 }
