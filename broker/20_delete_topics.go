@@ -1,7 +1,8 @@
 package broker
 
 // DeleteTopics, versions 1-6: by name, and from v6 by name or id. The
-// topic's partition directories are removed. The partitions count against
+// topic's partition directories are removed, then the groups' offsets and
+// share state in it (topicsDeleted). The partitions count against
 // controller_mutation_rate (quotas.go).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
@@ -13,6 +14,8 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	q := c.mutationQuota(req.Version, 5)
 	defer q.finish(resp)
+	deleted := map[string][16]byte{}
+	defer func() { b.topicsDeleted(deleted) }()
 	for _, w := range topicsToDelete(req) {
 		st := kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID}
 		var t *topic
@@ -32,6 +35,8 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 				if ce, ok := err.(*createError); ok {
 					st.ErrorCode = ce.code
 				}
+			} else {
+				deleted[t.name] = t.id
 			}
 		}
 		st.ErrorMessage = errorMessage(st.ErrorCode)
@@ -51,4 +56,23 @@ func topicsToDelete(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTop
 		out = append(out, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
 	}
 	return out
+}
+
+// topicsDeleted forgets, in the background, what the groups coordinated
+// here hold of deleted topics, as Kafka's group coordinator does when
+// partitions are deleted: their committed offsets, and the share state
+// of share groups in them (deleted through the share coordinator).
+func (b *Broker) topicsDeleted(deleted map[string][16]byte) {
+	if len(deleted) == 0 {
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for group, parts := range b.groups.TopicsDeleted(deleted) {
+			if code := b.deleteShareStates(group, parts); code != 0 {
+				b.logger.Warn("deleting the share state of deleted topics failed", "group", group, "error", errorMessageText(code))
+			}
+		}
+	}()
 }

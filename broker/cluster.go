@@ -320,6 +320,9 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	cl.applyDynamicConfigs()
 	b.quotas.Set(img.ClientQuotas)
 	b.installACLs(img.ACLs)
+	if prev := cl.applied.Load(); prev != nil {
+		b.topicsDeleted(prev.DeletedTopics(img))
+	}
 	for _, t := range r.all() {
 		it := img.Topics[t.name]
 		if it == nil || it.ID != t.id {

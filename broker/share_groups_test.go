@@ -712,7 +712,8 @@ func TestShareGroupACLs(t *testing.T) {
 // written, and a partition leader is stopped and restarted in the middle:
 // every record written is delivered (at least once: records a member held
 // when their leader stopped may come again), and once all are accepted no
-// partition's start offset lags its end.
+// partition's start offset lags its end. Deleting the topic then drops
+// the group's state in it.
 func TestClusterShareGroupQueue(t *testing.T) {
 	props := map[string]string{
 		"share.coordinator.state.topic.num.partitions": "3",
@@ -799,6 +800,17 @@ func TestClusterShareGroupQueue(t *testing.T) {
 		}
 		return g.ErrorCode == 0 && sum == 3000
 	})
+
+	// Deleting the topic drops the group's state in it, on whichever
+	// broker coordinates the group.
+	if _, err := kadm.NewClient(producer).DeleteTopics(ctxT(t), "cq"); err != nil {
+		t.Fatal(err)
+	}
+	coordNode := c.nodes[coordinatorOf(t, any, "cqg")-1]
+	c.waitFor("the deleted topic gone from the group's partitions with state", func() bool {
+		parts, code := coordNode.groups.SharePartitions("cqg")
+		return code == 0 && len(parts) == 0
+	})
 }
 
 // TestShareSessionLimit: beyond group.share.max.share.sessions a new
@@ -851,4 +863,61 @@ func TestShareConfigRefusals(t *testing.T) {
 	if _, _, err := ParseConfig(props()); err != nil {
 		t.Fatalf("the defaults: %v", err)
 	}
+}
+
+// TestTopicDeletionDropsGroupState: deleting a topic drops the groups'
+// committed offsets in it and the share groups' state, as Kafka does;
+// other topics keep theirs.
+func TestTopicDeletionDropsGroupState(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	adm := kadm.NewClient(cl)
+	for _, name := range []string{"gone", "kept"} {
+		if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "gone", Partition: 0, At: 1, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: "kept", Partition: 0, At: 2, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctxT(t), "standalone", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	rc := dialRaw(t, b)
+	m := &shareMember{t: t, rc: rc, group: "sg", id: "m"}
+	m.heartbeat("gone", "kept")
+	id := b.topics.get("gone").id
+	if r := m.fetch(id, 1); r.ErrorCode != 0 { // the leader writes the state
+		t.Fatalf("share fetch: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	sharedTopics := func() []string {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "sg"}}
+		var names []string
+		for _, tp := range rc.request(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0].Topics {
+			names = append(names, tp.Topic)
+		}
+		return names
+	}
+	if got := sharedTopics(); len(got) != 2 {
+		t.Fatalf("share group offsets before the deletion in %v", got)
+	}
+
+	if _, err := adm.DeleteTopics(ctxT(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the deleted topic's offsets gone", 10*time.Second, func() bool {
+		fetched, err := adm.FetchOffsets(ctxT(t), "standalone")
+		_, goneLeft := fetched.Lookup("gone", 0)
+		kept, keptLeft := fetched.Lookup("kept", 0)
+		return err == nil && !goneLeft && keptLeft && kept.At == 2
+	})
+	waitUntil(t, "the share group's offsets in kept only", 10*time.Second, func() bool {
+		got := sharedTopics()
+		return len(got) == 1 && got[0] == "kept"
+	})
+	waitUntil(t, "the deleted topic's share state gone", 10*time.Second, func() bool {
+		sum := b.shareState.summary(shareKey{"sg", id, 0})
+		return sum.code == 0 && sum.start == -1
+	})
 }

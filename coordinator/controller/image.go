@@ -167,6 +167,18 @@ func (img *Image) SortedTopicNames() []string {
 // usable reports whether broker id is registered, unfenced and not shutting down.
 func (img *Image) usable(id int32) bool { return img.Brokers[id].usable() }
 
+// DeletedTopics are the topics of img gone in next (or replaced by a
+// topic of the same name with another id), by name with their ids.
+func (img *Image) DeletedTopics(next *Image) map[string][16]byte {
+	out := map[string][16]byte{}
+	for name, t := range img.Topics {
+		if n := next.Topics[name]; n == nil || n.ID != t.ID {
+			out[name] = t.ID
+		}
+	}
+	return out
+}
+
 // TopicConfig returns the value of a topic-level override, if any.
 func (img *Image) TopicConfig(topic, key string) (string, bool) {
 	v, ok := img.Configs[ConfigResource{ResourceTopic, topic}][key]

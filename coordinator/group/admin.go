@@ -211,3 +211,59 @@ func sortedInt32s(s []int32) []int32 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// TopicsDeleted forgets what the groups served here hold of deleted
+// topics (by name, with their ids), as Kafka's onPartitionsDeleted does:
+// their committed offsets, pending transactional ones included (with
+// tombstones), and the share groups' partitions with state. It returns
+// those partitions by share group, for the caller to delete their state.
+func (c *Coordinator) TopicsDeleted(deleted map[string][16]byte) map[string]map[[16]byte][]int32 {
+	ids := map[[16]byte]bool{}
+	for _, id := range deleted {
+		ids[id] = true
+	}
+	c.mu.Lock()
+	groups := make([]*classicGroup, 0, len(c.groups))
+	for _, g := range c.groups {
+		groups = append(groups, g)
+	}
+	c.mu.Unlock()
+	out := map[string]map[[16]byte][]int32{}
+	for _, g := range groups {
+		g.mu.Lock()
+		if g.state != Dead {
+			if tps := g.offsetsOf(deleted); len(tps) > 0 {
+				if err := c.deleteOffsets(g, tps); err != nil {
+					c.logger.Warn("deleting the offsets of deleted topics failed", "group", g.id, "err", err)
+				}
+			}
+			if parts := c.forgetShareTopics(g, ids); len(parts) > 0 {
+				out[g.id] = parts
+			}
+		}
+		g.mu.Unlock()
+	}
+	return out
+}
+
+// offsetsOf lists the partitions of the given topics the group has
+// offsets for, committed or pending in a transaction.
+func (g *classicGroup) offsetsOf(topics map[string][16]byte) []topicPartition {
+	seen := map[topicPartition]bool{}
+	var out []topicPartition
+	add := func(tp topicPartition) {
+		if _, ok := topics[tp.topic]; ok && !seen[tp] {
+			seen[tp] = true
+			out = append(out, tp)
+		}
+	}
+	for tp := range g.offsets {
+		add(tp)
+	}
+	for _, offs := range g.pendingTxn {
+		for tp := range offs {
+			add(tp)
+		}
+	}
+	return out
+}

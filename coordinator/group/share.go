@@ -535,6 +535,38 @@ func (c *Coordinator) changeInitialized(group string, change func(sg *shareGroup
 		return code
 	}
 	defer g.mu.Unlock()
+	return c.changeInitializedLocked(g, change)
+}
+
+// forgetShareTopics removes the given topics from a share group's
+// partitions with state and returns what it removed; g.mu is held.
+func (c *Coordinator) forgetShareTopics(g *classicGroup, ids map[[16]byte]bool) map[[16]byte][]int32 {
+	if g.share == nil {
+		return nil
+	}
+	gone := map[[16]byte][]int32{}
+	for id, it := range g.share.initialized {
+		if ids[id] {
+			gone[id] = slices.Clone(it.partitions)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	code := c.changeInitializedLocked(g, func(sg *shareGroup, _ func([16]byte) string) {
+		for id := range gone {
+			delete(sg.initialized, id)
+		}
+	})
+	if code != 0 {
+		c.logger.Warn("forgetting the share state of deleted topics failed", "group", g.id, "code", code)
+		return nil
+	}
+	return gone
+}
+
+// changeInitializedLocked is changeInitialized with g.mu held.
+func (c *Coordinator) changeInitializedLocked(g *classicGroup, change func(sg *shareGroup, names func([16]byte) string)) int16 {
 	sg := g.share
 	before := make(map[[16]byte]*initializedTopic, len(sg.initialized))
 	for t, it := range sg.initialized {

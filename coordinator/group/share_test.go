@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -893,4 +894,48 @@ func TestShareGroupFailedWrites(t *testing.T) {
 	if code := c.MarkShareInitialized("g", map[[16]byte][]int32{{1}: {1}}); code != 0 || !c.ShareInitialized("g", [16]byte{1}, 1) {
 		t.Fatalf("MarkShareInitialized once writes work: %d", code)
 	}
+}
+
+// TopicsDeleted drops a deleted topic's committed offsets (a standalone
+// consumer's here) and a share group's partitions with state in it,
+// returning those for their state to be deleted; other topics keep
+// theirs, and so it stays after a restart.
+func TestTopicsDeleted(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("gone", 1, 2)
+	f.topics.set("kept", 2, 1)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 9, "standalone", -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{
+		{Topic: "gone", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}, {Partition: 1, Offset: 6}}},
+		{Topic: "kept", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}},
+	}
+	if r := f.c.OffsetCommit(commit, func(string) bool { return true }); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	f.shareMember("a", "gone", "kept").mustHeartbeat()
+	if code := f.c.MarkShareInitialized("g", map[[16]byte][]int32{{1}: {0, 1}, {2}: {0}}); code != 0 {
+		t.Fatalf("MarkShareInitialized: %d", code)
+	}
+
+	got := f.c.TopicsDeleted(map[string][16]byte{"gone": {1}})
+	if want := map[string]map[[16]byte][]int32{"g": {{1}: {0, 1}}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("share state to delete: %v, want %v", got, want)
+	}
+	check := func(when string) {
+		t.Helper()
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.Version, fetch.Group = 7, "standalone"
+		r := f.c.OffsetFetch(fetch)
+		if len(r.Topics) != 1 || r.Topics[0].Topic != "kept" || r.Topics[0].Partitions[0].Offset != 7 {
+			t.Fatalf("%s: offsets %+v, want only kept's", when, r.Topics)
+		}
+		parts, code := f.c.SharePartitions("g")
+		if want := (map[[16]byte][]int32{{2}: {0}}); code != 0 || !reflect.DeepEqual(parts, want) {
+			t.Fatalf("%s: share partitions %v (%d), want %v", when, parts, code, want)
+		}
+	}
+	check("after the deletion")
+	f = f.restart()
+	check("after a restart")
 }
