@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -183,27 +182,7 @@ func (ct *coordinatorTopic) Replay(p int32, fn func([]byte) error) error {
 	if err != nil {
 		return err
 	}
-	hw := pt.log.HighWatermark()
-	for off := pt.log.LogStartOffset(); off < hw; {
-		res, err := pt.log.Read(off, 1<<20, hw)
-		if err != nil {
-			var le *logstore.Error
-			if errors.As(err, &le) && le.Code == errOffsetOutOfRange {
-				// Retention or cleaning moved the start: go on from there.
-				off = pt.log.LogStartOffset()
-				continue
-			}
-			return err
-		}
-		if len(res.Records) == 0 || res.NextOffset <= off {
-			return nil
-		}
-		if err := fn(res.Records); err != nil {
-			return err
-		}
-		off = res.NextOffset
-	}
-	return nil
+	return pt.log.ReplayCommitted(fn)
 }
 
 // commitTimeout bounds how long a coordinator write waits for the ISR.

@@ -148,3 +148,29 @@ func (l *Log) MaxTimestamp() (offset int64, timestamp int64) {
 		return found, bestTs
 	}
 }
+
+// ReplayCommitted calls fn with the log's batches from its start offset
+// to the high watermark it has when called, a megabyte or so at a time:
+// how a coordinator loads its partition. When retention or cleaning
+// moves the start meanwhile, it goes on from the new start.
+func (l *Log) ReplayCommitted(fn func(batches []byte) error) error {
+	hw := l.HighWatermark()
+	for off := l.LogStartOffset(); off < hw; {
+		res, err := l.Read(off, 1<<20, hw)
+		if err != nil {
+			if le, ok := err.(*Error); ok && le.Code == CodeOffsetOutOfRange && off < l.LogStartOffset() {
+				off = l.LogStartOffset()
+				continue
+			}
+			return err
+		}
+		if len(res.Records) == 0 || res.NextOffset <= off {
+			return nil
+		}
+		if err := fn(res.Records); err != nil {
+			return err
+		}
+		off = res.NextOffset
+	}
+	return nil
+}

@@ -132,21 +132,7 @@ func (ld *logDir) Append(p int32, batch []byte) (int64, error) {
 }
 
 func (ld *logDir) Replay(p int32, fn func([]byte) error) error {
-	l := ld.logs[p]
-	for off := l.LogStartOffset(); off < l.HighWatermark(); {
-		res, err := l.Read(off, 1<<20, l.HighWatermark())
-		if err != nil {
-			return err
-		}
-		if len(res.Records) == 0 {
-			return nil
-		}
-		if err := fn(res.Records); err != nil {
-			return err
-		}
-		off = res.NextOffset
-	}
-	return nil
+	return ld.logs[p].ReplayCommitted(fn)
 }
 
 // script runs a testdata script against a coordinator: one command per

@@ -173,21 +173,7 @@ func (l *logs) Replay(p int32, fn func([]byte) error) error {
 }
 
 func (l *logs) read(topic string, p int32, fn func([]byte) error) error {
-	lg := l.log(topic, p)
-	for off := lg.LogStartOffset(); off < lg.HighWatermark(); {
-		res, err := lg.Read(off, 1<<20, lg.HighWatermark())
-		if err != nil {
-			return err
-		}
-		if len(res.Records) == 0 {
-			return nil
-		}
-		if err := fn(res.Records); err != nil {
-			return err
-		}
-		off = res.NextOffset
-	}
-	return nil
+	return l.log(topic, p).ReplayCommitted(fn)
 }
 
 func (l *logs) stateAppends() int {
