@@ -45,16 +45,23 @@ func recordKey(version int16, group string, member ...string) string {
 
 // consumerRecords is the group's state as records, by key.
 func (cg *consumerGroup) records(group string) map[string][]byte {
-	out := map[string][]byte{
-		recordKey(cgMetadataKeyVersion, group):       flexValue(kbin.AppendInt32(nil, cg.epoch)),
-		recordKey(cgTargetMetadataKeyVersion, group): flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
-	}
+	out := epochAndTargetRecords(group, consumerRecordKeys, cg.epoch, cg.assignmentEpoch, cg.target)
 	for id, m := range cg.members {
 		out[recordKey(cgMemberKeyVersion, group, id)] = m.metadataValue()
 		out[recordKey(cgCurrentKeyVersion, group, id)] = m.currentValue()
 	}
-	for id, a := range cg.target {
-		out[recordKey(cgTargetMemberKeyVersion, group, id)] = flexValue(appendTopicPartitions(nil, a))
+	return out
+}
+
+// epochAndTargetRecords are a consumer or share group's epochs and
+// members' targets as records, by key.
+func epochAndTargetRecords(group string, keys memberRecordKeys, epoch, assignmentEpoch int32, target map[string]assignment) map[string][]byte {
+	out := map[string][]byte{
+		recordKey(keys.metadata, group):       flexValue(kbin.AppendInt32(nil, epoch)),
+		recordKey(keys.targetMetadata, group): flexValue(kbin.AppendInt32(nil, assignmentEpoch)),
+	}
+	for id, a := range target {
+		out[recordKey(keys.targetMember, group, id)] = flexValue(appendTopicPartitions(nil, a))
 	}
 	return out
 }
@@ -129,18 +136,35 @@ func appendTopicPartitions(b []byte, a assignment) []byte {
 	return b
 }
 
-// persistHeartbeat stores the group after a heartbeat of m: nothing when
-// the group's epochs and m's records are as stored (the usual heartbeat,
-// checked without encoding the other members), else every difference.
+// persistHeartbeat stores the group after a heartbeat of m.
 func (c *Coordinator) persistHeartbeat(g *classicGroup, m *consumerMember) error {
 	cg := g.consumer
 	target, hasTarget := cg.target[m.id]
+	return c.persistMemberHeartbeat(g, consumerRecordKeys, cg.epoch, cg.assignmentEpoch, m.id, m.metadataValue, m.currentValue, target, hasTarget)
+}
+
+// memberRecordKeys are the key versions of a consumer or share group's
+// records: the group epoch, the assignment epoch, and a member's
+// subscription, current assignment and target.
+type memberRecordKeys struct {
+	metadata, targetMetadata, member, current, targetMember int16
+}
+
+var consumerRecordKeys = memberRecordKeys{cgMetadataKeyVersion, cgTargetMetadataKeyVersion, cgMemberKeyVersion, cgCurrentKeyVersion, cgTargetMemberKeyVersion}
+
+// persistMemberHeartbeat stores the group after a heartbeat of one member:
+// nothing when the group's epochs and the member's records are as stored
+// (the usual heartbeat, checked without encoding the other members), else
+// every difference. The member's values are encoded only when it has a
+// target to compare.
+func (c *Coordinator) persistMemberHeartbeat(g *classicGroup, keys memberRecordKeys, epoch, assignmentEpoch int32, member string,
+	metadata, current func() []byte, target assignment, hasTarget bool) error {
 	if hasTarget && g.storedAll(map[string][]byte{
-		recordKey(cgMetadataKeyVersion, g.id):           flexValue(kbin.AppendInt32(nil, cg.epoch)),
-		recordKey(cgTargetMetadataKeyVersion, g.id):     flexValue(kbin.AppendInt32(nil, cg.assignmentEpoch)),
-		recordKey(cgMemberKeyVersion, g.id, m.id):       m.metadataValue(),
-		recordKey(cgCurrentKeyVersion, g.id, m.id):      m.currentValue(),
-		recordKey(cgTargetMemberKeyVersion, g.id, m.id): flexValue(appendTopicPartitions(nil, target)),
+		recordKey(keys.metadata, g.id):             flexValue(kbin.AppendInt32(nil, epoch)),
+		recordKey(keys.targetMetadata, g.id):       flexValue(kbin.AppendInt32(nil, assignmentEpoch)),
+		recordKey(keys.member, g.id, member):       metadata(),
+		recordKey(keys.current, g.id, member):      current(),
+		recordKey(keys.targetMember, g.id, member): flexValue(appendTopicPartitions(nil, target)),
 	}) {
 		return nil
 	}

@@ -30,16 +30,10 @@ const (
 
 // records is the share group's state as records, by key.
 func (sg *shareGroup) records(group string) map[string][]byte {
-	out := map[string][]byte{
-		recordKey(shMetadataKeyVersion, group):       flexValue(kbin.AppendInt32(nil, sg.epoch)),
-		recordKey(shTargetMetadataKeyVersion, group): flexValue(kbin.AppendInt32(nil, sg.assignmentEpoch)),
-	}
+	out := epochAndTargetRecords(group, shareRecordKeys, sg.epoch, sg.assignmentEpoch, sg.target)
 	for id, m := range sg.members {
 		out[recordKey(shMemberKeyVersion, group, id)] = m.metadataValue()
 		out[recordKey(shCurrentKeyVersion, group, id)] = m.currentValue()
-	}
-	for id, a := range sg.target {
-		out[recordKey(shTargetMemberKeyVersion, group, id)] = flexValue(appendTopicPartitions(nil, a))
 	}
 	if len(sg.initialized) > 0 {
 		out[recordKey(shStateKeyVersion, group)] = sg.stateValue()
@@ -88,23 +82,14 @@ func (sg *shareGroup) stateValue() []byte {
 	return flexValue(b)
 }
 
-// persistShareHeartbeat stores the group after a heartbeat of m: nothing
-// when the group's epochs and m's records are as stored, else every
-// difference.
+// persistShareHeartbeat stores the group after a heartbeat of m.
 func (c *Coordinator) persistShareHeartbeat(g *classicGroup, m *shareMember) error {
 	sg := g.share
 	target, hasTarget := sg.target[m.id]
-	if hasTarget && g.storedAll(map[string][]byte{
-		recordKey(shMetadataKeyVersion, g.id):           flexValue(kbin.AppendInt32(nil, sg.epoch)),
-		recordKey(shTargetMetadataKeyVersion, g.id):     flexValue(kbin.AppendInt32(nil, sg.assignmentEpoch)),
-		recordKey(shMemberKeyVersion, g.id, m.id):       m.metadataValue(),
-		recordKey(shCurrentKeyVersion, g.id, m.id):      m.currentValue(),
-		recordKey(shTargetMemberKeyVersion, g.id, m.id): flexValue(appendTopicPartitions(nil, target)),
-	}) {
-		return nil
-	}
-	return c.persistRecords(g)
+	return c.persistMemberHeartbeat(g, shareRecordKeys, sg.epoch, sg.assignmentEpoch, m.id, m.metadataValue, m.currentValue, target, hasTarget)
 }
+
+var shareRecordKeys = memberRecordKeys{shMetadataKeyVersion, shTargetMetadataKeyVersion, shMemberKeyVersion, shCurrentKeyVersion, shTargetMemberKeyVersion}
 
 // replayedShare is a share group's records as a partition replays them.
 type replayedShare struct {
