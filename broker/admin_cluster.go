@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"strconv"
 	"time"
 
@@ -327,4 +328,20 @@ func (b *Broker) topicNameOf(w kmsg.DeleteTopicsRequestTopic) string {
 		return t.name
 	}
 	return ""
+}
+
+// forwardEnveloped sends req to the controller in an Envelope naming the
+// connection's principal and address, and returns the answer inside.
+func (cl *cluster) forwardEnveloped(c *conn, req kmsg.Request) (kmsg.Response, error) {
+	p := controller.Principal{Type: "User", Name: c.principal(), TokenAuthenticated: c.tokenAuthenticated}
+	host := net.ParseIP(c.clientIP())
+	if v4 := host.To4(); v4 != nil {
+		host = v4
+	}
+	env := controller.Envelope(req, p, c.clientID, host)
+	resp, err := cl.forward(c, env, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return controller.Unwrapped(req, resp.(*kmsg.EnvelopeResponse))
 }

@@ -101,7 +101,8 @@ func handleSaslHandshake(b *Broker, c *conn, req *kmsg.SASLHandshakeRequest) (*k
 		c.authFailed = "unsupported SASL mechanism " + req.Mechanism
 		return resp, nil
 	}
-	server, err := sasl.New(req.Mechanism, a.security.PlainUsers, b.scramCredential, a.security.OAuth)
+	server, err := sasl.New(req.Mechanism, sasl.Stores{PlainUsers: a.security.PlainUsers, Credentials: b.scramCredential,
+		Tokens: b.tokenLogin, OAuth: a.security.OAuth})
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +169,8 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 		return nil, 0, errors.New(c.authFailed)
 	}
 	c.user, c.mechanism, c.auth = user, a.mechanism, nil
+	t, ok := a.server.(sasl.TokenAuthenticated)
+	c.tokenAuthenticated = ok && t.TokenAuthenticated()
 	lifetime := c.startSession(a)
 	c.b.logger.Debug("authenticated", "remote", c.nc.RemoteAddr().String(), "user", c.user, "mechanism", a.mechanism,
 		"reauthentication", a.reauthOf != "", "session.lifetime.ms", lifetime)

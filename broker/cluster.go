@@ -99,6 +99,8 @@ func (b *Broker) startController(dirPath string) error {
 		AutoLeaderRebalance:          cfg.Cluster.AutoLeaderRebalance,
 		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
+		Tokens:                       cfg.Tokens,
+		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
 		Logger:                       b.logger.With("component", "controller"),
 	})
 	if err != nil {

@@ -31,6 +31,8 @@ type testCluster struct {
 	props []map[string]string
 	log   *failureLog // every node's, printed if the test fails
 	mu    sync.Mutex
+	// brokers counts the nodes with the broker role.
+	brokers int
 }
 
 // startCluster starts n nodes, each broker and controller; extra
@@ -43,6 +45,15 @@ func startCluster(t testing.TB, n int, extra map[string]string) *testCluster {
 // unless brokerOnly > 0, then controllers only) and brokerOnly broker-only
 // nodes after them.
 func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[string]string) *testCluster {
+	t.Helper()
+	c := clusterProps(t, voterCount, brokerOnly, extra)
+	c.startAll()
+	return c
+}
+
+// clusterProps is startClusterRoles' cluster before it starts: a test may
+// change each node's props, then call startAll.
+func clusterProps(t testing.TB, voterCount, brokerOnly int, extra map[string]string) *testCluster {
 	t.Helper()
 	n := voterCount + brokerOnly
 	c := &testCluster{t: t, nodes: make([]*Broker, n), log: logOnFailure(t)}
@@ -91,6 +102,15 @@ func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[strin
 		}
 		c.props = append(c.props, props)
 	}
+	c.brokers = brokers
+	return c
+}
+
+// startAll starts every node and waits until the brokers are registered
+// and unfenced.
+func (c *testCluster) startAll() {
+	t, n, brokers := c.t, len(c.nodes), c.brokers
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := 0; i < n; i++ {
@@ -134,7 +154,6 @@ func startClusterRoles(t testing.TB, voterCount, brokerOnly int, extra map[strin
 		}
 		return true
 	})
-	return c
 }
 
 func (c *testCluster) start(i int) error {

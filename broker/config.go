@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"github.com/gregor-broker/gregor/delegation"
 	"math"
 	"net"
 	"os"
@@ -105,6 +106,10 @@ type Config struct {
 	Authorizer   bool
 	SuperUsers   []string
 	AllowIfNoACL bool
+
+	// Delegation tokens (config_tokens.go): delegation.token.*.
+	Tokens                   delegation.Config
+	TokenExpiryCheckInterval time.Duration
 
 	Cluster ClusterConfig
 

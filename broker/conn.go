@@ -39,6 +39,9 @@ type conn struct {
 	auth       *authExchange
 	user       string
 	authFailed string
+	// tokenAuthenticated is set when the user logged in with a delegation
+	// token (tokens.go): such a connection may not manage tokens.
+	tokenAuthenticated bool
 	// The authenticated SASL session (KIP-368): its mechanism, when it
 	// expires unless the client re-authenticates (zero: never), and when
 	// the last re-authentication began.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gregor-broker/gregor/delegation"
 	"maps"
 	"os"
 	"path/filepath"
@@ -56,6 +57,9 @@ type metaData struct {
 	// updates, ApiVersions' finalized features epoch.
 	Features      map[string]int16 `json:"features,omitempty"`
 	FeaturesEpoch int64            `json:"features_epoch,omitempty"`
+	// DelegationTokens are the delegation tokens by id (HMACs and the
+	// SCRAM credentials derived from them).
+	DelegationTokens map[string]delegation.Token `json:"delegation_tokens,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -127,6 +131,14 @@ func (m *metaStore) clientQuotas() map[string]quota.Entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.ClientQuotas
+}
+
+// delegationTokens returns the delegation tokens; the map is never
+// changed in place.
+func (m *metaStore) delegationTokens() map[string]delegation.Token {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.DelegationTokens
 }
 
 // scramCredentials returns the SCRAM credentials; the map is never

@@ -182,7 +182,7 @@ func TestOAuthBearerRefusalNotAcknowledged(t *testing.T) {
 		t.Fatalf("closed after %v, before connection.failed.authentication.delay.ms", waited)
 	}
 
-	server, err := sasl.New(sasl.OAuthBearer, nil, nil, &sasl.OAuthValidator{PrincipalClaim: "sub"})
+	server, err := sasl.New(sasl.OAuthBearer, sasl.Stores{OAuth: &sasl.OAuthValidator{PrincipalClaim: "sub"}})
 	if err != nil {
 		t.Fatal(err)
 	}

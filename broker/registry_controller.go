@@ -29,6 +29,7 @@ func init() {
 		51: {min: 0, max: 0, serve: toController},
 		55: {min: 0, max: 2, serve: toController},
 		57: {min: 0, max: 2, serve: toController},
+		58: {min: 0, max: 0, serve: toController},
 		30: {min: 1, max: 3, serve: toController},
 		31: {min: 1, max: 3, serve: toController},
 		56: {min: 2, max: 3, serve: toController},

@@ -43,6 +43,8 @@ type Broker struct {
 	cluster       *cluster                       // nil on a single node
 	registry      map[int16]handler              // the client listeners' handlers
 	ready         chan struct{}                  // closed once the broker serves clients
+	// stopTokens ends a single node's expired-token removal.
+	stopTokens chan struct{}
 
 	listeners []*listener
 	wg        sync.WaitGroup
@@ -154,6 +156,9 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		b.groups.start()
 		b.txns.start()
 		b.shareState.start()
+		b.stopTokens = make(chan struct{})
+		b.wg.Add(1)
+		go b.removeExpiredTokens()
 	}
 	for _, l := range b.listeners {
 		if !l.controller && !l.raft {
@@ -352,6 +357,9 @@ func (b *Broker) Close() error {
 	}
 	if b.cluster != nil {
 		b.cluster.close()
+	}
+	if b.stopTokens != nil {
+		close(b.stopTokens)
 	}
 	b.wg.Wait()
 	if b.dir == nil { // a controller-only node

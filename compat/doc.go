@@ -25,8 +25,9 @@
 //     a @SpringBootTest against the started binary).
 //   - Kafka's own command-line tools from Maven Central (compat/tools),
 //     including console consumers of the consumer group protocol, console
-//     share consumers with kafka-share-groups, and DumpLogSegments reading
-//     segments gregor wrote.
+//     share consumers with kafka-share-groups, delegation tokens made,
+//     used to log in, renewed and expired with kafka-delegation-tokens, and
+//     DumpLogSegments reading segments gregor wrote.
 //
 // The consumer-group tests (*_group_test.go) also run a mixed group of
 // several clients and a broker killed under a running group.

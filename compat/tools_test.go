@@ -23,11 +23,13 @@ import (
 // protocol), kafka-get-offsets and kafka-delete-records (offsets),
 // kafka-producer-perf-test and kafka-consumer-perf-test (perf),
 // kafka-cluster, kafka-storage info, kafka-broker-api-versions and
-// kafka-log-dirs (cluster), kafka-transactions (transactions), and DumpLogSegments over the files gregor
-// wrote (idempotence, dumplog). Every output is parsed and its values
-// checked, most against what franz-go reads from the same broker. The
-// features run in order on shared topics; dumplog comes last because it
-// stops the broker to read its index files.
+// kafka-log-dirs (cluster), kafka-transactions (transactions),
+// kafka-delegation-tokens on a SASL broker of its own (delegation-tokens),
+// and DumpLogSegments over the files gregor wrote (idempotence, dumplog).
+// Every output is parsed and its values checked, most against what
+// franz-go reads from the same broker. The features run in order on
+// shared topics; dumplog comes last because it stops the broker to read
+// its index files.
 func TestKafkaCLITools(t *testing.T) {
 	tools := kafkaCLI(t)
 	dir := t.TempDir()
@@ -58,6 +60,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.features = tools.mainClass(t, "org.apache.kafka.tools.FeatureCommand")
 	e.cls.shareGroups = tools.mainClass(t, "org.apache.kafka.tools.consumer.group.ShareGroupCommand")
 	e.cls.shareConsumer = tools.mainClass(t, "org.apache.kafka.tools.consumer.ConsoleShareConsumer")
+	e.cls.tokens = tools.mainClass(t, "org.apache.kafka.tools.DelegationTokenCommand", "kafka.admin.DelegationTokenCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -65,6 +68,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "configs", e.testConfigs)
 	feature(t, client, v, "quotas", e.testQuotas)
 	feature(t, client, v, "sasl", e.testSASL)
+	feature(t, client, v, "delegation-tokens", e.testDelegationTokens)
 	feature(t, client, v, "tls", e.testTLS)
 	feature(t, client, v, "oauthbearer", e.testOAuthBearer)
 	feature(t, client, v, "acls", e.testACLs)
@@ -94,7 +98,7 @@ type cliEnv struct {
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
 		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features,
-		shareGroups, shareConsumer string
+		shareGroups, shareConsumer, tokens string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }

@@ -17,7 +17,7 @@ func FuzzServers(f *testing.F) {
 	oauth := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope"}
 	f.Fuzz(func(t *testing.T, which uint8, first, second []byte) {
 		mech := []string{Plain, ScramSHA256, ScramSHA512, OAuthBearer}[int(which)%4]
-		s, err := New(mech, users, creds, oauth)
+		s, err := New(mech, Stores{PlainUsers: users, Credentials: creds, OAuth: oauth})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,7 @@ func firstMessage(authzid, token string) []byte {
 // failure.
 func oauthExchange(t *testing.T, v *OAuthValidator, first []byte) (user, refusal string) {
 	t.Helper()
-	s, err := New(OAuthBearer, nil, nil, v)
+	s, err := New(OAuthBearer, Stores{OAuth: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestOAuthBearerFailureReasons(t *testing.T) {
 		"^A":           {[][]byte{expired, {0x01}}, `{"status":"invalid_token"}`, refusal + `$`},
 		"sarama's ^A":  {[][]byte{expired, []byte(`\x01`)}, generic, refusal + `; then Invalid OAUTHBEARER client first message$`},
 	} {
-		s, err := New(OAuthBearer, nil, nil, v)
+		s, err := New(OAuthBearer, Stores{OAuth: v})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +178,7 @@ func TestOAuthBearerFailureReasons(t *testing.T) {
 		}
 	}
 
-	s, err := New(OAuthBearer, nil, nil, v)
+	s, err := New(OAuthBearer, Stores{OAuth: v})
 	if err != nil {
 		t.Fatal(err)
 	}

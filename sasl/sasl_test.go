@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	kplain "github.com/twmb/franz-go/pkg/sasl/plain"
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
@@ -87,7 +88,7 @@ func failureMessage(t *testing.T, err error) string {
 
 func TestPlain(t *testing.T) {
 	users := map[string]string{"alice": "alice-secret"}
-	s, _ := New(Plain, users, nil, nil)
+	s, _ := New(Plain, Stores{PlainUsers: users})
 	if err := exchange(t, kplain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -103,16 +104,16 @@ func TestPlain(t *testing.T) {
 		{kplain.Auth{Zid: "admin", User: "alice", Pass: "alice-secret"}, "Authentication failed: Client requested an authorization id that is different from username"},
 	}
 	for _, c := range cases {
-		s, _ := New(Plain, users, nil, nil)
+		s, _ := New(Plain, Stores{PlainUsers: users})
 		if got := failureMessage(t, exchange(t, c.auth.AsMechanism(), s)); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.auth, got, c.want)
 		}
 	}
-	s, _ = New(Plain, users, nil, nil)
+	s, _ = New(Plain, Stores{PlainUsers: users})
 	if _, _, err := s.Step([]byte("\x00alice\x00")); failureMessage(t, err) != "Authentication failed: password not specified" {
 		t.Fatalf("empty password: %v", err)
 	}
-	s, _ = New(Plain, users, nil, nil)
+	s, _ = New(Plain, Stores{PlainUsers: users})
 	if _, _, err := s.Step([]byte("alice\x00alice-secret")); failureMessage(t, err) != "Invalid SASL/PLAIN response: expected 3 tokens, got 2" {
 		t.Fatalf("two tokens: %v", err)
 	}
@@ -138,7 +139,7 @@ func TestScram(t *testing.T) {
 		}
 		t.Run(m.String(), func(t *testing.T) {
 			for _, a := range []kscram.Auth{{User: "alice", Pass: "alice-secret"}, {User: "we,ird=name", Pass: "pw"}} {
-				s, _ := New(m.String(), nil, lookup, nil)
+				s, _ := New(m.String(), Stores{Credentials: lookup})
 				if err := exchange(t, mech(a), s); err != nil {
 					t.Fatalf("%s: %v", a.User, err)
 				}
@@ -148,7 +149,7 @@ func TestScram(t *testing.T) {
 			}
 			generic := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + m.String()
 			for _, a := range []kscram.Auth{{User: "alice", Pass: "wrong"}, {User: "nobody", Pass: "alice-secret"}} {
-				s, _ := New(m.String(), nil, lookup, nil)
+				s, _ := New(m.String(), Stores{Credentials: lookup})
 				if got := failureMessage(t, exchange(t, mech(a), s)); got != generic {
 					t.Errorf("%s/%s: %q", a.User, a.Pass, got)
 				}
@@ -156,7 +157,7 @@ func TestScram(t *testing.T) {
 					t.Errorf("failed exchange left user %q", s.User())
 				}
 			}
-			s, _ := New(m.String(), nil, lookup, nil)
+			s, _ := New(m.String(), Stores{Credentials: lookup})
 			a := kscram.Auth{Zid: "admin", User: "alice", Pass: "alice-secret"}
 			if got := failureMessage(t, exchange(t, mech(a), s)); got != "Authentication failed: Client requested an authorization id that is different from username" {
 				t.Errorf("authzid: %q", got)
@@ -170,13 +171,13 @@ func TestScram(t *testing.T) {
 		}
 		return lookup(user, m)
 	}
-	s, _ := New(ScramSHA512, nil, only256, nil)
+	s, _ := New(ScramSHA512, Stores{Credentials: only256})
 	if err := exchange(t, kscram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism(), s); err == nil {
 		t.Fatal("SHA-512 exchange passed with only a SHA-256 credential")
 	}
 	// librdkafka repeats its nonce in front of the combined one; Kafka
 	// accepts a final nonce that ends with the server's, and so do we.
-	s, _ = New(ScramSHA256, nil, lookup, nil)
+	s, _ = New(ScramSHA256, Stores{Credentials: lookup})
 	first := "n,,n=alice,r=cnonce"
 	serverFirst, _, err := s.Step([]byte(first))
 	if err != nil {
@@ -200,12 +201,58 @@ func TestScram(t *testing.T) {
 	}
 
 	// A replayed first message never reaches a proof check: the nonce differs.
-	s, _ = New(ScramSHA256, nil, lookup, nil)
+	s, _ = New(ScramSHA256, Stores{Credentials: lookup})
 	if _, _, err := s.Step([]byte("n,,n=alice,r=abc")); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Step([]byte("c=biws,r=abcWRONG,p=AAAA")); err == nil {
 		t.Fatal("final message with a foreign nonce accepted")
+	}
+}
+
+// TestScramTokenLogin: with the tokenauth extension the user name is a
+// delegation token's id and the password its HMAC (base64); the login
+// becomes the token's owner and expires with the token. Without the
+// extension the same name and password are a user's, and fail.
+func TestScramTokenLogin(t *testing.T) {
+	salt := []byte("token-salt")
+	const id, password = "tokenid", "aG1hYw=="
+	expiry := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	tokens := func(name string, m ScramMechanism) (TokenLogin, bool) {
+		if name != id {
+			return TokenLogin{}, false
+		}
+		return TokenLogin{Owner: "alice", Expiry: expiry, Credential: NewCredential(m, salt, SaltedPassword(m, password, salt, 4096), 4096)}, true
+	}
+	users := func(string, ScramMechanism) (Credential, bool) { return Credential{}, false }
+	st := Stores{Credentials: users, Tokens: tokens}
+
+	s, _ := New(ScramSHA512, st)
+	if err := exchange(t, kscram.Auth{User: id, Pass: password, IsToken: true}.AsSha512Mechanism(), s); err != nil {
+		t.Fatal(err)
+	}
+	got, expires := s.(Expiring).Expiry()
+	if s.User() != "alice" || !s.(TokenAuthenticated).TokenAuthenticated() || !expires || !got.Equal(expiry) {
+		t.Fatalf("token login: user %q, token %v, expiry %v %v", s.User(), s.(TokenAuthenticated).TokenAuthenticated(), got, expires)
+	}
+
+	for name, a := range map[string]kscram.Auth{
+		"no tokenauth":   {User: id, Pass: password},
+		"wrong password": {User: id, Pass: "other", IsToken: true},
+		"unknown token":  {User: "other", Pass: password, IsToken: true},
+	} {
+		s, _ := New(ScramSHA256, st)
+		if err := exchange(t, a.AsSha256Mechanism(), s); err == nil {
+			t.Errorf("%s: login succeeded", name)
+		}
+		if _, expires := s.(Expiring).Expiry(); s.User() != "" || (expires && name == "no tokenauth") {
+			t.Errorf("%s: user %q, expires %v", name, s.User(), expires)
+		}
+	}
+	// A broker without tokens refuses token logins.
+	s, _ = New(ScramSHA256, Stores{Credentials: users})
+	if err := exchange(t, kscram.Auth{User: id, Pass: password, IsToken: true}.AsSha256Mechanism(), s); err == nil {
+		t.Fatal("token login succeeded without tokens")
 	}
 }
 

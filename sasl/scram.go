@@ -11,6 +11,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ScramMechanism is a SCRAM mechanism by the type code Kafka's
@@ -101,8 +102,12 @@ func SaltedPassword(m ScramMechanism, password string, salt []byte, iterations i
 
 // scramServer runs the two steps of a SCRAM exchange.
 type scramServer struct {
-	mech  ScramMechanism
-	creds Credentials
+	mech   ScramMechanism
+	creds  Credentials
+	tokens Tokens
+	// token is set for a delegation token's login, which expires with it.
+	token  bool
+	expiry time.Time
 
 	cred        Credential
 	gs2Header   string
@@ -127,6 +132,12 @@ func (s *scramServer) Step(token []byte) ([]byte, bool, error) {
 
 func (s *scramServer) User() string { return s.user }
 
+// TokenAuthenticated reports whether the login was a delegation token's.
+func (s *scramServer) TokenAuthenticated() bool { return s.token }
+
+// Expiry is a token login's expiry; a user's password does not expire.
+func (s *scramServer) Expiry() (time.Time, bool) { return s.expiry, s.token }
+
 // first reads "n,[a=authzid],n=user,r=nonce[,ext]" and answers
 // "r=nonce,s=salt,i=iterations".
 func (s *scramServer) first(msg string) ([]byte, bool, error) {
@@ -147,16 +158,26 @@ func (s *scramServer) first(msg string) ([]byte, bool, error) {
 		return nil, false, s.invalidCredentials()
 	}
 	for _, ext := range attrs[2:] {
-		if ext == "tokenauth=true" { // delegation tokens are not served
-			return nil, false, s.invalidCredentials()
+		if k, v, _ := strings.Cut(ext, "="); k == "tokenauth" && strings.EqualFold(v, "true") {
+			s.token = true
 		}
-	}
-	cred, ok := s.creds(user, s.mech)
-	if !ok || cred.Iterations < MinIterations {
-		return nil, false, s.invalidCredentials()
 	}
 	if authzid, _ := decodeSaslName(strings.TrimPrefix(authzAttr, "a=")); authzid != "" && authzid != user {
 		return nil, false, &Failure{Message: "Authentication failed: Client requested an authorization id that is different from username"}
+	}
+	cred, ok := Credential{}, false
+	if s.token {
+		// The user name is the token's id; the connection becomes its owner.
+		var login TokenLogin
+		if s.tokens != nil {
+			login, ok = s.tokens(user, s.mech)
+		}
+		cred, user, s.expiry = login.Credential, login.Owner, login.Expiry
+	} else {
+		cred, ok = s.creds(user, s.mech)
+	}
+	if !ok || cred.Iterations < MinIterations {
+		return nil, false, s.invalidCredentials()
 	}
 	var nonce [18]byte
 	rand.Read(nonce[:])

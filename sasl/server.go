@@ -72,20 +72,46 @@ func invalidCredentials(mechanism string) string {
 // Credentials finds a user's SCRAM credential for a mechanism.
 type Credentials func(user string, m ScramMechanism) (Credential, bool)
 
-// New starts an exchange for a mechanism the listener has enabled:
-// plainUsers are the PLAIN users and passwords, creds the SCRAM
-// credentials, oauth the OAUTHBEARER token validation.
-func New(mechanism string, plainUsers map[string]string, creds Credentials, oauth *OAuthValidator) (Server, error) {
+// TokenLogin is what a SCRAM login with a delegation token checks: the
+// credential derived from the token's HMAC, the owner the connection
+// becomes, and when the token expires.
+type TokenLogin struct {
+	Owner      string
+	Expiry     time.Time
+	Credential Credential
+}
+
+// Tokens finds an unexpired delegation token's login by the token's id.
+type Tokens func(id string, m ScramMechanism) (TokenLogin, bool)
+
+// TokenAuthenticated is a Server whose login may have been a delegation
+// token's; such a connection may not create, renew or expire tokens.
+type TokenAuthenticated interface {
+	TokenAuthenticated() bool
+}
+
+// Stores are where a login's credentials are looked up: PLAIN users and
+// passwords, users' SCRAM credentials, delegation tokens, and OAUTHBEARER
+// token validation.
+type Stores struct {
+	PlainUsers  map[string]string
+	Credentials Credentials
+	Tokens      Tokens
+	OAuth       *OAuthValidator
+}
+
+// New starts an exchange for a mechanism the listener has enabled.
+func New(mechanism string, st Stores) (Server, error) {
 	switch mechanism {
 	case OAuthBearer:
-		if oauth == nil {
+		if st.OAuth == nil {
 			return nil, fmt.Errorf("OAUTHBEARER has no token validation configured")
 		}
-		return &oauthServer{v: oauth}, nil
+		return &oauthServer{v: st.OAuth}, nil
 	case Plain:
-		return &plainServer{users: plainUsers}, nil
+		return &plainServer{users: st.PlainUsers}, nil
 	case ScramSHA256, ScramSHA512:
-		return &scramServer{mech: ScramMechanismNamed(mechanism), creds: creds}, nil
+		return &scramServer{mech: ScramMechanismNamed(mechanism), creds: st.Credentials, tokens: st.Tokens}, nil
 	}
 	return nil, fmt.Errorf("unsupported SASL mechanism %s", mechanism)
 }

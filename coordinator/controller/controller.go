@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gregor-broker/gregor/delegation"
 	"log/slog"
 	"net"
 	"os"
@@ -58,6 +59,10 @@ type Config struct {
 	// (leader.imbalance.check.interval.seconds).
 	AutoLeaderRebalance          bool
 	LeaderImbalanceCheckInterval time.Duration
+	// Tokens are the delegation.token.* settings; expired tokens are
+	// removed every TokenExpiryCheckInterval.
+	Tokens                   delegation.Config
+	TokenExpiryCheckInterval time.Duration
 	// ElectionTimeout (controller.quorum.election.timeout.ms, default 1s)
 	// is how long a voter waits for the leader before calling an election.
 	ElectionTimeout time.Duration
@@ -126,6 +131,9 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	if cfg.LeaderImbalanceCheckInterval <= 0 {
 		cfg.LeaderImbalanceCheckInterval = 300 * time.Second
+	}
+	if cfg.TokenExpiryCheckInterval <= 0 {
+		cfg.TokenExpiryCheckInterval = time.Hour
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
@@ -381,11 +389,16 @@ func (c *Controller) propose(recs []Record) (uint64, error) {
 func (c *Controller) tick(ctx context.Context) {
 	sessions := time.NewTicker(max(c.cfg.SessionTimeout/8, 10*time.Millisecond))
 	defer sessions.Stop()
-	var rebalance <-chan time.Time
+	var rebalance, tokens <-chan time.Time
 	if c.cfg.AutoLeaderRebalance {
 		t := time.NewTicker(c.cfg.LeaderImbalanceCheckInterval)
 		defer t.Stop()
 		rebalance = t.C
+	}
+	if c.cfg.Tokens.Enabled() {
+		t := time.NewTicker(c.cfg.TokenExpiryCheckInterval)
+		defer t.Stop()
+		tokens = t.C
 	}
 	for {
 		select {
@@ -395,6 +408,8 @@ func (c *Controller) tick(ctx context.Context) {
 			c.expireSessions(ctx)
 		case <-rebalance:
 			c.rebalanceLeaders(ctx)
+		case <-tokens:
+			c.removeExpiredTokens(ctx)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/hashicorp/raft"
@@ -70,6 +71,8 @@ type snapshotForm struct {
 	ClientQuotas     []quota.Entry
 	ScramCredentials []sasl.CredentialChange `json:",omitempty"`
 	ACLs             []acl.Change            `json:",omitempty"`
+	Features         map[string]int16        `json:",omitempty"`
+	DelegationTokens []delegation.Token      `json:",omitempty"`
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -80,7 +83,7 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
 	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID,
 		ClientQuotas: quota.Sorted(img.ClientQuotas), ScramCredentials: sasl.Changes(img.ScramCredentials),
-		ACLs: acl.Changes(img.ACLs)}
+		ACLs: acl.Changes(img.ACLs), Features: img.Features, DelegationTokens: delegation.Sorted(img.DelegationTokens)}
 	for _, id := range img.SortedBrokerIDs() {
 		form.Brokers = append(form.Brokers, img.Brokers[id])
 	}
@@ -132,6 +135,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		for _, c := range form.ScramCredentials {
 			c.Apply(img.ScramCredentials)
 		}
+	}
+	img.Features = form.Features
+	for _, t := range form.DelegationTokens {
+		img.DelegationTokens = delegation.Applied(img.DelegationTokens, delegation.Change{Set: &t})
 	}
 	f.publish(img)
 	return nil

@@ -63,6 +63,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.unregisterBroker(r), nil
 	case *kmsg.UpdateFeaturesRequest:
 		return c.updateFeatures(r), nil
+	case *kmsg.EnvelopeRequest:
+		return c.envelope(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -88,6 +90,7 @@ var HandledKeys = []int16{
 	(*kmsg.DescribeQuorumRequest)(nil).Key(),
 	(*kmsg.UnregisterBrokerRequest)(nil).Key(),
 	(*kmsg.UpdateFeaturesRequest)(nil).Key(),
+	(*kmsg.EnvelopeRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -136,6 +139,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.UnregisterBrokerResponse:
 		r.ErrorCode = code
 	case *kmsg.UpdateFeaturesResponse:
+		r.ErrorCode = code
+	case *kmsg.EnvelopeResponse:
 		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
@@ -221,6 +226,8 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.UnregisterBrokerResponse:
 		return r.ErrorCode == code
 	case *kmsg.UpdateFeaturesResponse:
+		return r.ErrorCode == code
+	case *kmsg.EnvelopeResponse:
 		return r.ErrorCode == code
 	case *kmsg.ElectLeadersResponse:
 		if r.Version >= 1 {

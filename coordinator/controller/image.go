@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/gregor-broker/gregor/delegation"
 	"maps"
 	"slices"
 
@@ -108,6 +109,8 @@ type Image struct {
 	// Features are the feature levels an operator set (UpdateFeatures),
 	// replaced whole; package features gives the others' defaults.
 	Features map[string]int16 `json:",omitempty"`
+	// DelegationTokens are by token id, replaced like ScramCredentials.
+	DelegationTokens map[string]delegation.Token `json:",omitempty"`
 }
 
 func emptyImage() *Image {

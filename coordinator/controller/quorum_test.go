@@ -3,6 +3,7 @@ package controller
 import (
 	"bytes"
 	"context"
+	"github.com/gregor-broker/gregor/delegation"
 	"net"
 	"strconv"
 	"testing"
@@ -139,7 +140,9 @@ func testFailover(t *testing.T, crash bool) {
 // All voters stop and start again from their directories: the image comes
 // back from snapshot plus log, and writes continue.
 func TestRestartFromDisk(t *testing.T) {
-	tc := startCluster(t, 3, nil)
+	tc := startCluster(t, 3, func(c *Config) {
+		c.Tokens = delegation.Config{SecretKey: "s", MaxLifetimeMs: 60_000, ExpiryTimeMs: 60_000}
+	})
 	cl := tc.client()
 	brokers := registerUnfenced(t, cl, 3)
 	createTopic(t, cl, "snapped", 2, 3, map[string]string{"cleanup.policy": "compact"})
@@ -163,8 +166,21 @@ func TestRestartFromDisk(t *testing.T) {
 	if r := send[*kmsg.CreateACLsResponse](t, cl, ca); r.Results[0].ErrorCode != 0 {
 		t.Fatalf("create ACL: %d", r.Results[0].ErrorCode)
 	}
-	tc.waitAll("the topic, quota, credential and ACL everywhere", func(img *Image) bool {
-		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1 && len(img.ScramCredentials) == 1 && len(img.ACLs) == 1
+	fu := kmsg.NewPtrUpdateFeaturesRequest()
+	fu.SetVersion(1)
+	fu.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "group.version", MaxVersionLevel: 0, UpgradeType: 2}}
+	if r := send[*kmsg.UpdateFeaturesResponse](t, cl, fu); r.ErrorCode != 0 || r.Results[0].ErrorCode != 0 {
+		t.Fatalf("update features: %+v", r)
+	}
+	env := send[*kmsg.EnvelopeResponse](t, cl, Envelope(kmsg.NewPtrCreateDelegationTokenRequest(), Principal{Type: "User", Name: "alice"}, "test", nil))
+	inner, err := Unwrapped(kmsg.NewPtrCreateDelegationTokenRequest(), env)
+	if err != nil || inner.(*kmsg.CreateDelegationTokenResponse).ErrorCode != 0 {
+		t.Fatalf("create delegation token: %+v %v", inner, err)
+	}
+	token := inner.(*kmsg.CreateDelegationTokenResponse)
+	tc.waitAll("the topic, quota, credential, ACL, feature and token everywhere", func(img *Image) bool {
+		return img.Topics["snapped"] != nil && len(img.ClientQuotas) == 1 && len(img.ScramCredentials) == 1 && len(img.ACLs) == 1 &&
+			len(img.Features) == 1 && len(img.DelegationTokens) == 1
 	})
 	for i := range tc.nodes {
 		if err := tc.ctl(i).Snapshot(); err != nil {
@@ -214,6 +230,13 @@ func TestRestartFromDisk(t *testing.T) {
 		if b.ResourceName != "snapped" || b.Principal != "User:alice" || b.Operation != kmsg.ACLOperationRead {
 			t.Fatalf("ACL after restart: %+v", b)
 		}
+	}
+	if img.Features["group.version"] != 0 || len(img.Features) != 1 {
+		t.Fatalf("features after restart (from the snapshot): %v", img.Features)
+	}
+	if tok := img.DelegationTokens[token.TokenID]; tok.Owner != "User:alice" || !bytes.Equal(tok.HMAC, token.HMAC) ||
+		tok.ExpiryMs != token.ExpiryTimestamp || len(tok.Credentials) != 2 {
+		t.Fatalf("delegation tokens after restart (from the snapshot): %+v", img.DelegationTokens)
 	}
 	if b := img.Brokers[1]; b == nil || b.Epoch != brokers[0].epoch {
 		t.Fatalf("broker 1 after restart: %+v", b)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 )
@@ -32,6 +33,8 @@ type Record struct {
 	ACL              *acl.Change            `json:",omitempty"`
 	// Features replaces the stored feature levels (Image.Features).
 	Features *map[string]int16 `json:",omitempty"`
+	// DelegationToken sets or removes one delegation token.
+	DelegationToken *delegation.Change `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -165,5 +168,7 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		r.ACL.Apply(n.ACLs)
 	case r.Features != nil:
 		n.Features = *r.Features
+	case r.DelegationToken != nil:
+		n.DelegationTokens = delegation.Applied(n.DelegationTokens, *r.DelegationToken)
 	}
 }

@@ -54,7 +54,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		ub.BrokerID = 99
 		uf := kmsg.NewPtrUpdateFeaturesRequest()
 		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "nope", MaxVersionLevel: 1, UpgradeType: 1}}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf}
+		env := Envelope(&kmsg.RenewDelegationTokenRequest{Version: 2, HMAC: []byte("x")}, Principal{Type: "User", Name: "a"}, "test", nil)
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, env}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -109,6 +110,12 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.ErrorCode, kerr.BrokerIDNotRegistered.Code
 			case *kmsg.UpdateFeaturesResponse: // an unknown feature
 				got, want = r.ErrorCode, kerr.InvalidUpdateVersion.Code
+			case *kmsg.EnvelopeResponse: // a renewal, with tokens off
+				inner, err := Unwrapped(&kmsg.RenewDelegationTokenRequest{Version: 2}, r)
+				if err != nil {
+					t.Fatalf("envelope v%d: %v", v, err)
+				}
+				got, want = inner.(*kmsg.RenewDelegationTokenResponse).ErrorCode, kerr.DelegationTokenAuthDisabled.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode

@@ -63,12 +63,17 @@ func (w *wireConn) roundTrip(ctx context.Context, clientID string, req kmsg.Requ
 	if len(frame) < 4 || int32(binary.BigEndian.Uint32(frame)) != w.corr {
 		return nil, errors.New("controller: response correlation id mismatch")
 	}
+	return decodeResponse(req, frame)
+}
+
+// decodeResponse decodes the answer to req from its header and body.
+func decodeResponse(req kmsg.Request, frame []byte) (kmsg.Response, error) {
 	resp := req.ResponseKind()
-	r := kbin.Reader{Src: frame[4:]}
+	r := kbin.Reader{Src: frame[min(len(frame), 4):]}
 	if resp.IsFlexible() && resp.Key() != protocol.ApiVersionsKey {
 		kmsg.SkipTags(&r)
 	}
-	if !r.Ok() {
+	if len(frame) < 4 || !r.Ok() {
 		return nil, errors.New("controller: short response header")
 	}
 	if err := resp.ReadFrom(r.Src); err != nil {
