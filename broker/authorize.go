@@ -118,9 +118,10 @@ func (c *conn) clientIP() string {
 }
 
 var (
-	errTopicAuthorization   = kerr.TopicAuthorizationFailed.Code
-	errGroupAuthorization   = kerr.GroupAuthorizationFailed.Code
-	errClusterAuthorization = kerr.ClusterAuthorizationFailed.Code
+	errTopicAuthorization     = kerr.TopicAuthorizationFailed.Code
+	errStreamsInvalidTopology = kerr.StreamsInvalidTopology.Code
+	errGroupAuthorization     = kerr.GroupAuthorizationFailed.Code
+	errClusterAuthorization   = kerr.ClusterAuthorizationFailed.Code
 )
 
 func handleDescribeACLs(b *Broker, c *conn, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {

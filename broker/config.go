@@ -70,12 +70,17 @@ type Config struct {
 	// ConsumerProtocol serves KIP-848's consumer groups
 	// (group.coordinator.rebalance.protocols lists "consumer").
 	ConsumerProtocol bool
+	// StreamsProtocol serves KIP-1071's streams groups (the list has
+	// "streams").
+	StreamsProtocol bool
 	// The bounds of the consumer group session and heartbeat settings.
 	ConsumerMinSessionTimeout, ConsumerMaxSessionTimeout       time.Duration
 	ConsumerMinHeartbeatInterval, ConsumerMaxHeartbeatInterval time.Duration
 	OffsetsSegmentBytes                                        int64
 	// Share groups (KIP-932): config_share.go.
 	shareSettings
+	// Streams groups (KIP-1071): config_streams.go.
+	streamsSettings
 
 	// The transaction coordinator's settings (transaction.*,
 	// transactional.id.*) and its topic's segment size and min ISR.
@@ -475,6 +480,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.validateConsumerGroups(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.validateStreamsGroups(); err != nil {
 		return c, warnings, err
 	}
 	if err := c.validateShareGroups(); err != nil {

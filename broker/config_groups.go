@@ -74,18 +74,20 @@ var groupKeys = []configKey{
 // are checked together in validateConsumerGroups, as Kafka's
 // GroupCoordinatorConfig does.
 var consumerGroupKeys = []configKey{
-	{"group.coordinator.rebalance.protocols", "LIST", "classic,consumer", "The list of enabled rebalance protocols: classic, and consumer (KIP-848's ConsumerGroupHeartbeat, advertised only when listed); share is accepted as Kafka 4.0 took it, share groups following the share.version feature.", func(c *Config, v string) error {
-		c.ConsumerProtocol = false
+	{"group.coordinator.rebalance.protocols", "LIST", "classic,consumer,streams", "The list of enabled rebalance protocols: classic, consumer (KIP-848's ConsumerGroupHeartbeat) and streams (KIP-1071's StreamsGroupHeartbeat), each advertised only when listed; share is accepted as Kafka 4.0 took it, share groups following the share.version feature.", func(c *Config, v string) error {
+		c.ConsumerProtocol, c.StreamsProtocol = false, false
 		for _, p := range splitList(v) {
 			switch p {
 			case "classic":
 			case "consumer":
 				c.ConsumerProtocol = true
+			case "streams":
+				c.StreamsProtocol = true
 			case "share":
 				// Kafka 4.0's switch for share groups, which the
 				// share.version feature has replaced.
 			default:
-				return fmt.Errorf("unknown rebalance protocol %q (classic, consumer, share)", p)
+				return fmt.Errorf("unknown rebalance protocol %q (classic, consumer, share, streams)", p)
 			}
 		}
 		return nil

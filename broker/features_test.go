@@ -41,7 +41,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
 	b := startBrokerWith(t, props)
 	rc := dialRaw(t, b)
-	if f, epoch := finalizedFeatures(rc); len(f) != 3 || f["transaction.version"] != 2 || f["group.version"] != 1 || f["share.version"] != 1 || epoch != 0 {
+	if f, epoch := finalizedFeatures(rc); len(f) != 4 || f["transaction.version"] != 2 || f["group.version"] != 1 || f["share.version"] != 1 || f["streams.version"] != 1 || epoch != 0 {
 		t.Fatalf("a new node: finalized %v at %d", f, epoch)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 1, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
@@ -83,7 +83,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	if r := updateFeature(t, rc, "transaction.version", 0, 3); r.ErrorCode != 0 {
 		t.Fatalf("disable: %+v", r)
 	}
-	if f, _ := finalizedFeatures(rc); f["transaction.version"] != 0 || len(f) != 2 {
+	if f, _ := finalizedFeatures(rc); f["transaction.version"] != 0 || len(f) != 3 {
 		t.Fatalf("transaction.version 0 still finalized: %v", f)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 2, 1); r.ErrorCode != 0 {

@@ -6,12 +6,12 @@ package broker
 // as Kafka's GroupConfig: a consumer group's session timeout and
 // heartbeat interval, and a share group's, its record lock duration,
 // where it starts reading a partition (share.auto.offset.reset) and
-// whether it reads committed records only (share.isolation.level). A key
-// not set takes the broker's value. They are kept like topic configs (the
-// metadata file, or the controller's metadata in a cluster), whether the
-// group exists or not, and are read on every heartbeat and fetch. The
-// streams.* keys of Kafka's GroupConfig are refused as unknown: Gregor
-// serves no streams groups.
+// whether it reads committed records only (share.isolation.level), and a
+// streams group's session timeout, heartbeat interval and standby
+// replicas. A key not set takes the broker's value. They are kept like
+// topic configs (the metadata file, or the controller's metadata in a
+// cluster), whether the group exists or not, and are read on every
+// heartbeat and fetch.
 
 import (
 	"fmt"
@@ -43,6 +43,10 @@ var groupConfigKeys = []groupConfigKey{
 	{"share.partition.max.record.locks", "INT", "group.share.partition.max.record.locks", "", "Share-group record lock limit per share-partition."},
 	{"share.record.lock.duration.ms", "INT", "group.share.record.lock.duration.ms", "", "The record acquisition lock duration in milliseconds."},
 	{"share.session.timeout.ms", "INT", "group.share.session.timeout.ms", "", "The timeout to detect client failures when using the share group protocol."},
+	{"streams.heartbeat.interval.ms", "INT", "group.streams.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
+	{"streams.initial.rebalance.delay.ms", "INT", "group.streams.initial.rebalance.delay.ms", "", "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
+	{"streams.num.standby.replicas", "INT", "group.streams.num.standby.replicas", "", "The number of standby replicas for each task."},
+	{"streams.session.timeout.ms", "INT", "group.streams.session.timeout.ms", "", "The timeout to detect client failures when using the streams group protocol."},
 }
 
 func findGroupConfigKey(name string) *groupConfigKey {
@@ -75,12 +79,31 @@ func groupMillis(set map[string]string, key string) time.Duration {
 // groupConfigFor is what the coordinator asks of a group's configs.
 func (b *Broker) groupConfigFor(name string) group.GroupConfig {
 	set := b.groupOverrides(name)
-	return group.GroupConfig{
+	out := group.GroupConfig{
 		ConsumerSessionTimeout:    groupMillis(set, "consumer.session.timeout.ms"),
 		ConsumerHeartbeatInterval: groupMillis(set, "consumer.heartbeat.interval.ms"),
 		ShareSessionTimeout:       groupMillis(set, "share.session.timeout.ms"),
 		ShareHeartbeatInterval:    groupMillis(set, "share.heartbeat.interval.ms"),
+		StreamsSessionTimeout:     groupMillis(set, "streams.session.timeout.ms"),
+		StreamsHeartbeatInterval:  groupMillis(set, "streams.heartbeat.interval.ms"),
+		StreamsNumStandbyReplicas: groupInt(set, "streams.num.standby.replicas"),
 	}
+	if n := groupInt(set, "streams.initial.rebalance.delay.ms"); n != nil {
+		d := time.Duration(*n) * time.Millisecond
+		out.StreamsInitialRebalanceDelay = &d
+	}
+	return out
+}
+
+// groupInt reads a group config that may be 0 (validated when set); nil
+// when not set.
+func groupInt(set map[string]string, key string) *int {
+	v, ok := set[key]
+	if !ok {
+		return nil
+	}
+	n, _ := strconv.Atoi(v)
+	return &n
 }
 
 // shareGroupSettings are a share group's settings that its partitions'
@@ -164,6 +187,9 @@ func groupBounds(live *Config) map[string]groupBound {
 		"share.record.lock.duration.ms":    {ms(live.Share.LockDuration), ms(live.ShareMinLockDuration), ms(live.ShareMaxLockDuration), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"},
 		"share.delivery.count.limit":       {int64(live.Share.DeliveryLimit), int64(live.ShareMinDeliveryLimit), int64(live.ShareMaxDeliveryLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"},
 		"share.partition.max.record.locks": {int64(live.Share.MaxInFlight), int64(live.ShareMinMaxInFlight), int64(live.ShareMaxMaxInFlight), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"},
+		"streams.heartbeat.interval.ms":    {ms(g.StreamsHeartbeatInterval), ms(live.StreamsMinHeartbeatInterval), ms(live.StreamsMaxHeartbeatInterval), "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"},
+		"streams.session.timeout.ms":       {ms(g.StreamsSessionTimeout), ms(live.StreamsMinSessionTimeout), ms(live.StreamsMaxSessionTimeout), "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"},
+		"streams.num.standby.replicas":     {int64(g.StreamsNumStandbyReplicas), 0, int64(live.StreamsMaxStandbyReplicas), "0", "group.streams.max.standby.replicas"},
 	}
 }
 
@@ -193,8 +219,12 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 			}
 		default:
 			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || n < 1 {
-				return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least 1", v, name)
+			least := int64(1)
+			if name == "streams.num.standby.replicas" || name == "streams.initial.rebalance.delay.ms" {
+				least = 0
+			}
+			if err != nil || n < least {
+				return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least %d", v, name, least)
 			}
 			values[name] = n
 		}
@@ -208,7 +238,7 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 			return fmt.Errorf("%s must be less than or equal to %s", name, bound.maxName)
 		}
 	}
-	for _, kind := range []string{"consumer", "share"} {
+	for _, kind := range []string{"consumer", "share", "streams"} {
 		if values[kind+".session.timeout.ms"] <= values[kind+".heartbeat.interval.ms"] {
 			return fmt.Errorf("%s.session.timeout.ms must be greater than %s.heartbeat.interval.ms", kind, kind)
 		}

@@ -97,7 +97,10 @@ func TestGroupConfigs(t *testing.T) {
 	}{
 		{"a session under group.consumer.min.session.timeout.ms", setOp("consumer.session.timeout.ms", "500"), errInvalidConfig},
 		{"a heartbeat interval not under the session", setOp("consumer.heartbeat.interval.ms", "50000"), errInvalidConfig},
-		{"a streams group key", setOp("streams.session.timeout.ms", "50000"), errInvalidConfig},
+		{"a streams session over group.streams.max.session.timeout.ms", setOp("streams.session.timeout.ms", "70000"), errInvalidConfig},
+		{"streams.num.standby.replicas over group.streams.max.standby.replicas", setOp("streams.num.standby.replicas", "3"), errInvalidConfig},
+		{"a negative streams.num.standby.replicas", setOp("streams.num.standby.replicas", "-1"), errInvalidConfig},
+		{"an unknown streams group key", setOp("streams.no.such.key", "1"), errInvalidConfig},
 		{"a share lock under group.share.min.record.lock.duration.ms", setOp("share.record.lock.duration.ms", "1000"), errInvalidConfig},
 		{"a share session not over its heartbeat interval", setOp("share.heartbeat.interval.ms", "50000"), errInvalidConfig},
 		{"an unknown share.auto.offset.reset", setOp("share.auto.offset.reset", "sometimes"), errInvalidConfig},

@@ -67,6 +67,13 @@ var consumerGroupHandlers = map[int16]handler{
 	69: {min: 0, max: 1, serve: typed(handleConsumerGroupDescribe)},
 }
 
+// streamsGroupHandlers serve KIP-1071's streams groups, when
+// group.coordinator.rebalance.protocols lists "streams".
+var streamsGroupHandlers = map[int16]handler{
+	88: {min: 0, max: 1, serve: typed(handleStreamsGroupHeartbeat)},
+	89: {min: 0, max: 1, serve: typed(handleStreamsGroupDescribe)},
+}
+
 func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	return b.cluster.forward(c, req, 30*time.Second)
 }
@@ -81,6 +88,9 @@ func (b *Broker) clientHandlers() map[int16]handler {
 	}
 	if b.cfg.ConsumerProtocol {
 		maps.Copy(all, consumerGroupHandlers)
+	}
+	if b.cfg.StreamsProtocol {
+		maps.Copy(all, streamsGroupHandlers)
 	}
 	return all
 }

@@ -41,7 +41,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 38: {1, 3}, 39: {1, 2}, 40: {1, 2}, 41: {1, 3}, 44: {0, 1}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 57: {0, 2}, 60: {0, 2}, 61: {0, 0},
 			24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 27: {1, 2}, 28: {0, 5}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1}, 75: {0, 0},
-			76: {1, 1}, 77: {0, 1}, 78: {1, 2}, 79: {1, 2}, 83: {0, 0}, 84: {0, 0}, 85: {0, 1}, 86: {0, 0}, 87: {0, 1}, 90: {0, 1}, 91: {0, 0}, 92: {0, 0}}
+			76: {1, 1}, 77: {0, 1}, 78: {1, 2}, 79: {1, 2}, 83: {0, 0}, 84: {0, 0}, 85: {0, 1}, 86: {0, 0}, 87: {0, 1}, 88: {0, 1}, 89: {0, 1}, 90: {0, 1}, 91: {0, 0}, 92: {0, 0}}
 		if len(got) != len(want) {
 			t.Fatalf("v%d: advertised %v, want %v", v, got, want)
 		}
@@ -114,15 +114,15 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 	rc.request(kmsg.NewPtrMetadataRequest())
 }
 
-// Without "consumer" in group.coordinator.rebalance.protocols the consumer
-// group APIs are neither advertised nor served.
+// Without "consumer" and "streams" in group.coordinator.rebalance.protocols
+// the consumer and streams group APIs are neither advertised nor served.
 func TestConsumerProtocolCanBeDisabled(t *testing.T) {
 	b := startBroker(t, map[string]string{"group.coordinator.rebalance.protocols": "classic"})
 	rc := dialRaw(t, b)
 	resp := rc.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 68 || k.ApiKey == 69 {
-			t.Errorf("key %d advertised with the consumer protocol disabled", k.ApiKey)
+		if k.ApiKey == 68 || k.ApiKey == 69 || k.ApiKey == 88 || k.ApiKey == 89 {
+			t.Errorf("key %d advertised with the consumer and streams protocols disabled", k.ApiKey)
 		}
 	}
 	if len(resp.ApiKeys) != len(handlers) {
@@ -134,7 +134,7 @@ func TestConsumerProtocolCanBeDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc.expectClosed()
-	if _, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.coordinator.rebalance.protocols": "classic,streams"}); err == nil {
+	if _, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.coordinator.rebalance.protocols": "classic,tables"}); err == nil {
 		t.Error("an unknown rebalance protocol was accepted")
 	}
 }

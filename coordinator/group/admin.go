@@ -45,8 +45,15 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		if g.share != nil {
 			protocolType = "share"
 		}
+		if g.streams != nil {
+			protocolType = "streams"
+		}
 		g.mu.Unlock()
-		if dead || (len(states) > 0 && !states[strings.ToLower(state)]) || (len(types) > 0 && !types[typ]) {
+		lower := strings.ToLower(state)
+		if state == "NotReady" {
+			lower = "not_ready" // Kafka's StreamsGroupState.toLowerCaseString
+		}
+		if dead || (len(states) > 0 && !states[lower]) || (len(types) > 0 && !types[typ]) {
 			continue
 		}
 		resp.Groups = append(resp.Groups, kmsg.ListGroupsResponseGroup{
@@ -70,7 +77,7 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 		}
 		g, code := c.acquire(id, false)
 		msg := fmt.Sprintf("Group %s not found.", id)
-		if code == 0 && (g.consumer != nil || g.share != nil) {
+		if code == 0 && (g.consumer != nil || g.share != nil || g.streams != nil) {
 			// Kafka describes only classic groups here; ConsumerGroupDescribe
 			// and ShareGroupDescribe describe the others.
 			g.mu.Unlock()
@@ -128,7 +135,8 @@ func (c *Coordinator) deleteGroupByID(id string) int16 {
 		g.mu.Unlock()
 		return errGroupIDNotFound
 	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance,
-		g.consumer != nil && len(g.consumer.members) > 0, g.share != nil && len(g.share.members) > 0:
+		g.consumer != nil && len(g.consumer.members) > 0, g.share != nil && len(g.share.members) > 0,
+		g.streams != nil && len(g.streams.members) > 0:
 		g.mu.Unlock()
 		return errNonEmptyGroup
 	}

@@ -51,6 +51,18 @@ type Config struct {
 	ShareSessionTimeout    time.Duration
 	ShareHeartbeatInterval time.Duration
 	ShareMaxSize           int
+
+	// Streams groups (KIP-1071): group.streams.session.timeout.ms (45 s),
+	// group.streams.heartbeat.interval.ms (5 s), group.streams.max.size,
+	// group.streams.num.standby.replicas (0).
+	StreamsSessionTimeout     time.Duration
+	StreamsHeartbeatInterval  time.Duration
+	StreamsMaxSize            int
+	StreamsNumStandbyReplicas int
+	// StreamsInitialRebalanceDelay is group.streams.initial.rebalance.delay.ms
+	// (3 s): how long an empty group's first assignment waits for more
+	// members.
+	StreamsInitialRebalanceDelay time.Duration
 }
 
 // GroupConfig is what a group's dynamic configs set (Kafka's GroupConfig:
@@ -61,6 +73,13 @@ type Config struct {
 type GroupConfig struct {
 	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
 	ShareSessionTimeout, ShareHeartbeatInterval       time.Duration
+	StreamsSessionTimeout, StreamsHeartbeatInterval   time.Duration
+	// StreamsInitialRebalanceDelay is streams.initial.rebalance.delay.ms;
+	// nil leaves the broker's (0 is a value).
+	StreamsInitialRebalanceDelay *time.Duration
+	// StreamsNumStandbyReplicas is streams.num.standby.replicas; nil
+	// leaves the broker's.
+	StreamsNumStandbyReplicas *int
 }
 
 // groupConfig is a group's settings, its own over the broker's.
@@ -68,16 +87,26 @@ func (cfg *Config) groupConfig(group string) GroupConfig {
 	out := GroupConfig{
 		ConsumerSessionTimeout: cfg.ConsumerSessionTimeout, ConsumerHeartbeatInterval: cfg.ConsumerHeartbeatInterval,
 		ShareSessionTimeout: cfg.ShareSessionTimeout, ShareHeartbeatInterval: cfg.ShareHeartbeatInterval,
+		StreamsSessionTimeout: cfg.StreamsSessionTimeout, StreamsHeartbeatInterval: cfg.StreamsHeartbeatInterval,
+		StreamsNumStandbyReplicas: &cfg.StreamsNumStandbyReplicas, StreamsInitialRebalanceDelay: &cfg.StreamsInitialRebalanceDelay,
 	}
 	if cfg.GroupConfigs == nil {
 		return out
 	}
 	own := cfg.GroupConfigs(group)
+	if own.StreamsNumStandbyReplicas != nil {
+		out.StreamsNumStandbyReplicas = own.StreamsNumStandbyReplicas
+	}
+	if own.StreamsInitialRebalanceDelay != nil {
+		out.StreamsInitialRebalanceDelay = own.StreamsInitialRebalanceDelay
+	}
 	for _, f := range []struct{ own, out *time.Duration }{
 		{&own.ConsumerSessionTimeout, &out.ConsumerSessionTimeout},
 		{&own.ConsumerHeartbeatInterval, &out.ConsumerHeartbeatInterval},
 		{&own.ShareSessionTimeout, &out.ShareSessionTimeout},
 		{&own.ShareHeartbeatInterval, &out.ShareHeartbeatInterval},
+		{&own.StreamsSessionTimeout, &out.StreamsSessionTimeout},
+		{&own.StreamsHeartbeatInterval, &out.StreamsHeartbeatInterval},
 	} {
 		if *f.own > 0 {
 			*f.out = *f.own
@@ -106,6 +135,10 @@ func DefaultConfig() Config {
 		ShareSessionTimeout:           45 * time.Second,
 		ShareHeartbeatInterval:        5 * time.Second,
 		ShareMaxSize:                  200,
+		StreamsSessionTimeout:         45 * time.Second,
+		StreamsHeartbeatInterval:      5 * time.Second,
+		StreamsMaxSize:                math.MaxInt32,
+		StreamsInitialRebalanceDelay:  3 * time.Second,
 	}
 }
 

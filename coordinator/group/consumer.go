@@ -242,7 +242,7 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 			c.removeIfUnused(g)
 		}
 	}()
-	if g.share != nil {
+	if g.share != nil || g.streams != nil {
 		return refuse(errGroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 	}
 	if g.consumer == nil {

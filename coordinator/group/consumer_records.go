@@ -190,6 +190,8 @@ func (g *classicGroup) modernRecords() map[string][]byte {
 		return g.consumer.records(g.id)
 	case g.share != nil:
 		return g.share.records(g.id)
+	case g.streams != nil:
+		return g.streams.records(g.id)
 	}
 	return map[string][]byte{}
 }
@@ -230,15 +232,15 @@ func tombstoneRank(key string) int {
 		return 0
 	}
 	switch version := int16(key[0])<<8 | int16(key[1]); version {
-	case cgCurrentKeyVersion, shCurrentKeyVersion:
+	case cgCurrentKeyVersion, shCurrentKeyVersion, stCurrentKeyVersion:
 		return 0
-	case cgTargetMemberKeyVersion, shTargetMemberKeyVersion:
+	case cgTargetMemberKeyVersion, shTargetMemberKeyVersion, stTargetMemberKeyVersion:
 		return 1
-	case cgMemberKeyVersion, shMemberKeyVersion:
+	case cgMemberKeyVersion, shMemberKeyVersion, stMemberKeyVersion:
 		return 2
-	case cgTargetMetadataKeyVersion, shTargetMetadataKeyVersion:
+	case cgTargetMetadataKeyVersion, shTargetMetadataKeyVersion, stTargetMetadataKeyVersion:
 		return 3
-	case cgMetadataKeyVersion, shMetadataKeyVersion:
+	case cgMetadataKeyVersion, shMetadataKeyVersion, stMetadataKeyVersion:
 		return 5
 	}
 	return 4

@@ -64,6 +64,7 @@ func openConsumerFixture(t *testing.T, path string, clock *manualClock, tt *topi
 	cfg := DefaultConfig()
 	cfg.NumPartitions = 1
 	cfg.InitialRebalanceDelay = 0
+	cfg.StreamsInitialRebalanceDelay = 0
 	if tune != nil {
 		tune(&cfg)
 	}

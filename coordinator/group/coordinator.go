@@ -117,6 +117,9 @@ func (c *Coordinator) Load(partition int32) error {
 		if g.share != nil {
 			c.resumeShareGroup(g)
 		}
+		if g.streams != nil {
+			c.resumeStreamsGroup(g)
+		}
 		for pid := range g.pendingTxn {
 			c.indexTxn(pid, g)
 		}
@@ -175,6 +178,12 @@ func (g *classicGroup) stopTimers() {
 	if g.share != nil {
 		for _, m := range g.share.members {
 			m.session.stop()
+		}
+	}
+	if g.streams != nil {
+		g.streams.delay.stop()
+		for _, m := range g.streams.members {
+			m.stopTimers()
 		}
 	}
 }

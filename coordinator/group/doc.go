@@ -4,7 +4,8 @@
 // migration.go for groups moving between the protocols), the membership
 // of KIP-932 share groups (ShareGroupHeartbeat, ShareGroupDescribe, and
 // the partitions whose share state the group has initialized; see
-// share.go), and the committed
+// share.go), streams groups (KIP-1071: StreamsGroupHeartbeat and
+// StreamsGroupDescribe; see streams.go), and the committed
 // offsets of groups and standalone consumers (OffsetCommit, OffsetFetch,
 // OffsetDelete, and TxnOffsetCommit for transactions), plus the admin views (ListGroups, DescribeGroups,
 // DeleteGroups). It follows Apache Kafka's ClassicGroup and

@@ -32,6 +32,7 @@ var (
 	errFencedMemberEpoch        = kerr.FencedMemberEpoch.Code
 	errStaleMemberEpoch         = kerr.StaleMemberEpoch.Code
 	errUnreleasedInstanceID     = kerr.UnreleasedInstanceID.Code
+	errStreamsInvalidTopology   = kerr.StreamsInvalidTopology.Code
 	errUnsupportedAssignor      = kerr.UnsupportedAssignor.Code
 	errInvalidRegularExpression = kerr.InvalidRegularExpression.Code
 )

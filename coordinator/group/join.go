@@ -37,8 +37,16 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		j.fail(code, req.MemberID)
 		return
 	}
-	if g.share != nil {
-		// Kafka's classicGroupJoin: a share group takes no JoinGroup.
+	if g.streams != nil && len(g.streams.members) == 0 {
+		// An empty streams group becomes a classic group, as in Kafka.
+		g.streams.delay.stop()
+		g.streams = nil
+		c.persistOrLog(g) // tombstones for its records
+		c.logger.Info("converted the empty streams group to a classic group", "group", g.id)
+	}
+	if g.share != nil || g.streams != nil {
+		// Kafka's classicGroupJoin: a share or non-empty streams group
+		// takes no JoinGroup.
 		j.fail(errInconsistentProtocol, "")
 		g.mu.Unlock()
 		return

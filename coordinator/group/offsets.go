@@ -112,12 +112,15 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 	if g.share != nil {
 		return errGroupIDNotFound // ShareGroup.validateOffsetCommit
 	}
-	if g.consumer != nil {
+	if g.consumer != nil || g.streams != nil {
 		var commits []topicPartition
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
 				commits = append(commits, topicPartition{t.Topic, p.Partition})
 			}
+		}
+		if g.streams != nil {
+			return g.streams.validateCommit(req.MemberID, req.Generation, false, req.Version, commits)
 		}
 		return g.consumer.validateCommit(req.MemberID, req.Generation, false, req.Version, commits, c.topicImage())
 	}
@@ -205,8 +208,14 @@ func (c *Coordinator) fetchOffsets(groupID string, memberID *string, memberEpoch
 			out.ErrorCode = errGroupIDNotFound
 			return out
 		}
-		if g.consumer != nil {
-			if code := g.consumer.validateFetch(memberID, memberEpoch); code != 0 {
+		if g.consumer != nil || g.streams != nil {
+			code := int16(0)
+			if g.consumer != nil {
+				code = g.consumer.validateFetch(memberID, memberEpoch)
+			} else {
+				code = g.streams.validateFetch(memberID, memberEpoch)
+			}
+			if code != 0 {
 				g.mu.Unlock()
 				out.ErrorCode = code
 				return out
@@ -268,6 +277,8 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		return resp
 	case g.consumer != nil:
 		subscribed = g.consumer.subscribedNames()
+	case g.streams != nil:
+		subscribed = g.streams.subscribedNames()
 	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance:
 		topics, known := g.subscribedTopics()
 		if !known {
@@ -326,6 +337,9 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 		// Kafka's ConsumerGroup: from the commit, sparing subscribed topics.
 		skip = g.consumer.subscribedNames()
 		base = func(e offsetEntry) int64 { return e.commitTime }
+	case g.streams != nil:
+		skip = g.streams.subscribedNames()
+		base = func(e offsetEntry) int64 { return e.commitTime }
 	case g.protocolType == "" && g.state == Empty:
 		base = func(e offsetEntry) int64 { return e.commitTime }
 	case g.state == Empty:
@@ -361,5 +375,6 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 		}
 		c.logger.Info("expired offsets", "group", g.id, "partitions", len(expired))
 	}
-	return g.state == Empty && len(g.offsets) == 0 && len(g.pendingTxn) == 0 && (g.consumer == nil || len(g.consumer.members) == 0)
+	return g.state == Empty && len(g.offsets) == 0 && len(g.pendingTxn) == 0 && (g.consumer == nil || len(g.consumer.members) == 0) &&
+		(g.streams == nil || len(g.streams.members) == 0)
 }

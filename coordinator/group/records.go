@@ -176,7 +176,7 @@ func (c *Coordinator) deleteGroup(g *classicGroup) error {
 	if _, err := c.write(g, kvs); err != nil {
 		return err
 	}
-	g.consumer, g.share, g.storedRecords = nil, nil, nil
+	g.consumer, g.share, g.streams, g.storedRecords = nil, nil, nil, nil
 	clear(g.offsets)
 	c.forgetPending(g)
 	g.transition(Dead, c.clock.Now())
@@ -199,6 +199,7 @@ type replayer struct {
 	// last written as: "classic", "consumer" or "share".
 	consumers     map[string]*replayedConsumer
 	shares        map[string]*replayedShare
+	streams       map[string]*replayedStreams
 	storedRecords map[string]map[string][]byte
 	kind          map[string]string
 }
@@ -212,6 +213,7 @@ func newReplayer(partition int32) *replayer {
 
 		consumers:     map[string]*replayedConsumer{},
 		shares:        map[string]*replayedShare{},
+		streams:       map[string]*replayedStreams{},
 		storedRecords: map[string]map[string][]byte{},
 		kind:          map[string]string{},
 	}
@@ -309,9 +311,10 @@ func (r *replayer) record(producerID int64, rec *protocol.Record) error {
 	case shPartitionMetadataKeyVersion, shMemberKeyVersion, shMetadataKeyVersion, shTargetMetadataKeyVersion,
 		shTargetMemberKeyVersion, shCurrentKeyVersion, shStateKeyVersion:
 		return r.shareRecord(version, rec.Key, rec.Value)
+	case stMetadataKeyVersion, 18, stMemberKeyVersion, stTargetMetadataKeyVersion, stTargetMemberKeyVersion,
+		stCurrentKeyVersion, stTopologyKeyVersion:
+		return r.streamsRecord(version, rec.Key, rec.Value)
 	}
-	// Other key versions are the records of streams groups, which this
-	// coordinator does not serve.
 	return nil
 }
 
@@ -366,6 +369,13 @@ func (r *replayer) groups(now time.Time) map[string]*classicGroup {
 		if r.kind[id] == "share" {
 			g := get(id)
 			g.share = rs.group()
+			g.storedRecords = r.storedRecords[id]
+		}
+	}
+	for id, rs := range r.streams {
+		if r.kind[id] == "streams" {
+			g := get(id)
+			g.streams = rs.group()
 			g.storedRecords = r.storedRecords[id]
 		}
 	}

@@ -369,27 +369,37 @@ func (c *Coordinator) ShareGroupDescribe(req *kmsg.ShareGroupDescribeRequest) *k
 	for _, id := range req.GroupIDs {
 		out := kmsg.NewShareGroupDescribeResponseGroup()
 		out.GroupID = id
-		g, code := c.acquire(id, false)
-		msg := "Group " + id + " not found."
-		if code == 0 && (g.share == nil || g.state == Dead) {
-			g.mu.Unlock()
-			code, msg = errGroupIDNotFound, "Group "+id+" is not a share group."
-		}
-		switch {
-		case code == errGroupIDNotFound:
-			out.ErrorCode, out.ErrorMessage = code, &msg
-		case code != 0:
-			out.ErrorCode = code
-		default:
+		c.describeOfKind(id, "share", func(g *classicGroup) bool { return g.share != nil }, func(g *classicGroup) {
 			g.share.describe(&out, c.topicImage())
-			g.mu.Unlock()
 			if req.IncludeAuthorizedOperations {
 				out.AuthorizedOperations = groupAuthorizedOperations
 			}
-		}
+		}, func(code int16, msg *string) { out.ErrorCode, out.ErrorMessage = code, msg })
 		resp.Groups = append(resp.Groups, out)
 	}
 	return resp
+}
+
+// describeOfKind describes one group of a kind (share, streams) with fill,
+// the group locked; a group of another kind, or none, fails with
+// GROUP_ID_NOT_FOUND and Kafka's message, and a group this coordinator
+// cannot serve with the code alone.
+func (c *Coordinator) describeOfKind(id, kind string, is func(*classicGroup) bool, fill func(*classicGroup), fail func(code int16, msg *string)) {
+	g, code := c.acquire(id, false)
+	msg := "Group " + id + " not found."
+	if code == 0 && (!is(g) || g.state == Dead) {
+		g.mu.Unlock()
+		code, msg = errGroupIDNotFound, "Group "+id+" is not a "+kind+" group."
+	}
+	switch {
+	case code == errGroupIDNotFound:
+		fail(code, &msg)
+	case code != 0:
+		fail(code, nil)
+	default:
+		fill(g)
+		g.mu.Unlock()
+	}
 }
 
 func (sg *shareGroup) describe(out *kmsg.ShareGroupDescribeResponseGroup, topics Topics) {

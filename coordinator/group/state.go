@@ -54,6 +54,9 @@ type timerSlot struct {
 	timer Timer
 }
 
+// armed reports a timer that has neither fired nor been stopped.
+func (t *timerSlot) armed() bool { return t.timer != nil }
+
 func (t *timerSlot) stop() {
 	t.seq++
 	if t.timer != nil {
@@ -120,6 +123,9 @@ type classicGroup struct {
 	// share is set for a share group (KIP-932, share.go), which never
 	// becomes another kind; its classic fields are then unused.
 	share *shareGroup
+	// streams is set for a streams group (KIP-1071, streams.go), which
+	// never becomes another kind.
+	streams *streamsGroup
 	// storedRecords is the consumer or share group's records as last
 	// written, by key (consumer_records.go, share_records.go).
 	storedRecords map[string][]byte
@@ -193,14 +199,14 @@ func (g *classicGroup) dropPending(tp topicPartition) {
 func (g *classicGroup) unused() bool {
 	return g.state == Empty && g.generation == 0 && len(g.members) == 0 && len(g.pending) == 0 &&
 		len(g.offsets) == 0 && len(g.pendingTxn) == 0 && g.consumer == nil &&
-		(g.share == nil || g.share.unused()) && len(g.storedRecords) == 0
+		(g.share == nil || g.share.unused()) && (g.streams == nil || g.streams.unused()) && len(g.storedRecords) == 0
 }
 
 // classicEmpty reports a classic group without members: it may become a
 // consumer group. Members told MEMBER_ID_REQUIRED and not back yet do not
 // count, as in Kafka (its classic group is empty while in state Empty).
 func (g *classicGroup) classicEmpty() bool {
-	return g.consumer == nil && g.share == nil && g.state == Empty && len(g.members) == 0
+	return g.consumer == nil && g.share == nil && g.streams == nil && g.state == Empty && len(g.members) == 0
 }
 
 // becomeConsumerGroup switches an empty classic group to the consumer
@@ -228,6 +234,8 @@ func (g *classicGroup) groupType() string {
 		return "consumer"
 	case g.share != nil:
 		return "share"
+	case g.streams != nil:
+		return "streams"
 	}
 	return "classic"
 }
@@ -240,6 +248,8 @@ func (g *classicGroup) stateName() string {
 		return g.consumer.stateName()
 	case g.share != nil:
 		return g.share.stateName()
+	case g.streams != nil:
+		return g.streams.stateName()
 	}
 	return g.state.String()
 }

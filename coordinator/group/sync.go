@@ -19,8 +19,8 @@ func (c *Coordinator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.S
 		return
 	}
 	defer g.mu.Unlock()
-	if g.share != nil {
-		fail(errUnknownMemberID) // Kafka's classicGroupSync for a share group
+	if g.share != nil || g.streams != nil {
+		fail(errUnknownMemberID) // Kafka's classicGroupSync for a share or streams group
 		return
 	}
 	if g.consumer != nil {
@@ -148,7 +148,7 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 		return resp
 	}
 	defer g.mu.Unlock()
-	if g.share != nil {
+	if g.share != nil || g.streams != nil {
 		resp.ErrorCode = errUnknownMemberID // Kafka: "Group g not found."
 		return resp
 	}
@@ -195,7 +195,7 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	}
 	defer g.mu.Unlock()
 	switch {
-	case g.share != nil:
+	case g.share != nil, g.streams != nil:
 		resp.ErrorCode = errUnknownMemberID // Kafka: "Group g not found."
 		return resp
 	case g.state == Dead:

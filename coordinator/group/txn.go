@@ -115,6 +115,12 @@ func validateTxnCommit(g *classicGroup, generation int32, memberID string, insta
 	if g.share != nil {
 		return errGroupIDNotFound // ShareGroup.validateOffsetCommit
 	}
+	if g.streams != nil {
+		if generation < 0 && memberID == "" && instanceID == nil {
+			return 0
+		}
+		return g.streams.validateCommit(memberID, generation, true, 0, commits)
+	}
 	if g.consumer != nil {
 		return g.consumer.validateCommit(memberID, generation, true, 0, commits, topics)
 	}

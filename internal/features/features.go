@@ -43,6 +43,11 @@ const (
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
 	// Kafka 4.2 finalizes it at 1 in a new cluster.
 	ShareVersion = "share.version"
+	// StreamsVersion 1 enables streams groups (KIP-1071:
+	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
+	// UNSUPPORTED_VERSION, as in Kafka. Kafka 4.2 finalizes it at 1 in a
+	// new cluster.
+	StreamsVersion = "streams.version"
 )
 
 // Feature is one feature: levels 0 to Max are supported, Default is the
@@ -58,6 +63,7 @@ var all = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1, ClusterOnly: true},
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: ShareVersion, Max: 1, Default: 1},
+	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
 }
 

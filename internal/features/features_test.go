@@ -72,10 +72,10 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 share.version:0-1 transaction.version:0-2"; got != want {
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
 		t.Fatalf("supported %s, want %s", got, want)
 	}
-	if got, want := finalized(av), "group.version:1-1 share.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
+	if got, want := finalized(av), "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
 		t.Fatalf("finalized %s at %d, want %s at 7 (ELR 0 is left out)", got, av.FinalizedFeaturesEpoch, want)
 	}
 
@@ -89,7 +89,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	av = kmsg.ApiVersionsResponse{}
 	APIVersions(&av, nil, 0, false)
-	if s, f := supported(av), finalized(av); s != "group.version:0-1 share.version:0-1 transaction.version:0-2" || f != "group.version:1-1 share.version:1-1 transaction.version:2-2" {
+	if s, f := supported(av), finalized(av); s != "group.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2" || f != "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
 		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
 	}
 

@@ -1,0 +1,274 @@
+package group
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// streamsTestMember is a Kafka Streams thread as the protocol expects it:
+// it joins with the topology, then heartbeats with its epoch and the tasks
+// it owns, which are those of the last answer carrying tasks.
+type streamsTestMember struct {
+	f       *consumerFixture
+	group   string
+	id      string
+	process string
+	epoch   int32
+	owned   streamsTasks
+	// topology is what it joins with.
+	topology *kmsg.StreamsGroupHeartbeatRequestTopology
+}
+
+func (f *consumerFixture) streamsMember(id, process string, topology *kmsg.StreamsGroupHeartbeatRequestTopology) *streamsTestMember {
+	return &streamsTestMember{f: f, group: "app", id: id, process: process, owned: newStreamsTasks(), topology: topology}
+}
+
+func (m *streamsTestMember) request() *kmsg.StreamsGroupHeartbeatRequest {
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = m.group, m.id, m.epoch
+	if m.epoch == 0 {
+		req.RebalanceTimeoutMillis = 60000
+		req.Topology = m.topology
+		req.ProcessID = &m.process
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	} else {
+		req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = m.owned.active.taskIDs(), m.owned.standby.taskIDs(), m.owned.warmup.taskIDs()
+	}
+	return req
+}
+
+func (m *streamsTestMember) send(req *kmsg.StreamsGroupHeartbeatRequest) (*kmsg.StreamsGroupHeartbeatResponse, []InternalTopic) {
+	resp, create := m.f.c.StreamsGroupHeartbeat(req, "client-"+m.id, "/10.0.0.1")
+	if resp.ErrorCode != 0 {
+		return resp, create
+	}
+	m.epoch = resp.MemberEpoch
+	if resp.ActiveTasks != nil {
+		m.owned = streamsTasks{active: taskSetOf(resp.ActiveTasks), standby: taskSetOf(resp.StandbyTasks), warmup: taskSetOf(resp.WarmupTasks)}
+	}
+	return resp, create
+}
+
+func (m *streamsTestMember) mustHeartbeat() (*kmsg.StreamsGroupHeartbeatResponse, []InternalTopic) {
+	m.f.t.Helper()
+	resp, create := m.send(m.request())
+	if resp.ErrorCode != 0 {
+		m.f.t.Fatalf("streams member %s: heartbeat error %d (%s)", m.id, resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	return resp, create
+}
+
+// wordCount is a two-subtopology topology: subtopology 0 reads "words"
+// and writes the repartition topic; subtopology 1 reads it and keeps a
+// store with a changelog.
+func wordCount() *kmsg.StreamsGroupHeartbeatRequestTopology {
+	return &kmsg.StreamsGroupHeartbeatRequestTopology{Epoch: 1, Subtopologies: []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{
+		{SubtopologyID: "0", SourceTopics: []string{"words"}, RepartitionSinkTopics: []string{"app-counts-repartition"}},
+		{SubtopologyID: "1", SourceTopics: []string{"app-counts-repartition"},
+			RepartitionSourceTopics: []kmsg.TopicInfo{{Topic: "app-counts-repartition", Configs: []kmsg.TopicInfoConfig{{Key: "cleanup.policy", Value: "delete"}}}},
+			StateChangelogTopics:    []kmsg.TopicInfo{{Topic: "app-counts-changelog", Configs: []kmsg.TopicInfoConfig{{Key: "cleanup.policy", Value: "compact"}}}}},
+	}}
+}
+
+func statusCodes(resp *kmsg.StreamsGroupHeartbeatResponse) []int8 {
+	var out []int8
+	for _, s := range resp.Status {
+		out = append(out, s.StatusCode)
+	}
+	return out
+}
+
+// TestStreamsGroupLifecycle: a member joining with a topology whose source
+// topic is missing is told so and gets no task; once it exists the
+// coordinator asks for the internal topics (partitions derived from the
+// source topic) and assigns nothing until they exist; then every task goes
+// to the only member; a second member on another process gets half of them
+// only after the first gave them up; a leave hands them back.
+func TestStreamsGroupLifecycle(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	a := f.streamsMember("a", "p1", wordCount())
+	resp, create := a.mustHeartbeat()
+	if got := statusCodes(resp); len(got) != 1 || got[0] != streamsStatusMissingSourceTopics || len(create) != 0 || a.owned.active.count() != 0 {
+		t.Fatalf("no source topic: status %v, create %v, tasks %v", resp.Status, create, a.owned)
+	}
+	f.topics.set("words", 1, 4)
+	resp, create = a.mustHeartbeat()
+	if got := statusCodes(resp); len(got) != 1 || got[0] != streamsStatusMissingInternalTopics {
+		t.Fatalf("missing internal topics: status %v", resp.Status)
+	}
+	want := map[string]int32{"app-counts-repartition": 4, "app-counts-changelog": 4}
+	if len(create) != 2 {
+		t.Fatalf("create %v", create)
+	}
+	for _, it := range create {
+		if want[it.Name] != it.Partitions || it.ReplicationFactor != -1 || len(it.Configs) != 1 {
+			t.Fatalf("internal topic %+v", it)
+		}
+	}
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	resp, _ = a.mustHeartbeat()
+	if len(resp.Status) != 0 || a.owned.active.count() != 8 || resp.MemberEpoch < 2 {
+		t.Fatalf("ready: status %v, epoch %d, tasks %v", resp.Status, resp.MemberEpoch, a.owned)
+	}
+
+	b := f.streamsMember("b", "p2", wordCount())
+	resp, _ = b.mustHeartbeat()
+	if b.owned.active.count() != 0 {
+		t.Fatalf("b got %v while a holds every task", b.owned)
+	}
+	resp, _ = a.mustHeartbeat() // told to give up half
+	if a.owned.active.count() != 4 || resp.ActiveTasks == nil {
+		t.Fatalf("a keeps %v", a.owned)
+	}
+	if d := f.describeStreams("app"); d.State != "Reconciling" {
+		t.Fatalf("while b waits: %s", d.State)
+	}
+	a.mustHeartbeat() // acknowledges
+	b.mustHeartbeat()
+	// Stateful tasks are balanced on their own, and a member keeps the
+	// same partitions of both subtopologies, as Kafka's sticky assignor.
+	wantA := taskSet{"0": {0, 1}, "1": {0, 1}}
+	if b.owned.active.count() != 4 || b.owned.active.anyOf(a.owned.active) || !a.owned.active.equal(wantA) {
+		t.Fatalf("a %v, b %v", a.owned, b.owned)
+	}
+	if d := f.describeStreams("app"); d.State != "Stable" || len(d.Members) != 2 || d.Topology == nil || len(d.Topology.Subtopologies) != 2 {
+		t.Fatalf("describe: %+v", d)
+	}
+
+	req := b.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := b.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	a.mustHeartbeat()
+	if a.owned.active.count() != 8 {
+		t.Fatalf("after b left a has %v", a.owned)
+	}
+}
+
+func (f *consumerFixture) describeStreams(group string) kmsg.StreamsGroupDescribeResponseGroup {
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Groups = []string{group}
+	return f.c.StreamsGroupDescribe(req).Groups[0]
+}
+
+// TestStreamsGroupRestart: a loaded streams group has its topology,
+// epochs, members and their tasks back; its members go on heartbeating
+// with the epochs they had, and the records read back are the ones
+// written (nothing is written again).
+func TestStreamsGroupRestart(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	a.mustHeartbeat()
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	before := f.describeStreams("app")
+	if before.State != "Stable" {
+		t.Fatalf("before: %s", before.State)
+	}
+	f2 := f.restart()
+	after := f2.describeStreams("app")
+	if after.Epoch != before.Epoch || after.AssignmentEpoch != before.AssignmentEpoch || len(after.Members) != 2 ||
+		after.Topology == nil || after.Topology.Epoch != 1 {
+		t.Fatalf("after a restart: %+v", after)
+	}
+	for i, m := range after.Members {
+		w := before.Members[i]
+		if m.MemberID != w.MemberID || m.MemberEpoch != w.MemberEpoch || m.ProcessID != w.ProcessID ||
+			!taskSetOf(m.Assignment.ActiveTasks).equal(taskSetOf(w.Assignment.ActiveTasks)) {
+			t.Fatalf("member after a restart: %+v, before %+v", m, w)
+		}
+	}
+	a.f, b.f = f2, f2
+	for _, m := range []*streamsTestMember{a, b} {
+		resp, _ := m.mustHeartbeat()
+		if resp.MemberEpoch != before.Epoch {
+			t.Fatalf("%s after a restart: epoch %d, want %d", m.id, resp.MemberEpoch, before.Epoch)
+		}
+	}
+	if got := f2.describeStreams("app"); got.State != "Stable" || got.Epoch != before.Epoch {
+		t.Fatalf("after heartbeats: %s epoch %d", got.State, got.Epoch)
+	}
+}
+
+// TestStreamsInitialRebalanceDelay: the first member of an empty group
+// gets epoch 1 and no tasks, with ASSIGNMENT_DELAYED, until
+// streams.initial.rebalance.delay.ms has passed; members joining meanwhile
+// are assigned together with it.
+func TestStreamsInitialRebalanceDelay(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.StreamsInitialRebalanceDelay = 3 * time.Second })
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	resp, _ := a.mustHeartbeat()
+	if resp.MemberEpoch != 1 || resp.ActiveTasks == nil || len(resp.ActiveTasks) != 0 ||
+		len(resp.Status) != 1 || resp.Status[0].StatusCode != streamsStatusAssignmentDelayed {
+		t.Fatalf("during the delay: epoch %d, tasks %v, status %v", resp.MemberEpoch, resp.ActiveTasks, resp.Status)
+	}
+	b.mustHeartbeat()
+	if d := f.describeStreams("app"); d.State != "Assigning" {
+		t.Fatalf("during the delay the group is %s", d.State)
+	}
+	f.clock.Advance(3 * time.Second)
+	for _, m := range []*streamsTestMember{a, b} {
+		resp, _ := m.mustHeartbeat()
+		if len(resp.Status) != 0 || m.owned.active.count() != 4 {
+			t.Fatalf("%s after the delay: status %v, tasks %v", m.id, resp.Status, m.owned)
+		}
+	}
+}
+
+// TestStreamsDescribeV1: v1 names the assignor and, asked for the topology
+// description, says none is stored (Kafka without a description plugin).
+func TestStreamsDescribeV1(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 2)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Version, req.Groups, req.IncludeTopologyDescription = 1, []string{"app"}, true
+	g := f.c.StreamsGroupDescribe(req).Groups[0]
+	if g.ErrorCode != 0 || g.AssignorName == nil || *g.AssignorName != "sticky" || g.TopologyDescriptionStatus != topologyDescriptionNotStored || g.State != "NotReady" {
+		t.Fatalf("describe v1: %+v", g)
+	}
+	// Not ready: the topology as sent, sorted, changelog partitions unknown.
+	if st := g.Topology.Subtopologies; len(st) != 2 || st[1].StateChangelogTopics[0].NumPartitions != 0 {
+		t.Fatalf("topology while not ready: %+v", g.Topology)
+	}
+}
+
+// TestStreamsTopologyRefusals: a topology whose repartition topic no
+// subtopology writes cannot be configured (STREAMS_INVALID_TOPOLOGY) and
+// leaves nothing behind; once the group has a topology, a member joining
+// with another is refused, as Kafka supports no topology updates.
+func TestStreamsTopologyRefusals(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	broken := wordCount()
+	broken.Subtopologies[0].RepartitionSinkTopics = nil
+	resp, _ := f.streamsMember("a", "p1", broken).send(f.streamsMember("a", "p1", broken).request())
+	if resp.ErrorCode != errStreamsInvalidTopology {
+		t.Fatalf("a repartition topic nothing writes: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	if d := f.describeStreams("app"); d.ErrorCode != errGroupIDNotFound {
+		t.Fatalf("the refused join left a group behind: %+v", d)
+	}
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	other := wordCount()
+	other.Subtopologies[0].SourceTopics = []string{"sentences"}
+	resp, _ = f.streamsMember("b", "p2", other).send(f.streamsMember("b", "p2", other).request())
+	if resp.ErrorCode != errInvalidRequest || deref(resp.ErrorMessage) != "Topology updates are not supported yet." {
+		t.Fatalf("another topology: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	if d := f.describeStreams("app"); len(d.Members) != 1 {
+		t.Fatalf("the refused member joined: %+v", d.Members)
+	}
+}
