@@ -19,13 +19,16 @@
 //     restarted; confluent-kafka for Python.
 //   - Python: kafka-python (compat/python). JavaScript: kafkajs (compat/js).
 //   - Java: kafka-clients 4.x and 3.x with default settings (compat/java),
-//     4.x also with the consumer group protocol (group.protocol=consumer)
-//     and with share groups (KafkaShareConsumer and the Admin client's
-//     share-group calls), and the Spring Boot 4 demo (compat/spring-demo,
-//     a @SpringBootTest against the started binary).
+//     4.x also with the consumer group protocol (group.protocol=consumer),
+//     with share groups (KafkaShareConsumer and the Admin client's
+//     share-group calls) and with Kafka Streams' own rebalance protocol
+//     (group.protocol=streams, streams groups of KIP-1071), and the Spring
+//     Boot 4 demo (compat/spring-demo, a @SpringBootTest against the
+//     started binary).
 //   - Kafka's own command-line tools from Maven Central (compat/tools),
 //     including console consumers of the consumer group protocol, console
-//     share consumers with kafka-share-groups, delegation tokens made,
+//     share consumers with kafka-share-groups, kafka-streams-groups on the
+//     group of a Kafka Streams application, delegation tokens made,
 //     used to log in, renewed and expired with kafka-delegation-tokens, and
 //     DumpLogSegments reading segments gregor wrote.
 //

@@ -25,6 +25,8 @@ import (
 // kafka-cluster, kafka-storage info, kafka-broker-api-versions and
 // kafka-log-dirs (cluster), kafka-transactions (transactions),
 // kafka-delegation-tokens on a SASL broker of its own (delegation-tokens),
+// kafka-streams-groups on a broker of its own serving streams groups
+// (streams-groups),
 // and DumpLogSegments over the files gregor wrote (idempotence, dumplog).
 // Every output is parsed and its values checked, most against what
 // franz-go reads from the same broker. The features run in order on
@@ -60,6 +62,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.features = tools.mainClass(t, "org.apache.kafka.tools.FeatureCommand")
 	e.cls.shareGroups = tools.mainClass(t, "org.apache.kafka.tools.consumer.group.ShareGroupCommand")
 	e.cls.shareConsumer = tools.mainClass(t, "org.apache.kafka.tools.consumer.ConsoleShareConsumer")
+	e.cls.streamsGroups = tools.mainClass(t, "org.apache.kafka.tools.streams.StreamsGroupCommand")
 	e.cls.tokens = tools.mainClass(t, "org.apache.kafka.tools.DelegationTokenCommand", "kafka.admin.DelegationTokenCommand")
 
 	const client = "kafka-cli"
@@ -86,6 +89,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "transactions", e.testTransactions)
 	feature(t, client, v, "group-protocol", e.testGroupProtocol)
 	feature(t, client, v, "share-groups", e.testShareGroups)
+	feature(t, client, v, "streams-groups", e.testStreamsGroups)
 	feature(t, client, v, "dumplog", e.testDumpLog)
 }
 
@@ -98,7 +102,7 @@ type cliEnv struct {
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
 		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features,
-		shareGroups, shareConsumer, tokens string
+		shareGroups, shareConsumer, streamsGroups, tokens string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }

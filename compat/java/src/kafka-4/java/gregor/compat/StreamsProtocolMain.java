@@ -1,0 +1,61 @@
+package gregor.compat;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Runs {@link StreamsProtocolChecks}, Kafka Streams with the streams
+ * rebalance protocol of KIP-1071, against its own broker (which must list
+ * "streams" in group.coordinator.rebalance.protocols) and prints one RESULT
+ * line per step, streams-protocol-&lt;step&gt;, as {@link Main} does. The
+ * steps build on each other (one application, one input topic): when
+ * count, share or failover fails, which start and stop the instances the
+ * later steps need, the later steps fail as not run. Only kafka-streams
+ * 4.x has the protocol: this class is compiled from src/kafka-4 (see
+ * pom.xml).
+ *
+ * <p>Usage: {@code StreamsProtocolMain <bootstrap host:port> <topic prefix>}.
+ */
+public final class StreamsProtocolMain {
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: StreamsProtocolMain <bootstrap host:port> <topic prefix>");
+            System.exit(2);
+        }
+        Clients clients = new Clients(args[0], args[1]);
+        StreamsProtocolChecks streams = new StreamsProtocolChecks(clients);
+        Map<String, Main.Check> steps = new LinkedHashMap<>();
+        steps.put("count", streams::count);
+        steps.put("internal-topics", streams::internalTopics);
+        steps.put("share", streams::share);
+        steps.put("describe", streams::describe);
+        steps.put("failover", streams::failover);
+        steps.put("delete", streams::delete);
+        Set<String> prerequisites = Set.of("count", "share", "failover");
+        Map<String, Main.Check> checks = new LinkedHashMap<>();
+        String[] failed = {null};
+        for (Map.Entry<String, Main.Check> s : steps.entrySet()) {
+            checks.put("streams-protocol-" + s.getKey(), () -> {
+                if (failed[0] != null) {
+                    throw new AssertionError("not run: streams-protocol-" + failed[0] + " failed");
+                }
+                try {
+                    return s.getValue().run();
+                } catch (Throwable e) {
+                    if (prerequisites.contains(s.getKey())) {
+                        failed[0] = s.getKey();
+                    }
+                    throw e;
+                }
+            });
+        }
+        boolean ok;
+        try {
+            ok = Main.runAll(clients, checks);
+        } finally {
+            streams.close();
+        }
+        System.exit(ok ? 0 : 1);
+    }
+}
