@@ -194,6 +194,7 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 	if !known && len(sg.members) >= c.cfg.StreamsMaxSize {
 		return nil, refuse(errGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", c.cfg.StreamsMaxSize)
 	}
+	wasEmpty := len(sg.members) == 0
 	m, herr := c.streamsMemberFor(g, req)
 	if herr != nil {
 		return nil, herr
@@ -223,7 +224,6 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 		c.logger.Info("streams group topology set", "group", g.id, "subtopologies", len(topology.Subtopologies))
 		sg.topology = topology
 	}
-	wasEmpty := len(sg.members) == 0
 	previous := m.assigned
 	changed := m.fresh
 	m.fresh = false
@@ -693,6 +693,10 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 		}
 	}
 	resp.MemberID, resp.MemberEpoch = req.MemberID, req.MemberEpoch
+	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+	if req.ShutdownApplication {
+		sg.shutdownBy = m.id
+	}
 	if req.MemberEpoch == staticLeaveEpoch {
 		// It keeps its tasks for a new incarnation, until its session
 		// times out.
