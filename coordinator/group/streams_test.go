@@ -272,3 +272,46 @@ func TestStreamsTopologyRefusals(t *testing.T) {
 		t.Fatalf("the refused member joined: %+v", d.Members)
 	}
 }
+
+// TestStreamsStaticMembers: a second member with a static member's
+// instance id is refused while the first holds it; after the first leaves
+// for now (epoch -2) a new incarnation takes its place and its tasks,
+// without a rebalance, and the old one is fenced.
+func TestStreamsStaticMembers(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 2)
+	f.topics.set("app-counts-repartition", 2, 2)
+	f.topics.set("app-counts-changelog", 3, 2)
+	instance := "i1"
+	join := func(id string) *streamsTestMember {
+		m := f.streamsMember(id, "p1", wordCount())
+		return m
+	}
+	send := func(m *streamsTestMember, epoch int32) *kmsg.StreamsGroupHeartbeatResponse {
+		req := m.request()
+		req.InstanceID, req.MemberEpoch = &instance, epoch
+		if epoch != 0 {
+			req.Topology = nil
+		}
+		resp, _ := m.send(req)
+		return resp
+	}
+	old := join("old")
+	if r := send(old, 0); r.ErrorCode != 0 || old.owned.active.count() != 4 {
+		t.Fatalf("static join: %d, tasks %v", r.ErrorCode, old.owned)
+	}
+	epoch := old.epoch
+	if r := send(join("other"), 0); r.ErrorCode != errUnreleasedInstanceID {
+		t.Fatalf("the instance id while its member holds it: %d", r.ErrorCode)
+	}
+	if r := send(old, staticLeaveEpoch); r.ErrorCode != 0 || r.MemberEpoch != staticLeaveEpoch {
+		t.Fatalf("leave for now: %+v", r)
+	}
+	next := join("next")
+	if r := send(next, 0); r.ErrorCode != 0 || !next.owned.active.equal(old.owned.active) || r.MemberEpoch != epoch {
+		t.Fatalf("the new incarnation: %d, epoch %d (want %d), tasks %v (want %v)", r.ErrorCode, r.MemberEpoch, epoch, next.owned, old.owned)
+	}
+	if r := send(old, epoch); r.ErrorCode != errFencedInstanceID {
+		t.Fatalf("the old incarnation: %d", r.ErrorCode)
+	}
+}
