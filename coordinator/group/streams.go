@@ -356,9 +356,28 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeat
 		return refuse(errInvalidRequest, "RackId can't be empty.")
 	}
 	if req.Topology != nil {
+		ids := map[string]bool{}
 		for _, st := range req.Topology.Subtopologies {
 			if len(st.SourceTopicRegex) > 0 {
 				return refuse(errInvalidRequest, "Regular expressions for source topics are not supported yet.")
+			}
+			if ids[st.SubtopologyID] {
+				// Kafka's StreamsTopology fails on the duplicate map key
+				// (an UNKNOWN_SERVER_ERROR); a clear refusal instead.
+				return refuse(errInvalidRequest, "Subtopology %s appears more than once in the topology.", st.SubtopologyID)
+			}
+			ids[st.SubtopologyID] = true
+			for _, g := range st.CopartitionGroups {
+				for _, idx := range []struct {
+					is []int16
+					n  int
+				}{{g.SourceTopics, len(st.SourceTopics)}, {g.SourceTopicRegex, len(st.SourceTopicRegex)}, {g.RepartitionSourceTopics, len(st.RepartitionSourceTopics)}} {
+					for _, i := range idx.is {
+						if i < 0 || int(i) >= idx.n {
+							return refuse(errInvalidRequest, "A copartition group of subtopology %s refers to topic %d, which it does not have.", st.SubtopologyID, i)
+						}
+					}
+				}
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package group
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -313,5 +315,89 @@ func TestStreamsStaticMembers(t *testing.T) {
 	}
 	if r := send(old, epoch); r.ErrorCode != errFencedInstanceID {
 		t.Fatalf("the old incarnation: %d", r.ErrorCode)
+	}
+}
+
+// TestStreamsRandomTopologies sends joins with random topologies (topic
+// names reused across roles, partition counts negative or huge, now and
+// then a duplicate subtopology or a copartition index out of range): each
+// is answered, with an error or a status, and never takes the coordinator
+// down or hangs it; a group that gets one keeps answering, and once the
+// internal topics it asked for exist, it is ready or says why not.
+func TestStreamsRandomTopologies(t *testing.T) {
+	names := []string{"a", "b", "c", "r1", "r2", "ch1", "ch2"}
+	stats := map[string]int{}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		f := newConsumerFixture(t, nil)
+		f.topics.set("a", 1, 3)
+		f.topics.set("b", 2, int32(1+r.IntN(5)))
+		pick := func(from []string) []string {
+			var out []string
+			for range r.IntN(3) {
+				out = append(out, from[r.IntN(len(from))])
+			}
+			return out
+		}
+		infos := func(from []string, partitions bool) []kmsg.TopicInfo {
+			var out []kmsg.TopicInfo
+			for _, n := range pick(from) {
+				ti := kmsg.TopicInfo{Topic: n, ReplicationFactor: int16(r.IntN(3) - 1)}
+				if partitions && r.IntN(3) == 0 {
+					ti.NumPartitions = int32(r.IntN(7) - 1)
+				}
+				out = append(out, ti)
+			}
+			return out
+		}
+		index := func(n int) []int16 {
+			if n == 0 || r.IntN(10) == 0 {
+				return []int16{int16(r.IntN(4) - 1)}
+			}
+			return []int16{int16(r.IntN(n))}
+		}
+		topo := &kmsg.StreamsGroupHeartbeatRequestTopology{}
+		for i := range 1 + r.IntN(3) {
+			id := fmt.Sprint(i)
+			if r.IntN(10) == 0 {
+				id = "0"
+			}
+			st := kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{SubtopologyID: id,
+				SourceTopics: pick(names[:3]), RepartitionSinkTopics: pick(names[3:5]),
+				RepartitionSourceTopics: infos(names[3:5], true), StateChangelogTopics: infos(names[5:], false)}
+			if r.IntN(3) == 0 {
+				st.CopartitionGroups = append(st.CopartitionGroups, kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{
+					SourceTopics: index(len(st.SourceTopics)), RepartitionSourceTopics: index(len(st.RepartitionSourceTopics))})
+			}
+			topo.Subtopologies = append(topo.Subtopologies, st)
+		}
+		m := f.streamsMember("m", "p", topo)
+		resp, create := m.send(m.request())
+		if resp.ErrorCode != 0 {
+			stats[fmt.Sprint("error ", resp.ErrorCode)]++
+			continue
+		}
+		if resp.MemberEpoch <= 0 || resp.ActiveTasks == nil {
+			t.Fatalf("seed %d: a join answered epoch %d, tasks %v", seed, resp.MemberEpoch, resp.ActiveTasks)
+		}
+		for i, it := range create {
+			if it.Partitions <= 0 {
+				t.Fatalf("seed %d: asked to create %s with %d partitions", seed, it.Name, it.Partitions)
+			}
+			f.topics.set(it.Name, byte(10+i), it.Partitions)
+		}
+		resp, _ = m.send(m.request())
+		if resp.ErrorCode != 0 {
+			t.Fatalf("seed %d: the next heartbeat: %d %s", seed, resp.ErrorCode, deref(resp.ErrorMessage))
+		}
+		ready := len(resp.Status) == 0
+		if ready && m.owned.active.count() == 0 {
+			t.Fatalf("seed %d: ready with no task", seed)
+		}
+		stats[fmt.Sprint("ready ", ready)]++
+	}
+	t.Log(stats)
+	if stats["ready true"] == 0 {
+		t.Fatal("no random topology became ready")
 	}
 }

@@ -112,7 +112,13 @@ func configureTopology(t *kmsg.StreamsGroupHeartbeatRequestTopology, topics Topi
 			counts[name] = ti.NumPartitions
 		}
 	}
-	for changed := true; changed; {
+	// Counts only grow, so this ends; the bound guards against a topology
+	// this reasoning misses.
+	for changed, passes := true, 0; changed; passes++ {
+		if passes > len(t.Subtopologies)+len(repartition)+1 {
+			ct.invalid = "Failed to compute number of partitions for all repartition topics. There may be loops in the topology that cannot be resolved."
+			return ct
+		}
 		changed = false
 		for _, st := range t.Subtopologies {
 			n := int32(0)
@@ -125,7 +131,7 @@ func configureTopology(t *kmsg.StreamsGroupHeartbeatRequestTopology, topics Topi
 			if !known || n == 0 {
 				continue
 			}
-			if ct.tasks[st.SubtopologyID] != n {
+			if ct.tasks[st.SubtopologyID] < n {
 				ct.tasks[st.SubtopologyID] = n
 				changed = true
 			}
@@ -155,15 +161,11 @@ func configureTopology(t *kmsg.StreamsGroupHeartbeatRequestTopology, topics Topi
 	for _, st := range t.Subtopologies {
 		for _, g := range st.CopartitionGroups {
 			var names []string
-			for _, i := range g.SourceTopics {
-				if int(i) < len(st.SourceTopics) {
-					names = append(names, st.SourceTopics[i])
-				}
+			for _, i := range g.SourceTopics { // in range: validateStreamsHeartbeat
+				names = append(names, st.SourceTopics[i])
 			}
 			for _, i := range g.RepartitionSourceTopics {
-				if int(i) < len(st.RepartitionSourceTopics) {
-					names = append(names, st.RepartitionSourceTopics[i].Topic)
-				}
+				names = append(names, st.RepartitionSourceTopics[i].Topic)
 			}
 			want := int32(0)
 			user := map[string]int32{}
