@@ -2,6 +2,7 @@ package gregor.compat;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Runs {@link ShareGroupChecks}, share groups of KIP-932 through
@@ -30,24 +31,7 @@ public final class ShareGroupMain {
         steps.put("offsets", share::offsets);
         steps.put("alter", share::alter);
         steps.put("delete", share::delete);
-        Map<String, Main.Check> checks = new LinkedHashMap<>();
-        String[] failed = {null};
-        for (Map.Entry<String, Main.Check> s : steps.entrySet()) {
-            boolean prerequisite = s.getKey().equals("config") || s.getKey().equals("consume");
-            checks.put("share-groups-" + s.getKey(), () -> {
-                if (failed[0] != null) {
-                    throw new AssertionError("not run: share-groups-" + failed[0] + " failed");
-                }
-                try {
-                    return s.getValue().run();
-                } catch (Throwable e) {
-                    if (prerequisite) {
-                        failed[0] = s.getKey();
-                    }
-                    throw e;
-                }
-            });
-        }
+        Map<String, Main.Check> checks = Main.chained("share-groups", steps, Set.of("config", "consume"));
         boolean ok;
         try {
             ok = Main.runAll(clients, checks);

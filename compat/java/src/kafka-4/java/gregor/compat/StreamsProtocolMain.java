@@ -33,23 +33,7 @@ public final class StreamsProtocolMain {
         steps.put("failover", streams::failover);
         steps.put("delete", streams::delete);
         Set<String> prerequisites = Set.of("count", "share", "failover");
-        Map<String, Main.Check> checks = new LinkedHashMap<>();
-        String[] failed = {null};
-        for (Map.Entry<String, Main.Check> s : steps.entrySet()) {
-            checks.put("streams-protocol-" + s.getKey(), () -> {
-                if (failed[0] != null) {
-                    throw new AssertionError("not run: streams-protocol-" + failed[0] + " failed");
-                }
-                try {
-                    return s.getValue().run();
-                } catch (Throwable e) {
-                    if (prerequisites.contains(s.getKey())) {
-                        failed[0] = s.getKey();
-                    }
-                    throw e;
-                }
-            });
-        }
+        Map<String, Main.Check> checks = Main.chained("streams-protocol", steps, prerequisites);
         boolean ok;
         try {
             ok = Main.runAll(clients, checks);

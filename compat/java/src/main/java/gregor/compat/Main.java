@@ -72,6 +72,31 @@ public final class Main {
         System.exit(runAll(clients, checks) ? 0 : 1);
     }
 
+    /**
+     * Names a feature's steps {@code <feature>-<step>} and chains them: once a
+     * prerequisite step fails, every step after it fails as not run.
+     */
+    static Map<String, Check> chained(String feature, Map<String, Check> steps, java.util.Set<String> prerequisites) {
+        Map<String, Check> checks = new LinkedHashMap<>();
+        String[] failed = {null};
+        for (Map.Entry<String, Check> s : steps.entrySet()) {
+            checks.put(feature + "-" + s.getKey(), () -> {
+                if (failed[0] != null) {
+                    throw new AssertionError("not run: " + feature + "-" + failed[0] + " failed");
+                }
+                try {
+                    return s.getValue().run();
+                } catch (Throwable e) {
+                    if (prerequisites.contains(s.getKey())) {
+                        failed[0] = s.getKey();
+                    }
+                    throw e;
+                }
+            });
+        }
+        return checks;
+    }
+
     /** Prints the VERSION line, runs every check printing its RESULT line, closes clients; true if all passed. */
     static boolean runAll(Clients clients, Map<String, Check> checks) throws Exception {
         System.out.println("VERSION kafka-clients " + clientVersion());
