@@ -321,26 +321,14 @@ func (e *cliEnv) testDumpLog(t *testing.T) {
 // 5 member, 6 assignment epoch, 7 target, 8 current assignment).
 var cliGPKey = regexp.MustCompile(`^\{"type":"([35678])","data":\{"groupId":"` + cliGPGroup + `"(?:,"memberId":"[^"]+")?\}\}$`)
 
-// checkOffsetsTopic decodes every non-empty __consumer_offsets segment:
-// the console group committed each partition's end offset at some point,
-// had the console consumer as a member, and its last records are the
-// tombstones of kafka-consumer-groups --delete. The consumer protocol
-// group's records (Kafka's ConsumerGroup* records) decode too: its
-// epochs, its members' subscriptions and assignments, and, after its
-// --delete, tombstones as the last value of every key.
-func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
+// offsetsSegments are the non-empty first segments of a log dir's
+// __consumer_offsets partitions; there must be some.
+func offsetsSegments(t *testing.T, dir string) []string {
 	t.Helper()
-	segs, err := filepath.Glob(filepath.Join(e.dir, "__consumer_offsets-*", "00000000000000000000.log"))
+	segs, err := filepath.Glob(filepath.Join(dir, "__consumer_offsets-*", "00000000000000000000.log"))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("no __consumer_offsets segments: %v", err)
 	}
-	ends := map[int32]int64{}
-	for _, r := range e.console {
-		ends[r.partition] = r.offset + 1
-	}
-	committedEnd := map[int32]bool{}
-	last := map[string]string{} // key -> last payload
-	member := false
 	var written []string
 	for _, seg := range segs {
 		if st, err := os.Stat(seg); err == nil && st.Size() > 0 {
@@ -350,6 +338,26 @@ func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
 	if len(written) == 0 {
 		t.Fatal("every __consumer_offsets segment is empty")
 	}
+	return written
+}
+
+// checkOffsetsTopic decodes every non-empty __consumer_offsets segment:
+// the console group committed each partition's end offset at some point,
+// had the console consumer as a member, and its last records are the
+// tombstones of kafka-consumer-groups --delete. The consumer protocol
+// group's records (Kafka's ConsumerGroup* records) decode too: its
+// epochs, its members' subscriptions and assignments, and, after its
+// --delete, tombstones as the last value of every key.
+func (e *cliEnv) checkOffsetsTopic(t *testing.T) {
+	t.Helper()
+	written := offsetsSegments(t, e.dir)
+	ends := map[int32]int64{}
+	for _, r := range e.console {
+		ends[r.partition] = r.offset + 1
+	}
+	committedEnd := map[int32]bool{}
+	last := map[string]string{} // key -> last payload
+	member := false
 	gpLast := map[string]string{}
 	gpSeen := map[string]bool{} // record type -> a decoded value seen
 	for seg, batches := range e.dumpLogs(t, written, "--offsets-decoder") {

@@ -563,18 +563,8 @@ var streamsValueChecks = map[string]*regexp.Regexp{
 // after --delete the last value of each key is a tombstone.
 func (e *cliEnv) checkStreamsRecords(t *testing.T, dir string) {
 	t.Helper()
-	segs, err := filepath.Glob(filepath.Join(dir, "__consumer_offsets-*", "00000000000000000000.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var written []string
-	for _, seg := range segs {
-		if st, err := os.Stat(seg); err == nil && st.Size() > 0 {
-			written = append(written, seg)
-		}
-	}
 	last, seen := map[string]string{}, map[string]bool{}
-	for seg, batches := range e.dumpLogs(t, written, "--offsets-decoder") {
+	for seg, batches := range e.dumpLogs(t, offsetsSegments(t, dir), "--offsets-decoder") {
 		cliCheckBatches(t, seg, batches, true)
 		for _, b := range batches {
 			for _, r := range b.records {
