@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"github.com/gregor-broker/gregor/delegation"
 	"math"
 	"net"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 )

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gregor-broker/gregor/delegation"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"

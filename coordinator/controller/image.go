@@ -1,11 +1,11 @@
 package controller
 
 import (
-	"github.com/gregor-broker/gregor/delegation"
 	"maps"
 	"slices"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 )

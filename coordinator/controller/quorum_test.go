@@ -3,12 +3,12 @@ package controller
 import (
 	"bytes"
 	"context"
-	"github.com/gregor-broker/gregor/delegation"
 	"net"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
