@@ -66,7 +66,10 @@ func (w *wireConn) roundTrip(ctx context.Context, clientID string, req kmsg.Requ
 	return decodeResponse(req, frame)
 }
 
-// decodeResponse decodes the answer to req from its header and body.
+// decodeResponse decodes the answer to req from its header and body. The
+// response owns a copy of the body: kmsg's bytes fields (an Envelope's
+// ResponseData) alias what they are read from, and a connection's buffer
+// is reused by its next request.
 func decodeResponse(req kmsg.Request, frame []byte) (kmsg.Response, error) {
 	resp := req.ResponseKind()
 	r := kbin.Reader{Src: frame[min(len(frame), 4):]}
@@ -76,7 +79,7 @@ func decodeResponse(req kmsg.Request, frame []byte) (kmsg.Response, error) {
 	if len(frame) < 4 || !r.Ok() {
 		return nil, errors.New("controller: short response header")
 	}
-	if err := resp.ReadFrom(r.Src); err != nil {
+	if err := resp.ReadFrom(bytes.Clone(r.Src)); err != nil {
 		return nil, fmt.Errorf("controller: decoding response: %w", err)
 	}
 	return resp, nil
