@@ -244,7 +244,7 @@ func (d *Dir) loadLogs(defaults Config) error {
 			errs = append(errs, fmt.Errorf("open %s: %w", f.name, f.err))
 			continue
 		}
-		f.log.owner = d
+		f.log.owner.Store(d)
 		d.logs[f.tp] = f.log // closed by OpenDir if another failed
 		d.recoveredSegments += f.log.recoveredSegments
 	}
@@ -329,7 +329,7 @@ func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Conf
 	})
 	for i, l := range logs {
 		if errs[i] == nil {
-			l.owner = d
+			l.owner.Store(d)
 			d.logs[tps[i]] = l
 		}
 	}

@@ -276,6 +276,9 @@ func TestErrorCodesMatchKafka(t *testing.T) {
 		CodeInvalidTxnState:              kerr.InvalidTxnState,
 		CodeTransactionCoordinatorFenced: kerr.TransactionCoordinatorFenced,
 		CodeKafkaStorageError:            kerr.KafkaStorageError,
+		CodeReplicaNotAvailable:          kerr.ReplicaNotAvailable,
+		CodeInvalidTopic:                 kerr.InvalidTopicException,
+		CodeLogDirNotFound:               kerr.LogDirNotFound,
 		CodeUnknownServerError:           kerr.UnknownServerError,
 	} {
 		if ours != theirs.Code {

@@ -34,7 +34,9 @@
 // digits, zero padded: the segment's base offset (every offset in it is >= the
 // base and < the next segment's base), or for a snapshot the log end offset
 // the snapshot was taken at. A partition directory being deleted is renamed
-// first to <topic>-<partition>.<32 hex digits>-delete. The .deleted,
+// first to <topic>-<partition>.<32 hex digits>-delete; one being moved
+// here from another log dir is filled as
+// <topic>-<partition>.<32 hex digits>-future (move.go). The .deleted,
 // .cleaned and .swap suffixes go after a segment file's own; on open,
 // .deleted files are removed and an interrupted swap is finished or undone
 // by Kafka's rules (swap.go).

@@ -10,12 +10,15 @@ const (
 	CodeUnknownServerError           int16 = -1
 	CodeOffsetOutOfRange             int16 = 1
 	CodeCorruptMessage               int16 = 2
+	CodeReplicaNotAvailable          int16 = 9
+	CodeInvalidTopic                 int16 = 17
 	CodeRecordListTooLarge           int16 = 18
 	CodeOutOfOrderSequenceNumber     int16 = 45
 	CodeInvalidProducerEpoch         int16 = 47
 	CodeInvalidTxnState              int16 = 48
 	CodeTransactionCoordinatorFenced int16 = 52
 	CodeKafkaStorageError            int16 = 56
+	CodeLogDirNotFound               int16 = 57
 )
 
 // Error is an error with the Kafka error code a response should carry.

@@ -19,6 +19,7 @@ const (
 	snapshotSuffix     = ".snapshot"
 	tmpSuffix          = ".tmp"
 	deleteDirSuffix    = "-delete"
+	futureDirSuffix    = "-future"
 	leaderEpochFile    = "leader-epoch-checkpoint"
 	partitionMetaFile  = "partition.metadata"
 	metaPropertiesFile = "meta.properties"
@@ -72,9 +73,10 @@ func partitionDirName(tp TopicPartition) string {
 }
 
 // parsePartitionDirName undoes partitionDirName. Names of directories being
-// deleted (…-delete) and anything else not shaped like <topic>-<n> do not parse.
+// deleted (…-delete) or filled by a move (…-future) and anything else not
+// shaped like <topic>-<n> do not parse.
 func parsePartitionDirName(name string) (TopicPartition, bool) {
-	if strings.HasSuffix(name, deleteDirSuffix) {
+	if strings.HasSuffix(name, deleteDirSuffix) || strings.HasSuffix(name, futureDirSuffix) {
 		return TopicPartition{}, false
 	}
 	i := strings.LastIndexByte(name, '-')
@@ -90,15 +92,32 @@ func parsePartitionDirName(name string) (TopicPartition, bool) {
 
 // deleteDirName is Kafka's name for a partition dir awaiting deletion:
 // <topic>-<partition>.<uuid hex>-delete, the topic cut to keep it in 255 bytes.
-func deleteDirName(tp TopicPartition) string {
+func deleteDirName(tp TopicPartition) string { return markedDirName(tp, deleteDirSuffix) }
+
+// futureDirName is Kafka's name for the copy of a partition being moved
+// to another log dir: <topic>-<partition>.<uuid hex>-future.
+func futureDirName(tp TopicPartition) string { return markedDirName(tp, futureDirSuffix) }
+
+func markedDirName(tp TopicPartition, mark string) string {
 	var u [16]byte
 	_, _ = rand.Read(u[:])
-	suffix := "-" + strconv.FormatInt(int64(tp.Partition), 10) + "." + hex.EncodeToString(u[:]) + deleteDirSuffix
+	suffix := "-" + strconv.FormatInt(int64(tp.Partition), 10) + "." + hex.EncodeToString(u[:]) + mark
 	topic := tp.Topic
 	if len(topic) > 255-len(suffix) {
 		topic = topic[:255-len(suffix)]
 	}
 	return topic + suffix
+}
+
+// parseFutureDirName returns the partition of a …-future dir name; a
+// topic cut to fit the name does not parse.
+func parseFutureDirName(name string) (TopicPartition, bool) {
+	rest, ok := strings.CutSuffix(name, futureDirSuffix)
+	i := strings.LastIndexByte(rest, '.')
+	if !ok || i < 0 || len(rest)-i-1 != 32 {
+		return TopicPartition{}, false
+	}
+	return parsePartitionDirName(rest[:i])
 }
 
 // UUIDString formats a Kafka Uuid the way Kafka does in text: URL-safe

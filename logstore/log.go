@@ -45,7 +45,7 @@ type Log struct {
 	cleanMu    sync.Mutex
 	cleanAbort atomic.Bool
 	cleanPause atomic.Int32 // truncations waiting for cleanMu: a clean in progress stops
-	owner      *Dir
+	owner      atomic.Pointer[Dir]
 
 	mu             sync.Mutex // appends, rolls, config, close
 	cfg            Config
@@ -103,8 +103,13 @@ func (l *Log) TopicID() [16]byte { return l.topicID }
 // TopicPartition is the partition this log holds.
 func (l *Log) TopicPartition() TopicPartition { return l.tp }
 
-// Dir is the partition directory.
-func (l *Log) Dir() string { return l.dir }
+// Dir is the partition directory (which a move to another log dir
+// changes, under mu).
+func (l *Log) Dir() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dir
+}
 
 // SetConfig changes the log's settings; segments made from now on use them.
 func (l *Log) SetConfig(cfg Config) {

@@ -58,8 +58,8 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	}
 	start := l.logStart.Load()
 	l.mu.Unlock()
-	if moved && l.owner != nil {
-		err = errors.Join(err, l.owner.logStartMoved())
+	if owner := l.owner.Load(); moved && owner != nil {
+		err = errors.Join(err, owner.logStartMoved())
 	}
 	return start, err
 }
@@ -174,10 +174,11 @@ func (l *Log) retireSegment(s *segment) error {
 // deleteLater removes a retired segment's files after
 // file.delete.delay.ms (at once for a log outside a Dir).
 func (l *Log) deleteLater(s *segment) error {
-	if l.owner == nil {
+	owner := l.owner.Load()
+	if owner == nil {
 		return s.removeFiles()
 	}
-	l.owner.deleter.later(s, time.Duration(l.cfg.FileDeleteDelayMs)*time.Millisecond)
+	owner.deleter.later(s, time.Duration(l.cfg.FileDeleteDelayMs)*time.Millisecond)
 	return nil
 }
 

@@ -84,8 +84,8 @@ func (l *Log) replaceSegments(cleaned *segment, old []*segment, step func(string
 		if err := s.renameFiles(deletedSuffix, step); err != nil {
 			return true, err
 		}
-		if l.owner != nil {
-			l.owner.deleter.later(s, time.Duration(l.cfg.FileDeleteDelayMs)*time.Millisecond)
+		if owner := l.owner.Load(); owner != nil {
+			owner.deleter.later(s, time.Duration(l.cfg.FileDeleteDelayMs)*time.Millisecond)
 		}
 	}
 	if err := cleaned.renameFiles("", step); err != nil {

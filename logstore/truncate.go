@@ -91,10 +91,11 @@ func (l *Log) truncate(cut func() (int64, bool, error)) error {
 		}
 		return cut()
 	}()
-	if err != nil || !changed || l.owner == nil {
+	owner := l.owner.Load()
+	if err != nil || !changed || owner == nil {
 		return err
 	}
-	return errors.Join(l.owner.cleaner.truncateCheckpoint(l.tp, end), l.owner.Checkpoint())
+	return errors.Join(owner.cleaner.truncateCheckpoint(l.tp, end), owner.Checkpoint())
 }
 
 // truncateLocked is TruncateTo for an offset inside the log (at or above

@@ -1,0 +1,299 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Dirs is every log dir of a node (log.dirs, Kafka's JBOD): each is a Dir
+// with its own meta.properties, checkpoints, workers and partitions. A new
+// partition goes to the dir with the fewest partitions, as Kafka's
+// LogManager places it, unless a move asked for another (AlterLogDir
+// before the partition existed). A partition lives in one dir at a time;
+// MoveLog copies it to another while it keeps serving (move.go). Its
+// methods are safe for concurrent use.
+type Dirs struct {
+	dirs []*Dir
+	abs  []string // the dirs' absolute paths, as Kafka names them
+
+	mu        sync.Mutex // guards preferred, moves and a log changing dirs; taken before Dir.mu
+	preferred map[TopicPartition]*Dir
+	moves     map[TopicPartition]*move
+}
+
+// OpenDirs opens every log dir of paths (duplicates once) with OpenDir. A
+// new dir takes the cluster id of clusterID, or of the dirs that already
+// have one; dirs of different clusters, or holding the same partition, are
+// refused. Moves that a crash interrupted are finished or started again.
+func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
+	ds := &Dirs{preferred: map[TopicPartition]*Dir{}, moves: map[TopicPartition]*move{}}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			ds.abs = append(ds.abs, abs)
+		}
+	}
+	if len(ds.abs) == 0 {
+		return nil, errors.New("no log dir configured")
+	}
+	if clusterID == "" {
+		for _, p := range ds.abs {
+			if m, err := readMetaProperties(filepath.Join(p, metaPropertiesFile)); err == nil {
+				clusterID = m.ClusterID
+				break
+			}
+		}
+	}
+	if clusterID == "" {
+		clusterID = UUIDString(RandomUUID())
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			ds.crash()
+		}
+	}()
+	owner := map[TopicPartition]*Dir{}
+	for _, p := range ds.abs {
+		d, err := OpenDir(p, clusterID, nodeID, defaults, threads)
+		if err != nil {
+			return nil, fmt.Errorf("log dir %s: %w", p, err)
+		}
+		ds.dirs = append(ds.dirs, d)
+		if d.ClusterID() != ds.dirs[0].ClusterID() {
+			return nil, fmt.Errorf("log dir %s belongs to cluster %s, but %s to cluster %s", p, d.ClusterID(), ds.abs[0], ds.dirs[0].ClusterID())
+		}
+		for tp := range d.Logs() {
+			if o := owner[tp]; o != nil {
+				return nil, fmt.Errorf("partition %s is in two log dirs, %s and %s", tp, o.path, p)
+			}
+			owner[tp] = d
+		}
+	}
+	restart, err := ds.recoverMoves(owner, defaults)
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	for tp, to := range restart {
+		if err := ds.MoveLog(tp, to.path); err != nil {
+			return nil, err
+		}
+	}
+	return ds, nil
+}
+
+// All is every log dir, in log.dirs order.
+func (ds *Dirs) All() []*Dir { return ds.dirs }
+
+// Path is the absolute path of log dir d.
+func (ds *Dirs) Path(d *Dir) string {
+	for i, x := range ds.dirs {
+		if x == d {
+			return ds.abs[i]
+		}
+	}
+	return d.path
+}
+
+// byPath returns the log dir whose absolute path is path, or nil.
+func (ds *Dirs) byPath(path string) *Dir {
+	for i, abs := range ds.abs {
+		if abs == path {
+			return ds.dirs[i]
+		}
+	}
+	return nil
+}
+
+// ClusterID is the cluster id every dir's meta.properties holds.
+func (ds *Dirs) ClusterID() string { return ds.dirs[0].ClusterID() }
+
+// DirectoryIDs are the dirs' Uuids (KIP-858), in log.dirs order.
+func (ds *Dirs) DirectoryIDs() [][16]byte {
+	ids := make([][16]byte, len(ds.dirs))
+	for i, d := range ds.dirs {
+		ids[i] = d.DirectoryID()
+	}
+	return ids
+}
+
+// Log returns the log of tp, or nil.
+func (ds *Dirs) Log(tp TopicPartition) *Log {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.logLocked(tp)
+}
+
+func (ds *Dirs) logLocked(tp TopicPartition) *Log {
+	for _, d := range ds.dirs {
+		if l := d.Log(tp); l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
+// Logs returns every open log.
+func (ds *Dirs) Logs() map[TopicPartition]*Log {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	all := map[TopicPartition]*Log{}
+	for _, d := range ds.dirs {
+		maps.Copy(all, d.Logs())
+	}
+	return all
+}
+
+// CreateLogsAtEpoch is Dir.CreateLogsAtEpoch over the dirs: each partition
+// goes to the dir a move asked for, or else to the one with the fewest
+// partitions (counting those placed before it in the same call and those
+// being moved in).
+func (ds *Dirs) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Config, epoch int32) ([]*Log, error) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	for _, tp := range tps {
+		if ds.logLocked(tp) != nil {
+			return nil, fmt.Errorf("log %s already exists", tp)
+		}
+	}
+	counts := map[*Dir]int{}
+	for _, d := range ds.dirs {
+		counts[d] = len(d.Logs())
+	}
+	for _, m := range ds.moves {
+		counts[m.to]++
+	}
+	placed := map[*Dir][]int{}
+	for i, tp := range tps {
+		d := ds.preferred[tp]
+		if d == nil {
+			d = ds.dirs[0]
+			for _, x := range ds.dirs[1:] {
+				if counts[x] < counts[d] {
+					d = x
+				}
+			}
+		}
+		delete(ds.preferred, tp)
+		counts[d]++
+		placed[d] = append(placed[d], i)
+	}
+	logs := make([]*Log, len(tps))
+	var errs []error
+	for _, d := range ds.dirs {
+		idx := placed[d]
+		if len(idx) == 0 {
+			continue
+		}
+		some := make([]TopicPartition, len(idx))
+		for j, i := range idx {
+			some[j] = tps[i]
+		}
+		made, err := d.CreateLogsAtEpoch(some, topicID, cfg, epoch)
+		errs = append(errs, err)
+		for j, l := range made {
+			logs[idx[j]] = l
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return logs, nil
+}
+
+// SyncLogDirs fsyncs every log dir (Dir.SyncLogDir).
+func (ds *Dirs) SyncLogDirs() error {
+	var errs []error
+	for _, d := range ds.dirs {
+		errs = append(errs, d.SyncLogDir())
+	}
+	return errors.Join(errs...)
+}
+
+// DeleteLog stops a move of the partition, then deletes its log from the
+// dir that holds it.
+func (ds *Dirs) DeleteLog(tp TopicPartition) error {
+	for {
+		ds.stopMove(tp)
+		ds.mu.Lock()
+		if ds.moves[tp] == nil { // and none starts while mu is held
+			break
+		}
+		ds.mu.Unlock()
+	}
+	defer ds.mu.Unlock()
+	delete(ds.preferred, tp)
+	l := ds.logLocked(tp)
+	if l == nil {
+		return fmt.Errorf("no log %s", tp)
+	}
+	return l.owner.Load().DeleteLog(tp)
+}
+
+// Close stops the moves in progress and closes every dir.
+func (ds *Dirs) Close() error {
+	ds.stopMoves()
+	var errs []error
+	for _, d := range ds.dirs {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// crash closes every dir as a killed process would (for tests).
+func (ds *Dirs) crash() {
+	ds.stopMoves()
+	for _, d := range ds.dirs {
+		d.crash()
+	}
+}
+
+// The settings below apply to every dir.
+
+// SetBrokerEpoch is Dir.SetBrokerEpoch on every dir.
+func (ds *Dirs) SetBrokerEpoch(epoch int64) {
+	for _, d := range ds.dirs {
+		d.SetBrokerEpoch(epoch)
+	}
+}
+
+// SetCheckpointInterval is Dir.SetCheckpointInterval on every dir.
+func (ds *Dirs) SetCheckpointInterval(iv time.Duration) {
+	for _, d := range ds.dirs {
+		d.SetCheckpointInterval(iv)
+	}
+}
+
+// PreviousBrokerEpochs is the broker epoch the last clean shutdown of every
+// one of paths recorded, or -1 if any was not clean (PreviousBrokerEpoch).
+func PreviousBrokerEpochs(paths []string) int64 {
+	epoch := int64(-1)
+	for i, p := range paths {
+		e := PreviousBrokerEpoch(p)
+		if e < 0 || (i > 0 && e != epoch) {
+			return -1
+		}
+		epoch = e
+	}
+	return epoch
+}
+
+// dirEntries lists a directory, nothing when it does not exist yet.
+func dirEntries(path string) ([]os.DirEntry, error) {
+	ents, err := os.ReadDir(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return ents, err
+}
