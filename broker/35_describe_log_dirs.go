@@ -1,46 +1,59 @@
 package broker
 
-// DescribeLogDirs, versions 1-4: the one log dir this node uses, by its
-// absolute path, with the size of each partition's segments, an offset lag
-// of 0 and isFuture false (no partition is being moved between dirs), and
-// from v4 the file system's total and usable bytes. A null topic list
-// means every partition; otherwise only the listed partitions that exist.
+// DescribeLogDirs, versions 1-4: every log dir of this node (log.dirs), by
+// its absolute path, with the partitions in it: each one's size, its
+// offset lag (the high watermark less the log end offset, 0 for a leader)
+// and, for a partition being moved in (AlterReplicaLogDirs), the copy as a
+// future replica: the bytes copied so far and how many offsets it is
+// behind. From v4 the file system's total and usable bytes. A null topic
+// list means every partition; otherwise only the listed partitions that
+// exist.
 
 import (
-	"path/filepath"
+	"cmp"
+	"maps"
+	"slices"
 	"syscall"
 
+	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest) (*kmsg.DescribeLogDirsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
-	path, err := filepath.Abs(b.dir.Path())
-	if err != nil {
-		path = b.dir.Path()
-	}
-	dir := kmsg.DescribeLogDirsResponseDir{Dir: path, TotalBytes: -1, UsableBytes: -1}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(path, &fs); err == nil {
-		dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)
-		dir.UsableBytes = int64(fs.Bavail) * int64(fs.Bsize)
-	}
-	for _, t := range b.topics.all() {
-		want, all := requestedPartitions(req, t.name)
-		if !all && len(want) == 0 {
-			continue
+	moves := b.dirs.Moves()
+	for _, d := range b.dirs.All() {
+		path := b.dirs.Path(d)
+		dir := kmsg.DescribeLogDirsResponseDir{Dir: path, TotalBytes: -1, UsableBytes: -1}
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(path, &fs); err == nil {
+			dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)
+			dir.UsableBytes = int64(fs.Bavail) * int64(fs.Bsize)
 		}
-		rt := kmsg.DescribeLogDirsResponseDirTopic{Topic: t.name}
-		for _, p := range t.partitions() {
-			if p != nil && (all || want[p.index]) {
-				rt.Partitions = append(rt.Partitions, kmsg.DescribeLogDirsResponseDirTopicPartition{Partition: p.index, Size: p.log.Size()})
+		byTopic := map[string][]kmsg.DescribeLogDirsResponseDirTopicPartition{}
+		add := func(tp logstore.TopicPartition, p kmsg.DescribeLogDirsResponseDirTopicPartition) {
+			if want, all := requestedPartitions(req, tp.Topic); all || want[tp.Partition] {
+				p.Partition = tp.Partition
+				byTopic[tp.Topic] = append(byTopic[tp.Topic], p)
 			}
 		}
-		if len(rt.Partitions) > 0 {
-			dir.Topics = append(dir.Topics, rt)
+		for tp, l := range d.Logs() {
+			add(tp, kmsg.DescribeLogDirsResponseDirTopicPartition{Size: l.Size(), OffsetLag: max(l.HighWatermark()-l.LogEndOffset(), 0)})
 		}
+		for _, m := range moves {
+			if l := b.dirs.Log(m.Partition); m.To == d && l != nil {
+				add(m.Partition, kmsg.DescribeLogDirsResponseDirTopicPartition{Size: m.Size, OffsetLag: max(l.LogEndOffset()-m.End, 0), IsFuture: true})
+			}
+		}
+		for _, topic := range slices.Sorted(maps.Keys(byTopic)) {
+			ps := byTopic[topic]
+			slices.SortFunc(ps, func(x, y kmsg.DescribeLogDirsResponseDirTopicPartition) int {
+				return cmp.Compare(x.Partition, y.Partition)
+			})
+			dir.Topics = append(dir.Topics, kmsg.DescribeLogDirsResponseDirTopic{Topic: topic, Partitions: ps})
+		}
+		resp.Dirs = append(resp.Dirs, dir)
 	}
-	resp.Dirs = []kmsg.DescribeLogDirsResponseDir{dir}
 	return resp, nil
 }
 

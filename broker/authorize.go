@@ -20,6 +20,7 @@ import (
 
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -224,6 +225,7 @@ func (b *Broker) storeACLs(decide func(have map[string]acl.Binding) []acl.Change
 // clusterOperations are the operations on the cluster the APIs that act
 // on the whole cluster need, as Kafka's KafkaApis checks them.
 var clusterOperationOf = map[int16]kmsg.ACLOperation{
+	34: kmsg.ACLOperationAlter,           // AlterReplicaLogDirs
 	35: kmsg.ACLOperationDescribe,        // DescribeLogDirs
 	43: kmsg.ACLOperationAlter,           // ElectLeaders
 	45: kmsg.ACLOperationAlter,           // AlterPartitionReassignments
@@ -253,6 +255,8 @@ func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
 	case *kmsg.DescribeLogDirsResponse:
 		r.ErrorCode = code
 		return r
+	case *kmsg.AlterReplicaLogDirsResponse:
+		return alterReplicaLogDirsAnswer(req.(*kmsg.AlterReplicaLogDirsRequest), func(logstore.TopicPartition) int16 { return code })
 	case *kmsg.DescribeClientQuotasResponse:
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
 		return r

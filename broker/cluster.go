@@ -71,7 +71,7 @@ func (b *Broker) startController(dirPath string) error {
 	cfg := b.cfg
 	cl := &cluster{b: b, stop: make(chan struct{})}
 	cl.epoch.Store(-1)
-	cl.previousEpoch = logstore.PreviousBrokerEpoch(dirPath)
+	cl.previousEpoch = logstore.PreviousBrokerEpochs(cfg.LogDirs)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
 	rand.Read(cl.incarnation[:])
 	var observerAddr, observerListener, controllerListener string
@@ -253,7 +253,7 @@ func (cl *cluster) register() error {
 	b := cl.b
 	req := newest(kmsg.NewPtrBrokerRegistrationRequest())
 	req.BrokerID = b.cfg.NodeID
-	if b.dir != nil {
+	if b.dirs != nil {
 		req.ClusterID = b.ClusterID()
 	}
 	req.IncarnationID = cl.incarnation
@@ -270,8 +270,8 @@ func (cl *cluster) register() error {
 			Name: l.name, Host: host, Port: uint16(port), SecurityProtocol: 0,
 		})
 	}
-	if b.dir != nil {
-		req.LogDirs = [][16]byte{b.dir.DirectoryID()}
+	if b.dirs != nil {
+		req.LogDirs = b.dirs.DirectoryIDs()
 	}
 	req.PreviousBrokerEpoch = cl.previousEpoch
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -365,14 +365,14 @@ func (cl *cluster) applyImage(img *controller.Image) {
 // metadata (the controller unfenced it).
 func (cl *cluster) removeStrayLogs(img *controller.Image) {
 	self := cl.b.cfg.NodeID
-	for tp, l := range cl.b.dir.Logs() {
+	for tp, l := range cl.b.dirs.Logs() {
 		it := img.Topics[tp.Topic]
 		if it != nil && it.ID == l.TopicID() && int(tp.Partition) < len(it.Partitions) &&
 			slices.Contains(it.Partitions[tp.Partition].Replicas, self) {
 			continue
 		}
 		cl.b.logger.Info("deleting stray partition log", "partition", tp.String())
-		if err := cl.b.dir.DeleteLog(tp); err != nil {
+		if err := cl.b.dirs.DeleteLog(tp); err != nil {
 			cl.b.logger.Error("deleting stray partition log failed", "partition", tp.String(), "err", err)
 		}
 	}
@@ -455,10 +455,10 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 		switch {
 		case here && parts[i] == nil:
 			tp := logstore.TopicPartition{Topic: t.name, Partition: int32(i)}
-			l := r.b.dir.Log(tp)
+			l := r.b.dirs.Log(tp)
 			if l != nil && l.TopicID() != t.id {
 				// Left from an earlier topic of the same name.
-				if err := r.b.dir.DeleteLog(tp); err != nil {
+				if err := r.b.dirs.DeleteLog(tp); err != nil {
 					return nil, err
 				}
 				l = nil
@@ -470,7 +470,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 			parts[i] = newReplica(t, int32(i), l)
 			changed = true
 		case !here && parts[i] != nil:
-			if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: int32(i)}); err != nil {
+			if err := r.b.dirs.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: int32(i)}); err != nil {
 				return nil, err
 			}
 			r.b.cluster.fetchers.remove(parts[i])
@@ -480,11 +480,11 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 		}
 	}
 	if len(create) > 0 {
-		logs, err := r.b.dir.CreateLogsAtEpoch(create, t.id, t.settings.Load().log, -1)
+		logs, err := r.b.dirs.CreateLogsAtEpoch(create, t.id, t.settings.Load().log, -1)
 		if err != nil {
 			return nil, err
 		}
-		if err := r.b.dir.SyncLogDir(); err != nil {
+		if err := r.b.dirs.SyncLogDirs(); err != nil {
 			return nil, err
 		}
 		for i, l := range logs {

@@ -135,7 +135,7 @@ func (c *testCluster) startAll() {
 	}
 	c.waitFor("all brokers registered and unfenced", func() bool {
 		for _, b := range c.nodes {
-			if b == nil || b.dir == nil {
+			if b == nil || b.dirs == nil {
 				continue
 			}
 			img := b.cluster.image()
@@ -638,7 +638,7 @@ func TestClusterElectAndReassign(t *testing.T) {
 		return err == nil && len(lr) == 0 && l != preferred && len(isr) == 2
 	})
 	c.waitFor("the old replica's log gone", func() bool {
-		return c.nodes[preferred-1].dir.Log(logstoreTP("ea", 0)) == nil
+		return c.nodes[preferred-1].dirs.Log(logstoreTP("ea", 0)) == nil
 	})
 	consumer := c.client(kgo.ConsumeTopics("ea"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	got := 0
@@ -662,7 +662,7 @@ func logstoreTP(topic string, partition int32) logstore.TopicPartition {
 func TestClusterSeparateRoles(t *testing.T) {
 	c := startClusterRoles(t, 3, 2, nil)
 	for i := 0; i < 3; i++ {
-		if c.nodes[i].dir != nil {
+		if c.nodes[i].dirs != nil {
 			t.Fatalf("controller-only node %d opened a log dir", i+1)
 		}
 	}

@@ -180,7 +180,7 @@ var brokerKeys = []configKey{
 		c.LogDirs = []string{v}
 		return nil
 	}},
-	{"log.dirs", "STRING", "", "The directories in which the log data is kept; Gregor uses the first.", func(c *Config, v string) error {
+	{"log.dirs", "STRING", "", "The directories in which the log data is kept (supplemental for log.dir); each new partition goes to the one with the fewest, and the metadata to the first.", func(c *Config, v string) error {
 		if dirs := splitList(v); len(dirs) > 0 {
 			c.LogDirs = dirs
 		}
@@ -447,9 +447,6 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	// The log dir's defaults carry the broker's retention and compaction
 	// settings too, for logs not yet given their topic's.
 	setLifecycle(&c.Log, func(name string) string { return c.topicValue(nil, name) })
-	if len(c.LogDirs) > 1 {
-		warnings = append(warnings, fmt.Sprintf("log.dirs lists %d directories; Gregor uses only the first, %s", len(c.LogDirs), c.LogDirs[0]))
-	}
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners
 	}

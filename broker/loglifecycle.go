@@ -31,29 +31,35 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 
 // applyDirSettings passes the live broker config's retention-check
 // interval, producer id expiration, recovery threads and log-cleaner
-// settings to the log dir, those that differ from old (nil: all);
+// settings to the log dirs, those that differ from old (nil: all);
 // log.cleaner.enable false runs no cleaner thread. The cleaner restarts
-// only when its own settings change.
+// only when its own settings change. Each log dir has its own cleaner:
+// log.cleaner.threads and the dedupe buffer are shared out among the dirs,
+// at least one thread each, as Kafka's one cleaner serves them all.
 func (b *Broker) applyDirSettings(old *Config) {
 	c := b.liveConfig()
-	if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
-		b.dir.SetRetentionCheckInterval(time.Duration(c.RetentionCheckIntervalMs) * time.Millisecond)
-	}
-	if old == nil || old.ProducerIDExpirationMs != c.ProducerIDExpirationMs || old.ProducerIDExpirationCheckIntervalMs != c.ProducerIDExpirationCheckIntervalMs {
-		b.dir.SetProducerIDExpiration(time.Duration(c.ProducerIDExpirationMs)*time.Millisecond,
-			time.Duration(c.ProducerIDExpirationCheckIntervalMs)*time.Millisecond)
-	}
-	if old == nil || old.RecoveryThreads != c.RecoveryThreads {
-		b.dir.SetRecoveryThreads(c.RecoveryThreads)
-	}
-	threads := c.CleanerThreads
-	if !c.CleanerEnable {
-		threads = 0
-	}
-	if old == nil || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize || old.CleanerThreads != c.CleanerThreads {
-		b.dir.SetCleanerDedupeBufferSize(c.CleanerDedupeBufferSize, max(threads, 1))
-	}
-	if old == nil || old.CleanerThreads != c.CleanerThreads || old.CleanerBackoffMs != c.CleanerBackoffMs || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize {
-		b.dir.SetCleaner(threads, time.Duration(c.CleanerBackoffMs)*time.Millisecond)
+	dirs := b.dirs.All()
+	for _, d := range dirs {
+		if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
+			d.SetRetentionCheckInterval(time.Duration(c.RetentionCheckIntervalMs) * time.Millisecond)
+		}
+		if old == nil || old.ProducerIDExpirationMs != c.ProducerIDExpirationMs || old.ProducerIDExpirationCheckIntervalMs != c.ProducerIDExpirationCheckIntervalMs {
+			d.SetProducerIDExpiration(time.Duration(c.ProducerIDExpirationMs)*time.Millisecond,
+				time.Duration(c.ProducerIDExpirationCheckIntervalMs)*time.Millisecond)
+		}
+		if old == nil || old.RecoveryThreads != c.RecoveryThreads {
+			d.SetRecoveryThreads(c.RecoveryThreads)
+		}
+		threads := (c.CleanerThreads + len(dirs) - 1) / len(dirs)
+		if !c.CleanerEnable {
+			threads = 0
+		}
+		buffer := c.CleanerDedupeBufferSize / int64(len(dirs))
+		if old == nil || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize || old.CleanerThreads != c.CleanerThreads {
+			d.SetCleanerDedupeBufferSize(buffer, max(threads, 1))
+		}
+		if old == nil || old.CleanerThreads != c.CleanerThreads || old.CleanerBackoffMs != c.CleanerBackoffMs || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize {
+			d.SetCleaner(threads, time.Duration(c.CleanerBackoffMs)*time.Millisecond)
+		}
 	}
 }

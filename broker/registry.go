@@ -74,6 +74,7 @@ func init() {
 		31: {min: 1, max: 3, serve: typed(handleDeleteACLs)},
 		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
 		33: {min: 0, max: 2, serve: typed(handleAlterConfigs)},
+		34: {min: 1, max: 2, serve: typed(handleAlterReplicaLogDirs)},
 		35: {min: 1, max: 4, serve: typed(handleDescribeLogDirs)},
 		36: {min: 0, max: 2, serve: typed(handleSaslAuthenticate)},
 		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,13 +20,13 @@ import (
 	"github.com/gregor-broker/gregor/quota"
 )
 
-// Broker is one Gregor node: its listeners, its log dir and the topics in
-// it. New starts serving; Close stops.
+// Broker is one Gregor node: its listeners, its log dirs and the topics in
+// them. New starts serving; Close stops.
 type Broker struct {
 	cfg    Config
 	logger *slog.Logger
 
-	dir         *logstore.Dir
+	dirs        *logstore.Dirs
 	meta        *metaStore
 	live        liveConfig // cfg with the dynamic broker configs applied
 	topics      *topicRegistry
@@ -64,7 +65,7 @@ type listener struct {
 	security   ListenerSecurity
 }
 
-// New opens the log dir (recovering it if the last shutdown was not
+// New opens the log dirs (recovering them if the last shutdown was not
 // clean), binds every client listener and starts accepting connections.
 func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	if logger == nil {
@@ -104,12 +105,12 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		}
 		clusterID = b.cluster.awaitClusterID()
 	}
-	dir, err := logstore.OpenDir(dirPath, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
+	dir, err := logstore.OpenDirs(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
 	if err != nil {
 		b.abortStart()
-		return nil, fmt.Errorf("opening log dir %s: %w", dirPath, err)
+		return nil, fmt.Errorf("opening the log dirs: %w", err)
 	}
-	b.dir = dir
+	b.dirs = dir
 	if cfg.clustered() {
 		// Followers and new leaders start from the checkpointed high
 		// watermark: keep it as fresh as Kafka does
@@ -119,7 +120,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	if cfg.clustered() && dir.ClusterID() != clusterID {
 		b.abortStart()
 		dir.Close()
-		return nil, fmt.Errorf("log dir %s belongs to cluster %s, but the controller quorum's cluster is %s", dirPath, dir.ClusterID(), clusterID)
+		return nil, fmt.Errorf("the log dirs belong to cluster %s, but the controller quorum's cluster is %s", dir.ClusterID(), clusterID)
 	}
 	if b.meta, err = openMetaStore(dirPath); err != nil {
 		b.abortStart()
@@ -167,7 +168,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		}
 	}
 	close(b.ready)
-	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dir", dirPath)
+	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dirs", strings.Join(cfg.LogDirs, ","))
 	return b, nil
 }
 
@@ -257,7 +258,7 @@ func (b *Broker) ControllerAddr() string {
 }
 
 // ClusterID is the id stored in meta.properties.
-func (b *Broker) ClusterID() string { return b.dir.ClusterID() }
+func (b *Broker) ClusterID() string { return b.dirs.ClusterID() }
 
 func (b *Broker) accept(l *listener) {
 	defer b.wg.Done()
@@ -362,15 +363,15 @@ func (b *Broker) Close() error {
 		close(b.stopTokens)
 	}
 	b.wg.Wait()
-	if b.dir == nil { // a controller-only node
+	if b.dirs == nil { // a controller-only node
 		b.logger.Info("gregor stopped")
 		return nil
 	}
 	b.topics.wakeAll()
 	if b.cluster != nil {
-		b.dir.SetBrokerEpoch(b.cluster.brokerEpoch()) // KIP-966: this shutdown was clean
+		b.dirs.SetBrokerEpoch(b.cluster.brokerEpoch()) // KIP-966: this shutdown was clean
 	}
-	err := b.dir.Close()
+	err := b.dirs.Close()
 	b.logger.Info("gregor stopped")
 	return err
 }

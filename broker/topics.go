@@ -95,10 +95,10 @@ func (r *topicRegistry) load() error {
 		return nil // the controller's image says which replicas are here
 	}
 	byTopic := map[string][]logstore.TopicPartition{}
-	for tp := range r.b.dir.Logs() {
+	for tp := range r.b.dirs.Logs() {
 		byTopic[tp.Topic] = append(byTopic[tp.Topic], tp)
 	}
-	logs := r.b.dir.Logs()
+	logs := r.b.dirs.Logs()
 	for name, tps := range byTopic {
 		sort.Slice(tps, func(i, j int) bool { return tps[i].Partition < tps[j].Partition })
 		t := &topic{name: name, node: r.b.cfg.NodeID}
@@ -257,14 +257,14 @@ func (r *topicRegistry) addPartitionsLocked(t *topic, n int32) error {
 		tps = append(tps, logstore.TopicPartition{Topic: t.name, Partition: i})
 	}
 	// A single node leads every partition at epoch 0.
-	logs, err := r.b.dir.CreateLogsAtEpoch(tps, t.id, t.settings.Load().log, 0)
+	logs, err := r.b.dirs.CreateLogsAtEpoch(tps, t.id, t.settings.Load().log, 0)
 	if err != nil {
 		return err
 	}
 	for i, l := range logs {
 		parts = append(parts, newSingleNodePartition(t, tps[i].Partition, l))
 	}
-	if err := r.b.dir.SyncLogDir(); err != nil {
+	if err := r.b.dirs.SyncLogDirs(); err != nil {
 		return err
 	}
 	t.setPartitions(parts)
@@ -310,7 +310,7 @@ func (r *topicRegistry) delete(t *topic) error {
 		if r.b.cluster != nil {
 			r.b.cluster.fetchers.remove(p)
 		}
-		if err := r.b.dir.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: p.index}); err != nil && firstErr == nil {
+		if err := r.b.dirs.DeleteLog(logstore.TopicPartition{Topic: t.name, Partition: p.index}); err != nil && firstErr == nil {
 			firstErr = err
 		}
 		p.wake()

@@ -39,7 +39,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		}
 		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 10}, 3: {0, 13}, 10: {0, 6}, 17: {0, 1}, 18: {0, 4}, 36: {0, 2},
 			8: {2, 9}, 9: {1, 9}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
-			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 35: {1, 4}, 37: {0, 3}, 38: {1, 3}, 39: {1, 2}, 40: {1, 2}, 41: {1, 3}, 44: {0, 1}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 57: {0, 2}, 60: {0, 2}, 61: {0, 0},
+			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 34: {1, 2}, 35: {1, 4}, 37: {0, 3}, 38: {1, 3}, 39: {1, 2}, 40: {1, 2}, 41: {1, 3}, 44: {0, 1}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 57: {0, 2}, 60: {0, 2}, 61: {0, 0},
 			24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 27: {1, 2}, 28: {0, 5}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1}, 75: {0, 0},
 			76: {1, 1}, 77: {0, 1}, 78: {1, 2}, 79: {1, 2}, 83: {0, 0}, 84: {0, 0}, 85: {0, 1}, 86: {0, 0}, 87: {0, 1}, 88: {0, 1}, 89: {0, 1}, 90: {0, 1}, 91: {0, 0}, 92: {0, 0}}
 		if len(got) != len(want) {
@@ -482,7 +482,7 @@ func TestAlterConfigsVersions(t *testing.T) {
 		if got := b.liveConfig(); got.CleanerThreads != 2 || got.values["log.retention.ms"] != "7000" || got.RecoveryThreads != 3 {
 			t.Fatalf("v%d: live config threads %d recovery threads %d retention %s", v, got.CleanerThreads, got.RecoveryThreads, got.values["log.retention.ms"])
 		}
-		if got := b.dir.RecoveryThreads(); got != 3 {
+		if got := b.dirs.All()[0].RecoveryThreads(); got != 3 {
 			t.Fatalf("v%d: the log dir closes with %d threads, want 3", v, got)
 		}
 		r = legacy(v, false, res(brokerT, "", "log.cleaner.threads", "2", "num.recovery.threads.per.data.dir", "0"))
