@@ -83,7 +83,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	}
 
 	e.checkLogDirs(t, cliConsoleTopic, cliPerfTopic)
-	c := clustertest.Start(t, clustertest.Options{})
+	c := clustertest.Start(t, clustertest.Options{LogDirs: 2})
 	c.WaitBrokers(t, 3, time.Minute)
 	e.checkReassign(t, c)
 	e.checkQuorum(t, c)

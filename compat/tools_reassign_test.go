@@ -15,10 +15,12 @@ import (
 )
 
 // checkReassign moves a replica with kafka-reassign-partitions on a
-// three-node cluster and makes the new replica leader with
-// kafka-leader-election: the tools' own progress reports (--verify, the
-// election's answer) and kafka-topics --describe show each step, and the
-// records written before the move are read back from the new leader.
+// three-node cluster of two log dirs per node, each replica to the log dir
+// the plan names (the leader's between its dirs), and makes the new
+// replica leader with kafka-leader-election: the tools' own progress
+// reports (--execute, --verify, the election's answer) and kafka-topics
+// --describe show each step, and the records written before the move are
+// read back from the new leader.
 func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 	const topic = "cli-moved"
 	addr := c.Nodes[0].Addr()
@@ -54,9 +56,19 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 
 	// The third broker replaces the follower and comes first: preferred,
 	// but not leader, as a reassignment keeps a leader that stays a replica.
+	// Each replica goes to a log dir named in the plan (every node has
+	// two): the new one to its broker's second, the leader's to the one it
+	// is not in, so that it moves between dirs while it leads.
 	moved := []string{third, leader}
+	node := func(id string) *clustertest.Node { n, _ := strconv.Atoi(id); return c.Nodes[n-1] }
+	holds := func(dir string) bool { _, err := os.Stat(filepath.Join(dir, topic+"-0")); return err == nil }
+	thirdTo, leaderTo := node(third).LogDirs[1], node(leader).LogDirs[0]
+	if holds(leaderTo) {
+		leaderTo = node(leader).LogDirs[1]
+	}
 	plan := filepath.Join(t.TempDir(), "reassign.json")
-	json := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[%s]}]}`, topic, strings.Join(moved, ","))
+	json := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[%s],"log_dirs":[%q,%q]}]}`,
+		topic, strings.Join(moved, ","), thirdTo, leaderTo)
 	if err := os.WriteFile(plan, []byte(json), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +76,33 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 	if !strings.Contains(out, "Successfully started partition reassignment for "+topic+"-0") {
 		t.Fatalf("kafka-reassign-partitions --execute said:\n%s", out)
 	}
+	for id, dir := range map[string]string{third: thirdTo, leader: leaderTo} {
+		if want := fmt.Sprintf("Successfully started moving log directory to %s for replica %s-0 with broker %s", dir, topic, id); !strings.Contains(out, want) {
+			t.Fatalf("kafka-reassign-partitions --execute did not say %q:\n%s", want, out)
+		}
+	}
 	clustertest.Eventually(t, time.Minute, "the reassignment verified complete", func() error {
 		out := e.run(t, "", e.cls.reassign, "--bootstrap-server", addr, "--reassignment-json-file", plan, "--verify")
-		if !strings.Contains(out, "Reassignment of partition "+topic+"-0 is completed.") {
-			return fmt.Errorf("--verify said:\n%s", out)
+		want := []string{"Reassignment of partition " + topic + "-0 is completed.",
+			"Reassignment of replica " + topic + "-0-" + third + " completed successfully.",
+			"Reassignment of replica " + topic + "-0-" + leader + " completed successfully."}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				return fmt.Errorf("--verify said:\n%s", out)
+			}
 		}
 		return nil
 	})
+	if !holds(thirdTo) || !holds(leaderTo) {
+		t.Fatalf("the replicas are not in the log dirs the plan named (%s, %s)", thirdTo, leaderTo)
+	}
+	for _, id := range moved {
+		for _, dir := range node(id).LogDirs {
+			if dir != thirdTo && dir != leaderTo && holds(dir) {
+				t.Fatalf("%s still holds the partition", dir)
+			}
+		}
+	}
 	after := e.describeTopicAt(t, addr, topic)
 	if f := strings.Fields(after.leaders[0]); f[0] != leader || f[1] != strings.Join(moved, ",") || len(strings.Split(f[2], ",")) != 2 {
 		t.Fatalf("after the reassignment, partition 0 is %q, want leader %s, replicas %v, both in sync", after.leaders[0], leader, moved)

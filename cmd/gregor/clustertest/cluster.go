@@ -42,6 +42,7 @@ type Options struct {
 	Nodes     int      // how many nodes, all broker and controller; 3 when zero
 	Proxy     bool     // put a Proxy in front of every PLAINTEXT listener and advertise it
 	Overrides []string // key=value for every node, after DefaultOverrides
+	LogDirs   int      // log dirs per node: 1 when zero, Dir itself; more are Dir/logs-1, Dir/logs-2, …
 
 	// Properties, when set, names each node's server.properties (index
 	// 0 for node 1); the harness's own keys override the file's.
@@ -58,11 +59,12 @@ type Cluster struct {
 // same across restarts.
 type Node struct {
 	ID             int32
-	Dir            string // log.dirs
-	Port           int    // PLAINTEXT listener
-	ControllerPort int    // CONTROLLER listener
-	Proxy          *Proxy // in front of Port when Options.Proxy, else nil
-	LogPath        string // every start's stderr, appended
+	Dir            string   // the first of LogDirs, where the metadata is kept
+	LogDirs        []string // log.dirs
+	Port           int      // PLAINTEXT listener
+	ControllerPort int      // CONTROLLER listener
+	Proxy          *Proxy   // in front of Port when Options.Proxy, else nil
+	LogPath        string   // every start's stderr, appended
 
 	args []string
 
@@ -117,9 +119,18 @@ func Configure(t testing.TB, opts Options) *Cluster {
 	c := &Cluster{t: t}
 	var voters []string
 	for i := 0; i < n; i++ {
+		dir := filepath.Join(base, fmt.Sprintf("node%d", i+1))
+		logDirs := []string{dir}
+		if opts.LogDirs > 1 {
+			logDirs = nil
+			for j := range opts.LogDirs {
+				logDirs = append(logDirs, filepath.Join(dir, fmt.Sprintf("logs-%d", j+1)))
+			}
+		}
 		node := &Node{
 			ID:             int32(i + 1),
-			Dir:            filepath.Join(base, fmt.Sprintf("node%d", i+1)),
+			Dir:            logDirs[0],
+			LogDirs:        logDirs,
 			Port:           ports[i*perNode],
 			ControllerPort: ports[i*perNode+1],
 			LogPath:        filepath.Join(base, fmt.Sprintf("node%d.log", i+1)),
@@ -141,7 +152,7 @@ func Configure(t testing.TB, opts Options) *Cluster {
 			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, node.ControllerPort),
 			"controller.listener.names=CONTROLLER",
 			"controller.quorum.voters=" + strings.Join(voters, ","),
-			"log.dirs=" + node.Dir,
+			"log.dirs=" + strings.Join(node.LogDirs, ","),
 		}
 		kv = append(kv, "advertised.listeners=PLAINTEXT://"+node.Addr())
 		kv = append(kv, DefaultOverrides...)
