@@ -214,34 +214,73 @@ func (b *Broker) topicExists(name string) bool {
 	return b.topics.get(name) != nil
 }
 
-// setConfigs replaces a topic's or broker's overrides through the
-// controller (AlterConfigs) and waits until this broker applied them.
-func (cl *cluster) setConfigs(typ kmsg.ConfigResourceType, name string, next map[string]string) *configError {
-	req := newest(kmsg.NewPtrAlterConfigsRequest())
-	rr := kmsg.NewAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = typ, name
-	for k, v := range next {
-		rr.Configs = append(rr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: k, Value: kmsg.StringPtr(v)})
+// setConfigs changes a topic's, broker's or group's overrides to next
+// through the controller and waits until this broker applied them. An
+// incremental change (touched: the keys the request named) goes as those
+// keys' new values or deletions (IncrementalAlterConfigs), which the
+// controller applies to its own current overrides: another change that
+// this broker has not seen yet is kept, as Kafka's controller merges it.
+// A legacy AlterConfigs (touched nil) replaces them all.
+func (cl *cluster) setConfigs(typ kmsg.ConfigResourceType, name string, next map[string]string, touched []string) *configError {
+	var req kmsg.Request
+	incremental := touched != nil
+	if incremental {
+		ir := newest(kmsg.NewPtrIncrementalAlterConfigsRequest())
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = typ, name
+		for _, k := range touched {
+			op := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: k, Op: kmsg.IncrementalAlterConfigOpDelete}
+			if v, ok := next[k]; ok {
+				op.Op, op.Value = kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(v)
+			}
+			rr.Configs = append(rr.Configs, op)
+		}
+		ir.Resources = append(ir.Resources, rr)
+		req = ir
+	} else {
+		ar := newest(kmsg.NewPtrAlterConfigsRequest())
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = typ, name
+		for k, v := range next {
+			rr.Configs = append(rr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: k, Value: kmsg.StringPtr(v)})
+		}
+		ar.Resources = append(ar.Resources, rr)
+		req = ar
 	}
-	req.Resources = append(req.Resources, rr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)
 	if err != nil {
 		return configErr(errRequestTimedOut, "the controller did not answer: %v", err)
 	}
-	for _, r := range resp.(*kmsg.AlterConfigsResponse).Resources {
-		if r.ErrorCode != 0 {
-			msg := errorMessageText(r.ErrorCode)
-			if r.ErrorMessage != nil {
-				msg = *r.ErrorMessage
-			}
-			return configErr(r.ErrorCode, "%s", msg)
+	var code int16
+	var msg *string
+	switch r := resp.(type) {
+	case *kmsg.AlterConfigsResponse:
+		code, msg = r.Resources[0].ErrorCode, r.Resources[0].ErrorMessage
+	case *kmsg.IncrementalAlterConfigsResponse:
+		code, msg = r.Resources[0].ErrorCode, r.Resources[0].ErrorMessage
+	}
+	if code != 0 {
+		text := errorMessageText(code)
+		if msg != nil {
+			text = *msg
 		}
+		return configErr(code, "%s", text)
 	}
 	key := controller.ConfigResource{Type: int8(typ), Name: name}
 	cl.awaitImage(5*time.Second, func(img *controller.Image) bool {
-		return maps.Equal(img.Configs[key], next)
+		got := img.Configs[key]
+		if !incremental {
+			return maps.Equal(got, next)
+		}
+		for _, k := range touched {
+			v, set := next[k]
+			if now, ok := got[k]; ok != set || now != v {
+				return false
+			}
+		}
+		return true
 	})
 	return nil
 }

@@ -13,6 +13,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,21 @@ type alterOp struct {
 	name  string
 	op    int8
 	value *string
+}
+
+// touched is the keys an incremental request names (nil for the legacy
+// API, which replaces every key).
+func (r alterResource) touched(incremental bool) []string {
+	if !incremental {
+		return nil
+	}
+	keys := []string{}
+	for _, o := range r.ops {
+		if !slices.Contains(keys, o.name) {
+			keys = append(keys, o.name)
+		}
+	}
+	return keys
 }
 
 // alterResource is one resource of either request.
@@ -185,7 +201,7 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 		return nil
 	}
 	if b.cluster != nil {
-		return b.cluster.setConfigs(kmsg.ConfigResourceTypeTopic, r.name, next)
+		return b.cluster.setConfigs(kmsg.ConfigResourceTypeTopic, r.name, next, r.touched(incremental))
 	}
 	t := b.topics.get(r.name)
 	err := b.meta.update(func(d *metaData) {
@@ -260,7 +276,7 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	}
 	if b.cluster != nil {
 		// Every broker applies the controller's copy (applyDynamicConfigs).
-		return b.cluster.setConfigs(kmsg.ConfigResourceTypeBroker, r.name, next)
+		return b.cluster.setConfigs(kmsg.ConfigResourceTypeBroker, r.name, next, r.touched(incremental))
 	}
 	err = b.meta.update(func(d *metaData) {
 		d.BrokerConfigs, d.ClusterBrokerConfigs = newBroker, newCluster

@@ -283,7 +283,7 @@ func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *co
 		return nil
 	}
 	if b.cluster != nil {
-		return b.cluster.setConfigs(kmsg.ConfigResourceTypeGroupConfig, r.name, next)
+		return b.cluster.setConfigs(kmsg.ConfigResourceTypeGroupConfig, r.name, next, r.touched(incremental))
 	}
 	err := b.meta.update(func(d *metaData) {
 		groups := maps.Clone(d.GroupConfigs)
