@@ -11,12 +11,16 @@ package broker
 // another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
 // A consumer's records count against its consumer_byte_rate quota; a
 // fetch over it is answered empty with the throttle time (quotas.go).
+// A follower's fetch of a replica under the leader-side replication
+// throttle gets no records for it while the throttle is over its rate
+// (replication_throttle.go).
 // A read_committed fetch reads up to the last stable offset and lists the
 // aborted transactions among the batches it returns, which the client
 // skips. Not implemented: preferred read replicas (KIP-392).
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
@@ -34,6 +38,11 @@ type fetchTarget struct {
 	errorCode int16             // set when the partition cannot be read
 	// the current leader, for NOT_LEADER_OR_FOLLOWER (KIP-951); -1 if unknown
 	leader, leaderEpoch int32
+	// throttled: a follower's fetch of a replica the leader-side
+	// replication throttle applies to (replication_throttle.go), and the
+	// bytes of it the last read took
+	throttled      bool
+	throttledBytes int64
 }
 
 // replicaOf is the replica id a fetch names: -1 for consumers.
@@ -105,8 +114,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if checkACLs && (replicaDenied || replica < 0 && !b.fetchAuthorized(c, sp, byID)) {
 			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1}
 		}
-		if replica >= 0 && targets[i].partition != nil {
-			b.followerFetched(targets[i].partition, replica, sp.fetchOffset, now)
+		if p := targets[i].partition; replica >= 0 && p != nil {
+			b.followerFetched(p, replica, sp.fetchOffset, now)
+			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
 		}
 		if targets[i].leader >= 0 && req.Version >= 16 {
 			b.addFetchEndpoint(resp, c, targets[i].leader)
@@ -182,6 +192,8 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if ms := c.recordQuota(quota.ConsumerByteRate, bytes, req.Version, 8); ms > 0 {
 			return b.throttledFetch(c, resp, ms, bytes, session, incremental, z), nil
 		}
+	} else if throttled := throttledBytes(targets); throttled > 0 {
+		b.throttles.leader.Record(throttled, time.Now())
 	}
 
 	for i, res := range results {
@@ -296,7 +308,9 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 	var total int64
 	failed := false
 	first := true
+	overThrottle := false
 	for i, t := range targets {
+		targets[i].throttledBytes = 0
 		res := kmsg.NewFetchResponseTopicPartition() // every optional field and tag absent (-1)
 		res.Partition, res.ErrorCode = t.sp.key.partition, t.errorCode
 		res.RecordBatches = noRecords // empty, never null: librdkafka refuses a null record set
@@ -322,6 +336,10 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		if limit < 0 {
 			limit = 0
 		}
+		if t.throttled && (overThrottle || b.throttles.leader.Exceeded(time.Now())) {
+			overThrottle = true
+			limit = 0 // the follower gets the offsets, not the records
+		}
 		var n, next int64
 		var records []byte
 		var rng logstore.FileRange
@@ -342,9 +360,12 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 				b.logger.Error("fetch read failed", "topic", t.partition.topic.name, "partition", t.partition.index, "err", err)
 			}
 			failed = true
-		case n > limit && !first:
+		case n > limit && (!first || t.throttled && limit == 0):
 			// only the first partition with data may exceed its limit
 		case n > 0:
+			if t.throttled {
+				targets[i].throttledBytes = n
+			}
 			if z != nil {
 				records = z.add(rng)
 			}
@@ -358,6 +379,15 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		results[i] = res
 	}
 	return total, failed
+}
+
+// throttledBytes is what the last read took of throttled replicas.
+func throttledBytes(targets []fetchTarget) int64 {
+	var n int64
+	for _, t := range targets {
+		n += t.throttledBytes
+	}
+	return n
 }
 
 // abortedTxns lists the aborted transactions with records in [from, upTo).

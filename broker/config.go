@@ -97,6 +97,9 @@ type Config struct {
 
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config
+	// Throttles are the replication and log-dir move throttles
+	// (replication_throttle.go).
+	Throttles throttleConfig
 
 	// Listener security (security.go): the protocol map, the SASL keys,
 	// and what they resolve to per client listener.

@@ -70,4 +70,5 @@ func (b *Broker) setLiveConfig(c *Config) {
 		b.topics.applySettings(t, b.topicOverrides(t.name))
 	}
 	b.applyDirSettings(old)
+	b.applyThrottles()
 }

@@ -14,6 +14,7 @@ package broker
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -361,9 +362,18 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 	req.SessionEpoch = -1
 	byTopic := map[string]int{}
 	n := 0
+	throttled := map[*partition]bool{}
+	held := false // a partition left out: the follower-side throttle is over its rate
 	for p, s := range parts {
 		if s.truncate {
 			continue
+		}
+		if p.topic.settings.Load().followerThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, b.cfg.NodeID) {
+			if b.throttles.follower.Exceeded(time.Now()) {
+				held = true
+				continue
+			}
+			throttled[p] = true
 		}
 		i, ok := byTopic[p.topic.name]
 		if !ok {
@@ -380,6 +390,12 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 		n++
 	}
 	if n == 0 {
+		if held { // as Kafka's fetcher backs off an empty fetch
+			select {
+			case <-ctx.Done():
+			case <-time.After(throttledFetchBackoff):
+			}
+		}
 		return true
 	}
 	resp, err := broker.Request(ctx, req)
@@ -406,6 +422,9 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 			if p == nil || f.still(p, parts[p].epoch) == nil {
 				continue
 			}
+			if throttled[p] {
+				b.throttles.follower.Record(int64(len(rp.RecordBatches)), time.Now())
+			}
 			if !f.applyFetched(p, &rp) {
 				all = false
 			}
@@ -413,6 +432,10 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 	}
 	return all
 }
+
+// throttledFetchBackoff is how long a follower waits when the throttle
+// held back every partition it follows from one leader.
+const throttledFetchBackoff = 100 * time.Millisecond
 
 // applyFetched appends what the leader sent for p and adopts its high
 // watermark and log start offset.

@@ -27,6 +27,7 @@ type Broker struct {
 	logger *slog.Logger
 
 	dirs        *logstore.Dirs
+	throttles   throttles // replication and log-dir moves (replication_throttle.go)
 	meta        *metaStore
 	live        liveConfig // cfg with the dynamic broker configs applied
 	topics      *topicRegistry
@@ -132,6 +133,9 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		dir.Close()
 		return nil, err
 	}
+	b.throttles = newThrottles(cfg.Throttles)
+	b.applyThrottles()
+	dir.SetMoveThrottle(b.throttles.alterLogDirs)
 	b.producerIDs = &producerIDAllocator{meta: b.meta, cluster: b.cluster}
 	if b.cluster == nil {
 		b.installQuotas()

@@ -188,6 +188,9 @@ type topicSettings struct {
 	level int
 	// minInsync is min.insync.replicas.
 	minInsync int
+	// the replicas of this broker that replication throttles
+	// (replication_throttle.go), leader side and follower side
+	leaderThrottled, followerThrottled throttledReplicas
 }
 
 // codecs maps compression.type values to batch codec numbers.
@@ -217,6 +220,8 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 		s.compact = s.compact || p == "compact"
 	}
 	s.minInsync = int(num("min.insync.replicas"))
+	s.leaderThrottled = parseThrottledReplicas(c.topicValue(overrides, "leader.replication.throttled.replicas"), c.NodeID)
+	s.followerThrottled = parseThrottledReplicas(c.topicValue(overrides, "follower.replication.throttled.replicas"), c.NodeID)
 	s.codec = codecs[c.topicValue(overrides, "compression.type")]
 	switch s.codec {
 	case protocol.CompressionGzip:

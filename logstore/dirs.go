@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,7 @@ type Dirs struct {
 	mu        sync.Mutex // guards preferred, moves and a log changing dirs; taken before Dir.mu
 	preferred map[TopicPartition]*Dir
 	moves     map[TopicPartition]*move
+	throttle  atomic.Pointer[MoveThrottle]
 }
 
 // OpenDirs opens every log dir of paths (duplicates once) with OpenDir. A

@@ -37,11 +37,40 @@ import (
 )
 
 // moveFinalBytes is how much may be left to copy when appends are stopped
-// for the last round.
+// for the last round. A log appended to faster than it can be copied (or
+// than the throttle allows) is not moved, as in Kafka, whose future
+// replica never catches up.
 const moveFinalBytes = 1 << 20
 
-// moveRounds bounds the rounds of copying while appends go on.
-const moveRounds = 8
+// MoveThrottle bounds the bytes per second that moves copy
+// (replica.alter.log.dirs.io.max.bytes.per.second; quota.Throttle).
+type MoveThrottle interface {
+	Exceeded(now time.Time) bool
+	Record(bytes int64, now time.Time)
+}
+
+// SetMoveThrottle makes the copying while appends go on keep under t; the
+// last round, with appends waiting, is never throttled.
+func (ds *Dirs) SetMoveThrottle(t MoveThrottle) { ds.throttle.Store(&t) }
+
+// waitThrottle waits while the throttle is over its bound.
+func (ds *Dirs) waitThrottle(m *move) error {
+	t := ds.throttle.Load()
+	for t != nil && (*t).Exceeded(time.Now()) {
+		if m.canceled.Load() {
+			return errMoveCanceled
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// throttled records bytes copied against the throttle.
+func (ds *Dirs) throttled(n int64) {
+	if t := ds.throttle.Load(); t != nil {
+		(*t).Record(n, time.Now())
+	}
+}
 
 // move is a log being copied to another dir.
 type move struct {
@@ -178,7 +207,7 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 
 	copied := map[int64]int64{} // segment base -> bytes of its .log copied
 	buf := make([]byte, 1<<20)
-	for round := 0; ; round++ {
+	for {
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
@@ -190,11 +219,11 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 		for i, s := range segs {
 			left += sizes[i] - copied[s.base]
 		}
-		if left <= moveFinalBytes || round == moveRounds {
+		if left <= moveFinalBytes {
 			break
 		}
 		for i, s := range segs {
-			if err := m.copyLog(s, copied, sizes[i], buf); err != nil {
+			if err := m.copyLog(s, copied, sizes[i], buf, ds); err != nil {
 				return err
 			}
 		}
@@ -213,7 +242,7 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 		if err := s.writeIndexes(false); err != nil {
 			return storageErr("write indexes", err)
 		}
-		if err := m.copyLog(s, copied, sizes[i], buf); err != nil {
+		if err := m.copyLog(s, copied, sizes[i], buf, nil); err != nil {
 			return err
 		}
 	}
@@ -310,8 +339,9 @@ func (l *Log) segmentSizesLocked() ([]*segment, []int64, int64) {
 }
 
 // copyLog copies the .log of s into the future dir from copied[s.base] up
-// to size, checking between chunks whether the move was canceled.
-func (m *move) copyLog(s *segment, copied map[int64]int64, size int64, buf []byte) error {
+// to size, checking between chunks whether the move was canceled, and
+// keeping under the throttle of ds unless it is nil.
+func (m *move) copyLog(s *segment, copied map[int64]int64, size int64, buf []byte, ds *Dirs) error {
 	from := copied[s.base]
 	dst, err := os.OpenFile(segmentPath(m.future, s.base, logSuffix), os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -323,6 +353,12 @@ func (m *move) copyLog(s *segment, copied map[int64]int64, size int64, buf []byt
 			return errMoveCanceled
 		}
 		n := min(int64(len(buf)), size-from)
+		if ds != nil {
+			if err := ds.waitThrottle(m); err != nil {
+				return err
+			}
+			ds.throttled(n)
+		}
 		if _, err := s.log.ReadAt(buf[:n], from); err != nil {
 			return storageErr("read "+s.log.Name(), err)
 		}

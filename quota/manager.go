@@ -289,10 +289,30 @@ func (r *rate) record(v float64, nowMs int64, cfg Config) {
 	r.lastMs = nowMs
 }
 
-// measure returns the rate per second and the window it was measured over.
+// measure returns the rate per second and the window it was measured
+// over: at least all windows but one, as Kafka's Rate.
 func (r *rate) measure(nowMs int64, cfg Config) (float64, int64) {
 	window := cfg.Window.Milliseconds()
-	expire := int64(cfg.Samples) * window
+	total, oldest := r.total(nowMs, cfg)
+	elapsed := nowMs - oldest
+	if full, least := elapsed/window, int64(cfg.Samples-1); full < least {
+		elapsed += (least - full) * window
+	}
+	elapsed = max(elapsed, 1) // one sample, just begun
+	return total / (float64(elapsed) / 1000), elapsed
+}
+
+// measureSimple is Kafka's SimpleRate: the rate per second since the
+// oldest sample, over at least one window.
+func (r *rate) measureSimple(nowMs int64, cfg Config) float64 {
+	total, oldest := r.total(nowMs, cfg)
+	return total / (float64(max(nowMs-oldest, cfg.Window.Milliseconds())) / 1000)
+}
+
+// total sums the samples still in the window at nowMs (resetting the
+// expired ones) and returns it with the start of the oldest.
+func (r *rate) total(nowMs int64, cfg Config) (float64, int64) {
+	expire := int64(cfg.Samples) * cfg.Window.Milliseconds()
 	total, oldest := 0.0, nowMs
 	for i := range r.samples {
 		if nowMs-r.samples[i].startMs >= expire {
@@ -301,10 +321,5 @@ func (r *rate) measure(nowMs int64, cfg Config) (float64, int64) {
 		total += r.samples[i].value
 		oldest = min(oldest, r.samples[i].startMs)
 	}
-	elapsed := nowMs - oldest
-	if full, least := elapsed/window, int64(cfg.Samples-1); full < least {
-		elapsed += (least - full) * window
-	}
-	elapsed = max(elapsed, 1) // one sample, just begun
-	return total / (float64(elapsed) / 1000), elapsed
+	return total, oldest
 }
