@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // checkReassign moves a replica with kafka-reassign-partitions on a
@@ -72,9 +74,47 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 	if err := os.WriteFile(plan, []byte(json), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := e.run(t, "", e.cls.reassign, "--bootstrap-server", addr, "--reassignment-json-file", plan, "--execute")
-	if !strings.Contains(out, "Successfully started partition reassignment for "+topic+"-0") {
-		t.Fatalf("kafka-reassign-partitions --execute said:\n%s", out)
+	// Throttled, as operators move data: high enough not to slow the test.
+	const throttle = "50000000"
+	out := e.run(t, "", e.cls.reassign, "--bootstrap-server", addr, "--reassignment-json-file", plan, "--execute",
+		"--throttle", throttle, "--replica-alter-log-dirs-throttle", throttle)
+	for _, want := range []string{"Successfully started partition reassignment for " + topic + "-0",
+		"The inter-broker throttle limit was set to " + throttle + " B/s",
+		"The replica-alter-dir throttle limit was set to " + throttle + " B/s"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("kafka-reassign-partitions --execute did not say %q:\n%s", want, out)
+		}
+	}
+	adm := kadm.NewClient(c.Client(t))
+	throttles := func() map[string]string {
+		got := map[string]string{}
+		brokers, err := adm.DescribeBrokerConfigs(ctx, int32(node(third).ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		topics, err := adm.DescribeTopicConfigs(ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rc := range append(brokers, topics...) {
+			for _, cfg := range rc.Configs {
+				if strings.Contains(cfg.Key, "throttled") || strings.Contains(cfg.Key, "alter.log.dirs") {
+					if cfg.Source == kmsg.ConfigSourceDynamicBrokerConfig || cfg.Source == kmsg.ConfigSourceDynamicTopicConfig {
+						got[cfg.Key] = cfg.MaybeValue()
+					}
+				}
+			}
+		}
+		return got
+	}
+	set := throttles()
+	for _, key := range []string{"leader.replication.throttled.rate", "follower.replication.throttled.rate", "replica.alter.log.dirs.io.max.bytes.per.second"} {
+		if set[key] != throttle {
+			t.Errorf("after --execute broker %s has %s=%q, want %s", third, key, set[key], throttle)
+		}
+	}
+	if !strings.Contains(set["follower.replication.throttled.replicas"], "0:"+third) || set["leader.replication.throttled.replicas"] == "" {
+		t.Errorf("after --execute the topic's throttled replicas are %v", set)
 	}
 	for id, dir := range map[string]string{third: thirdTo, leader: leaderTo} {
 		if want := fmt.Sprintf("Successfully started moving log directory to %s for replica %s-0 with broker %s", dir, topic, id); !strings.Contains(out, want) {
@@ -85,7 +125,9 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 		out := e.run(t, "", e.cls.reassign, "--bootstrap-server", addr, "--reassignment-json-file", plan, "--verify")
 		want := []string{"Reassignment of partition " + topic + "-0 is completed.",
 			"Reassignment of replica " + topic + "-0-" + third + " completed successfully.",
-			"Reassignment of replica " + topic + "-0-" + leader + " completed successfully."}
+			"Reassignment of replica " + topic + "-0-" + leader + " completed successfully.",
+			"Clearing broker-level throttles on brokers 1,2,3",
+			"Clearing topic-level throttles on topic " + topic}
 		for _, w := range want {
 			if !strings.Contains(out, w) {
 				return fmt.Errorf("--verify said:\n%s", out)
@@ -93,6 +135,9 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 		}
 		return nil
 	})
+	if left := throttles(); len(left) != 0 {
+		t.Errorf("throttles left after --verify cleared them: %v", left)
+	}
 	if !holds(thirdTo) || !holds(leaderTo) {
 		t.Fatalf("the replicas are not in the log dirs the plan named (%s, %s)", thirdTo, leaderTo)
 	}
