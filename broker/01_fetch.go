@@ -16,7 +16,8 @@ package broker
 // (replication_throttle.go).
 // A read_committed fetch reads up to the last stable offset and lists the
 // aborted transactions among the batches it returns, which the client
-// skips. Not implemented: preferred read replicas (KIP-392).
+// skips. From v11 a consumer may read a follower, and the leader may send
+// it to one in its rack (read_replica.go, KIP-392).
 
 import (
 	"math"
@@ -43,6 +44,9 @@ type fetchTarget struct {
 	// bytes of it the last read took
 	throttled      bool
 	throttledBytes int64
+	// preferred: the follower a consumer should fetch from instead
+	// (read_replica.go), or -1
+	preferred int32
 }
 
 // replicaOf is the replica id a fetch names: -1 for consumers.
@@ -109,14 +113,24 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	now := time.Now()
 	checkACLs := b.authorizer.Load() != nil
 	replicaDenied := checkACLs && replica >= 0 && !c.authorizedCluster(kmsg.ACLOperationClusterAction)
+	fromAnyReplica := replica < 0 && req.Version >= 11 // KIP-392: a consumer may read a follower
+	preferred := false
 	for i, sp := range requested {
-		targets[i] = b.resolveFetchTarget(sp, byID)
+		targets[i] = b.resolveFetchTarget(sp, byID, fromAnyReplica)
 		if checkACLs && (replicaDenied || replica < 0 && !b.fetchAuthorized(c, sp, byID)) {
-			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1}
+			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1, preferred: -1}
 		}
 		if p := targets[i].partition; replica >= 0 && p != nil {
 			b.followerFetched(p, replica, sp.fetchOffset, now)
 			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
+		}
+		if p := targets[i].partition; fromAnyReplica && p != nil && p.state.Load().leader == p.topic.node {
+			if id := b.preferredReadReplica(p, req.Rack, sp.fetchOffset, now); id >= 0 {
+				targets[i].preferred, preferred = id, true
+				if req.Version >= 16 {
+					b.addFetchEndpoint(resp, c, id)
+				}
+			}
 		}
 		if targets[i].leader >= 0 && req.Version >= 16 {
 			b.addFetchEndpoint(resp, c, targets[i].leader)
@@ -137,6 +151,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	}
 	minBytes := min(int64(req.MinBytes), maxBytes)
 	wait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	if preferred { // the client is to go elsewhere: answer at once, as Kafka
+		wait = 0
+	}
 	var w *waiter // parked on the partitions while polling
 	var timer *time.Timer
 	defer func() {
@@ -251,7 +268,9 @@ func (b *Broker) fetchAuthorized(c *conn, sp *sessionPartition, byID bool) bool 
 	return c.authorizedTopic(kmsg.ACLOperationRead, name)
 }
 
-func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget {
+// resolveFetchTarget finds the partition a fetch names, which this node
+// must lead, or (fromAnyReplica) at least hold a replica of.
+func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID, fromAnyReplica bool) fetchTarget {
 	var t *topic
 	unknown := errUnknownTopicOrPartition
 	if byID {
@@ -262,22 +281,22 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID bool) fetchTarget
 	p := t.partition(sp.key.partition)
 	if p == nil {
 		if ip := b.imagePartition(sp.key.topic, sp.key.topicID, byID, sp.key.partition); ip != nil {
-			return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: ip.Leader, leaderEpoch: ip.LeaderEpoch}
+			return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: ip.Leader, leaderEpoch: ip.LeaderEpoch, preferred: -1}
 		}
 	}
 	if t == nil {
-		return fetchTarget{sp: sp, errorCode: unknown, leader: -1, leaderEpoch: -1}
+		return fetchTarget{sp: sp, errorCode: unknown, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
 	if p == nil {
-		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition, leader: -1, leaderEpoch: -1}
+		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
 	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
-		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1}
+		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
-	if st := p.state.Load(); st.leader != t.node {
-		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch}
+	if st := p.state.Load(); st.leader != t.node && !(fromAnyReplica && slices.Contains(st.replicas, t.node)) {
+		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
 	}
-	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1}
+	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1, preferred: -1}
 }
 
 // fetchBound is how far a fetch reads: a consumer to the high watermark,
@@ -317,6 +336,13 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = t.leader, t.leaderEpoch
 		if t.partition == nil {
 			failed = true
+			results[i] = res
+			continue
+		}
+		if t.preferred >= 0 {
+			l := t.partition.log
+			res.HighWatermark, res.LastStableOffset, res.LogStartOffset = l.HighWatermark(), l.LastStableOffset(), l.LogStartOffset()
+			res.PreferredReadReplica = t.preferred
 			results[i] = res
 			continue
 		}

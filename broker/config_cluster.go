@@ -32,6 +32,7 @@ type ClusterConfig struct {
 	BrokerHeartbeatInterval     time.Duration
 	ElectionTimeout             time.Duration
 	ControlledShutdownEnabled   bool
+	RackAwareReads              bool // replica.selector.class is the RackAwareReplicaSelector (read_replica.go)
 }
 
 // clusterKeys are the KRaft and replication keys.

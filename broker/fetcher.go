@@ -468,6 +468,7 @@ func (f *replicaFetcher) applyFetched(p *partition, rp *kmsg.FetchResponseTopicP
 	}
 	if hw := min(rp.HighWatermark, p.log.LogEndOffset()); hw > p.log.HighWatermark() {
 		p.log.SetHighWatermark(hw)
+		p.wake() // consumers reading this follower (read_replica.go)
 	}
 	if start := min(rp.LogStartOffset, p.log.HighWatermark()); start > p.log.LogStartOffset() {
 		if _, err := p.log.DeleteRecordsBefore(start); err != nil {
