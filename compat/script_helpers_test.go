@@ -59,9 +59,15 @@ func requireFile(t *testing.T, path string) {
 // parses its output. The program's stderr is logged when it fails.
 func runScript(t *testing.T, timeout time.Duration, addr, prefix, name string, args ...string) scriptReport {
 	t.Helper()
+	return runProgram(t, timeout, name, append(args, addr, prefix)...)
+}
+
+// runProgram is runScript for a program whose arguments are all given.
+func runProgram(t *testing.T, timeout time.Duration, name string, args ...string) scriptReport {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, append(args, addr, prefix)...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 10 * time.Second // stop waiting for output after a kill

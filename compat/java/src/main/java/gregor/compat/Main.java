@@ -15,9 +15,10 @@ import java.util.Properties;
  * RESULT gzip fail read back 499 of 500 records
  * </pre>
  *
- * Usage: {@code Main <bootstrap host:port> <topic prefix> [restart]}; with
+ * Usage: {@code Main <bootstrap host:port> <topic prefix> [restart|rack-reads]}; with
  * {@code restart} only {@link RestartCheck} runs, which needs the caller to
- * restart the broker when it prints RESTART. Every check makes
+ * restart the broker when it prints RESTART; with {@code rack-reads} only
+ * {@link RackReadsCheck}, which needs a three-broker cluster in racks. Every check makes
  * its own topics and groups under the prefix, so one failing check does not
  * cascade into the next. The clients keep their default settings (an
  * idempotent acks=all producer, the classic consumer group protocol) except
@@ -34,14 +35,14 @@ public final class Main {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 2 || args.length > 3 || (args.length == 3 && !args[2].equals("restart"))) {
-            System.err.println("usage: Main <bootstrap host:port> <topic prefix> [restart]");
+        if (args.length < 2 || args.length > 3 || (args.length == 3 && !args[2].equals("restart") && !args[2].equals("rack-reads"))) {
+            System.err.println("usage: Main <bootstrap host:port> <topic prefix> [restart|rack-reads]");
             System.exit(2);
         }
         Clients clients = new Clients(args[0], args[1]);
         Map<String, Check> checks = new LinkedHashMap<>();
         if (args.length == 3) {
-            checks.put("restart", new RestartCheck(clients)::run);
+            checks.put(args[2], args[2].equals("restart") ? new RestartCheck(clients)::run : new RackReadsCheck(clients)::run);
             System.exit(runAll(clients, checks) ? 0 : 1);
         }
         ProduceChecks produce = new ProduceChecks(clients);
