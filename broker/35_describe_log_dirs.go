@@ -23,7 +23,7 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	moves := b.dirs.Moves()
 	for _, d := range b.dirs.All() {
-		path := b.dirs.Path(d)
+		path := d.Path()
 		dir := kmsg.DescribeLogDirsResponseDir{Dir: path, TotalBytes: -1, UsableBytes: -1}
 		var fs syscall.Statfs_t
 		if err := syscall.Statfs(path, &fs); err == nil {

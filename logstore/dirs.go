@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,13 +15,12 @@ import (
 // Dirs is every log dir of a node (log.dirs, Kafka's JBOD): each is a Dir
 // with its own meta.properties, checkpoints, workers and partitions. A new
 // partition goes to the dir with the fewest partitions, as Kafka's
-// LogManager places it, unless a move asked for another (AlterLogDir
-// before the partition existed). A partition lives in one dir at a time;
+// LogManager places it, unless a move asked for another (MoveLog before
+// the partition existed). A partition lives in one dir at a time;
 // MoveLog copies it to another while it keeps serving (move.go). Its
 // methods are safe for concurrent use.
 type Dirs struct {
-	dirs []*Dir
-	abs  []string // the dirs' absolute paths, as Kafka names them
+	dirs []*Dir // opened at their absolute paths, as Kafka names them
 
 	mu        sync.Mutex // guards preferred, moves and a log changing dirs; taken before Dir.mu
 	preferred map[TopicPartition]*Dir
@@ -34,22 +34,21 @@ type Dirs struct {
 // refused. Moves that a crash interrupted are finished or started again.
 func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
 	ds := &Dirs{preferred: map[TopicPartition]*Dir{}, moves: map[TopicPartition]*move{}}
-	seen := map[string]bool{}
+	var absPaths []string
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return nil, err
 		}
-		if !seen[abs] {
-			seen[abs] = true
-			ds.abs = append(ds.abs, abs)
+		if !slices.Contains(absPaths, abs) {
+			absPaths = append(absPaths, abs)
 		}
 	}
-	if len(ds.abs) == 0 {
+	if len(absPaths) == 0 {
 		return nil, errors.New("no log dir configured")
 	}
 	if clusterID == "" {
-		for _, p := range ds.abs {
+		for _, p := range absPaths {
 			if m, err := readMetaProperties(filepath.Join(p, metaPropertiesFile)); err == nil {
 				clusterID = m.ClusterID
 				break
@@ -66,14 +65,14 @@ func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 		}
 	}()
 	owner := map[TopicPartition]*Dir{}
-	for _, p := range ds.abs {
+	for _, p := range absPaths {
 		d, err := OpenDir(p, clusterID, nodeID, defaults, threads)
 		if err != nil {
 			return nil, fmt.Errorf("log dir %s: %w", p, err)
 		}
 		ds.dirs = append(ds.dirs, d)
 		if d.ClusterID() != ds.dirs[0].ClusterID() {
-			return nil, fmt.Errorf("log dir %s belongs to cluster %s, but %s to cluster %s", p, d.ClusterID(), ds.abs[0], ds.dirs[0].ClusterID())
+			return nil, fmt.Errorf("log dir %s belongs to cluster %s, but %s to cluster %s", p, d.ClusterID(), absPaths[0], ds.dirs[0].ClusterID())
 		}
 		for tp := range d.Logs() {
 			if o := owner[tp]; o != nil {
@@ -98,21 +97,11 @@ func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 // All is every log dir, in log.dirs order.
 func (ds *Dirs) All() []*Dir { return ds.dirs }
 
-// Path is the absolute path of log dir d.
-func (ds *Dirs) Path(d *Dir) string {
-	for i, x := range ds.dirs {
-		if x == d {
-			return ds.abs[i]
-		}
-	}
-	return d.path
-}
-
 // byPath returns the log dir whose absolute path is path, or nil.
 func (ds *Dirs) byPath(path string) *Dir {
-	for i, abs := range ds.abs {
-		if abs == path {
-			return ds.dirs[i]
+	for _, d := range ds.dirs {
+		if d.path == path {
+			return d
 		}
 	}
 	return nil
