@@ -815,15 +815,22 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 		t.Fatalf("produce node endpoints %+v, want the leader at %s", presp.Brokers, leaderAddr)
 	}
 
+	// A consumer's fetch: a follower serves it (KIP-392, from v11); the
+	// node without a replica names the leader.
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(17)
 	fetch.ReplicaID, fetch.MaxBytes, fetch.SessionEpoch = -1, 1<<20, -1
 	fetch.Topics = []kmsg.FetchRequestTopic{{TopicID: topicID, Partitions: []kmsg.FetchRequestTopicPartition{
 		{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
-	fresp := rc.request(fetch).(*kmsg.FetchResponse)
+	if fp := rc.request(fetch).(*kmsg.FetchResponse).Topics[0].Partitions[0]; fp.ErrorCode != 0 {
+		t.Fatalf("fetch from a follower: %+v", fp)
+	}
+	other := 6 - leader - follower.cfg.NodeID // the node of the three without a replica
+	c.waitFor("the third node knowing the topic", func() bool { return c.nodes[other-1].cluster.image().Topics["hint"] != nil })
+	fresp := dialAddr(t, c.addrs()[other-1]).request(fetch).(*kmsg.FetchResponse)
 	fp := fresp.Topics[0].Partitions[0]
 	if fp.ErrorCode != errNotLeaderOrFollower || fp.CurrentLeader.LeaderID != leader || fp.CurrentLeader.LeaderEpoch != epoch {
-		t.Fatalf("fetch from a follower: %+v", fp)
+		t.Fatalf("fetch from the node without a replica: %+v", fp)
 	}
 	if len(fresp.Brokers) != 1 || fresp.Brokers[0].NodeID != leader {
 		t.Fatalf("fetch node endpoints %+v, want the leader %d", fresp.Brokers, leader)
