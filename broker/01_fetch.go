@@ -121,7 +121,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1, preferred: -1}
 		}
 		if p := targets[i].partition; replica >= 0 && p != nil {
-			b.followerFetched(p, replica, sp.fetchOffset, now)
+			b.followerFetched(p, replica, sp.fetchOffset, sp.logStartOffset, now)
 			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
 		}
 		if p := targets[i].partition; fromAnyReplica && p != nil && p.state.Load().leader == p.topic.node {

@@ -30,6 +30,7 @@ type sessionPartition struct {
 	fetchOffset        int64
 	maxBytes           int32
 	currentLeaderEpoch int32
+	logStartOffset     int64 // a follower's own (its fetch says), -1 for consumers
 	// what the last response said; -1 before the first response
 	sentHighWatermark, sentLogStart int64
 }
@@ -45,7 +46,7 @@ type fetchSession struct {
 
 func (s *fetchSession) upsert(sp sessionPartition) {
 	if cur, ok := s.index[sp.key]; ok {
-		cur.fetchOffset, cur.maxBytes, cur.currentLeaderEpoch = sp.fetchOffset, sp.maxBytes, sp.currentLeaderEpoch
+		cur.fetchOffset, cur.maxBytes, cur.currentLeaderEpoch, cur.logStartOffset = sp.fetchOffset, sp.maxBytes, sp.currentLeaderEpoch, sp.logStartOffset
 		return
 	}
 	sp.sentHighWatermark, sp.sentLogStart = -1, -1

@@ -56,6 +56,7 @@ func (p *partition) checkLeaderEpoch(clientEpoch int32) int16 {
 // Replica state.
 type followerProgress struct {
 	leo              int64 // -1 until the follower's first fetch
+	logStart         int64 // the follower's log start offset, as its last fetch said
 	lastCaughtUp     time.Time
 	lastFetch        time.Time
 	leaderLEOAtFetch int64 // the leader's log end offset at lastFetch

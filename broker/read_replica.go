@@ -7,7 +7,7 @@ package broker
 // RackAwareReplicaSelector, the leader answers such a fetch from a client
 // in another rack without records, naming as preferred read replica the
 // most caught-up in-sync follower in the client's rack (one whose log
-// reaches the fetch offset); the client then fetches from it. Without a
+// holds the fetch offset); the client then fetches from it. Without a
 // selector, or with the leader in the client's rack, the leader serves.
 
 import (
@@ -62,7 +62,7 @@ func (b *Broker) preferredReadReplica(p *partition, clientRack string, fetchOffs
 	var best *candidate
 	p.leader.mu.Lock()
 	for id, f := range p.leader.followers {
-		if !slices.Contains(st.isr, id) || rackOf(id) != clientRack || f.leo < fetchOffset {
+		if !slices.Contains(st.isr, id) || rackOf(id) != clientRack || f.leo < fetchOffset || f.logStart > fetchOffset {
 			continue
 		}
 		c := candidate{id: id, leo: f.leo, caughtUp: now.Sub(f.lastCaughtUp)}

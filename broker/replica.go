@@ -93,7 +93,7 @@ func (p *partition) minInsync(st *replicaState) int {
 // Replica.updateFetchState: the follower is caught up if it asked for the
 // leader's log end offset, or for what was the end at its previous fetch.
 // It may move the high watermark and bring the follower back into the ISR.
-func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset int64, now time.Time) {
+func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset, logStart int64, now time.Time) {
 	st := p.state.Load()
 	if st.leader != p.topic.node {
 		return
@@ -110,7 +110,7 @@ func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset int64,
 	} else if f.leaderLEOAtFetch >= 0 && fetchOffset >= f.leaderLEOAtFetch {
 		f.lastCaughtUp = f.lastFetch
 	}
-	f.leo, f.lastFetch, f.leaderLEOAtFetch = fetchOffset, now, leo
+	f.leo, f.logStart, f.lastFetch, f.leaderLEOAtFetch = fetchOffset, logStart, now, leo
 	expand := !slices.Contains(st.isr, replica) && p.leader.pendingISR == nil &&
 		fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leader.epochStart
 	p.leader.mu.Unlock()

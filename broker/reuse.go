@@ -134,7 +134,7 @@ func (r *reuse) requestedPartitions(req *kmsg.FetchRequest) []*sessionPartition 
 			r.requested[i] = sessionPartition{
 				key:         sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition},
 				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch,
-				sentHighWatermark: -1, sentLogStart: -1,
+				logStartOffset: rp.LogStartOffset, sentHighWatermark: -1, sentLogStart: -1,
 			}
 			r.requestedAt[i] = &r.requested[i]
 			i++
