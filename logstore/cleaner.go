@@ -209,6 +209,7 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 	c.mu.Lock()
 	o := cleanOptions{now: now, mapEntries: c.mapEntries, step: c.step}
 	c.mu.Unlock()
+	simulated := o.step != nil // a test stopping the clean as a crash would
 	if o.step == nil {
 		o.step = noStep
 	}
@@ -218,6 +219,9 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 		return 0, err
 	}
 	if err != nil {
+		if !simulated {
+			l.checkIO(err)
+		}
 		c.mu.Lock()
 		c.uncleanable[l.tp] = true
 		c.mu.Unlock()
@@ -279,7 +283,7 @@ func (c *cleaner) setCheckpoint(tp TopicPartition, off int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.checkpoints[tp] = off
-	return writeOffsetCheckpoint(filepath.Join(c.d.path, cleanerFile), c.checkpoints)
+	return c.d.writeCheckpoint(cleanerFile, c.checkpoints)
 }
 
 // truncateCheckpoint lowers tp's first dirty offset to end when its log
@@ -292,7 +296,7 @@ func (c *cleaner) truncateCheckpoint(tp TopicPartition, end int64) error {
 		return nil
 	}
 	c.checkpoints[tp] = end
-	return writeOffsetCheckpoint(filepath.Join(c.d.path, cleanerFile), c.checkpoints)
+	return c.d.writeCheckpoint(cleanerFile, c.checkpoints)
 }
 
 // forget drops a deleted log from the checkpoint.
@@ -304,7 +308,7 @@ func (c *cleaner) forget(tp TopicPartition) {
 		return
 	}
 	delete(c.checkpoints, tp)
-	if err := writeOffsetCheckpoint(filepath.Join(c.d.path, cleanerFile), c.checkpoints); err != nil {
+	if err := c.d.writeCheckpoint(cleanerFile, c.checkpoints); err != nil {
 		slog.Error("logstore: writing the cleaner checkpoint failed", "dir", c.d.path, "err", err)
 	}
 }

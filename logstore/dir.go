@@ -48,6 +48,9 @@ type Dir struct {
 
 	brokerEpoch atomic.Int64 // what Close records (SetBrokerEpoch)
 
+	failure   atomic.Pointer[error]             // the I/O error that took the dir offline (failure.go)
+	onFailure atomic.Pointer[func(*Dir, error)] // Dirs.OnFailure's handler
+
 	deleter *fileDeleter // removes retired segment files after file.delete.delay.ms
 	cleaner *cleaner     // the log cleaner (cleaner.go)
 
@@ -314,6 +317,9 @@ func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Conf
 	if d.closed {
 		return nil, errors.New("log dir is closed")
 	}
+	if err := d.Offline(); err != nil {
+		return nil, errorf(CodeKafkaStorageError, "log dir %s is offline: %v", d.path, err)
+	}
 	for _, tp := range tps {
 		if d.logs[tp] != nil {
 			return nil, fmt.Errorf("log %s already exists", tp)
@@ -323,6 +329,7 @@ func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Conf
 	errs := make([]error, len(tps))
 	inParallel(createWorkers, len(tps), func(i int) {
 		logs[i], errs[i] = createLog(filepath.Join(d.path, partitionDirName(tps[i])), tps[i], topicID, cfg, epoch)
+		d.failIf(errs[i])
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("create log %s: %w", tps[i], errs[i])
 		}
@@ -342,7 +349,11 @@ func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Conf
 // SyncLogDir fsyncs the log dir itself, which makes the partition
 // directories created in it so far durable: one fsync for all the
 // partitions of a topic rather than one each.
-func (d *Dir) SyncLogDir() error { return syncDir(d.path) }
+func (d *Dir) SyncLogDir() error {
+	err := syncDir(d.path)
+	d.failIf(err)
+	return err
+}
 
 // DeleteLog closes a partition's log and removes its directory (renamed
 // first to <topic>-<partition>.<uuid>-delete, so a crash midway leaves
@@ -355,6 +366,11 @@ func (d *Dir) DeleteLog(tp TopicPartition) error {
 	if l == nil {
 		return fmt.Errorf("no log %s", tp)
 	}
+	if d.Offline() != nil {
+		delete(d.logs, tp)
+		slog.Warn("logstore: the files of a deleted partition stay in an offline log dir", "partition", tp.String(), "dir", d.path)
+		return nil
+	}
 	l.cleanAbort.Store(true)
 	l.cleanMu.Lock()
 	defer l.cleanMu.Unlock()
@@ -362,13 +378,15 @@ func (d *Dir) DeleteLog(tp TopicPartition) error {
 	d.cleaner.forget(tp)
 	l.crash() // nothing of it needs to reach the disk any more
 	doomed := filepath.Join(d.path, deleteDirName(tp))
-	if err := os.Rename(l.dir, doomed); err != nil {
-		return err
+	err := os.Rename(l.dir, doomed)
+	if err == nil {
+		err = syncDir(d.path)
 	}
-	if err := syncDir(d.path); err != nil {
-		return err
+	if err == nil {
+		err = os.RemoveAll(doomed)
 	}
-	return os.RemoveAll(doomed)
+	d.failIf(err)
+	return err
 }
 
 // Checkpoint writes recovery-point-offset-checkpoint,
@@ -387,9 +405,9 @@ func (d *Dir) checkpointLocked() error {
 		hws[tp] = l.HighWatermark()
 	}
 	return errors.Join(
-		writeOffsetCheckpoint(filepath.Join(d.path, recoveryPointFile), rps),
+		d.writeCheckpoint(recoveryPointFile, rps),
 		d.writeLogStartsLocked(),
-		writeOffsetCheckpoint(filepath.Join(d.path, replicationFile), hws),
+		d.writeCheckpoint(replicationFile, hws),
 	)
 }
 
@@ -402,7 +420,7 @@ func (d *Dir) writeLogStartsLocked() error {
 			starts[tp] = start
 		}
 	}
-	return writeOffsetCheckpoint(filepath.Join(d.path, logStartFile), starts)
+	return d.writeCheckpoint(logStartFile, starts)
 }
 
 // logStartMoved is called by a log whose start offset DeleteRecords moved:

@@ -81,6 +81,7 @@ func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 			owner[tp] = d
 		}
 	}
+	ds.OnFailure(func(*Dir, error) {})
 	restart, err := ds.recoverMoves(owner, defaults)
 	if err != nil {
 		return nil, err
@@ -165,12 +166,16 @@ func (ds *Dirs) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Co
 	for _, m := range ds.moves {
 		counts[m.to]++
 	}
+	online := ds.Online()
+	if len(online) == 0 {
+		return nil, errorf(CodeKafkaStorageError, "every log dir is offline")
+	}
 	placed := map[*Dir][]int{}
 	for i, tp := range tps {
 		d := ds.preferred[tp]
-		if d == nil {
-			d = ds.dirs[0]
-			for _, x := range ds.dirs[1:] {
+		if d == nil || d.Offline() != nil {
+			d = online[0]
+			for _, x := range online[1:] {
 				if counts[x] < counts[d] {
 					d = x
 				}
@@ -206,7 +211,7 @@ func (ds *Dirs) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Co
 // SyncLogDirs fsyncs every log dir (Dir.SyncLogDir).
 func (ds *Dirs) SyncLogDirs() error {
 	var errs []error
-	for _, d := range ds.dirs {
+	for _, d := range ds.Online() {
 		errs = append(errs, d.SyncLogDir())
 	}
 	return errors.Join(errs...)

@@ -54,6 +54,7 @@ type Log struct {
 	epochs         *epochCache
 	lastSnapOffset int64
 	closed         bool
+	gone           atomic.Bool // set as the files close: read errors from now on are not the disk's (failure.go)
 	scratch        []appendedBatch
 
 	recoveredSegments int // segments scanned by recovery when opened (for tests)
@@ -172,8 +173,8 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := AppendResult{LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
-	if l.closed {
-		return res, errorf(CodeKafkaStorageError, "log %s is closed", l.tp)
+	if err := l.unusable(); err != nil {
+		return res, err
 	}
 	if len(batches) == 0 {
 		return res, errorf(CodeCorruptMessage, "no record batches")
@@ -243,7 +244,7 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 		res.LogAppendTime = opts.LogAppendTime
 	}
 	if err := l.applyTxnEvents(l.active()); err != nil {
-		return res, storageErr("transaction index of "+l.tp.String(), err)
+		return res, l.ioErr("transaction index of "+l.tp.String(), err)
 	}
 	return res, l.afterWriteLocked(batches)
 }
@@ -281,7 +282,7 @@ func (l *Log) writeLocked(batches []byte, descs []appendedBatch, maxTs int64) er
 	}
 	newSize, err := seg.append(batches, descs, l.cfg.IndexIntervalBytes)
 	if err != nil {
-		return storageErr("append to "+seg.log.Name(), err)
+		return l.ioErr("append to "+seg.log.Name(), err)
 	}
 	seg.size.Store(newSize)
 	l.end.Store(last + 1)
@@ -311,7 +312,7 @@ func (l *Log) AssignLeaderEpoch(epoch int32) error {
 		return nil
 	}
 	if err := l.epochs.write(); err != nil {
-		return storageErr("write leader-epoch-checkpoint", err)
+		return l.ioErr("write leader-epoch-checkpoint", err)
 	}
 	return nil
 }
@@ -332,7 +333,7 @@ func (l *Log) noteEpochs(batches []byte) error {
 		return nil
 	}
 	if err := l.epochs.write(); err != nil {
-		return storageErr("write leader-epoch-checkpoint", err)
+		return l.ioErr("write leader-epoch-checkpoint", err)
 	}
 	return nil
 }
@@ -368,17 +369,17 @@ func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool 
 func (l *Log) roll(base int64) (*segment, error) {
 	old := l.active()
 	if err := old.finish(); err != nil {
-		return nil, storageErr("roll "+old.log.Name(), err)
+		return nil, l.ioErr("roll "+old.log.Name(), err)
 	}
 	if err := old.sync(); err != nil {
-		return nil, storageErr("fsync "+old.log.Name(), err)
+		return nil, l.ioErr("fsync "+old.log.Name(), err)
 	}
 	if base > l.recoveryPoint.Load() {
 		l.recoveryPoint.Store(base)
 	}
 	seg, err := createSegment(l.dir, base, l.cfg)
 	if err != nil {
-		return nil, storageErr("create segment", err)
+		return nil, l.ioErr("create segment", err)
 	}
 	segs := append(slices.Clone(l.segments()), seg)
 	l.segs.Store(&segs)
@@ -396,7 +397,7 @@ func (l *Log) snapshotLocked() error {
 		return nil
 	}
 	if err := writeSnapshot(l.dir, end, l.producers.producers, snapshotsToKeep); err != nil {
-		return storageErr("write producer snapshot", err)
+		return l.ioErr("write producer snapshot", err)
 	}
 	l.lastSnapOffset = end
 	return nil
@@ -430,7 +431,7 @@ func (l *Log) syncUpTo(segs []*segment, end int64) error {
 			continue // wholly below the recovery point
 		}
 		if err := s.sync(); err != nil {
-			return storageErr("fsync "+s.log.Name(), err)
+			return l.ioErr("fsync "+s.log.Name(), err)
 		}
 	}
 	for {
@@ -465,6 +466,7 @@ func (l *Log) Close() error {
 	note(l.syncLocked())
 	note(l.snapshotLocked())
 	l.closed = true
+	l.gone.Store(true)
 	for _, s := range l.segments() {
 		note(s.closeFiles())
 	}
@@ -480,6 +482,7 @@ func (l *Log) crash() {
 		return
 	}
 	l.closed = true
+	l.gone.Store(true)
 	for _, s := range l.segments() {
 		s.closeFiles()
 	}

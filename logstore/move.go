@@ -105,6 +105,9 @@ func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
 	if to == nil {
 		return errorf(CodeLogDirNotFound, "Log dir %s is not found in the config.", path)
 	}
+	if to.Offline() != nil {
+		return errorf(CodeKafkaStorageError, "Log dir %s is offline.", path)
+	}
 	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 {
 		return errorf(CodeInvalidTopic, "The topic name is too long.")
 	}
@@ -129,6 +132,9 @@ func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
 	if l.owner.Load() == to {
 		return nil
 	}
+	if l.owner.Load().Offline() != nil {
+		return errorf(CodeKafkaStorageError, "The log of %s is in an offline log dir.", tp)
+	}
 	m := &move{tp: tp, to: to, future: filepath.Join(to.path, futureDirName(tp)), done: make(chan struct{})}
 	m.end.Store(l.LogStartOffset())
 	ds.moves[tp] = m
@@ -149,11 +155,16 @@ func (ds *Dirs) stopMove(tp TopicPartition) {
 	}
 }
 
-func (ds *Dirs) stopMoves() {
+func (ds *Dirs) stopMoves() { ds.stopMovesOf(nil) }
+
+// stopMovesOf stops the moves into d or out of it (every move for nil).
+func (ds *Dirs) stopMovesOf(d *Dir) {
 	ds.mu.Lock()
 	var tps []TopicPartition
-	for tp := range ds.moves {
-		tps = append(tps, tp)
+	for tp, m := range ds.moves {
+		if l := ds.logLocked(tp); d == nil || m.to == d || (l != nil && l.owner.Load() == d) {
+			tps = append(tps, tp)
+		}
 	}
 	ds.mu.Unlock()
 	for _, tp := range tps {

@@ -35,7 +35,7 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64) (ReadResult, err
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return ReadResult{NextOffset: offset}, storageErr("read "+rr.Range.File.Name(), err)
+		return ReadResult{NextOffset: offset}, l.ioErr("read "+rr.Range.File.Name(), err)
 	}
 	return res, nil
 }

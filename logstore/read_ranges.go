@@ -59,7 +59,7 @@ func (l *Log) ReadRanges(offset int64, maxBytes int, maxOffset int64) (RangeResu
 		}
 		h, at, found, err := s.batchAt(offset, pos, size)
 		if err != nil {
-			return res, storageErr("read "+s.log.Name(), err)
+			return res, l.ioErr("read "+s.log.Name(), err)
 		}
 		if !found {
 			continue
@@ -70,7 +70,7 @@ func (l *Log) ReadRanges(offset int64, maxBytes int, maxOffset int64) (RangeResu
 		end := min(size, at+int64(max(maxBytes, h.Size())))
 		cut, next, err := s.lastFit(at, end, size, maxOffset)
 		if err != nil {
-			return res, storageErr("read "+s.log.Name(), err)
+			return res, l.ioErr("read "+s.log.Name(), err)
 		}
 		res.Range = FileRange{File: s.log, Raw: s.raw, Pos: at, Len: cut - at}
 		res.NextOffset = next

@@ -61,8 +61,8 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, int64, error) {
 	defer l.mu.Unlock()
 	end := l.end.Load()
 	res := AppendResult{BaseOffset: end, LastOffset: end - 1, LogAppendTime: -1, LogStartOffset: l.logStart.Load()}
-	if l.closed {
-		return res, -1, errorf(CodeKafkaStorageError, "log %s is closed", l.tp)
+	if err := l.unusable(); err != nil {
+		return res, -1, err
 	}
 	descs, from, err := checkReplicated(batches, end)
 	var straddle *straddleError
@@ -101,7 +101,7 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, int64, error) {
 			p += h.Size()
 		}
 		if err := l.applyTxnEvents(l.active()); err != nil {
-			return res, -1, storageErr("transaction index of "+l.tp.String(), err)
+			return res, -1, l.ioErr("transaction index of "+l.tp.String(), err)
 		}
 		if err := l.afterWriteLocked(group); err != nil {
 			return res, -1, err

@@ -38,9 +38,9 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // low watermark of the DeleteRecords response).
 func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	l.mu.Lock()
-	if l.closed {
+	if err := l.unusable(); err != nil {
 		l.mu.Unlock()
-		return 0, errorf(CodeKafkaStorageError, "log %s is closed", l.tp)
+		return 0, err
 	}
 	hw := l.hw.Load()
 	if offset == -1 {
@@ -73,7 +73,7 @@ func (l *Log) moveStartLocked(start int64) error {
 	}
 	if l.epochs.truncateFromStart(start) {
 		if err := l.epochs.write(); err != nil {
-			return storageErr("write leader-epoch-checkpoint", err)
+			return l.ioErr("write leader-epoch-checkpoint", err)
 		}
 	}
 	return nil
@@ -84,7 +84,7 @@ func (l *Log) moveStartLocked(start int64) error {
 func (l *Log) deleteOldSegments(now int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed {
+	if l.unusable() != nil {
 		return 0, nil
 	}
 	cfg := l.cfg
@@ -159,7 +159,7 @@ func (l *Log) deleteSegmentsLocked(n int) error {
 	}
 	errs = append(errs, l.removeSnapshotsBelow(l.logStart.Load()))
 	if err := errors.Join(errs...); err != nil {
-		return storageErr("delete segments of "+l.tp.String(), err)
+		return l.ioErr("delete segments of "+l.tp.String(), err)
 	}
 	return nil
 }

@@ -86,8 +86,8 @@ func (l *Log) truncate(cut func() (int64, bool, error)) error {
 		defer l.flushMu.Unlock()
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if l.closed {
-			return 0, false, errorf(CodeKafkaStorageError, "log %s is closed", l.tp)
+		if err := l.unusable(); err != nil {
+			return 0, false, err
 		}
 		return cut()
 	}()
@@ -106,7 +106,7 @@ func (l *Log) truncateLocked(offset int64) (int64, error) {
 	keep := segs[i]
 	h, cut, found, err := keep.batchAt(offset, keep.lookup(offset), keep.size.Load())
 	if err != nil {
-		return 0, storageErr("read "+keep.log.Name(), err)
+		return 0, l.ioErr("read "+keep.log.Name(), err)
 	}
 	end := offset
 	if !found {
@@ -123,17 +123,17 @@ func (l *Log) truncateLocked(offset int64) (int64, error) {
 	l.segs.Store(&kept)
 	for j := len(segs) - 1; j > i; j-- {
 		if err := segs[j].renameFiles(deletedSuffix, l.step); err != nil {
-			return end, storageErr("retire "+segs[j].log.Name(), err)
+			return end, l.ioErr("retire "+segs[j].log.Name(), err)
 		}
 		if err := l.deleteLater(segs[j]); err != nil {
-			return end, storageErr("delete "+segs[j].log.Name(), err)
+			return end, l.ioErr("delete "+segs[j].log.Name(), err)
 		}
 	}
 	if err := l.step("cut " + keep.log.Name()); err != nil {
 		return end, err
 	}
 	if err := keep.truncateTo(cut, end); err != nil {
-		return end, storageErr("truncate "+keep.log.Name(), err)
+		return end, l.ioErr("truncate "+keep.log.Name(), err)
 	}
 	if err := l.step("write leader-epoch-checkpoint"); err != nil {
 		return end, err
@@ -150,7 +150,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		return err
 	}
 	if err := l.removeSnapshotsAbove(-1); err != nil {
-		return storageErr("remove producer snapshots", err)
+		return l.ioErr("remove producer snapshots", err)
 	}
 	l.end.Store(offset)
 	l.hw.Store(offset)
@@ -159,7 +159,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	segs := l.segments()
 	for j := len(segs) - 1; j >= 0; j-- {
 		if err := segs[j].renameFiles(deletedSuffix, l.step); err != nil {
-			return storageErr("retire "+segs[j].log.Name(), err)
+			return l.ioErr("retire "+segs[j].log.Name(), err)
 		}
 	}
 	if err := l.step("create segment"); err != nil {
@@ -170,12 +170,12 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		err = syncDir(l.dir)
 	}
 	if err != nil {
-		return storageErr("create segment", err)
+		return l.ioErr("create segment", err)
 	}
 	l.segs.Store(&[]*segment{seg})
 	for _, s := range segs {
 		if err := l.deleteLater(s); err != nil {
-			return storageErr("delete "+s.log.Name(), err)
+			return l.ioErr("delete "+s.log.Name(), err)
 		}
 	}
 	if err := l.step("write leader-epoch-checkpoint"); err != nil {
@@ -199,7 +199,7 @@ func (l *Log) rebuildProducerState(end int64) error {
 		return err
 	}
 	if err := l.removeSnapshotsAbove(end); err != nil {
-		return storageErr("remove producer snapshots", err)
+		return l.ioErr("remove producer snapshots", err)
 	}
 	l.producers = newProducerState()
 	l.lastSnapOffset = 0
@@ -228,7 +228,7 @@ func (l *Log) writeEpochsIf(changed bool) error {
 		return nil
 	}
 	if err := l.epochs.write(); err != nil {
-		return storageErr("write leader-epoch-checkpoint", err)
+		return l.ioErr("write leader-epoch-checkpoint", err)
 	}
 	return nil
 }
