@@ -110,7 +110,7 @@ func (c *Controller) checkAlterPartition(img *Image, t *Topic, req *kmsg.AlterPa
 	for _, id := range isr {
 		b := img.Brokers[id]
 		e, ok := epochs[id]
-		if !b.usable() || (ok && e != -1 && e != b.Epoch) {
+		if !b.usable() || !img.ReplicaOnline(p, id) || (ok && e != -1 && e != b.Epoch) {
 			if req.Version >= 2 {
 				return p, kerr.IneligibleReplica.Code
 			}

@@ -32,7 +32,7 @@ func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response
 		c.addObserver(old)
 		return resp
 	}
-	rb := &RegisterBroker{ID: req.BrokerID, IncarnationID: req.IncarnationID}
+	rb := &RegisterBroker{ID: req.BrokerID, IncarnationID: req.IncarnationID, LogDirs: req.LogDirs}
 	if req.Rack != nil {
 		rb.Rack = *req.Rack
 	}
@@ -105,6 +105,7 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 			recs = c.fenceRecords(img, b.ID)
 		}
 	}
+	recs = append(recs, c.offlineDirRecords(img, b, req.OfflineLogDirs)...)
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}

@@ -43,7 +43,8 @@
 //
 // A raft entry is a JSON array of Records applied atomically. Records carry
 // results, not intents: RegisterBroker, BrokerState (fenced, shutting
-// down), UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
+// down), BrokerOfflineDirs (its failed log dirs, dirs.go),
+// UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
 // partition state), Config (the whole override set of a resource),
 // NextProducerID, Features (every stored feature level) and ClusterID. So the state machine only installs values and every replica
 // computes the same image; all decisions (placement, elections, epochs)

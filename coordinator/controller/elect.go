@@ -155,9 +155,11 @@ func elect(next Partition, r rules) (int32, bool) {
 }
 
 // rules returns the rules of a change to a partition of topic, with
-// usable deciding who may lead.
+// usable deciding who may lead, among the replicas whose log dir is
+// online (dirs.go).
 func (c *Controller) rules(img *Image, topic string, p Partition, usable func(int32) bool) rules {
-	return rules{usable: usable, unclean: c.uncleanEnabled(img, topic), minISR: c.minISR(img, topic, p),
+	online := func(id int32) bool { return usable(id) && img.ReplicaOnline(p, id) }
+	return rules{usable: online, unclean: c.uncleanEnabled(img, topic), minISR: c.minISR(img, topic, p),
 		elr: elrEnabled(img), dropped: noLeader}
 }
 

@@ -61,6 +61,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.describeQuorum(r), nil
 	case *kmsg.UnregisterBrokerRequest:
 		return c.unregisterBroker(r), nil
+	case *kmsg.AssignReplicasToDirsRequest:
+		return c.assignReplicasToDirs(r), nil
 	case *kmsg.UpdateFeaturesRequest:
 		return c.updateFeatures(r), nil
 	case *kmsg.EnvelopeRequest:
@@ -89,6 +91,7 @@ var HandledKeys = []int16{
 	(*kmsg.DeleteACLsRequest)(nil).Key(),
 	(*kmsg.DescribeQuorumRequest)(nil).Key(),
 	(*kmsg.UnregisterBrokerRequest)(nil).Key(),
+	(*kmsg.AssignReplicasToDirsRequest)(nil).Key(),
 	(*kmsg.UpdateFeaturesRequest)(nil).Key(),
 	(*kmsg.EnvelopeRequest)(nil).Key(),
 }
@@ -137,6 +140,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode = code
 	case *kmsg.UnregisterBrokerResponse:
+		r.ErrorCode = code
+	case *kmsg.AssignReplicasToDirsResponse:
 		r.ErrorCode = code
 	case *kmsg.UpdateFeaturesResponse:
 		r.ErrorCode = code

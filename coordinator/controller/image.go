@@ -28,6 +28,10 @@ type Broker struct {
 	Endpoints     []Endpoint
 	Fenced        bool
 	ShuttingDown  bool
+	// LogDirs are the log dirs the broker registered; OfflineLogDirs
+	// those of them it reported failed since (KIP-858, dirs.go).
+	LogDirs        [][16]byte `json:",omitempty"`
+	OfflineLogDirs [][16]byte `json:",omitempty"`
 }
 
 // usable reports whether the broker may lead or join an ISR.
@@ -46,6 +50,10 @@ type Partition struct {
 	RemovingReplicas []int32
 	ELR              []int32 `json:",omitempty"`
 	LastKnownELR     []int32 `json:",omitempty"`
+	// Directories is the log dir holding each replica, by broker, as the
+	// brokers assigned them (AssignReplicasToDirs, dirs.go); a replica
+	// not in it is unassigned.
+	Directories map[int32][16]byte `json:",omitempty"`
 }
 
 // clone returns a deep copy, so a change never touches a published image.
@@ -56,6 +64,7 @@ func (p Partition) clone() Partition {
 	p.RemovingReplicas = slices.Clone(p.RemovingReplicas)
 	p.ELR = slices.Clone(p.ELR)
 	p.LastKnownELR = slices.Clone(p.LastKnownELR)
+	p.Directories = maps.Clone(p.Directories)
 	return p
 }
 
@@ -64,7 +73,8 @@ func (p Partition) equal(q Partition) bool {
 	return slices.Equal(p.Replicas, q.Replicas) && slices.Equal(p.ISR, q.ISR) &&
 		p.Leader == q.Leader && p.LeaderEpoch == q.LeaderEpoch && p.PartitionEpoch == q.PartitionEpoch &&
 		slices.Equal(p.AddingReplicas, q.AddingReplicas) && slices.Equal(p.RemovingReplicas, q.RemovingReplicas) &&
-		slices.Equal(p.ELR, q.ELR) && slices.Equal(p.LastKnownELR, q.LastKnownELR)
+		slices.Equal(p.ELR, q.ELR) && slices.Equal(p.LastKnownELR, q.LastKnownELR) &&
+		maps.Equal(p.Directories, q.Directories)
 }
 
 // Topic is a topic and its partitions, indexed by partition number.

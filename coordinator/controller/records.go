@@ -21,6 +21,8 @@ type Record struct {
 	ClusterID      *string         `json:",omitempty"`
 	RegisterBroker *RegisterBroker `json:",omitempty"`
 	BrokerState    *BrokerState    `json:",omitempty"`
+	// BrokerOfflineDirs replaces a broker's offline log dirs (KIP-858).
+	BrokerOfflineDirs *BrokerOfflineDirs `json:",omitempty"`
 	// UnregisterBroker removes a broker's registration (its id).
 	UnregisterBroker *int32                 `json:",omitempty"`
 	Topic            *Topic                 `json:",omitempty"`
@@ -44,6 +46,13 @@ type RegisterBroker struct {
 	IncarnationID [16]byte
 	Rack          string
 	Endpoints     []Endpoint
+	LogDirs       [][16]byte `json:",omitempty"`
+}
+
+// BrokerOfflineDirs sets the log dirs a registered broker reported failed.
+type BrokerOfflineDirs struct {
+	ID   int32
+	Dirs [][16]byte
 }
 
 // BrokerState sets a registered broker's fenced and shutting-down flags.
@@ -101,7 +110,13 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 	case r.RegisterBroker != nil:
 		rb := r.RegisterBroker
 		n.Brokers[rb.ID] = &Broker{ID: rb.ID, Epoch: int64(index), IncarnationID: rb.IncarnationID,
-			Rack: rb.Rack, Endpoints: rb.Endpoints, Fenced: true}
+			Rack: rb.Rack, Endpoints: rb.Endpoints, Fenced: true, LogDirs: rb.LogDirs}
+	case r.BrokerOfflineDirs != nil:
+		if old := n.Brokers[r.BrokerOfflineDirs.ID]; old != nil {
+			b := *old
+			b.OfflineLogDirs = r.BrokerOfflineDirs.Dirs
+			n.Brokers[b.ID] = &b
+		}
 	case r.BrokerState != nil:
 		if old := n.Brokers[r.BrokerState.ID]; old != nil {
 			b := *old

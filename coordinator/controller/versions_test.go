@@ -54,8 +54,11 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		ub.BrokerID = 99
 		uf := kmsg.NewPtrUpdateFeaturesRequest()
 		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "nope", MaxVersionLevel: 1, UpgradeType: 1}}
+		ar := kmsg.NewPtrAssignReplicasToDirsRequest()
+		ar.BrokerID, ar.BrokerEpoch = b.id, b.epoch
+		ar.Directories = []kmsg.AssignReplicasToDirsRequestDirectory{{Topics: []kmsg.AssignReplicasToDirsRequestDirectoryTopic{{Partitions: []kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{{}}}}}}
 		env := Envelope(&kmsg.RenewDelegationTokenRequest{Version: 2, HMAC: []byte("x")}, Principal{Type: "User", Name: "a"}, "test", nil)
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, env}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -108,6 +111,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.UnregisterBrokerResponse:
 				got, want = r.ErrorCode, kerr.BrokerIDNotRegistered.Code
+			case *kmsg.AssignReplicasToDirsResponse: // a topic id that names nothing
+				got, want = r.Directories[0].Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicID.Code
 			case *kmsg.UpdateFeaturesResponse: // an unknown feature
 				got, want = r.ErrorCode, kerr.InvalidUpdateVersion.Code
 			case *kmsg.EnvelopeResponse: // a renewal, with tokens off
