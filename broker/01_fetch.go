@@ -290,6 +290,9 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID, fromAnyReplica b
 	if p == nil {
 		return fetchTarget{sp: sp, errorCode: errUnknownTopicOrPartition, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
+	if p.offline() {
+		return fetchTarget{sp: sp, errorCode: errKafkaStorageError, leader: -1, leaderEpoch: -1, preferred: -1}
+	}
 	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
 		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1, preferred: -1}
 	}

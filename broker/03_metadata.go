@@ -211,9 +211,13 @@ func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataRe
 	ps := t.partitions()
 	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(ps))
 	for _, p := range ps {
-		mt.Partitions = append(mt.Partitions, kmsg.MetadataResponseTopicPartition{
+		mp := kmsg.MetadataResponseTopicPartition{
 			Partition: p.index, Leader: b.cfg.NodeID, LeaderEpoch: 0, Replicas: node, ISR: node,
-		})
+		}
+		if p.offline() { // its only replica is in a failed log dir
+			mp.ErrorCode, mp.Leader, mp.OfflineReplicas = errLeaderNotAvailable, -1, node
+		}
+		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
 }

@@ -5,7 +5,9 @@ package broker
 // offset lag (the high watermark less the log end offset, 0 for a leader)
 // and, for a partition being moved in (AlterReplicaLogDirs), the copy as a
 // future replica: the bytes copied so far and how many offsets it is
-// behind. From v4 the file system's total and usable bytes. A null topic
+// behind. From v4 the file system's total and usable bytes. An offline
+// dir (log_dir_failure.go) comes with KAFKA_STORAGE_ERROR and nothing
+// else, as in Kafka. A null topic
 // list means every partition; otherwise only the listed partitions that
 // exist.
 
@@ -25,6 +27,11 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 	for _, d := range b.dirs.All() {
 		path := d.Path()
 		dir := kmsg.DescribeLogDirsResponseDir{Dir: path, TotalBytes: -1, UsableBytes: -1}
+		if d.Offline() != nil {
+			dir.ErrorCode = errKafkaStorageError
+			resp.Dirs = append(resp.Dirs, dir)
+			continue
+		}
 		var fs syscall.Statfs_t
 		if err := syscall.Statfs(path, &fs); err == nil {
 			dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)

@@ -50,7 +50,10 @@ type cluster struct {
 	previousEpoch int64
 	fetchers      *fetcherManager
 	stop          chan struct{}
-	wg            sync.WaitGroup
+	// kickHeartbeat sends a heartbeat now (a log dir failed); kickAssign
+	// compares the replicas' dirs with the image now (dir_assignments.go).
+	kickHeartbeat, kickAssign chan struct{}
+	wg                        sync.WaitGroup
 
 	applyMu      sync.Mutex // serialises applyImage
 	applied      atomic.Pointer[controller.Image]
@@ -69,7 +72,7 @@ func (cl *cluster) image() *controller.Image { return cl.applied.Load() }
 // startController starts this node's voter of the controller quorum.
 func (b *Broker) startController(dirPath string) error {
 	cfg := b.cfg
-	cl := &cluster{b: b, stop: make(chan struct{})}
+	cl := &cluster{b: b, stop: make(chan struct{}), kickHeartbeat: make(chan struct{}, 1), kickAssign: make(chan struct{}, 1)}
 	cl.epoch.Store(-1)
 	cl.previousEpoch = logstore.PreviousBrokerEpochs(cfg.LogDirs)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
@@ -142,10 +145,14 @@ func (cl *cluster) awaitClusterID() string {
 // run registers the broker, then heartbeats and applies every new image
 // until Close.
 func (cl *cluster) run() {
-	cl.wg.Add(3)
+	cl.wg.Add(4)
 	go func() {
 		defer cl.wg.Done()
 		cl.applyLoop()
+	}()
+	go func() {
+		defer cl.wg.Done()
+		cl.assignLoop()
 	}()
 	go func() {
 		defer cl.wg.Done()
@@ -195,6 +202,7 @@ func (cl *cluster) applyLoop() {
 	for {
 		changed := cl.ctl.Changed() // before Image, so no change is missed
 		cl.applyImage(cl.ctl.Image())
+		kick(cl.kickAssign)
 		select {
 		case <-cl.stop:
 			return
@@ -244,6 +252,7 @@ func (cl *cluster) heartbeatLoop() {
 		select {
 		case <-cl.stop:
 			return
+		case <-cl.kickHeartbeat:
 		case <-time.After(iv):
 		}
 	}
@@ -298,6 +307,7 @@ func (cl *cluster) heartbeat(shutdown bool) (*kmsg.BrokerHeartbeatResponse, erro
 		req.CurrentMetadataOffset = int64(img.Offset)
 	}
 	req.WantShutdown = shutdown
+	req.OfflineLogDirs = cl.b.dirs.OfflineDirectoryIDs()
 	ctx, cancel := context.WithTimeout(context.Background(), max(cl.b.cfg.Cluster.BrokerHeartbeatInterval, time.Second))
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)
@@ -413,7 +423,7 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 			b.txns.partitionLost(p)
 			b.shareState.partitionLost(p)
 		}
-		if st.leader >= 0 {
+		if st.leader >= 0 && !p.offline() {
 			b.cluster.fetchers.follow(p, st.leader, st.leaderEpoch)
 		} else {
 			b.cluster.fetchers.remove(p)

@@ -26,6 +26,7 @@ var (
 	errMismatchedEndpointType   = kerr.MismatchedEndpointType.Code
 	errTxnIDAuthFailed          = kerr.TransactionalIDAuthorizationFailed.Code
 	errNotLeaderOrFollower      = kerr.NotLeaderForPartition.Code
+	errKafkaStorageError        = kerr.KafkaStorageError.Code
 	errNotEnoughReplicas        = kerr.NotEnoughReplicas.Code
 	errNotEnoughReplicasAfter   = kerr.NotEnoughReplicasAfterAppend.Code
 	errRequestTimedOut          = kerr.RequestTimedOut.Code

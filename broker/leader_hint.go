@@ -44,7 +44,8 @@ func (b *Broker) leaderPartition(t *topic, name string, index int32) (*partition
 
 // replicaPartition finds a partition this broker holds a replica of,
 // leading or following: NOT_LEADER_OR_FOLLOWER when it is hosted only
-// elsewhere, UNKNOWN_TOPIC_OR_PARTITION when it does not exist.
+// elsewhere, UNKNOWN_TOPIC_OR_PARTITION when it does not exist,
+// KAFKA_STORAGE_ERROR when its log dir is offline.
 func (b *Broker) replicaPartition(t *topic, name string, index int32) (*partition, int16) {
 	p := t.partition(index)
 	switch {
@@ -52,6 +53,8 @@ func (b *Broker) replicaPartition(t *topic, name string, index int32) (*partitio
 		return nil, errNotLeaderOrFollower
 	case p == nil:
 		return nil, errUnknownTopicOrPartition
+	case p.offline():
+		return nil, errKafkaStorageError
 	}
 	return p, 0
 }

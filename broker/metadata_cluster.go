@@ -11,7 +11,8 @@ import (
 // image as this broker last applied it: every registered, unfenced broker
 // with its address on the listener the client used, every partition with
 // its leader (-1 and LEADER_NOT_AVAILABLE while it has none), leader
-// epoch, replicas, ISR and the replicas on fenced brokers as offline.
+// epoch, replicas, ISR, and as offline the replicas on fenced brokers or
+// in a failed log dir (KIP-858).
 
 // controllerFor is the controller id clients are told: the active
 // controller when it is also a live broker, else this broker, which
@@ -60,7 +61,7 @@ func imageTopicMetadata(img *controller.Image, it *controller.Topic, includeOper
 			Replicas: ip.Replicas, ISR: ip.ISR, OfflineReplicas: []int32{},
 		}
 		for _, r := range ip.Replicas {
-			if br := img.Brokers[r]; br == nil || br.Fenced {
+			if br := img.Brokers[r]; br == nil || br.Fenced || !img.ReplicaOnline(ip, r) {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}

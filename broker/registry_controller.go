@@ -38,6 +38,7 @@ func init() {
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},
 		67: {min: 0, max: 0, serve: toController},
+		73: {min: 0, max: 0, serve: toController},
 	}
 }
 

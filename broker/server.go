@@ -45,6 +45,7 @@ type Broker struct {
 	cluster       *cluster                       // nil on a single node
 	registry      map[int16]handler              // the client listeners' handlers
 	ready         chan struct{}                  // closed once the broker serves clients
+	fatal         chan error                     // why the broker must halt (log_dir_failure.go)
 	// stopTokens ends a single node's expired-token removal.
 	stopTokens chan struct{}
 
@@ -112,6 +113,8 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, fmt.Errorf("opening the log dirs: %w", err)
 	}
 	b.dirs = dir
+	b.fatal = make(chan error, 1)
+	dir.OnFailure(b.logDirFailed) // log_dir_failure.go
 	if cfg.clustered() {
 		// Followers and new leaders start from the checkpointed high
 		// watermark: keep it as fresh as Kafka does

@@ -20,8 +20,9 @@ import (
 // kafka-broker-api-versions and kafka-log-dirs, checked against
 // meta.properties, franz-go's ApiVersions and the segment files on disk;
 // then, on a three-node cluster, kafka-reassign-partitions,
-// kafka-leader-election, kafka-metadata-quorum, and
-// kafka-verifiable-producer across kill -9s.
+// kafka-leader-election, kafka-metadata-quorum,
+// kafka-verifiable-producer across kill -9s, and kafka-log-dirs and
+// kafka-topics after a node's log dir fails.
 
 // cliApiVersionLine matches one API of kafka-broker-api-versions.
 var cliApiVersionLine = regexp.MustCompile(`^(\w+)\((\d+)\): (?:UNSUPPORTED|(\d+)(?: to (\d+))? \[usable: \d+\])`)
@@ -88,6 +89,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	e.checkReassign(t, c)
 	e.checkQuorum(t, c)
 	e.checkReplication(t, c)
+	e.checkFailedLogDir(t, c)
 }
 
 // readMetaProperties reads dir's meta.properties and its cluster.id.

@@ -147,7 +147,15 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	s := <-sig
-	logger.Info("shutting down", "signal", s.String())
-	return b.Close()
+	select {
+	case s := <-sig:
+		logger.Info("shutting down", "signal", s.String())
+		return b.Close()
+	case err := <-b.Fatal():
+		// As Kafka's Exit.halt(1): no clean shutdown, so the next start
+		// recovers the logs.
+		logger.Error("halting", "err", err)
+		os.Exit(1)
+		return nil
+	}
 }

@@ -1,0 +1,311 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// breakLogDir makes a log dir fail as a dead disk would, the way Kafka's
+// tests do it: the directory is moved aside and a plain file takes its
+// place, so the next file created in it fails (ENOTDIR). mend undoes it.
+func breakLogDir(t *testing.T, path string) (mend func()) {
+	t.Helper()
+	if err := os.Rename(path, path+".aside"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".aside", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// produceCodes sends one batch to each partition at acks=1 and returns
+// each partition's error code.
+func produceCodes(t *testing.T, rc *rawConn, topic string, partitions []int32, batch []byte) map[int32]int16 {
+	t.Helper()
+	batches := map[int32][]byte{}
+	for _, p := range partitions {
+		batches[p] = batch
+	}
+	resp := rc.request(produceOf(1, topic, batches, partitions)).(*kmsg.ProduceResponse)
+	codes := map[int32]int16{}
+	for _, rp := range resp.Topics[0].Partitions {
+		codes[rp.Partition] = rp.ErrorCode
+	}
+	return codes
+}
+
+// TestLogDirFailure: when one of a broker's two log dirs fails, the
+// partitions in it answer KAFKA_STORAGE_ERROR and show as offline, the
+// other dir keeps serving and takes the new partitions, and nothing
+// acknowledged is lost once the disk is back. A failure of the first dir,
+// which holds the metadata, halts the broker.
+func TestLogDirFailure(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": first + "," + second, "log.segment.bytes": "4096"}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "disk", 4)
+	var inFirst, inSecond []int32
+	for name := range describeDirs(t, rc, 4)[second] {
+		var p int32
+		fmt.Sscanf(strings.TrimPrefix(name, "disk-"), "%d", &p)
+		inSecond = append(inSecond, p)
+	}
+	for name := range describeDirs(t, rc, 4)[first] {
+		var p int32
+		fmt.Sscanf(strings.TrimPrefix(name, "disk-"), "%d", &p)
+		inFirst = append(inFirst, p)
+	}
+	if len(inFirst) != 2 || len(inSecond) != 2 {
+		t.Fatalf("partitions %v in the first dir and %v in the second, want two in each", inFirst, inSecond)
+	}
+	all := append(append([]int32{}, inFirst...), inSecond...)
+	acked := map[int32]int{}
+	produced := 0
+	send := func(ps []int32) map[int32]int16 {
+		produced++
+		codes := produceCodes(t, rc, "disk", ps, testBatch(20, fmt.Sprint("r", produced), -1, -1, -1, 0))
+		for p, code := range codes {
+			if code == 0 {
+				acked[p] += 20
+			}
+		}
+		return codes
+	}
+	for range 3 {
+		for p, code := range send(all) {
+			if code != 0 {
+				t.Fatalf("produce to partition %d: error %d", p, code)
+			}
+		}
+	}
+
+	mend := breakLogDir(t, second)
+	failedAt := 0
+	for i := 0; i < 50 && failedAt == 0; i++ { // until a segment roll needs a new file
+		for _, code := range send(inSecond) {
+			if code == errKafkaStorageError {
+				failedAt = i + 1
+			} else if code != 0 {
+				t.Fatalf("produce to the broken dir: error %d, want KAFKA_STORAGE_ERROR", code)
+			}
+		}
+	}
+	if failedAt == 0 {
+		t.Fatal("no produce to the broken dir failed")
+	}
+	waitFor(t, func() bool { // the dir reported offline
+		req := kmsg.NewPtrDescribeLogDirsRequest()
+		req.SetVersion(4)
+		for _, d := range rc.request(req).(*kmsg.DescribeLogDirsResponse).Dirs {
+			if d.Dir == second {
+				return d.ErrorCode == errKafkaStorageError && len(d.Topics) == 0
+			}
+		}
+		return false
+	})
+
+	for p, code := range send(all) {
+		if want := int16(0); slices.Contains(inSecond, p) && code != errKafkaStorageError || !slices.Contains(inSecond, p) && code != want {
+			t.Fatalf("produce to partition %d after the failure: error %d", p, code)
+		}
+	}
+	for _, p := range inSecond {
+		req := fetchReq(12, "disk", 0, 0, 1)
+		req.Topics[0].Partitions[0].Partition = p
+		if code := rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != errKafkaStorageError {
+			t.Fatalf("fetch of offline partition %d: error %d, want KAFKA_STORAGE_ERROR", p, code)
+		}
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lo.SetVersion(7)
+		lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "disk", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: p, Timestamp: -1, CurrentLeaderEpoch: -1}}}}
+		if code := rc.request(lo).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode; code != errKafkaStorageError {
+			t.Fatalf("ListOffsets of offline partition %d: error %d, want KAFKA_STORAGE_ERROR", p, code)
+		}
+	}
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.SetVersion(12)
+	topicName := "disk"
+	meta.Topics = []kmsg.MetadataRequestTopic{{Topic: &topicName}}
+	for _, mp := range rc.request(meta).(*kmsg.MetadataResponse).Topics[0].Partitions {
+		offline := slices.Contains(inSecond, mp.Partition)
+		if offline != (mp.ErrorCode == errLeaderNotAvailable && mp.Leader == -1 && len(mp.OfflineReplicas) == 1) {
+			t.Fatalf("metadata of partition %d (offline %v): %+v", mp.Partition, offline, mp)
+		}
+	}
+	createTopicRaw(t, rc, "after", 3)
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	req.SetVersion(4)
+	for _, d := range rc.request(req).(*kmsg.DescribeLogDirsResponse).Dirs {
+		n := 0
+		for _, dt := range d.Topics {
+			n += len(dt.Partitions)
+		}
+		if d.Dir == first && (d.ErrorCode != 0 || n != len(inFirst)+3) {
+			t.Fatalf("the online dir: error %d, %d partitions, want the new topic's 3 added to its %d", d.ErrorCode, n, len(inFirst))
+		}
+	}
+	select {
+	case err := <-b.Fatal():
+		t.Fatalf("the broker halts with a dir still online: %v", err)
+	default:
+	}
+
+	// The first dir holds the metadata: its failure halts the broker.
+	mendFirst := breakLogDir(t, first)
+	for i := 0; i < 50; i++ {
+		if send(inFirst)[inFirst[0]] == errKafkaStorageError {
+			break
+		}
+	}
+	select {
+	case err := <-b.Fatal():
+		if !strings.Contains(err.Error(), "metadata log dir") {
+			t.Fatalf("halted for %v, want the metadata log dir's failure", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the broker did not halt when its first log dir failed")
+	}
+	b.Close() // writes nothing: both dirs are offline
+	mend()
+	mendFirst()
+
+	// Every acknowledged record is there after a restart.
+	b = startBrokerWith(t, props)
+	rc = dialRaw(t, b)
+	for _, p := range all {
+		if got := len(fetchPartition(t, rc, "disk", p)); got != acked[p] {
+			t.Fatalf("partition %d after the restart: %d records, want the %d acknowledged", p, got, acked[p])
+		}
+	}
+	if codes := produceCodes(t, rc, "disk", all, testBatch(1, "again", -1, -1, -1, 0)); codes[inSecond[0]] != 0 {
+		t.Fatalf("produce after the restart: %v", codes)
+	}
+}
+
+// TestClusterLogDirFailure: three brokers with two log dirs each. When
+// one broker's second dir fails, the controller learns it from the
+// broker's heartbeat (KIP-858): that broker's replicas in the failed dir
+// leave their ISRs and leadership and show as offline, its replicas in
+// the other dir stay in their ISRs, the broker keeps running, and acks=all
+// producers lose nothing.
+func TestClusterLogDirFailure(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	for i := range c.props {
+		c.props[i]["log.dirs"] = t.TempDir() + "," + t.TempDir()
+	}
+	c.startAll()
+	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	const parts = 6
+	res, err := adm.CreateTopic(ctxT(t), parts, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2"), "segment.bytes": kadm.StringPtr("4096")}, "disk")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := c.nodes[0]
+	second := node.dirs.All()[1]
+	c.waitFor("every replica assigned to its log dir", func() bool {
+		img := node.cluster.image()
+		it := img.Topics["disk"]
+		if it == nil {
+			return false
+		}
+		for _, p := range it.Partitions {
+			if len(p.Directories) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	var inSecond, inFirst []int32
+	for i, p := range node.cluster.image().Topics["disk"].Partitions {
+		if p.Directories[1] == second.DirectoryID() {
+			inSecond = append(inSecond, int32(i))
+		} else {
+			inFirst = append(inFirst, int32(i))
+		}
+	}
+	if len(inSecond) == 0 || len(inFirst) == 0 {
+		t.Fatalf("broker 1's replicas: %v in its first dir, %v in its second; want some in each", inFirst, inSecond)
+	}
+	acked := map[int32][]string{}
+	n := 0
+	produce := func(rounds int) {
+		for range rounds {
+			for p := range int32(parts) {
+				n++
+				v := fmt.Sprintf("%d-%0100d", n, 0)
+				if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "disk", Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+					t.Fatalf("partition %d: %v", p, err)
+				}
+				acked[p] = append(acked[p], v)
+			}
+		}
+	}
+	produce(10)
+
+	breakLogDir(t, second.Path())
+	produce(40) // 24 KB per partition: every replica rolls a segment
+	c.waitFor("the controller to know broker 1's second dir failed", func() bool {
+		return slices.Contains(node.cluster.image().Brokers[1].OfflineLogDirs, second.DirectoryID())
+	})
+	c.waitFor("broker 1 out of the ISRs of its replicas in the failed dir only", func() bool {
+		for i, p := range node.cluster.image().Topics["disk"].Partitions {
+			failed := slices.Contains(inSecond, int32(i))
+			if failed && (p.Leader == 1 || slices.Contains(p.ISR, 1)) || !failed && !slices.Contains(p.ISR, 1) {
+				return false
+			}
+		}
+		return true
+	})
+	resp := describeTopicPartitions(t, cl, 2000, nil, "disk")
+	for _, p := range resp.Topics[0].Partitions {
+		if want := slices.Contains(inSecond, p.Partition); want != slices.Equal(p.OfflineReplicas, []int32{1}) {
+			t.Fatalf("partition %d: offline replicas %v, broker 1's replica in the failed dir: %v", p.Partition, p.OfflineReplicas, want)
+		}
+	}
+	select {
+	case err := <-node.Fatal():
+		t.Fatalf("broker 1 halts although its first dir is fine: %v", err)
+	default:
+	}
+	produce(10)
+
+	consumer := c.client(kgo.ConsumeTopics("disk"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := map[int32][]string{}
+	total := 0
+	for total < n {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], string(r.Value))
+			total++
+		})
+	}
+	for p := range int32(parts) {
+		if !slices.Equal(got[p], acked[p]) {
+			t.Fatalf("partition %d: read %d records, %d acknowledged", p, len(got[p]), len(acked[p]))
+		}
+	}
+}
