@@ -2,37 +2,16 @@ package broker
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/diskfault"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// breakLogDir makes a log dir fail as a dead disk would, the way Kafka's
-// tests do it: the directory is moved aside and a plain file takes its
-// place, so the next file created in it fails (ENOTDIR). mend undoes it.
-func breakLogDir(t *testing.T, path string) (mend func()) {
-	t.Helper()
-	if err := os.Rename(path, path+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("not a directory"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(path+".aside", path); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // produceCodes sends one batch to each partition at acks=1 and returns
 // each partition's error code.
@@ -96,7 +75,7 @@ func TestLogDirFailure(t *testing.T) {
 		}
 	}
 
-	mend := breakLogDir(t, second)
+	mend := diskfault.Fail(t, second)
 	failedAt := 0
 	for i := 0; i < 50 && failedAt == 0; i++ { // until a segment roll needs a new file
 		for _, code := range send(inSecond) {
@@ -168,7 +147,7 @@ func TestLogDirFailure(t *testing.T) {
 	}
 
 	// The first dir holds the metadata: its failure halts the broker.
-	mendFirst := breakLogDir(t, first)
+	mendFirst := diskfault.Fail(t, first)
 	for i := 0; i < 50; i++ {
 		if send(inFirst)[inFirst[0]] == errKafkaStorageError {
 			break
@@ -263,7 +242,7 @@ func TestClusterLogDirFailure(t *testing.T) {
 	}
 	produce(10)
 
-	breakLogDir(t, second.Path())
+	diskfault.Fail(t, second.Path())
 	produce(40) // 24 KB per partition: every replica rolls a segment
 	c.waitFor("the controller to know broker 1's second dir failed", func() bool {
 		return slices.Contains(node.cluster.image().Brokers[1].OfflineLogDirs, second.DirectoryID())

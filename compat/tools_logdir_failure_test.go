@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
+	"github.com/gregor-broker/gregor/internal/diskfault"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -42,12 +43,7 @@ func (e *cliEnv) checkFailedLogDir(t *testing.T, c *clustertest.Cluster) {
 		t.Fatalf("node %d holds no partition of %s in %s", node.ID, topic, failing)
 	}
 
-	if err := os.Rename(failing, failing+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(failing, []byte("not a directory"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	diskfault.Fail(t, failing)
 	id := strconv.Itoa(int(node.ID))
 	clustertest.Eventually(t, time.Minute, "kafka-log-dirs reporting the failed dir", func() error {
 		out := e.run(t, "", e.cls.logDirs, "--bootstrap-server", addr, "--describe", "--broker-list", id, "--topic-list", topic)

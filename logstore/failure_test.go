@@ -2,32 +2,11 @@ package logstore
 
 import (
 	"bytes"
-	"os"
 	"testing"
 	"time"
-)
 
-// breakDir makes the log dir at path unusable as a failed disk would be,
-// the way Kafka's tests do it: the directory is moved aside and a plain
-// file takes its place, so creating any file in it fails (ENOTDIR) while
-// files already open still work. mend undoes it.
-func breakDir(t *testing.T, path string) (mend func()) {
-	t.Helper()
-	if err := os.Rename(path, path+".aside"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("not a directory"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := os.Remove(path); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(path+".aside", path); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/gregor-broker/gregor/internal/diskfault"
+)
 
 // failures returns a channel that receives the dirs going offline.
 func failures(ds *Dirs) <-chan *Dir {
@@ -66,7 +45,7 @@ func TestFailedWriteTakesItsDirOffline(t *testing.T) {
 		mustAppend(t, inA, batch, noStamp)
 	}
 
-	mend := breakDir(t, b)
+	mend := diskfault.Fail(t, b)
 	var err error
 	for i := 0; i < 20 && err == nil; i++ { // until a roll needs a new file
 		var res AppendResult
@@ -135,7 +114,7 @@ func TestFailedCheckpointTakesItsDirOffline(t *testing.T) {
 	for _, l := range logs {
 		mustAppend(t, l, plain(5, 1000).build(), noStamp)
 	}
-	breakDir(t, b)
+	diskfault.Fail(t, b)
 	ds.SetCheckpointInterval(10 * time.Millisecond)
 	if d := waitFailure(t, failed); d.Path() != b {
 		t.Fatalf("dir %s went offline, want %s", d.Path(), b)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/gregor-broker/gregor/internal/diskfault"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -63,26 +64,9 @@ func TestFailedLogDirHaltsTheBroker(t *testing.T) {
 	}
 	inA, inB := inDir(dirs[0]), inDir(dirs[1])
 
-	breakDir := func(dir string) {
-		if err := os.Rename(dir, dir+".aside"); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dir, []byte("not a directory"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mendDir := func(dir string) {
-		if err := os.Remove(dir); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(dir+".aside", dir); err != nil {
-			t.Fatal(err)
-		}
-	}
-
 	// The second dir fails: its partition stops taking records, the
 	// first dir's partition goes on.
-	breakDir(dirs[1])
+	mendSecond := diskfault.Fail(t, dirs[1])
 	failed := false
 	for i := 0; i < 200 && !failed; i++ { // until a segment roll needs a new file
 		failed = produce(inB) != nil
@@ -97,7 +81,7 @@ func TestFailedLogDirHaltsTheBroker(t *testing.T) {
 	}
 
 	// The first dir fails: the broker halts.
-	breakDir(dirs[0])
+	mendFirst := diskfault.Fail(t, dirs[0])
 	for i := 0; i < 200 && p.Cmd.ProcessState == nil; i++ {
 		if produce(inA) != nil {
 			break
@@ -120,8 +104,8 @@ func TestFailedLogDirHaltsTheBroker(t *testing.T) {
 	}
 	cl.Close()
 
-	mendDir(dirs[0])
-	mendDir(dirs[1])
+	mendFirst()
+	mendSecond()
 	p = harness.Start(t, root, append(props, "listeners=PLAINTEXT://"+p.Addr)...)
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(p.Addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		"disks": {0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart()}}))
