@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // A log dir fails at the first I/O error on its files, as Kafka's
@@ -21,6 +22,9 @@ import (
 //     The logs stay listed, closed, so the broker can tell an offline
 //     partition from a missing one.
 //  3. The handler set with Dirs.OnFailure is called, once per dir.
+//
+// A move between dirs that fails takes offline the dir of the file that
+// failed (failWhere), which may be the destination's.
 //
 // Errors of a log being closed or deleted are not failures of the disk.
 
@@ -98,6 +102,29 @@ func (d *Dir) fail(err error) {
 func (d *Dir) failIf(err error) {
 	if osError(err) && !errors.Is(err, os.ErrExist) && !errors.Is(err, os.ErrClosed) {
 		d.fail(storageErr("log dir "+d.path, err))
+	}
+}
+
+// failWhere takes offline the dir holding the file an operating system
+// error names: a move's failure may be the source's disk or the
+// destination's.
+func (ds *Dirs) failWhere(err error) {
+	var pe *os.PathError
+	var le *os.LinkError
+	var path string
+	switch {
+	case errors.As(err, &pe):
+		path = pe.Path
+	case errors.As(err, &le):
+		path = le.Old
+	default:
+		return
+	}
+	for _, d := range ds.dirs {
+		if strings.HasPrefix(path, d.path+string(filepath.Separator)) {
+			d.failIf(err)
+			return
+		}
 	}
 }
 

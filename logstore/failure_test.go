@@ -143,3 +143,33 @@ func TestClosedFilesAreNotADiskFailure(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// A move whose destination has failed takes that dir offline; the log
+// stays where it was and keeps serving.
+func TestFailedMoveDestinationGoesOffline(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	ds := openTestDirs(t, a, b)
+	defer ds.Close()
+	failed := failures(ds)
+	l := createIn(t, ds, moveConfig(), TopicPartition{"t", 0}, TopicPartition{"t", 1})[0]
+	if l.owner.Load().Path() != a {
+		t.Fatalf("log in %s, want %s", l.owner.Load().Path(), a)
+	}
+	for range 20 {
+		mustAppend(t, l, plain(10, 1000).build(), noStamp)
+	}
+	diskfault.Fail(t, b)
+	if err := ds.MoveLog(l.tp, b); err != nil {
+		t.Fatal(err)
+	}
+	if d := waitFailure(t, failed); d.Path() != b {
+		t.Fatalf("dir %s went offline, want the move's destination %s", d.Path(), b)
+	}
+	if ds.byPath(a).Offline() != nil || l.owner.Load().Path() != a || len(ds.Moves()) != 0 {
+		t.Fatalf("after the failed move: source offline %v, log in %s, moves %v", ds.byPath(a).Offline(), l.owner.Load().Path(), ds.Moves())
+	}
+	mustAppend(t, l, plain(10, 1000).build(), noStamp)
+	if got := len(readWhole(t, l)); got == 0 {
+		t.Fatal("the log reads nothing after the failed move")
+	}
+}

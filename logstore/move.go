@@ -194,6 +194,7 @@ func (ds *Dirs) runMove(m *move, l *Log) {
 		slog.Info("logstore: moved log", "partition", m.tp.String(), "to", m.to.path)
 	case !errors.Is(err, errMoveCanceled):
 		slog.Error("logstore: moving log failed", "partition", m.tp.String(), "to", m.to.path, "err", err)
+		ds.failWhere(err)
 	}
 }
 
