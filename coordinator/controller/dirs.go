@@ -48,12 +48,15 @@ func (b *Broker) dirOnline(dir [16]byte) bool {
 }
 
 // offlineDirRecords handles the OfflineLogDirs of broker b's heartbeat:
-// the dirs not yet known to have failed are recorded, and b's replicas in
-// them leave their ISRs and ELRs, with new leaders where b led.
+// the registered dirs not yet known to have failed are recorded (others
+// are ignored, as Kafka intersects them with the registration), and b's
+// replicas in them leave their ISRs and ELRs, with new leaders where b
+// led.
 func (c *Controller) offlineDirRecords(img *Image, b *Broker, offline [][16]byte) []Record {
 	var failed [][16]byte
 	for _, d := range offline {
-		if !slices.Contains(b.OfflineLogDirs, d) && !slices.Contains(failed, d) {
+		registered := len(b.LogDirs) == 0 || slices.Contains(b.LogDirs, d)
+		if registered && !slices.Contains(b.OfflineLogDirs, d) && !slices.Contains(failed, d) {
 			failed = append(failed, d)
 		}
 	}

@@ -125,7 +125,7 @@ func TestReplicaDirectories(t *testing.T) {
 			t.Fatalf("partition %d, in broker 1's healthy dir, changed: %+v from %+v", i, p, old)
 		}
 	}
-	heartbeatOffline(t, cl, brokers[0], b1) // again: nothing more changes
+	heartbeatOffline(t, cl, brokers[0], b1, newDirID()) // again, and a dir never registered: nothing changes
 	if again := tc.ctl(0).Image(); again.Offset != img.Offset {
 		t.Fatal("a repeated offline report wrote records")
 	}
