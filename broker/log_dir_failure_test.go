@@ -178,8 +178,9 @@ func TestLogDirFailure(t *testing.T) {
 	}
 }
 
-// TestClusterLogDirFailure: three brokers with two log dirs each. When
-// one broker's second dir fails, the controller learns it from the
+// TestClusterLogDirFailure: three brokers with two log dirs each; one
+// replica is moved into a broker's second dir first. When that dir fails,
+// the controller learns it from the
 // broker's heartbeat (KIP-858): that broker's replicas in the failed dir
 // leave their ISRs and leadership and show as offline, its replicas in
 // the other dir stay in their ISRs, the broker keeps running, and acks=all
@@ -223,9 +224,26 @@ func TestClusterLogDirFailure(t *testing.T) {
 			inFirst = append(inFirst, int32(i))
 		}
 	}
-	if len(inSecond) == 0 || len(inFirst) == 0 {
+	if len(inSecond) == 0 || len(inFirst) < 2 {
 		t.Fatalf("broker 1's replicas: %v in its first dir, %v in its second; want some in each", inFirst, inSecond)
 	}
+
+	// A replica moved into the second dir is assigned there anew, so it
+	// too goes offline with that dir.
+	moved := inFirst[0]
+	req := kmsg.NewPtrAlterReplicaLogDirsRequest()
+	req.Dirs = []kmsg.AlterReplicaLogDirsRequestDir{{Dir: second.Path(), Topics: []kmsg.AlterReplicaLogDirsRequestDirTopic{{Topic: "disk", Partitions: []int32{moved}}}}}
+	resp, err := cl.Broker(1).Request(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := resp.(*kmsg.AlterReplicaLogDirsResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("AlterReplicaLogDirs: error %d", code)
+	}
+	c.waitFor("the moved replica assigned to the second dir", func() bool {
+		return node.cluster.image().Topics["disk"].Partitions[moved].Directories[1] == second.DirectoryID()
+	})
+	inFirst, inSecond = inFirst[1:], append(inSecond, moved)
 	acked := map[int32][]string{}
 	n := 0
 	produce := func(rounds int) {
@@ -256,8 +274,8 @@ func TestClusterLogDirFailure(t *testing.T) {
 		}
 		return true
 	})
-	resp := describeTopicPartitions(t, cl, 2000, nil, "disk")
-	for _, p := range resp.Topics[0].Partitions {
+	described := describeTopicPartitions(t, cl, 2000, nil, "disk")
+	for _, p := range described.Topics[0].Partitions {
 		if want := slices.Contains(inSecond, p.Partition); want != slices.Equal(p.OfflineReplicas, []int32{1}) {
 			t.Fatalf("partition %d: offline replicas %v, broker 1's replica in the failed dir: %v", p.Partition, p.OfflineReplicas, want)
 		}
