@@ -473,6 +473,9 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				}
 				l = nil
 			}
+			if l == nil && r.b.replicaInOfflineDir(ip) {
+				continue
+			}
 			if l == nil {
 				create = append(create, tp)
 				continue

@@ -2,8 +2,10 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
 )
 
@@ -26,6 +28,26 @@ import (
 // or when no log dir is left. Halting means Fatal delivers the reason;
 // `gregor serve` then exits at once with status 1, without a clean
 // shutdown (Kafka's Exit.halt(1)).
+
+// In a cluster the broker also starts with a dir after the first that
+// fails to open, keeping it offline (logstore.OpenDirsKeepingFailed), as
+// Kafka's does: it registers only the dirs online, so the controller
+// counts the replicas assigned to the failed one as offline, and the
+// broker does not create those replicas' logs again elsewhere while a dir
+// is offline (Kafka refuses to create a log that is not new then). Once
+// started without that dir in log.dirs, the broker creates them anew, and
+// they catch up from their leaders. A single node, which does not record
+// which dir holds each partition, refuses to start instead.
+
+// replicaInOfflineDir reports whether this broker's replica of ip is
+// assigned to a dir that is not online here while some dir is offline.
+func (b *Broker) replicaInOfflineDir(ip controller.Partition) bool {
+	dir, ok := ip.Directories[b.cfg.NodeID]
+	if !ok || len(b.dirs.Online()) == len(b.dirs.All()) {
+		return false
+	}
+	return !slices.Contains(b.dirs.DirectoryIDs(), dir)
+}
 
 // Fatal delivers the reason the broker must stop at once, if it must.
 func (b *Broker) Fatal() <-chan error { return b.fatal }

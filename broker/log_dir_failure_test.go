@@ -2,11 +2,14 @@ package broker
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/internal/diskfault"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -178,34 +181,35 @@ func TestLogDirFailure(t *testing.T) {
 	}
 }
 
-// TestClusterLogDirFailure: three brokers with two log dirs each; one
-// replica is moved into a broker's second dir first. When that dir fails,
-// the controller learns it from the
-// broker's heartbeat (KIP-858): that broker's replicas in the failed dir
-// leave their ISRs and leadership and show as offline, its replicas in
-// the other dir stay in their ISRs, the broker keeps running, and acks=all
-// producers lose nothing.
-func TestClusterLogDirFailure(t *testing.T) {
+// diskCluster is three brokers with two log dirs each and a topic "disk"
+// of six partitions (replication factor 3, min.insync.replicas 2, 4 KB
+// segments) whose replicas are all assigned to their dirs.
+type diskCluster struct {
+	*testCluster
+	cl *kgo.Client // acks=all, records go to the partition they name
+	// inFirst and inSecond are the partitions whose replica on broker 1
+	// is in its first or its second log dir.
+	inFirst, inSecond []int32
+}
+
+const diskPartitions = 6
+
+func startDiskCluster(t *testing.T) *diskCluster {
 	c := clusterProps(t, 3, 0, nil)
 	for i := range c.props {
 		c.props[i]["log.dirs"] = t.TempDir() + "," + t.TempDir()
 	}
 	c.startAll()
-	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
-	adm := kadm.NewClient(cl)
-	const parts = 6
-	res, err := adm.CreateTopic(ctxT(t), parts, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2"), "segment.bytes": kadm.StringPtr("4096")}, "disk")
+	dc := &diskCluster{testCluster: c, cl: c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))}
+	res, err := kadm.NewClient(dc.cl).CreateTopic(ctxT(t), diskPartitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2"), "segment.bytes": kadm.StringPtr("4096")}, "disk")
 	if err == nil {
 		err = res.Err
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := c.nodes[0]
-	second := node.dirs.All()[1]
 	c.waitFor("every replica assigned to its log dir", func() bool {
-		img := node.cluster.image()
-		it := img.Topics["disk"]
+		it := dc.image().Topics["disk"]
 		if it == nil {
 			return false
 		}
@@ -216,17 +220,97 @@ func TestClusterLogDirFailure(t *testing.T) {
 		}
 		return true
 	})
-	var inSecond, inFirst []int32
-	for i, p := range node.cluster.image().Topics["disk"].Partitions {
-		if p.Directories[1] == second.DirectoryID() {
-			inSecond = append(inSecond, int32(i))
+	second := c.nodes[0].dirs.All()[1].DirectoryID()
+	for i, p := range dc.image().Topics["disk"].Partitions {
+		if p.Directories[1] == second {
+			dc.inSecond = append(dc.inSecond, int32(i))
 		} else {
-			inFirst = append(inFirst, int32(i))
+			dc.inFirst = append(dc.inFirst, int32(i))
 		}
 	}
-	if len(inSecond) == 0 || len(inFirst) < 2 {
-		t.Fatalf("broker 1's replicas: %v in its first dir, %v in its second; want some in each", inFirst, inSecond)
+	if len(dc.inSecond) == 0 || len(dc.inFirst) < 2 {
+		t.Fatalf("broker 1's replicas: %v in its first dir, %v in its second; want some in each", dc.inFirst, dc.inSecond)
 	}
+	return dc
+}
+
+// image is the metadata a running node last applied, taken from the
+// last node, which the tests never stop.
+func (dc *diskCluster) image() *controller.Image {
+	return dc.nodes[len(dc.nodes)-1].cluster.image()
+}
+
+// waitBroker1OutOf waits until broker 1 is in the ISR of every partition
+// of "disk" but those of failed, and leads none of those.
+func (dc *diskCluster) waitBroker1OutOf(failed []int32) {
+	dc.waitFor(fmt.Sprintf("broker 1 out of the ISRs of partitions %v only", failed), func() bool {
+		for i, p := range dc.image().Topics["disk"].Partitions {
+			out := slices.Contains(failed, int32(i))
+			if out && (p.Leader == 1 || slices.Contains(p.ISR, 1)) || !out && !slices.Contains(p.ISR, 1) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ackedRecords produces to every partition of "disk" and keeps what was
+// acknowledged, for readAll.
+type ackedRecords struct {
+	dc    *diskCluster
+	byP   map[int32][]string
+	total int
+}
+
+func (a *ackedRecords) produce(t *testing.T, rounds int) {
+	t.Helper()
+	for range rounds {
+		for p := range int32(diskPartitions) {
+			a.total++
+			v := fmt.Sprintf("%d-%0100d", a.total, 0)
+			if err := a.dc.cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "disk", Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatalf("partition %d: %v", p, err)
+			}
+			a.byP[p] = append(a.byP[p], v)
+		}
+	}
+}
+
+// readAll consumes "disk" from the start and checks that every partition
+// holds exactly the acknowledged records, in order.
+func (a *ackedRecords) readAll(t *testing.T) {
+	t.Helper()
+	consumer := a.dc.client(kgo.ConsumeTopics("disk"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := map[int32][]string{}
+	for n := 0; n < a.total; {
+		fs := consumer.PollFetches(ctxT(t))
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			got[r.Partition] = append(got[r.Partition], string(r.Value))
+			n++
+		})
+	}
+	for p := range int32(diskPartitions) {
+		if !slices.Equal(got[p], a.byP[p]) {
+			t.Fatalf("partition %d: read %d records, %d acknowledged", p, len(got[p]), len(a.byP[p]))
+		}
+	}
+}
+
+// TestClusterLogDirFailure: three brokers with two log dirs each; one
+// replica is moved into a broker's second dir first. When that dir fails,
+// the controller learns it from the
+// broker's heartbeat (KIP-858): that broker's replicas in the failed dir
+// leave their ISRs and leadership and show as offline, its replicas in
+// the other dir stay in their ISRs, the broker keeps running, and acks=all
+// producers lose nothing.
+func TestClusterLogDirFailure(t *testing.T) {
+	dc := startDiskCluster(t)
+	c, cl, inFirst, inSecond := dc.testCluster, dc.cl, dc.inFirst, dc.inSecond
+	node := c.nodes[0]
+	second := node.dirs.All()[1]
 
 	// A replica moved into the second dir is assigned there anew, so it
 	// too goes offline with that dir.
@@ -244,36 +328,15 @@ func TestClusterLogDirFailure(t *testing.T) {
 		return node.cluster.image().Topics["disk"].Partitions[moved].Directories[1] == second.DirectoryID()
 	})
 	inFirst, inSecond = inFirst[1:], append(inSecond, moved)
-	acked := map[int32][]string{}
-	n := 0
-	produce := func(rounds int) {
-		for range rounds {
-			for p := range int32(parts) {
-				n++
-				v := fmt.Sprintf("%d-%0100d", n, 0)
-				if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "disk", Partition: p, Value: []byte(v)}).FirstErr(); err != nil {
-					t.Fatalf("partition %d: %v", p, err)
-				}
-				acked[p] = append(acked[p], v)
-			}
-		}
-	}
-	produce(10)
+	acked := &ackedRecords{dc: dc, byP: map[int32][]string{}}
+	acked.produce(t, 10)
 
 	diskfault.Fail(t, second.Path())
-	produce(40) // 24 KB per partition: every replica rolls a segment
+	acked.produce(t, 40) // 24 KB per partition: every replica rolls a segment
 	c.waitFor("the controller to know broker 1's second dir failed", func() bool {
 		return slices.Contains(node.cluster.image().Brokers[1].OfflineLogDirs, second.DirectoryID())
 	})
-	c.waitFor("broker 1 out of the ISRs of its replicas in the failed dir only", func() bool {
-		for i, p := range node.cluster.image().Topics["disk"].Partitions {
-			failed := slices.Contains(inSecond, int32(i))
-			if failed && (p.Leader == 1 || slices.Contains(p.ISR, 1)) || !failed && !slices.Contains(p.ISR, 1) {
-				return false
-			}
-		}
-		return true
-	})
+	dc.waitBroker1OutOf(inSecond)
 	described := describeTopicPartitions(t, cl, 2000, nil, "disk")
 	for _, p := range described.Topics[0].Partitions {
 		if want := slices.Contains(inSecond, p.Partition); want != slices.Equal(p.OfflineReplicas, []int32{1}) {
@@ -285,24 +348,49 @@ func TestClusterLogDirFailure(t *testing.T) {
 		t.Fatalf("broker 1 halts although its first dir is fine: %v", err)
 	default:
 	}
-	produce(10)
+	acked.produce(t, 10)
+	acked.readAll(t)
+}
 
-	consumer := c.client(kgo.ConsumeTopics("disk"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	got := map[int32][]string{}
-	total := 0
-	for total < n {
-		fs := consumer.PollFetches(ctxT(t))
-		if err := fs.Err(); err != nil {
-			t.Fatal(err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			got[r.Partition] = append(got[r.Partition], string(r.Value))
-			total++
-		})
+// TestClusterStartsWithAFailedLogDir: broker 1 restarts with its second
+// log dir failed. It starts, as Kafka's does, without registering that
+// dir: its replicas there stay out of their ISRs and are not created in
+// the first dir, while the others rejoin. With the disk back, a restart
+// brings them back in sync, and nothing acknowledged is lost.
+func TestClusterStartsWithAFailedLogDir(t *testing.T) {
+	dc := startDiskCluster(t)
+	acked := &ackedRecords{dc: dc, byP: map[int32][]string{}}
+	acked.produce(t, 10)
+	dirs := dc.nodes[0].dirs.All()
+	first, second := dirs[0].Path(), dirs[1].Path()
+
+	dc.stop(0)
+	restore := diskfault.Fail(t, second)
+	if err := dc.start(0); err != nil {
+		t.Fatalf("broker 1 did not start with its second dir failed: %v", err)
 	}
-	for p := range int32(parts) {
-		if !slices.Equal(got[p], acked[p]) {
-			t.Fatalf("partition %d: read %d records, %d acknowledged", p, len(got[p]), len(acked[p]))
+	dc.waitBroker1OutOf(dc.inSecond)
+	for _, p := range dc.inSecond {
+		if _, err := os.Stat(filepath.Join(first, fmt.Sprintf("disk-%d", p))); err == nil {
+			t.Fatalf("partition %d, whose replica is in the failed dir, was created again in the first", p)
 		}
 	}
+	rc := dialRaw(t, dc.nodes[0])
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	req.SetVersion(4)
+	for _, d := range rc.request(req).(*kmsg.DescribeLogDirsResponse).Dirs {
+		if (d.Dir == second) != (d.ErrorCode == errKafkaStorageError) {
+			t.Fatalf("DescribeLogDirs: dir %s error %d", d.Dir, d.ErrorCode)
+		}
+	}
+	acked.produce(t, 10)
+
+	dc.stop(0)
+	restore()
+	if err := dc.start(0); err != nil {
+		t.Fatal(err)
+	}
+	dc.waitBroker1OutOf(nil)
+	acked.produce(t, 10)
+	acked.readAll(t)
 }

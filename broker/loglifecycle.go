@@ -38,7 +38,7 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 // at least one thread each, as Kafka's one cleaner serves them all.
 func (b *Broker) applyDirSettings(old *Config) {
 	c := b.liveConfig()
-	dirs := b.dirs.All()
+	dirs := b.dirs.Online() // an offline dir runs nothing
 	for _, d := range dirs {
 		if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
 			d.SetRetentionCheckInterval(time.Duration(c.RetentionCheckIntervalMs) * time.Millisecond)

@@ -107,7 +107,11 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		}
 		clusterID = b.cluster.awaitClusterID()
 	}
-	dir, err := logstore.OpenDirs(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
+	open := logstore.OpenDirs
+	if cfg.clustered() {
+		open = logstore.OpenDirsKeepingFailed // log_dir_failure.go
+	}
+	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
 	if err != nil {
 		b.abortStart()
 		return nil, fmt.Errorf("opening the log dirs: %w", err)

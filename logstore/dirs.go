@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -33,6 +34,19 @@ type Dirs struct {
 // have one; dirs of different clusters, or holding the same partition, are
 // refused. Moves that a crash interrupted are finished or started again.
 func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
+	return openDirs(paths, clusterID, nodeID, defaults, threads, false)
+}
+
+// OpenDirsKeepingFailed is OpenDirs, except that a dir after the first
+// that fails to open with an I/O error is kept, offline (failure.go),
+// instead of failing the whole open, as Kafka's LogManager starts. Only a
+// cluster may start so: its controller knows which replicas were in that
+// dir, so they are not created again elsewhere while it is offline.
+func OpenDirsKeepingFailed(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
+	return openDirs(paths, clusterID, nodeID, defaults, threads, true)
+}
+
+func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int, keepFailed bool) (*Dirs, error) {
 	ds := &Dirs{preferred: map[TopicPartition]*Dir{}, moves: map[TopicPartition]*move{}}
 	var absPaths []string
 	for _, p := range paths {
@@ -65,8 +79,13 @@ func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 		}
 	}()
 	owner := map[TopicPartition]*Dir{}
-	for _, p := range absPaths {
+	for i, p := range absPaths {
 		d, err := OpenDir(p, clusterID, nodeID, defaults, threads)
+		if err != nil && keepFailed && i > 0 && osError(err) {
+			slog.Error("logstore: log dir failed to open: it stays offline", "dir", p, "err", err)
+			ds.dirs = append(ds.dirs, failedDir(p, err))
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("log dir %s: %w", p, err)
 		}
@@ -111,11 +130,12 @@ func (ds *Dirs) byPath(path string) *Dir {
 // ClusterID is the cluster id every dir's meta.properties holds.
 func (ds *Dirs) ClusterID() string { return ds.dirs[0].ClusterID() }
 
-// DirectoryIDs are the dirs' Uuids (KIP-858), in log.dirs order.
+// DirectoryIDs are the Uuids (KIP-858) of the dirs online, in log.dirs
+// order.
 func (ds *Dirs) DirectoryIDs() [][16]byte {
-	ids := make([][16]byte, len(ds.dirs))
-	for i, d := range ds.dirs {
-		ids[i] = d.DirectoryID()
+	var ids [][16]byte
+	for _, d := range ds.Online() {
+		ids = append(ids, d.DirectoryID())
 	}
 	return ids
 }

@@ -128,6 +128,19 @@ func (ds *Dirs) failWhere(err error) {
 	}
 }
 
+// failedDir is a log dir that failed to open (OpenDirsKeepingFailed):
+// offline, with no logs and no workers, and the Uuid its meta.properties
+// gives if it can still be read.
+func failedDir(path string, err error) *Dir {
+	d := &Dir{path: path, logs: map[TopicPartition]*Log{}, closed: true, stop: make(chan struct{}), deleter: newFileDeleter()}
+	if m, merr := readMetaProperties(filepath.Join(path, metaPropertiesFile)); merr == nil {
+		d.meta = m
+	}
+	failure := storageErr("open log dir "+path, err)
+	d.failure.Store(&failure)
+	return d
+}
+
 // writeCheckpoint writes the offset checkpoint file name in the dir; a
 // failure to write it takes the dir offline.
 func (d *Dir) writeCheckpoint(name string, offsets map[TopicPartition]int64) error {
@@ -187,11 +200,12 @@ func (l *Log) Offline() error {
 // DirectoryID is the Uuid of the log dir holding the log (KIP-858).
 func (l *Log) DirectoryID() [16]byte { return l.owner.Load().DirectoryID() }
 
-// OfflineDirectoryIDs are the Uuids of the failed log dirs.
+// OfflineDirectoryIDs are the Uuids of the failed log dirs, as far as
+// they are known (a dir that failed to open may not say).
 func (ds *Dirs) OfflineDirectoryIDs() [][16]byte {
 	var ids [][16]byte
 	for _, d := range ds.dirs {
-		if d.Offline() != nil {
+		if d.Offline() != nil && d.DirectoryID() != [16]byte{} {
 			ids = append(ids, d.DirectoryID())
 		}
 	}

@@ -173,3 +173,49 @@ func TestFailedMoveDestinationGoesOffline(t *testing.T) {
 		t.Fatal("the log reads nothing after the failed move")
 	}
 }
+
+// OpenDirsKeepingFailed starts with a later dir that cannot be opened,
+// offline; OpenDirs, and a failed first dir, refuse to start.
+func TestOpenWithAFailedDir(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	ds := openTestDirs(t, a, b)
+	createIn(t, ds, testConfig(), TopicPartition{"t", 0}, TopicPartition{"t", 1})
+	bID := ds.byPath(b).DirectoryID()
+	if err := ds.Close(); err != nil {
+		t.Fatal(err)
+	}
+	restore := diskfault.Fail(t, b)
+	if _, err := OpenDirs([]string{a, b}, "", 1, testConfig(), 1); err == nil {
+		t.Fatal("OpenDirs started with a failed dir")
+	}
+	ds, err := OpenDirsKeepingFailed([]string{a, b}, "", 1, testConfig(), 1)
+	if err != nil {
+		t.Fatalf("OpenDirsKeepingFailed: %v", err)
+	}
+	if off := ds.byPath(b).Offline(); off == nil || ErrorCode(off) != CodeKafkaStorageError {
+		t.Fatalf("the failed dir: offline %v", off)
+	}
+	if len(ds.Online()) != 1 || len(ds.DirectoryIDs()) != 1 || len(ds.Logs()) != 1 {
+		t.Fatalf("online %d, registered ids %d, logs %d; want the first dir's alone", len(ds.Online()), len(ds.DirectoryIDs()), len(ds.Logs()))
+	}
+	if ids := ds.OfflineDirectoryIDs(); len(ids) != 0 {
+		t.Fatalf("offline ids %x: the failed dir's meta.properties cannot be read", ids)
+	}
+	for _, l := range createIn(t, ds, testConfig(), TopicPartition{"u", 0}) {
+		if l.owner.Load().Path() != a {
+			t.Fatalf("new log placed in %s", l.owner.Load().Path())
+		}
+	}
+	if err := ds.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenDirsKeepingFailed([]string{b, a}, "", 1, testConfig(), 1); err == nil {
+		t.Fatal("started with the first dir failed")
+	}
+	restore()
+	ds = openTestDirs(t, a, b)
+	defer ds.Close()
+	if ds.byPath(b).DirectoryID() != bID || ds.Log(TopicPartition{"t", 1}) == nil {
+		t.Fatal("the dir back did not bring its log back")
+	}
+}

@@ -485,7 +485,7 @@ func (d *Dir) checkpointIfOpen() error {
 // current dir any more is complete and becomes the partition's dir.
 func (ds *Dirs) recoverMoves(owner map[TopicPartition]*Dir, defaults Config) (map[TopicPartition]*Dir, error) {
 	restart := map[TopicPartition]*Dir{}
-	for _, d := range ds.dirs {
+	for _, d := range ds.Online() {
 		ents, err := dirEntries(d.path)
 		if err != nil {
 			return nil, err
@@ -503,6 +503,13 @@ func (ds *Dirs) recoverMoves(owner map[TopicPartition]*Dir, defaults Config) (ma
 				if ok && owner[tp] != d {
 					restart[tp] = d
 				}
+				continue
+			}
+			if len(ds.Online()) < len(ds.dirs) {
+				// Its log may be in the dir that failed to open: the
+				// copy may not be whole, so it is neither adopted nor
+				// removed until every dir opens.
+				slog.Warn("logstore: leaving a moved log's copy while a log dir is offline", "dir", path)
 				continue
 			}
 			if err := d.adoptMovedLog(path, tp, defaults); err != nil {
