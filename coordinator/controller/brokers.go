@@ -105,7 +105,15 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 			recs = c.fenceRecords(img, b.ID)
 		}
 	}
-	recs = append(recs, c.offlineDirRecords(img, b, req.OfflineLogDirs)...)
+	if len(req.OfflineLogDirs) > 0 {
+		// Judged on the image as the state change above leaves it, so
+		// both may change the same partition in one batch.
+		after := img
+		if len(recs) > 0 {
+			after = img.apply(img.Offset, recs)
+		}
+		recs = append(recs, c.offlineDirRecords(after, after.Brokers[b.ID], req.OfflineLogDirs)...)
+	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
