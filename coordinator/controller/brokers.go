@@ -189,7 +189,7 @@ func (c *Controller) expireSessions(ctx context.Context) {
 // removeObserver takes an unregistered broker's node out of the raft
 // configuration when it is a non-voter; voters stay. A failure is logged.
 func (c *Controller) removeObserver(id int32) {
-	if _, voter := c.cfg.Voters[id]; voter {
+	if c.isController(id) {
 		return
 	}
 	if err := c.raft.RemoveServer(serverID(id), 0, 10*time.Second).Error(); err != nil {
@@ -204,7 +204,7 @@ func (c *Controller) addObserver(b *Broker) {
 	if b == nil {
 		return
 	}
-	if _, voter := c.cfg.Voters[b.ID]; voter {
+	if c.isController(b.ID) {
 		return
 	}
 	addr := ""

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"net"
 	"slices"
 	"sync"
@@ -13,13 +14,14 @@ import (
 // Client sends controller API requests to the active controller over the
 // Kafka protocol. It keeps one connection per voter, remembers which voter
 // answered last, and on NOT_CONTROLLER or a connection error tries the
-// next voter, backing off after each full round, until ctx ends.
+// next voter, backing off after each full round, until ctx ends. AddVoters
+// teaches it voters added since it started.
 type Client struct {
 	clientID string
-	ids      []int32
-	addrs    map[int32]string
 
 	mu     sync.Mutex
+	ids    []int32
+	addrs  map[int32]string
 	leader int32 // voter that answered last; -1 when unknown
 	conns  map[int32]*voterConn
 	closed bool
@@ -33,13 +35,27 @@ type voterConn struct {
 // NewClient returns a client for the voters (node id -> CONTROLLER host:port).
 func NewClient(voters map[int32]string, clientID string) *Client {
 	c := &Client{clientID: clientID, addrs: map[int32]string{}, leader: -1, conns: map[int32]*voterConn{}}
+	c.AddVoters(voters)
+	return c
+}
+
+// AddVoters adds voters the client does not know, or moved to another
+// address; the ones it knows stay, since a removed voter answers
+// NOT_CONTROLLER and the client moves on.
+func (c *Client) AddVoters(voters map[int32]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for id, addr := range voters {
-		c.ids = append(c.ids, id)
+		if old, ok := c.addrs[id]; ok && old == addr {
+			continue
+		}
+		if _, ok := c.addrs[id]; !ok {
+			c.ids = append(c.ids, id)
+		}
 		c.addrs[id] = addr
 		c.conns[id] = &voterConn{}
 	}
 	slices.Sort(c.ids)
-	return c
 }
 
 // Send sends req (at the version set on it) to the active controller and
@@ -86,7 +102,9 @@ func (c *Client) order() []int32 {
 }
 
 func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.Response, error) {
-	vc := c.conns[id]
+	c.mu.Lock()
+	vc, addr := c.conns[id], c.addrs[id]
+	c.mu.Unlock()
 	vc.mu.Lock()
 	defer vc.mu.Unlock()
 	c.mu.Lock()
@@ -98,7 +116,7 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 	if vc.w == nil {
 		var d net.Dialer
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		conn, err := d.DialContext(dctx, "tcp", c.addrs[id])
+		conn, err := d.DialContext(dctx, "tcp", addr)
 		cancel()
 		if err != nil {
 			return nil, err
@@ -117,8 +135,9 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 func (c *Client) Close() error {
 	c.mu.Lock()
 	c.closed = true
+	conns := slices.Collect(maps.Values(c.conns))
 	c.mu.Unlock()
-	for _, vc := range c.conns {
+	for _, vc := range conns {
 		vc.mu.Lock()
 		if vc.w != nil {
 			vc.w.conn.Close()

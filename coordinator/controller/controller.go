@@ -98,6 +98,8 @@ type Controller struct {
 	active   bool                // this node is leader and caught up (barrier done)
 	lastSeen map[int32]time.Time // last heartbeat per broker; in memory, reset on election
 	stopLead context.CancelFunc  // stops the active controller's tickers
+
+	voterChange sync.Mutex // held by the voter change in progress (voters.go)
 }
 
 const applyTimeout = 10 * time.Second
@@ -265,7 +267,7 @@ func (c *Controller) close(resign bool) error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		if resign && c.raft.State() == raft.Leader && len(c.cfg.Voters) > 1 {
+		if resign && c.raft.State() == raft.Leader && len(c.Voters()) > 1 {
 			// Resign, as Kafka's controller does, rather than leave the
 			// others to time out.
 			if terr := c.raft.LeadershipTransfer().Error(); terr != nil {

@@ -19,6 +19,13 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 	if !handled(req) {
 		return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 	}
+	// Voter changes wait for raft, not for c.mu (voters.go).
+	switch r := req.(type) {
+	case *kmsg.AddRaftVoterRequest:
+		return c.addRaftVoter(ctx, r), nil
+	case *kmsg.RemoveRaftVoterRequest:
+		return c.removeRaftVoter(r), nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.active || ctx.Err() != nil {
@@ -67,6 +74,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.updateFeatures(r), nil
 	case *kmsg.EnvelopeRequest:
 		return c.envelope(r), nil
+	case *kmsg.ControllerRegistrationRequest:
+		return c.registerController(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -94,6 +103,9 @@ var HandledKeys = []int16{
 	(*kmsg.AssignReplicasToDirsRequest)(nil).Key(),
 	(*kmsg.UpdateFeaturesRequest)(nil).Key(),
 	(*kmsg.EnvelopeRequest)(nil).Key(),
+	(*kmsg.ControllerRegistrationRequest)(nil).Key(),
+	(*kmsg.AddRaftVoterRequest)(nil).Key(),
+	(*kmsg.RemoveRaftVoterRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {
@@ -146,6 +158,12 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.UpdateFeaturesResponse:
 		r.ErrorCode = code
 	case *kmsg.EnvelopeResponse:
+		r.ErrorCode = code
+	case *kmsg.ControllerRegistrationResponse:
+		r.ErrorCode = code
+	case *kmsg.AddRaftVoterResponse:
+		r.ErrorCode = code
+	case *kmsg.RemoveRaftVoterResponse:
 		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
@@ -233,6 +251,12 @@ func IsNotController(resp kmsg.Response) bool {
 	case *kmsg.UpdateFeaturesResponse:
 		return r.ErrorCode == code
 	case *kmsg.EnvelopeResponse:
+		return r.ErrorCode == code
+	case *kmsg.ControllerRegistrationResponse:
+		return r.ErrorCode == code
+	case *kmsg.AddRaftVoterResponse:
+		return r.ErrorCode == code
+	case *kmsg.RemoveRaftVoterResponse:
 		return r.ErrorCode == code
 	case *kmsg.ElectLeadersResponse:
 		if r.Version >= 1 {

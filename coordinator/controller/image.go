@@ -121,6 +121,9 @@ type Image struct {
 	Features map[string]int16 `json:",omitempty"`
 	// DelegationTokens are by token id, replaced like ScramCredentials.
 	DelegationTokens map[string]delegation.Token `json:",omitempty"`
+	// Controllers are the registered controllers, replaced like
+	// ScramCredentials.
+	Controllers map[int32]*RegisteredController `json:",omitempty"`
 }
 
 func emptyImage() *Image {

@@ -57,6 +57,9 @@ func (c *Controller) describeQuorum(req *kmsg.DescribeQuorumRequest) kmsg.Respon
 		id := int32(nodeID(s.ID))
 		state := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 		state.ReplicaID = id
+		if rc := c.Image().Controllers[id]; rc != nil {
+			state.ReplicaDirectoryID = rc.DirectoryID
+		}
 		state.LogEndOffset = -1
 		if id == c.cfg.NodeID {
 			state.LogEndOffset = int64(c.raft.LastIndex())

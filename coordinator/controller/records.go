@@ -37,6 +37,8 @@ type Record struct {
 	Features *map[string]int16 `json:",omitempty"`
 	// DelegationToken sets or removes one delegation token.
 	DelegationToken *delegation.Change `json:",omitempty"`
+	// Controller replaces a controller's registration (voters.go).
+	Controller *RegisteredController `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -185,5 +187,12 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		n.Features = *r.Features
 	case r.DelegationToken != nil:
 		n.DelegationTokens = delegation.Applied(n.DelegationTokens, *r.DelegationToken)
+	case r.Controller != nil:
+		n.Controllers = maps.Clone(n.Controllers)
+		if n.Controllers == nil {
+			n.Controllers = map[int32]*RegisteredController{}
+		}
+		rc := *r.Controller
+		n.Controllers[rc.ID] = &rc
 	}
 }

@@ -58,7 +58,13 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		ar.BrokerID, ar.BrokerEpoch = b.id, b.epoch
 		ar.Directories = []kmsg.AssignReplicasToDirsRequestDirectory{{Topics: []kmsg.AssignReplicasToDirsRequestDirectoryTopic{{Partitions: []kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{{}}}}}}
 		env := Envelope(&kmsg.RenewDelegationTokenRequest{Version: 2, HMAC: []byte("x")}, Principal{Type: "User", Name: "a"}, "test", nil)
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env}
+		creg := kmsg.NewPtrControllerRegistrationRequest()
+		creg.ControllerID, creg.Listeners = 1, []kmsg.ControllerRegistrationRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+		av := kmsg.NewPtrAddRaftVoterRequest()
+		av.VoterID, av.Listeners = 7, []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+		rv := kmsg.NewPtrRemoveRaftVoterRequest()
+		rv.VoterID = 7
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env, creg, av, rv}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -121,6 +127,12 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 					t.Fatalf("envelope v%d: %v", v, err)
 				}
 				got, want = inner.(*kmsg.RenewDelegationTokenResponse).ErrorCode, kerr.DelegationTokenAuthDisabled.Code
+			case *kmsg.ControllerRegistrationResponse:
+				got = r.ErrorCode
+			case *kmsg.AddRaftVoterResponse: // no directory id
+				got, want = r.ErrorCode, kerr.InvalidRequest.Code
+			case *kmsg.RemoveRaftVoterResponse: // not a voter
+				got, want = r.ErrorCode, kerr.VoterNotFound.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode

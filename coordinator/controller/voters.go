@@ -1,0 +1,290 @@
+package controller
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Voter changes (KIP-853). A node with the controller role that is not a
+// voter starts as an observer: it sends ControllerRegistration with its
+// CONTROLLER listener to the active controller, which records it
+// (Image.Controllers) and makes it a raft non-voter at that listener, so
+// it follows the metadata log. AddRaftVoter (kafka-metadata-quorum
+// add-controller) then makes it a voter once it has caught up, and
+// RemoveRaftVoter (remove-controller) takes a voter's vote away: the node
+// stays an observer, as a removed KRaft voter does. The voters are raft's
+// configuration, kept in the raft log; controller.quorum.voters only
+// bootstraps a new quorum and tells nodes where to find it.
+//
+// One voter change runs at a time; another arriving meanwhile gets
+// REQUEST_TIMED_OUT, as from KRaft's leader. Static voters have no
+// directory id (Kafka's kraft.version 0 voters); a voter added by
+// AddRaftVoter has the one it was added with, and RemoveRaftVoter must
+// name the same.
+
+// RegisteredController is a controller's ControllerRegistration, with the
+// directory id AddRaftVoter gave it.
+type RegisteredController struct {
+	ID            int32
+	IncarnationID [16]byte
+	Endpoints     []Endpoint
+	DirectoryID   [16]byte
+}
+
+// voterChangeWait is how long a voter change waits at most, when the
+// request gives no timeout.
+const voterChangeWait = 30 * time.Second
+
+// registerController handles ControllerRegistration: it records the
+// controller's listeners and makes a node that raft does not know yet a
+// non-voter at its CONTROLLER listener.
+func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
+	rc := RegisteredController{ID: req.ControllerID, IncarnationID: req.IncarnationID}
+	for _, l := range req.Listeners {
+		rc.Endpoints = append(rc.Endpoints, Endpoint{Listener: l.Name, Host: l.Host,
+			Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
+	}
+	addr, ok := c.listenerAddress(rc.Endpoints)
+	if !ok {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("no endpoint for the controller listener %s", c.cfg.ListenerName))
+		return resp
+	}
+	old := c.Image().Controllers[rc.ID]
+	if old == nil || old.IncarnationID != rc.IncarnationID || !slices.Equal(old.Endpoints, rc.Endpoints) {
+		if old != nil {
+			rc.DirectoryID = old.DirectoryID
+		}
+		if _, err := c.propose([]Record{{Controller: &rc}}); err != nil {
+			return c.proposeFailed(req, err)
+		}
+	}
+	servers, err := c.servers()
+	if err != nil {
+		return c.proposeFailed(req, err)
+	}
+	if !slices.ContainsFunc(servers, func(s raft.Server) bool { return s.ID == serverID(rc.ID) }) {
+		if err := c.raft.AddNonvoter(serverID(rc.ID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
+			return c.proposeFailed(req, err)
+		}
+		c.log.Info("controller: controller added as an observer", "node", rc.ID, "addr", addr)
+	}
+	return resp
+}
+
+// addRaftVoter handles AddRaftVoter as KRaft's leader does: the node must
+// not be a voter, must name an endpoint for the CONTROLLER listener and a
+// directory id, and must catch up with the log within the request's
+// timeout; then it becomes a voter. It runs outside c.mu, which it takes
+// only to propose, so that heartbeats go on while it waits.
+func (c *Controller) addRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) *kmsg.AddRaftVoterResponse {
+	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
+	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, func() (int16, *string) { return c.addVoter(ctx, req) })
+	return resp
+}
+
+// removeRaftVoter handles RemoveRaftVoter: the voter with that id and
+// directory id loses its vote and stays an observer. A leader removing
+// itself steps down once the change is committed.
+func (c *Controller) removeRaftVoter(req *kmsg.RemoveRaftVoterRequest) *kmsg.RemoveRaftVoterResponse {
+	resp := req.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
+	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, func() (int16, *string) { return c.removeVoter(req) })
+	return resp
+}
+
+// changeVoters runs one voter change, after checking what every one
+// needs: the same cluster id (none given is accepted), this node the
+// active controller, and no other change in progress.
+func (c *Controller) changeVoters(clusterID *string, change func() (int16, *string)) (int16, *string) {
+	if id := c.Image().ClusterID; clusterID != nil && *clusterID != id {
+		return refuse(kerr.InconsistentClusterID, "The given id %q doesn't match the cluster id %q", *clusterID, id)
+	}
+	if !c.Active() {
+		return refuse(kerr.NotController, "this controller is not the active controller")
+	}
+	if !c.voterChange.TryLock() {
+		return refuse(kerr.RequestTimedOut, "Request timed out waiting for leader to handle previous voter change request")
+	}
+	defer c.voterChange.Unlock()
+	return change()
+}
+
+func refuse(err *kerr.Error, format string, args ...any) (int16, *string) {
+	return err.Code, kmsg.StringPtr(fmt.Sprintf(format, args...))
+}
+
+func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) (int16, *string) {
+	if req.VoterDirectoryID == ([16]byte{}) {
+		return refuse(kerr.InvalidRequest, "Add voter request didn't include a valid voter")
+	}
+	var endpoints []Endpoint
+	for _, l := range req.Listeners {
+		endpoints = append(endpoints, Endpoint{Listener: l.Name, Host: l.Host, Port: int32(l.Port)})
+	}
+	addr, ok := c.listenerAddress(endpoints)
+	if !ok {
+		return refuse(kerr.InvalidRequest, "Add voter request didn't include the endpoint for the default listener %s", c.cfg.ListenerName)
+	}
+	servers, err := c.servers()
+	if err != nil {
+		return refuse(kerr.NotController, "%v", err)
+	}
+	i := slices.IndexFunc(servers, func(s raft.Server) bool { return s.ID == serverID(req.VoterID) })
+	if i >= 0 && servers[i].Suffrage == raft.Voter {
+		return refuse(kerr.DuplicateVoter, "The voter id %d is already part of the set of voters %v.", req.VoterID, voterIDs(servers))
+	}
+	if i < 0 || string(servers[i].Address) != addr {
+		if err := c.raft.AddNonvoter(serverID(req.VoterID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
+			return refuse(kerr.NotController, "%v", err)
+		}
+	}
+	wait := voterChangeWait
+	if req.TimeoutMillis > 0 {
+		wait = time.Duration(req.TimeoutMillis) * time.Millisecond
+	}
+	if !c.awaitCaughtUp(ctx, req.VoterID, wait) {
+		if i < 0 {
+			// Never heard from: stop sending to an address nobody answers.
+			if err := c.raft.RemoveServer(serverID(req.VoterID), 0, applyTimeout).Error(); err != nil {
+				c.log.Warn("controller: removing a voter-to-be that did not catch up", "node", req.VoterID, "err", err)
+			}
+		}
+		return refuse(kerr.RequestTimedOut, "Aborted add voter operation for %d since it is lagging behind", req.VoterID)
+	}
+	rc := RegisteredController{ID: req.VoterID, Endpoints: endpoints, DirectoryID: req.VoterDirectoryID}
+	if old := c.Image().Controllers[req.VoterID]; old != nil {
+		rc.IncarnationID = old.IncarnationID
+	}
+	c.mu.Lock()
+	active := c.active
+	if active {
+		_, err = c.propose([]Record{{Controller: &rc}})
+	}
+	c.mu.Unlock()
+	if !active || err != nil {
+		return refuse(kerr.NotController, "the active controller changed")
+	}
+	if err := c.raft.AddVoter(serverID(req.VoterID), raft.ServerAddress(addr), 0, wait).Error(); err != nil {
+		return refuse(kerr.RequestTimedOut, "adding voter %d: %v", req.VoterID, err)
+	}
+	c.log.Info("controller: voter added", "node", req.VoterID, "addr", addr)
+	return 0, nil
+}
+
+func (c *Controller) removeVoter(req *kmsg.RemoveRaftVoterRequest) (int16, *string) {
+	servers, err := c.servers()
+	if err != nil {
+		return refuse(kerr.NotController, "%v", err)
+	}
+	voters := voterIDs(servers)
+	var dir [16]byte
+	if rc := c.Image().Controllers[req.VoterID]; rc != nil {
+		dir = rc.DirectoryID
+	}
+	if !slices.Contains(voters, req.VoterID) || dir != req.VoterDirectoryID || len(voters) == 1 {
+		return refuse(kerr.VoterNotFound, "Cannot remove voter %d with directory id %s from the set of voters %v",
+			req.VoterID, base64.RawURLEncoding.EncodeToString(req.VoterDirectoryID[:]), voters)
+	}
+	if err := c.raft.DemoteVoter(serverID(req.VoterID), 0, voterChangeWait).Error(); err != nil {
+		return refuse(kerr.RequestTimedOut, "removing voter %d: %v", req.VoterID, err)
+	}
+	c.log.Info("controller: voter removed; it stays an observer", "node", req.VoterID)
+	return 0, nil
+}
+
+// awaitCaughtUp waits until raft has replicated to node id everything the
+// leader had when it started waiting.
+func (c *Controller) awaitCaughtUp(ctx context.Context, id int32, wait time.Duration) bool {
+	target := int64(c.raft.LastIndex())
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if pr, ok := c.progress.progress(serverID(id), c.raft.CurrentTerm()); ok && pr.endOffset >= target {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-c.closed:
+			return false
+		}
+	}
+}
+
+// servers is raft's latest configuration.
+func (c *Controller) servers() ([]raft.Server, error) {
+	f := c.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, err
+	}
+	return f.Configuration().Servers, nil
+}
+
+// Voters maps the current voters to their CONTROLLER listener addresses,
+// from the raft configuration this node knows (nil before it knows one).
+func (c *Controller) Voters() map[int32]string {
+	servers, err := c.servers()
+	if err != nil {
+		return nil
+	}
+	var voters map[int32]string
+	for _, s := range servers {
+		if s.Suffrage == raft.Voter {
+			if voters == nil {
+				voters = map[int32]string{}
+			}
+			voters[int32(nodeID(s.ID))] = string(s.Address)
+		}
+	}
+	return voters
+}
+
+// isController reports whether node id is a voter or a registered
+// controller, which reaches raft on its CONTROLLER listener rather than
+// as a broker-only observer does.
+func (c *Controller) isController(id int32) bool {
+	if _, ok := c.Image().Controllers[id]; ok {
+		return true
+	}
+	servers, err := c.servers()
+	return err == nil && slices.ContainsFunc(servers, func(s raft.Server) bool {
+		return s.ID == serverID(id) && s.Suffrage == raft.Voter
+	})
+}
+
+func voterIDs(servers []raft.Server) []int32 {
+	var ids []int32
+	for _, s := range servers {
+		if s.Suffrage == raft.Voter {
+			ids = append(ids, int32(nodeID(s.ID)))
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// listenerAddress is the host:port of the endpoint of the CONTROLLER
+// listener (the first endpoint when the listener has no name here).
+func (c *Controller) listenerAddress(endpoints []Endpoint) (string, bool) {
+	for _, e := range endpoints {
+		if c.cfg.ListenerName == "" || e.Listener == c.cfg.ListenerName {
+			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), true
+		}
+	}
+	return "", false
+}

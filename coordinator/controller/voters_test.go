@@ -1,0 +1,162 @@
+package controller
+
+import (
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// registerController sends node id's ControllerRegistration with its
+// CONTROLLER listener at addr.
+func registerController(t *testing.T, cl *Client, id int32, addr string) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	portNum, _ := strconv.Atoi(port)
+	req := kmsg.NewPtrControllerRegistrationRequest()
+	req.ControllerID, req.IncarnationID = id, [16]byte{byte(id)}
+	req.Listeners = []kmsg.ControllerRegistrationRequestListener{{Name: "CONTROLLER", Host: host, Port: uint16(portNum)}}
+	if resp := send[*kmsg.ControllerRegistrationResponse](t, cl, req); resp.ErrorCode != 0 {
+		t.Fatalf("controller registration of %d: error %d", id, resp.ErrorCode)
+	}
+}
+
+func addVoter(t *testing.T, cl *Client, id int32, dir [16]byte, addr string, timeout time.Duration) *kmsg.AddRaftVoterResponse {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	portNum, _ := strconv.Atoi(port)
+	req := kmsg.NewPtrAddRaftVoterRequest()
+	req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = id, dir, int32(timeout/time.Millisecond)
+	req.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: host, Port: uint16(portNum)}}
+	return send[*kmsg.AddRaftVoterResponse](t, cl, req)
+}
+
+func removeVoter(t *testing.T, cl *Client, id int32, dir [16]byte) *kmsg.RemoveRaftVoterResponse {
+	t.Helper()
+	req := kmsg.NewPtrRemoveRaftVoterRequest()
+	req.VoterID, req.VoterDirectoryID = id, dir
+	return send[*kmsg.RemoveRaftVoterResponse](t, cl, req)
+}
+
+func voterSet(c *Controller) []int32 {
+	var ids []int32
+	for id := range c.Voters() {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// A controller that is not a voter registers, follows the log as an
+// observer, and becomes a voter with AddRaftVoter; a voter removed with
+// RemoveRaftVoter keeps following the log without a vote. The quorum
+// then commits with the new voter and without the removed one.
+func TestAddAndRemoveVoters(t *testing.T) {
+	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
+	cl := tc.client()
+	registerUnfenced(t, cl, 3)
+	newNode, addr := tc.addObserver(4)
+	registerController(t, cl, 4, addr)
+	eventually(t, "the new controller to follow the log", func() bool { return tc.ctl(newNode).Image().ClusterID != "" })
+	if tc.ctl(newNode).Active() {
+		t.Fatal("a controller that is not a voter became active")
+	}
+
+	dir := [16]byte{4, 4, 4}
+	wrongCluster := kmsg.NewPtrAddRaftVoterRequest()
+	wrongCluster.ClusterID, wrongCluster.VoterID, wrongCluster.VoterDirectoryID = kmsg.StringPtr("other"), 4, dir
+	noListener := kmsg.NewPtrAddRaftVoterRequest()
+	noListener.VoterID, noListener.VoterDirectoryID = 4, dir
+	noListener.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: 1}}
+	for name, c := range map[string]struct {
+		got  int16
+		want *kerr.Error
+	}{
+		"another cluster id":        {send[*kmsg.AddRaftVoterResponse](t, cl, wrongCluster).ErrorCode, kerr.InconsistentClusterID},
+		"no CONTROLLER endpoint":    {send[*kmsg.AddRaftVoterResponse](t, cl, noListener).ErrorCode, kerr.InvalidRequest},
+		"no directory id":           {addVoter(t, cl, 4, [16]byte{}, addr, time.Second).ErrorCode, kerr.InvalidRequest},
+		"a voter already":           {addVoter(t, cl, 1, dir, tc.nodes[0].addr, time.Second).ErrorCode, kerr.DuplicateVoter},
+		"a node nobody answers for": {addVoter(t, cl, 5, dir, "127.0.0.1:1", 300*time.Millisecond).ErrorCode, kerr.RequestTimedOut},
+		"not a voter":               {removeVoter(t, cl, 4, dir).ErrorCode, kerr.VoterNotFound},
+	} {
+		if c.got != c.want.Code {
+			t.Errorf("%s: error %d, want %s", name, c.got, c.want.Message)
+		}
+	}
+	if got := voterSet(tc.ctl(tc.active())); !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Fatalf("voters after refused changes: %v", got)
+	}
+
+	if r := addVoter(t, cl, 4, dir, addr, 10*time.Second); r.ErrorCode != 0 {
+		t.Fatalf("adding voter 4: error %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	tc.waitAll("four voters everywhere", func(*Image) bool {
+		for i := range tc.nodes {
+			if !slices.Equal(voterSet(tc.ctl(i)), []int32{1, 2, 3, 4}) {
+				return false
+			}
+		}
+		return true
+	})
+	if r := addVoter(t, cl, 4, dir, addr, time.Second); r.ErrorCode != kerr.DuplicateVoter.Code {
+		t.Fatalf("adding voter 4 twice: error %d", r.ErrorCode)
+	}
+	_, p := quorumState(t, cl)
+	v, ok := replicaState(p.CurrentVoters, 4)
+	if !ok || v.ReplicaDirectoryID != dir || len(p.CurrentVoters) != 4 {
+		t.Fatalf("DescribeQuorum voters after the add: %+v", p.CurrentVoters)
+	}
+
+	if r := removeVoter(t, cl, 4, [16]byte{9}); r.ErrorCode != kerr.VoterNotFound.Code {
+		t.Fatalf("removing voter 4 with another directory id: error %d", r.ErrorCode)
+	}
+	if r := removeVoter(t, cl, 1, [16]byte{}); r.ErrorCode != 0 {
+		t.Fatalf("removing voter 1: error %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	tc.waitAll("voters 2, 3 and 4 everywhere", func(*Image) bool {
+		for i := range tc.nodes {
+			if !slices.Equal(voterSet(tc.ctl(i)), []int32{2, 3, 4}) {
+				return false
+			}
+		}
+		return true
+	})
+	// Node 1 follows the log as an observer; with node 2 down, voters 3
+	// and 4 are a majority of three and commit on their own.
+	tc.crash(1)
+	cl.AddVoters(tc.ctl(newNode).Voters())
+	if r := createTopic(t, cl, "after-the-change", 1, 1, nil); r.ErrorCode != 0 {
+		t.Fatalf("creating a topic with voters 3 and 4: error %d", r.ErrorCode)
+	}
+	eventually(t, "the removed voter to follow the log", func() bool {
+		return tc.ctl(0).Image().Topics["after-the-change"] != nil
+	})
+	if leader := tc.active(); leader == 0 || leader == 1 {
+		t.Fatalf("node %d leads", leader+1)
+	}
+}
+
+// A leader that removes itself steps down and another voter takes over.
+func TestRemoveTheLeader(t *testing.T) {
+	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
+	cl := tc.client()
+	leader := tc.active()
+	id := tc.nodes[leader].id
+	if r := removeVoter(t, cl, id, [16]byte{}); r.ErrorCode != 0 {
+		t.Fatalf("removing the leader %d: error %d %v", id, r.ErrorCode, r.ErrorMessage)
+	}
+	eventually(t, "another leader", func() bool {
+		next := tc.active()
+		return next != leader
+	})
+	if got := voterSet(tc.ctl(tc.active())); slices.Contains(got, id) || len(got) != 2 {
+		t.Fatalf("voters after removing the leader: %v", got)
+	}
+	if r := createTopic(t, cl, "t", 1, 1, nil); r.ErrorCode != 0 && r.ErrorCode != kerr.InvalidReplicationFactor.Code {
+		t.Fatalf("the new leader does not answer: error %d", r.ErrorCode)
+	}
+}
