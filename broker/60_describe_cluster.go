@@ -66,7 +66,7 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 }
 
 // describeControllers answers DescribeCluster on the CONTROLLER listener:
-// the voters at their controller.quorum.voters addresses, and the raft
+// the current voters at their CONTROLLER listeners, and the raft
 // leader as the controller (-1 while there is none).
 func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
 	ctl := b.cluster.ctl
@@ -75,10 +75,14 @@ func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
 	if id, ok := ctl.LeaderID(); ok {
 		resp.ControllerID = id
 	}
-	ids := slices.Sorted(maps.Keys(b.cfg.Cluster.Voters))
+	voters := ctl.Voters()
+	if voters == nil {
+		voters = b.cfg.Cluster.Voters
+	}
+	ids := slices.Sorted(maps.Keys(voters))
 	resp.Brokers = nil
 	for _, id := range ids {
-		host, portText, err := net.SplitHostPort(b.cfg.Cluster.Voters[id])
+		host, portText, err := net.SplitHostPort(voters[id])
 		port, perr := strconv.Atoi(portText)
 		if err != nil || perr != nil {
 			continue

@@ -238,6 +238,8 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	57: kmsg.ACLOperationAlter,           // UpdateFeatures
 	64: kmsg.ACLOperationAlter,           // UnregisterBroker
 	74: kmsg.ACLOperationDescribeConfigs, // ListConfigResources
+	80: kmsg.ACLOperationAlter,           // AddRaftVoter
+	81: kmsg.ACLOperationAlter,           // RemoveRaftVoter
 }
 
 // clusterDenied answers a whole-cluster request the principal may not

@@ -81,10 +81,19 @@ func (b *Broker) startController(dirPath string) error {
 	if len(cfg.ControllerListenerNames) > 0 {
 		controllerListener = cfg.ControllerListenerNames[0]
 	}
-	if !cfg.hasRole("controller") {
+	if _, voter := cfg.Cluster.Voters[cfg.NodeID]; !voter {
+		// A broker-only node follows the log on its first listener; a
+		// controller that is not a voter yet on its CONTROLLER listener,
+		// where it will vote once added (controller_registration.go).
 		l := b.listeners[0]
+		if cfg.hasRole("controller") {
+			i := slices.IndexFunc(b.listeners, func(l *listener) bool { return l.controller })
+			l = b.listeners[i]
+		} else {
+			observerListener = l.name
+		}
 		host, port := cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
-		observerAddr, observerListener = net.JoinHostPort(host, strconv.Itoa(port)), l.name
+		observerAddr = net.JoinHostPort(host, strconv.Itoa(port))
 	}
 	ctl, err := controller.Start(controller.Config{
 		ObserverAddr:                 observerAddr,
@@ -113,6 +122,13 @@ func (b *Broker) startController(dirPath string) error {
 	cl.client = controller.NewClient(cfg.Cluster.Voters, fmt.Sprintf("gregor-broker-%d", cfg.NodeID))
 	cl.fetchers = newFetcherManager(b)
 	b.cluster = cl
+	if cfg.hasRole("controller") {
+		cl.wg.Add(1)
+		go func() {
+			defer cl.wg.Done()
+			cl.registerControllerLoop()
+		}()
+	}
 	return nil
 }
 
@@ -201,6 +217,7 @@ func (cl *cluster) controlledShutdown(timeout time.Duration) {
 func (cl *cluster) applyLoop() {
 	for {
 		changed := cl.ctl.Changed() // before Image, so no change is missed
+		cl.client.AddVoters(cl.ctl.Voters())
 		cl.applyImage(cl.ctl.Image())
 		kick(cl.kickAssign)
 		select {

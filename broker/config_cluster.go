@@ -155,8 +155,6 @@ func (c *Config) validateCluster() error {
 	_, voter := c.Cluster.Voters[c.NodeID]
 	_, hasCtl := c.controllerListener()
 	switch {
-	case c.hasRole("controller") && !voter:
-		return fmt.Errorf("node.id %d has the controller role but is not in controller.quorum.voters", c.NodeID)
 	case !c.hasRole("controller") && voter:
 		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
 	case c.hasRole("controller") && !hasCtl:

@@ -39,6 +39,9 @@ func init() {
 		63: {min: 0, max: 1, serve: toController},
 		67: {min: 0, max: 0, serve: toController},
 		73: {min: 0, max: 0, serve: toController},
+		70: {min: 0, max: 0, serve: toController},
+		80: {min: 0, max: 1, serve: toController},
+		81: {min: 0, max: 0, serve: toController},
 	}
 }
 
@@ -59,6 +62,8 @@ var clusterHandlers = map[int16]handler{
 	51: {min: 0, max: 0, serve: forwardToController},
 	55: {min: 0, max: 2, serve: forwardToController},
 	64: {min: 0, max: 0, serve: forwardToController},
+	80: {min: 0, max: 1, serve: forwardToController},
+	81: {min: 0, max: 0, serve: forwardToController},
 }
 
 // consumerGroupHandlers serve KIP-848's consumer groups, when

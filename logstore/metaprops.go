@@ -83,3 +83,14 @@ func readMetaProperties(path string) (metaProperties, error) {
 	}
 	return m, nil
 }
+
+// EnsureMetaProperties gives the dir at path a meta.properties for
+// clusterID and nodeID unless it has one (a controller-only node's
+// metadata dir, which holds no logs), and returns its directory id.
+func EnsureMetaProperties(path, clusterID string, nodeID int32) ([16]byte, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return [16]byte{}, err
+	}
+	m, err := ensureMetaProperties(path, clusterID, nodeID)
+	return m.DirectoryID, err
+}

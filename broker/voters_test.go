@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/internal/freeport"
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A controller-only node that is not in controller.quorum.voters starts,
+// registers its CONTROLLER listener and writes its meta.properties; an
+// AddRaftVoter sent to a broker (forwarded to the active controller) with
+// that file's directory id makes it a voter, and a RemoveRaftVoter takes
+// node 1's vote away. Then, with node 2 stopped too, the quorum is nodes
+// 3 and 4 of voters 2, 3 and 4, and it still creates topics.
+func TestClusterAddAndRemoveControllers(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := maps.Clone(c.props[0])
+	props["node.id"], props["process.roles"] = "4", "controller"
+	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
+	props["log.dirs"] = t.TempDir()
+	c.props = append(c.props, props)
+	c.nodes = append(c.nodes, nil)
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	metaFile := filepath.Join(props["log.dirs"], "meta.properties")
+	var dirID [16]byte
+	waitUntil(t, "the new controller's meta.properties", 30*time.Second, func() bool {
+		data, err := os.ReadFile(metaFile)
+		m := regexp.MustCompile(`(?m)^directory\.id=(\S+)$`).FindSubmatch(data)
+		if err != nil || m == nil {
+			return false
+		}
+		dirID, err = logstore.ParseUUID(string(m[1]))
+		return err == nil
+	})
+	if c.nodes[3].cluster.ctl.Image().ClusterID != c.nodes[0].ClusterID() {
+		t.Fatal("the new controller follows another cluster")
+	}
+
+	cl := c.client()
+	add := kmsg.NewPtrAddRaftVoterRequest()
+	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, dirID, 10000
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(ports[0])}}
+	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("AddRaftVoter through a broker: %v %+v", err, resp)
+	}
+	remove := kmsg.NewPtrRemoveRaftVoterRequest()
+	remove.VoterID = 1
+	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("RemoveRaftVoter through a broker: %v %+v", err, resp)
+	}
+	for i, b := range c.nodes {
+		voters := slices.Sorted(maps.Keys(b.cluster.ctl.Voters()))
+		if !slices.Equal(voters, []int32{2, 3, 4}) {
+			c.waitFor(fmt.Sprintf("node %d to see voters 2, 3 and 4", i+1), func() bool {
+				return slices.Equal(slices.Sorted(maps.Keys(b.cluster.ctl.Voters())), []int32{2, 3, 4})
+			})
+		}
+	}
+
+	c.stop(1)
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "after-the-change")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic with controllers 3 and 4: %v %v", err, resp.Err)
+	}
+	if !c.nodes[3].cluster.ctl.Active() && !c.nodes[2].cluster.ctl.Active() {
+		t.Fatal("neither node 3 nor node 4 is the active controller")
+	}
+}
