@@ -21,8 +21,9 @@ import (
 // meta.properties, franz-go's ApiVersions and the segment files on disk;
 // then, on a three-node cluster, kafka-reassign-partitions,
 // kafka-leader-election, kafka-metadata-quorum,
-// kafka-verifiable-producer across kill -9s, and kafka-log-dirs and
-// kafka-topics after a node's log dir fails.
+// kafka-verifiable-producer across kill -9s, kafka-log-dirs and
+// kafka-topics after a node's log dir fails, and, on another cluster,
+// kafka-metadata-quorum add-controller and remove-controller.
 
 // cliApiVersionLine matches one API of kafka-broker-api-versions.
 var cliApiVersionLine = regexp.MustCompile(`^(\w+)\((\d+)\): (?:UNSUPPORTED|(\d+)(?: to (\d+))? \[usable: \d+\])`)
@@ -90,6 +91,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	e.checkQuorum(t, c)
 	e.checkReplication(t, c)
 	e.checkFailedLogDir(t, c)
+	e.checkVoterChanges(t)
 }
 
 // readMetaProperties reads dir's meta.properties and its cluster.id.

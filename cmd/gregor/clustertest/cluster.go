@@ -51,8 +51,11 @@ type Options struct {
 
 // Cluster is a set of gregor processes that form one cluster.
 type Cluster struct {
-	t     testing.TB
-	Nodes []*Node
+	t      testing.TB
+	Nodes  []*Node
+	opts   Options
+	base   string
+	voters string // controller.quorum.voters of every node
 }
 
 // Node is one gregor process of a Cluster. Its ports and log dir stay the
@@ -115,55 +118,19 @@ func Configure(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := t.TempDir()
-	c := &Cluster{t: t}
+	c := &Cluster{t: t, opts: opts, base: t.TempDir()}
 	var voters []string
 	for i := 0; i < n; i++ {
-		dir := filepath.Join(base, fmt.Sprintf("node%d", i+1))
-		logDirs := []string{dir}
-		if opts.LogDirs > 1 {
-			logDirs = nil
-			for j := range opts.LogDirs {
-				logDirs = append(logDirs, filepath.Join(dir, fmt.Sprintf("logs-%d", j+1)))
-			}
-		}
-		node := &Node{
-			ID:             int32(i + 1),
-			Dir:            logDirs[0],
-			LogDirs:        logDirs,
-			Port:           ports[i*perNode],
-			ControllerPort: ports[i*perNode+1],
-			LogPath:        filepath.Join(base, fmt.Sprintf("node%d.log", i+1)),
-		}
-		if opts.Proxy {
-			p, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", ports[i*perNode+2]), node.directAddr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			node.Proxy = p
+		node, err := c.newNode(int32(i+1), ports[i*perNode:(i+1)*perNode])
+		if err != nil {
+			t.Fatal(err)
 		}
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", node.ID, node.ControllerPort))
 		c.Nodes = append(c.Nodes, node)
 	}
+	c.voters = strings.Join(voters, ",")
 	for _, node := range c.Nodes {
-		kv := []string{
-			"node.id=" + strconv.Itoa(int(node.ID)),
-			"process.roles=broker,controller",
-			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, node.ControllerPort),
-			"controller.listener.names=CONTROLLER",
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			"log.dirs=" + strings.Join(node.LogDirs, ","),
-		}
-		kv = append(kv, "advertised.listeners=PLAINTEXT://"+node.Addr())
-		kv = append(kv, DefaultOverrides...)
-		kv = append(kv, opts.Overrides...)
-		node.args = []string{"serve"}
-		if i := int(node.ID) - 1; i < len(opts.Properties) {
-			node.args = append(node.args, opts.Properties[i])
-		}
-		for _, o := range kv {
-			node.args = append(node.args, "--override", o)
-		}
+		c.setArgs(node)
 	}
 	// Cleanups run last-registered first: the processes die before the
 	// temp dir (registered above) is removed.
@@ -181,6 +148,89 @@ func Configure(t testing.TB, opts Options) *Cluster {
 		}
 	})
 	return c
+}
+
+// newNode picks node id's dirs; ports are its PLAINTEXT and CONTROLLER
+// ports and, with Options.Proxy, its proxy's.
+func (c *Cluster) newNode(id int32, ports []int) (*Node, error) {
+	dir := filepath.Join(c.base, fmt.Sprintf("node%d", id))
+	logDirs := []string{dir}
+	if c.opts.LogDirs > 1 {
+		logDirs = nil
+		for j := range c.opts.LogDirs {
+			logDirs = append(logDirs, filepath.Join(dir, fmt.Sprintf("logs-%d", j+1)))
+		}
+	}
+	node := &Node{
+		ID:             id,
+		Dir:            logDirs[0],
+		LogDirs:        logDirs,
+		Port:           ports[0],
+		ControllerPort: ports[1],
+		LogPath:        filepath.Join(c.base, fmt.Sprintf("node%d.log", id)),
+	}
+	if c.opts.Proxy {
+		p, err := NewProxy(fmt.Sprintf("127.0.0.1:%d", ports[2]), node.directAddr())
+		if err != nil {
+			return nil, err
+		}
+		node.Proxy = p
+	}
+	return node, nil
+}
+
+// Properties are node's settings, as key=value lines of a
+// server.properties (without Options.Properties' files).
+func (c *Cluster) Properties(node *Node) []string {
+	kv := []string{
+		"node.id=" + strconv.Itoa(int(node.ID)),
+		"process.roles=broker,controller",
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, node.ControllerPort),
+		"controller.listener.names=CONTROLLER",
+		"controller.quorum.voters=" + c.voters,
+		"log.dirs=" + strings.Join(node.LogDirs, ","),
+		"advertised.listeners=PLAINTEXT://" + node.Addr(),
+	}
+	kv = append(kv, DefaultOverrides...)
+	return append(kv, c.opts.Overrides...)
+}
+
+func (c *Cluster) setArgs(node *Node) {
+	node.args = []string{"serve"}
+	if i := int(node.ID) - 1; i < len(c.opts.Properties) {
+		node.args = append(node.args, c.opts.Properties[i])
+	}
+	for _, o := range c.Properties(node) {
+		node.args = append(node.args, "--override", o)
+	}
+}
+
+// AddNode starts one more node, broker and controller, that is not in
+// controller.quorum.voters: it joins the quorum as an observer, to be
+// made a voter with AddRaftVoter (kafka-metadata-quorum add-controller).
+func (c *Cluster) AddNode(t testing.TB) *Node {
+	t.Helper()
+	perNode := 2
+	if c.opts.Proxy {
+		perNode = 3
+	}
+	ports, err := freeport.Ports(perNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := c.newNode(int32(len(c.Nodes)+1), ports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.setArgs(node)
+	c.Nodes = append(c.Nodes, node)
+	if err := node.start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.waitListening(startTimeout); err != nil {
+		t.Fatal(err)
+	}
+	return node
 }
 
 // Binary is the gregor executable the nodes run: $GREGOR_BINARY when set

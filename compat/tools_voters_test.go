@@ -1,0 +1,112 @@
+package compat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
+)
+
+// checkVoterChanges changes the controller quorum of a fresh three-node
+// cluster with kafka-metadata-quorum (KIP-853): a fourth node, not in
+// controller.quorum.voters, starts and follows the quorum; add-controller,
+// given that node's server.properties, makes it a voter with the
+// directory id of its meta.properties; remove-controller takes voter 1's
+// vote away, and node 1 stays as an observer. With node 2 killed as well,
+// voters 3 and 4 still commit: kafka-topics creates a topic.
+func (e *cliEnv) checkVoterChanges(t *testing.T) {
+	c := clustertest.Start(t, clustertest.Options{})
+	c.WaitBrokers(t, 3, time.Minute)
+	node4 := c.AddNode(t)
+	c.WaitBrokers(t, 4, time.Minute)
+
+	props := filepath.Join(t.TempDir(), "node4.properties")
+	lines := []string{
+		"node.id=4",
+		"process.roles=broker,controller",
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node4.Port, node4.ControllerPort),
+		"controller.listener.names=CONTROLLER",
+		"log.dirs=" + node4.Dir,
+	}
+	if err := os.WriteFile(props, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirID := metaPropertiesValue(t, node4.Dir, "directory.id")
+	controller := []string{"--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", c.Nodes[0].ControllerPort)}
+	out := strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "--command-config", props, "add-controller")...))
+	want := fmt.Sprintf("Added controller 4 with directory id %s and endpoints: CONTROLLER://127.0.0.1:%d", dirID, node4.ControllerPort)
+	if out != want {
+		t.Fatalf("add-controller said %q, want %q", out, want)
+	}
+	voter := func(n *clustertest.Node, dir string) string {
+		if dir != "" {
+			return fmt.Sprintf(`{"id": %d, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, dir, n.ControllerPort)
+		}
+		return fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort)
+	}
+	status := func() map[string]string {
+		out := e.run(t, "", e.cls.quorum, "--bootstrap-server", c.Nodes[2].Addr(), "describe", "--status")
+		status := map[string]string{}
+		for _, l := range cliLines(out) {
+			if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
+				status[m[1]] = m[2]
+			}
+		}
+		return status
+	}
+	wantVoters := "[" + strings.Join([]string{voter(c.Nodes[0], ""), voter(c.Nodes[1], ""), voter(c.Nodes[2], ""), voter(node4, dirID)}, ", ") + "]"
+	if got := status()["CurrentVoters"]; got != wantVoters {
+		t.Fatalf("describe --status after add-controller: voters %s, want %s", got, wantVoters)
+	}
+
+	out = e.try(t, "", e.cls.quorum, append(controller, "--command-config", props, "add-controller")...).stderr
+	if !strings.Contains(out, "DuplicateVoterException") {
+		t.Fatalf("adding controller 4 again: %q, want a DuplicateVoterException", out)
+	}
+	out = e.try(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "4", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")...).stderr
+	if !strings.Contains(out, "VoterNotFoundException") {
+		t.Fatalf("removing controller 4 with another directory id: %q, want a VoterNotFoundException", out)
+	}
+	out = strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "1", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")...))
+	if out != "Removed KRaft controller 1 with directory id AAAAAAAAAAAAAAAAAAAAAA" {
+		t.Fatalf("remove-controller said %q", out)
+	}
+	wantVoters = "[" + strings.Join([]string{voter(c.Nodes[1], ""), voter(c.Nodes[2], ""), voter(node4, dirID)}, ", ") + "]"
+	clustertest.Eventually(t, time.Minute, "voters 2, 3 and 4 with node 1 observing", func() error {
+		s := status()
+		if s["CurrentVoters"] != wantVoters || !strings.Contains(s["CurrentObservers"], `{"id": 1`) {
+			return fmt.Errorf("voters %s, observers %s", s["CurrentVoters"], s["CurrentObservers"])
+		}
+		return nil
+	})
+
+	c.Nodes[1].Kill()
+	before := c.Controller(t, time.Minute)
+	e.run(t, "", e.cls.topics, "--bootstrap-server", node4.Addr(), "--create", "--topic", "cli-new-quorum",
+		"--partitions", "1", "--replication-factor", "2")
+	c.WaitAgreed(t, "cli-new-quorum", 1, 2, time.Minute)
+	if before != 3 && before != 4 {
+		t.Fatalf("node %d is the active controller", before)
+	}
+	if s := status(); s["LeaderId"] != strconv.Itoa(int(before)) {
+		t.Fatalf("describe --status names leader %s, Metadata %d", s["LeaderId"], before)
+	}
+}
+
+// metaPropertiesValue reads one key of dir's meta.properties.
+func metaPropertiesValue(t *testing.T, dir, key string) string {
+	t.Helper()
+	props, _ := readMetaProperties(t, dir)
+	for _, l := range strings.Split(string(props), "\n") {
+		if v, ok := strings.CutPrefix(l, key+"="); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s/meta.properties has no %s", dir, key)
+	return ""
+}
