@@ -119,7 +119,7 @@ func (b *Broker) startController(dirPath string) error {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	cl.ctl = ctl
-	cl.client = controller.NewClient(cfg.Cluster.Voters, fmt.Sprintf("gregor-broker-%d", cfg.NodeID))
+	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID))
 	cl.fetchers = newFetcherManager(b)
 	b.cluster = cl
 	if cfg.hasRole("controller") {

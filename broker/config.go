@@ -392,7 +392,7 @@ var keyAliases = map[string]string{
 // knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
 // server.properties files that Gregor accepts but does not act on yet.
 var knownUnusedKeys = map[string]bool{
-	"broker.id": true, "controller.quorum.bootstrap.servers": true, "inter.broker.listener.name": true,
+	"broker.id": true, "inter.broker.listener.name": true,
 	"num.network.threads": true, "num.io.threads": true,
 	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
 }
@@ -453,6 +453,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners
 	}
+	c.resolveBootstrap()
 	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	}

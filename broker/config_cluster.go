@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"slices"
@@ -17,7 +18,11 @@ import (
 type ClusterConfig struct {
 	Roles  []string         // process.roles: broker, controller
 	Voters map[int32]string // controller.quorum.voters: node id -> host:port
-	Rack   string           // broker.rack
+	// Bootstrap is controller.quorum.bootstrap.servers when they name
+	// controllers other than this node: it joins their quorum (see
+	// resolveBootstrap).
+	Bootstrap []string
+	Rack      string // broker.rack
 
 	ReplicaLagTimeMax           time.Duration
 	ReplicaFetchMaxBytes        int32
@@ -54,6 +59,15 @@ var clusterKeys = []configKey{
 		voters, err := parseVoters(v)
 		c.Cluster.Voters = voters
 		return err
+	}},
+	{"controller.quorum.bootstrap.servers", "LIST", "", "host:port of controllers to find the quorum through, when controller.quorum.voters is not set.", func(c *Config, v string) error {
+		for _, addr := range splitList(v) {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return fmt.Errorf("bootstrap server %q: %v", addr, err)
+			}
+		}
+		c.Cluster.Bootstrap = splitList(v)
+		return nil
 	}},
 	{"broker.rack", "STRING", "", "Rack of the broker, used in rack-aware replica placement.", func(c *Config, v string) error {
 		c.Cluster.Rack = v
@@ -93,7 +107,7 @@ var clusterKeys = []configKey{
 
 func init() {
 	brokerKeys = append(brokerKeys, clusterKeys...)
-	for _, k := range []string{"process.roles", "controller.quorum.voters"} {
+	for _, k := range []string{"process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers"} {
 		delete(knownUnusedKeys, k)
 	}
 }
@@ -132,7 +146,88 @@ func parseVoters(v string) (map[int32]string, error) {
 }
 
 // clustered reports whether this node is part of a replicated cluster.
-func (c *Config) clustered() bool { return len(c.Cluster.Voters) > 0 }
+func (c *Config) clustered() bool { return len(c.Cluster.Voters) > 0 || len(c.Cluster.Bootstrap) > 0 }
+
+// resolveBootstrap decides what controller.quorum.bootstrap.servers mean.
+// Kafka's own server.properties names the node itself there (a quorum of
+// one, formatted --standalone), which Gregor runs as its single node.
+// Naming other controllers, without controller.quorum.voters, the node
+// joins their quorum: a broker as an observer, a controller as an
+// observer until kafka-metadata-quorum add-controller makes it a voter.
+// With controller.quorum.voters set, the voters win, as in Kafka.
+func (c *Config) resolveBootstrap() {
+	if len(c.Cluster.Voters) > 0 || !slices.ContainsFunc(c.Cluster.Bootstrap, func(addr string) bool { return !c.ownAddress(addr) }) {
+		c.Cluster.Bootstrap = nil
+	}
+}
+
+// ownAddress reports whether host:port is one of this node's listeners:
+// the same port, on the listener's host or on an address of this machine
+// when the listener binds them all.
+func (c *Config) ownAddress(addr string) bool {
+	host, portText, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(portText)
+	if err != nil || perr != nil {
+		return false
+	}
+	for _, l := range c.Listeners {
+		if l.Port != port {
+			continue
+		}
+		if l.Host == host || (isWildcard(l.Host) || isLoopback(l.Host)) && localHost(host) {
+			return true
+		}
+	}
+	return false
+}
+
+func isWildcard(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// localHost reports whether host names this machine: loopback, or an
+// address of one of its interfaces.
+func localHost(host string) bool {
+	if isLoopback(host) || isWildcard(host) {
+		return true
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return false
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ip := range ips {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// controllerAddrs are the addresses the controller client starts from:
+// the voters by id, and bootstrap servers under ids -1, -2, ... as Kafka
+// numbers them.
+func (c *Config) controllerAddrs() map[int32]string {
+	addrs := maps.Clone(c.Cluster.Voters)
+	if addrs == nil {
+		addrs = map[int32]string{}
+	}
+	for i, addr := range c.Cluster.Bootstrap {
+		addrs[int32(-1-i)] = addr
+	}
+	return addrs
+}
 
 func (c *Config) hasRole(role string) bool { return slices.Contains(c.Cluster.Roles, role) }
 

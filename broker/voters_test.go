@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,45 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	}
 	if !c.nodes[3].cluster.ctl.Active() && !c.nodes[2].cluster.ctl.Active() {
 		t.Fatal("neither node 3 nor node 4 is the active controller")
+	}
+}
+
+// controller.quorum.bootstrap.servers naming only this node (Kafka's own
+// server.properties) runs the single node; naming other controllers
+// joins their quorum; controller.quorum.voters wins over them.
+func TestBootstrapServersChooseTheMode(t *testing.T) {
+	base := map[string]string{
+		"node.id": "4", "process.roles": "broker,controller", "controller.listener.names": "CONTROLLER",
+		"listeners": "PLAINTEXT://:9092,CONTROLLER://:9093",
+	}
+	for _, c := range []struct {
+		name, bootstrap, voters string
+		clustered               bool
+		bootstrapAddrs          int
+	}{
+		{"itself, as Kafka's server.properties", "localhost:9093", "", false, 0},
+		{"itself on loopback", "127.0.0.1:9093", "", false, 0},
+		{"other controllers", "127.0.0.1:9193,127.0.0.1:9293", "", true, 2},
+		{"itself and others", "localhost:9093,127.0.0.1:9193", "", true, 2},
+		{"voters set too", "127.0.0.1:9193", "1@127.0.0.1:9193", true, 0},
+	} {
+		props := maps.Clone(base)
+		props["controller.quorum.bootstrap.servers"] = c.bootstrap
+		if c.voters != "" {
+			props["controller.quorum.voters"] = c.voters
+		}
+		cfg, warnings, err := ParseConfig(props)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "bootstrap.servers") }) {
+			t.Errorf("%s: warnings %v", c.name, warnings)
+		}
+		if cfg.clustered() != c.clustered || len(cfg.Cluster.Bootstrap) != c.bootstrapAddrs {
+			t.Errorf("%s: clustered %v with bootstrap %v, want %v with %d", c.name, cfg.clustered(), cfg.Cluster.Bootstrap, c.clustered, c.bootstrapAddrs)
+		}
+	}
+	if _, _, err := ParseConfig(map[string]string{"controller.quorum.bootstrap.servers": "no-port"}); err == nil {
+		t.Error("a bootstrap server without a port was accepted")
 	}
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // checkVoterChanges changes the controller quorum of a fresh three-node
-// cluster with kafka-metadata-quorum (KIP-853): a fourth node, not in
-// controller.quorum.voters, starts and follows the quorum; add-controller,
+// cluster with kafka-metadata-quorum (KIP-853): a fourth node, configured
+// with controller.quorum.bootstrap.servers, starts and follows the
+// quorum; add-controller,
 // given that node's server.properties, makes it a voter with the
 // directory id of its meta.properties; remove-controller takes voter 1's
 // vote away, and node 1 stays as an observer. With node 2 killed as well,
@@ -22,7 +23,13 @@ import (
 func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	c := clustertest.Start(t, clustertest.Options{})
 	c.WaitBrokers(t, 3, time.Minute)
-	node4 := c.AddNode(t)
+	// Configured as Kafka's docs configure a controller to add: it finds
+	// the quorum through controller.quorum.bootstrap.servers.
+	var bootstrap []string
+	for _, n := range c.Nodes {
+		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", n.ControllerPort))
+	}
+	node4 := c.AddNode(t, "controller.quorum.voters=", "controller.quorum.bootstrap.servers="+strings.Join(bootstrap, ","))
 	c.WaitBrokers(t, 4, time.Minute)
 
 	props := filepath.Join(t.TempDir(), "node4.properties")

@@ -208,7 +208,8 @@ func (c *Cluster) setArgs(node *Node) {
 // AddNode starts one more node, broker and controller, that is not in
 // controller.quorum.voters: it joins the quorum as an observer, to be
 // made a voter with AddRaftVoter (kafka-metadata-quorum add-controller).
-func (c *Cluster) AddNode(t testing.TB) *Node {
+// overrides (key=value) come after the cluster's settings.
+func (c *Cluster) AddNode(t testing.TB, overrides ...string) *Node {
 	t.Helper()
 	perNode := 2
 	if c.opts.Proxy {
@@ -223,6 +224,9 @@ func (c *Cluster) AddNode(t testing.TB) *Node {
 		t.Fatal(err)
 	}
 	c.setArgs(node)
+	for _, o := range overrides {
+		node.args = append(node.args, "--override", o)
+	}
 	c.Nodes = append(c.Nodes, node)
 	if err := node.start(); err != nil {
 		t.Fatal(err)
