@@ -394,3 +394,52 @@ func TestClusterStartsWithAFailedLogDir(t *testing.T) {
 	acked.produce(t, 10)
 	acked.readAll(t)
 }
+
+// A write of the metadata file that the operating system refuses takes
+// the first log dir offline and halts the broker, as a failed metadata
+// log write halts Kafka. The change is not applied: after a restart the
+// topic has its old configs.
+func TestMetadataWriteFailureHalts(t *testing.T) {
+	dir := t.TempDir()
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "meta-fail", 1)
+	// The file is replaced through a temporary file; a directory there
+	// makes creating it fail with EISDIR.
+	tmp := filepath.Join(dir, "gregor-metadata.json.tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alter := func(rc *rawConn) int16 {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "meta-fail",
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}}}
+		return rc.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+	}
+	if code := alter(rc); code == 0 {
+		t.Fatal("a config change whose metadata write failed succeeded")
+	}
+	select {
+	case err := <-b.Fatal():
+		if !strings.Contains(err.Error(), "metadata log dir") {
+			t.Fatalf("halted for %v, want the metadata log dir's failure", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the broker did not halt when its metadata file could not be written")
+	}
+	b.Close()
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	b = startBrokerWith(t, props)
+	rc = dialRaw(t, b)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "meta-fail",
+		ConfigNames: []string{"retention.ms"}}}
+	resp := rc.request(req).(*kmsg.DescribeConfigsResponse)
+	if r := resp.Resources[0]; r.ErrorCode != 0 || len(r.Configs) != 1 || r.Configs[0].Source == kmsg.ConfigSourceDynamicTopicConfig {
+		t.Fatalf("after the restart: %+v, want the topic without the failed override", r)
+	}
+}

@@ -30,6 +30,10 @@ type metaStore struct {
 	path string
 	mu   sync.Mutex
 	data metaData
+	// failed takes the file's log dir offline after a write the operating
+	// system refused: the broker halts then, as Kafka does when its
+	// metadata log cannot be written (log_dir_failure.go).
+	failed func(error)
 }
 
 type metaData struct {
@@ -98,6 +102,9 @@ func (m *metaStore) update(fn func(d *metaData)) error {
 		return err
 	}
 	if err := logstore.WriteFileAtomic(m.path, raw); err != nil {
+		if m.failed != nil {
+			m.failed(err)
+		}
 		return err
 	}
 	m.data = next

@@ -135,6 +135,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		dir.Close()
 		return nil, err
 	}
+	b.meta.failed = dir.All()[0].Fail
 	if err := b.initLiveConfig(); err != nil {
 		b.abortStart()
 		dir.Close()

@@ -97,6 +97,11 @@ func (d *Dir) fail(err error) {
 	go d.goOffline(err)
 }
 
+// Fail takes the dir offline for err, an I/O error on a file in it that
+// logstore does not write itself (the broker's metadata), if err is an
+// operating system error.
+func (d *Dir) Fail(err error) { d.failIf(err) }
+
 // failIf takes the dir offline if err is an operating system error (not
 // one that a file already exists).
 func (d *Dir) failIf(err error) {
