@@ -66,18 +66,27 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 }
 
 // describeControllers answers DescribeCluster on the CONTROLLER listener:
-// the current voters at their CONTROLLER listeners, and the raft
-// leader as the controller (-1 while there is none).
+// the current voters and the other registered controllers at their
+// CONTROLLER listeners, and the raft leader as the controller (-1 while
+// there is none).
 func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
 	ctl := b.cluster.ctl
-	resp.ClusterID = ctl.Image().ClusterID
+	img := ctl.Image()
+	resp.ClusterID = img.ClusterID
 	resp.ControllerID = -1
 	if id, ok := ctl.LeaderID(); ok {
 		resp.ControllerID = id
 	}
 	voters := ctl.Voters()
 	if voters == nil {
-		voters = b.cfg.Cluster.Voters
+		voters = maps.Clone(b.cfg.Cluster.Voters)
+	}
+	for id, rc := range img.Controllers {
+		for _, e := range rc.Endpoints {
+			if _, known := voters[id]; !known && slices.Contains(b.cfg.ControllerListenerNames, e.Listener) {
+				voters[id] = net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+			}
+		}
 	}
 	ids := slices.Sorted(maps.Keys(voters))
 	resp.Brokers = nil

@@ -727,8 +727,8 @@ func TestClusterSeparateRoles(t *testing.T) {
 
 // DescribeCluster answers for the endpoint type of the listener it
 // arrives on, as Kafka's brokers and controllers do: a client listener
-// for brokers, the CONTROLLER listener for controllers (the voters at
-// their controller.quorum.voters addresses, the raft leader as
+// for brokers, the CONTROLLER listener for controllers (the registered
+// controllers at their CONTROLLER listeners, the raft leader as
 // controller). The other type gets MISMATCHED_ENDPOINT_TYPE, an unknown
 // one UNSUPPORTED_ENDPOINT_TYPE.
 func TestClusterDescribeClusterEndpointTypes(t *testing.T) {

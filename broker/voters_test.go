@@ -22,7 +22,8 @@ import (
 // AddRaftVoter sent to a broker (forwarded to the active controller) with
 // that file's directory id makes it a voter, and a RemoveRaftVoter takes
 // node 1's vote away. Then, with node 2 stopped too, the quorum is nodes
-// 3 and 4 of voters 2, 3 and 4, and it still creates topics.
+// 3 and 4 of voters 2, 3 and 4, and it still creates topics, also after
+// node 4 restarts.
 func TestClusterAddAndRemoveControllers(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ports, err := freeport.Ports(1)
@@ -82,6 +83,16 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	}
 	if !c.nodes[3].cluster.ctl.Active() && !c.nodes[2].cluster.ctl.Active() {
 		t.Fatal("neither node 3 nor node 4 is the active controller")
+	}
+	// Restarted, the added controller votes again: with node 2 still
+	// down, nothing commits without it.
+	c.stop(3)
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = adm.CreateTopic(ctxT(t), 1, 2, nil, "after-the-restart")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic after node 4 restarted: %v %v", err, resp.Err)
 	}
 }
 

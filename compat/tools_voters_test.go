@@ -45,6 +45,13 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	}
 	dirID := metaPropertiesValue(t, node4.Dir, "directory.id")
 	controller := []string{"--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", c.Nodes[0].ControllerPort)}
+	// The new controller is registered before it votes.
+	clustertest.Eventually(t, time.Minute, "kafka-cluster list-endpoints to list four controllers", func() error {
+		if got := e.listEndpoints(t, controller...); len(got) != 4 || got["4"] != "controller" {
+			return fmt.Errorf("list-endpoints --bootstrap-controller: %v", got)
+		}
+		return nil
+	})
 	out := strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "--command-config", props, "add-controller")...))
 	want := fmt.Sprintf("Added controller 4 with directory id %s and endpoints: CONTROLLER://127.0.0.1:%d", dirID, node4.ControllerPort)
 	if out != want {
