@@ -23,7 +23,8 @@ import (
 // that file's directory id makes it a voter, and a RemoveRaftVoter takes
 // node 1's vote away. Then, with node 2 stopped too, the quorum is nodes
 // 3 and 4 of voters 2, 3 and 4, and it still creates topics, also after
-// node 4 restarts.
+// node 4 restarts. Last, the stopped node 2 is removed and comes back as
+// an observer.
 func TestClusterAddAndRemoveControllers(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ports, err := freeport.Ports(1)
@@ -94,6 +95,24 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	if err != nil || resp.Err != nil {
 		t.Fatalf("creating a topic after node 4 restarted: %v %v", err, resp.Err)
 	}
+
+	// The dead voter is removed as an operator replaces a lost
+	// controller; back, it follows the log without a vote.
+	remove.VoterID = 2
+	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("removing the dead voter 2: %v %+v", err, resp)
+	}
+	if err := c.start(1); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "voters-3-and-4"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic with voters 3 and 4: %v %v", err, resp.Err)
+	}
+	c.waitFor("node 2 to follow the log as an observer", func() bool {
+		ctl := c.nodes[1].cluster.ctl
+		_, voter := ctl.Voters()[2]
+		return ctl.Image().Topics["voters-3-and-4"] != nil && !voter && len(ctl.Voters()) == 2
+	})
 }
 
 // controller.quorum.bootstrap.servers naming only this node (Kafka's own

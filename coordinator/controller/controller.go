@@ -169,6 +169,9 @@ func Start(cfg Config) (*Controller, error) {
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.Logger = hlog
 	rc.NotifyCh = notify
+	// A leader that RemoveRaftVoter demotes stays on as an observer, as
+	// KRaft's does, instead of shutting its raft down.
+	rc.ShutdownOnRemove = false
 	if cfg.ElectionTimeout > 0 {
 		rc.HeartbeatTimeout = cfg.ElectionTimeout
 		rc.ElectionTimeout = cfg.ElectionTimeout

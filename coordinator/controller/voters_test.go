@@ -140,7 +140,8 @@ func TestAddAndRemoveVoters(t *testing.T) {
 	}
 }
 
-// A leader that removes itself steps down and another voter takes over.
+// A leader that removes itself steps down and another voter takes over;
+// it keeps following the log.
 func TestRemoveTheLeader(t *testing.T) {
 	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
 	cl := tc.client()
@@ -156,7 +157,9 @@ func TestRemoveTheLeader(t *testing.T) {
 	if got := voterSet(tc.ctl(tc.active())); slices.Contains(got, id) || len(got) != 2 {
 		t.Fatalf("voters after removing the leader: %v", got)
 	}
-	if r := createTopic(t, cl, "t", 1, 1, nil); r.ErrorCode != 0 && r.ErrorCode != kerr.InvalidReplicationFactor.Code {
+	registerUnfenced(t, cl, 3)
+	if r := createTopic(t, cl, "t", 1, 1, nil); r.ErrorCode != 0 {
 		t.Fatalf("the new leader does not answer: error %d", r.ErrorCode)
 	}
+	eventually(t, "the old leader to follow the log", func() bool { return tc.ctl(leader).Image().Topics["t"] != nil })
 }
