@@ -30,7 +30,15 @@ func (cl *cluster) registerControllerLoop() {
 			req.Listeners = append(req.Listeners, kmsg.ControllerRegistrationRequestListener{Name: l.name, Host: host, Port: uint16(port)})
 		}
 	}
+	started, warned := time.Now(), false
 	for {
+		if !warned && len(b.cfg.Cluster.Voters) == 0 && time.Since(started) > 10*time.Second {
+			// Kafka forms a new quorum from kafka-storage format
+			// --initial-controllers; Gregor has no format step.
+			b.logger.Warn("no active controller has taken this controller's registration through controller.quorum.bootstrap.servers yet; the first controllers of a new cluster need controller.quorum.voters",
+				"bootstrap.servers", b.cfg.Cluster.Bootstrap)
+			warned = true
+		}
 		cl.client.AddVoters(cl.ctl.Voters())
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		resp, err := cl.client.Send(ctx, req)
