@@ -154,9 +154,14 @@ func (c *Config) clustered() bool { return len(c.Cluster.Voters) > 0 || len(c.Cl
 // Naming other controllers, without controller.quorum.voters, the node
 // joins their quorum: a broker as an observer, a controller as an
 // observer until kafka-metadata-quorum add-controller makes it a voter.
-// With controller.quorum.voters set, the voters win, as in Kafka.
+// With controller.quorum.voters set, the voters win, as in Kafka. A node
+// with the controller role but no CONTROLLER listener (Kafka's file with
+// the listeners overridden to a client listener alone) cannot be one of
+// their controllers and stays a single node.
 func (c *Config) resolveBootstrap() {
-	if len(c.Cluster.Voters) > 0 || !slices.ContainsFunc(c.Cluster.Bootstrap, func(addr string) bool { return !c.ownAddress(addr) }) {
+	_, hasCtl := c.controllerListener()
+	others := slices.ContainsFunc(c.Cluster.Bootstrap, func(addr string) bool { return !c.ownAddress(addr) })
+	if len(c.Cluster.Voters) > 0 || !others || c.hasRole("controller") && !hasCtl {
 		c.Cluster.Bootstrap = nil
 	}
 }

@@ -127,17 +127,22 @@ func TestBootstrapServersChooseTheMode(t *testing.T) {
 		name, bootstrap, voters string
 		clustered               bool
 		bootstrapAddrs          int
+		listeners               string
 	}{
-		{"itself, as Kafka's server.properties", "localhost:9093", "", false, 0},
-		{"itself on loopback", "127.0.0.1:9093", "", false, 0},
-		{"other controllers", "127.0.0.1:9193,127.0.0.1:9293", "", true, 2},
-		{"itself and others", "localhost:9093,127.0.0.1:9193", "", true, 2},
-		{"voters set too", "127.0.0.1:9193", "1@127.0.0.1:9193", true, 0},
+		{"itself, as Kafka's server.properties", "localhost:9093", "", false, 0, ""},
+		{"itself, without the CONTROLLER listener", "localhost:9093", "", false, 0, "PLAINTEXT://:9092"},
+		{"itself on loopback", "127.0.0.1:9093", "", false, 0, ""},
+		{"other controllers", "127.0.0.1:9193,127.0.0.1:9293", "", true, 2, ""},
+		{"itself and others", "localhost:9093,127.0.0.1:9193", "", true, 2, ""},
+		{"voters set too", "127.0.0.1:9193", "1@127.0.0.1:9193", true, 0, ""},
 	} {
 		props := maps.Clone(base)
 		props["controller.quorum.bootstrap.servers"] = c.bootstrap
 		if c.voters != "" {
 			props["controller.quorum.voters"] = c.voters
+		}
+		if c.listeners != "" {
+			props["listeners"] = c.listeners
 		}
 		cfg, warnings, err := ParseConfig(props)
 		if err != nil {
