@@ -10,6 +10,7 @@ package broker
 import (
 	"fmt"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -78,6 +79,9 @@ func configMap(configs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 
 // createTopic checks one CreateTopics entry and creates the topic.
 func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (*topic, int16, string) {
+	if rt.Topic == controller.MetadataTopic {
+		return nil, errInvalidRequest, controller.MetadataTopicRefusal
+	}
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
 			return nil, errInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."

@@ -159,6 +159,7 @@ func TestTopicRules(t *testing.T) {
 		{strings.Repeat("x", 249), 1, 1, 0},
 		{"rf3", 1, 3, kerr.InvalidReplicationFactor.Code},
 		{"zero", 0, 1, kerr.InvalidPartitions.Code},
+		{"__cluster_metadata", 1, 1, kerr.InvalidRequest.Code}, // KRaft's metadata log
 	} {
 		if code, msg := create(tc.name, tc.partitions, tc.rf); code != tc.want {
 			t.Errorf("create %.20s: error %d (%s), want %d", tc.name, code, msg, tc.want)

@@ -16,7 +16,8 @@ import (
 	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
 )
 
-// The cluster-level tools: kafka-cluster cluster-id, kafka-storage info,
+// The cluster-level tools: kafka-cluster cluster-id, kafka-storage info
+// and format,
 // kafka-broker-api-versions and kafka-log-dirs, checked against
 // meta.properties, franz-go's ApiVersions and the segment files on disk;
 // then, on a three-node cluster, kafka-reassign-partitions,
@@ -43,6 +44,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	}
 
 	e.checkStorageInfo(t, props)
+	e.checkFormattedDir(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -222,7 +222,7 @@ func (d *Dir) loadLogs(defaults Config) error {
 			continue
 		}
 		tp, ok := parsePartitionDirName(name)
-		if !ok {
+		if !ok || name == kraftMetadataDir {
 			continue
 		}
 		st := loadState{clean: clean, recoveryPoint: -1, logStart: -1, highWatermark: -1}

@@ -289,3 +289,33 @@ func TestErrorCodesMatchKafka(t *testing.T) {
 		t.Error("ErrorCode")
 	}
 }
+
+// kafka-storage format writes Kafka's metadata log into the first log dir
+// (__cluster_metadata-0 with a bootstrap checkpoint). It is not a topic's
+// partition: the dir opens without it, and its file stays as it was.
+func TestKafkaMetadataLogIsNotAPartition(t *testing.T) {
+	root := t.TempDir()
+	checkpoint := filepath.Join(root, "__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")
+	if err := os.MkdirAll(filepath.Dir(checkpoint), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	content := []byte("Kafka's bootstrap snapshot")
+	if err := os.WriteFile(checkpoint, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // opened fresh, then after a clean close
+		d, err := OpenDir(root, "", 1, DefaultConfig(), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if logs := d.Logs(); len(logs) != 0 {
+			t.Fatalf("logs %v, want none", logs)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(checkpoint); err != nil || string(got) != string(content) {
+			t.Fatalf("the checkpoint after opening the dir: %q, %v", got, err)
+		}
+	}
+}

@@ -13,11 +13,15 @@ import (
 
 // File names, made and parsed only here.
 const (
-	logSuffix          = ".log"
-	indexSuffix        = ".index"
-	timeIndexSuffix    = ".timeindex"
-	snapshotSuffix     = ".snapshot"
-	tmpSuffix          = ".tmp"
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+	snapshotSuffix  = ".snapshot"
+	tmpSuffix       = ".tmp"
+	// kraftMetadataDir is Kafka's metadata log, which kafka-storage
+	// format writes into the first log dir; it is not a partition of a
+	// topic, and Gregor leaves it alone.
+	kraftMetadataDir   = "__cluster_metadata-0"
 	deleteDirSuffix    = "-delete"
 	futureDirSuffix    = "-future"
 	leaderEpochFile    = "leader-epoch-checkpoint"

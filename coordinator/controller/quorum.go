@@ -15,6 +15,10 @@ import (
 // which DescribeQuorum asks about.
 const MetadataTopic = "__cluster_metadata"
 
+// MetadataTopicRefusal is Kafka's answer to creating MetadataTopic, which
+// CreateTopics gives with INVALID_REQUEST.
+const MetadataTopicRefusal = "Creation of internal topic " + MetadataTopic + " is prohibited."
+
 // observerSessionTimeout is how long the leader keeps listing an observer
 // it has not heard from (Kafka's LeaderState.OBSERVER_SESSION_TIMEOUT_MS).
 const observerSessionTimeout = 5 * time.Minute

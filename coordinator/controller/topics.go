@@ -50,6 +50,8 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 	switch {
 	case duplicate:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Duplicate topic name %s in the request.", t.Topic)
+	case t.Topic == MetadataTopic:
+		return nil, kerr.InvalidRequest.Code, MetadataTopicRefusal
 	case img.Topics[t.Topic] != nil:
 		return nil, kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", t.Topic)
 	}

@@ -48,6 +48,9 @@ func TestCreateTopicsPlacement(t *testing.T) {
 	if r := createTopic(t, cl, "spread", 1, 1, nil); r.ErrorCode != kerr.TopicAlreadyExists.Code {
 		t.Fatalf("existing topic: %d", r.ErrorCode)
 	}
+	if r := createTopic(t, cl, MetadataTopic, 1, 1, nil); r.ErrorCode != kerr.InvalidRequest.Code || *r.ErrorMessage != MetadataTopicRefusal {
+		t.Fatalf("the metadata topic: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
 	createTopic(t, cl, "with.dot", 1, 1, nil)
 	if r := createTopic(t, cl, "with_dot", 1, 1, nil); r.ErrorCode != kerr.InvalidTopicException.Code {
 		t.Fatalf("colliding name: %d", r.ErrorCode)

@@ -1,0 +1,66 @@
+package compat
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/gregor-broker/gregor/internal/freeport"
+)
+
+// checkFormattedDir follows Kafka's quickstart: kafka-storage format
+// --standalone writes meta.properties and the metadata log
+// (__cluster_metadata-0) into a new log dir, and gregor starts on it with
+// the same settings. It serves the formatted cluster id, does not take
+// the metadata log for a topic (kafka-topics --list shows only the topic
+// created), refuses to create __cluster_metadata as Kafka does, and
+// leaves the metadata log's file as it was.
+func (e *cliEnv) checkFormattedDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "formatted")
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := []string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[0]),
+		"controller.listener.names=CONTROLLER",
+	}
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+dir), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clusterID := strings.TrimSpace(e.run(t, "", e.cls.storage, "random-uuid"))
+	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone")
+	checkpoints, _ := filepath.Glob(filepath.Join(dir, "__cluster_metadata-0", "*.checkpoint"))
+	if len(checkpoints) != 1 {
+		t.Fatalf("kafka-storage format wrote checkpoints %v", checkpoints)
+	}
+	before, err := os.ReadFile(checkpoints[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := harness.Start(t, dir, settings...)
+	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", p.Addr)); out != "Cluster ID: "+clusterID {
+		t.Fatalf("kafka-cluster cluster-id said %q, formatted %s", out, clusterID)
+	}
+	e.run(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--create", "--topic", "after-format", "--partitions", "1")
+	if out := strings.TrimSpace(e.run(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--list")); out != "after-format" {
+		t.Fatalf("kafka-topics --list on a formatted dir:\n%s", out)
+	}
+	r := e.try(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--create", "--topic", "__cluster_metadata", "--partitions", "1")
+	if r.err == nil || !strings.Contains(r.stdout+r.stderr, "Creation of internal topic __cluster_metadata is prohibited.") {
+		t.Fatalf("creating __cluster_metadata: %v\n%s%s", r.err, r.stdout, r.stderr)
+	}
+	p.Stop()
+	if after, err := os.ReadFile(checkpoints[0]); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the metadata log's checkpoint after gregor ran: %v, changed %v", err, !bytes.Equal(after, before))
+	}
+}
