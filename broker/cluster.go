@@ -81,7 +81,11 @@ func (b *Broker) startController(dirPath string) error {
 	if len(cfg.ControllerListenerNames) > 0 {
 		controllerListener = cfg.ControllerListenerNames[0]
 	}
-	if _, voter := cfg.Cluster.Voters[cfg.NodeID]; !voter {
+	voters, initial, err := formattedQuorum(cfg)
+	if err != nil {
+		return err
+	}
+	if _, voter := voters[cfg.NodeID]; !voter {
 		// A broker-only node follows the log on its first listener; a
 		// controller that is not a voter yet on its CONTROLLER listener,
 		// where it will vote once added (controller_registration.go).
@@ -100,8 +104,10 @@ func (b *Broker) startController(dirPath string) error {
 		ObserverListener:             observerListener,
 		ListenerName:                 controllerListener,
 		NodeID:                       cfg.NodeID,
-		Voters:                       cfg.Cluster.Voters,
+		Voters:                       voters,
 		Dir:                          filepath.Join(dirPath, raftDirName),
+		ClusterID:                    logstore.FormattedClusterID(dirPath),
+		InitialControllers:           initial,
 		SessionTimeout:               cfg.Cluster.BrokerSessionTimeout,
 		HeartbeatInterval:            cfg.Cluster.BrokerHeartbeatInterval,
 		DefaultPartitions:            cfg.NumPartitions,

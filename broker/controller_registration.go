@@ -2,9 +2,13 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -33,9 +37,9 @@ func (cl *cluster) registerControllerLoop() {
 	started, warned := time.Now(), false
 	for {
 		if !warned && len(b.cfg.Cluster.Voters) == 0 && time.Since(started) > 10*time.Second {
-			// Kafka forms a new quorum from kafka-storage format
-			// --initial-controllers; Gregor has no format step.
-			b.logger.Warn("no active controller has taken this controller's registration through controller.quorum.bootstrap.servers yet; the first controllers of a new cluster need controller.quorum.voters",
+			// Nobody bootstraps a quorum of controllers that all
+			// expect to be added to one.
+			b.logger.Warn("no active controller has taken this controller's registration through controller.quorum.bootstrap.servers yet; the first controllers of a new cluster need kafka-storage format --initial-controllers or controller.quorum.voters",
 				"bootstrap.servers", b.cfg.Cluster.Bootstrap)
 			warned = true
 		}
@@ -72,4 +76,35 @@ func (cl *cluster) registerControllerLoop() {
 		case <-changed:
 		}
 	}
+}
+
+// formattedQuorum returns the voters that bootstrap this node's quorum:
+// controller.quorum.voters, or, without them, the voters kafka-storage
+// format --initial-controllers (or --standalone) wrote into the first log
+// dir when this node is one of them, each at its endpoint of the
+// CONTROLLER listener, with their directory ids to record.
+func formattedQuorum(cfg Config) (map[int32]string, []controller.RegisteredController, error) {
+	if len(cfg.Cluster.Voters) > 0 || !cfg.hasRole("controller") {
+		return cfg.Cluster.Voters, nil, nil
+	}
+	formatted, err := logstore.FormattedVoters(cfg.LogDirs[0])
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the voters kafka-storage format wrote: %w", err)
+	}
+	if !slices.ContainsFunc(formatted, func(v logstore.FormattedVoter) bool { return v.ID == cfg.NodeID }) {
+		return nil, nil, nil // a controller to be added (--no-initial-controllers)
+	}
+	voters := map[int32]string{}
+	var initial []controller.RegisteredController
+	for _, v := range formatted {
+		rc := controller.RegisteredController{ID: v.ID, DirectoryID: v.DirectoryID}
+		for _, e := range v.Endpoints {
+			rc.Endpoints = append(rc.Endpoints, controller.Endpoint{Listener: e.Name, Host: e.Host, Port: int32(e.Port)})
+			if _, ok := voters[v.ID]; !ok || slices.Contains(cfg.ControllerListenerNames, e.Name) {
+				voters[v.ID] = net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
+			}
+		}
+		initial = append(initial, rc)
+	}
+	return voters, initial, nil
 }

@@ -41,6 +41,14 @@ type Config struct {
 	ListenerName string
 	// Dir is where raft keeps its log, stable store and snapshots.
 	Dir string
+	// ClusterID is the cluster id kafka-storage format wrote into this
+	// node's metadata dir, which the first active controller takes; empty
+	// means a random one.
+	ClusterID string
+	// InitialControllers are the voters kafka-storage format
+	// --initial-controllers named, with their directory ids, which the
+	// first active controller records with the cluster id.
+	InitialControllers []RegisteredController
 	// SessionTimeout (broker.session.timeout.ms) fences a broker that has
 	// not heartbeated for that long; HeartbeatInterval
 	// (broker.heartbeat.interval.ms) is what brokers are expected to use.
@@ -349,8 +357,14 @@ func (c *Controller) becomeActive(ctx context.Context) {
 	}
 	var recs []Record
 	if c.Image().ClusterID == "" {
-		id := newClusterID()
+		id := c.cfg.ClusterID
+		if id == "" {
+			id = newClusterID()
+		}
 		recs = append(recs, Record{ClusterID: &id})
+		for i := range c.cfg.InitialControllers {
+			recs = append(recs, Record{Controller: &c.cfg.InitialControllers[i]})
+		}
 	}
 	if elrEnabled(c.Image()) {
 		recs = append(recs, c.clusterMinISRRecords(c.Image())...)

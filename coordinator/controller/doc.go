@@ -11,11 +11,14 @@
 // decimal, address = its CONTROLLER listener) with a raft-boltdb log and
 // stable store (raft.db) and raft's FileSnapshotStore (snapshots/) under
 // Config.Dir. There is no format step: a voter without raft state
-// bootstraps the cluster with the voter set from its configuration, and
-// all voters doing so with the same set is what raft expects. From then
-// on the voter set is raft's configuration, changed by AddRaftVoter and
+// bootstraps the cluster with the voter set from its configuration
+// (controller.quorum.voters, or the voters kafka-storage format
+// --initial-controllers wrote, which the broker reads), and all voters
+// doing so with the same set is what raft expects. From then on the voter
+// set is raft's configuration, changed by AddRaftVoter and
 // RemoveRaftVoter (voters.go, KIP-853). The first active controller
-// writes a random cluster id when the metadata has none.
+// writes the cluster id, Config.ClusterID or a random one, when the
+// metadata has none, with Config.InitialControllers.
 //
 // A node that is not a voter (process.roles=broker) runs the same code as
 // an observer: a raft non-voter with its own raft state, which the active
