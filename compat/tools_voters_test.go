@@ -10,26 +10,61 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
+	"github.com/gregor-broker/gregor/logstore"
 )
 
-// checkVoterChanges changes the controller quorum of a fresh three-node
-// cluster with kafka-metadata-quorum (KIP-853): a fourth node, configured
-// with controller.quorum.bootstrap.servers, starts and follows the
-// quorum; add-controller,
-// given that node's server.properties, makes it a voter with the
-// directory id of its meta.properties; remove-controller takes voter 1's
-// vote away, and node 1 stays as an observer. With node 2 killed as well,
-// voters 3 and 4 still commit: kafka-topics creates a topic.
+// checkVoterChanges sets up a three-node cluster as Kafka 4's docs do:
+// every node configured with controller.quorum.bootstrap.servers and its
+// dir prepared by kafka-storage format --initial-controllers. The nodes
+// form the quorum the format named, with the cluster id and directory ids
+// it gave (kafka-metadata-quorum describe --status). Then its quorum is
+// changed (KIP-853): a fourth node, also configured with bootstrap
+// servers, starts, follows the quorum and is listed by kafka-cluster
+// list-endpoints; add-controller, given its server.properties, makes it a
+// voter with the directory id of its meta.properties; remove-controller
+// takes voter 1's vote away, and node 1 stays as an observer. With node 2
+// killed as well, voters 3 and 4 still commit: kafka-topics creates a
+// topic.
 func (e *cliEnv) checkVoterChanges(t *testing.T) {
-	c := clustertest.Start(t, clustertest.Options{})
-	c.WaitBrokers(t, 3, time.Minute)
-	// Configured as Kafka's docs configure a controller to add: it finds
-	// the quorum through controller.quorum.bootstrap.servers.
-	var bootstrap []string
+	c := clustertest.Configure(t, clustertest.Options{DynamicQuorum: true})
+	clusterID := logstore.UUIDString(logstore.RandomUUID())
+	dirIDs := map[int32]string{}
+	var initial []string
 	for _, n := range c.Nodes {
-		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", n.ControllerPort))
+		dirIDs[n.ID] = logstore.UUIDString(logstore.RandomUUID())
+		initial = append(initial, fmt.Sprintf("%d@127.0.0.1:%d:%s", n.ID, n.ControllerPort, dirIDs[n.ID]))
 	}
-	node4 := c.AddNode(t, "controller.quorum.voters=", "controller.quorum.bootstrap.servers="+strings.Join(bootstrap, ","))
+	for _, n := range c.Nodes {
+		props := filepath.Join(t.TempDir(), "server.properties")
+		if err := os.WriteFile(props, []byte(strings.Join(c.Properties(n), "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--initial-controllers", strings.Join(initial, ","))
+	}
+	c.Launch(t)
+	c.WaitBrokers(t, 3, time.Minute)
+	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", c.Nodes[0].Addr())); out != "Cluster ID: "+clusterID {
+		t.Fatalf("kafka-cluster cluster-id said %q, formatted %s", out, clusterID)
+	}
+	voter := func(n *clustertest.Node, dir string) string {
+		return fmt.Sprintf(`{"id": %d, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, dir, n.ControllerPort)
+	}
+	status := func() map[string]string {
+		out := e.run(t, "", e.cls.quorum, "--bootstrap-server", c.Nodes[2].Addr(), "describe", "--status")
+		status := map[string]string{}
+		for _, l := range cliLines(out) {
+			if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
+				status[m[1]] = m[2]
+			}
+		}
+		return status
+	}
+	wantVoters := "[" + strings.Join([]string{voter(c.Nodes[0], dirIDs[1]), voter(c.Nodes[1], dirIDs[2]), voter(c.Nodes[2], dirIDs[3])}, ", ") + "]"
+	if got := status()["CurrentVoters"]; got != wantVoters {
+		t.Fatalf("describe --status of the formatted quorum: voters %s, want %s", got, wantVoters)
+	}
+
+	node4 := c.AddNode(t)
 	c.WaitBrokers(t, 4, time.Minute)
 
 	props := filepath.Join(t.TempDir(), "node4.properties")
@@ -57,23 +92,7 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	if out != want {
 		t.Fatalf("add-controller said %q, want %q", out, want)
 	}
-	voter := func(n *clustertest.Node, dir string) string {
-		if dir != "" {
-			return fmt.Sprintf(`{"id": %d, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, dir, n.ControllerPort)
-		}
-		return fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort)
-	}
-	status := func() map[string]string {
-		out := e.run(t, "", e.cls.quorum, "--bootstrap-server", c.Nodes[2].Addr(), "describe", "--status")
-		status := map[string]string{}
-		for _, l := range cliLines(out) {
-			if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
-				status[m[1]] = m[2]
-			}
-		}
-		return status
-	}
-	wantVoters := "[" + strings.Join([]string{voter(c.Nodes[0], ""), voter(c.Nodes[1], ""), voter(c.Nodes[2], ""), voter(node4, dirID)}, ", ") + "]"
+	wantVoters = "[" + strings.Join([]string{voter(c.Nodes[0], dirIDs[1]), voter(c.Nodes[1], dirIDs[2]), voter(c.Nodes[2], dirIDs[3]), voter(node4, dirID)}, ", ") + "]"
 	if got := status()["CurrentVoters"]; got != wantVoters {
 		t.Fatalf("describe --status after add-controller: voters %s, want %s", got, wantVoters)
 	}
@@ -86,11 +105,11 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	if !strings.Contains(out, "VoterNotFoundException") {
 		t.Fatalf("removing controller 4 with another directory id: %q, want a VoterNotFoundException", out)
 	}
-	out = strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "1", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")...))
-	if out != "Removed KRaft controller 1 with directory id AAAAAAAAAAAAAAAAAAAAAA" {
+	out = strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "1", "--controller-directory-id", dirIDs[1])...))
+	if out != "Removed KRaft controller 1 with directory id "+dirIDs[1] {
 		t.Fatalf("remove-controller said %q", out)
 	}
-	wantVoters = "[" + strings.Join([]string{voter(c.Nodes[1], ""), voter(c.Nodes[2], ""), voter(node4, dirID)}, ", ") + "]"
+	wantVoters = "[" + strings.Join([]string{voter(c.Nodes[1], dirIDs[2]), voter(c.Nodes[2], dirIDs[3]), voter(node4, dirID)}, ", ") + "]"
 	clustertest.Eventually(t, time.Minute, "voters 2, 3 and 4 with node 1 observing", func() error {
 		s := status()
 		if s["CurrentVoters"] != wantVoters || !strings.Contains(s["CurrentObservers"], `{"id": 1`) {

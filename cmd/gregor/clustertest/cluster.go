@@ -47,6 +47,12 @@ type Options struct {
 	// Properties, when set, names each node's server.properties (index
 	// 0 for node 1); the harness's own keys override the file's.
 	Properties []string
+
+	// DynamicQuorum gives the nodes controller.quorum.bootstrap.servers
+	// instead of controller.quorum.voters, as Kafka 4's docs configure a
+	// cluster whose dirs kafka-storage format --initial-controllers
+	// prepared (Configure, format, then Launch).
+	DynamicQuorum bool
 }
 
 // Cluster is a set of gregor processes that form one cluster.
@@ -55,7 +61,8 @@ type Cluster struct {
 	Nodes  []*Node
 	opts   Options
 	base   string
-	voters string // controller.quorum.voters of every node
+	voters    string // controller.quorum.voters of every node
+	bootstrap string // or controller.quorum.bootstrap.servers (Options.DynamicQuorum)
 }
 
 // Node is one gregor process of a Cluster. Its ports and log dir stay the
@@ -86,6 +93,13 @@ type Node struct {
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	c := Configure(t, opts)
+	c.Launch(t)
+	return c
+}
+
+// Launch starts every configured node and waits until each one listens.
+func (c *Cluster) Launch(t testing.TB) {
+	t.Helper()
 	for _, n := range c.Nodes {
 		if err := n.start(); err != nil {
 			t.Fatal(err)
@@ -96,7 +110,6 @@ func Start(t testing.TB, opts Options) *Cluster {
 			t.Fatal(err)
 		}
 	}
-	return c
 }
 
 // Configure picks the ports and dirs of a cluster and registers its
@@ -119,16 +132,17 @@ func Configure(t testing.TB, opts Options) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, opts: opts, base: t.TempDir()}
-	var voters []string
+	var voters, bootstrap []string
 	for i := 0; i < n; i++ {
 		node, err := c.newNode(int32(i+1), ports[i*perNode:(i+1)*perNode])
 		if err != nil {
 			t.Fatal(err)
 		}
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", node.ID, node.ControllerPort))
+		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", node.ControllerPort))
 		c.Nodes = append(c.Nodes, node)
 	}
-	c.voters = strings.Join(voters, ",")
+	c.voters, c.bootstrap = strings.Join(voters, ","), strings.Join(bootstrap, ",")
 	for _, node := range c.Nodes {
 		c.setArgs(node)
 	}
@@ -182,12 +196,16 @@ func (c *Cluster) newNode(id int32, ports []int) (*Node, error) {
 // Properties are node's settings, as key=value lines of a
 // server.properties (without Options.Properties' files).
 func (c *Cluster) Properties(node *Node) []string {
+	quorum := "controller.quorum.voters=" + c.voters
+	if c.opts.DynamicQuorum {
+		quorum = "controller.quorum.bootstrap.servers=" + c.bootstrap
+	}
 	kv := []string{
 		"node.id=" + strconv.Itoa(int(node.ID)),
 		"process.roles=broker,controller",
 		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, node.ControllerPort),
 		"controller.listener.names=CONTROLLER",
-		"controller.quorum.voters=" + c.voters,
+		quorum,
 		"log.dirs=" + strings.Join(node.LogDirs, ","),
 		"advertised.listeners=PLAINTEXT://" + node.Addr(),
 	}
