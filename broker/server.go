@@ -240,6 +240,9 @@ func setReceiveBuffer(size int) func(network, address string, rc syscall.RawConn
 func (b *Broker) closeListeners() {
 	b.mu.Lock()
 	b.closed = true
+	for c := range b.conns {
+		c.close() // the quorum's peers keep theirs open
+	}
 	b.mu.Unlock()
 	b.connCounts.shut()
 	for _, l := range b.listeners {
@@ -251,7 +254,7 @@ func (b *Broker) closeListeners() {
 func (b *Broker) abortStart() {
 	b.closeListeners()
 	if b.cluster != nil {
-		b.cluster.ctl.Close()
+		b.cluster.close()
 	}
 	b.wg.Wait()
 }

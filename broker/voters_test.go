@@ -159,3 +159,25 @@ func TestBootstrapServersChooseTheMode(t *testing.T) {
 		t.Error("a bootstrap server without a port was accepted")
 	}
 }
+
+// Dirs formatted for a static quorum (kafka-storage format with
+// controller.quorum.voters: a meta.properties naming the cluster id) start
+// that cluster: the first active controller takes the formatted id
+// instead of picking one that the dirs would then refuse.
+func TestClusterTakesTheFormattedClusterID(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	id := logstore.UUIDString(logstore.RandomUUID())
+	for i, p := range c.props {
+		meta := fmt.Sprintf("#\n#Wed Dec 02 21:56:31 UTC 2026\nnode.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n",
+			i+1, logstore.UUIDString(logstore.RandomUUID()), id)
+		if err := os.WriteFile(filepath.Join(p["log.dirs"], "meta.properties"), []byte(meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.startAll()
+	for i, b := range c.nodes {
+		if got := b.ClusterID(); got != id {
+			t.Fatalf("node %d serves cluster %s, formatted %s", i+1, got, id)
+		}
+	}
+}
