@@ -167,8 +167,8 @@ func (c *Config) resolveBootstrap() {
 }
 
 // ownAddress reports whether host:port is one of this node's listeners:
-// the same port, on the listener's host or on an address of this machine
-// when the listener binds them all.
+// the same port, on the listener's host or, both naming this machine, on
+// another of its addresses.
 func (c *Config) ownAddress(addr string) bool {
 	host, portText, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(portText)
@@ -179,7 +179,7 @@ func (c *Config) ownAddress(addr string) bool {
 		if l.Port != port {
 			continue
 		}
-		if l.Host == host || (isWildcard(l.Host) || isLoopback(l.Host)) && localHost(host) {
+		if l.Host == host || localHost(l.Host) && localHost(host) {
 			return true
 		}
 	}
