@@ -49,7 +49,9 @@
 // down), BrokerOfflineDirs (its failed log dirs, dirs.go),
 // UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
 // partition state), Config (the whole override set of a resource),
-// NextProducerID, Features (every stored feature level) and ClusterID. So the state machine only installs values and every replica
+// NextProducerID, Features (every stored feature level), Controller (a
+// controller's listeners and directory id, voters.go) and ClusterID. So
+// the state machine only installs values and every replica
 // computes the same image; all decisions (placement, elections, epochs)
 // are the active controller's. The one value the state machine derives is
 // a broker's epoch, which is the raft index of its RegisterBroker record.
