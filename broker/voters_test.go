@@ -181,3 +181,38 @@ func TestClusterTakesTheFormattedClusterID(t *testing.T) {
 		}
 	}
 }
+
+// Broker-only nodes configured as Kafka 4's docs configure them, with
+// controller.quorum.bootstrap.servers naming the controllers instead of
+// controller.quorum.voters, join the quorum as observers: they register,
+// follow the metadata and serve a replicated topic.
+func TestClusterBrokersFindControllersThroughBootstrapServers(t *testing.T) {
+	c := clusterProps(t, 3, 2, nil)
+	var controllers []string
+	for _, p := range c.props[:3] {
+		controllers = append(controllers, strings.TrimPrefix(p["listeners"], "CONTROLLER://"))
+	}
+	for _, p := range c.props[3:] {
+		delete(p, "controller.quorum.voters")
+		p["controller.quorum.bootstrap.servers"] = strings.Join(controllers, ",")
+	}
+	c.startAll()
+	for _, i := range []int{3, 4} {
+		if len(c.nodes[i].cfg.Cluster.Voters) != 0 || len(c.nodes[i].cfg.Cluster.Bootstrap) != 3 {
+			t.Fatalf("node %d: voters %v, bootstrap %v", i+1, c.nodes[i].cfg.Cluster.Voters, c.nodes[i].cfg.Cluster.Bootstrap)
+		}
+	}
+	cl := c.client()
+	if resp, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 2, 2, nil, "through-bootstrap"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic: %v %v", err, resp.Err)
+	}
+	c.waitFor("both brokers to serve the topic", func() bool {
+		for _, b := range c.nodes[3:] {
+			img := b.cluster.image()
+			if img == nil || img.Topics["through-bootstrap"] == nil || b.topics.get("through-bootstrap") == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
