@@ -22,17 +22,18 @@ import (
 // add-controller) then makes it a voter once it has caught up, and
 // RemoveRaftVoter (remove-controller) takes a voter's vote away: the node
 // stays an observer, as a removed KRaft voter does. The voters are raft's
-// configuration, kept in the raft log; controller.quorum.voters only
-// bootstraps a new quorum and tells nodes where to find it.
+// configuration, kept in the raft log; controller.quorum.voters, or the
+// voters kafka-storage format --initial-controllers wrote, only bootstrap
+// a new quorum.
 //
 // One voter change runs at a time; another arriving meanwhile gets
-// REQUEST_TIMED_OUT, as from KRaft's leader. Static voters have no
-// directory id (Kafka's kraft.version 0 voters); a voter added by
-// AddRaftVoter has the one it was added with, and RemoveRaftVoter must
-// name the same.
+// REQUEST_TIMED_OUT, as from KRaft's leader. Voters from
+// controller.quorum.voters have no directory id (Kafka's kraft.version 0
+// voters); a formatted voter has the one the format gave it, an added
+// voter the one it was added with, and RemoveRaftVoter must name the same.
 
 // RegisteredController is a controller's ControllerRegistration, with the
-// directory id AddRaftVoter gave it.
+// directory id it votes with.
 type RegisteredController struct {
 	ID            int32
 	IncarnationID [16]byte
