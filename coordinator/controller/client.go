@@ -22,7 +22,7 @@ type Client struct {
 	mu     sync.Mutex
 	ids    []int32
 	addrs  map[int32]string
-	leader int32 // voter that answered last; -1 when unknown
+	leader *int32 // voter that answered last; nil when unknown
 	conns  map[int32]*voterConn
 	closed bool
 }
@@ -34,7 +34,7 @@ type voterConn struct {
 
 // NewClient returns a client for the voters (node id -> CONTROLLER host:port).
 func NewClient(voters map[int32]string, clientID string) *Client {
-	c := &Client{clientID: clientID, addrs: map[int32]string{}, leader: -1, conns: map[int32]*voterConn{}}
+	c := &Client{clientID: clientID, addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
 	c.AddVoters(voters)
 	return c
 }
@@ -71,7 +71,7 @@ func (c *Client) Send(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 			}
 			if err == nil && !IsNotController(resp) {
 				c.mu.Lock()
-				c.leader = id
+				c.leader = &id
 				c.mu.Unlock()
 				return resp, nil
 			}
@@ -90,11 +90,11 @@ func (c *Client) order() []int32 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]int32, 0, len(c.ids))
-	if c.leader >= 0 {
-		out = append(out, c.leader)
+	if c.leader != nil {
+		out = append(out, *c.leader)
 	}
 	for _, id := range c.ids {
-		if id != c.leader {
+		if c.leader == nil || id != *c.leader {
 			out = append(out, id)
 		}
 	}

@@ -163,3 +163,23 @@ func TestRemoveTheLeader(t *testing.T) {
 	}
 	eventually(t, "the old leader to follow the log", func() bool { return tc.ctl(leader).Image().Topics["t"] != nil })
 }
+
+// A client that knows the controllers only by address, as from
+// controller.quorum.bootstrap.servers (ids -1, -2, ...), reaches the
+// active controller whichever address is its.
+func TestClientFromBootstrapAddresses(t *testing.T) {
+	tc := startCluster(t, 3, nil)
+	leader := tc.active()
+	for _, first := range []int{leader, (leader + 1) % 3} {
+		addrs := map[int32]string{-1: tc.nodes[first].addr}
+		for i, j := 0, int32(-2); i < 3; i++ {
+			if i != first {
+				addrs[j] = tc.nodes[i].addr
+				j--
+			}
+		}
+		cl := NewClient(addrs, "bootstrap-test")
+		registerBroker(t, cl, 1, "")
+		cl.Close()
+	}
+}
