@@ -167,6 +167,9 @@ func (cl *cluster) awaitClusterID() string {
 // run registers the broker, then heartbeats and applies every new image
 // until Close.
 func (cl *cluster) run() {
+	// The first image is applied before the client listeners accept, so
+	// that no request finds the broker without metadata.
+	cl.applyImage(cl.ctl.Image())
 	cl.wg.Add(4)
 	go func() {
 		defer cl.wg.Done()

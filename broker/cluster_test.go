@@ -169,6 +169,12 @@ func (c *testCluster) start(i int) error {
 	if err != nil {
 		return err
 	}
+	if b.dirs != nil && b.cluster.image() == nil {
+		// Its client listeners accept: a Metadata request would find
+		// no image.
+		b.Close()
+		return fmt.Errorf("node %d started serving clients before applying any metadata", i+1)
+	}
 	c.mu.Lock()
 	c.nodes[i] = b
 	c.mu.Unlock()
