@@ -57,10 +57,10 @@ type Options struct {
 
 // Cluster is a set of gregor processes that form one cluster.
 type Cluster struct {
-	t      testing.TB
-	Nodes  []*Node
-	opts   Options
-	base   string
+	t         testing.TB
+	Nodes     []*Node
+	opts      Options
+	base      string
 	voters    string // controller.quorum.voters of every node
 	bootstrap string // or controller.quorum.bootstrap.servers (Options.DynamicQuorum)
 }
