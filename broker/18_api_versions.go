@@ -11,8 +11,10 @@ package broker
 // made by Kafka 4, so that clients that know it run transactions V2
 // (EndTxn v5, produce v12, TxnOffsetCommit v5); and in a cluster
 // eligible.leader.replicas.version, finalized at 1 as Kafka 4.1 does for a
-// new cluster: the controller keeps KIP-966's eligible leader replicas.
-// UpdateFeatures changes them; the epoch is the metadata offset in a
+// new cluster: the controller keeps KIP-966's eligible leader replicas;
+// and in a cluster kraft.version, finalized at 1 for a quorum formatted
+// with --initial-controllers, whose voters can change (KIP-853).
+// UpdateFeatures changes the others; the epoch is the metadata offset in a
 // cluster and the number of updates on a single node.
 
 import (

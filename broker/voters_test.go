@@ -3,10 +3,12 @@ package broker
 import (
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +16,13 @@ import (
 	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// A controller-only node that is not in controller.quorum.voters starts,
+// A dynamic quorum (dirs formatted with --initial-controllers) changes its
+// voters: a controller-only node that is not one of them starts,
 // registers its CONTROLLER listener and writes its meta.properties; an
 // AddRaftVoter sent to a broker (forwarded to the active controller) with
 // that file's directory id makes it a voter, and a RemoveRaftVoter takes
@@ -26,7 +31,9 @@ import (
 // node 4 restarts. Last, the stopped node 2 is removed and comes back as
 // an observer.
 func TestClusterAddAndRemoveControllers(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	c := clusterProps(t, 3, 0, nil)
+	dirIDs := formatInitialControllers(t, c)
+	c.startAll()
 	ports, err := freeport.Ports(1)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +70,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 		t.Fatalf("AddRaftVoter through a broker: %v %+v", err, resp)
 	}
 	remove := kmsg.NewPtrRemoveRaftVoterRequest()
-	remove.VoterID = 1
+	remove.VoterID, remove.VoterDirectoryID = 1, dirIDs[1]
 	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("RemoveRaftVoter through a broker: %v %+v", err, resp)
 	}
@@ -98,7 +105,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 
 	// The dead voter is removed as an operator replaces a lost
 	// controller; back, it follows the log without a vote.
-	remove.VoterID = 2
+	remove.VoterID, remove.VoterDirectoryID = 2, dirIDs[2]
 	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("removing the dead voter 2: %v %+v", err, resp)
 	}
@@ -113,6 +120,100 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 		_, voter := ctl.Voters()[2]
 		return ctl.Image().Topics["voters-3-and-4"] != nil && !voter && len(ctl.Voters()) == 2
 	})
+}
+
+// A static quorum (controller.quorum.voters) is kraft.version 0: its
+// brokers list the feature as supported but not finalized, and it refuses
+// voter changes with UNSUPPORTED_VERSION, as Kafka's does. A formatted
+// one lists kraft.version 1.
+func TestClusterKRaftVersion(t *testing.T) {
+	finalized := func(c *testCluster) int16 {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(3)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+		resp := dialAddr(t, c.addrs()[0]).request(req).(*kmsg.ApiVersionsResponse)
+		if !slices.ContainsFunc(resp.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
+			return f.Name == "kraft.version" && f.MinVersion == 0 && f.MaxVersion == 1
+		}) {
+			t.Fatalf("kraft.version is not supported 0-1: %+v", resp.SupportedFeatures)
+		}
+		for _, f := range resp.FinalizedFeatures {
+			if f.Name == "kraft.version" {
+				return f.MaxVersionLevel
+			}
+		}
+		return 0
+	}
+	static := startCluster(t, 3, nil)
+	if level := finalized(static); level != 0 {
+		t.Fatalf("a static quorum finalizes kraft.version %d", level)
+	}
+	remove := kmsg.NewPtrRemoveRaftVoterRequest()
+	remove.VoterID, remove.VoterDirectoryID = 1, [16]byte{1}
+	resp, err := remove.RequestWith(ctxT(t), static.client())
+	if err != nil || resp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("RemoveRaftVoter on a static quorum: %v %+v", err, resp)
+	}
+
+	dynamic := clusterProps(t, 3, 0, nil)
+	formatInitialControllers(t, dynamic)
+	dynamic.startAll()
+	if level := finalized(dynamic); level != 1 {
+		t.Fatalf("a formatted quorum finalizes kraft.version %d", level)
+	}
+}
+
+// formatInitialControllers prepares the voters' log dirs as kafka-storage
+// format --initial-controllers does (the voters, with directory ids, in
+// the metadata log's bootstrap snapshot) and configures every node with
+// controller.quorum.bootstrap.servers instead of controller.quorum.voters.
+// It returns the directory ids by node id.
+func formatInitialControllers(t *testing.T, c *testCluster) map[int32][16]byte {
+	t.Helper()
+	voters := strings.Split(c.props[0]["controller.quorum.voters"], ",")
+	dirIDs := map[int32][16]byte{}
+	var addrs []string
+	var value []byte // a KRaftVoters record, version 0
+	value = kbin.AppendInt16(value, 0)
+	value = kbin.AppendCompactArrayLen(value, len(voters))
+	for _, v := range voters {
+		idText, addr, _ := strings.Cut(v, "@")
+		host, portText, _ := net.SplitHostPort(addr)
+		id, _ := strconv.Atoi(idText)
+		port, _ := strconv.Atoi(portText)
+		dirIDs[int32(id)] = logstore.RandomUUID()
+		addrs = append(addrs, addr)
+		value = kbin.AppendInt32(value, int32(id))
+		value = kbin.AppendUuid(value, dirIDs[int32(id)])
+		value = kbin.AppendCompactArrayLen(value, 1)
+		value = kbin.AppendCompactString(value, "CONTROLLER")
+		value = kbin.AppendCompactString(value, host)
+		value = kbin.AppendUint16(value, uint16(port))
+		value = kbin.AppendUvarint(value, 0) // the endpoint's tags
+		value = kbin.AppendInt16(value, 0)   // the kraft.version range it supports
+		value = kbin.AppendInt16(value, 1)   //
+		value = kbin.AppendUvarint(value, 0) // the version range's tags
+		value = kbin.AppendUvarint(value, 0) // the voter's tags
+	}
+	value = kbin.AppendUvarint(value, 0)
+	rec := kmsg.Record{Key: []byte{0, 0, 0, 6}, Value: value} // control record type 6: KRaftVoters
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1)            // what follows the length
+	batch := kmsg.RecordBatch{Magic: 2, Attributes: 0x20, NumRecords: 1, ProducerID: -1, ProducerEpoch: -1,
+		FirstSequence: -1, Records: rec.AppendTo(nil)}
+	batch.Length = int32(len(batch.AppendTo(nil)) - 12) // after the base offset and the length
+	snapshot := batch.AppendTo(nil)
+	for _, p := range c.props {
+		dir := filepath.Join(p["log.dirs"], "__cluster_metadata-0")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "00000000000000000000-0000000000.checkpoint"), snapshot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		delete(p, "controller.quorum.voters")
+		p["controller.quorum.bootstrap.servers"] = strings.Join(addrs, ",")
+	}
+	return dirIDs
 }
 
 // controller.quorum.bootstrap.servers naming only this node (Kafka's own

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/delegation"
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
@@ -364,6 +365,10 @@ func (c *Controller) becomeActive(ctx context.Context) {
 		recs = append(recs, Record{ClusterID: &id})
 		for i := range c.cfg.InitialControllers {
 			recs = append(recs, Record{Controller: &c.cfg.InitialControllers[i]})
+		}
+		if len(c.cfg.InitialControllers) > 0 {
+			dynamic := map[string]int16{features.KRaftVersion: 1}
+			recs = append(recs, Record{Features: &dynamic})
 		}
 	}
 	if elrEnabled(c.Image()) {

@@ -63,7 +63,7 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		av := kmsg.NewPtrAddRaftVoterRequest()
 		av.VoterID, av.Listeners = 7, []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
 		rv := kmsg.NewPtrRemoveRaftVoterRequest()
-		rv.VoterID = 7
+		rv.VoterID, rv.VoterDirectoryID = 7, [16]byte{7}
 		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env, creg, av, rv}
 	}
 	if len(requests()) != len(HandledKeys) {
@@ -131,8 +131,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got = r.ErrorCode
 			case *kmsg.AddRaftVoterResponse: // no directory id
 				got, want = r.ErrorCode, kerr.InvalidRequest.Code
-			case *kmsg.RemoveRaftVoterResponse: // not a voter
-				got, want = r.ErrorCode, kerr.VoterNotFound.Code
+			case *kmsg.RemoveRaftVoterResponse: // a static quorum
+				got, want = r.ErrorCode, kerr.UnsupportedVersion.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,11 +27,14 @@ import (
 // voters kafka-storage format --initial-controllers wrote, only bootstrap
 // a new quorum.
 //
-// One voter change runs at a time; another arriving meanwhile gets
-// REQUEST_TIMED_OUT, as from KRaft's leader. Voters from
-// controller.quorum.voters have no directory id (Kafka's kraft.version 0
-// voters); a formatted voter has the one the format gave it, an added
-// voter the one it was added with, and RemoveRaftVoter must name the same.
+// Only a dynamic quorum (kraft.version 1: its voters came from
+// kafka-storage format --initial-controllers, each with a directory id)
+// changes its voters; a static one (controller.quorum.voters,
+// kraft.version 0, voters without directory ids) answers UNSUPPORTED_VERSION,
+// as Kafka does. One voter change runs at a time; another arriving
+// meanwhile gets REQUEST_TIMED_OUT, as from KRaft's leader. A formatted
+// voter has the directory id the format gave it, an added voter the one it
+// was added with, and RemoveRaftVoter must name the same.
 
 // RegisteredController is a controller's ControllerRegistration, with the
 // directory id it votes with.
@@ -90,7 +94,14 @@ func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest)
 // only to propose, so that heartbeats go on while it waits.
 func (c *Controller) addRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) *kmsg.AddRaftVoterResponse {
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
-	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, func() (int16, *string) { return c.addVoter(ctx, req) })
+	invalid := ""
+	switch {
+	case req.VoterDirectoryID == [16]byte{}:
+		invalid = "Add voter request didn't include a valid voter"
+	case len(req.Listeners) == 0:
+		invalid = "Add voter request didn't include the endpoints"
+	}
+	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, "adding", invalid, func() (int16, *string) { return c.addVoter(ctx, req) })
 	return resp
 }
 
@@ -99,19 +110,30 @@ func (c *Controller) addRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterReq
 // itself steps down once the change is committed.
 func (c *Controller) removeRaftVoter(req *kmsg.RemoveRaftVoterRequest) *kmsg.RemoveRaftVoterResponse {
 	resp := req.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
-	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, func() (int16, *string) { return c.removeVoter(req) })
+	invalid := ""
+	if req.VoterDirectoryID == [16]byte{} {
+		invalid = "Remove voter request didn't include a valid voter"
+	}
+	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, "removing", invalid, func() (int16, *string) { return c.removeVoter(req) })
 	return resp
 }
 
 // changeVoters runs one voter change, after checking what every one
-// needs: the same cluster id (none given is accepted), this node the
-// active controller, and no other change in progress.
-func (c *Controller) changeVoters(clusterID *string, change func() (int16, *string)) (int16, *string) {
+// needs, in KRaft's order: the same cluster id (none given is accepted),
+// a valid request (invalid says why not), this node the active
+// controller, a dynamic quorum, and no other change in progress.
+func (c *Controller) changeVoters(clusterID *string, verb, invalid string, change func() (int16, *string)) (int16, *string) {
 	if id := c.Image().ClusterID; clusterID != nil && *clusterID != id {
 		return refuse(kerr.InconsistentClusterID, "The given id %q doesn't match the cluster id %q", *clusterID, id)
 	}
+	if invalid != "" {
+		return refuse(kerr.InvalidRequest, "%s", invalid)
+	}
 	if !c.Active() {
 		return refuse(kerr.NotController, "this controller is not the active controller")
+	}
+	if level := features.Level(c.Image().Features, features.KRaftVersion); level < 1 {
+		return refuse(kerr.UnsupportedVersion, "Cluster doesn't support %s voter because the %s feature is %d", verb, features.KRaftVersion, level)
 	}
 	if !c.voterChange.TryLock() {
 		return refuse(kerr.RequestTimedOut, "Request timed out waiting for leader to handle previous voter change request")
@@ -125,9 +147,6 @@ func refuse(err *kerr.Error, format string, args ...any) (int16, *string) {
 }
 
 func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) (int16, *string) {
-	if req.VoterDirectoryID == ([16]byte{}) {
-		return refuse(kerr.InvalidRequest, "Add voter request didn't include a valid voter")
-	}
 	var endpoints []Endpoint
 	for _, l := range req.Listeners {
 		endpoints = append(endpoints, Endpoint{Listener: l.Name, Host: l.Host, Port: int32(l.Port)})

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -42,6 +43,23 @@ func removeVoter(t *testing.T, cl *Client, id int32, dir [16]byte) *kmsg.RemoveR
 	return send[*kmsg.RemoveRaftVoterResponse](t, cl, req)
 }
 
+// dynamicQuorum makes a test cluster a formatted one (kraft.version 1):
+// its voters are initial controllers with directory ids, as kafka-storage
+// format --initial-controllers names them.
+func dynamicQuorum(c *Config) {
+	c.ListenerName = "CONTROLLER"
+	c.InitialControllers = nil
+	for _, id := range slices.Sorted(maps.Keys(c.Voters)) {
+		host, port, _ := net.SplitHostPort(c.Voters[id])
+		portNum, _ := strconv.Atoi(port)
+		c.InitialControllers = append(c.InitialControllers, RegisteredController{ID: id, DirectoryID: formattedDir(id),
+			Endpoints: []Endpoint{{Listener: "CONTROLLER", Host: host, Port: int32(portNum)}}})
+	}
+}
+
+// formattedDir is the directory id dynamicQuorum gives voter id.
+func formattedDir(id int32) [16]byte { return [16]byte{0xd1, byte(id)} }
+
 func voterSet(c *Controller) []int32 {
 	var ids []int32
 	for id := range c.Voters() {
@@ -56,7 +74,7 @@ func voterSet(c *Controller) []int32 {
 // RemoveRaftVoter keeps following the log without a vote. The quorum
 // then commits with the new voter and without the removed one.
 func TestAddAndRemoveVoters(t *testing.T) {
-	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
+	tc := startCluster(t, 3, dynamicQuorum)
 	cl := tc.client()
 	registerUnfenced(t, cl, 3)
 	newNode, addr := tc.addObserver(4)
@@ -82,6 +100,7 @@ func TestAddAndRemoveVoters(t *testing.T) {
 		"a voter already":           {addVoter(t, cl, 1, dir, tc.nodes[0].addr, time.Second).ErrorCode, kerr.DuplicateVoter},
 		"a node nobody answers for": {addVoter(t, cl, 5, dir, "127.0.0.1:1", 300*time.Millisecond).ErrorCode, kerr.RequestTimedOut},
 		"not a voter":               {removeVoter(t, cl, 4, dir).ErrorCode, kerr.VoterNotFound},
+		"removal without its dir":   {removeVoter(t, cl, 1, [16]byte{}).ErrorCode, kerr.InvalidRequest},
 	} {
 		if c.got != c.want.Code {
 			t.Errorf("%s: error %d, want %s", name, c.got, c.want.Message)
@@ -114,7 +133,7 @@ func TestAddAndRemoveVoters(t *testing.T) {
 	if r := removeVoter(t, cl, 4, [16]byte{9}); r.ErrorCode != kerr.VoterNotFound.Code {
 		t.Fatalf("removing voter 4 with another directory id: error %d", r.ErrorCode)
 	}
-	if r := removeVoter(t, cl, 1, [16]byte{}); r.ErrorCode != 0 {
+	if r := removeVoter(t, cl, 1, formattedDir(1)); r.ErrorCode != 0 {
 		t.Fatalf("removing voter 1: error %d %v", r.ErrorCode, r.ErrorMessage)
 	}
 	tc.waitAll("voters 2, 3 and 4 everywhere", func(*Image) bool {
@@ -140,14 +159,41 @@ func TestAddAndRemoveVoters(t *testing.T) {
 	}
 }
 
+// A static quorum (controller.quorum.voters, kraft.version 0) refuses
+// voter changes with UNSUPPORTED_VERSION, as Kafka's does, and keeps its
+// voters; a request without a directory id is INVALID_REQUEST before that.
+func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
+	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
+	cl := tc.client()
+	registerUnfenced(t, cl, 3)
+	_, addr := tc.addObserver(4)
+	registerController(t, cl, 4, addr)
+	add := addVoter(t, cl, 4, [16]byte{4}, addr, time.Second)
+	if add.ErrorCode != kerr.UnsupportedVersion.Code || add.ErrorMessage == nil ||
+		*add.ErrorMessage != "Cluster doesn't support adding voter because the kraft.version feature is 0" {
+		t.Errorf("AddRaftVoter on a static quorum: error %d %v", add.ErrorCode, add.ErrorMessage)
+	}
+	remove := removeVoter(t, cl, 1, [16]byte{1})
+	if remove.ErrorCode != kerr.UnsupportedVersion.Code || remove.ErrorMessage == nil ||
+		*remove.ErrorMessage != "Cluster doesn't support removing voter because the kraft.version feature is 0" {
+		t.Errorf("RemoveRaftVoter on a static quorum: error %d %v", remove.ErrorCode, remove.ErrorMessage)
+	}
+	if r := removeVoter(t, cl, 1, [16]byte{}); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("RemoveRaftVoter without a directory id: error %d", r.ErrorCode)
+	}
+	if got := voterSet(tc.ctl(tc.active())); !slices.Equal(got, []int32{1, 2, 3}) {
+		t.Fatalf("voters after refused changes: %v", got)
+	}
+}
+
 // A leader that removes itself steps down and another voter takes over;
 // it keeps following the log.
 func TestRemoveTheLeader(t *testing.T) {
-	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
+	tc := startCluster(t, 3, dynamicQuorum)
 	cl := tc.client()
 	leader := tc.active()
 	id := tc.nodes[leader].id
-	if r := removeVoter(t, cl, id, [16]byte{}); r.ErrorCode != 0 {
+	if r := removeVoter(t, cl, id, formattedDir(id)); r.ErrorCode != 0 {
 		t.Fatalf("removing the leader %d: error %d %v", id, r.ErrorCode, r.ErrorMessage)
 	}
 	eventually(t, "another leader", func() bool {

@@ -39,6 +39,12 @@ const (
 	// ConsumerGroupHeartbeat and ConsumerGroupDescribe); at 0 they answer
 	// UNSUPPORTED_VERSION, as in Kafka, and only classic groups are served.
 	GroupVersion = "group.version"
+	// KRaftVersion 1 is a dynamic controller quorum (KIP-853): one that
+	// kafka-storage format --initial-controllers set up, whose voters AddRaftVoter and RemoveRaftVoter change. 0 is a static
+	// quorum, the voters of controller.quorum.voters, which they refuse as
+	// Kafka does. A quorum's level is set at its first start and never
+	// changes (Kafka 4.1 can upgrade a static quorum; Gregor cannot).
+	KRaftVersion = "kraft.version"
 	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
 	// Kafka 4.2 finalizes it at 1 in a new cluster.
@@ -57,11 +63,13 @@ type Feature struct {
 	Max         int16
 	Default     int16
 	ClusterOnly bool // only a cluster serves it (a single node has no controller)
+	Fixed       bool // UpdateFeatures cannot change its level
 }
 
 var all = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1, ClusterOnly: true},
 	{Name: GroupVersion, Max: 1, Default: 1},
+	{Name: KRaftVersion, Max: 1, Default: 0, ClusterOnly: true, Fixed: true},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
@@ -139,6 +147,9 @@ func check(feature string, level int16, typ int8, current int16, cluster bool) s
 	}
 	if max := served[i].Max; level > max {
 		return fmt.Sprintf("This node only supports versions 0-%d.", max)
+	}
+	if served[i].Fixed && level != current {
+		return "A quorum's kraft.version is set when it first starts: 1 when kafka-storage format --initial-controllers named its voters, 0 for controller.quorum.voters."
 	}
 	switch {
 	case level < current && typ == upgrade:

@@ -72,7 +72,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
 		t.Fatalf("supported %s, want %s", got, want)
 	}
 	if got, want := finalized(av), "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
@@ -91,6 +91,31 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	APIVersions(&av, nil, 0, false)
 	if s, f := supported(av), finalized(av); s != "group.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2" || f != "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
 		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
+	}
+
+	// A dynamic quorum lists kraft.version 1; no update changes a
+	// quorum's level, though one to the same level is no change.
+	av = kmsg.ApiVersionsResponse{}
+	dynamic := map[string]int16{KRaftVersion: 1}
+	APIVersions(&av, dynamic, 0, true)
+	if f := finalized(av); !strings.Contains(f, "kraft.version:1-1") {
+		t.Fatalf("a dynamic quorum's finalized features: %s", f)
+	}
+	for _, c := range []struct {
+		stored map[string]int16
+		level  int16
+		typ    int8
+	}{{nil, 1, upgrade}, {dynamic, 0, safeDowngrade}, {dynamic, 0, unsafeDowngrade}} {
+		if _, code, msg := Update(request(1, update(KRaftVersion, c.level, c.typ)), c.stored, true); code != kerr.InvalidUpdateVersion.Code ||
+			!strings.Contains(msg, "kraft.version is set when it first starts") {
+			t.Errorf("kraft.version %v to %d: %d %q", c.stored, c.level, code, msg)
+		}
+	}
+	if same, code, msg := Update(request(1, update(KRaftVersion, 1, upgrade)), dynamic, true); code != 0 || same[KRaftVersion] != 1 {
+		t.Errorf("kraft.version 1 to 1: %d %q", code, msg)
+	}
+	if _, code, _ := Update(request(1, update(KRaftVersion, 1, upgrade)), nil, false); code != kerr.InvalidUpdateVersion.Code {
+		t.Errorf("kraft.version on a single node: %d", code)
 	}
 
 	for _, v := range []int16{1, 2} {
