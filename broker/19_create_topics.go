@@ -4,8 +4,10 @@ package broker
 // num.partitions and default.replication.factor for -1, replication
 // factors above the live brokers refused, manual assignments checked
 // against the brokers, configs validated, validate-only, from v5 the
-// resulting partitions, factor and configs in the response, and the
-// partitions counted against controller_mutation_rate (quotas.go).
+// resulting partitions, factor and configs in the response, the
+// partitions counted against controller_mutation_rate (quotas.go), and a
+// request that would make more than Kafka's 10,000 metadata records
+// refused whole (controller.MaxRecordsPerUserOp).
 
 import (
 	"fmt"
@@ -22,6 +24,19 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
+	records := 0
+	for _, rt := range req.Topics {
+		if n := b.partitionsCreated(rt); n > 0 && counts[rt.Topic] == 1 && validateTopicName(rt.Topic) == nil {
+			records += 1 + int(n) + len(configMap(rt.Configs))
+		}
+	}
+	if records > controller.MaxRecordsPerUserOp {
+		for _, rt := range req.Topics {
+			resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1,
+				ErrorCode: errPolicyViolation, ErrorMessage: kmsg.StringPtr(controller.ExcessiveBatch)})
+		}
+		return resp, nil
+	}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)
 	for _, rt := range req.Topics {

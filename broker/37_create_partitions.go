@@ -2,11 +2,14 @@ package broker
 
 // CreatePartitions, versions 0-3: grows a topic to Count partitions, all
 // led by this node; manual assignments must name only this node. The
-// partitions added count against controller_mutation_rate (quotas.go).
+// partitions added count against controller_mutation_rate (quotas.go); a
+// request adding more than 10,000 is refused whole, as Kafka's controller
+// refuses it (controller.MaxRecordsPerUserOp).
 
 import (
 	"fmt"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -16,6 +19,19 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 	}
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
+	added := 0
+	for _, rt := range req.Topics {
+		if n := b.partitionsAdded(rt); n > 0 && counts[rt.Topic] == 1 {
+			added += int(n)
+		}
+	}
+	if added > controller.MaxRecordsPerUserOp {
+		for _, rt := range req.Topics {
+			resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
+				ErrorCode: errPolicyViolation, ErrorMessage: kmsg.StringPtr(controller.ExcessiveBatch)})
+		}
+		return resp, nil
+	}
 	q := c.mutationQuota(req.Version, 3)
 	defer q.finish(resp)
 	for _, rt := range req.Topics {

@@ -27,3 +27,87 @@ func TestCreatePartitionsNotAnIncrease(t *testing.T) {
 		}
 	}
 }
+
+// A request that would make more than Kafka's 10,000 metadata records (a
+// topic and its partitions and configs, or the partitions added) is
+// refused whole with POLICY_VIOLATION, on a single node and by the
+// cluster's controller, and nothing is created; up to the bound it passes
+// (validate-only here, to create nothing). Before the bound, one request
+// for two billion partitions ran the broker out of memory.
+func TestExcessiveCreateIsRefusedWhole(t *testing.T) {
+	check := func(t *testing.T, rc *rawConn) {
+		createTopics := func(validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) *kmsg.CreateTopicsResponse {
+			req := kmsg.NewPtrCreateTopicsRequest()
+			req.SetVersion(7)
+			req.ValidateOnly, req.Topics, req.TimeoutMillis = validateOnly, topics, 30000
+			return rc.request(req).(*kmsg.CreateTopicsResponse)
+		}
+		topic := func(name string, partitions int32, configs ...string) kmsg.CreateTopicsRequestTopic {
+			rt := kmsg.CreateTopicsRequestTopic{Topic: name, NumPartitions: partitions, ReplicationFactor: 1}
+			for _, c := range configs {
+				rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: c, Value: kmsg.StringPtr("1000")})
+			}
+			return rt
+		}
+		refused := func(what string, codes ...int16) {
+			t.Helper()
+			for i, code := range codes {
+				if code != errPolicyViolation {
+					t.Errorf("%s: topic %d: error %d, want POLICY_VIOLATION", what, i, code)
+				}
+			}
+		}
+		for _, c := range []struct {
+			what   string
+			topics []kmsg.CreateTopicsRequestTopic
+		}{
+			{"two billion partitions", []kmsg.CreateTopicsRequestTopic{topic("huge", 1<<31-1), topic("small", 1)}},
+			{"10,000 partitions", []kmsg.CreateTopicsRequestTopic{topic("huge", 10000)}},
+			{"9,999 partitions and a config", []kmsg.CreateTopicsRequestTopic{topic("huge", 9999, "retention.ms")}},
+			{"5,000 partitions twice", []kmsg.CreateTopicsRequestTopic{topic("huge", 5000), topic("small", 5000)}},
+		} {
+			resp := createTopics(false, c.topics...)
+			var codes []int16
+			for _, rt := range resp.Topics {
+				codes = append(codes, rt.ErrorCode)
+				if rt.ErrorMessage == nil || *rt.ErrorMessage != "Unable to perform excessively large batch operation." {
+					t.Errorf("%s: message %v", c.what, rt.ErrorMessage)
+				}
+			}
+			refused(c.what, codes...)
+		}
+		if resp := createTopics(true, topic("huge", 9999)); resp.Topics[0].ErrorCode != 0 {
+			t.Errorf("9,999 partitions, validate only: error %d %v", resp.Topics[0].ErrorCode, resp.Topics[0].ErrorMessage)
+		}
+		if resp := createTopics(false, topic("small", 1)); resp.Topics[0].ErrorCode != 0 {
+			t.Fatalf("creating a 1-partition topic: error %d", resp.Topics[0].ErrorCode)
+		}
+		grow := func(count int32) int16 {
+			req := kmsg.NewPtrCreatePartitionsRequest()
+			req.ValidateOnly, req.TimeoutMillis = true, 30000
+			req.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "small", Count: count}}
+			return rc.request(req).(*kmsg.CreatePartitionsResponse).Topics[0].ErrorCode
+		}
+		refused("adding 10,001 partitions", grow(10002))
+		refused("adding two billion partitions", grow(1<<31-1))
+		if code := grow(10001); code != 0 {
+			t.Errorf("adding 10,000 partitions, validate only: error %d", code)
+		}
+		meta := kmsg.NewPtrMetadataRequest()
+		meta.SetVersion(12)
+		meta.AllowAutoTopicCreation = false
+		meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("huge")}, {Topic: kmsg.StringPtr("small")}}
+		for _, mt := range rc.request(meta).(*kmsg.MetadataResponse).Topics {
+			if want := map[string]int{"huge": 0, "small": 1}[*mt.Topic]; len(mt.Partitions) != want {
+				t.Errorf("topic %s has %d partitions, want %d", *mt.Topic, len(mt.Partitions), want)
+			}
+		}
+	}
+	t.Run("single node", func(t *testing.T) {
+		check(t, dialRaw(t, startBroker(t, nil)))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		c := startCluster(t, 3, nil)
+		check(t, dialAddr(t, c.addrs()[0]))
+	})
+}

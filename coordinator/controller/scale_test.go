@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// 10,000 partitions: creating them, fencing a broker that leads a third of
-// them and unfencing it again go through the quorum in single batches; the
-// times are logged, not asserted.
+// 10,000 partitions: creating them (5,000 with the topic, 5,000 more with
+// CreatePartitions: a request makes at most 10,000 records), fencing a
+// broker that leads a third of them and unfencing it again go through the
+// quorum in single batches; the times are logged, not asserted.
 //
 // The voters run with Kafka's default election timeout (1 s, a 500 ms
 // leader lease). With the other tests' 300 ms, a loaded machine under the
@@ -25,10 +27,20 @@ func TestTenThousandPartitions(t *testing.T) {
 	cl := tc.client()
 	brokers := registerUnfenced(t, cl, 3)
 	start := time.Now()
-	if r := createTopic(t, cl, "big", 10000, 3, nil); r.ErrorCode == kerr.TopicAlreadyExists.Code {
+	// In two requests: one request makes at most 10,000 records
+	// (MaxRecordsPerUserOp), as in Kafka.
+	if r := createTopic(t, cl, "big", 5000, 3, nil); r.ErrorCode == kerr.TopicAlreadyExists.Code {
 		t.Logf("create answered TOPIC_ALREADY_EXISTS: a leader change during the create, retried")
 	} else if r.ErrorCode != 0 {
 		t.Fatalf("create: %d", r.ErrorCode)
+	}
+	grow := kmsg.NewPtrCreatePartitionsRequest()
+	grow.Topics = []kmsg.CreatePartitionsRequestTopic{{Topic: "big", Count: 10000}}
+	if r := send[*kmsg.CreatePartitionsResponse](t, cl, grow); r.Topics[0].ErrorCode != 0 {
+		if r.Topics[0].ErrorCode != kerr.InvalidPartitions.Code || len(tc.ctl(tc.active()).Image().Topics["big"].Partitions) != 10000 {
+			t.Fatalf("growing to 10,000: %d", r.Topics[0].ErrorCode)
+		}
+		t.Logf("growing answered INVALID_PARTITIONS: a leader change during the request, retried")
 	}
 	if big := tc.ctl(tc.active()).Image().Topics["big"]; big == nil || len(big.Partitions) != 10000 {
 		t.Fatalf("topic big after the create: %+v", big)

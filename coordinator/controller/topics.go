@@ -10,6 +10,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// MaxRecordsPerUserOp bounds the metadata records one client request may
+// make, as Kafka's controller bounds them (MAX_RECORDS_PER_USER_OP): a new
+// topic counts one, each of its partitions and configs one more, each
+// partition CreatePartitions adds one. A request that would make more is
+// refused whole, every topic with POLICY_VIOLATION and ExcessiveBatch,
+// before anything is placed: a 100-byte request for two billion
+// partitions costs nothing.
+const MaxRecordsPerUserOp = 10000
+
+// ExcessiveBatch is Kafka's message for a request over MaxRecordsPerUserOp.
+const ExcessiveBatch = "Unable to perform excessively large batch operation."
+
 // createTopics handles CreateTopics. The broker has already checked topic
 // names and config values; here the controller checks existence, counts
 // and assignments, places replicas and writes all topics of the request in
@@ -22,12 +34,17 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
+	room := MaxRecordsPerUserOp
 	for _, t := range req.Topics {
 		rt := kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1}
-		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1)
+		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1, room)
+		if code == kerr.PolicyViolation.Code {
+			return excessiveCreateTopics(req)
+		}
 		if code != 0 {
 			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
 		} else {
+			room -= 1 + len(topic.Partitions) + len(topicConfigs(t.Configs))
 			rt.TopicID = topic.ID
 			rt.NumPartitions = int32(len(topic.Partitions))
 			rt.ReplicationFactor = int16(len(topic.Partitions[0].Replicas))
@@ -46,7 +63,20 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	return resp
 }
 
-func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, duplicate bool) (*Topic, int16, string) {
+// excessiveCreateTopics refuses every topic of req: it would make more
+// than MaxRecordsPerUserOp records.
+func excessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	for _, t := range req.Topics {
+		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1,
+			ErrorCode: kerr.PolicyViolation.Code, ErrorMessage: kmsg.StringPtr(ExcessiveBatch)})
+	}
+	return resp
+}
+
+// buildTopic checks one topic of CreateTopics and places its replicas;
+// room is how many records the request may still make.
+func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, duplicate bool, room int) (*Topic, int16, string) {
 	switch {
 	case duplicate:
 		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Duplicate topic name %s in the request.", t.Topic)
@@ -62,6 +92,9 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 	if len(t.ReplicaAssignment) > 0 {
 		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
 			return nil, kerr.InvalidRequest.Code, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."
+		}
+		if 1+len(t.ReplicaAssignment)+len(topicConfigs(t.Configs)) > room {
+			return nil, kerr.PolicyViolation.Code, ExcessiveBatch
 		}
 		byIndex := map[int32][]int32{}
 		for _, a := range t.ReplicaAssignment {
@@ -90,6 +123,9 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 	}
 	if rf <= 0 {
 		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
+	}
+	if 1+int(n)+len(topicConfigs(t.Configs)) > room {
+		return nil, kerr.PolicyViolation.Code, ExcessiveBatch
 	}
 	assignment, err := placeReplicas(img, n, rf)
 	if err != nil {
@@ -177,9 +213,14 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 		seen[t.Topic]++
 	}
 	var recs []Record
+	room := MaxRecordsPerUserOp
 	for _, t := range req.Topics {
 		rt := kmsg.CreatePartitionsResponseTopic{Topic: t.Topic}
-		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1)
+		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1, room)
+		if code == kerr.PolicyViolation.Code {
+			return excessiveCreatePartitions(req)
+		}
+		room -= len(added)
 		if code != 0 {
 			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
 		} else if !req.ValidateOnly {
@@ -193,7 +234,20 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 	return resp
 }
 
-func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bool) ([]Record, int16, string) {
+// excessiveCreatePartitions refuses every topic of req: it would add more
+// than MaxRecordsPerUserOp partitions.
+func excessiveCreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	for _, t := range req.Topics {
+		resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic,
+			ErrorCode: kerr.PolicyViolation.Code, ErrorMessage: kmsg.StringPtr(ExcessiveBatch)})
+	}
+	return resp
+}
+
+// addPartitions checks one topic of CreatePartitions and returns the
+// records of its new partitions; room is how many the request may still add.
+func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bool, room int) ([]Record, int16, string) {
 	topic := img.Topics[t.Topic]
 	switch {
 	case duplicate:
@@ -207,6 +261,9 @@ func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bo
 		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partition(s).", t.Count)
 	}
 	extra := t.Count - int32(len(topic.Partitions))
+	if int(extra) > room {
+		return nil, kerr.PolicyViolation.Code, ExcessiveBatch
+	}
 	var assignment [][]int32
 	if t.Assignment != nil {
 		if len(t.Assignment) != int(extra) {
