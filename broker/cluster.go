@@ -369,6 +369,13 @@ func (cl *cluster) applyImage(img *controller.Image) {
 			}
 		}
 	}
+	// Leadership the image gives this node id belongs to the incarnation
+	// registered under it. Until that is this process (a node restarted
+	// after a crash waits for its old session to end), it leads nothing:
+	// its log may have lost a tail the followers hold, and they would
+	// truncate to it. Its own registration moves leadership away first.
+	reg := img.Brokers[self]
+	registered := reg != nil && reg.IncarnationID == cl.incarnation
 	for _, name := range img.SortedTopicNames() {
 		it := img.Topics[name]
 		overrides := img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}]
@@ -379,7 +386,7 @@ func (cl *cluster) applyImage(img *controller.Image) {
 		}
 		for i, ip := range it.Partitions {
 			p := t.partition(int32(i))
-			if p == nil {
+			if p == nil || ip.Leader == self && !registered {
 				continue
 			}
 			b.installState(p, &replicaState{
