@@ -257,6 +257,10 @@ func (c *Config) validateCluster() error {
 	switch {
 	case !c.hasRole("controller") && voter:
 		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
+	case c.hasRole("controller") && len(c.Cluster.Voters) > 0 && !voter:
+		// A static quorum's voters never change: this node could not join.
+		return fmt.Errorf("If process.roles contains the 'controller' role, the node id %d must be included in the set of voters controller.quorum.voters=%v",
+			c.NodeID, slices.Sorted(maps.Keys(c.Cluster.Voters)))
 	case c.hasRole("controller") && !hasCtl:
 		return fmt.Errorf("a controller needs a listener named in controller.listener.names")
 	case c.hasRole("broker") && len(c.clientListeners()) == 0:

@@ -163,6 +163,26 @@ func TestClusterKRaftVersion(t *testing.T) {
 	}
 }
 
+// In a static quorum every controller is a voter: one that is not, or a
+// voter without the controller role, is a configuration error, as in
+// Kafka (a static quorum's voters never change).
+func TestStaticQuorumConfig(t *testing.T) {
+	props := func() map[string]string {
+		return map[string]string{"node.id": "1", "process.roles": "broker,controller",
+			"controller.listener.names": "CONTROLLER", "listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
+			"controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9193"}
+	}
+	if _, _, err := ParseConfig(props()); err != nil {
+		t.Fatalf("a voter: %v", err)
+	}
+	checkConfigRefusals(t, props, map[string]configRefusal{
+		"a controller that is not a voter": {map[string]string{"node.id": "4"},
+			"the node id 4 must be included in the set of voters controller.quorum.voters=[1 2]"},
+		"a voter without the controller role": {map[string]string{"process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+			"node.id 1 is in controller.quorum.voters but lacks the controller role"},
+	})
+}
+
 // formatInitialControllers prepares the voters' log dirs as kafka-storage
 // format --initial-controllers does (the voters, with directory ids, in
 // the metadata log's bootstrap snapshot) and configures every node with
@@ -235,7 +255,7 @@ func TestBootstrapServersChooseTheMode(t *testing.T) {
 		{"itself on loopback", "127.0.0.1:9093", "", false, 0, ""},
 		{"other controllers", "127.0.0.1:9193,127.0.0.1:9293", "", true, 2, ""},
 		{"itself and others", "localhost:9093,127.0.0.1:9193", "", true, 2, ""},
-		{"voters set too", "127.0.0.1:9193", "1@127.0.0.1:9193", true, 0, ""},
+		{"voters set too", "127.0.0.1:9193", "1@127.0.0.1:9193,4@127.0.0.1:9093", true, 0, ""},
 	} {
 		props := maps.Clone(base)
 		props["controller.quorum.bootstrap.servers"] = c.bootstrap
