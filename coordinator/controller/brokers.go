@@ -14,16 +14,11 @@ import (
 )
 
 // register handles BrokerRegistration. The same incarnation re-registering
-// keeps its epoch. A new incarnation is refused with
-// DUPLICATE_BROKER_REGISTRATION while the old one holds a session (it is
-// unfenced and heartbeated within broker.session.timeout.ms), as Kafka
-// refuses it: two processes given one node.id must not take turns, and a
-// broker restarted after a crash registers once its old session ends.
-// Otherwise it replaces the old one (whose epoch then no longer matches,
-// fencing it) with a new epoch, the raft index of the registration, and
-// starts fenced: leadership moves away from the old incarnation as for any
-// fenced broker, and if the new one did not find its clean-shutdown epoch,
-// it also leaves every ELR.
+// keeps its epoch; a new incarnation replaces the old one (whose epoch then
+// no longer matches, fencing it) with a new epoch, the raft index of the
+// registration, and starts fenced: leadership moves away from the old
+// incarnation as for any fenced broker, and if the new one did not find
+// its clean-shutdown epoch, it also leaves every ELR.
 func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	img := c.Image()
@@ -35,9 +30,6 @@ func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response
 		c.lastSeen[req.BrokerID] = time.Now()
 		resp.BrokerEpoch = old.Epoch
 		c.addObserver(old)
-		return resp
-	} else if old != nil && !old.Fenced && time.Since(c.lastSeen[req.BrokerID]) <= c.cfg.SessionTimeout {
-		resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
 		return resp
 	}
 	rb := &RegisterBroker{ID: req.BrokerID, IncarnationID: req.IncarnationID, LogDirs: req.LogDirs}

@@ -169,8 +169,7 @@ func TestLastReplicaStanding(t *testing.T) {
 // ELR; it truncates to the new leader and catches up. Electing it, as
 // the last ISR member, would make the others truncate to its short log
 // and lose acknowledged writes; so would letting it act on the leadership
-// the metadata still gives its old incarnation while it waits to register
-// (DUPLICATE_BROKER_REGISTRATION until the old session ends).
+// the metadata still gives its old incarnation before it registers.
 func TestLastReplicaStandingLosesItsTail(t *testing.T) {
 	const topic = "tail"
 	chk := NewChecker()
