@@ -101,9 +101,13 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	if !strings.Contains(out, "DuplicateVoterException") {
 		t.Fatalf("adding controller 4 again: %q, want a DuplicateVoterException", out)
 	}
-	out = e.try(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "4", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")...).stderr
+	out = e.try(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "4", "--controller-directory-id", logstore.UUIDString(logstore.RandomUUID()))...).stderr
 	if !strings.Contains(out, "VoterNotFoundException") {
 		t.Fatalf("removing controller 4 with another directory id: %q, want a VoterNotFoundException", out)
+	}
+	out = e.try(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "4", "--controller-directory-id", "AAAAAAAAAAAAAAAAAAAAAA")...).stderr
+	if !strings.Contains(out, "InvalidRequestException") {
+		t.Fatalf("removing controller 4 with the zero directory id: %q, want an InvalidRequestException", out)
 	}
 	out = strings.TrimSpace(e.run(t, "", e.cls.quorum, append(controller, "remove-controller", "--controller-id", "1", "--controller-directory-id", dirIDs[1])...))
 	if out != "Removed KRaft controller 1 with directory id "+dirIDs[1] {
