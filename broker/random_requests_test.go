@@ -293,6 +293,7 @@ func (g *requestGen) bytes() []byte {
 		return b
 	default:
 		rec := kmsg.Record{Value: []byte("random")}
+		rec.Length = int32(len(rec.AppendTo(nil)) - 1) // what follows the one-byte length
 		batch := kmsg.RecordBatch{Magic: 2, NumRecords: 1, FirstTimestamp: time.Now().UnixMilli(), MaxTimestamp: time.Now().UnixMilli(),
 			ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
 			Records: rec.AppendTo(nil)}
@@ -302,6 +303,7 @@ func (g *requestGen) bytes() []byte {
 			batch.NumRecords = int32(g.int(32))
 			batch.LastOffsetDelta = int32(g.int(32))
 		}
+		batch.Length = int32(len(batch.AppendTo(nil)) - 12) // after the base offset and the length
 		raw := batch.AppendTo(nil)
 		binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
 		if g.rng.IntN(3) == 0 {
