@@ -31,11 +31,7 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 		}
 	}
 	if records > controller.MaxRecordsPerUserOp {
-		for _, rt := range req.Topics {
-			resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1,
-				ErrorCode: errPolicyViolation, ErrorMessage: kmsg.StringPtr(controller.ExcessiveBatch)})
-		}
-		return resp, nil
+		return controller.ExcessiveCreateTopics(req), nil
 	}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)

@@ -26,11 +26,7 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 		}
 	}
 	if added > controller.MaxRecordsPerUserOp {
-		for _, rt := range req.Topics {
-			resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
-				ErrorCode: errPolicyViolation, ErrorMessage: kmsg.StringPtr(controller.ExcessiveBatch)})
-		}
-		return resp, nil
+		return controller.ExcessiveCreatePartitions(req), nil
 	}
 	q := c.mutationQuota(req.Version, 3)
 	defer q.finish(resp)

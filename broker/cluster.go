@@ -370,8 +370,8 @@ func (cl *cluster) applyImage(img *controller.Image) {
 		}
 	}
 	// Leadership the image gives this node id belongs to the incarnation
-	// registered under it. Until that is this process (a node restarted
-	// after a crash waits for its old session to end), it leads nothing:
+	// registered under it. Until that is this process (a restarted node,
+	// between its first image and its registration), it leads nothing:
 	// its log may have lost a tail the followers hold, and they would
 	// truncate to it. Its own registration moves leadership away first.
 	reg := img.Brokers[self]

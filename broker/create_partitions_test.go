@@ -3,6 +3,7 @@ package broker
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -52,7 +53,7 @@ func TestExcessiveCreateIsRefusedWhole(t *testing.T) {
 		refused := func(what string, codes ...int16) {
 			t.Helper()
 			for i, code := range codes {
-				if code != errPolicyViolation {
+				if code != kerr.PolicyViolation.Code {
 					t.Errorf("%s: topic %d: error %d, want POLICY_VIOLATION", what, i, code)
 				}
 			}

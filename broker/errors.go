@@ -10,7 +10,6 @@ var (
 	errInvalidTopic             = kerr.InvalidTopicException.Code
 	errTopicAlreadyExists       = kerr.TopicAlreadyExists.Code
 	errInvalidPartitions        = kerr.InvalidPartitions.Code
-	errPolicyViolation          = kerr.PolicyViolation.Code
 	errInvalidReplicationFactor = kerr.InvalidReplicationFactor.Code
 	errInvalidReplicaAssignment = kerr.InvalidReplicaAssignment.Code
 	errInvalidConfig            = kerr.InvalidConfig.Code

@@ -39,7 +39,7 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 		rt := kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1}
 		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1, room)
 		if code == kerr.PolicyViolation.Code {
-			return excessiveCreateTopics(req)
+			return ExcessiveCreateTopics(req)
 		}
 		if code != 0 {
 			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
@@ -63,9 +63,9 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	return resp
 }
 
-// excessiveCreateTopics refuses every topic of req: it would make more
-// than MaxRecordsPerUserOp records.
-func excessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+// ExcessiveCreateTopics refuses every topic of req: it would make more
+// than MaxRecordsPerUserOp records (a single node answers the same).
+func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	for _, t := range req.Topics {
 		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1,
@@ -218,7 +218,7 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 		rt := kmsg.CreatePartitionsResponseTopic{Topic: t.Topic}
 		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1, room)
 		if code == kerr.PolicyViolation.Code {
-			return excessiveCreatePartitions(req)
+			return ExcessiveCreatePartitions(req)
 		}
 		room -= len(added)
 		if code != 0 {
@@ -234,9 +234,9 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 	return resp
 }
 
-// excessiveCreatePartitions refuses every topic of req: it would add more
+// ExcessiveCreatePartitions refuses every topic of req: it would add more
 // than MaxRecordsPerUserOp partitions.
-func excessiveCreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+func ExcessiveCreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	for _, t := range req.Topics {
 		resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic,
