@@ -94,14 +94,21 @@ func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest)
 // only to propose, so that heartbeats go on while it waits.
 func (c *Controller) addRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) *kmsg.AddRaftVoterResponse {
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
+	var endpoints []Endpoint
+	for _, l := range req.Listeners {
+		endpoints = append(endpoints, Endpoint{Listener: l.Name, Host: l.Host, Port: int32(l.Port)})
+	}
+	addr, hasAddr := c.listenerAddress(endpoints)
 	invalid := ""
 	switch {
 	case req.VoterDirectoryID == [16]byte{}:
 		invalid = "Add voter request didn't include a valid voter"
-	case len(req.Listeners) == 0:
-		invalid = "Add voter request didn't include the endpoints"
+	case !hasAddr:
+		invalid = "Add voter request didn't include the endpoint for the default listener " + c.cfg.ListenerName
 	}
-	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, "adding", invalid, func() (int16, *string) { return c.addVoter(ctx, req) })
+	resp.ErrorCode, resp.ErrorMessage = c.changeVoters(req.ClusterID, "adding", invalid, func() (int16, *string) {
+		return c.addVoter(ctx, req, endpoints, addr)
+	})
 	return resp
 }
 
@@ -146,15 +153,8 @@ func refuse(err *kerr.Error, format string, args ...any) (int16, *string) {
 	return err.Code, kmsg.StringPtr(fmt.Sprintf(format, args...))
 }
 
-func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) (int16, *string) {
-	var endpoints []Endpoint
-	for _, l := range req.Listeners {
-		endpoints = append(endpoints, Endpoint{Listener: l.Name, Host: l.Host, Port: int32(l.Port)})
-	}
-	addr, ok := c.listenerAddress(endpoints)
-	if !ok {
-		return refuse(kerr.InvalidRequest, "Add voter request didn't include the endpoint for the default listener %s", c.cfg.ListenerName)
-	}
+// addVoter makes req's node a voter at addr, its CONTROLLER endpoint.
+func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest, endpoints []Endpoint, addr string) (int16, *string) {
 	servers, err := c.servers()
 	if err != nil {
 		return refuse(kerr.NotController, "%v", err)

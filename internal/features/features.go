@@ -40,10 +40,11 @@ const (
 	// UNSUPPORTED_VERSION, as in Kafka, and only classic groups are served.
 	GroupVersion = "group.version"
 	// KRaftVersion 1 is a dynamic controller quorum (KIP-853): one that
-	// kafka-storage format --initial-controllers set up, whose voters AddRaftVoter and RemoveRaftVoter change. 0 is a static
-	// quorum, the voters of controller.quorum.voters, which they refuse as
-	// Kafka does. A quorum's level is set at its first start and never
-	// changes (Kafka 4.1 can upgrade a static quorum; Gregor cannot).
+	// kafka-storage format --initial-controllers set up, whose voters
+	// AddRaftVoter and RemoveRaftVoter change. 0 is a static quorum, the
+	// voters of controller.quorum.voters, which they refuse as Kafka
+	// does. A quorum's level is set at its first start and never changes
+	// (Kafka 4.1 can upgrade a static quorum; Gregor cannot).
 	KRaftVersion = "kraft.version"
 	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
