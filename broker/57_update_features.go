@@ -22,7 +22,7 @@ func handleUpdateFeatures(b *Broker, c *conn, req *kmsg.UpdateFeaturesRequest) (
 		return b.cluster.updateFeatures(c, req)
 	}
 	stored, _ := b.meta.features()
-	next, code, msg := features.Update(req, stored, false)
+	next, code, msg := features.Update(req, stored, false, b.cfg.NodeID)
 	if code != 0 || req.ValidateOnly || maps.Equal(next, stored) {
 		return features.Response(req, code, msg), nil
 	}

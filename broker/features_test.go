@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -33,16 +34,18 @@ func finalizedFeatures(rc *rawConn) (map[string]int16, int64) {
 // TestUpdateFeaturesSingleNode: kafka-features' requests on one node. A
 // downgrade of transaction.version needs the downgrade type, is stored
 // (ApiVersions shows it, with the epoch counting updates) and survives a
-// restart; disabling it leaves it out of the finalized list; an upgrade
-// above the supported level, a validate-only change and the cluster-only
-// eligible.leader.replicas.version change nothing.
+// restart; disabling it leaves it out of the finalized list; upgrades
+// above the supported levels and a validate-only change change nothing.
+// metadata.version goes down to 4.0 (25) but not across 4.0-IV1 (23).
 func TestUpdateFeaturesSingleNode(t *testing.T) {
 	dir := t.TempDir()
 	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir}
 	b := startBrokerWith(t, props)
 	rc := dialRaw(t, b)
-	if f, epoch := finalizedFeatures(rc); len(f) != 4 || f["transaction.version"] != 2 || f["group.version"] != 1 || f["share.version"] != 1 || f["streams.version"] != 1 || epoch != 0 {
-		t.Fatalf("a new node: finalized %v at %d", f, epoch)
+	want := map[string]int16{"eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
+		"metadata.version": 27, "share.version": 1, "streams.version": 1, "transaction.version": 2}
+	if f, epoch := finalizedFeatures(rc); !maps.Equal(f, want) || epoch != 0 {
+		t.Fatalf("a new node: finalized %v at %d, want %v at 0", f, epoch, want)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 1, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
 		r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "upgrade type") {
@@ -51,7 +54,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	for _, refused := range []struct {
 		name  string
 		level int16
-	}{{"transaction.version", 3}, {"eligible.leader.replicas.version", 1}} {
+	}{{"transaction.version", 3}, {"metadata.version", 28}} {
 		if r := updateFeature(t, rc, refused.name, refused.level, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code {
 			t.Fatalf("%s to %d: %+v", refused.name, refused.level, r)
 		}
@@ -83,7 +86,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	if r := updateFeature(t, rc, "transaction.version", 0, 3); r.ErrorCode != 0 {
 		t.Fatalf("disable: %+v", r)
 	}
-	if f, _ := finalizedFeatures(rc); f["transaction.version"] != 0 || len(f) != 3 {
+	if f, _ := finalizedFeatures(rc); f["transaction.version"] != 0 || len(f) != 6 {
 		t.Fatalf("transaction.version 0 still finalized: %v", f)
 	}
 	if r := updateFeature(t, rc, "transaction.version", 2, 1); r.ErrorCode != 0 {
@@ -91,6 +94,16 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	}
 	if f, epoch := finalizedFeatures(rc); f["transaction.version"] != 2 || epoch != 3 {
 		t.Fatalf("after the upgrade: finalized %v at %d", f, epoch)
+	}
+	if r := updateFeature(t, rc, "metadata.version", 25, 2); r.ErrorCode != 0 {
+		t.Fatalf("metadata.version down to 25: %+v", r)
+	}
+	if r := updateFeature(t, rc, "metadata.version", 22, 2); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
+		r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "might delete metadata information") {
+		t.Fatalf("metadata.version down to 22: %+v", r)
+	}
+	if f, epoch := finalizedFeatures(rc); f["metadata.version"] != 25 || epoch != 4 {
+		t.Fatalf("after metadata.version 25: finalized %v at %d", f, epoch)
 	}
 }
 

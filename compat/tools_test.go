@@ -91,6 +91,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "share-groups", e.testShareGroups)
 	feature(t, client, v, "streams-groups", e.testStreamsGroups)
 	feature(t, client, v, "dumplog", e.testDumpLog)
+	feature(t, client, v, "features", e.testFeatures)
 }
 
 // cliEnv is the running broker and the tools' main classes.

@@ -18,7 +18,7 @@ import (
 // the cluster's if it has none.
 func (c *Controller) updateFeatures(req *kmsg.UpdateFeaturesRequest) kmsg.Response {
 	img := c.Image()
-	next, code, msg := features.Update(req, img.Features, true)
+	next, code, msg := features.Update(req, img.Features, true, c.cfg.NodeID)
 	if code != 0 || req.ValidateOnly {
 		return features.Response(req, code, msg)
 	}

@@ -9,12 +9,19 @@
 // only those an operator set: a feature never set is at its default, the
 // level Kafka 4.1 finalizes for a new cluster.
 //
+// A single node serves the same features as a cluster: it is a quorum of
+// one, as kafka-storage format --standalone makes (kraft.version 1), and
+// with every partition on one replica its eligible leader replicas are
+// always empty, as in a one-broker Kafka.
+//
 // UpdateFeatures follows Kafka's FeatureControlManager: every update of a
 // request must pass or none is applied (the top-level error then names
-// the first failure and v0-1 list no results); a level above the supported
-// range, or below 0, is INVALID_UPDATE_VERSION; a lower level needs the
-// safe or unsafe downgrade type (v0: AllowDowngrade), a higher one the
-// upgrade type.
+// the first failure and v0-1 list no results); a level outside the
+// supported range, or below 0, is INVALID_UPDATE_VERSION (an unknown
+// feature supports level 0 alone, so disabling one succeeds); a lower
+// level needs the safe or unsafe downgrade type (v0: AllowDowngrade), a
+// higher one the upgrade type; metadata.version may only go down across
+// levels that changed no metadata record.
 package features
 
 import (
@@ -44,12 +51,20 @@ const (
 	// AddRaftVoter and RemoveRaftVoter change. 0 is a static quorum, the
 	// voters of controller.quorum.voters, which they refuse as Kafka
 	// does. A quorum's level is set at its first start and never changes
-	// (Kafka 4.1 can upgrade a static quorum; Gregor cannot).
+	// (Kafka 4.1 can upgrade a static quorum; Gregor cannot). A single
+	// node is at 1, as a Kafka node formatted --standalone.
 	KRaftVersion = "kraft.version"
 	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
 	// Kafka 4.2 finalizes it at 1 in a new cluster.
 	ShareVersion = "share.version"
+	// MetadataVersion is the cluster's metadata format as a Kafka release
+	// names it: level 7 is 3.3-IV3, 27 is 4.1-IV1, the level Kafka 4.1
+	// formats a new cluster at. Gregor's own metadata does not depend on
+	// it; it is served so that kafka-features upgrade --metadata or
+	// --release-version, the last step of Kafka's upgrade instructions,
+	// works and describe shows it, with Kafka's rules for changing it.
+	MetadataVersion = "metadata.version"
 	// StreamsVersion 1 enables streams groups (KIP-1071:
 	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
 	// UNSUPPORTED_VERSION, as in Kafka. Kafka 4.2 finalizes it at 1 in a
@@ -57,47 +72,57 @@ const (
 	StreamsVersion = "streams.version"
 )
 
-// Feature is one feature: levels 0 to Max are supported, Default is the
-// level of a cluster that never changed it.
+// Feature is one feature: levels Min to Max are supported, Default is
+// the level of a cluster that never changed it.
 type Feature struct {
-	Name        string
-	Max         int16
-	Default     int16
-	ClusterOnly bool // only a cluster serves it (a single node has no controller)
-	Fixed       bool // UpdateFeatures cannot change its level
+	Name     string
+	Min, Max int16
+	Default  int16
+	Fixed    bool // UpdateFeatures cannot change its level
 }
 
-var all = []Feature{
-	{Name: ELRVersion, Max: 1, Default: 1, ClusterOnly: true},
+// served are the features Gregor serves, in name order (kafka-features
+// describe lists them so).
+var served = []Feature{
+	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
-	{Name: KRaftVersion, Max: 1, Default: 0, ClusterOnly: true, Fixed: true},
+	{Name: KRaftVersion, Max: 1, Default: 0, Fixed: true},
+	{Name: MetadataVersion, Min: 7, Max: 27, Default: 27},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
 }
 
-// Served returns the features a node serves, in name order.
-func Served(cluster bool) []Feature {
-	var out []Feature
-	for _, f := range all {
-		if cluster || !f.ClusterOnly {
-			out = append(out, f)
-		}
-	}
-	return out
-}
+// metadataChanged are the metadata.version levels that changed metadata
+// records (Kafka's MetadataVersion.didMetadataChange): a downgrade across
+// one of them could drop what it added, and is refused.
+var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23}
 
 // Level is the finalized level of name given the stored levels.
 func Level(stored map[string]int16, name string) int16 {
 	if v, ok := stored[name]; ok {
 		return v
 	}
-	for _, f := range all {
+	for _, f := range served {
 		if f.Name == name {
 			return f.Default
 		}
 	}
 	return 0
+}
+
+// levels are the stored levels of a node: a single node's kraft.version
+// is that of a quorum of one formatted --standalone.
+func levels(stored map[string]int16, cluster bool) map[string]int16 {
+	if _, ok := stored[KRaftVersion]; ok || cluster {
+		return stored
+	}
+	out := maps.Clone(stored)
+	if out == nil {
+		out = map[string]int16{}
+	}
+	out[KRaftVersion] = 1
+	return out
 }
 
 // Upgrade types of UpdateFeatures v1+.
@@ -107,11 +132,12 @@ const (
 	unsafeDowngrade = 3
 )
 
-// Update applies req's updates to the stored levels, checked as Kafka
+// Update applies req's updates to the stored levels of a node (nodeID,
+// named in refusals as Kafka's controller names itself), checked as Kafka
 // checks them, and returns the new stored levels (a new map), or the
 // top-level error code and message of the refusal.
-func Update(req *kmsg.UpdateFeaturesRequest, stored map[string]int16, cluster bool) (map[string]int16, int16, string) {
-	next := maps.Clone(stored)
+func Update(req *kmsg.UpdateFeaturesRequest, stored map[string]int16, cluster bool, nodeID int32) (map[string]int16, int16, string) {
+	next := maps.Clone(levels(stored, cluster))
 	if next == nil {
 		next = map[string]int16{}
 	}
@@ -123,41 +149,58 @@ func Update(req *kmsg.UpdateFeaturesRequest, stored map[string]int16, cluster bo
 				typ = safeDowngrade
 			}
 		}
-		if msg := check(u.Feature, u.MaxVersionLevel, typ, Level(next, u.Feature), cluster); msg != "" {
+		f, known := feature(u.Feature)
+		if msg := check(f, known, u.MaxVersionLevel, typ, Level(next, u.Feature), nodeID); msg != "" {
 			return stored, kerr.InvalidUpdateVersion.Code,
-				fmt.Sprintf("The update failed for all features since the following feature had an error: "+
-					"Invalid update version %d for feature %s. %s", u.MaxVersionLevel, u.Feature, msg)
+				"The update failed for all features since the following feature had an error: " + msg
 		}
-		next[u.Feature] = u.MaxVersionLevel
+		if known {
+			next[u.Feature] = u.MaxVersionLevel
+		}
 	}
 	return next, 0, ""
 }
 
-// check returns why feature may not go to level from current, or "".
-func check(feature string, level int16, typ int8, current int16, cluster bool) string {
-	if typ < upgrade || typ > unsafeDowngrade {
-		return "The controller does not support the given upgrade type."
-	}
-	if level < 0 {
-		return "A feature version cannot be less than 0."
-	}
-	served := Served(cluster)
-	i := slices.IndexFunc(served, func(f Feature) bool { return f.Name == feature })
+func feature(name string) (Feature, bool) {
+	i := slices.IndexFunc(served, func(f Feature) bool { return f.Name == name })
 	if i < 0 {
-		return "This node does not support this feature."
+		return Feature{Name: name}, false // Kafka's DISABLED range: level 0 alone
 	}
-	if max := served[i].Max; level > max {
-		return fmt.Sprintf("This node only supports versions 0-%d.", max)
-	}
-	if served[i].Fixed && level != current {
-		return "A quorum's kraft.version is set when it first starts: 1 when kafka-storage format --initial-controllers named its voters, 0 for controller.quorum.voters."
+	return served[i], true
+}
+
+// check returns why f may not go to level from current, or "".
+func check(f Feature, known bool, level int16, typ int8, current int16, nodeID int32) string {
+	invalid := func(reason string, args ...any) string {
+		return fmt.Sprintf("Invalid update version %d for feature %s. ", level, f.Name) + fmt.Sprintf(reason, args...)
 	}
 	switch {
+	case typ < upgrade || typ > unsafeDowngrade:
+		return invalid("The controller does not support the given upgrade type.")
+	case level < 0:
+		return invalid("A feature version cannot be less than 0.")
+	case !known && level != 0:
+		return invalid("Local controller %d does not support this feature.", nodeID)
+	case level < f.Min || level > f.Max:
+		return invalid("Local controller %d only supports versions %d-%d", nodeID, f.Min, f.Max)
 	case level < current && typ == upgrade:
-		return "Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."
+		return invalid("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
 	case level > current && typ != upgrade:
-		return "Can't downgrade to a newer version."
+		return invalid("Can't downgrade to a newer version.")
+	case f.Fixed && level < current:
+		return invalid("Can't downgrade the version of this feature.")
+	case f.Fixed && level > current:
+		return invalid("Gregor sets a quorum's kraft.version when it first starts: 1 when kafka-storage format --initial-controllers named its voters, 0 for controller.quorum.voters; it cannot upgrade a static quorum.")
+	case f.Name == MetadataVersion && level < current &&
+		slices.ContainsFunc(metadataChanged, func(l int16) bool { return l > level && l <= current }):
+		if typ == unsafeDowngrade {
+			return fmt.Sprintf("Invalid metadata.version %d. Unsafe metadata downgrade is not supported in this version.", level)
+		}
+		return fmt.Sprintf("Invalid metadata.version %d. Refusing to perform the requested downgrade because it might delete metadata information.", level)
 	}
+	// The one dependency among Kafka 4.1's features, eligible leader
+	// replicas on metadata.version 4.0-IV1 (23), always holds: no
+	// downgrade goes below 23, which changed metadata records.
 	return ""
 }
 
@@ -181,9 +224,10 @@ func Response(req *kmsg.UpdateFeaturesRequest, code int16, msg string) *kmsg.Upd
 // every served feature as supported, those above level 0 as finalized.
 func APIVersions(resp *kmsg.ApiVersionsResponse, stored map[string]int16, epoch int64, cluster bool) {
 	resp.FinalizedFeaturesEpoch = epoch
-	for _, f := range Served(cluster) {
+	stored = levels(stored, cluster)
+	for _, f := range served {
 		resp.SupportedFeatures = append(resp.SupportedFeatures,
-			kmsg.ApiVersionsResponseSupportedFeature{Name: f.Name, MinVersion: 0, MaxVersion: f.Max})
+			kmsg.ApiVersionsResponseSupportedFeature{Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max})
 		if l := Level(stored, f.Name); l > 0 {
 			resp.FinalizedFeatures = append(resp.FinalizedFeatures,
 				kmsg.ApiVersionsResponseFinalizedFeature{Name: f.Name, MinVersionLevel: l, MaxVersionLevel: l})

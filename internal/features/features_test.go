@@ -19,8 +19,8 @@ func update(name string, level int16, typ int8) kmsg.UpdateFeaturesRequestFeatur
 	return kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: name, MaxVersionLevel: level, UpgradeType: typ}
 }
 
-// UpdateFeatures' refusals, each with Kafka's reason, and a refusal of one
-// update applies none of the others.
+// UpdateFeatures' refusals, each with the reason Kafka 4.1 gives, and a
+// refusal of one update applies none of the others.
 func TestUpdateRefusals(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -28,27 +28,30 @@ func TestUpdateRefusals(t *testing.T) {
 		cluster bool
 		reason  string
 	}{
-		{"unknown feature", request(1, update("metadata.version", 20, upgrade)), true, "does not support this feature"},
-		{"ELR on a single node", request(1, update(ELRVersion, 1, upgrade)), false, "does not support this feature"},
-		{"above the supported range", request(1, update(TransactionVersion, 3, upgrade)), false, "only supports versions 0-2"},
-		{"below 0", request(1, update(TransactionVersion, -1, safeDowngrade)), false, "cannot be less than 0"},
+		{"unknown feature", request(1, update("foo.version", 1, upgrade)), true, "Invalid update version 1 for feature foo.version. Local controller 3 does not support this feature."},
+		{"above the supported range", request(1, update(TransactionVersion, 3, upgrade)), false, "Invalid update version 3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
+		{"metadata.version above", request(1, update(MetadataVersion, 28, upgrade)), true, "Invalid update version 28 for feature metadata.version. Local controller 3 only supports versions 7-27"},
+		{"metadata.version below", request(1, update(MetadataVersion, 6, safeDowngrade)), false, "Local controller 3 only supports versions 7-27"},
+		{"metadata.version disabled", request(1, update(MetadataVersion, 0, unsafeDowngrade)), true, "Local controller 3 only supports versions 7-27"},
+		{"metadata.version across 4.0-IV1", request(1, update(MetadataVersion, 22, safeDowngrade)), true, "Invalid metadata.version 22. Refusing to perform the requested downgrade because it might delete metadata information."},
+		{"metadata.version unsafely", request(1, update(MetadataVersion, 21, unsafeDowngrade)), false, "Invalid metadata.version 21. Unsafe metadata downgrade is not supported in this version."},
+		{"below 0", request(1, update(TransactionVersion, -1, safeDowngrade)), false, "A feature version cannot be less than 0."},
 		{"downgrade as an upgrade", request(1, update(TransactionVersion, 1, upgrade)), false, "without setting the upgrade type"},
 		{"v0 downgrade without AllowDowngrade", request(0, update(TransactionVersion, 1, 0)), false, "without setting the upgrade type"},
-		{"upgrade as a downgrade", request(1, update(TransactionVersion, 2, safeDowngrade)), false, ""},
+		{"upgrade as a downgrade", request(1, update(TransactionVersion, 2, safeDowngrade)), false, "Invalid update version 2 for feature transaction.version. Can't downgrade to a newer version."},
 		{"unknown upgrade type", request(1, update(TransactionVersion, 1, 0)), false, "does not support the given upgrade type"},
 		{"one bad update of two", request(1, update(TransactionVersion, 1, safeDowngrade), update("nope", 1, upgrade)), false, "does not support this feature"},
+		{"kraft.version down", request(1, update(KRaftVersion, 0, safeDowngrade)), false, "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature."},
+		{"kraft.version of a static quorum up", request(1, update(KRaftVersion, 1, upgrade)), true, "cannot upgrade a static quorum"},
 	}
 	for _, c := range cases {
 		stored := map[string]int16{TransactionVersion: 1}
 		if c.name != "upgrade as a downgrade" {
 			stored = nil
 		}
-		next, code, msg := Update(c.req, stored, c.cluster)
-		if c.reason == "" {
-			c.reason = "Can't downgrade to a newer version"
-		}
+		next, code, msg := Update(c.req, stored, c.cluster, 3)
 		if code != kerr.InvalidUpdateVersion.Code || !strings.Contains(msg, c.reason) ||
-			!strings.HasPrefix(msg, "The update failed for all features since the following feature had an error: Invalid update version") {
+			!strings.HasPrefix(msg, "The update failed for all features since the following feature had an error: Invalid ") {
 			t.Errorf("%s: code %d %q, want INVALID_UPDATE_VERSION saying %q", c.name, code, msg, c.reason)
 		}
 		if len(next) != len(stored) || Level(next, TransactionVersion) != Level(stored, TransactionVersion) {
@@ -61,61 +64,76 @@ func TestUpdateRefusals(t *testing.T) {
 	}
 }
 
+// metadata.version goes up to 27 and down only across levels that changed
+// no metadata record (27 to 23, not to 22), as in Kafka 4.1; an unknown
+// feature may be disabled, which stores nothing.
+func TestMetadataVersion(t *testing.T) {
+	next, code, msg := Update(request(1, update(MetadataVersion, 23, safeDowngrade), update("foo.version", 0, safeDowngrade)), nil, true, 1)
+	if code != 0 || Level(next, MetadataVersion) != 23 || len(next) != 1 {
+		t.Fatalf("27 to 23: %v %d %q", next, code, msg)
+	}
+	if _, code, _ := Update(request(1, update(MetadataVersion, 22, safeDowngrade)), next, true, 1); code != kerr.InvalidUpdateVersion.Code {
+		t.Fatalf("23 to 22: %d", code)
+	}
+	up, code, msg := Update(request(1, update(MetadataVersion, 27, upgrade)), next, true, 1)
+	if code != 0 || Level(up, MetadataVersion) != 27 {
+		t.Fatalf("23 to 27: %v %d %q", up, code, msg)
+	}
+	var av kmsg.ApiVersionsResponse
+	APIVersions(&av, next, 0, true)
+	if !strings.Contains(supported(av), "metadata.version:7-27") || !strings.Contains(finalized(av), "metadata.version:23-23") {
+		t.Fatalf("ApiVersions: supported %s, finalized %s", supported(av), finalized(av))
+	}
+}
+
 // Downgrades need a downgrade type (v0: AllowDowngrade), upgrades the
 // upgrade type; the stored levels are a new map; ApiVersions lists every
 // served feature as supported and only those above 0 as finalized.
 func TestUpdateAndAPIVersions(t *testing.T) {
 	stored := map[string]int16{}
-	next, code, msg := Update(request(1, update(TransactionVersion, 1, safeDowngrade), update(ELRVersion, 0, unsafeDowngrade)), stored, true)
+	next, code, msg := Update(request(1, update(TransactionVersion, 1, safeDowngrade), update(ELRVersion, 0, unsafeDowngrade)), stored, true, 1)
 	if code != 0 || next[TransactionVersion] != 1 || next[ELRVersion] != 0 || len(stored) != 0 {
 		t.Fatalf("downgrade: %v %d %q (stored %v)", next, code, msg, stored)
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-27 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
 		t.Fatalf("supported %s, want %s", got, want)
 	}
-	if got, want := finalized(av), "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
-		t.Fatalf("finalized %s at %d, want %s at 7 (ELR 0 is left out)", got, av.FinalizedFeaturesEpoch, want)
+	if got, want := finalized(av), "group.version:1-1 metadata.version:27-27 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
+		t.Fatalf("finalized %s at %d, want %s at 7 (ELR 0 and a static quorum's kraft.version 0 are left out)", got, av.FinalizedFeaturesEpoch, want)
 	}
 
-	back, code, _ := Update(request(0, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: TransactionVersion, MaxVersionLevel: 2}), next, false)
+	back, code, _ := Update(request(0, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: TransactionVersion, MaxVersionLevel: 2}), next, false, 1)
 	if code != 0 || back[TransactionVersion] != 2 {
 		t.Fatalf("v0 upgrade: %v %d", back, code)
 	}
-	down, code, _ := Update(request(0, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: TransactionVersion, MaxVersionLevel: 0, AllowDowngrade: true}), back, false)
+	down, code, _ := Update(request(0, kmsg.UpdateFeaturesRequestFeatureUpdate{Feature: TransactionVersion, MaxVersionLevel: 0, AllowDowngrade: true}), back, false, 1)
 	if code != 0 || down[TransactionVersion] != 0 {
 		t.Fatalf("v0 downgrade with AllowDowngrade: %v %d", down, code)
 	}
+
+	// A single node is a quorum of one formatted --standalone.
 	av = kmsg.ApiVersionsResponse{}
 	APIVersions(&av, nil, 0, false)
-	if s, f := supported(av), finalized(av); s != "group.version:0-1 share.version:0-1 streams.version:0-1 transaction.version:0-2" || f != "group.version:1-1 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
+	if s, f := supported(av), finalized(av); s != "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-27 share.version:0-1 streams.version:0-1 transaction.version:0-2" ||
+		f != "eligible.leader.replicas.version:1-1 group.version:1-1 kraft.version:1-1 metadata.version:27-27 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
 		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
 	}
+	if same, code, msg := Update(request(1, update(KRaftVersion, 1, upgrade)), nil, false, 1); code != 0 || same[KRaftVersion] != 1 {
+		t.Errorf("a single node's kraft.version 1 to 1: %d %q", code, msg)
+	}
 
-	// A dynamic quorum lists kraft.version 1; no update changes a
-	// quorum's level, though one to the same level is no change.
+	// A dynamic quorum lists kraft.version 1; an update to the same level
+	// is no change.
 	av = kmsg.ApiVersionsResponse{}
 	dynamic := map[string]int16{KRaftVersion: 1}
 	APIVersions(&av, dynamic, 0, true)
 	if f := finalized(av); !strings.Contains(f, "kraft.version:1-1") {
 		t.Fatalf("a dynamic quorum's finalized features: %s", f)
 	}
-	for _, c := range []struct {
-		stored map[string]int16
-		level  int16
-		typ    int8
-	}{{nil, 1, upgrade}, {dynamic, 0, safeDowngrade}, {dynamic, 0, unsafeDowngrade}} {
-		if _, code, msg := Update(request(1, update(KRaftVersion, c.level, c.typ)), c.stored, true); code != kerr.InvalidUpdateVersion.Code ||
-			!strings.Contains(msg, "kraft.version is set when it first starts") {
-			t.Errorf("kraft.version %v to %d: %d %q", c.stored, c.level, code, msg)
-		}
-	}
-	if same, code, msg := Update(request(1, update(KRaftVersion, 1, upgrade)), dynamic, true); code != 0 || same[KRaftVersion] != 1 {
+	if same, code, msg := Update(request(1, update(KRaftVersion, 1, upgrade)), dynamic, true, 1); code != 0 || same[KRaftVersion] != 1 {
 		t.Errorf("kraft.version 1 to 1: %d %q", code, msg)
-	}
-	if _, code, _ := Update(request(1, update(KRaftVersion, 1, upgrade)), nil, false); code != kerr.InvalidUpdateVersion.Code {
-		t.Errorf("kraft.version on a single node: %d", code)
 	}
 
 	for _, v := range []int16{1, 2} {
