@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,11 +15,20 @@ import (
 )
 
 // register handles BrokerRegistration. The same incarnation re-registering
-// keeps its epoch; a new incarnation replaces the old one (whose epoch then
-// no longer matches, fencing it) with a new epoch, the raft index of the
-// registration, and starts fenced: leadership moves away from the old
-// incarnation as for any fenced broker, and if the new one did not find
-// its clean-shutdown epoch, it also leaves every ELR.
+// keeps its epoch. A new incarnation is refused with
+// DUPLICATE_BROKER_REGISTRATION while the old one holds a session (it is
+// unfenced and heartbeated within broker.session.timeout.ms) and the new
+// one registers none of the old one's log dirs: two processes given one
+// node.id must not take turns. Kafka refuses a restart too until the old
+// session ends; one that brings back a log dir of the old incarnation is
+// that broker restarted after a crash (the dir's lock keeps two processes
+// out of one dir), and Gregor lets it register at once rather than leave
+// its partitions leaderless for the rest of the session.
+// Otherwise it replaces the old one (whose epoch then no longer matches,
+// fencing it) with a new epoch, the raft index of the registration, and
+// starts fenced: leadership moves away from the old incarnation as for any
+// fenced broker, and if the new one did not find its clean-shutdown epoch,
+// it also leaves every ELR.
 func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	img := c.Image()
@@ -30,6 +40,10 @@ func (c *Controller) register(req *kmsg.BrokerRegistrationRequest) kmsg.Response
 		c.lastSeen[req.BrokerID] = time.Now()
 		resp.BrokerEpoch = old.Epoch
 		c.addObserver(old)
+		return resp
+	} else if old != nil && !old.Fenced && time.Since(c.lastSeen[req.BrokerID]) <= c.cfg.SessionTimeout &&
+		!slices.ContainsFunc(req.LogDirs, func(d [16]byte) bool { return slices.Contains(old.LogDirs, d) }) {
+		resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
 		return resp
 	}
 	rb := &RegisterBroker{ID: req.BrokerID, IncarnationID: req.IncarnationID, LogDirs: req.LogDirs}

@@ -74,30 +74,62 @@ func TestRegisterAndHeartbeat(t *testing.T) {
 	}
 }
 
-// A new incarnation of a broker (a restart) gets a new epoch, starts
-// fenced and loses the leadership the old incarnation held.
+// A new incarnation of a broker is refused with DUPLICATE_BROKER_REGISTRATION
+// while the old one holds a session, unless it brings back one of the old
+// one's log dirs (the broker restarted after a crash): that one gets a new
+// epoch at once, starts fenced, and the old one's leadership is gone. Once
+// a broker misses its heartbeats for the session timeout, any new
+// incarnation registers.
 func TestNewIncarnationFencesOld(t *testing.T) {
-	tc := startCluster(t, 3, nil)
+	tc := startCluster(t, 3, func(c *Config) { c.SessionTimeout = time.Second })
 	cl := tc.client()
-	brokers := registerUnfenced(t, cl, 2)
+	dir1 := newDirID()
+	b1 := registerWithDirs(t, cl, 1, dir1)
+	b2 := registerWithDirs(t, cl, 2, newDirID())
+	stop := keepAlive(t, cl, []*testBroker{b2}, 200*time.Millisecond)
+	defer stop()
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "t", NumPartitions: -1, ReplicationFactor: -1,
 		ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{1, 2}}}}}
 	if r := send[*kmsg.CreateTopicsResponse](t, cl, create); r.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: %d", r.Topics[0].ErrorCode)
 	}
-	reborn := registerBroker(t, cl, 1, "")
-	if reborn.epoch <= brokers[0].epoch {
-		t.Fatalf("new incarnation epoch %d not above %d", reborn.epoch, brokers[0].epoch)
+	register := func(inc byte, dirs ...[16]byte) *kmsg.BrokerRegistrationResponse {
+		req := kmsg.NewPtrBrokerRegistrationRequest()
+		req.BrokerID, req.IncarnationID, req.LogDirs = 1, [16]byte{inc}, dirs
+		return send[*kmsg.BrokerRegistrationResponse](t, cl, req)
 	}
+	twinDir := newDirID()
+	if r := register(0xee, twinDir); r.ErrorCode != kerr.DuplicateBrokerRegistration.Code {
+		t.Fatalf("another process with its own log dir while broker 1 heartbeats: error %d", r.ErrorCode)
+	}
+	if img := tc.ctl(tc.active()).Image(); img.Brokers[1].Fenced || img.Brokers[1].Epoch != b1.epoch {
+		t.Fatalf("the refused registration changed broker 1: %+v", img.Brokers[1])
+	}
+
+	r := register(0xbb, dir1, newDirID())
+	if r.ErrorCode != 0 || r.BrokerEpoch <= b1.epoch {
+		t.Fatalf("broker 1 restarted with its log dir: error %d, epoch %d (old %d)", r.ErrorCode, r.BrokerEpoch, b1.epoch)
+	}
+	reborn := &testBroker{id: 1, epoch: r.BrokerEpoch, inc: [16]byte{0xbb}}
 	img := tc.ctl(tc.active()).Image()
 	p := img.Topics["t"].Partitions[0]
 	if !img.Brokers[1].Fenced || p.Leader != 2 || !slices.Equal(p.ISR, []int32{2}) || p.LeaderEpoch != 1 {
 		t.Fatalf("after re-registration: broker %+v partition %+v", img.Brokers[1], p)
 	}
-	if r := heartbeat(t, cl, brokers[0], reborn.epoch, false, false); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
+	if r := heartbeat(t, cl, b1, reborn.epoch, false, false); r.ErrorCode != kerr.StaleBrokerEpoch.Code {
 		t.Fatalf("old incarnation heartbeat: error %d", r.ErrorCode)
 	}
+
+	if r := heartbeat(t, cl, reborn, reborn.epoch, false, false); r.ErrorCode != 0 || r.IsFenced {
+		t.Fatalf("unfencing the restarted broker: %+v", r)
+	}
+	if r := register(0xee, twinDir); r.ErrorCode != kerr.DuplicateBrokerRegistration.Code {
+		t.Fatalf("another process while the restarted broker heartbeats: error %d", r.ErrorCode)
+	}
+	eventually(t, "another process to register once broker 1's session ends", func() bool {
+		return register(0xee, twinDir).ErrorCode == 0
+	})
 }
 
 // keepAlive heartbeats the brokers every interval until stop is closed.

@@ -408,6 +408,37 @@ func (n *Node) waitListening(timeout time.Duration) error {
 // loggedListening reports whether the log past offset from has the
 // broker's line for a PLAINTEXT listener bound at the node's port.
 func (n *Node) loggedListening(from int64) bool {
+	return n.logged(from, func(line string) bool {
+		m := harness.ListeningRE.FindStringSubmatch(line)
+		return m != nil && m[1] == n.directAddr()
+	})
+}
+
+// Registered reports whether the node, in the process running now, has
+// registered with the controller as a broker. A node restarted after a
+// kill registers only once the controller ended its previous process's
+// session (DUPLICATE_BROKER_REGISTRATION until then, as in Kafka);
+// meanwhile Metadata still names that process's partitions' leaders.
+func (n *Node) Registered() bool {
+	n.mu.Lock()
+	from := n.logFrom
+	n.mu.Unlock()
+	return n.logged(from, func(line string) bool { return strings.Contains(line, `msg="registered with the controller"`) })
+}
+
+// broker reports whether the node has the broker role.
+func (n *Node) broker() bool {
+	roles := ""
+	for _, a := range n.args {
+		if r, ok := strings.CutPrefix(a, "process.roles="); ok {
+			roles = r
+		}
+	}
+	return strings.Contains(roles, "broker")
+}
+
+// logged reports whether a line of the log past offset from matches.
+func (n *Node) logged(from int64, match func(line string) bool) bool {
 	f, err := os.Open(n.LogPath)
 	if err != nil {
 		return false
@@ -419,7 +450,7 @@ func (n *Node) loggedListening(from int64) bool {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		if m := harness.ListeningRE.FindStringSubmatch(sc.Text()); m != nil && m[1] == n.directAddr() {
+		if match(sc.Text()) {
 			return true
 		}
 	}

@@ -208,9 +208,10 @@ func (c *Cluster) CreateTopic(t testing.TB, topic string, partitions int32, rf i
 	c.WaitAgreed(t, topic, partitions, int(rf), timeout)
 }
 
-// WaitAgreed waits until every running node reachable by clients reports
-// the same leader and leader epoch for each of the topic's partitions,
-// with isr replicas in sync.
+// WaitAgreed waits until every running broker reachable by clients has
+// registered in its current process and reports the same leader and
+// leader epoch for each of the topic's partitions, with isr replicas in
+// sync.
 func (c *Cluster) WaitAgreed(t testing.TB, topic string, partitions int32, isr int, timeout time.Duration) {
 	t.Helper()
 	Eventually(t, timeout, fmt.Sprintf("all nodes agree on %s's leaders, ISR of %d", topic, isr), func() error {
@@ -218,6 +219,9 @@ func (c *Cluster) WaitAgreed(t testing.TB, topic string, partitions int32, isr i
 		for _, n := range c.Running() {
 			if n.Proxy != nil && n.Proxy.IsCut() {
 				continue
+			}
+			if n.broker() && !n.Registered() {
+				return fmt.Errorf("node %d has not registered since it started", n.ID)
 			}
 			resp, err := n.Metadata(topic)
 			if err != nil {
