@@ -63,9 +63,11 @@ func TestRandomRequestsKeepTheClusterServing(t *testing.T) {
 	sendRandomRequests(t, c.addrs()[0], c.log)
 	voter := strings.SplitN(strings.Split(c.props[0]["controller.quorum.voters"], ",")[0], "@", 2)[1]
 	sendRandomRequests(t, voter, c.log)
-	// Random registrations and UnregisterBroker requests for the real
-	// brokers' ids displace them, as they would in Kafka; each registers
-	// again at its next heartbeat. A broker busy making the logs of the
+	// Random UnregisterBroker requests for the real brokers' ids, and
+	// random registrations for one that is fenced, displace them, as they
+	// would in Kafka; each registers again at its next heartbeat. (A
+	// registration for one that heartbeats gets DUPLICATE_BROKER_REGISTRATION.)
+	// A broker busy making the logs of the
 	// thousands of partitions random CreateTopics asked for can also miss
 	// the tests' 2 s session and be fenced for a while: the cluster must
 	// then take a three-replica topic again once all three are back.
