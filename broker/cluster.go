@@ -376,10 +376,14 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	// truncate to it. Its own registration moves leadership away first.
 	reg := img.Brokers[self]
 	registered := reg != nil && reg.IncarnationID == cl.incarnation
+	// The controller unfences a registration once the broker has caught
+	// up with the metadata up to it: an image showing this process
+	// unfenced is not behind what the broker knew before a restart.
+	caughtUp := registered && !reg.Fenced
 	for _, name := range img.SortedTopicNames() {
 		it := img.Topics[name]
 		overrides := img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}]
-		t, err := r.ensureReplicas(it, overrides, self)
+		t, err := r.ensureReplicas(it, overrides, self, caughtUp)
 		if err != nil {
 			b.logger.Error("creating replicas failed", "topic", name, "err", err)
 			continue
@@ -474,7 +478,7 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 // ensureReplicas makes the local topic match an image topic: a topic
 // object with one entry per partition, holding a partition (and its log)
 // where this node is a replica and nil elsewhere.
-func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[string]string, self int32) (*topic, error) {
+func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[string]string, self int32, caughtUp bool) (*topic, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.byName[it.Name]
@@ -506,7 +510,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				}
 				l = nil
 			}
-			if l == nil && r.b.replicaInOfflineDir(ip) {
+			if l == nil && r.b.replicaInOfflineDir(ip, caughtUp) {
 				continue
 			}
 			if l == nil {

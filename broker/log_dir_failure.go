@@ -39,12 +39,19 @@ import (
 // they catch up from their leaders. A single node, which does not record
 // which dir holds each partition, refuses to start instead.
 
-// replicaInOfflineDir reports whether this broker's replica of ip is
-// assigned to a dir that is not online here while some dir is offline.
-func (b *Broker) replicaInOfflineDir(ip controller.Partition) bool {
-	dir, ok := ip.Directories[b.cfg.NodeID]
-	if !ok || len(b.dirs.Online()) == len(b.dirs.All()) {
+// replicaInOfflineDir reports whether this broker's replica of ip may be
+// in a dir that is not online here while some dir is offline: it is
+// assigned to one, or it is assigned to none in an image that may be
+// older than the assignment (caughtUp false: a restarted node applies its
+// own, possibly stale, image before it has caught up, as Kafka's broker
+// waits for its initial catch-up before it creates logs).
+func (b *Broker) replicaInOfflineDir(ip controller.Partition, caughtUp bool) bool {
+	if len(b.dirs.Online()) == len(b.dirs.All()) {
 		return false
+	}
+	dir, ok := ip.Directories[b.cfg.NodeID]
+	if !ok {
+		return !caughtUp
 	}
 	return !slices.Contains(b.dirs.DirectoryIDs(), dir)
 }
