@@ -15,8 +15,8 @@ import (
 // leader replicas on. downgrade --release-version 4.0 moves every feature
 // to 4.0's levels (metadata.version 4.0-IV3); going below 4.0-IV1 is
 // refused with Kafka's message; upgrade --release-version 4.1 comes back.
-// It runs last: it changes share.version and streams.version, and puts
-// them back.
+// It runs after the features that use share and streams groups: it
+// changes share.version and streams.version, and puts them back.
 func (e *cliEnv) testFeatures(t *testing.T) {
 	describe := func(name, min, max, finalized string) {
 		t.Helper()

@@ -90,8 +90,8 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "group-protocol", e.testGroupProtocol)
 	feature(t, client, v, "share-groups", e.testShareGroups)
 	feature(t, client, v, "streams-groups", e.testStreamsGroups)
-	feature(t, client, v, "dumplog", e.testDumpLog)
 	feature(t, client, v, "features", e.testFeatures)
+	feature(t, client, v, "dumplog", e.testDumpLog) // last: it stops the broker
 }
 
 // cliEnv is the running broker and the tools' main classes.
