@@ -103,12 +103,8 @@ func Level(stored map[string]int16, name string) int16 {
 	if v, ok := stored[name]; ok {
 		return v
 	}
-	for _, f := range served {
-		if f.Name == name {
-			return f.Default
-		}
-	}
-	return 0
+	f, _ := feature(name)
+	return f.Default
 }
 
 // levels are the stored levels of a node: a single node's kraft.version
@@ -161,10 +157,11 @@ func Update(req *kmsg.UpdateFeaturesRequest, stored map[string]int16, cluster bo
 	return next, 0, ""
 }
 
+// feature is the served feature name, or an unknown one (level 0 alone).
 func feature(name string) (Feature, bool) {
 	i := slices.IndexFunc(served, func(f Feature) bool { return f.Name == name })
 	if i < 0 {
-		return Feature{Name: name}, false // Kafka's DISABLED range: level 0 alone
+		return Feature{Name: name}, false // Kafka's DISABLED range
 	}
 	return served[i], true
 }
