@@ -66,10 +66,16 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 }
 
 // describeControllers answers DescribeCluster on the CONTROLLER listener:
-// the current voters and the other registered controllers at their
+// a single node itself; in a cluster the current voters and the other registered controllers at their
 // CONTROLLER listeners, and the raft leader as the controller (-1 while
 // there is none).
 func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
+	if b.cluster == nil { // a single node: the controller of a quorum of one
+		resp.ClusterID, resp.ControllerID = b.ClusterID(), b.cfg.NodeID
+		_, host, port, _ := b.controllerEndpoint()
+		resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+		return
+	}
 	ctl := b.cluster.ctl
 	img := ctl.Image()
 	resp.ClusterID = img.ClusterID

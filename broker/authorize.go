@@ -243,9 +243,11 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 }
 
 // clusterDenied answers a whole-cluster request the principal may not
-// make with CLUSTER_AUTHORIZATION_FAILED, or returns nil.
+// make with CLUSTER_AUTHORIZATION_FAILED, or returns nil. A single node's
+// CONTROLLER listener is checked like a client listener (its principal is
+// ANONYMOUS); a cluster's serves the controller, which does its own checks.
 func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
-	if c.b.authorizer.Load() == nil || c.listener == nil || c.listener.controller {
+	if c.b.authorizer.Load() == nil || c.listener == nil || c.listener.controller && c.b.cluster != nil {
 		return nil
 	}
 	op, ok := clusterOperationOf[req.Key()]

@@ -64,6 +64,13 @@ type metaData struct {
 	// DelegationTokens are the delegation tokens by id (HMACs and the
 	// SCRAM credentials derived from them).
 	DelegationTokens map[string]delegation.Token `json:"delegation_tokens,omitempty"`
+	// QuorumEpoch and MetadataOffset are what DescribeQuorum reports of a
+	// single node (55_describe_quorum.go): the starts of the node, each
+	// the election of a quorum of one, and the changes it has committed
+	// to its metadata (every write of this file, and every topic or
+	// partition created).
+	QuorumEpoch    int32 `json:"quorum_epoch,omitempty"`
+	MetadataOffset int64 `json:"metadata_offset,omitempty"`
 }
 
 const metaFileName = "gregor-metadata.json"
@@ -86,8 +93,9 @@ func openMetaStore(dir string) (*metaStore, error) {
 	return m, nil
 }
 
-// update applies fn to the data and persists the result; on a write error
-// the in-memory data is left changed only if the file was written.
+// update applies fn to the data and persists the result, one more change
+// of the metadata (MetadataOffset); on a write error the in-memory data is
+// left changed only if the file was written.
 func (m *metaStore) update(fn func(d *metaData)) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -97,6 +105,7 @@ func (m *metaStore) update(fn func(d *metaData)) error {
 		next.TopicConfigs[k] = v
 	}
 	fn(&next)
+	next.MetadataOffset++
 	raw, err := json.MarshalIndent(next, "", "  ")
 	if err != nil {
 		return err
@@ -178,4 +187,22 @@ func (m *metaStore) brokerConfigs() (perBroker, cluster map[string]string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.data.BrokerConfigs, m.data.ClusterBrokerConfigs
+}
+
+// quorum is the single node's leader epoch and metadata offset.
+func (m *metaStore) quorum() (epoch int32, offset int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.data.QuorumEpoch, m.data.MetadataOffset
+}
+
+// elected records a start of a single node: a new leader epoch.
+func (m *metaStore) elected() error {
+	return m.update(func(d *metaData) { d.QuorumEpoch++ })
+}
+
+// committed records a metadata change kept elsewhere (a topic's or a
+// partition's log), which moves MetadataOffset.
+func (m *metaStore) committed() error {
+	return m.update(func(*metaData) {})
 }

@@ -28,7 +28,8 @@ import (
 // advertises, at every version, with field values drawn at random: the
 // edges of each integer type, negative counts and indexes, empty, long and
 // odd names, names of real topics and groups, random record bytes, and
-// well-formed requests with some bytes flipped. Whatever a request says,
+// well-formed requests with some bytes flipped, on its client listener
+// and on its CONTROLLER listener. Whatever a request says,
 // the broker must answer it or close that connection, never panic in a
 // handler (recovered or not), and keep serving a well-behaved client.
 //
@@ -36,7 +37,7 @@ import (
 // further than the fixed seed the suite runs with.
 func TestRandomRequestsKeepTheBrokerServing(t *testing.T) {
 	log := logOnFailure(t)
-	cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()})
+	cfg, _, err := ParseConfig(singleNodeProps(t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +48,7 @@ func TestRandomRequestsKeepTheBrokerServing(t *testing.T) {
 	defer b.Close()
 	seedNames(t, newClient(t, b, kgo.AllowAutoTopicCreation()))
 	sendRandomRequests(t, b.Addr(), log)
+	sendRandomRequests(t, b.ControllerAddr(), log)
 	check := newClient(t, b, kgo.AllowAutoTopicCreation())
 	if err := check.ProduceSync(ctxT(t), &kgo.Record{Topic: "after-random", Value: []byte("ok")}).FirstErr(); err != nil {
 		t.Fatalf("after the random requests: %v", err)

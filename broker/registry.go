@@ -89,6 +89,7 @@ func init() {
 		41: {min: 1, max: 3, serve: typed(handleDescribeDelegationToken)},
 		50: {min: 0, max: 0, serve: typed(handleDescribeUserScramCredentials)},
 		51: {min: 0, max: 0, serve: typed(handleAlterUserScramCredentials)},
+		55: {min: 0, max: 2, serve: typed(handleDescribeQuorum)},
 		57: {min: 0, max: 2, serve: typed(handleUpdateFeatures)},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		61: {min: 0, max: 0, serve: typed(handleDescribeProducers)},

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +45,20 @@ func init() {
 		81: {min: 0, max: 0, serve: toController},
 	}
 }
+
+// singleNodeControllerHandlers is a single node's CONTROLLER listener:
+// the admin APIs Kafka's controller serves to clients given
+// bootstrap.controllers (kafka-metadata-quorum, kafka-features,
+// kafka-configs, kafka-acls, kafka-cluster with --bootstrap-controller),
+// answered as on the client listeners. There are no other brokers to
+// register or replicate, and the listener is PLAINTEXT, so no SASL.
+var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
+	table := map[int16]handler{}
+	for _, key := range []int16{18, 19, 20, 29, 30, 31, 32, 33, 37, 38, 39, 40, 41, 44, 49, 50, 51, 55, 57, 60} {
+		table[key] = handlers[key]
+	}
+	return table
+})
 
 func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	ctx, cancel := c.requestContext(time.Minute)

@@ -136,6 +136,13 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	b.meta.failed = dir.All()[0].Fail
+	if !cfg.clustered() {
+		if err := b.meta.elected(); err != nil {
+			b.abortStart()
+			dir.Close()
+			return nil, fmt.Errorf("recording the start in the metadata file: %w", err)
+		}
+	}
 	if err := b.initLiveConfig(); err != nil {
 		b.abortStart()
 		dir.Close()
@@ -174,7 +181,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		go b.removeExpiredTokens()
 	}
 	for _, l := range b.listeners {
-		if !l.controller && !l.raft {
+		if !cfg.clustered() || !l.controller && !l.raft {
 			b.wg.Add(1)
 			go b.accept(l)
 		}
@@ -184,8 +191,8 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	return b, nil
 }
 
-// bind opens every listener: the client listeners, and in a cluster the
-// controller listener.
+// bind opens every listener: the client listeners, and the controller
+// listener of a node with the controller role.
 func (b *Broker) bind() error {
 	bindOne := func(l Listener, controller bool) error {
 		lc := net.ListenConfig{Control: setReceiveBuffer(b.cfg.SocketReceiveBufferBytes)}
@@ -204,7 +211,10 @@ func (b *Broker) bind() error {
 			}
 		}
 	}
-	if b.cfg.clustered() && b.cfg.hasRole("controller") {
+	// A single node serves its CONTROLLER listener as the controller of a
+	// quorum of one (registry_controller.go), for the admin clients given
+	// bootstrap.controllers.
+	if b.cfg.hasRole("controller") {
 		if l, ok := b.cfg.controllerListener(); ok {
 			return bindOne(l, true)
 		}
@@ -309,7 +319,7 @@ func (b *Broker) accept(l *listener) {
 					return
 				}
 			}
-			if l.controller || l.raft {
+			if b.cfg.clustered() && (l.controller || l.raft) {
 				var ok bool
 				if c, ok = b.serveControllerConn(nc, l); !ok {
 					return
@@ -318,7 +328,7 @@ func (b *Broker) accept(l *listener) {
 				c = newConn(b, nc, l)
 				c.user = user
 			}
-			if !l.controller {
+			if !l.controller || !b.cfg.clustered() {
 				select { // clients wait until the broker is ready
 				case <-b.ready:
 				case <-c.done:

@@ -225,18 +225,16 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 		}
 	}
 	// Write the overrides, or clear any a crash left behind from an earlier
-	// topic of the same name.
-	if len(configs) > 0 || r.b.meta.topicConfigs(name) != nil {
-		err := r.b.meta.update(func(d *metaData) {
-			if len(configs) > 0 {
-				d.TopicConfigs[name] = configs
-			} else {
-				delete(d.TopicConfigs, name)
-			}
-		})
-		if err != nil {
-			return nil, err
+	// topic of the same name: the metadata change that makes the topic.
+	err := r.b.meta.update(func(d *metaData) {
+		if len(configs) > 0 {
+			d.TopicConfigs[name] = configs
+		} else {
+			delete(d.TopicConfigs, name)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	s := r.b.liveConfig().settingsFor(configs)
 	t.settings.Store(&s)
@@ -289,7 +287,10 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if validateOnly {
 		return nil
 	}
-	return r.addPartitionsLocked(t, total)
+	if err := r.addPartitionsLocked(t, total); err != nil {
+		return err
+	}
+	return r.b.meta.committed()
 }
 
 // delete removes a topic and its data.

@@ -29,20 +29,10 @@ const observerSessionTimeout = 5 * time.Minute
 // and was caught up. The caller holds c.mu on the active controller, which
 // is the raft leader.
 func (c *Controller) describeQuorum(req *kmsg.DescribeQuorumRequest) kmsg.Response {
-	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
-	if len(req.Topics) != 1 || req.Topics[0].Topic != MetadataTopic ||
-		len(req.Topics[0].Partitions) != 1 || req.Topics[0].Partitions[0].Partition != 0 {
-		for _, t := range req.Topics {
-			rt := kmsg.DescribeQuorumResponseTopic{Topic: t.Topic}
-			for _, p := range t.Partitions {
-				rp := kmsg.NewDescribeQuorumResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
-				rt.Partitions = append(rt.Partitions, rp)
-			}
-			resp.Topics = append(resp.Topics, rt)
-		}
+	if resp := UnknownQuorumPartitions(req); resp != nil {
 		return resp
 	}
+	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
 	if c.raft.State() != raft.Leader {
 		return notController(req)
 	}
@@ -84,6 +74,28 @@ func (c *Controller) describeQuorum(req *kmsg.DescribeQuorumRequest) kmsg.Respon
 		}
 	}
 	resp.Topics = []kmsg.DescribeQuorumResponseTopic{{Topic: MetadataTopic, Partitions: []kmsg.DescribeQuorumResponseTopicPartition{p}}}
+	return resp
+}
+
+// UnknownQuorumPartitions answers a DescribeQuorum that asks for anything
+// but the metadata log's one partition, each partition it names with
+// UNKNOWN_TOPIC_OR_PARTITION, as KRaft does; it returns nil for a request
+// that asks for exactly that partition.
+func UnknownQuorumPartitions(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
+	if len(req.Topics) == 1 && req.Topics[0].Topic == MetadataTopic &&
+		len(req.Topics[0].Partitions) == 1 && req.Topics[0].Partitions[0].Partition == 0 {
+		return nil
+	}
+	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.DescribeQuorumResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := kmsg.NewDescribeQuorumResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
 	return resp
 }
 
