@@ -22,7 +22,14 @@ type quorumReplica struct {
 // against node and returns its rows by node id.
 func (e *cliEnv) describeReplication(t *testing.T, node *clustertest.Node) map[int64]quorumReplica {
 	t.Helper()
-	out := e.run(t, "", e.cls.quorum, "--bootstrap-server", node.Addr(), "describe", "--replication")
+	return e.replicationRows(t, "--bootstrap-server", node.Addr())
+}
+
+// replicationRows runs kafka-metadata-quorum describe --replication with
+// the bootstrap arguments given and returns its rows by node id.
+func (e *cliEnv) replicationRows(t *testing.T, bootstrap ...string) map[int64]quorumReplica {
+	t.Helper()
+	out := e.run(t, "", e.cls.quorum, append(bootstrap, "describe", "--replication")...)
 	lines := cliLines(out)
 	if len(lines) < 2 || !strings.HasPrefix(lines[0], "NodeId") {
 		t.Fatalf("describe --replication:\n%s", out)
@@ -78,6 +85,20 @@ func (e *cliEnv) listEndpoints(t *testing.T, args ...string) map[string]string {
 
 var quorumStatusLine = regexp.MustCompile(`^(\w+):\s+(.*)$`)
 
+// describeStatus runs kafka-metadata-quorum describe --status with the
+// bootstrap arguments given and returns its output and its fields.
+func (e *cliEnv) describeStatus(t *testing.T, bootstrap ...string) (string, map[string]string) {
+	t.Helper()
+	out := e.run(t, "", e.cls.quorum, append(bootstrap, "describe", "--status")...)
+	status := map[string]string{}
+	for _, l := range cliLines(out) {
+		if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
+			status[m[1]] = m[2]
+		}
+	}
+	return out, status
+}
+
 // checkQuorum runs kafka-metadata-quorum and kafka-cluster against a
 // three-node cluster: --status names the active controller as leader, the
 // three voters with their CONTROLLER endpoints and the cluster id of
@@ -109,13 +130,7 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		{"--bootstrap-server", c.Nodes[0].Addr()},
 		{"--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", follower.ControllerPort)},
 	} {
-		out := e.run(t, "", e.cls.quorum, append(bootstrap, "describe", "--status")...)
-		status := map[string]string{}
-		for _, l := range cliLines(out) {
-			if m := quorumStatusLine.FindStringSubmatch(l); m != nil {
-				status[m[1]] = m[2]
-			}
-		}
+		out, status := e.describeStatus(t, bootstrap...)
 		epoch, _ := strconv.Atoi(status["LeaderEpoch"])
 		hw, _ := strconv.Atoi(status["HighWatermark"])
 		if status["ClusterId"] != clusterID || status["LeaderId"] != strconv.Itoa(int(leader)) || epoch < 1 || hw < 1 ||

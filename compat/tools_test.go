@@ -91,6 +91,7 @@ func TestKafkaCLITools(t *testing.T) {
 	feature(t, client, v, "share-groups", e.testShareGroups)
 	feature(t, client, v, "streams-groups", e.testStreamsGroups)
 	feature(t, client, v, "features", e.testFeatures)
+	feature(t, client, v, "quorum", e.testSingleNodeQuorum)
 	feature(t, client, v, "dumplog", e.testDumpLog) // last: it stops the broker
 }
 
