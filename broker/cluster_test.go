@@ -737,7 +737,10 @@ func TestClusterSeparateRoles(t *testing.T) {
 // for brokers, the CONTROLLER listener for controllers (the registered
 // controllers at their CONTROLLER listeners, the raft leader as
 // controller). The other type gets MISMATCHED_ENDPOINT_TYPE, an unknown
-// one UNSUPPORTED_ENDPOINT_TYPE.
+// one UNSUPPORTED_ENDPOINT_TYPE. The CONTROLLER listener of a node that
+// is also a broker answers DescribeConfigs for this node and DescribeAcls,
+// as Kafka's controller does for kafka-configs and kafka-acls given
+// --bootstrap-controller.
 func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	describe := func(addr string, endpointType int8) *kmsg.DescribeClusterResponse {
@@ -778,6 +781,24 @@ func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
 		}
 		return len(leaders) == 1
 	})
+
+	configs := kmsg.NewPtrDescribeConfigsRequest()
+	configs.SetVersion(4)
+	configs.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "2"}}
+	described := dialAddr(t, controllerAddr(1)).request(configs).(*kmsg.DescribeConfigsResponse)
+	if len(described.Resources) != 1 || described.Resources[0].ErrorCode != 0 ||
+		!slices.ContainsFunc(described.Resources[0].Configs, func(c kmsg.DescribeConfigsResponseResourceConfig) bool {
+			return c.Name == "node.id" && c.Value != nil && *c.Value == "2"
+		}) {
+		t.Fatalf("DescribeConfigs of node 2 on its CONTROLLER listener: %+v", described)
+	}
+	acls := kmsg.NewPtrDescribeACLsRequest()
+	acls.SetVersion(3)
+	acls.ResourceType, acls.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	acls.Operation, acls.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	if r := dialAddr(t, controllerAddr(1)).request(acls).(*kmsg.DescribeACLsResponse); r.ErrorCode != kerr.SecurityDisabled.Code {
+		t.Fatalf("DescribeAcls without an authorizer on a CONTROLLER listener: %+v, want SECURITY_DISABLED as from a broker", r)
+	}
 }
 
 // TestClusterNotLeaderNamesTheLeader sends a produce and a fetch to a

@@ -111,10 +111,7 @@ func (c *conn) requestContext(timeout time.Duration) (context.Context, context.C
 // handlers is the registry of the listener the connection came in on.
 func (c *conn) handlers() map[int16]handler {
 	if c.listener != nil && c.listener.controller {
-		if c.b.cluster == nil {
-			return singleNodeControllerHandlers()
-		}
-		return controllerHandlers
+		return c.b.controllerRegistry
 	}
 	return c.b.registry
 }

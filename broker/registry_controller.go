@@ -60,6 +60,40 @@ var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 	return table
 })
 
+// controllerListenerHandlers is the registry of this node's CONTROLLER
+// listener. In a cluster that is the controller's, plus, on a node that is
+// also a broker, the two describe APIs Kafka's controller answers from
+// its own view and the tools send with --bootstrap-controller
+// (kafka-configs --describe of this node, kafka-acls --list): the broker
+// answers them, once it has started, as on its client listeners.
+func (b *Broker) controllerListenerHandlers() map[int16]handler {
+	if !b.cfg.clustered() {
+		return singleNodeControllerHandlers()
+	}
+	table := maps.Clone(controllerHandlers)
+	if b.cfg.hasRole("broker") {
+		for _, key := range []int16{29, 32} {
+			h := handlers[key]
+			h.serve = onceStarted(h.serve)
+			table[key] = h
+		}
+	}
+	return table
+}
+
+// onceStarted serves with fn after the broker has opened its log dirs: a
+// cluster's CONTROLLER listener serves the quorum before that.
+func onceStarted(fn handlerFunc) handlerFunc {
+	return func(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+		select {
+		case <-b.ready:
+		case <-c.done:
+			return nil, nil
+		}
+		return fn(b, c, req)
+	}
+}
+
 func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	ctx, cancel := c.requestContext(time.Minute)
 	defer cancel()

@@ -44,8 +44,10 @@ type Broker struct {
 	authorizer    atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
 	cluster       *cluster                       // nil on a single node
 	registry      map[int16]handler              // the client listeners' handlers
-	ready         chan struct{}                  // closed once the broker serves clients
-	fatal         chan error                     // why the broker must halt (log_dir_failure.go)
+	// controllerRegistry is the CONTROLLER listener's (registry_controller.go).
+	controllerRegistry map[int16]handler
+	ready              chan struct{} // closed once the broker serves clients
+	fatal              chan error    // why the broker must halt (log_dir_failure.go)
 	// stopTokens ends a single node's expired-token removal.
 	stopTokens chan struct{}
 
@@ -79,6 +81,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
 		connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
+	b.controllerRegistry = b.controllerListenerHandlers()
 	if err := b.bind(); err != nil {
 		b.closeListeners()
 		return nil, err

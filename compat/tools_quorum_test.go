@@ -145,6 +145,13 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	if len(controllers) != 3 || controllers[strconv.Itoa(int(leader))] != "controller" {
 		t.Fatalf("list-endpoints --bootstrap-controller: %v, want the three voters", controllers)
 	}
+	// kafka-configs describes the controller's own node there.
+	fid := strconv.Itoa(int(follower.ID))
+	out := e.run(t, "", e.cls.configs, "--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", follower.ControllerPort),
+		"--describe", "--all", "--entity-type", "brokers", "--entity-name", fid)
+	if !strings.Contains(out, "All configs for broker "+fid+" are:") || !strings.Contains(out, "node.id="+fid+" ") {
+		t.Fatalf("kafka-configs --bootstrap-controller --describe --all of node %s:\n%s", fid, out)
+	}
 
 	caughtUp := func(rows map[int64]quorumReplica) error {
 		if len(rows) != 3 {
@@ -177,7 +184,6 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	// kafka-cluster lists the killed broker as fenced, then unregisters it,
 	// as an operator removes a decommissioned broker; back, it registers again.
 	brokers := []string{"--bootstrap-server", c.Node(leader).Addr(), "--include-fenced-brokers"}
-	fid := strconv.Itoa(int(follower.ID))
 	if got := e.listEndpoints(t, brokers...); got[fid] != "fenced broker" || len(got) != 3 {
 		t.Fatalf("list-endpoints after the kill: %v, want node %s fenced", got, fid)
 	}
