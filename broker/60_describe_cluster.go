@@ -66,9 +66,9 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 }
 
 // describeControllers answers DescribeCluster on the CONTROLLER listener:
-// a single node itself; in a cluster the current voters and the other registered controllers at their
-// CONTROLLER listeners, and the raft leader as the controller (-1 while
-// there is none).
+// a single node itself; in a cluster the current voters and the other
+// registered controllers at their CONTROLLER listeners, and the raft
+// leader as the controller (-1 while there is none).
 func (b *Broker) describeControllers(resp *kmsg.DescribeClusterResponse) {
 	if b.cluster == nil { // a single node: the controller of a quorum of one
 		resp.ClusterID, resp.ControllerID = b.ClusterID(), b.cfg.NodeID
