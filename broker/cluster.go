@@ -400,6 +400,9 @@ func (cl *cluster) applyImage(img *controller.Image) {
 		}
 	}
 	cl.applied.Store(img)
+	if caughtUp {
+		b.startServing()
+	}
 	if !cl.strayChecked && !cl.fenced.Load() && cl.epoch.Load() >= 0 {
 		cl.strayChecked = true
 		cl.removeStrayLogs(img)

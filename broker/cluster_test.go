@@ -993,3 +993,55 @@ func firstErr(res kadm.AlterConfigsResponses, err error) error {
 	}
 	return err
 }
+
+// A restarted broker answers its clients only once it has caught up with
+// the metadata (the controller unfenced its new registration), as Kafka
+// enables request processing only after its initial catch-up; before, it
+// answered from the first image it had applied, which can be older than
+// its stop. A client waiting at node 1's address while it restarts gets a
+// first Metadata answer that lists node 1 among the (unfenced) brokers.
+func TestClusterRestartedBrokerServesOnceCaughtUp(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 3, 3, nil, "caught-up"); err != nil {
+		t.Fatal(err)
+	}
+	addr := c.addrs()[0]
+	for round := range 3 {
+		c.stop(0)
+		first := make(chan []int32, 1)
+		go func() {
+			var nc net.Conn
+			var err error
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if nc, err = net.Dial("tcp", addr); err == nil {
+					break
+				}
+			}
+			if nc == nil {
+				first <- nil
+				return
+			}
+			defer nc.Close()
+			rc := &rawConn{t: t, nc: nc}
+			req := kmsg.NewPtrMetadataRequest()
+			req.SetVersion(12)
+			resp, err := rc.tryRequest(req)
+			if err != nil {
+				first <- nil
+				return
+			}
+			ids := []int32{}
+			for _, b := range resp.(*kmsg.MetadataResponse).Brokers {
+				ids = append(ids, b.NodeID)
+			}
+			first <- ids
+		}()
+		if err := c.start(0); err != nil {
+			t.Fatal(err)
+		}
+		if ids := <-first; !slices.Contains(ids, 1) {
+			t.Fatalf("round %d: the restarted node 1 first answered Metadata with brokers %v (nil: no answer)", round, ids)
+		}
+	}
+}

@@ -46,8 +46,14 @@ type Broker struct {
 	registry      map[int16]handler              // the client listeners' handlers
 	// controllerRegistry is the CONTROLLER listener's (registry_controller.go).
 	controllerRegistry map[int16]handler
-	ready              chan struct{} // closed once the broker serves clients
-	fatal              chan error    // why the broker must halt (log_dir_failure.go)
+	ready              chan struct{} // closed once New has set everything up
+	// serving is closed once client requests are answered: at start on a
+	// single node; in a cluster once the broker has caught up with the
+	// metadata (cluster.go), as Kafka enables request processing only
+	// after its initial catch-up.
+	serving     chan struct{}
+	servingOnce sync.Once
+	fatal       chan error // why the broker must halt (log_dir_failure.go)
 	// stopTokens ends a single node's expired-token removal.
 	stopTokens chan struct{}
 
@@ -89,6 +95,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	dirPath := cfg.LogDirs[0]
 	clusterID := newClusterID()
 	b.ready = make(chan struct{})
+	b.serving = make(chan struct{})
 	if cfg.clustered() {
 		// The controller listener (or, on a broker-only node, the client
 		// listener raft streams come to) serves the quorum from now on;
@@ -190,8 +197,21 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 		}
 	}
 	close(b.ready)
+	if b.cluster == nil {
+		b.startServing()
+	}
 	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dirs", strings.Join(cfg.LogDirs, ","))
 	return b, nil
+}
+
+// startServing lets client requests in.
+func (b *Broker) startServing() {
+	b.servingOnce.Do(func() {
+		close(b.serving)
+		if b.cluster != nil {
+			b.logger.Info("caught up with the metadata: serving clients")
+		}
+	})
 }
 
 // bind opens every listener: the client listeners, and the controller
@@ -332,8 +352,8 @@ func (b *Broker) accept(l *listener) {
 				c.user = user
 			}
 			if !l.controller || !b.cfg.clustered() {
-				select { // clients wait until the broker is ready
-				case <-b.ready:
+				select { // clients wait until the broker serves them
+				case <-b.serving:
 				case <-c.done:
 					return
 				}
