@@ -45,11 +45,10 @@ func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (
 // controllerEndpoint is where a single node advertises its CONTROLLER
 // listener: its advertised.listeners entry, or the address it is bound to.
 func (b *Broker) controllerEndpoint() (name, host string, port int, ok bool) {
-	for _, l := range b.listeners {
-		if l.controller {
-			host, port := b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
-			return l.name, host, port, true
-		}
+	l := b.boundControllerListener()
+	if l == nil {
+		return "", "", 0, false
 	}
-	return "", "", 0, false
+	host, port = b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
+	return l.name, host, port, true
 }

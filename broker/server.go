@@ -297,12 +297,20 @@ func (b *Broker) Addr() string { return b.listeners[0].ln.Addr().String() }
 
 // ControllerAddr is the address of the controller listener, or "".
 func (b *Broker) ControllerAddr() string {
-	for _, l := range b.listeners {
-		if l.controller {
-			return l.ln.Addr().String()
-		}
+	if l := b.boundControllerListener(); l != nil {
+		return l.ln.Addr().String()
 	}
 	return ""
+}
+
+// boundControllerListener is the controller listener this node bound, or nil.
+func (b *Broker) boundControllerListener() *listener {
+	for _, l := range b.listeners {
+		if l.controller {
+			return l
+		}
+	}
+	return nil
 }
 
 // ClusterID is the id stored in meta.properties.
