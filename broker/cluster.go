@@ -81,10 +81,15 @@ func (b *Broker) startController(dirPath string) error {
 	if len(cfg.ControllerListenerNames) > 0 {
 		controllerListener = cfg.ControllerListenerNames[0]
 	}
-	voters, initial, err := formattedQuorum(cfg)
-	if err != nil {
-		return err
+	var formatted logstore.Formatted
+	if cfg.hasRole("controller") {
+		var err error
+		if formatted, err = logstore.ReadFormatted(dirPath); err != nil {
+			return fmt.Errorf("reading what kafka-storage format wrote: %w", err)
+		}
 	}
+	voters, initial := formattedQuorum(cfg, formatted.Voters)
+	boot := b.bootstrapFrom(formatted)
 	if _, voter := voters[cfg.NodeID]; !voter {
 		// A broker-only node follows the log on its first listener; a
 		// controller that is not a voter yet on its CONTROLLER listener,
@@ -108,6 +113,8 @@ func (b *Broker) startController(dirPath string) error {
 		Dir:                          filepath.Join(dirPath, raftDirName),
 		ClusterID:                    logstore.FormattedClusterID(dirPath),
 		InitialControllers:           initial,
+		BootstrapFeatures:            boot.features,
+		BootstrapScram:               boot.scram,
 		SessionTimeout:               cfg.Cluster.BrokerSessionTimeout,
 		HeartbeatInterval:            cfg.Cluster.BrokerHeartbeatInterval,
 		DefaultPartitions:            cfg.NumPartitions,

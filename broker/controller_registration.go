@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -83,16 +82,12 @@ func (cl *cluster) registerControllerLoop() {
 // format --initial-controllers (or --standalone) wrote into the first log
 // dir when this node is one of them, each at its endpoint of the
 // CONTROLLER listener, with their directory ids to record.
-func formattedQuorum(cfg Config) (map[int32]string, []controller.RegisteredController, error) {
+func formattedQuorum(cfg Config, formatted []logstore.FormattedVoter) (map[int32]string, []controller.RegisteredController) {
 	if len(cfg.Cluster.Voters) > 0 || !cfg.hasRole("controller") {
-		return cfg.Cluster.Voters, nil, nil
-	}
-	formatted, err := logstore.FormattedVoters(cfg.LogDirs[0])
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the voters kafka-storage format wrote: %w", err)
+		return cfg.Cluster.Voters, nil
 	}
 	if !slices.ContainsFunc(formatted, func(v logstore.FormattedVoter) bool { return v.ID == cfg.NodeID }) {
-		return nil, nil, nil // a controller to be added (--no-initial-controllers)
+		return nil, nil // a controller to be added (--no-initial-controllers)
 	}
 	voters := map[int32]string{}
 	var initial []controller.RegisteredController
@@ -106,5 +101,5 @@ func formattedQuorum(cfg Config) (map[int32]string, []controller.RegisteredContr
 		}
 		initial = append(initial, rc)
 	}
-	return voters, initial, nil
+	return voters, initial
 }

@@ -30,6 +30,8 @@ type metaStore struct {
 	path string
 	mu   sync.Mutex
 	data metaData
+	// fresh: the file did not exist, this is the node's first start.
+	fresh bool
 	// failed takes the file's log dir offline after a write the operating
 	// system refused: the broker halts then, as Kafka does when its
 	// metadata log cannot be written (log_dir_failure.go).
@@ -80,6 +82,7 @@ func openMetaStore(dir string) (*metaStore, error) {
 	raw, err := os.ReadFile(m.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		m.fresh = true
 	case err != nil:
 		return nil, err
 	default:
@@ -196,9 +199,15 @@ func (m *metaStore) quorum() (epoch int32, offset int64) {
 	return m.data.QuorumEpoch, m.data.MetadataOffset
 }
 
-// elected records a start of a single node: a new leader epoch.
-func (m *metaStore) elected() error {
-	return m.update(func(d *metaData) { d.QuorumEpoch++ })
+// elected records a start of a single node: a new leader epoch. The
+// first start also stores what kafka-storage format set up.
+func (m *metaStore) elected(boot bootstrap) error {
+	return m.update(func(d *metaData) {
+		d.QuorumEpoch++
+		if m.fresh {
+			boot.applyTo(d)
+		}
+	})
 }
 
 // committed records a metadata change kept elsewhere (a topic's or a

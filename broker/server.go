@@ -147,7 +147,17 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 	}
 	b.meta.failed = dir.All()[0].Fail
 	if !cfg.clustered() {
-		if err := b.meta.elected(); err != nil {
+		var boot bootstrap
+		if b.meta.fresh {
+			formatted, err := logstore.ReadFormatted(dirPath)
+			if err != nil {
+				b.abortStart()
+				dir.Close()
+				return nil, fmt.Errorf("reading what kafka-storage format wrote: %w", err)
+			}
+			boot = b.bootstrapFrom(formatted)
+		}
+		if err := b.meta.elected(boot); err != nil {
 			b.abortStart()
 			dir.Close()
 			return nil, fmt.Errorf("recording the start in the metadata file: %w", err)

@@ -18,7 +18,10 @@ import (
 // the same settings. It serves the formatted cluster id, does not take
 // the metadata log for a topic (kafka-topics --list shows only the topic
 // created), refuses to create __cluster_metadata as Kafka does, and
-// leaves the metadata log's file as it was.
+// leaves the metadata log's file as it was. The format also made a SCRAM
+// user (--add-scram, as Kafka's docs create the first one) who logs in on
+// the SASL listener, and set --release-version 3.9, whose
+// metadata.version kafka-features reports.
 func (e *cliEnv) checkFormattedDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "formatted")
 	ports, err := freeport.Ports(1)
@@ -29,15 +32,18 @@ func (e *cliEnv) checkFormattedDir(t *testing.T) {
 		"process.roles=broker,controller",
 		"node.id=1",
 		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:0", ports[0]),
 		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms=SCRAM-SHA-256",
 	}
 	props := filepath.Join(t.TempDir(), "server.properties")
 	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+dir), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	clusterID := strings.TrimSpace(e.run(t, "", e.cls.storage, "random-uuid"))
-	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone")
+	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone",
+		"--release-version", "3.9", "--add-scram", "SCRAM-SHA-256=[name=alice,password=alice-secret]")
 	checkpoints, _ := filepath.Glob(filepath.Join(dir, "__cluster_metadata-0", "*.checkpoint"))
 	if len(checkpoints) != 1 {
 		t.Fatalf("kafka-storage format wrote checkpoints %v", checkpoints)
@@ -54,6 +60,18 @@ func (e *cliEnv) checkFormattedDir(t *testing.T) {
 	e.run(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--create", "--topic", "after-format", "--partitions", "1")
 	if out := strings.TrimSpace(e.run(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--list")); out != "after-format" {
 		t.Fatalf("kafka-topics --list on a formatted dir:\n%s", out)
+	}
+	alice := filepath.Join(t.TempDir(), "alice.properties")
+	if err := os.WriteFile(alice, []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sasl := p.ListenerAddr(t, "SASL_PLAINTEXT")
+	if out := strings.TrimSpace(e.run(t, "", e.cls.topics, "--bootstrap-server", sasl, "--command-config", alice, "--list")); out != "after-format" {
+		t.Fatalf("kafka-topics --list as alice:\n%s", out)
+	}
+	if out := e.run(t, "", e.cls.features, "--bootstrap-server", p.Addr, "describe"); !strings.Contains(out, "FinalizedVersionLevel: 3.9-IV0") {
+		t.Fatalf("kafka-features describe after --release-version 3.9:\n%s", out)
 	}
 	r := e.try(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--create", "--topic", "__cluster_metadata", "--partitions", "1")
 	if r.err == nil || !strings.Contains(r.stdout+r.stderr, "Creation of internal topic __cluster_metadata is prohibited.") {

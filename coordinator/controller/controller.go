@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/internal/features"
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
@@ -50,6 +52,13 @@ type Config struct {
 	// --initial-controllers named, with their directory ids, which the
 	// first active controller records with the cluster id.
 	InitialControllers []RegisteredController
+	// BootstrapFeatures and BootstrapScram are the feature levels (nil:
+	// the defaults) and the SCRAM credentials kafka-storage format set up
+	// (--release-version, --feature, --add-scram), which the first active
+	// controller records with the cluster id, as Kafka's writes the
+	// bootstrap snapshot's records.
+	BootstrapFeatures map[string]int16
+	BootstrapScram    []sasl.CredentialChange
 	// SessionTimeout (broker.session.timeout.ms) fences a broker that has
 	// not heartbeated for that long; HeartbeatInterval
 	// (broker.heartbeat.interval.ms) is what brokers are expected to use.
@@ -366,9 +375,18 @@ func (c *Controller) becomeActive(ctx context.Context) {
 		for i := range c.cfg.InitialControllers {
 			recs = append(recs, Record{Controller: &c.cfg.InitialControllers[i]})
 		}
+		levels := maps.Clone(c.cfg.BootstrapFeatures)
 		if len(c.cfg.InitialControllers) > 0 {
-			dynamic := map[string]int16{features.KRaftVersion: 1}
-			recs = append(recs, Record{Features: &dynamic})
+			if levels == nil {
+				levels = map[string]int16{}
+			}
+			levels[features.KRaftVersion] = 1 // a dynamic quorum
+		}
+		if levels != nil {
+			recs = append(recs, Record{Features: &levels})
+		}
+		for i := range c.cfg.BootstrapScram {
+			recs = append(recs, Record{ScramCredential: &c.cfg.BootstrapScram[i]})
 		}
 	}
 	if elrEnabled(c.Image()) {

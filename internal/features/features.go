@@ -231,3 +231,31 @@ func APIVersions(resp *kmsg.ApiVersionsResponse, stored map[string]int16, epoch 
 		}
 	}
 }
+
+// Formatted are the stored levels of a cluster that kafka-storage format
+// prepared, from the levels its bootstrap snapshot holds: the format
+// records metadata.version and every other feature its release (or
+// --feature) puts above 0, so a served feature it left out is at 0, as in
+// Kafka. A level beyond what Gregor serves (a newer release's, such as
+// metadata.version 4.4-IV2) is taken at the nearest served one, and
+// adjusted says so for each; kraft.version is the quorum's own and
+// features Gregor does not serve are not stored.
+func Formatted(formatted map[string]int16) (stored map[string]int16, adjusted []string) {
+	stored = map[string]int16{}
+	for _, f := range served {
+		if f.Fixed {
+			continue
+		}
+		level := formatted[f.Name]
+		stored[f.Name] = min(max(level, f.Min), f.Max)
+		if stored[f.Name] != level {
+			adjusted = append(adjusted, fmt.Sprintf("%s %d formatted, %d served", f.Name, level, stored[f.Name]))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(formatted)) {
+		if _, known := feature(name); !known {
+			adjusted = append(adjusted, fmt.Sprintf("%s %d formatted, not served", name, formatted[name]))
+		}
+	}
+	return stored, adjusted
+}

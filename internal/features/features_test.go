@@ -2,6 +2,7 @@ package features
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -160,4 +161,30 @@ func finalized(av kmsg.ApiVersionsResponse) string {
 		out = append(out, fmt.Sprintf("%s:%d-%d", f.Name, f.MinVersionLevel, f.MaxVersionLevel))
 	}
 	return strings.Join(out, " ")
+}
+
+// A formatted cluster starts at the levels its format recorded, a served
+// feature it left out at 0; levels of a newer release come down to the
+// highest served, and what Gregor does not serve is reported.
+func TestFormatted(t *testing.T) {
+	// Kafka 4.4's defaults.
+	stored, adjusted := Formatted(map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1,
+		ShareVersion: 2, StreamsVersion: 1, TransactionVersion: 2, KRaftVersion: 1, "future.version": 3})
+	want := map[string]int16{MetadataVersion: 27, ELRVersion: 1, GroupVersion: 1, ShareVersion: 1, StreamsVersion: 1, TransactionVersion: 2}
+	if !reflect.DeepEqual(stored, want) {
+		t.Errorf("4.4 defaults: stored %v, want %v", stored, want)
+	}
+	wantAdjusted := []string{"metadata.version 33 formatted, 27 served", "share.version 2 formatted, 1 served", "future.version 3 formatted, not served"}
+	if !reflect.DeepEqual(adjusted, wantAdjusted) {
+		t.Errorf("adjusted %q, want %q", adjusted, wantAdjusted)
+	}
+	// --release-version 3.9: only metadata.version; the rest are off.
+	stored, adjusted = Formatted(map[string]int16{MetadataVersion: 21})
+	want = map[string]int16{MetadataVersion: 21, ELRVersion: 0, GroupVersion: 0, ShareVersion: 0, StreamsVersion: 0, TransactionVersion: 0}
+	if !reflect.DeepEqual(stored, want) || adjusted != nil {
+		t.Errorf("3.9: stored %v, adjusted %q; want %v", stored, adjusted, want)
+	}
+	if Level(stored, GroupVersion) != 0 || Level(stored, MetadataVersion) != 21 {
+		t.Errorf("levels after a 3.9 format: group.version %d, metadata.version %d", Level(stored, GroupVersion), Level(stored, MetadataVersion))
+	}
 }
