@@ -738,9 +738,10 @@ func TestClusterSeparateRoles(t *testing.T) {
 // controllers at their CONTROLLER listeners, the raft leader as
 // controller). The other type gets MISMATCHED_ENDPOINT_TYPE, an unknown
 // one UNSUPPORTED_ENDPOINT_TYPE. The CONTROLLER listener of a node that
-// is also a broker answers DescribeConfigs for this node and DescribeAcls,
-// as Kafka's controller does for kafka-configs and kafka-acls given
-// --bootstrap-controller.
+// is also a broker answers DescribeConfigs for this node, DescribeAcls,
+// DescribeUserScramCredentials and the delegation-token APIs, as Kafka's
+// controller does for kafka-configs, kafka-acls and
+// kafka-delegation-tokens given --bootstrap-controller.
 func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	describe := func(addr string, endpointType int8) *kmsg.DescribeClusterResponse {
@@ -798,6 +799,18 @@ func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
 	acls.Operation, acls.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
 	if r := dialAddr(t, controllerAddr(1)).request(acls).(*kmsg.DescribeACLsResponse); r.ErrorCode != kerr.SecurityDisabled.Code {
 		t.Fatalf("DescribeAcls without an authorizer on a CONTROLLER listener: %+v, want SECURITY_DISABLED as from a broker", r)
+	}
+	alterScram(t, kadm.NewClient(c.client()), "carol", "carol-secret", kadm.ScramSha512)
+	waitUntil(t, "carol's credential described on a CONTROLLER listener", 30*time.Second, func() bool {
+		r := dialAddr(t, controllerAddr(2)).request(kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		return r.ErrorCode == 0 && len(r.Results) == 1 && r.Results[0].User == "carol" &&
+			len(r.Results[0].CredentialInfos) == 1 && r.Results[0].CredentialInfos[0].Mechanism == 2
+	})
+	// A PLAINTEXT connection may not create a token, as in Kafka.
+	token := kmsg.NewPtrCreateDelegationTokenRequest()
+	token.SetVersion(3)
+	if r := dialAddr(t, controllerAddr(0)).request(token).(*kmsg.CreateDelegationTokenResponse); r.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code {
+		t.Fatalf("CreateDelegationToken on a PLAINTEXT CONTROLLER listener: %+v, want DELEGATION_TOKEN_REQUEST_NOT_ALLOWED", r)
 	}
 }
 

@@ -62,17 +62,18 @@ var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 
 // controllerListenerHandlers is the registry of this node's CONTROLLER
 // listener. In a cluster that is the controller's, plus, on a node that is
-// also a broker, the two describe APIs Kafka's controller answers from
-// its own view and the tools send with --bootstrap-controller
-// (kafka-configs --describe of this node, kafka-acls --list): the broker
-// answers them, once it has started, as on its client listeners.
+// also a broker, the APIs Kafka's controller lists besides and the tools
+// send with --bootstrap-controller (kafka-configs --describe of this node
+// or of users' SCRAM credentials, kafka-acls --list, kafka-delegation-
+// tokens): the broker answers them, once it has started, as on its
+// client listeners.
 func (b *Broker) controllerListenerHandlers() map[int16]handler {
 	if !b.cfg.clustered() {
 		return singleNodeControllerHandlers()
 	}
 	table := maps.Clone(controllerHandlers)
 	if b.cfg.hasRole("broker") {
-		for _, key := range []int16{29, 32} {
+		for _, key := range []int16{29, 32, 38, 39, 40, 41, 50} {
 			h := handlers[key]
 			h.serve = onceStarted(h.serve)
 			table[key] = h
