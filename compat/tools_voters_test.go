@@ -17,7 +17,8 @@ import (
 // every node configured with controller.quorum.bootstrap.servers and its
 // dir prepared by kafka-storage format --initial-controllers. The nodes
 // form the quorum the format named, with the cluster id and directory ids
-// it gave (kafka-metadata-quorum describe --status). Then its quorum is
+// it gave (kafka-metadata-quorum describe --status), and the SCRAM user
+// the format added (--add-scram) is known to them all. Then its quorum is
 // changed (KIP-853): a fourth node, also configured with bootstrap
 // servers, starts, follows the quorum and is listed by kafka-cluster
 // list-endpoints; add-controller, given its server.properties, makes it a
@@ -39,12 +40,19 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 		if err := os.WriteFile(props, []byte(strings.Join(c.Properties(n), "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--initial-controllers", strings.Join(initial, ","))
+		e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--initial-controllers", strings.Join(initial, ","),
+			"--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret,iterations=8192]")
 	}
 	c.Launch(t)
 	c.WaitBrokers(t, 3, time.Minute)
 	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", c.Nodes[0].Addr())); out != "Cluster ID: "+clusterID {
 		t.Fatalf("kafka-cluster cluster-id said %q, formatted %s", out, clusterID)
+	}
+	for _, n := range c.Nodes {
+		out := strings.TrimSpace(e.run(t, "", e.cls.configs, "--bootstrap-server", n.Addr(), "--describe", "--entity-type", "users", "--entity-name", "carol"))
+		if want := "SCRAM credential configs for user-principal 'carol' are SCRAM-SHA-512=iterations=8192"; out != want {
+			t.Fatalf("kafka-configs --describe of the formatted user on node %d:\n%s\nwant %s", n.ID, out, want)
+		}
 	}
 	voter := func(n *clustertest.Node, dir string) string {
 		return fmt.Sprintf(`{"id": %d, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, dir, n.ControllerPort)
