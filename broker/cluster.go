@@ -91,14 +91,15 @@ func (b *Broker) startController(dirPath string) error {
 	voters, initial := formattedQuorum(cfg, formatted.Voters)
 	boot := b.bootstrapFrom(formatted)
 	if _, voter := voters[cfg.NodeID]; !voter {
-		// A broker-only node follows the log on its first listener; a
-		// controller that is not a voter yet on its CONTROLLER listener,
-		// where it will vote once added (controller_registration.go).
-		l := b.listeners[0]
+		// A broker-only node follows the log on its inter-broker
+		// listener; a controller that is not a voter yet on its
+		// CONTROLLER listener, where it will vote once added
+		// (controller_registration.go).
+		var l *listener
 		if cfg.hasRole("controller") {
-			i := slices.IndexFunc(b.listeners, func(l *listener) bool { return l.controller })
-			l = b.listeners[i]
+			l = b.listeners[slices.IndexFunc(b.listeners, func(l *listener) bool { return l.controller })]
 		} else {
+			l = b.interBrokerBound()
 			observerListener = l.name
 		}
 		host, port := cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
@@ -308,9 +309,14 @@ func (cl *cluster) register() error {
 			continue
 		}
 		host, port := b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
-		req.Listeners = append(req.Listeners, kmsg.BrokerRegistrationRequestListener{
-			Name: l.name, Host: host, Port: uint16(port), SecurityProtocol: 0,
-		})
+		e := kmsg.BrokerRegistrationRequestListener{Name: l.name, Host: host, Port: uint16(port)}
+		if l.raft {
+			// First: the active controller streams the metadata log to
+			// a broker-only node's first endpoint.
+			req.Listeners = append([]kmsg.BrokerRegistrationRequestListener{e}, req.Listeners...)
+		} else {
+			req.Listeners = append(req.Listeners, e)
+		}
 	}
 	if b.dirs != nil {
 		req.LogDirs = b.dirs.DirectoryIDs()

@@ -103,8 +103,10 @@ type Config struct {
 
 	// Listener security (security.go): the protocol map, the SASL keys,
 	// and what they resolve to per client listener.
-	SecurityProtocols         map[string]string
-	SaslInterBrokerMechanism  string
+	SecurityProtocols        map[string]string
+	SaslInterBrokerMechanism string
+	// InterBrokerListener names the listener brokers reach each other on.
+	InterBrokerListener       string
 	FailedAuthenticationDelay time.Duration
 	SaslMaxReceiveSize        int32
 	Security                  map[string]ListenerSecurity
@@ -392,7 +394,7 @@ var keyAliases = map[string]string{
 // knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
 // server.properties files that Gregor accepts but does not act on yet.
 var knownUnusedKeys = map[string]bool{
-	"broker.id": true, "inter.broker.listener.name": true,
+	"broker.id":           true,
 	"num.network.threads": true, "num.io.threads": true,
 	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
 }
@@ -467,6 +469,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		}
 	}
 	if err := c.resolveSecurity(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.resolveInterBrokerListener(); err != nil {
 		return c, warnings, err
 	}
 	if err := c.validateInterBrokerSecurity(); err != nil {

@@ -25,7 +25,7 @@ package broker
 //     runtime a listener's own limit must stay above zero (Kafka's
 //     "Invalid dynamic configuration"), which holds for the broker-wide
 //     keys too, since every listener without its own key takes them.
-//   - The inter-broker listener (the first client listener), when there is
+//   - The inter-broker listener (inter.broker.listener.name), when there is
 //     more than one client listener, is exempt from the broker's maximum
 //     and rate: its connections are let through and counted. Its own
 //     maximum and rate still hold, which are the broker-wide values

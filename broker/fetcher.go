@@ -486,8 +486,8 @@ func (f *replicaFetcher) markTruncate(p *partition) {
 	f.mu.Unlock()
 }
 
-// brokerAddr is the address of a broker's listener of the same name as
-// this node's first client listener (Kafka's inter.broker.listener.name).
+// brokerAddr is the address of a broker's inter-broker listener (the
+// endpoint it registered under this node's inter-broker listener name).
 func (cl *cluster) brokerAddr(id int32) string {
 	img := cl.image()
 	if img == nil {
@@ -497,9 +497,9 @@ func (cl *cluster) brokerAddr(id int32) string {
 	if br == nil {
 		return ""
 	}
-	name := cl.b.cfg.clientListeners()[0].Name
+	ib, _, _ := cl.b.cfg.interBrokerListener()
 	for _, e := range br.Endpoints {
-		if e.Listener == name {
+		if e.Listener == ib.Name {
 			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port)))
 		}
 	}

@@ -83,6 +83,21 @@ var securityKeys = []configKey{
 	{"sasl.enabled.mechanisms", "LIST", "GSSAPI", "The SASL mechanisms enabled on SASL listeners (Gregor: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER).", func(c *Config, v string) error {
 		return nil // read per listener by saslListener
 	}},
+	{"inter.broker.listener.name", "STRING", "", "The listener brokers reach each other on (replica fetches, forwarded requests); without it, the listener named by security.inter.broker.protocol.", func(c *Config, v string) error {
+		c.InterBrokerListener = strings.ToUpper(v)
+		return nil
+	}},
+	{"security.inter.broker.protocol", "STRING", protocolPlaintext, "The security protocol brokers reach each other with: the listener of that name, unless inter.broker.listener.name is set.", func(c *Config, v string) error {
+		switch v = strings.ToUpper(v); v {
+		case protocolPlaintext, protocolSaslPlaintext, protocolSSL, protocolSaslSSL:
+		default:
+			return fmt.Errorf("unknown security protocol %s", v)
+		}
+		if !c.explicit["inter.broker.listener.name"] {
+			c.InterBrokerListener = v
+		}
+		return nil
+	}},
 	{"sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism replicas log in to a SASL listener with.", func(c *Config, v string) error {
 		c.SaslInterBrokerMechanism = v
 		return nil
@@ -247,14 +262,55 @@ func (c *Config) mechanismValue(listener, mechanism, key string) (string, string
 	return c.listenerValue(listener, key)
 }
 
-// interBrokerListener is the listener replicas fetch on (the first client
-// listener, Kafka's inter.broker.listener.name) and its security.
+// interBrokerListener is the listener brokers reach each other on
+// (resolveInterBrokerListener) and its security.
 func (c *Config) interBrokerListener() (Listener, ListenerSecurity, bool) {
 	ls := c.clientListeners()
-	if len(ls) == 0 {
-		return Listener{}, ListenerSecurity{}, false
+	i := slices.IndexFunc(ls, func(l Listener) bool { return l.Name == c.InterBrokerListener })
+	switch {
+	case i >= 0:
+		return ls[i], c.Security[ls[i].Name], true
+	case len(ls) > 0:
+		return ls[0], c.Security[ls[0].Name], true
 	}
-	return ls[0], c.Security[ls[0].Name], true
+	return Listener{}, ListenerSecurity{}, false
+}
+
+// resolveInterBrokerListener checks the inter-broker listener as Kafka
+// does: inter.broker.listener.name, or else the listener named by
+// security.inter.broker.protocol (PLAINTEXT by default), only one of the
+// two set, and what they name a client listener of a node with the broker
+// role. Where Kafka would refuse a node because its default names no
+// listener (no listener called PLAINTEXT, nothing set), Gregor takes the
+// first client listener.
+func (c *Config) resolveInterBrokerListener() error {
+	byName, byProtocol := c.explicit["inter.broker.listener.name"], c.explicit["security.inter.broker.protocol"]
+	if byName && byProtocol {
+		return fmt.Errorf("only one of inter.broker.listener.name and security.inter.broker.protocol may be set")
+	}
+	if !c.hasRole("broker") {
+		return nil
+	}
+	ls := c.clientListeners()
+	if slices.ContainsFunc(ls, func(l Listener) bool { return l.Name == c.InterBrokerListener }) {
+		return nil
+	}
+	if !byName && !byProtocol {
+		if len(ls) > 0 {
+			c.InterBrokerListener = ls[0].Name
+		}
+		return nil
+	}
+	key := "inter.broker.listener.name"
+	if byProtocol {
+		key = "security.inter.broker.protocol"
+	}
+	var names []string
+	for _, l := range ls {
+		names = append(names, l.Name)
+	}
+	return fmt.Errorf("invalid value for config key %s: %s must be a listener name defined in listeners, other than a controller listener; the valid options are %s",
+		key, c.InterBrokerListener, strings.Join(names, ","))
 }
 
 // interBrokerTLS is the TLS config replica fetchers dial their leaders
@@ -284,9 +340,9 @@ func (c *Config) interBrokerSASL() fsasl.Mechanism {
 }
 
 // validateInterBrokerSecurity checks, in a cluster, that replicas can log
-// in to the listener they fetch on (the first client listener) and that a
-// broker-only node's first listener, which carries the metadata log too,
-// is PLAINTEXT (raft speaks neither TLS nor SASL).
+// in to the listener they fetch on (the inter-broker listener) and that a
+// broker-only node's inter-broker listener, which carries the metadata log
+// too, is PLAINTEXT (raft speaks neither TLS nor SASL).
 func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
@@ -296,7 +352,7 @@ func (c *Config) validateInterBrokerSecurity() error {
 		return nil
 	}
 	if !c.hasRole("controller") {
-		return fmt.Errorf("listener %s: a broker-only node's first listener carries the metadata log and must be PLAINTEXT", l.Name)
+		return fmt.Errorf("listener %s: a broker-only node's inter-broker listener carries the metadata log and must be PLAINTEXT", l.Name)
 	}
 	if !sec.sasl() {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,10 +255,18 @@ func (b *Broker) bind() error {
 	}
 	if b.cfg.clustered() && !b.cfg.hasRole("controller") {
 		// A broker-only node follows the metadata log as a raft observer;
-		// the controller reaches it on its first client listener.
-		b.listeners[0].raft = true
+		// the controller reaches it on its inter-broker listener.
+		b.interBrokerBound().raft = true
 	}
 	return nil
+}
+
+// interBrokerBound is the bound inter-broker listener of a node with the
+// broker role.
+func (b *Broker) interBrokerBound() *listener {
+	ib, _, _ := b.cfg.interBrokerListener()
+	i := slices.IndexFunc(b.listeners, func(l *listener) bool { return !l.controller && l.name == ib.Name })
+	return b.listeners[i]
 }
 
 // setReceiveBuffer sets a listening socket's SO_RCVBUF before it binds,

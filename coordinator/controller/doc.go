@@ -24,9 +24,10 @@
 // A node that is not a voter (process.roles=broker) runs the same code as
 // an observer: a raft non-voter with its own raft state, which the active
 // controller adds (AddNonvoter) when the node's broker registers, dialing
-// the endpoint of Config.ObserverListener; the broker hands raft streams
-// arriving there to HandOff as on a CONTROLLER listener. Observers follow
-// the log and serve Image, but never lead.
+// the endpoint of Config.ObserverListener (unset: the first endpoint, where
+// a Gregor broker registers its inter-broker listener); the broker hands
+// raft streams arriving there to HandOff as on a CONTROLLER listener.
+// Observers follow the log and serve Image, but never lead.
 //
 // Raft's traffic shares the broker's CONTROLLER listener. Its streams start
 // with RaftMagic ("RAFT"), which as a Kafka frame size (1.3 GiB) no request
