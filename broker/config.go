@@ -385,16 +385,18 @@ var dynamicBrokerKeys = func() map[string]bool {
 	return keys
 }()
 
-// keyAliases maps topic-level spellings people put in server.properties to
-// the broker key they mean (the issue names index.interval.bytes).
+// keyAliases maps other spellings people put in server.properties to the
+// broker key they mean: a topic-level one (the issue names
+// index.interval.bytes), and broker.id, the deprecated name of node.id
+// (which must then agree with it, as in Kafka).
 var keyAliases = map[string]string{
 	"index.interval.bytes": "log.index.interval.bytes",
+	"broker.id":            "node.id",
 }
 
 // knownUnusedKeys are Kafka broker keys found in Kafka's own shipped
 // server.properties files that Gregor accepts but does not act on yet.
 var knownUnusedKeys = map[string]bool{
-	"broker.id":           true,
 	"num.network.threads": true, "num.io.threads": true,
 	"share.coordinator.state.topic.replication.factor": true, "share.coordinator.state.topic.min.isr": true,
 }
@@ -419,6 +421,11 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	resolved := make(map[string]string, len(props))
 	for k, v := range props {
 		resolved[k] = v
+	}
+	if id, ok := props["broker.id"]; ok {
+		if n, both := props["node.id"]; both && strings.TrimSpace(n) != strings.TrimSpace(id) {
+			return c, warnings, fmt.Errorf("`node.id` and `broker.id` must be set to the same value. `broker.id` is deprecated, please use `node.id` instead")
+		}
 	}
 	for k, v := range props {
 		if alias, ok := keyAliases[k]; ok {

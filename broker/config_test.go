@@ -202,3 +202,19 @@ func socketBuffers(t *testing.T, nc net.Conn) (snd, rcv int) {
 	}
 	return snd, rcv
 }
+
+// broker.id is node.id's deprecated name, as in Kafka 4: alone it sets the
+// node id; beside node.id it must agree with it.
+func TestBrokerIDIsNodeID(t *testing.T) {
+	c, warnings, err := ParseConfig(map[string]string{"broker.id": "7"})
+	if err != nil || c.NodeID != 7 || len(warnings) != 0 {
+		t.Fatalf("broker.id=7: node id %d, warnings %v, %v", c.NodeID, warnings, err)
+	}
+	if c, _, err := ParseConfig(map[string]string{"broker.id": "7", "node.id": "7"}); err != nil || c.NodeID != 7 {
+		t.Fatalf("both 7: node id %d, %v", c.NodeID, err)
+	}
+	_, _, err = ParseConfig(map[string]string{"broker.id": "7", "node.id": "3"})
+	if err == nil || err.Error() != "`node.id` and `broker.id` must be set to the same value. `broker.id` is deprecated, please use `node.id` instead" {
+		t.Fatalf("broker.id 7, node.id 3: %v", err)
+	}
+}
