@@ -21,6 +21,8 @@ type verifiableEvent struct {
 	Value     string `json:"value"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
+	Exception string `json:"exception"` // of a producer_send_error
+	Message   string `json:"message"`
 }
 
 // checkReplication follows Kafka's own replication test: Kafka's
@@ -62,13 +64,16 @@ func (e *cliEnv) checkReplication(t *testing.T, c *clustertest.Cluster) {
 	killAndRestart(leader.Leader)
 	killAndRestart(c.Controller(t, time.Minute))
 	c.WaitAgreed(t, topic, 3, 3, time.Minute)
-	time.Sleep(2 * time.Second)         // writes to a healed cluster
+	// Writes to a healed cluster; the producer may still fail sends for a
+	// moment after, until it has refreshed its metadata.
+	time.Sleep(4 * time.Second)
 	cmd.Process.Signal(syscall.SIGTERM) // the tool closes its producer, says so, and exits 128+15
 	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 143 || !strings.Contains(stdout.String(), `"shutdown_complete"`) {
 		t.Fatalf("kafka-verifiable-producer: %v\n%s", err, stderr.String())
 	}
 
 	acked := map[string]verifiableEvent{}
+	failed := map[string]verifiableEvent{}
 	errors, last := 0, -1
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
@@ -84,6 +89,7 @@ func (e *cliEnv) checkReplication(t *testing.T, c *clustertest.Cluster) {
 			acked[ev.Value] = ev
 		case "producer_send_error":
 			errors++
+			failed[ev.Value] = ev
 		default:
 			continue
 		}
@@ -95,7 +101,7 @@ func (e *cliEnv) checkReplication(t *testing.T, c *clustertest.Cluster) {
 	// sends in flight at a kill may fail; those to the healed cluster not.
 	for v := max(last-300, 0); v <= last; v++ {
 		if _, ok := acked[fmt.Sprint(v)]; !ok {
-			t.Fatalf("value %d, sent to the healed cluster, not acknowledged (%d of %d acknowledged, %d errors)", v, len(acked), last+1, errors)
+			t.Fatalf("value %d, sent to the healed cluster, not acknowledged (%+v; %d of %d acknowledged, %d errors)", v, failed[fmt.Sprint(v)], len(acked), last+1, errors)
 		}
 	}
 	t.Logf("kafka-verifiable-producer: %d of %d acknowledged, %d errors, across two kill -9s", len(acked), last+1, errors)
