@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"maps"
+
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/sasl"
@@ -32,7 +34,7 @@ func (b *Broker) bootstrapFrom(f logstore.Formatted) bootstrap {
 	}
 	for _, c := range f.ScramCredentials {
 		m := sasl.ScramMechanism(c.Mechanism)
-		if m != sasl.Sha256 && m != sasl.Sha512 {
+		if !m.Known() {
 			b.logger.Warn("kafka-storage format added a SCRAM credential of an unknown mechanism", "user", c.User, "mechanism", c.Mechanism)
 			continue
 		}
@@ -50,6 +52,7 @@ func (boot bootstrap) applyTo(d *metaData) {
 	if len(boot.scram) == 0 {
 		return
 	}
+	d.ScramCredentials = maps.Clone(d.ScramCredentials) // readers hold the old map
 	if d.ScramCredentials == nil {
 		d.ScramCredentials = map[string]sasl.Credential{}
 	}

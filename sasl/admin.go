@@ -124,7 +124,7 @@ func validateName(name string, m ScramMechanism) (int16, string) {
 	if name == "" {
 		return kerr.UnacceptableCredential.Code, "Username must not be empty"
 	}
-	if m != Sha256 && m != Sha512 {
+	if !m.Known() {
 		return kerr.UnsupportedSaslMechanism.Code, "Unknown SCRAM mechanism"
 	}
 	return 0, ""

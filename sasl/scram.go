@@ -42,6 +42,9 @@ func ScramMechanismNamed(name string) ScramMechanism {
 	return ScramUnknown
 }
 
+// Known reports whether m is SCRAM-SHA-256 or SCRAM-SHA-512.
+func (m ScramMechanism) Known() bool { return m == Sha256 || m == Sha512 }
+
 func (m ScramMechanism) String() string {
 	switch m {
 	case Sha256:
