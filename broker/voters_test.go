@@ -337,3 +337,91 @@ func TestClusterBrokersFindControllersThroughBootstrapServers(t *testing.T) {
 		return true
 	})
 }
+
+// Brokers send their heartbeats to whichever voter leads, also to a voter
+// added after they started: with controller 4 added and voters 1, 2 and 3
+// removed, node 4 alone leads, and brokers 1-3, which were configured with
+// the first three only, keep their sessions. No broker is fenced, so no
+// partition loses its leader or an ISR member (their epochs stay).
+func TestClusterBrokersFollowTheVotersAsTheyChange(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	dirIDs := formatInitialControllers(t, c)
+	c.startAll()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := maps.Clone(c.props[0])
+	props["node.id"], props["process.roles"] = "4", "controller"
+	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
+	props["log.dirs"] = t.TempDir()
+	c.props = append(c.props, props)
+	c.nodes = append(c.nodes, nil)
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.client()
+	if resp, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 3, 3, nil, "steady"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic: %v %v", err, resp.Err)
+	}
+	c.waitFor("every partition of the topic with three in sync", func() bool {
+		for p := range int32(3) {
+			if _, isr := c.leaderOf("steady", p); len(isr) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	epochs := func() map[int32][2]int32 {
+		out := map[int32][2]int32{}
+		for id, p := range c.nodes[3].cluster.ctl.Image().Topics["steady"].Partitions {
+			out[int32(id)] = [2]int32{p.LeaderEpoch, p.PartitionEpoch}
+		}
+		return out
+	}
+	c.waitFor("node 4 to follow the topic", func() bool { return c.nodes[3].cluster.ctl.Image().Topics["steady"] != nil })
+	before := epochs()
+
+	var dirID [16]byte
+	waitUntil(t, "node 4's directory id", 30*time.Second, func() bool {
+		rc := c.nodes[3].cluster.ctl.Image().Controllers[4]
+		data, _ := os.ReadFile(filepath.Join(props["log.dirs"], "meta.properties"))
+		m := regexp.MustCompile(`(?m)^directory\.id=(\S+)$`).FindSubmatch(data)
+		if rc == nil || m == nil {
+			return false
+		}
+		dirID, err = logstore.ParseUUID(string(m[1]))
+		return err == nil
+	})
+	add := kmsg.NewPtrAddRaftVoterRequest()
+	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, dirID, 10000
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(ports[0])}}
+	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("AddRaftVoter: %v %+v", err, resp)
+	}
+	for id := int32(1); id <= 3; id++ {
+		remove := kmsg.NewPtrRemoveRaftVoterRequest()
+		remove.VoterID, remove.VoterDirectoryID = id, dirIDs[id]
+		waitUntil(t, fmt.Sprintf("voter %d removed", id), 30*time.Second, func() bool {
+			resp, err := remove.RequestWith(ctxT(t), cl)
+			return err == nil && resp.ErrorCode == 0
+		})
+	}
+	c.waitFor("node 4 active", func() bool { return c.nodes[3].cluster.ctl.Active() })
+
+	// More than a session (broker.session.timeout.ms=2000) with node 4
+	// the only controller.
+	time.Sleep(5 * time.Second)
+	img := c.nodes[3].cluster.ctl.Image()
+	for id := int32(1); id <= 3; id++ {
+		if b := img.Brokers[id]; b == nil || b.Fenced {
+			t.Errorf("broker %d fenced or unregistered: %+v", id, b)
+		}
+	}
+	if after := epochs(); !maps.Equal(after, before) {
+		t.Errorf("leader and partition epochs went from %v to %v", before, after)
+	}
+	if resp, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 3, nil, "after-the-change"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic with node 4 the only controller: %v %v", err, resp.Err)
+	}
+}

@@ -59,6 +59,12 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 	return nil
 }
 
+// StoreConfiguration is raft's call for a committed voter change (a
+// configuration entry, which carries no records): the image stays, but the
+// Changed waiters wake, so that a broker learns a new voter's address
+// (Controller.Voters) before it has to send that voter its heartbeats.
+func (f *fsm) StoreConfiguration(uint64, raft.Configuration) { f.publish(f.image.Load()) }
+
 // snapshotForm is the JSON written by snapshots: the image without its
 // derived index and with configs as a list (struct keys are not JSON keys).
 type snapshotForm struct {
