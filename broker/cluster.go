@@ -141,6 +141,7 @@ func (b *Broker) startController(dirPath string) error {
 		go func() {
 			defer cl.wg.Done()
 			cl.registerControllerLoop()
+			cl.updateVoterLoop()
 		}()
 	}
 	return nil

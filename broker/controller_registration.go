@@ -9,6 +9,7 @@ import (
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -19,7 +20,9 @@ import (
 // kafka-metadata-quorum add-controller can then make it a voter
 // (coordinator/controller/voters.go). A controller-only node also writes
 // the meta.properties that add-controller reads its directory id from,
-// once it knows the cluster id.
+// once it knows the cluster id. A voter then tells every new leader that
+// directory id (UpdateRaftVoter), which upgrading a static quorum to a
+// dynamic one needs (coordinator/controller/kraft_upgrade.go).
 
 // registerControllerLoop sends ControllerRegistration until it is
 // accepted or the node stops.
@@ -27,11 +30,8 @@ func (cl *cluster) registerControllerLoop() {
 	b := cl.b
 	req := newest(kmsg.NewPtrControllerRegistrationRequest())
 	req.ControllerID, req.IncarnationID = b.cfg.NodeID, cl.incarnation
-	for _, l := range b.listeners {
-		if l.controller {
-			host, port := b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
-			req.Listeners = append(req.Listeners, kmsg.ControllerRegistrationRequestListener{Name: l.name, Host: host, Port: uint16(port)})
-		}
+	for _, e := range cl.controllerEndpoints() {
+		req.Listeners = append(req.Listeners, kmsg.ControllerRegistrationRequestListener{Name: e.Listener, Host: e.Host, Port: uint16(e.Port)})
 	}
 	started, warned := time.Now(), false
 	for {
@@ -73,6 +73,62 @@ func (cl *cluster) registerControllerLoop() {
 		case <-cl.stop:
 			return
 		case <-changed:
+		}
+	}
+}
+
+// controllerEndpoints are this node's CONTROLLER listeners as it
+// advertises them.
+func (cl *cluster) controllerEndpoints() []controller.Endpoint {
+	var out []controller.Endpoint
+	for _, l := range cl.b.listeners {
+		if l.controller {
+			host, port := cl.b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
+			out = append(out, controller.Endpoint{Listener: l.name, Host: host, Port: int32(port)})
+		}
+	}
+	return out
+}
+
+// updateVoterLoop tells each leader this voter follows its directory id,
+// CONTROLLER endpoints and supported kraft.version levels
+// (UpdateRaftVoter), as a KRaft voter does, from the moment its metadata
+// dir's meta.properties has a directory id: a static quorum's leader
+// upgrades to kraft.version 1 only once every voter has
+// (coordinator/controller/kraft_upgrade.go).
+func (cl *cluster) updateVoterLoop() {
+	var dirID [16]byte
+	var told uint64 // the raft term whose leader was told
+	for {
+		select {
+		case <-cl.stop:
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if dirID == [16]byte{} {
+			dirID, _ = logstore.DirectoryID(cl.b.cfg.LogDirs[0])
+			if dirID == [16]byte{} {
+				continue
+			}
+		}
+		req, term := cl.ctl.VoterUpdate(dirID, cl.controllerEndpoints())
+		if req == nil || term == told {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := cl.client.Send(ctx, req)
+		cancel()
+		if err != nil {
+			continue
+		}
+		switch code := resp.(*kmsg.UpdateRaftVoterResponse).ErrorCode; code {
+		case 0, kerr.UnsupportedVersion.Code:
+			told = term
+		case kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code, kerr.RequestTimedOut.Code:
+			// The leader changed or is busy: asked again at the next tick.
+		default:
+			cl.b.logger.Warn("the active controller refused this voter's UpdateRaftVoter", "error", errorMessageText(code))
+			told = term
 		}
 	}
 }

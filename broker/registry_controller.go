@@ -43,6 +43,7 @@ func init() {
 		70: {min: 0, max: 0, serve: toController},
 		80: {min: 0, max: 1, serve: toController},
 		81: {min: 0, max: 0, serve: toController},
+		82: {min: 0, max: 0, serve: toController},
 	}
 }
 

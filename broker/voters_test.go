@@ -425,3 +425,49 @@ func TestClusterBrokersFollowTheVotersAsTheyChange(t *testing.T) {
 		t.Fatalf("creating a topic with node 4 the only controller: %v %v", err, resp.Err)
 	}
 }
+
+// A static quorum (controller.quorum.voters) is upgraded to a dynamic one
+// as in Kafka 4.1: each voter tells the leader its metadata dir's
+// directory id (UpdateRaftVoter), UpdateFeatures kraft.version=1 then
+// succeeds, DescribeQuorum lists the voters with those ids, and the
+// voters can be changed.
+func TestClusterUpgradeToDynamicQuorum(t *testing.T) {
+	c := clusterProps(t, 3, 1, nil)
+	c.startAll()
+	cl := c.client()
+	waitUntil(t, "kraft.version upgraded to 1", 30*time.Second, func() bool {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: 1}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		return err == nil && resp.ErrorCode == 0
+	})
+	dirs := map[int32][16]byte{}
+	for i := range 3 {
+		id, err := logstore.DirectoryID(c.props[i]["log.dirs"])
+		if err != nil || id == [16]byte{} {
+			t.Fatalf("node %d's directory id: %v", i+1, err)
+		}
+		dirs[int32(i+1)] = id
+	}
+	describe := kmsg.NewPtrDescribeQuorumRequest()
+	describe.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+	resp, err := describe.RequestWith(ctxT(t), cl)
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("DescribeQuorum: %v %+v", err, resp)
+	}
+	got := map[int32][16]byte{}
+	for _, v := range resp.Topics[0].Partitions[0].CurrentVoters {
+		got[v.ReplicaID] = v.ReplicaDirectoryID
+	}
+	if !maps.Equal(got, dirs) {
+		t.Fatalf("DescribeQuorum's voters after the upgrade: %v, want the meta.properties directory ids %v", got, dirs)
+	}
+	remove := kmsg.NewPtrRemoveRaftVoterRequest()
+	remove.VoterID, remove.VoterDirectoryID = 3, dirs[3]
+	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("RemoveRaftVoter after the upgrade: %v %+v", err, resp)
+	}
+	if resp, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "after-the-upgrade"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic with voters 1 and 2: %v %v", err, resp.Err)
+	}
+}

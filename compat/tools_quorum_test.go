@@ -106,7 +106,9 @@ func (e *cliEnv) describeStatus(t *testing.T, bootstrap ...string) (string, map[
 // killed follower falling behind while the quorum fences its broker, then
 // caught up again after its restart. Meanwhile kafka-cluster
 // list-endpoints shows the killed broker fenced, unregister removes it,
-// and it registers again when restarted.
+// and it registers again when restarted. Last, kafka-features upgrades
+// the static quorum to a dynamic one (kraft.version 1), and --status
+// lists the voters with their directory ids.
 func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 	// A topic with a replica on every node, under-replicated whichever dies.
 	e.run(t, "", e.cls.topics, "--bootstrap-server", c.Nodes[0].Addr(), "--create", "--topic", "cli-everywhere",
@@ -211,6 +213,28 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		}
 		return nil
 	})
+
+	// Kafka 4.1's upgrade of a static quorum: --release-version 4.1 takes
+	// kraft.version to 1 once every voter has told the leader its
+	// directory id, which describe --status then lists.
+	clustertest.Eventually(t, time.Minute, "kafka-features upgrade --release-version 4.1 to take kraft.version to 1", func() error {
+		r := e.try(t, "", e.cls.features, "--bootstrap-server", c.Nodes[0].Addr(), "upgrade", "--release-version", "4.1")
+		if r.err != nil {
+			return fmt.Errorf("%v\n%s%s", r.err, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "kraft.version was upgraded to 1.") {
+			t.Fatalf("kafka-features upgrade --release-version 4.1 on a static quorum:\n%s", r.stdout)
+		}
+		return nil
+	})
+	voters = voters[:0]
+	for _, n := range c.Nodes {
+		voters = append(voters, fmt.Sprintf(`{"id": %d, "directoryId": "%s", "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`,
+			n.ID, metaPropertiesValue(t, n.Dir, "directory.id"), n.ControllerPort))
+	}
+	if out, status := e.describeStatus(t, "--bootstrap-server", c.Nodes[0].Addr()); status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" {
+		t.Fatalf("describe --status after the upgrade:\n%s\nwant voters %s", out, strings.Join(voters, ", "))
+	}
 }
 
 // checkUnderReplicated runs kafka-topics --describe

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,13 @@ func readMetaProperties(path string) (metaProperties, error) {
 		}
 	}
 	return m, nil
+}
+
+// DirectoryID is the directory.id of the meta.properties in the dir at
+// path (zero when the file has none).
+func DirectoryID(path string) ([16]byte, error) {
+	m, err := readMetaProperties(filepath.Join(path, metaPropertiesFile))
+	return m.DirectoryID, err
 }
 
 // EnsureMetaProperties gives the dir at path a meta.properties for

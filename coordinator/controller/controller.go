@@ -113,9 +113,10 @@ type Controller struct {
 	// image, proposes its records and waits for them to be applied before
 	// the next one starts, so decisions always see the latest state.
 	mu       sync.Mutex
-	active   bool                // this node is leader and caught up (barrier done)
-	lastSeen map[int32]time.Time // last heartbeat per broker; in memory, reset on election
-	stopLead context.CancelFunc  // stops the active controller's tickers
+	active   bool                    // this node is leader and caught up (barrier done)
+	lastSeen map[int32]time.Time     // last heartbeat per broker; in memory, reset on election
+	stopLead context.CancelFunc      // stops the active controller's tickers
+	reported map[int32]reportedVoter // UpdateRaftVoter per voter, this term (kraft_upgrade.go)
 
 	voterChange sync.Mutex // held by the voter change in progress (voters.go)
 }
@@ -361,6 +362,7 @@ func (c *Controller) becomeActive(ctx context.Context) {
 		return
 	}
 	now := time.Now()
+	c.reported = map[int32]reportedVoter{}
 	c.lastSeen = map[int32]time.Time{}
 	for id := range c.Image().Brokers {
 		c.lastSeen[id] = now

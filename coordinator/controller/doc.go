@@ -16,7 +16,8 @@
 // --initial-controllers wrote, which the broker reads), and all voters
 // doing so with the same set is what raft expects. From then on the voter
 // set is raft's configuration, changed by AddRaftVoter and
-// RemoveRaftVoter (voters.go, KIP-853) in a dynamic quorum only. The
+// RemoveRaftVoter (voters.go, KIP-853) in a dynamic quorum only, which a
+// static one becomes by raising kraft.version (kraft_upgrade.go). The
 // first active controller writes the cluster id, Config.ClusterID or a
 // random one, when the metadata has none, with Config.InitialControllers
 // and, when there are some, kraft.version 1: the quorum is dynamic.

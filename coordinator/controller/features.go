@@ -12,17 +12,22 @@ import (
 
 // updateFeatures handles UpdateFeatures (kafka-features upgrade,
 // downgrade, disable) with package features' rules, storing the levels
-// in Image.Features. Turning eligible leader replicas off clears every
-// partition's ELR and last known leader, which nothing maintains any more;
-// turning them on removes every broker's own min.insync.replicas and sets
-// the cluster's if it has none.
+// in Image.Features. Raising kraft.version records the voters with their
+// directory ids (kraft_upgrade.go). Turning eligible leader replicas off
+// clears every partition's ELR and last known leader, which nothing
+// maintains any more; turning them on removes every broker's own
+// min.insync.replicas and sets the cluster's if it has none.
 func (c *Controller) updateFeatures(req *kmsg.UpdateFeaturesRequest) kmsg.Response {
 	img := c.Image()
 	next, code, msg := features.Update(req, img.Features, true, c.cfg.NodeID)
+	var voters []Record
+	if code == 0 && features.Level(next, features.KRaftVersion) > features.Level(img.Features, features.KRaftVersion) {
+		voters, code, msg = c.upgradeKRaftRecords()
+	}
 	if code != 0 || req.ValidateOnly {
 		return features.Response(req, code, msg)
 	}
-	recs := []Record{{Features: &next}}
+	recs := append(voters, Record{Features: &next})
 	switch on := features.Level(next, features.ELRVersion) >= 1; {
 	case elrEnabled(img) && !on:
 		recs = append(recs, clearELR(img, func(string) bool { return true })...)

@@ -76,6 +76,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.envelope(r), nil
 	case *kmsg.ControllerRegistrationRequest:
 		return c.registerController(r), nil
+	case *kmsg.UpdateRaftVoterRequest:
+		return c.updateRaftVoter(r), nil
 	}
 	return nil, fmt.Errorf("controller: api key %d is not a controller api", req.Key())
 }
@@ -106,6 +108,7 @@ var HandledKeys = []int16{
 	(*kmsg.ControllerRegistrationRequest)(nil).Key(),
 	(*kmsg.AddRaftVoterRequest)(nil).Key(),
 	(*kmsg.RemoveRaftVoterRequest)(nil).Key(),
+	(*kmsg.UpdateRaftVoterRequest)(nil).Key(),
 }
 
 func handled(req kmsg.Request) bool {

@@ -64,7 +64,11 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		av.VoterID, av.Listeners = 7, []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
 		rv := kmsg.NewPtrRemoveRaftVoterRequest()
 		rv.VoterID, rv.VoterDirectoryID = 7, [16]byte{7}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env, creg, av, rv}
+		uv := kmsg.NewPtrUpdateRaftVoterRequest()
+		uv.VoterID, uv.VoterDirectoryID, uv.KRaftVersionFeature.MaxSupportedVersion = 7, [16]byte{7}, 1
+		uv.CurrentLeaderEpoch = int32(tc.ctl(0).raft.CurrentTerm())
+		uv.Listeners = []kmsg.UpdateRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env, creg, av, rv, uv}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -133,6 +137,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.RemoveRaftVoterResponse: // a static quorum
 				got, want = r.ErrorCode, kerr.UnsupportedVersion.Code
+			case *kmsg.UpdateRaftVoterResponse: // not a voter
+				got, want = r.ErrorCode, kerr.VoterNotFound.Code
 			case *kmsg.DescribeQuorumResponse:
 				if got = r.ErrorCode; got == 0 {
 					got = r.Topics[0].Partitions[0].ErrorCode

@@ -31,7 +31,7 @@ import (
 // kafka-storage format --initial-controllers, each with a directory id)
 // changes its voters; a static one (controller.quorum.voters,
 // kraft.version 0, voters without directory ids) answers UNSUPPORTED_VERSION,
-// as Kafka does. One voter change runs at a time; another arriving
+// as Kafka does, until it is upgraded (kraft_upgrade.go). One voter change runs at a time; another arriving
 // meanwhile gets REQUEST_TIMED_OUT, as from KRaft's leader. A formatted
 // voter has the directory id the format gave it, an added voter the one it
 // was added with, and RemoveRaftVoter must name the same.

@@ -50,9 +50,11 @@ const (
 	// kafka-storage format --initial-controllers set up, whose voters
 	// AddRaftVoter and RemoveRaftVoter change. 0 is a static quorum, the
 	// voters of controller.quorum.voters, which they refuse as Kafka
-	// does. A quorum's level is set at its first start and never changes
-	// (Kafka 4.1 can upgrade a static quorum; Gregor cannot). A single
-	// node is at 1, as a Kafka node formatted --standalone.
+	// does. A static quorum is upgraded to 1 as in Kafka 4.1, once every
+	// voter has told the leader its directory id (the cluster controller
+	// checks that: coordinator/controller/kraft_upgrade.go); it never goes
+	// back to 0. A single node is at 1, as a Kafka node formatted
+	// --standalone.
 	KRaftVersion = "kraft.version"
 	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
@@ -75,10 +77,10 @@ const (
 // Feature is one feature: levels Min to Max are supported, Default is
 // the level of a cluster that never changed it.
 type Feature struct {
-	Name     string
-	Min, Max int16
-	Default  int16
-	Fixed    bool // UpdateFeatures cannot change its level
+	Name        string
+	Min, Max    int16
+	Default     int16
+	NoDowngrade bool // once raised, never lowered
 }
 
 // served are the features Gregor serves, in name order (kafka-features
@@ -86,7 +88,7 @@ type Feature struct {
 var served = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
-	{Name: KRaftVersion, Max: 1, Default: 0, Fixed: true},
+	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
 	{Name: MetadataVersion, Min: 7, Max: 27, Default: 27},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
@@ -166,6 +168,12 @@ func feature(name string) (Feature, bool) {
 	return served[i], true
 }
 
+// Supported is a served feature's entry: the levels it supports.
+func Supported(name string) Feature {
+	f, _ := feature(name)
+	return f
+}
+
 // check returns why f may not go to level from current, or "".
 func check(f Feature, known bool, level int16, typ int8, current int16, nodeID int32) string {
 	invalid := func(reason string, args ...any) string {
@@ -184,10 +192,8 @@ func check(f Feature, known bool, level int16, typ int8, current int16, nodeID i
 		return invalid("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
 	case level > current && typ != upgrade:
 		return invalid("Can't downgrade to a newer version.")
-	case f.Fixed && level < current:
+	case f.NoDowngrade && level < current:
 		return invalid("Can't downgrade the version of this feature.")
-	case f.Fixed && level > current:
-		return invalid("Gregor sets a quorum's kraft.version when it first starts: 1 when kafka-storage format --initial-controllers named its voters, 0 for controller.quorum.voters; it cannot upgrade a static quorum.")
 	case f.Name == MetadataVersion && level < current &&
 		slices.ContainsFunc(metadataChanged, func(l int16) bool { return l > level && l <= current }):
 		if typ == unsafeDowngrade {
@@ -243,7 +249,7 @@ func APIVersions(resp *kmsg.ApiVersionsResponse, stored map[string]int16, epoch 
 func Formatted(formatted map[string]int16) (stored map[string]int16, adjusted []string) {
 	stored = map[string]int16{}
 	for _, f := range served {
-		if f.Fixed {
+		if f.Name == KRaftVersion {
 			continue
 		}
 		level := formatted[f.Name]

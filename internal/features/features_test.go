@@ -43,7 +43,6 @@ func TestUpdateRefusals(t *testing.T) {
 		{"unknown upgrade type", request(1, update(TransactionVersion, 1, 0)), false, "does not support the given upgrade type"},
 		{"one bad update of two", request(1, update(TransactionVersion, 1, safeDowngrade), update("nope", 1, upgrade)), false, "does not support this feature"},
 		{"kraft.version down", request(1, update(KRaftVersion, 0, safeDowngrade)), false, "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature."},
-		{"kraft.version of a static quorum up", request(1, update(KRaftVersion, 1, upgrade)), true, "cannot upgrade a static quorum"},
 	}
 	for _, c := range cases {
 		stored := map[string]int16{TransactionVersion: 1}
@@ -84,6 +83,29 @@ func TestMetadataVersion(t *testing.T) {
 	APIVersions(&av, next, 0, true)
 	if !strings.Contains(supported(av), "metadata.version:7-27") || !strings.Contains(finalized(av), "metadata.version:23-23") {
 		t.Fatalf("ApiVersions: supported %s, finalized %s", supported(av), finalized(av))
+	}
+}
+
+// kraft.version goes from 0 (a static quorum) to 1 as any feature goes up
+// (whether the voters allow it is the cluster controller's check), and a
+// single node is at 1 already; it never goes back.
+func TestKRaftVersion(t *testing.T) {
+	up, code, msg := Update(request(1, update(KRaftVersion, 1, upgrade)), nil, true, 1)
+	if code != 0 || Level(up, KRaftVersion) != 1 {
+		t.Fatalf("a static quorum's kraft.version to 1: %v %d %q", up, code, msg)
+	}
+	for _, typ := range []int8{safeDowngrade, unsafeDowngrade} {
+		if _, code, msg := Update(request(1, update(KRaftVersion, 0, typ)), up, true, 1); code != kerr.InvalidUpdateVersion.Code ||
+			!strings.HasSuffix(msg, "Invalid update version 0 for feature kraft.version. Can't downgrade the version of this feature.") {
+			t.Fatalf("kraft.version back to 0 (type %d): %d %q", typ, code, msg)
+		}
+	}
+	single, code, _ := Update(request(1, update(KRaftVersion, 1, upgrade)), nil, false, 1)
+	if code != 0 || Level(single, KRaftVersion) != 1 {
+		t.Fatalf("a single node's kraft.version: %v %d", single, code)
+	}
+	if Supported(KRaftVersion).Max != 1 || Supported(KRaftVersion).Min != 0 {
+		t.Fatalf("kraft.version supports %+v", Supported(KRaftVersion))
 	}
 }
 
