@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,30 +33,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	c := clusterProps(t, 3, 0, nil)
 	dirIDs := formatInitialControllers(t, c)
 	c.startAll()
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := maps.Clone(c.props[0])
-	props["node.id"], props["process.roles"] = "4", "controller"
-	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
-	props["log.dirs"] = t.TempDir()
-	c.props = append(c.props, props)
-	c.nodes = append(c.nodes, nil)
-	if err := c.start(3); err != nil {
-		t.Fatal(err)
-	}
-	metaFile := filepath.Join(props["log.dirs"], "meta.properties")
-	var dirID [16]byte
-	waitUntil(t, "the new controller's meta.properties", 30*time.Second, func() bool {
-		data, err := os.ReadFile(metaFile)
-		m := regexp.MustCompile(`(?m)^directory\.id=(\S+)$`).FindSubmatch(data)
-		if err != nil || m == nil {
-			return false
-		}
-		dirID, err = logstore.ParseUUID(string(m[1]))
-		return err == nil
-	})
+	port, dirID := startFourthController(t, c)
 	if c.nodes[3].cluster.ctl.Image().ClusterID != c.nodes[0].ClusterID() {
 		t.Fatal("the new controller follows another cluster")
 	}
@@ -65,7 +41,7 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	cl := c.client()
 	add := kmsg.NewPtrAddRaftVoterRequest()
 	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, dirID, 10000
-	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(ports[0])}}
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(port)}}
 	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("AddRaftVoter through a broker: %v %+v", err, resp)
 	}
@@ -181,6 +157,33 @@ func TestStaticQuorumConfig(t *testing.T) {
 		"a voter without the controller role": {map[string]string{"process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
 			"node.id 1 is in controller.quorum.voters but lacks the controller role"},
 	})
+}
+
+// startFourthController starts node 4, a controller-only node that no
+// quorum names as a voter: it registers and follows the log as an
+// observer. It returns the node's CONTROLLER port and, once the node has
+// written its meta.properties, the directory id there.
+func startFourthController(t *testing.T, c *testCluster) (int, [16]byte) {
+	t.Helper()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := maps.Clone(c.props[0])
+	props["node.id"], props["process.roles"] = "4", "controller"
+	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
+	props["log.dirs"] = t.TempDir()
+	c.props = append(c.props, props)
+	c.nodes = append(c.nodes, nil)
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	var dirID [16]byte
+	waitUntil(t, "the new controller's meta.properties", 30*time.Second, func() bool {
+		dirID, err = logstore.DirectoryID(props["log.dirs"])
+		return err == nil && dirID != [16]byte{}
+	})
+	return ports[0], dirID
 }
 
 // formatInitialControllers prepares the voters' log dirs as kafka-storage
@@ -347,19 +350,7 @@ func TestClusterBrokersFollowTheVotersAsTheyChange(t *testing.T) {
 	c := clusterProps(t, 3, 0, nil)
 	dirIDs := formatInitialControllers(t, c)
 	c.startAll()
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := maps.Clone(c.props[0])
-	props["node.id"], props["process.roles"] = "4", "controller"
-	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
-	props["log.dirs"] = t.TempDir()
-	c.props = append(c.props, props)
-	c.nodes = append(c.nodes, nil)
-	if err := c.start(3); err != nil {
-		t.Fatal(err)
-	}
+	port, dirID := startFourthController(t, c)
 	cl := c.client()
 	if resp, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 3, 3, nil, "steady"); err != nil || resp.Err != nil {
 		t.Fatalf("creating a topic: %v %v", err, resp.Err)
@@ -382,20 +373,9 @@ func TestClusterBrokersFollowTheVotersAsTheyChange(t *testing.T) {
 	c.waitFor("node 4 to follow the topic", func() bool { return c.nodes[3].cluster.ctl.Image().Topics["steady"] != nil })
 	before := epochs()
 
-	var dirID [16]byte
-	waitUntil(t, "node 4's directory id", 30*time.Second, func() bool {
-		rc := c.nodes[3].cluster.ctl.Image().Controllers[4]
-		data, _ := os.ReadFile(filepath.Join(props["log.dirs"], "meta.properties"))
-		m := regexp.MustCompile(`(?m)^directory\.id=(\S+)$`).FindSubmatch(data)
-		if rc == nil || m == nil {
-			return false
-		}
-		dirID, err = logstore.ParseUUID(string(m[1]))
-		return err == nil
-	})
 	add := kmsg.NewPtrAddRaftVoterRequest()
 	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, dirID, 10000
-	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(ports[0])}}
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(port)}}
 	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("AddRaftVoter: %v %+v", err, resp)
 	}
