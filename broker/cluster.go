@@ -246,6 +246,39 @@ func (cl *cluster) applyLoop() {
 	}
 }
 
+// followMetadata gives a controller-only node, which runs no broker, what
+// the admin APIs its CONTROLLER listener answers as a broker does need
+// (DescribeConfigs, DescribeAcls, DescribeUserScramCredentials): the
+// current image, the configuration with its dynamic broker configs, and
+// the ACLs.
+func (cl *cluster) followMetadata() {
+	b := cl.b
+	cl.applied.Store(cl.ctl.Image())
+	perBroker, clusterWide := b.dynamicBrokerConfigs()
+	if live, err := overlay(&b.cfg, clusterWide, perBroker); err != nil {
+		b.logger.Error("dynamic broker configs from the controller do not parse", "err", err)
+		if b.liveConfig() == nil {
+			b.live.cur.Store(&b.cfg)
+		}
+	} else {
+		b.live.cur.Store(live)
+	}
+	b.installACLs(cl.ctl.Image().ACLs)
+}
+
+// followMetadataLoop runs followMetadata at every change of the image.
+func (cl *cluster) followMetadataLoop() {
+	for {
+		changed := cl.ctl.Changed()
+		cl.followMetadata()
+		select {
+		case <-cl.stop:
+			return
+		case <-changed:
+		}
+	}
+}
+
 func (cl *cluster) isrLoop() {
 	iv := cl.b.cfg.Cluster.ReplicaLagTimeMax / 2
 	if iv <= 0 {

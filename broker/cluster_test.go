@@ -814,6 +814,75 @@ func TestClusterDescribeClusterEndpointTypes(t *testing.T) {
 	}
 }
 
+// A controller-only node's CONTROLLER listener answers the describe APIs
+// the tools send with --bootstrap-controller from the metadata it
+// follows, as Kafka's controllers do: DescribeConfigs of this node (with
+// a dynamic cluster-wide value) and of a topic, DescribeAcls and
+// DescribeUserScramCredentials; ApiVersions lists the finalized features.
+func TestClusterControllerOnlyNodeDescribes(t *testing.T) {
+	c := clusterProps(t, 3, 1, map[string]string{
+		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":           "User:ANONYMOUS",
+	})
+	c.startAll()
+	controllerAddr := strings.TrimPrefix(c.props[1]["listeners"], "CONTROLLER://")
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"retention.ms": kmsg.StringPtr("60000")}, "described"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "log.cleaner.threads", Value: kmsg.StringPtr("2")}}); err != nil {
+		t.Fatal(err)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("described").Operations(kadm.OpRead))
+	alterScram(t, adm, "carol", "carol-secret", kadm.ScramSha256)
+
+	configs := kmsg.NewPtrDescribeConfigsRequest()
+	configs.SetVersion(4)
+	configs.Resources = []kmsg.DescribeConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "2"},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "described", ConfigNames: []string{"retention.ms"}},
+	}
+	value := func(r kmsg.DescribeConfigsResponseResource, name string) string {
+		for _, c := range r.Configs {
+			if c.Name == name && c.Value != nil {
+				return *c.Value
+			}
+		}
+		return ""
+	}
+	waitUntil(t, "the controller-only node describing itself and the topic", 30*time.Second, func() bool {
+		r := dialAddr(t, controllerAddr).request(configs).(*kmsg.DescribeConfigsResponse)
+		return len(r.Resources) == 2 && r.Resources[0].ErrorCode == 0 && value(r.Resources[0], "node.id") == "2" &&
+			value(r.Resources[0], "process.roles") == "controller" && value(r.Resources[0], "log.cleaner.threads") == "2" &&
+			r.Resources[1].ErrorCode == 0 && value(r.Resources[1], "retention.ms") == "60000"
+	})
+	acls := kmsg.NewPtrDescribeACLsRequest()
+	acls.SetVersion(3)
+	acls.ResourceType, acls.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	acls.Operation, acls.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	waitUntil(t, "the controller-only node describing alice's ACL", 30*time.Second, func() bool {
+		r := dialAddr(t, controllerAddr).request(acls).(*kmsg.DescribeACLsResponse)
+		return r.ErrorCode == 0 && len(r.Resources) == 1 && r.Resources[0].ResourceName == "described" &&
+			len(r.Resources[0].ACLs) == 1 && r.Resources[0].ACLs[0].Principal == "User:alice"
+	})
+	waitUntil(t, "the controller-only node describing carol's credential", 30*time.Second, func() bool {
+		r := dialAddr(t, controllerAddr).request(kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		return r.ErrorCode == 0 && len(r.Results) == 1 && r.Results[0].User == "carol"
+	})
+	versions := kmsg.NewPtrApiVersionsRequest()
+	versions.SetVersion(3)
+	versions.ClientSoftwareName, versions.ClientSoftwareVersion = "test", "1"
+	av := dialAddr(t, controllerAddr).request(versions).(*kmsg.ApiVersionsResponse)
+	if !slices.ContainsFunc(av.FinalizedFeatures, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool { return f.Name == "metadata.version" }) {
+		t.Fatalf("ApiVersions of a controller-only node finalizes %+v", av.FinalizedFeatures)
+	}
+	for _, key := range []int16{29, 32, 50} {
+		if !slices.ContainsFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == key }) {
+			t.Errorf("ApiVersions of a controller-only node does not list key %d", key)
+		}
+	}
+}
+
 // TestClusterNotLeaderNamesTheLeader sends a produce and a fetch to a
 // follower: both get NOT_LEADER_OR_FOLLOWER with the leader's id, epoch
 // and address (KIP-951).

@@ -88,6 +88,29 @@ func TestRandomRequestsKeepTheClusterServing(t *testing.T) {
 	}
 }
 
+// TestRandomRequestsKeepAControllerServing sends them to the CONTROLLER
+// listener of a controller-only node, which answers some describe APIs
+// from the metadata it follows, then checks the cluster still creates a
+// topic and takes writes.
+func TestRandomRequestsKeepAControllerServing(t *testing.T) {
+	c := clusterProps(t, 1, 1, nil)
+	c.startAll()
+	seedNames(t, c.client(kgo.AllowAutoTopicCreation()))
+	sendRandomRequests(t, strings.TrimPrefix(c.props[0]["listeners"], "CONTROLLER://"), c.log)
+	adm := kadm.NewClient(c.client())
+	var createErr error
+	c.waitFor("a topic created after the random requests", func() bool {
+		_, createErr = adm.CreateTopic(ctxT(t), 1, 1, nil, "after-random")
+		return !errors.Is(createErr, kerr.InvalidReplicationFactor)
+	})
+	if createErr != nil {
+		t.Fatalf("after the random requests: %v", createErr)
+	}
+	if err := c.client().ProduceSync(ctxT(t), &kgo.Record{Topic: "after-random", Value: []byte("ok")}).FirstErr(); err != nil {
+		t.Fatalf("after the random requests: %v", err)
+	}
+}
+
 // seedNames gives the generator real names to hit: a topic with records
 // and a consumer group with a committed offset.
 func seedNames(t *testing.T, cl *kgo.Client) {

@@ -62,23 +62,26 @@ var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 })
 
 // controllerListenerHandlers is the registry of this node's CONTROLLER
-// listener. In a cluster that is the controller's, plus, on a node that is
-// also a broker, the APIs Kafka's controller lists besides and the tools
-// send with --bootstrap-controller (kafka-configs --describe of this node
-// or of users' SCRAM credentials, kafka-acls --list, kafka-delegation-
-// tokens): the broker answers them, once it has started, as on its
-// client listeners.
+// listener. In a cluster that is the controller's, plus the APIs Kafka's
+// controller lists besides and the tools send with --bootstrap-controller
+// (kafka-configs --describe of this node, of topics or of users' SCRAM
+// credentials, kafka-acls --list, and, on a node that is also a broker,
+// kafka-delegation-tokens), answered once the node has started as on a
+// client listener, from the metadata image. A controller-only node keeps
+// what they need from the image (cluster.followMetadataLoop).
 func (b *Broker) controllerListenerHandlers() map[int16]handler {
 	if !b.cfg.clustered() {
 		return singleNodeControllerHandlers()
 	}
 	table := maps.Clone(controllerHandlers)
+	keys := []int16{29, 32, 50}
 	if b.cfg.hasRole("broker") {
-		for _, key := range []int16{29, 32, 38, 39, 40, 41, 50} {
-			h := handlers[key]
-			h.serve = onceStarted(h.serve)
-			table[key] = h
-		}
+		keys = append(keys, 38, 39, 40, 41)
+	}
+	for _, key := range keys {
+		h := handlers[key]
+		h.serve = onceStarted(h.serve)
+		table[key] = h
 	}
 	return table
 }

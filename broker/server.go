@@ -112,6 +112,12 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 			}
 		}
 		if !cfg.hasRole("broker") {
+			b.cluster.followMetadata()
+			b.cluster.wg.Add(1)
+			go func() {
+				defer b.cluster.wg.Done()
+				b.cluster.followMetadataLoop()
+			}()
 			close(b.ready)
 			logger.Info("gregor controller started", "node.id", cfg.NodeID)
 			return b, nil
