@@ -410,7 +410,8 @@ func TestClusterBrokersFollowTheVotersAsTheyChange(t *testing.T) {
 // as in Kafka 4.1: each voter tells the leader its metadata dir's
 // directory id (UpdateRaftVoter), UpdateFeatures kraft.version=1 then
 // succeeds, DescribeQuorum lists the voters with those ids, and the
-// voters can be changed.
+// voters can be changed, also after nodes restart configured with
+// controller.quorum.bootstrap.servers instead.
 func TestClusterUpgradeToDynamicQuorum(t *testing.T) {
 	c := clusterProps(t, 3, 1, nil)
 	c.startAll()
@@ -442,6 +443,26 @@ func TestClusterUpgradeToDynamicQuorum(t *testing.T) {
 	if !maps.Equal(got, dirs) {
 		t.Fatalf("DescribeQuorum's voters after the upgrade: %v, want the meta.properties directory ids %v", got, dirs)
 	}
+	// As KIP-853 tells operators once kraft.version is 1, node 1 and the
+	// broker restart with controller.quorum.bootstrap.servers in place of
+	// controller.quorum.voters.
+	var controllers []string
+	for _, p := range c.props[:3] {
+		controllers = append(controllers, strings.TrimPrefix(p["listeners"], "CONTROLLER://"))
+	}
+	for _, i := range []int{0, 3} {
+		c.stop(i)
+		delete(c.props[i], "controller.quorum.voters")
+		c.props[i]["controller.quorum.bootstrap.servers"] = strings.Join(controllers, ",")
+		if err := c.start(i); err != nil {
+			t.Fatalf("restarting node %d with bootstrap servers: %v", i+1, err)
+		}
+	}
+	c.waitFor("node 1 voting again and the broker unfenced", func() bool {
+		_, voter := c.nodes[0].cluster.ctl.Voters()[1]
+		b := c.nodes[3].cluster.image().Brokers[4]
+		return voter && b != nil && !b.Fenced
+	})
 	remove := kmsg.NewPtrRemoveRaftVoterRequest()
 	remove.VoterID, remove.VoterDirectoryID = 3, dirs[3]
 	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
