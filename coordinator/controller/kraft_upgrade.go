@@ -64,7 +64,7 @@ func (c *Controller) VoterUpdate(directoryID [16]byte, endpoints []Endpoint) (*k
 	for _, e := range endpoints {
 		req.Listeners = append(req.Listeners, kmsg.UpdateRaftVoterRequestListener{Name: e.Listener, Host: e.Host, Port: uint16(e.Port)})
 	}
-	kraft := features.Supported(features.KRaftVersion)
+	kraft := features.Served(features.KRaftVersion)
 	req.KRaftVersionFeature.MinSupportedVersion, req.KRaftVersionFeature.MaxSupportedVersion = kraft.Min, kraft.Max
 	return req, term
 }

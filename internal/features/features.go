@@ -168,8 +168,9 @@ func feature(name string) (Feature, bool) {
 	return served[i], true
 }
 
-// Supported is a served feature's entry: the levels it supports.
-func Supported(name string) Feature {
+// Served is the entry of the feature Gregor serves by that name: the
+// levels it supports (an unknown name supports level 0 alone).
+func Served(name string) Feature {
 	f, _ := feature(name)
 	return f
 }

@@ -104,8 +104,8 @@ func TestKRaftVersion(t *testing.T) {
 	if code != 0 || Level(single, KRaftVersion) != 1 {
 		t.Fatalf("a single node's kraft.version: %v %d", single, code)
 	}
-	if Supported(KRaftVersion).Max != 1 || Supported(KRaftVersion).Min != 0 {
-		t.Fatalf("kraft.version supports %+v", Supported(KRaftVersion))
+	if Served(KRaftVersion).Max != 1 || Served(KRaftVersion).Min != 0 {
+		t.Fatalf("kraft.version supports %+v", Served(KRaftVersion))
 	}
 }
 
