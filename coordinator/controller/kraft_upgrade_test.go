@@ -27,6 +27,7 @@ func TestUpgradeStaticQuorum(t *testing.T) {
 	tc := startCluster(t, 3, func(c *Config) { c.ListenerName = "CONTROLLER" })
 	cl := tc.client()
 	leader := tc.ctl(tc.active())
+	tc.waitAll("the cluster id on every voter", func(img *Image) bool { return img.ClusterID != "" })
 	dirs := map[int32][16]byte{1: {0xa1}, 2: {0xa2}, 3: {0xa3}}
 	endpoints := func(id int32) []Endpoint {
 		host, port, _ := net.SplitHostPort(tc.voters[id])
