@@ -23,8 +23,10 @@ import (
 // servers, starts, follows the quorum and is listed by kafka-cluster
 // list-endpoints; add-controller, given its server.properties, makes it a
 // voter with the directory id of its meta.properties; remove-controller
-// takes voter 1's vote away, and node 1 stays as an observer. With node 2
-// killed as well, voters 3 and 4 still commit: kafka-topics creates a
+// takes voter 1's vote away, and node 1 stays as an observer. A fifth
+// node, a dedicated controller, describes its configuration through
+// kafka-configs --bootstrap-controller and observes the quorum. With node
+// 2 killed as well, voters 3 and 4 still commit: kafka-topics creates a
 // topic.
 func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	c := clustertest.Configure(t, clustertest.Options{DynamicQuorum: true})
@@ -104,6 +106,26 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	if got := status()["CurrentVoters"]; got != wantVoters {
 		t.Fatalf("describe --status after add-controller: voters %s, want %s", got, wantVoters)
 	}
+
+	// A dedicated controller (process.roles=controller alone) answers the
+	// tools given --bootstrap-controller for itself: kafka-configs
+	// describes its configuration, and it follows the quorum as an
+	// observer.
+	node5 := c.AddController(t)
+	at5 := []string{"--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", node5.ControllerPort)}
+	clustertest.Eventually(t, time.Minute, "kafka-configs --bootstrap-controller to describe the dedicated controller", func() error {
+		r := e.try(t, "", e.cls.configs, append(at5, "--describe", "--all", "--entity-type", "brokers", "--entity-name", "5")...)
+		if r.err != nil || !strings.Contains(r.stdout, "All configs for broker 5 are:") || !strings.Contains(r.stdout, "process.roles=controller ") {
+			return fmt.Errorf("%v\n%s%s", r.err, r.stdout, r.stderr)
+		}
+		return nil
+	})
+	clustertest.Eventually(t, time.Minute, "the dedicated controller listed as an observer", func() error {
+		if s := status(); !strings.Contains(s["CurrentObservers"], `{"id": 5`) {
+			return fmt.Errorf("observers %s", s["CurrentObservers"])
+		}
+		return nil
+	})
 
 	out = e.try(t, "", e.cls.quorum, append(controller, "--command-config", props, "add-controller")...).stderr
 	if !strings.Contains(out, "DuplicateVoterException") {

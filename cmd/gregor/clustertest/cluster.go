@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,6 +230,20 @@ func (c *Cluster) setArgs(node *Node) {
 // overrides (key=value) come after the cluster's settings.
 func (c *Cluster) AddNode(t testing.TB, overrides ...string) *Node {
 	t.Helper()
+	return c.addNode(t, false, overrides)
+}
+
+// AddController starts one more node with the controller role alone, a
+// dedicated controller as Kafka's production clusters run them. As
+// AddNode's, it is not a voter: it follows the quorum as an observer until
+// AddRaftVoter makes it one. It has no client listener (Addr names none).
+func (c *Cluster) AddController(t testing.TB) *Node {
+	t.Helper()
+	return c.addNode(t, true, nil)
+}
+
+func (c *Cluster) addNode(t testing.TB, controllerOnly bool, overrides []string) *Node {
+	t.Helper()
 	perNode := 2
 	if c.opts.Proxy {
 		perNode = 3
@@ -242,6 +257,10 @@ func (c *Cluster) AddNode(t testing.TB, overrides ...string) *Node {
 		t.Fatal(err)
 	}
 	c.setArgs(node)
+	if controllerOnly {
+		overrides = append([]string{"process.roles=controller",
+			fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", node.ControllerPort)}, overrides...)
+	}
 	for _, o := range overrides {
 		node.args = append(node.args, "--override", o)
 	}
@@ -399,7 +418,7 @@ func (n *Node) waitListening(timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %d not listening on %s after %v:\n%s", n.ID, n.directAddr(), timeout, Tail(n.LogPath, 30))
+			return fmt.Errorf("node %d not listening on %s after %v:\n%s", n.ID, n.listenAddr(), timeout, Tail(n.LogPath, 30))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -408,10 +427,26 @@ func (n *Node) waitListening(timeout time.Duration) error {
 // loggedListening reports whether the log past offset from has the
 // broker's line for a PLAINTEXT listener bound at the node's port.
 func (n *Node) loggedListening(from int64) bool {
+	re := harness.ListeningRE
+	if !n.broker() {
+		re = controllerListeningRE
+	}
 	return n.logged(from, func(line string) bool {
-		m := harness.ListeningRE.FindStringSubmatch(line)
-		return m != nil && m[1] == n.directAddr()
+		m := re.FindStringSubmatch(line)
+		return m != nil && m[1] == n.listenAddr()
 	})
+}
+
+// controllerListeningRE matches the log line of a bound CONTROLLER listener.
+var controllerListeningRE = regexp.MustCompile(`msg=listening listener=CONTROLLER addr=(\S+)`)
+
+// listenAddr is the listener whose "listening" log line says the node
+// started: its client listener, or a dedicated controller's CONTROLLER one.
+func (n *Node) listenAddr() string {
+	if !n.broker() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.ControllerPort))
+	}
+	return n.directAddr()
 }
 
 // Registered reports whether the node, in the process running now, has

@@ -59,12 +59,12 @@ func (n *Node) Metadata(topics ...string) (*kmsg.MetadataResponse, error) {
 	return resp.(*kmsg.MetadataResponse), nil
 }
 
-// Metadata asks the running nodes whose proxy is not cut in turn and
+// Metadata asks the running brokers whose proxy is not cut in turn and
 // returns the first answer.
 func (c *Cluster) Metadata(topics ...string) (*kmsg.MetadataResponse, error) {
 	err := errors.New("no node is running and reachable")
 	for _, n := range c.Running() {
-		if n.Proxy != nil && n.Proxy.IsCut() {
+		if n.Proxy != nil && n.Proxy.IsCut() || !n.broker() {
 			continue
 		}
 		var resp *kmsg.MetadataResponse
@@ -217,10 +217,10 @@ func (c *Cluster) WaitAgreed(t testing.TB, topic string, partitions int32, isr i
 	Eventually(t, timeout, fmt.Sprintf("all nodes agree on %s's leaders, ISR of %d", topic, isr), func() error {
 		var first map[int32]PartitionState
 		for _, n := range c.Running() {
-			if n.Proxy != nil && n.Proxy.IsCut() {
+			if n.Proxy != nil && n.Proxy.IsCut() || !n.broker() {
 				continue
 			}
-			if n.broker() && !n.Registered() {
+			if !n.Registered() {
 				return fmt.Errorf("node %d has not registered since it started", n.ID)
 			}
 			resp, err := n.Metadata(topic)
