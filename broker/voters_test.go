@@ -472,3 +472,45 @@ func TestClusterUpgradeToDynamicQuorum(t *testing.T) {
 		t.Fatalf("creating a topic with voters 1 and 2: %v %v", err, resp.Err)
 	}
 }
+
+// A voter of a dynamic quorum that comes back on another CONTROLLER port
+// is reached there: its ControllerRegistration moves it in raft's
+// configuration, as KRaft's voter set takes a voter's new endpoint. With
+// another voter stopped, the quorum commits only with the moved one.
+func TestClusterVoterMovesToAnotherPort(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	formatInitialControllers(t, c)
+	c.startAll()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	c.stop(2)
+	listeners := strings.Split(c.props[2]["listeners"], ",")
+	for i, l := range listeners {
+		if strings.HasPrefix(l, "CONTROLLER://") {
+			listeners[i] = "CONTROLLER://" + moved
+		}
+	}
+	c.props[2]["listeners"] = strings.Join(listeners, ",")
+	if err := c.start(2); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("every node to reach voter 3 at its new port", func() bool {
+		for _, b := range c.nodes {
+			if b.cluster.ctl.Voters()[3] != moved {
+				return false
+			}
+		}
+		return true
+	})
+	c.stop(1)
+	adm := kadm.NewClient(c.client())
+	if resp, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "after-the-move"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic with voters 1 and the moved 3: %v %v", err, resp.Err)
+	}
+	waitUntil(t, "the moved voter to have the topic", 30*time.Second, func() bool {
+		return c.nodes[2].cluster.ctl.Image().Topics["after-the-move"] != nil
+	})
+}

@@ -51,7 +51,8 @@ const voterChangeWait = 30 * time.Second
 
 // registerController handles ControllerRegistration: it records the
 // controller's listeners and makes a node that raft does not know yet a
-// non-voter at its CONTROLLER listener.
+// non-voter at its CONTROLLER listener; in a dynamic quorum, one raft
+// knows at another address is reached at the new one.
 func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
 	rc := RegisteredController{ID: req.ControllerID, IncarnationID: req.IncarnationID}
@@ -78,11 +79,22 @@ func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest)
 	if err != nil {
 		return c.proposeFailed(req, err)
 	}
-	if !slices.ContainsFunc(servers, func(s raft.Server) bool { return s.ID == serverID(rc.ID) }) {
+	switch i := slices.IndexFunc(servers, func(s raft.Server) bool { return s.ID == serverID(rc.ID) }); {
+	case i < 0:
 		if err := c.raft.AddNonvoter(serverID(rc.ID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
 			return c.proposeFailed(req, err)
 		}
 		c.log.Info("controller: controller added as an observer", "node", rc.ID, "addr", addr)
+	case string(servers[i].Address) != addr && features.Level(c.Image().Features, features.KRaftVersion) >= 1:
+		// A dynamic quorum's controller came back on another CONTROLLER
+		// endpoint: raft reaches it there from now on, as KRaft's voter
+		// set takes a voter's new endpoint. (AddNonvoter moves a voter
+		// and keeps its vote.) A static quorum keeps the addresses of
+		// controller.quorum.voters.
+		if err := c.raft.AddNonvoter(serverID(rc.ID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
+			return c.proposeFailed(req, err)
+		}
+		c.log.Info("controller: controller moved to another endpoint", "node", rc.ID, "from", servers[i].Address, "to", addr)
 	}
 	return resp
 }
