@@ -73,10 +73,18 @@ func TestRandomRequestsKeepTheClusterServing(t *testing.T) {
 	// thousands of partitions random CreateTopics asked for can also miss
 	// the tests' 2 s session and be fenced for a while: the cluster must
 	// then take a three-replica topic again once all three are back.
+	createAndWriteAfter(t, c, 3)
+}
+
+// createAndWriteAfter checks the cluster still serves after the random
+// requests: it creates a topic of rf partitions and replicas, retrying
+// while too few brokers are unfenced, and writes to it with acks=all.
+func createAndWriteAfter(t *testing.T, c *testCluster, rf int16) {
+	t.Helper()
 	adm := kadm.NewClient(c.client())
 	var createErr error
-	c.waitFor("a topic of three replicas created after the random requests", func() bool {
-		_, createErr = adm.CreateTopic(ctxT(t), 3, 3, nil, "after-random")
+	c.waitFor("a topic created after the random requests", func() bool {
+		_, createErr = adm.CreateTopic(ctxT(t), int32(rf), rf, nil, "after-random")
 		return !errors.Is(createErr, kerr.InvalidReplicationFactor)
 	})
 	if createErr != nil {
@@ -97,18 +105,7 @@ func TestRandomRequestsKeepAControllerServing(t *testing.T) {
 	c.startAll()
 	seedNames(t, c.client(kgo.AllowAutoTopicCreation()))
 	sendRandomRequests(t, strings.TrimPrefix(c.props[0]["listeners"], "CONTROLLER://"), c.log)
-	adm := kadm.NewClient(c.client())
-	var createErr error
-	c.waitFor("a topic created after the random requests", func() bool {
-		_, createErr = adm.CreateTopic(ctxT(t), 1, 1, nil, "after-random")
-		return !errors.Is(createErr, kerr.InvalidReplicationFactor)
-	})
-	if createErr != nil {
-		t.Fatalf("after the random requests: %v", createErr)
-	}
-	if err := c.client().ProduceSync(ctxT(t), &kgo.Record{Topic: "after-random", Value: []byte("ok")}).FirstErr(); err != nil {
-		t.Fatalf("after the random requests: %v", err)
-	}
+	createAndWriteAfter(t, c, 1)
 }
 
 // seedNames gives the generator real names to hit: a topic with records
