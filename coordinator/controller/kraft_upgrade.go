@@ -18,14 +18,15 @@ import (
 // voter's directory id and endpoints, which AddRaftVoter and
 // RemoveRaftVoter need. Every voter therefore tells each new leader who
 // it is (UpdateRaftVoter: its directory id, its CONTROLLER endpoints, the
-// kraft.version levels it supports; broker/update_voter.go sends it), and
-// at kraft.version 0 the active controller keeps what it was told in
-// memory. UpdateFeatures raising kraft.version to 1 is refused until every
-// voter has told it and supports level 1; then the voters are recorded
-// with their directory ids (Controller records) together with the new
-// level, in one batch. At kraft.version 1 a voter sends UpdateRaftVoter
-// only when its recorded directory id or endpoints differ from its own;
-// the leader checks it, and ControllerRegistration records the endpoints.
+// kraft.version levels it supports; broker/controller_registration.go
+// sends it), and at kraft.version 0 the active controller keeps what it
+// was told in memory. UpdateFeatures raising kraft.version to 1 is
+// refused until every voter has told it and supports level 1; then the
+// voters are recorded with their directory ids (Controller records)
+// together with the new level, in one batch. At kraft.version 1 a voter
+// sends UpdateRaftVoter only when its recorded directory id or endpoints
+// differ from its own; the leader checks it, and ControllerRegistration
+// records the endpoints (and moves raft to a new one, voters.go).
 // kraft.version never goes back to 0.
 
 // reportedVoter is what a voter told the active controller in
