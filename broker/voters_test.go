@@ -497,13 +497,14 @@ func TestClusterVoterMovesToAnotherPort(t *testing.T) {
 	if err := c.start(2); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("every node to reach voter 3 at its new port", func() bool {
+	c.waitFor("every node to reach voter 3 at its new port, and broker 3 unfenced", func() bool {
 		for _, b := range c.nodes {
 			if b.cluster.ctl.Voters()[3] != moved {
 				return false
 			}
 		}
-		return true
+		b := c.nodes[0].cluster.image().Brokers[3]
+		return b != nil && !b.Fenced
 	})
 	c.stop(1)
 	adm := kadm.NewClient(c.client())
