@@ -50,6 +50,10 @@ type cluster struct {
 	previousEpoch int64
 	fetchers      *fetcherManager
 	stop          chan struct{}
+	// stopped ends every request to the controller in flight when the node
+	// stops, so that none holds up Close (see sendContext).
+	stopped    context.Context
+	endStopped context.CancelFunc
 	// kickHeartbeat sends a heartbeat now (a log dir failed); kickAssign
 	// compares the replicas' dirs with the image now (dir_assignments.go).
 	kickHeartbeat, kickAssign chan struct{}
@@ -73,6 +77,7 @@ func (cl *cluster) image() *controller.Image { return cl.applied.Load() }
 func (b *Broker) startController(dirPath string) error {
 	cfg := b.cfg
 	cl := &cluster{b: b, stop: make(chan struct{}), kickHeartbeat: make(chan struct{}, 1), kickAssign: make(chan struct{}, 1)}
+	cl.stopped, cl.endStopped = context.WithCancel(context.Background())
 	cl.epoch.Store(-1)
 	cl.previousEpoch = logstore.PreviousBrokerEpochs(cfg.LogDirs)
 	cl.fenced.Store(true) // until a heartbeat says otherwise
@@ -200,10 +205,20 @@ func (cl *cluster) run() {
 
 func (cl *cluster) close() {
 	close(cl.stop)
+	cl.endStopped()
 	cl.fetchers.close()
 	cl.wg.Wait()
 	cl.client.Close()
 	cl.ctl.Close()
+}
+
+// sendContext bounds one request of the node's loops to the controller:
+// by timeout, and by the node stopping. (A loop blocked in a send to a
+// controller that no longer answers, its own whose listener Close has
+// closed say, would otherwise hold up Close while this node, still the
+// raft leader, fences the brokers that cannot reach it.)
+func (cl *cluster) sendContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(cl.stopped, timeout)
 }
 
 // controlledShutdown asks the controller to move leadership away and
@@ -356,7 +371,7 @@ func (cl *cluster) register() error {
 		req.LogDirs = b.dirs.DirectoryIDs()
 	}
 	req.PreviousBrokerEpoch = cl.previousEpoch
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := cl.sendContext(10 * time.Second)
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)
 	if err != nil {
@@ -381,7 +396,7 @@ func (cl *cluster) heartbeat(shutdown bool) (*kmsg.BrokerHeartbeatResponse, erro
 	}
 	req.WantShutdown = shutdown
 	req.OfflineLogDirs = cl.b.dirs.OfflineDirectoryIDs()
-	ctx, cancel := context.WithTimeout(context.Background(), max(cl.b.cfg.Cluster.BrokerHeartbeatInterval, time.Second))
+	ctx, cancel := cl.sendContext(max(cl.b.cfg.Cluster.BrokerHeartbeatInterval, time.Second))
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)
 	if err != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"net"
 	"slices"
 	"strconv"
@@ -43,7 +42,7 @@ func (cl *cluster) registerControllerLoop() {
 			warned = true
 		}
 		cl.client.AddVoters(cl.ctl.Voters())
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := cl.sendContext(5 * time.Second)
 		resp, err := cl.client.Send(ctx, req)
 		cancel()
 		if err == nil && resp.(*kmsg.ControllerRegistrationResponse).ErrorCode == 0 {
@@ -115,7 +114,7 @@ func (cl *cluster) updateVoterLoop() {
 		if req == nil || term == told {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := cl.sendContext(5 * time.Second)
 		resp, err := cl.client.Send(ctx, req)
 		cancel()
 		if err != nil {

@@ -497,14 +497,16 @@ func TestClusterVoterMovesToAnotherPort(t *testing.T) {
 	if err := c.start(2); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("every node to reach voter 3 at its new port, and broker 3 unfenced", func() bool {
-		for _, b := range c.nodes {
+	c.waitFor("every node to reach voter 3 at its new port, and every broker unfenced", func() bool {
+		for id, b := range c.nodes {
 			if b.cluster.ctl.Voters()[3] != moved {
 				return false
 			}
+			if br := c.nodes[0].cluster.image().Brokers[int32(id+1)]; br == nil || br.Fenced {
+				return false
+			}
 		}
-		b := c.nodes[0].cluster.image().Brokers[3]
-		return b != nil && !b.Fenced
+		return true
 	})
 	c.stop(1)
 	adm := kadm.NewClient(c.client())
