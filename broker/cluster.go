@@ -268,7 +268,8 @@ func (cl *cluster) applyLoop() {
 // the ACLs.
 func (cl *cluster) followMetadata() {
 	b := cl.b
-	cl.applied.Store(cl.ctl.Image())
+	img := cl.ctl.Image()
+	cl.applied.Store(img)
 	perBroker, clusterWide := b.dynamicBrokerConfigs()
 	if live, err := overlay(&b.cfg, clusterWide, perBroker); err != nil {
 		b.logger.Error("dynamic broker configs from the controller do not parse", "err", err)
@@ -278,7 +279,7 @@ func (cl *cluster) followMetadata() {
 	} else {
 		b.live.cur.Store(live)
 	}
-	b.installACLs(cl.ctl.Image().ACLs)
+	b.installACLs(img.ACLs)
 }
 
 // followMetadataLoop runs followMetadata at every change of the image.

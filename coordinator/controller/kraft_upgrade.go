@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/gregor-broker/gregor/internal/features"
-	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -125,7 +124,7 @@ func (c *Controller) takeVoterUpdate(req *kmsg.UpdateRaftVoterRequest, term uint
 	if err != nil {
 		return kerr.NotController.Code
 	}
-	if !slices.ContainsFunc(servers, func(s raft.Server) bool { return s.ID == serverID(req.VoterID) && s.Suffrage == raft.Voter }) {
+	if !slices.Contains(voterIDs(servers), req.VoterID) {
 		return kerr.VoterNotFound.Code
 	}
 	if level >= 1 {
@@ -152,8 +151,8 @@ func (c *Controller) upgradeKRaftRecords() ([]Record, int16, string) {
 	for _, id := range voterIDs(servers) {
 		r, ok := c.reported[id]
 		if !ok || r.maxVersion < 1 {
-			return nil, kerr.InvalidUpdateVersion.Code, fmt.Sprintf("The update failed for all features since the following feature had an error: "+
-				"Invalid upgrade of %s to KRAFT_VERSION_1 because not all of the voters support it", features.KRaftVersion)
+			return nil, kerr.InvalidUpdateVersion.Code, features.Failed(fmt.Sprintf(
+				"Invalid upgrade of %s to KRAFT_VERSION_1 because not all of the voters support it", features.KRaftVersion))
 		}
 		rc := RegisteredController{ID: id, Endpoints: r.endpoints, DirectoryID: r.directoryID}
 		if old := c.Image().Controllers[id]; old != nil {

@@ -149,8 +149,7 @@ func Update(req *kmsg.UpdateFeaturesRequest, stored map[string]int16, cluster bo
 		}
 		f, known := feature(u.Feature)
 		if msg := check(f, known, u.MaxVersionLevel, typ, Level(next, u.Feature), nodeID); msg != "" {
-			return stored, kerr.InvalidUpdateVersion.Code,
-				"The update failed for all features since the following feature had an error: " + msg
+			return stored, kerr.InvalidUpdateVersion.Code, Failed(msg)
 		}
 		if known {
 			next[u.Feature] = u.MaxVersionLevel
@@ -166,6 +165,12 @@ func feature(name string) (Feature, bool) {
 		return Feature{Name: name}, false // Kafka's DISABLED range
 	}
 	return served[i], true
+}
+
+// Failed is UpdateFeatures' refusal of a whole request for one
+// feature's reason, as Kafka's controller words it.
+func Failed(reason string) string {
+	return "The update failed for all features since the following feature had an error: " + reason
 }
 
 // Served is the entry of the feature Gregor serves by that name: the
