@@ -473,47 +473,58 @@ func TestClusterUpgradeToDynamicQuorum(t *testing.T) {
 	}
 }
 
-// A voter of a dynamic quorum that comes back on another CONTROLLER port
-// is reached there: its ControllerRegistration moves it in raft's
-// configuration, as KRaft's voter set takes a voter's new endpoint. With
-// another voter stopped, the quorum commits only with the moved one.
+// A voter that comes back on another CONTROLLER port is reached there:
+// its ControllerRegistration moves it in raft's configuration. In a dynamic
+// quorum KRaft's voter set takes the new endpoint; in a static one the
+// moved voter's own controller.quorum.voters names it (the others' still
+// name the old port, as before a rolling restart), and a KRaft follower
+// fetches from the leader from wherever it is. With another voter stopped,
+// the quorum commits only with the moved one.
 func TestClusterVoterMovesToAnotherPort(t *testing.T) {
-	c := clusterProps(t, 3, 0, nil)
-	formatInitialControllers(t, c)
-	c.startAll()
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	c.stop(2)
-	listeners := strings.Split(c.props[2]["listeners"], ",")
-	for i, l := range listeners {
-		if strings.HasPrefix(l, "CONTROLLER://") {
-			listeners[i] = "CONTROLLER://" + moved
+	for _, dynamic := range []bool{false, true} {
+		name := "static"
+		if dynamic {
+			name = "dynamic"
 		}
-	}
-	c.props[2]["listeners"] = strings.Join(listeners, ",")
-	if err := c.start(2); err != nil {
-		t.Fatal(err)
-	}
-	c.waitFor("every node to reach voter 3 at its new port, and every broker unfenced", func() bool {
-		for id, b := range c.nodes {
-			if b.cluster.ctl.Voters()[3] != moved {
-				return false
+		t.Run(name, func(t *testing.T) {
+			c := clusterProps(t, 3, 0, nil)
+			old := strings.SplitN(strings.Split(c.props[0]["controller.quorum.voters"], ",")[2], "@", 2)[1]
+			if dynamic {
+				formatInitialControllers(t, c)
 			}
-			if br := c.nodes[0].cluster.image().Brokers[int32(id+1)]; br == nil || br.Fenced {
-				return false
+			c.startAll()
+			ports, err := freeport.Ports(1)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return true
-	})
-	c.stop(1)
-	adm := kadm.NewClient(c.client())
-	if resp, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "after-the-move"); err != nil || resp.Err != nil {
-		t.Fatalf("creating a topic with voters 1 and the moved 3: %v %v", err, resp.Err)
+			moved := fmt.Sprintf("127.0.0.1:%d", ports[0])
+			c.stop(2)
+			c.props[2]["listeners"] = strings.Replace(c.props[2]["listeners"], "CONTROLLER://"+old, "CONTROLLER://"+moved, 1)
+			if !dynamic {
+				c.props[2]["controller.quorum.voters"] = strings.Replace(c.props[2]["controller.quorum.voters"], "3@"+old, "3@"+moved, 1)
+			}
+			if err := c.start(2); err != nil {
+				t.Fatal(err)
+			}
+			c.waitFor("every node to reach voter 3 at its new port, and every broker unfenced", func() bool {
+				for id, b := range c.nodes {
+					if b.cluster.ctl.Voters()[3] != moved {
+						return false
+					}
+					if br := c.nodes[0].cluster.image().Brokers[int32(id+1)]; br == nil || br.Fenced {
+						return false
+					}
+				}
+				return true
+			})
+			c.stop(1)
+			adm := kadm.NewClient(c.client())
+			if resp, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "after-the-move"); err != nil || resp.Err != nil {
+				t.Fatalf("creating a topic with voters 1 and the moved 3: %v %v", err, resp.Err)
+			}
+			waitUntil(t, "the moved voter to have the topic", 30*time.Second, func() bool {
+				return c.nodes[2].cluster.ctl.Image().Topics["after-the-move"] != nil
+			})
+		})
 	}
-	waitUntil(t, "the moved voter to have the topic", 30*time.Second, func() bool {
-		return c.nodes[2].cluster.ctl.Image().Topics["after-the-move"] != nil
-	})
 }

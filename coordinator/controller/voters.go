@@ -51,8 +51,8 @@ const voterChangeWait = 30 * time.Second
 
 // registerController handles ControllerRegistration: it records the
 // controller's listeners and makes a node that raft does not know yet a
-// non-voter at its CONTROLLER listener; in a dynamic quorum, one raft
-// knows at another address is reached at the new one.
+// non-voter at its CONTROLLER listener; one raft knows at another address
+// is reached at the new one.
 func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
 	rc := RegisteredController{ID: req.ControllerID, IncarnationID: req.IncarnationID}
@@ -85,12 +85,13 @@ func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest)
 			return c.proposeFailed(req, err)
 		}
 		c.log.Info("controller: controller added as an observer", "node", rc.ID, "addr", addr)
-	case string(servers[i].Address) != addr && features.Level(c.Image().Features, features.KRaftVersion) >= 1:
-		// A dynamic quorum's controller came back on another CONTROLLER
-		// endpoint: raft reaches it there from now on, as KRaft's voter
-		// set takes a voter's new endpoint. (AddNonvoter moves a voter
-		// and keeps its vote.) A static quorum keeps the addresses of
-		// controller.quorum.voters.
+	case string(servers[i].Address) != addr:
+		// The controller came back on another CONTROLLER endpoint: raft
+		// reaches it there from now on (AddNonvoter moves a voter and
+		// keeps its vote). A dynamic KRaft quorum's voter set takes the
+		// new endpoint from UpdateRaftVoter; in a static one the moved
+		// voter fetches from the leader at once, from wherever it is,
+		// while raft's leader has to send to it.
 		if err := c.raft.AddNonvoter(serverID(rc.ID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
 			return c.proposeFailed(req, err)
 		}
