@@ -85,7 +85,7 @@ func (c *Controller) registerController(req *kmsg.ControllerRegistrationRequest)
 			return c.proposeFailed(req, err)
 		}
 		c.log.Info("controller: controller added as an observer", "node", rc.ID, "addr", addr)
-	case string(servers[i].Address) != addr:
+	case string(servers[i].Address) != addr && routable(addr):
 		// The controller came back on another CONTROLLER endpoint: raft
 		// reaches it there from now on (AddNonvoter moves a voter and
 		// keeps its vote). A dynamic KRaft quorum's voter set takes the
@@ -309,6 +309,18 @@ func voterIDs(servers []raft.Server) []int32 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// routable reports whether other nodes can dial addr: not the wildcard a
+// listener binds to when it is not advertised (0.0.0.0, ::), which would
+// reach each dialer itself.
+func routable(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsUnspecified()
 }
 
 // listenerAddress is the host:port of the endpoint of the CONTROLLER

@@ -186,6 +186,37 @@ func TestStaticQuorumRefusesVoterChanges(t *testing.T) {
 	}
 }
 
+// A voter that registers another CONTROLLER endpoint than raft knows it at
+// is reached there from then on, in a static quorum as in a dynamic one,
+// unless the endpoint is a wildcard address no other node can dial.
+func TestRegistrationMovesAVoter(t *testing.T) {
+	for _, dynamic := range []bool{false, true} {
+		setup := func(c *Config) { c.ListenerName = "CONTROLLER" }
+		if dynamic {
+			setup = dynamicQuorum
+		}
+		tc := startCluster(t, 3, setup)
+		cl := tc.client()
+		leader := tc.ctl(tc.active())
+		id := int32(tc.active()+1)%3 + 1 // a follower
+		before := leader.Voters()[id]
+		registerController(t, cl, id, "0.0.0.0:19093")
+		if got := leader.Voters()[id]; got != before {
+			t.Errorf("dynamic %v: voter %d registered at 0.0.0.0:19093 moved from %s to %s", dynamic, id, before, got)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := ln.Addr().String()
+		ln.Close()
+		registerController(t, cl, id, moved)
+		if got := leader.Voters()[id]; got != moved {
+			t.Errorf("dynamic %v: voter %d registered at %s is at %s", dynamic, id, moved, got)
+		}
+	}
+}
+
 // A leader that removes itself steps down and another voter takes over;
 // it keeps following the log.
 func TestRemoveTheLeader(t *testing.T) {
