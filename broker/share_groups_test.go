@@ -429,6 +429,9 @@ func TestClusterShareGroupFailover(t *testing.T) {
 		id = img.Topics["sq"].ID
 		return id != [16]byte{}
 	})
+	// member joins the group as a client does: it asks a live node for
+	// the coordinator, and asks again while the node named has not
+	// taken the coordinator's partition yet.
 	member := func(name string) *shareMember {
 		live := 0
 		for c.nodes[live] == nil {
@@ -436,13 +439,23 @@ func TestClusterShareGroupFailover(t *testing.T) {
 		}
 		any := dialAddr(t, c.addrs()[live])
 		l, _ := c.leaderOf("sq", 0)
-		return &shareMember{t: t, group: "sg", id: name,
-			rc:   dialAddr(t, c.addrs()[coordinatorOf(t, any, "sg")-1]),
-			data: dialAddr(t, c.addrs()[l-1])}
+		m := &shareMember{t: t, group: "sg", id: name, data: dialAddr(t, c.addrs()[l-1])}
+		join := kmsg.NewPtrShareGroupHeartbeatRequest()
+		join.SetVersion(1)
+		join.GroupID, join.MemberID, join.SubscribedTopicNames = "sg", name, []string{"sq"}
+		var code int16
+		c.waitFor(name+" joining at the coordinator", func() bool {
+			m.rc = dialAddr(t, c.addrs()[coordinatorOf(t, any, "sg")-1])
+			code = m.rc.request(join).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+			return code != kerr.NotCoordinator.Code && code != kerr.CoordinatorLoadInProgress.Code
+		})
+		if code != 0 {
+			t.Fatalf("heartbeat of %s: %v", name, kerr.ErrorForCode(code))
+		}
+		return m
 	}
 
 	a := member("a")
-	a.heartbeat("sq")
 	if got := acquired(t, a.fetch(id, 5)); len(got) != 1 || got[0] != "0-4/1" {
 		t.Fatalf("a acquired %v, want 0-4/1", got)
 	}
@@ -463,7 +476,6 @@ func TestClusterShareGroupFailover(t *testing.T) {
 		return l != leader && l >= 0
 	})
 	b := member("b")
-	b.heartbeat("sq")
 	var got []string
 	c.waitFor("the new leader to hand out the records not done", func() bool {
 		r := b.fetch(id, 100)
