@@ -462,6 +462,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners
 	}
+	if err := c.validateListeners(); err != nil {
+		return c, warnings, err
+	}
 	c.resolveBootstrap()
 	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")

@@ -218,3 +218,48 @@ func TestBrokerIDIsNodeID(t *testing.T) {
 		t.Fatalf("broker.id 7, node.id 3: %v", err)
 	}
 }
+
+// Listener settings Kafka refuses at start-up are refused with its
+// messages; what it accepts starts.
+func TestListenersValidatedAsKafkaDoes(t *testing.T) {
+	const pp = "PLAINTEXT:PLAINTEXT,FOO:PLAINTEXT,CONTROLLER:PLAINTEXT"
+	for _, tc := range []struct {
+		props map[string]string
+		err   string // "" when the config is valid
+	}{
+		{map[string]string{"listeners": "PLAINTEXT://0.0.0.0:9092"},
+			"invalid value for config key listeners: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address. (advertised.listeners is not set, so listeners are advertised)"},
+		{map[string]string{"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://broker1:9092"}, ""},
+		{map[string]string{"listeners": "PLAINTEXT://:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"},
+			"invalid value for config key advertised.listeners: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."},
+		// A CONTROLLER listener bound to every interface is reached through
+		// controller.quorum.voters; advertised there, it is refused.
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092,CONTROLLER://0.0.0.0:9093", "controller.listener.names": "CONTROLLER",
+			"advertised.listeners": "PLAINTEXT://localhost:9092"}, ""},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092,CONTROLLER://0.0.0.0:9093", "controller.listener.names": "CONTROLLER",
+			"advertised.listeners": "PLAINTEXT://localhost:9092,CONTROLLER://0.0.0.0:9093"},
+			"invalid value for config key advertised.listeners: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address."},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092", "advertised.listeners": "FOO://localhost:9092", "listener.security.protocol.map": pp},
+			"invalid value for config key advertised.listeners: advertised.listeners listener names must be equal to or a subset of the ones defined in listeners. Found FOO. The valid options based on the current configuration are PLAINTEXT"},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092,plaintext://localhost:9093"},
+			"invalid value for config key listeners: Each listener must have a different name, listeners: PLAINTEXT://localhost:9092,plaintext://localhost:9093"},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092", "advertised.listeners": "PLAINTEXT://a:9092,PLAINTEXT://b:9092"},
+			"invalid value for config key advertised.listeners: Each listener must have a different name, listeners: PLAINTEXT://a:9092,PLAINTEXT://b:9092"},
+		{map[string]string{"listeners": "PLAINTEXT://localhost:9092,FOO://otherhost:9092", "listener.security.protocol.map": pp},
+			"invalid value for config key listeners: Each listener must have a different port, listeners: PLAINTEXT://localhost:9092,FOO://otherhost:9092"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,FOO://127.0.0.2:9092", "listener.security.protocol.map": pp},
+			"invalid value for config key listeners: If you have two listeners on the same port then one needs to be IPv4 and the other IPv6, listeners: PLAINTEXT://127.0.0.1:9092,FOO://127.0.0.2:9092, port: 9092"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,FOO://localhost:9092", "listener.security.protocol.map": pp},
+			"invalid value for config key listeners: Each listener must have a different port unless exactly one listener has an IPv4 address and the other IPv6 address, listeners: PLAINTEXT://127.0.0.1:9092,FOO://localhost:9092, port: 9092"},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,FOO://[::1]:9092", "listener.security.protocol.map": pp}, ""},
+		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,FOO://127.0.0.1:0", "listener.security.protocol.map": pp}, ""},
+	} {
+		_, _, err := ParseConfig(tc.props)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.props, err)
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("%v:\n got %v\nwant %s", tc.props, err, tc.err)
+		}
+	}
+}
