@@ -465,6 +465,11 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if err := c.validateListeners(); err != nil {
 		return c, warnings, err
 	}
+	related, err := c.validateRelatedKeys()
+	warnings = append(warnings, related...)
+	if err != nil {
+		return c, warnings, err
+	}
 	c.resolveBootstrap()
 	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
@@ -505,6 +510,40 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	return c, warnings, nil
+}
+
+// validateRelatedKeys refuses, with Kafka's messages, the values its
+// KafkaConfig.validateValues refuses in view of other keys, and warns
+// where Kafka only logs an error.
+func (c *Config) validateRelatedKeys() (warnings []string, err error) {
+	retention := c.topicDefault(findTopicConfigKey("retention.ms"))
+	if retention == "0" {
+		key := "log.retention.hours"
+		for _, k := range []string{"log.retention.ms", "log.retention.minutes"} {
+			if c.values[k] != "" {
+				key = k
+				break
+			}
+		}
+		return nil, fmt.Errorf("invalid value for config key %s: log.retention.ms must be unlimited (-1) or, greater than or equal to 1", key)
+	}
+	if c.CleanerThreads > 0 && c.CleanerDedupeBufferSize/int64(c.CleanerThreads) <= 1<<20 {
+		return nil, fmt.Errorf("invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+	}
+	if c.Cluster.ReplicaFetchWaitMax > c.Cluster.ReplicaLagTimeMax {
+		return nil, fmt.Errorf("invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")
+	}
+	if c.ConnectionsMaxIdle >= 0 && c.FailedAuthenticationDelay >= c.ConnectionsMaxIdle {
+		return nil, fmt.Errorf("invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=%d should always be less than connections.max.idle.ms=%d to prevent failed authentication responses from timing out",
+			c.FailedAuthenticationDelay.Milliseconds(), c.ConnectionsMaxIdle.Milliseconds())
+	}
+	if interval, session := c.Cluster.BrokerHeartbeatInterval, c.Cluster.BrokerSessionTimeout; 2*interval > session {
+		warnings = append(warnings, fmt.Sprintf("broker.heartbeat.interval.ms (%d ms) must be less than or equal to half of the broker.session.timeout.ms (%d ms). "+
+			"The broker.session.timeout.ms is configured on controller. The broker.heartbeat.interval.ms is configured on broker. "+
+			"If a broker doesn't send heartbeat request within broker.session.timeout.ms, it loses broker lease. "+
+			"Please increase broker.session.timeout.ms or decrease broker.heartbeat.interval.ms.", interval.Milliseconds(), session.Milliseconds()))
+	}
+	return warnings, nil
 }
 
 func findKey(name string) *configKey {

@@ -263,3 +263,42 @@ func TestListenersValidatedAsKafkaDoes(t *testing.T) {
 		}
 	}
 }
+
+// Values Kafka refuses in view of another key are refused with its
+// messages; where Kafka only logs an error, Gregor warns.
+func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
+	for _, tc := range []struct {
+		props map[string]string
+		err   string // "" when the config is valid
+	}{
+		{map[string]string{"log.retention.ms": "0"}, "invalid value for config key log.retention.ms: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
+		{map[string]string{"log.retention.hours": "0"}, "invalid value for config key log.retention.hours: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
+		{map[string]string{"log.retention.minutes": "0", "log.retention.hours": "5"}, "invalid value for config key log.retention.minutes: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
+		{map[string]string{"log.retention.ms": "-1"}, ""},
+		{map[string]string{"log.retention.hours": "-5"}, ""},
+		{map[string]string{"log.retention.hours": "0", "log.retention.ms": "1"}, ""},
+		{map[string]string{"log.cleaner.dedupe.buffer.size": "1048576"}, "invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."},
+		{map[string]string{"log.cleaner.dedupe.buffer.size": "4194304", "log.cleaner.threads": "4"}, "invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."},
+		{map[string]string{"log.cleaner.dedupe.buffer.size": "1048577"}, ""},
+		{map[string]string{"replica.fetch.wait.max.ms": "30001"}, "invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR"},
+		{map[string]string{"replica.fetch.wait.max.ms": "30000"}, ""},
+		{map[string]string{"replica.fetch.wait.max.ms": "600", "replica.lag.time.max.ms": "500"}, "invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR"},
+		{map[string]string{"connection.failed.authentication.delay.ms": "600000"}, "invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=600000 should always be less than connections.max.idle.ms=600000 to prevent failed authentication responses from timing out"},
+		{map[string]string{"connection.failed.authentication.delay.ms": "600000", "connections.max.idle.ms": "-1"}, ""},
+	} {
+		_, _, err := ParseConfig(tc.props)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%v: refused: %v", tc.props, err)
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("%v:\n got %v\nwant %s", tc.props, err, tc.err)
+		}
+	}
+	_, warnings, err := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "5000"})
+	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "broker.heartbeat.interval.ms (5000 ms) must be less than or equal to half of the broker.session.timeout.ms (9000 ms).") {
+		t.Fatalf("heartbeat over half the session timeout: warnings %q, %v", warnings, err)
+	}
+	if _, warnings, _ := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "4500"}); len(warnings) != 0 {
+		t.Fatalf("heartbeat at half the session timeout: warnings %q", warnings)
+	}
+}

@@ -276,6 +276,11 @@ func TestBrokerConfigsDynamicLayers(t *testing.T) {
 	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "soon", 1); !errors.Is(r.Err, kerr.InvalidRequest) || !strings.Contains(r.ErrMessage, "log.retention.ms") {
 		t.Fatalf("bad value: %v %q", r.Err, r.ErrMessage)
 	}
+	// A value its key takes but Kafka's start-up checks refuse.
+	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "0", 1); !errors.Is(r.Err, kerr.InvalidRequest) ||
+		!strings.Contains(r.ErrMessage, "log.retention.ms must be unlimited (-1) or, greater than or equal to 1") {
+		t.Fatalf("retention 0: %v %q", r.Err, r.ErrMessage)
+	}
 	// message.max.bytes applies to produce at once.
 	rc := dialRaw(t, b)
 	if r := alterBroker(t, adm, kadm.SetConfig, "message.max.bytes", "200", 1); r.Err != nil {
