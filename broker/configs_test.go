@@ -301,6 +301,24 @@ func TestBrokerConfigsDynamicLayers(t *testing.T) {
 	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 5000 {
 		t.Fatalf("after delete: live log retention %d", got)
 	}
+	// A stored value a later rule refuses (as one set before the rule
+	// was) leaves the dynamic layers out at the next start and stops
+	// nothing; AlterConfigs can then fix it.
+	if err := b.meta.update(func(d *metaData) { d.BrokerConfigs = map[string]string{"log.retention.ms": "0"} }); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	b = startBrokerWith(t, props)
+	adm = newAdmin(t, b)
+	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 2*3600*1000 {
+		t.Fatalf("with an invalid stored config: live log retention %d, want the static 2 hours", got)
+	}
+	if r := alterBroker(t, adm, kadm.SetConfig, "log.retention.ms", "7000", 1); r.Err != nil {
+		t.Fatalf("replacing the invalid stored config: %v %s", r.Err, r.ErrMessage)
+	}
+	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 7000 {
+		t.Fatalf("after replacing it: live log retention %d", got)
+	}
 }
 
 // A topic config change acts on the next request: produce limits, segment

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -48,15 +47,18 @@ func overlay(static *Config, layers ...map[string]string) (*Config, error) {
 	return &c, nil
 }
 
-// initLiveConfig builds the effective configuration at start.
-func (b *Broker) initLiveConfig() error {
+// initLiveConfig builds the effective configuration at start. Stored
+// dynamic configs that no longer pass (a rule added since they were set)
+// are logged and left out, as Kafka does, so that they cannot stop the
+// start; AlterConfigs can then replace or delete them.
+func (b *Broker) initLiveConfig() {
 	perBroker, cluster := b.dynamicBrokerConfigs()
 	c, err := overlay(&b.cfg, cluster, perBroker)
 	if err != nil {
-		return fmt.Errorf("dynamic broker configs in %s: %w", b.meta.path, err)
+		b.logger.Error("dynamic broker configs are not applied", "file", b.meta.path, "err", err)
+		c = &b.cfg
 	}
 	b.live.cur.Store(c)
-	return nil
 }
 
 // setLiveConfig installs a new effective configuration and applies it to

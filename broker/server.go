@@ -170,11 +170,7 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 			return nil, fmt.Errorf("recording the start in the metadata file: %w", err)
 		}
 	}
-	if err := b.initLiveConfig(); err != nil {
-		b.abortStart()
-		dir.Close()
-		return nil, err
-	}
+	b.initLiveConfig()
 	b.throttles = newThrottles(cfg.Throttles)
 	b.applyThrottles()
 	dir.SetMoveThrottle(b.throttles.alterLogDirs)
