@@ -153,15 +153,17 @@ func (b *Broker) startController(dirPath string) error {
 }
 
 // awaitClusterID waits until the quorum has a cluster id, which opening
-// the log dir needs.
-func (cl *cluster) awaitClusterID() string {
+// the log dir needs, or until ctx ends (a signal stopping the start).
+func (cl *cluster) awaitClusterID(ctx context.Context) (string, error) {
 	cl.b.logger.Info("waiting for the controller quorum", "voters", len(cl.b.cfg.Cluster.Voters))
 	observer := !cl.b.cfg.hasRole("controller")
+	// Giving up ends an early registration in flight too.
+	defer context.AfterFunc(ctx, cl.endStopped)()
 	var lastTry time.Time
 	for {
 		changed := cl.ctl.Changed()
 		if id := cl.ctl.Image().ClusterID; id != "" {
-			return id
+			return id, nil
 		}
 		if observer && time.Since(lastTry) > time.Second {
 			// The active controller adds a broker-only node to raft when
@@ -174,6 +176,8 @@ func (cl *cluster) awaitClusterID() string {
 		select {
 		case <-changed:
 		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return "", fmt.Errorf("stopped while waiting for the controller quorum: %w", ctx.Err())
 		}
 	}
 }

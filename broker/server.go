@@ -79,6 +79,12 @@ type listener struct {
 // New opens the log dirs (recovering them if the last shutdown was not
 // clean), binds every client listener and starts accepting connections.
 func New(cfg Config, logger *slog.Logger) (*Broker, error) {
+	return NewContext(context.Background(), cfg, logger)
+}
+
+// NewContext is New, given up when ctx ends while a node of a cluster
+// waits for its controller quorum (which may never answer).
+func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -122,7 +128,11 @@ func New(cfg Config, logger *slog.Logger) (*Broker, error) {
 			logger.Info("gregor controller started", "node.id", cfg.NodeID)
 			return b, nil
 		}
-		clusterID = b.cluster.awaitClusterID()
+		var err error
+		if clusterID, err = b.cluster.awaitClusterID(ctx); err != nil {
+			b.abortStart()
+			return nil, err
+		}
 	}
 	open := logstore.OpenDirs
 	if cfg.clustered() {

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -143,7 +144,31 @@ func serve(args []string) error {
 			}
 		}()
 	}
-	b, err := broker.New(cfg, logger)
+	// A node of a cluster waits in broker.NewContext until its controller
+	// quorum answers, which may be never: a signal meanwhile gives the
+	// start up, as Kafka's shutdown hook does.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	early := make(chan os.Signal, 1)
+	go func() {
+		defer close(early)
+		select {
+		case s := <-sig:
+			early <- s
+			cancel()
+		case <-started:
+		}
+	}()
+	b, err := broker.NewContext(ctx, cfg, logger)
+	close(started)
+	if s, ok := <-early; ok {
+		logger.Info("shutting down", "signal", s.String())
+		if err != nil {
+			return nil // the start was given up
+		}
+		return b.Close()
+	}
 	if err != nil {
 		return err
 	}

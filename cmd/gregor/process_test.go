@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/gregor-broker/gregor/compat/harness"
+	"github.com/gregor-broker/gregor/internal/freeport"
 	"io"
 	"os"
 	"os/exec"
@@ -199,6 +200,50 @@ func TestServeWritesCPUProfile(t *testing.T) {
 	data, err := io.ReadAll(zr)
 	if err != nil || !bytes.Contains(data, []byte("cpu")) || !bytes.Contains(data, []byte("nanoseconds")) {
 		t.Fatalf("profile of %d bytes (%v) does not name cpu nanoseconds", len(data), err)
+	}
+}
+
+// A node whose controller quorum never answers waits for it at start;
+// SIGTERM then stops it cleanly, as a signal stops Kafka's start. (It
+// was ignored: the process waited for the quorum forever.)
+func TestSigtermStopsAStartWaitingForTheQuorum(t *testing.T) {
+	bin, err := harness.Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freeport.Ports(1) // no controller listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--override", "process.roles=broker", "--override", "node.id=2",
+		"--override", "listeners=PLAINTEXT://127.0.0.1:0", "--override", "controller.listener.names=CONTROLLER",
+		"--override", fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
+		"--override", "log.dirs="+t.TempDir())
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "waiting for the controller quorum") {
+			break
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // past its first registration attempt
+	cmd.Process.Signal(syscall.SIGTERM)
+	go io.Copy(io.Discard, stderr)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, log.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("still running 5 s after SIGTERM\n%s", log.String())
 	}
 }
 
