@@ -265,6 +265,12 @@ func (c *Config) validateCluster() error {
 		return fmt.Errorf("a controller needs a listener named in controller.listener.names")
 	case c.hasRole("broker") && len(c.clientListeners()) == 0:
 		return fmt.Errorf("invalid value for config key listeners: no listener serves clients")
+	case !c.hasRole("controller") && len(c.ControllerListenerNames) == 0:
+		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must contain at least one value when running KRaft with just the broker role")
+	case !c.hasRole("controller") && hasCtl:
+		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker role")
+	case !c.hasRole("broker") && len(c.clientListeners()) > 0:
+		return fmt.Errorf("invalid value for config key listeners: The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller")
 	}
 	return nil
 }

@@ -156,7 +156,25 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"the node id 4 must be included in the set of voters controller.quorum.voters=[1 2]"},
 		"a voter without the controller role": {map[string]string{"process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
 			"node.id 1 is in controller.quorum.voters but lacks the controller role"},
+		// Kafka's rules for the listeners of a node with one role.
+		"a broker without controller.listener.names": {map[string]string{"node.id": "3", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.listener.names": ""},
+			"controller.listener.names must contain at least one value when running KRaft with just the broker role"},
+		"a broker binding a controller listener": {map[string]string{"node.id": "3", "process.roles": "broker"},
+			"controller.listener.names must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker role"},
+		"a controller with a client listener": {map[string]string{"process.roles": "controller"},
+			"The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller"},
 	})
+	for name, extra := range map[string]map[string]string{
+		"a broker":     {"node.id": "3", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
+		"a controller": {"process.roles": "controller", "listeners": "CONTROLLER://127.0.0.1:9093"},
+	} {
+		p := props()
+		maps.Copy(p, extra)
+		if _, _, err := ParseConfig(p); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
 
 // startFourthController starts node 4, a controller-only node that no
