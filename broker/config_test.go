@@ -223,10 +223,7 @@ func TestBrokerIDIsNodeID(t *testing.T) {
 // messages; what it accepts starts.
 func TestListenersValidatedAsKafkaDoes(t *testing.T) {
 	const pp = "PLAINTEXT:PLAINTEXT,FOO:PLAINTEXT,CONTROLLER:PLAINTEXT"
-	for _, tc := range []struct {
-		props map[string]string
-		err   string // "" when the config is valid
-	}{
+	checkParses(t, []parseCase{
 		{map[string]string{"listeners": "PLAINTEXT://0.0.0.0:9092"},
 			"invalid value for config key listeners: advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a routable IP address. (advertised.listeners is not set, so listeners are advertised)"},
 		{map[string]string{"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://broker1:9092"}, ""},
@@ -253,24 +250,13 @@ func TestListenersValidatedAsKafkaDoes(t *testing.T) {
 			"invalid value for config key listeners: Each listener must have a different port unless exactly one listener has an IPv4 address and the other IPv6 address, listeners: PLAINTEXT://127.0.0.1:9092,FOO://localhost:9092, port: 9092"},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092,FOO://[::1]:9092", "listener.security.protocol.map": pp}, ""},
 		{map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,FOO://127.0.0.1:0", "listener.security.protocol.map": pp}, ""},
-	} {
-		_, _, err := ParseConfig(tc.props)
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("%v: refused: %v", tc.props, err)
-		case tc.err != "" && (err == nil || err.Error() != tc.err):
-			t.Errorf("%v:\n got %v\nwant %s", tc.props, err, tc.err)
-		}
-	}
+	})
 }
 
 // Values Kafka refuses in view of another key are refused with its
 // messages; where Kafka only logs an error, Gregor warns.
 func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
-	for _, tc := range []struct {
-		props map[string]string
-		err   string // "" when the config is valid
-	}{
+	checkParses(t, []parseCase{
 		{map[string]string{"log.retention.ms": "0"}, "invalid value for config key log.retention.ms: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
 		{map[string]string{"log.retention.hours": "0"}, "invalid value for config key log.retention.hours: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
 		{map[string]string{"log.retention.minutes": "0", "log.retention.hours": "5"}, "invalid value for config key log.retention.minutes: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
@@ -285,7 +271,26 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		{map[string]string{"replica.fetch.wait.max.ms": "600", "replica.lag.time.max.ms": "500"}, "invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR"},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000"}, "invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=600000 should always be less than connections.max.idle.ms=600000 to prevent failed authentication responses from timing out"},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000", "connections.max.idle.ms": "-1"}, ""},
-	} {
+	})
+	_, warnings, err := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "5000"})
+	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "broker.heartbeat.interval.ms (5000 ms) must be less than or equal to half of the broker.session.timeout.ms (9000 ms).") {
+		t.Fatalf("heartbeat over half the session timeout: warnings %q, %v", warnings, err)
+	}
+	if _, warnings, _ := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "4500"}); len(warnings) != 0 {
+		t.Fatalf("heartbeat at half the session timeout: warnings %q", warnings)
+	}
+}
+
+// parseCase is a config and the error ParseConfig must give ("" when it
+// must accept it).
+type parseCase struct {
+	props map[string]string
+	err   string
+}
+
+func checkParses(t *testing.T, cases []parseCase) {
+	t.Helper()
+	for _, tc := range cases {
 		_, _, err := ParseConfig(tc.props)
 		switch {
 		case tc.err == "" && err != nil:
@@ -293,12 +298,5 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		case tc.err != "" && (err == nil || err.Error() != tc.err):
 			t.Errorf("%v:\n got %v\nwant %s", tc.props, err, tc.err)
 		}
-	}
-	_, warnings, err := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "5000"})
-	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "broker.heartbeat.interval.ms (5000 ms) must be less than or equal to half of the broker.session.timeout.ms (9000 ms).") {
-		t.Fatalf("heartbeat over half the session timeout: warnings %q, %v", warnings, err)
-	}
-	if _, warnings, _ := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "4500"}); len(warnings) != 0 {
-		t.Fatalf("heartbeat at half the session timeout: warnings %q", warnings)
 	}
 }
