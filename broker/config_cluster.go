@@ -262,7 +262,7 @@ func (c *Config) validateCluster() error {
 		return fmt.Errorf("If process.roles contains the 'controller' role, the node id %d must be included in the set of voters controller.quorum.voters=%v",
 			c.NodeID, slices.Sorted(maps.Keys(c.Cluster.Voters)))
 	case c.hasRole("controller") && !hasCtl:
-		return fmt.Errorf("a controller needs a listener named in controller.listener.names")
+		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role")
 	case c.hasRole("broker") && len(c.clientListeners()) == 0:
 		return fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	case !c.hasRole("controller") && len(c.ControllerListenerNames) == 0:

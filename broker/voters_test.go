@@ -162,6 +162,8 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"controller.listener.names must contain at least one value when running KRaft with just the broker role"},
 		"a broker binding a controller listener": {map[string]string{"node.id": "3", "process.roles": "broker"},
 			"controller.listener.names must not contain a value appearing in the 'listeners' configuration when running KRaft with just the broker role"},
+		"a controller without a controller listener": {map[string]string{"listeners": "PLAINTEXT://127.0.0.1:9092"},
+			"controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role"},
 		"a controller with a client listener": {map[string]string{"process.roles": "controller"},
 			"The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller"},
 	})
