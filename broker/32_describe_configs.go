@@ -9,9 +9,9 @@ package broker
 // config's own name on), read-only for broker configs that cannot change
 // at runtime, and from v3 its type and, when asked, documentation. No
 // Gregor config is sensitive. An empty or null list of names means all.
-// Groups (type 32) have their own configs (group_configs.go). Not
-// implemented: broker loggers (type 8) and client metrics get
-// INVALID_REQUEST.
+// Groups (type 32) and client metrics subscriptions (type 16) have their
+// own configs (group_configs.go, client_metrics_configs.go). Not
+// implemented: broker loggers (type 8) get INVALID_REQUEST.
 
 import (
 	"fmt"
@@ -61,6 +61,12 @@ func describeConfigsHandler(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest
 				rr.ErrorCode, msg = errInvalidRequest, "Group name must not be empty"
 			} else {
 				rr.Configs = b.describeGroupConfigs(b.groupOverrides(r.ResourceName), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
+			}
+		case kmsg.ConfigResourceTypeClientMetrics:
+			if r.ResourceName == "" {
+				rr.ErrorCode, msg = errInvalidRequest, "Client metrics subscription name must not be empty"
+			} else {
+				rr.Configs = describeClientMetrics(b.clientMetricsOverrides(r.ResourceName), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
 		default:
 			rr.ErrorCode, msg = errInvalidRequest, fmt.Sprintf("Unsupported resource type: %d", r.ResourceType)

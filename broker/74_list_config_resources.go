@@ -6,8 +6,8 @@ package broker
 // does not know: UNSUPPORTED_VERSION). Topics are every topic, brokers
 // every registered broker, groups those with configs, whether the group
 // exists or not (kafka-configs --describe --entity-type groups lists
-// them beside ListGroups'). Gregor has no client-metrics subscriptions
-// and no broker loggers to describe, so those types list nothing. It
+// them beside ListGroups'), client metrics subscriptions by name. Gregor
+// has no broker loggers to describe, so that type lists nothing. It
 // needs DESCRIBE_CONFIGS on the cluster, as in Kafka.
 
 import (
@@ -46,6 +46,7 @@ func listConfigResourcesHandler(b *Broker, c *conn, req *kmsg.ListConfigResource
 	}
 	topics, brokers, groups := b.configResourceNames()
 	add(kmsg.ConfigResourceTypeGroupConfig, groups...)
+	add(kmsg.ConfigResourceTypeClientMetrics, b.clientMetricsSubscriptions()...)
 	add(kmsg.ConfigResourceTypeBroker, brokers...)
 	add(kmsg.ConfigResourceTypeTopic, topics...)
 	return resp, nil
@@ -58,7 +59,7 @@ func (b *Broker) configResourceNames() (topics, brokers, groups []string) {
 		for _, t := range b.topics.all() {
 			topics = append(topics, t.name)
 		}
-		return topics, []string{strconv.Itoa(int(b.cfg.NodeID))}, b.meta.groupsWithConfigs()
+		return topics, []string{strconv.Itoa(int(b.cfg.NodeID))}, b.meta.configNames(groupConfigsField)
 	}
 	img := b.cluster.image()
 	if img == nil {

@@ -117,6 +117,8 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 		return b.alterBroker(r, incremental, validateOnly)
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return b.alterGroup(r, incremental, validateOnly)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return b.alterClientMetrics(r, incremental, validateOnly)
 	}
 	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
 }

@@ -50,9 +50,13 @@ var groupConfigKeys = []groupConfigKey{
 }
 
 func findGroupConfigKey(name string) *groupConfigKey {
-	for i := range groupConfigKeys {
-		if groupConfigKeys[i].name == name {
-			return &groupConfigKeys[i]
+	return findConfigKey(groupConfigKeys, name)
+}
+
+func findConfigKey(keys []groupConfigKey, name string) *groupConfigKey {
+	for i := range keys {
+		if keys[i].name == name {
+			return &keys[i]
 		}
 	}
 	return nil
@@ -60,13 +64,20 @@ func findGroupConfigKey(name string) *groupConfigKey {
 
 // groupOverrides are the configs set on a group.
 func (b *Broker) groupOverrides(name string) map[string]string {
+	return b.namedOverrides(controller.ResourceGroup, groupConfigsField, name)
+}
+
+// namedOverrides are the configs of a named resource kept by
+// storeNamedConfigs: from the controller's image in a cluster, else from
+// the metadata file's map that field picks.
+func (b *Broker) namedOverrides(typ int8, field func(*metaData) map[string]map[string]string, name string) map[string]string {
 	if b.cluster != nil {
 		if img := b.cluster.image(); img != nil {
-			return img.Configs[controller.ConfigResource{Type: controller.ResourceGroup, Name: name}]
+			return img.Configs[controller.ConfigResource{Type: typ, Name: name}]
 		}
 		return nil
 	}
-	return b.meta.groupConfigs(name)
+	return b.meta.namedConfigs(field, name)
 }
 
 // groupMillis reads a group config of milliseconds (validated when set);
@@ -282,25 +293,5 @@ func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *co
 	if validateOnly {
 		return nil
 	}
-	if b.cluster != nil {
-		return b.cluster.setConfigs(kmsg.ConfigResourceTypeGroupConfig, r.name, next, r.touched(incremental))
-	}
-	err := b.meta.update(func(d *metaData) {
-		groups := maps.Clone(d.GroupConfigs)
-		if groups == nil {
-			groups = map[string]map[string]string{}
-		}
-		if len(next) == 0 {
-			delete(groups, r.name)
-		} else {
-			groups[r.name] = next
-		}
-		d.GroupConfigs = groups
-	})
-	if err != nil {
-		b.logger.Error("persisting group configs failed", "group", r.name, "err", err)
-		return configErr(errUnknownServerError, "persisting the configs failed: %v", err)
-	}
-	b.logger.Info("altered group configs", "group", r.name, "configs", next)
-	return nil
+	return b.storeNamedConfigs(r, incremental, next, func(d *metaData) *map[string]map[string]string { return &d.GroupConfigs })
 }

@@ -22,13 +22,25 @@ var groupConfigProps = map[string]string{
 // its error code.
 func alterGroupConfigs(t *testing.T, cl *kgo.Client, group string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) int16 {
 	t.Helper()
+	code, _ := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, group, ops...)
+	return code
+}
+
+// alterConfigsOf sends IncrementalAlterConfigs for one resource and
+// returns its error code and message.
+func alterConfigsOf(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceType, name string, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) (int16, string) {
+	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group, Configs: ops}}
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: typ, ResourceName: name, Configs: ops}}
 	resp, err := req.RequestWith(ctxT(t), cl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Resources[0].ErrorCode
+	r := resp.Resources[0]
+	if r.ErrorMessage != nil {
+		return r.ErrorCode, *r.ErrorMessage
+	}
+	return r.ErrorCode, ""
 }
 
 func setOp(name, value string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
@@ -50,14 +62,21 @@ func (c describedConfig) value() string {
 // describedGroupConfigs returns a group's described configs by name.
 func describedGroupConfigs(t *testing.T, cl *kgo.Client, group string) map[string]describedConfig {
 	t.Helper()
+	return describedConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, group)
+}
+
+// describedConfigsOf returns one resource's described configs by name.
+func describedConfigsOf(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceType, name string) map[string]describedConfig {
+	t.Helper()
 	req := kmsg.NewPtrDescribeConfigsRequest()
-	req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: group}}
+	req.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: typ, ResourceName: name}}
+	req.IncludeSynonyms = true
 	resp, err := req.RequestWith(ctxT(t), cl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code := resp.Resources[0].ErrorCode; code != 0 {
-		t.Fatalf("describing group %s configs: error %d", group, code)
+		t.Fatalf("describing the configs of %v %s: error %d", typ, name, code)
 	}
 	out := map[string]describedConfig{}
 	for _, c := range resp.Resources[0].Configs {
@@ -205,9 +224,10 @@ func TestClusterGroupConfigs(t *testing.T) {
 }
 
 // ListConfigResources (KIP-1142) lists what DescribeConfigs can describe:
-// every topic, the broker, and the groups with configs, whether they
-// exist or not; no client-metrics subscriptions (Gregor has none), which
-// is all that v0 lists; an unknown type is UNSUPPORTED_VERSION.
+// every topic, the broker, the groups with configs, whether they exist or
+// not, and the client metrics subscriptions, which are all that v0
+// (ListClientMetricsResources) lists; an unknown type is
+// UNSUPPORTED_VERSION.
 func TestListConfigResources(t *testing.T) {
 	b := startBroker(t, nil)
 	cl := newClient(t, b)
@@ -216,6 +236,9 @@ func TestListConfigResources(t *testing.T) {
 	}
 	if code := alterGroupConfigs(t, cl, "configured", setOp("consumer.session.timeout.ms", "50000")); code != 0 {
 		t.Fatalf("setting a group's config: error %d", code)
+	}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeClientMetrics, "sub", setOp("metrics", "*")); code != 0 {
+		t.Fatalf("adding a client metrics subscription: error %d %s", code, msg)
 	}
 	raw := dialRaw(t, b)
 	list := func(version int16, types ...int8) *kmsg.ListConfigResourcesResponse {
@@ -231,7 +254,7 @@ func TestListConfigResources(t *testing.T) {
 		return out
 	}
 	all := names(list(1))
-	want := map[string]int8{"t": 2, strconv.Itoa(int(b.cfg.NodeID)): 4, "configured": 32}
+	want := map[string]int8{"t": 2, strconv.Itoa(int(b.cfg.NodeID)): 4, "configured": 32, "sub": 16}
 	for name, typ := range want {
 		if all[name] != typ {
 			t.Errorf("ListConfigResources lists %v, want %s as type %d", all, name, typ)
@@ -243,7 +266,7 @@ func TestListConfigResources(t *testing.T) {
 	if r := list(1, 99); r.ErrorCode != errUnsupportedVersion {
 		t.Errorf("an unknown resource type: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
 	}
-	if r := list(0); r.ErrorCode != 0 || len(r.ConfigResources) != 0 {
-		t.Errorf("v0 (client metrics only): error %d, %d resources", r.ErrorCode, len(r.ConfigResources))
+	if r := list(0); r.ErrorCode != 0 || len(r.ConfigResources) != 1 || r.ConfigResources[0].Name != "sub" {
+		t.Errorf("v0 (client metrics only): error %d, %v", r.ErrorCode, r.ConfigResources)
 	}
 }

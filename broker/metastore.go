@@ -42,6 +42,9 @@ type metaData struct {
 	TopicConfigs map[string]map[string]string `json:"topic_configs"`
 	// GroupConfigs are the groups' dynamic configs (group_configs.go).
 	GroupConfigs map[string]map[string]string `json:"group_configs,omitempty"`
+	// ClientMetricsConfigs are the client metrics subscriptions
+	// (client_metrics_configs.go).
+	ClientMetricsConfigs map[string]map[string]string `json:"client_metrics_configs,omitempty"`
 	// BrokerConfigs are this node's dynamic broker configs and
 	// ClusterBrokerConfigs the cluster-wide defaults (resource name ""),
 	// both set by AlterConfigs / IncrementalAlterConfigs; they win over
@@ -129,20 +132,23 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 	return m.data.TopicConfigs[topic]
 }
 
-// groupConfigs returns a group's configs; the map is never changed in
-// place (alterGroup replaces it).
-func (m *metaStore) groupConfigs(group string) map[string]string {
+// namedConfigs returns the configs of one resource of the map field
+// picks (GroupConfigs, ClientMetricsConfigs); the map is never changed in
+// place (storeNamedConfigs replaces it).
+func (m *metaStore) namedConfigs(field func(*metaData) map[string]map[string]string, name string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.data.GroupConfigs[group]
+	return field(&m.data)[name]
 }
 
-// groupsWithConfigs lists the groups that have configs.
-func (m *metaStore) groupsWithConfigs() []string {
+// configNames lists the resources of the map field picks.
+func (m *metaStore) configNames(field func(*metaData) map[string]map[string]string) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Sorted(maps.Keys(m.data.GroupConfigs))
+	return slices.Sorted(maps.Keys(field(&m.data)))
 }
+
+func groupConfigsField(d *metaData) map[string]map[string]string { return d.GroupConfigs }
 
 // clientQuotas returns the client quotas; the map is never changed in
 // place (update replaces it).

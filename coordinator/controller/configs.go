@@ -41,6 +41,11 @@ func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (Config
 			return ConfigResource{}, kerr.InvalidRequest.Code, "Default group resources are not allowed."
 		}
 		return ConfigResource{ResourceGroup, name}, 0, ""
+	case ResourceClientMetrics:
+		if name == "" {
+			return ConfigResource{}, kerr.InvalidRequest.Code, "Subscription name can't be empty"
+		}
+		return ConfigResource{ResourceClientMetrics, name}, 0, ""
 	}
 	return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %d", typ)
 }

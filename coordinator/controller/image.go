@@ -86,9 +86,10 @@ type Topic struct {
 
 // Config resource types, as in kmsg.ConfigResourceType.
 const (
-	ResourceTopic  int8 = 2
-	ResourceBroker int8 = 4
-	ResourceGroup  int8 = 32
+	ResourceTopic         int8 = 2
+	ResourceBroker        int8 = 4
+	ResourceClientMetrics int8 = 16
+	ResourceGroup         int8 = 32
 )
 
 // ConfigResource names what a config override applies to: a topic by name,
