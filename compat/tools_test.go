@@ -64,6 +64,7 @@ func TestKafkaCLITools(t *testing.T) {
 	e.cls.shareConsumer = tools.mainClass(t, "org.apache.kafka.tools.consumer.ConsoleShareConsumer")
 	e.cls.streamsGroups = tools.mainClass(t, "org.apache.kafka.tools.streams.StreamsGroupCommand")
 	e.cls.tokens = tools.mainClass(t, "org.apache.kafka.tools.DelegationTokenCommand", "kafka.admin.DelegationTokenCommand")
+	e.cls.clientMetrics = tools.mainClass(t, "org.apache.kafka.tools.ClientMetricsCommand")
 
 	const client = "kafka-cli"
 	v := tools.version
@@ -104,7 +105,7 @@ type cliEnv struct {
 	cls struct {
 		topics, configs, producer, consumer, groups, offsets, deleteRecords,
 		producerPerf, consumerPerf, dump, cluster, apiVersions, logDirs, storage, transactions, acls, quorum, reassign, election, verifiableProducer, features,
-		shareGroups, shareConsumer, streamsGroups, tokens string
+		shareGroups, shareConsumer, streamsGroups, tokens, clientMetrics string
 	}
 	console []cliRecord // what testConsoleProduce wrote to cliConsoleTopic, as stored
 }
@@ -361,6 +362,34 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 	out = e.adminFails(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config", "consumer.session.timeout.ms=1000")
 	if !strings.Contains(out, "InvalidConfigurationException") || !strings.Contains(out, "group.consumer.min.session.timeout.ms") {
 		t.Errorf("a session under the broker's minimum failed without InvalidConfigurationException naming it:\n%s", out)
+	}
+
+	// A client metrics subscription (KIP-714), as kafka-client-metrics
+	// and kafka-configs --entity-type client-metrics keep and show it.
+	out = e.admin(t, e.cls.clientMetrics, "--alter", "--name", "cli-metrics", "--metrics", "org.apache.kafka.producer.",
+		"--interval", "5000", "--match", "client_software_name=apache-kafka-java")
+	if strings.TrimSpace(out) != "Altered client metrics config for cli-metrics." {
+		t.Errorf("kafka-client-metrics --alter said %q", out)
+	}
+	if out = e.admin(t, e.cls.clientMetrics, "--list"); !slices.Contains(cliLines(out), "cli-metrics") {
+		t.Errorf("kafka-client-metrics --list:\n%s", out)
+	}
+	out = e.admin(t, e.cls.clientMetrics, "--describe", "--name", "cli-metrics")
+	if want := []string{"Client metrics configs for cli-metrics are:", "interval.ms=5000",
+		"match=client_software_name=apache-kafka-java", "metrics=org.apache.kafka.producer."}; !slices.Equal(cliLines(out), want) {
+		t.Errorf("kafka-client-metrics --describe:\n%s\nwant the lines %q", out, want)
+	}
+	out = e.admin(t, e.cls.configs, "--entity-type", "client-metrics", "--entity-name", "cli-metrics", "--describe")
+	if !strings.Contains(out, "interval.ms=5000 sensitive=false synonyms={DYNAMIC_CLIENT_METRICS_CONFIG:interval.ms=5000}") {
+		t.Errorf("kafka-configs --entity-type client-metrics --describe:\n%s", out)
+	}
+	out = e.adminFails(t, e.cls.clientMetrics, "--alter", "--name", "cli-metrics", "--interval", "50")
+	if !strings.Contains(out, "interval must be between 100 and 3600000") {
+		t.Errorf("an interval of 50 ms was not refused with Kafka's message:\n%s", out)
+	}
+	e.admin(t, e.cls.clientMetrics, "--delete", "--name", "cli-metrics")
+	if out = e.admin(t, e.cls.clientMetrics, "--list"); slices.Contains(cliLines(out), "cli-metrics") {
+		t.Errorf("kafka-client-metrics --list after --delete:\n%s", out)
 	}
 
 	// The broker's own configs, as kafka-configs shows them.
