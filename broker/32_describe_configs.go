@@ -10,8 +10,8 @@ package broker
 // at runtime, and from v3 its type and, when asked, documentation. No
 // Gregor config is sensitive. An empty or null list of names means all.
 // Groups (type 32) and client metrics subscriptions (type 16) have their
-// own configs (group_configs.go, client_metrics_configs.go). Not
-// implemented: broker loggers (type 8) get INVALID_REQUEST.
+// own configs (group_configs.go, client_metrics_configs.go), this node's
+// loggers (type 8) their levels (broker_loggers.go).
 
 import (
 	"fmt"
@@ -62,6 +62,8 @@ func describeConfigsHandler(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest
 			} else {
 				rr.Configs = b.describeGroupConfigs(b.groupOverrides(r.ResourceName), r.ConfigNames, req.IncludeSynonyms, req.IncludeDocumentation)
 			}
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			rr.Configs, rr.ErrorCode, msg = b.describeBrokerLoggers(r.ResourceName, r.ConfigNames)
 		case kmsg.ConfigResourceTypeClientMetrics:
 			if r.ResourceName == "" {
 				rr.ErrorCode, msg = errInvalidRequest, "Client metrics subscription name must not be empty"

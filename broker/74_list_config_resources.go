@@ -6,9 +6,9 @@ package broker
 // does not know: UNSUPPORTED_VERSION). Topics are every topic, brokers
 // every registered broker, groups those with configs, whether the group
 // exists or not (kafka-configs --describe --entity-type groups lists
-// them beside ListGroups'), client metrics subscriptions by name. Gregor
-// has no broker loggers to describe, so that type lists nothing. It
-// needs DESCRIBE_CONFIGS on the cluster, as in Kafka.
+// them beside ListGroups'), client metrics subscriptions by name, and
+// for broker loggers the brokers, as Kafka lists them. It needs
+// DESCRIBE_CONFIGS on the cluster, as in Kafka.
 
 import (
 	"maps"
@@ -48,6 +48,7 @@ func listConfigResourcesHandler(b *Broker, c *conn, req *kmsg.ListConfigResource
 	add(kmsg.ConfigResourceTypeGroupConfig, groups...)
 	add(kmsg.ConfigResourceTypeClientMetrics, b.clientMetricsSubscriptions()...)
 	add(kmsg.ConfigResourceTypeBroker, brokers...)
+	add(kmsg.ConfigResourceTypeBrokerLogger, brokers...)
 	add(kmsg.ConfigResourceTypeTopic, topics...)
 	return resp, nil
 }

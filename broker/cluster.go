@@ -132,7 +132,7 @@ func (b *Broker) startController(dirPath string) error {
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
-		Logger:                       b.logger.With("component", "controller"),
+		Logger:                       b.loggers.Logger("gregor.controller").With("component", "controller"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the controller: %w", err)

@@ -119,6 +119,10 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 		return b.alterGroup(r, incremental, validateOnly)
 	case kmsg.ConfigResourceTypeClientMetrics:
 		return b.alterClientMetrics(r, incremental, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		if incremental {
+			return b.alterBrokerLoggers(r, validateOnly)
+		}
 	}
 	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -224,8 +225,9 @@ func TestClusterGroupConfigs(t *testing.T) {
 }
 
 // ListConfigResources (KIP-1142) lists what DescribeConfigs can describe:
-// every topic, the broker, the groups with configs, whether they exist or
-// not, and the client metrics subscriptions, which are all that v0
+// every topic, the broker (as a broker and as its loggers), the groups
+// with configs, whether they exist or not, and the client metrics
+// subscriptions, which are all that v0
 // (ListClientMetricsResources) lists; an unknown type is
 // UNSUPPORTED_VERSION.
 func TestListConfigResources(t *testing.T) {
@@ -253,11 +255,14 @@ func TestListConfigResources(t *testing.T) {
 		}
 		return out
 	}
-	all := names(list(1))
-	want := map[string]int8{"t": 2, strconv.Itoa(int(b.cfg.NodeID)): 4, "configured": 32, "sub": 16}
-	for name, typ := range want {
-		if all[name] != typ {
-			t.Errorf("ListConfigResources lists %v, want %s as type %d", all, name, typ)
+	all := map[string]bool{}
+	for _, r := range list(1).ConfigResources {
+		all[fmt.Sprintf("%d/%s", r.Type, r.Name)] = true
+	}
+	node := strconv.Itoa(int(b.cfg.NodeID))
+	for _, want := range []string{"2/t", "4/" + node, "8/" + node, "32/configured", "16/sub"} {
+		if !all[want] {
+			t.Errorf("ListConfigResources lists %v, want type/name %s", all, want)
 		}
 	}
 	if groups := names(list(1, 32)); len(groups) != 1 || groups["configured"] != 32 {

@@ -213,3 +213,9 @@ func (l *failureLog) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
+
+func (l *failureLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

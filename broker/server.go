@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/internal/loglevel"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 )
@@ -26,6 +27,9 @@ import (
 type Broker struct {
 	cfg    Config
 	logger *slog.Logger
+	// loggers are the named loggers whose levels change at runtime
+	// (broker_loggers.go); logger is their root.
+	loggers *loglevel.Levels
 
 	dirs        *logstore.Dirs
 	throttles   throttles // replication and log-dir moves (replication_throttle.go)
@@ -91,7 +95,8 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	if cfg.values == nil {
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
-	b := &Broker{cfg: cfg, logger: logger, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
+	loggers := loglevel.New(logger.Handler())
+	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
 		connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()

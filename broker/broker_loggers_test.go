@@ -1,0 +1,148 @@
+package broker
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// kafka-configs --entity-type broker-loggers: this node's loggers are
+// described with their levels, a level set on one changes what that
+// logger writes at once, deleting it makes it follow root again, and
+// what Kafka's RuntimeLoggerManager refuses is refused with its codes and
+// messages.
+func TestBrokerLoggers(t *testing.T) {
+	cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"group.consumer.min.session.timeout.ms": "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := logOnFailure(t)
+	b, err := New(cfg, slog.New(slog.NewTextHandler(log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	cl := newClient(t, b)
+	const bl = kmsg.ConfigResourceTypeBrokerLogger
+	node := "1"
+
+	levels := func() map[string]string {
+		out := map[string]string{}
+		for name, c := range describedConfigsOf(t, cl, bl, node) {
+			if c.Source != kmsg.ConfigSourceDynamicBrokerLoggerConfig {
+				t.Errorf("logger %s described with source %v", name, c.Source)
+			}
+			out[name] = c.value()
+		}
+		return out
+	}
+	if got := levels(); got["root"] != "INFO" || got["gregor.group"] != "INFO" || got["gregor.txn"] != "INFO" || len(got) != 3 {
+		t.Fatalf("loggers at start: %v, want root, gregor.group and gregor.txn at INFO", got)
+	}
+
+	join := func(group string) {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, "member-of-"+group, 30000
+		req.SubscribedTopicNames, req.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		waitUntil(t, "a member joined "+group, 30*time.Second, func() bool {
+			r, err := req.RequestWith(ctxT(t), cl)
+			return err == nil && r.ErrorCode == 0
+		})
+	}
+	joined := func(group string) bool {
+		return strings.Contains(log.String(), `msg="member joins the consumer group" group=`+group+" ")
+	}
+	if code, msg := alterConfigsOf(t, cl, bl, node, setOp("gregor.group", "WARN")); code != 0 {
+		t.Fatalf("gregor.group=WARN: error %d %s", code, msg)
+	}
+	join("quiet")
+	if levels()["gregor.group"] != "WARN" || joined("quiet") {
+		t.Errorf("the group coordinator logged a join at INFO with gregor.group at WARN (levels %v)", levels())
+	}
+	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "gregor.group", Op: kmsg.IncrementalAlterConfigOpDelete}
+	if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
+		t.Fatalf("deleting gregor.group's level: error %d %s", code, msg)
+	}
+	join("heard")
+	if levels()["gregor.group"] != "INFO" || !joined("heard") {
+		t.Errorf("after its level was deleted gregor.group did not follow root's INFO (levels %v)", levels())
+	}
+
+	closeOne := func() { // a frame cut short: a DEBUG record of root's
+		raw := dialRaw(t, b)
+		raw.nc.Write([]byte{0, 0, 0, 100, 0, 18})
+		raw.nc.Close()
+	}
+	closeOne()
+	time.Sleep(200 * time.Millisecond) // the broker reads the cut frame while root is at INFO
+	if code, msg := alterConfigsOf(t, cl, bl, node, setOp("root", "DEBUG")); code != 0 {
+		t.Fatalf("root=DEBUG: error %d %s", code, msg)
+	}
+	before := strings.Count(log.String(), "connection read ended")
+	closeOne()
+	waitUntil(t, "root writing DEBUG records", 10*time.Second, func() bool {
+		return strings.Count(log.String(), "connection read ended") > before
+	})
+	if before != 0 {
+		t.Errorf("a DEBUG record was written with root at INFO")
+	}
+
+	refused := []struct {
+		what, name string
+		op         kmsg.IncrementalAlterConfigsRequestResourceConfig
+		code       int16
+		msg        string
+	}{
+		{"another node", "2", setOp("root", "INFO"), errInvalidRequest, "Unexpected node id. Expected 1, but received 2"},
+		{"a name that is not a node id", "b1", setOp("root", "INFO"), errInvalidRequest, "Node id must be an integer, but it is: b1"},
+		{"an unknown logger", node, setOp("kafka.server.ReplicaManager", "DEBUG"), errInvalidConfig, "Logger kafka.server.ReplicaManager does not exist!"},
+		{"an unknown level", node, setOp("root", "debug"), errInvalidConfig,
+			"Cannot set the log level of root to debug as it is not a supported log level. Valid log levels are DEBUG,ERROR,FATAL,INFO,TRACE,WARN"},
+		{"deleting root's level", node, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "root", Op: kmsg.IncrementalAlterConfigOpDelete},
+			errInvalidRequest, "Removing the log level of the root logger is not allowed"},
+		{"APPEND", node, listOp("root", kmsg.IncrementalAlterConfigOpAppend, "INFO"), errInvalidRequest, "APPEND operation is not allowed for the BROKER_LOGGER resource"},
+	}
+	raw := dialRaw(t, b) // franz-go would send a request for broker 2 to broker 2
+	for _, r := range refused {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Version = 1
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: bl, ResourceName: r.name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{r.op}}}
+		res := raw.request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		if code, msg := res.ErrorCode, deref(res.ErrorMessage); code != r.code || msg != r.msg {
+			t.Errorf("%s: error %d %q, want %d %q", r.what, code, msg, r.code, r.msg)
+		}
+	}
+
+	validate := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	validate.ValidateOnly = true
+	validate.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: bl, ResourceName: node,
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("gregor.txn", "ERROR")}}}
+	if resp, err := validate.RequestWith(ctxT(t), cl); err != nil || resp.Resources[0].ErrorCode != 0 || levels()["gregor.txn"] != "DEBUG" {
+		t.Errorf("validate-only: %v, gregor.txn now %s (want root's DEBUG, unchanged)", err, levels()["gregor.txn"])
+	}
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	legacy.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: bl, ResourceName: node,
+		Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "root", Value: kmsg.StringPtr("INFO")}}}}
+	if resp, err := legacy.RequestWith(ctxT(t), cl); err != nil || resp.Resources[0].ErrorCode != errInvalidRequest {
+		t.Errorf("legacy AlterConfigs of broker loggers: %v %+v, want INVALID_REQUEST as in Kafka", err, resp)
+	}
+
+	describe := kmsg.NewPtrDescribeConfigsRequest()
+	describe.Version = 4
+	describe.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: bl, ResourceName: "7"}}
+	if r := raw.request(describe).(*kmsg.DescribeConfigsResponse).Resources[0]; r.ErrorCode != errInvalidRequest ||
+		deref(r.ErrorMessage) != "Unexpected broker id, expected 1 but received 7" {
+		t.Errorf("describing another node's loggers: error %d %q", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	list := kmsg.NewPtrListConfigResourcesRequest()
+	list.ResourceTypes = []int8{int8(bl)}
+	lr, err := list.RequestWith(ctxT(t), cl)
+	if err != nil || len(lr.ConfigResources) != 1 || lr.ConfigResources[0].Name != node {
+		t.Errorf("ListConfigResources of broker loggers: %v %+v, want this node", err, lr)
+	}
+}

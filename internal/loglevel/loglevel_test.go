@@ -1,0 +1,50 @@
+package loglevel
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// A named logger writes at root's level until it has its own, and again
+// after its own is unset; root's level starts as the handler's.
+func TestLevelsFollowRootUntilSet(t *testing.T) {
+	var out bytes.Buffer
+	levels := New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	root, group := levels.Logger(Root), levels.Logger("gregor.group").With("k", "v")
+	if got := levels.Effective(); got[Root] != "WARN" || got["gregor.group"] != "WARN" {
+		t.Fatalf("levels at start: %v, want WARN from the handler", got)
+	}
+	group.Info("hidden")
+	if err := levels.Set("gregor.group", "DEBUG"); err != nil {
+		t.Fatal(err)
+	}
+	group.Debug("shown", "n", 1)
+	root.Info("hidden too")
+	if err := levels.Unset("gregor.group"); err != nil {
+		t.Fatal(err)
+	}
+	group.Debug("hidden again")
+	if err := levels.Set(Root, "TRACE"); err != nil {
+		t.Fatal(err)
+	}
+	group.Log(context.Background(), slog.LevelDebug-4, "traced")
+	text := out.String()
+	if strings.Contains(text, "hidden") || !strings.Contains(text, "msg=shown k=v n=1") || !strings.Contains(text, "msg=traced") {
+		t.Errorf("written:\n%s", text)
+	}
+	if err := levels.Set("gregor.nothing", "INFO"); err == nil || levels.Exists("gregor.nothing") {
+		t.Error("a level was set for a logger that does not exist")
+	}
+	if err := levels.Set(Root, "VERBOSE"); err == nil {
+		t.Error("VERBOSE was taken as a level")
+	}
+	if err := levels.Unset(Root); err == nil {
+		t.Error("root's level was unset")
+	}
+	if got := ValidLevels(); got != "DEBUG,ERROR,FATAL,INFO,TRACE,WARN" {
+		t.Errorf("ValidLevels() = %q, want Kafka's sorted list", got)
+	}
+}
