@@ -392,6 +392,26 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 		t.Errorf("kafka-client-metrics --list after --delete:\n%s", out)
 	}
 
+	// The broker's loggers and their levels, changed at runtime.
+	loggers := func() string {
+		return e.admin(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--describe")
+	}
+	if out = loggers(); !strings.Contains(out, "root=INFO sensitive=false") || !strings.Contains(out, "gregor.group=INFO ") {
+		t.Errorf("broker-loggers described:\n%s", out)
+	}
+	e.admin(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--alter", "--add-config", "gregor.group=DEBUG")
+	if out = loggers(); !strings.Contains(out, "gregor.group=DEBUG ") || !strings.Contains(out, "root=INFO ") {
+		t.Errorf("broker-loggers after gregor.group=DEBUG:\n%s", out)
+	}
+	e.admin(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--alter", "--delete-config", "gregor.group")
+	if out = loggers(); !strings.Contains(out, "gregor.group=INFO ") {
+		t.Errorf("broker-loggers after --delete-config gregor.group:\n%s", out)
+	}
+	out = e.adminFails(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--alter", "--add-config", "root=LOUD")
+	if !strings.Contains(out, "Valid log levels are DEBUG,ERROR,FATAL,INFO,TRACE,WARN") {
+		t.Errorf("root=LOUD was not refused with Kafka's message:\n%s", out)
+	}
+
 	// The broker's own configs, as kafka-configs shows them.
 	out = e.admin(t, e.cls.configs, "--entity-type", "brokers", "--entity-name", "1", "--describe", "--all")
 	if !strings.Contains(out, "All configs for broker 1 are:") || !strings.Contains(out, "log.segment.bytes=1073741824 ") {
