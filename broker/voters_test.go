@@ -548,3 +548,49 @@ func TestClusterVoterMovesToAnotherPort(t *testing.T) {
 		})
 	}
 }
+
+// Every voter of a static quorum restarted at once on another CONTROLLER
+// port, with every node's controller.quorum.voters updated as an operator
+// moving a Kafka quorum does, elects a leader again: raft's configuration
+// still holds the old ports, and a voter not found there is dialled at
+// the address controller.quorum.voters gives it.
+func TestClusterStaticQuorumMovesEveryVoter(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	c.startAll()
+	if resp, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 3, nil, "before-the-move"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic: %v %v", err, resp.Err)
+	}
+	for i := range c.nodes {
+		c.stop(i)
+	}
+	ports, err := freeport.Ports(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	voters := c.props[0]["controller.quorum.voters"]
+	moved := map[int32]string{}
+	for i, v := range strings.Split(voters, ",") {
+		old := strings.SplitN(v, "@", 2)[1]
+		moved[int32(i+1)] = fmt.Sprintf("127.0.0.1:%d", ports[i])
+		voters = strings.Replace(voters, old, moved[int32(i+1)], 1)
+		c.props[i]["listeners"] = strings.Replace(c.props[i]["listeners"], "CONTROLLER://"+old, "CONTROLLER://"+moved[int32(i+1)], 1)
+	}
+	for i := range c.props {
+		c.props[i]["controller.quorum.voters"] = voters
+	}
+	c.startAll()
+	c.waitFor("every node to know every voter at its new port, and every broker unfenced", func() bool {
+		for id, b := range c.nodes {
+			if !maps.Equal(b.cluster.ctl.Voters(), moved) {
+				return false
+			}
+			if br := c.nodes[0].cluster.image().Brokers[int32(id+1)]; br == nil || br.Fenced {
+				return false
+			}
+		}
+		return true
+	})
+	if resp, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 3, nil, "after-the-move"); err != nil || resp.Err != nil {
+		t.Fatalf("creating a topic after the move: %v %v", err, resp.Err)
+	}
+}

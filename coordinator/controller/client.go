@@ -15,9 +15,13 @@ import (
 // Kafka protocol. It keeps one connection per voter, remembers which voter
 // answered last, and on NOT_CONTROLLER or a connection error tries the
 // next voter, backing off after each full round, until ctx ends. AddVoters
-// teaches it voters added since it started.
+// teaches it voters added since it started, and voters' new addresses; a
+// voter not reached at its latest address is tried at the one the client
+// started with (controller.quorum.voters), where it is when every voter
+// moved at once and none could record the move.
 type Client struct {
-	clientID string
+	clientID   string
+	configured map[int32]string
 
 	mu     sync.Mutex
 	ids    []int32
@@ -34,7 +38,7 @@ type voterConn struct {
 
 // NewClient returns a client for the voters (node id -> CONTROLLER host:port).
 func NewClient(voters map[int32]string, clientID string) *Client {
-	c := &Client{clientID: clientID, addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
+	c := &Client{clientID: clientID, configured: maps.Clone(voters), addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
 	c.AddVoters(voters)
 	return c
 }
@@ -114,10 +118,10 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 		return nil, net.ErrClosed
 	}
 	if vc.w == nil {
-		var d net.Dialer
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		conn, err := d.DialContext(dctx, "tcp", addr)
-		cancel()
+		conn, err := dialVoter(ctx, addr)
+		if alt, ok := c.configured[id]; err != nil && ok && alt != addr {
+			conn, err = dialVoter(ctx, alt)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +133,13 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 		vc.w = nil
 	}
 	return resp, err
+}
+
+func dialVoter(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return d.DialContext(dctx, "tcp", addr)
 }
 
 // Close closes the client's connections.

@@ -216,6 +216,8 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	c.raft = r
 	trans.raft.Store(r)
+	fallback := c.configuredAddress
+	c.stream.fallback.Store(&fallback)
 	go c.leadershipLoop(notify)
 	if !existing && voter {
 		if err := r.BootstrapCluster(voterConfiguration(cfg.Voters)).Error(); err != nil &&
@@ -228,6 +230,23 @@ func Start(cfg Config) (*Controller, error) {
 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
+
+// configuredAddress is where controller.quorum.voters puts the voter that
+// raft's configuration has at address, if that is elsewhere.
+func (c *Controller) configuredAddress(address raft.ServerAddress) (raft.ServerAddress, bool) {
+	for _, s := range c.raft.GetConfiguration().Configuration().Servers {
+		if s.Address != address {
+			continue
+		}
+		id, err := strconv.Atoi(string(s.ID))
+		if err != nil {
+			return "", false
+		}
+		configured, ok := c.cfg.Voters[int32(id)]
+		return raft.ServerAddress(configured), ok
+	}
+	return "", false
+}
 
 func voterConfiguration(voters map[int32]string) raft.Configuration {
 	ids := make([]int32, 0, len(voters))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -17,9 +18,16 @@ var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 // streamLayer is raft's StreamLayer over the broker's CONTROLLER listener:
 // Dial opens a TCP connection and writes RaftMagic; Accept returns the
 // connections the broker identified by that magic and passed to HandOff.
+//
+// Raft dials the addresses its configuration holds. A voter that cannot
+// be reached there is dialled at its address in controller.quorum.voters
+// (fallback), which is where every voter of a static quorum is after an
+// operator moved them all at once: their registrations, which move them
+// in raft's configuration, need the leader they cannot elect otherwise.
 type streamLayer struct {
 	addr     voterAddr
 	incoming chan net.Conn
+	fallback atomic.Pointer[func(raft.ServerAddress) (raft.ServerAddress, bool)]
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -53,6 +61,21 @@ func (s *streamLayer) Close() error {
 func (s *streamLayer) Addr() net.Addr { return s.addr }
 
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	conn, err := dialRaft(address, timeout)
+	if err == nil {
+		return conn, nil
+	}
+	if f := s.fallback.Load(); f != nil {
+		if alt, ok := (*f)(address); ok && alt != address {
+			if conn, altErr := dialRaft(alt, timeout); altErr == nil {
+				return conn, nil
+			}
+		}
+	}
+	return nil, err
+}
+
+func dialRaft(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	conn, err := net.DialTimeout("tcp", string(address), timeout)
 	if err != nil {
 		return nil, err
