@@ -37,6 +37,8 @@ var (
 	errThrottlingQuotaExceeded  = kerr.ThrottlingQuotaExceeded.Code
 	errShareSessionNotFound     = kerr.ShareSessionNotFound.Code
 	errInvalidShareSessionEpoch = kerr.InvalidShareSessionEpoch.Code
+	errElectionNotNeeded        = kerr.ElectionNotNeeded.Code
+	errNoReassignmentInProgress = kerr.NoReassignmentInProgress.Code
 )
 
 // errorMessageText is a code's Kafka name and description, for logs.

@@ -37,13 +37,13 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 			code := kerr.InvalidReplicaAssignment.Code
 			if rp.Replicas == nil {
 				next, err = c.cancelReassignment(img, t.Name, prev)
-				if err == errNoReassignment {
+				if err == ErrNoReassignment {
 					code = kerr.NoReassignmentInProgress.Code
 				}
 			} else {
 				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
 				next, err = c.startReassignment(img, t.Name, prev, rp.Replicas, rfChange)
-				if err == errRFChange {
+				if err == ErrRFChange {
 					code = kerr.InvalidReplicationFactor.Code
 				}
 			}
@@ -62,9 +62,11 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 	return resp
 }
 
+// The reasons a reassignment is refused that have their own error codes
+// (NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICATION_FACTOR).
 var (
-	errNoReassignment = fmt.Errorf("No reassignment is in progress for this partition.")
-	errRFChange       = fmt.Errorf("The replication factor is changed but AllowReplicationFactorChange is false.")
+	ErrNoReassignment = fmt.Errorf("No reassignment is in progress for this partition.")
+	ErrRFChange       = fmt.Errorf("The replication factor is changed but AllowReplicationFactorChange is false.")
 )
 
 // targetReplicas are the replicas a partition ends with: during a
@@ -79,22 +81,34 @@ func targetReplicas(p Partition) []int32 {
 	return out
 }
 
-func (c *Controller) startReassignment(img *Image, topic string, p Partition, target []int32, rfChange bool) (Partition, error) {
+// CheckReassignmentTarget checks a reassignment's target replicas, for a
+// partition of rf replicas, against the registered brokers: the reasons
+// for INVALID_REPLICA_ASSIGNMENT, or ErrRFChange when the replication
+// factor would change and may not.
+func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered func(int32) bool) error {
 	seen := map[int32]bool{}
 	for _, r := range target {
 		if r < 0 || seen[r] {
-			return p, fmt.Errorf("The proposed assignment %v has a negative or duplicate broker id.", target)
+			return fmt.Errorf("The proposed assignment %v has a negative or duplicate broker id.", target)
 		}
 		seen[r] = true
-		if img.Brokers[r] == nil {
-			return p, fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		if !registered(r) {
+			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
 		}
 	}
 	if len(target) == 0 {
-		return p, fmt.Errorf("The proposed assignment is empty.")
+		return fmt.Errorf("The proposed assignment is empty.")
 	}
-	if !rfChange && len(target) != len(targetReplicas(p)) {
-		return p, errRFChange
+	if !rfChange && len(target) != rf {
+		return ErrRFChange
+	}
+	return nil
+}
+
+func (c *Controller) startReassignment(img *Image, topic string, p Partition, target []int32, rfChange bool) (Partition, error) {
+	registered := func(id int32) bool { return img.Brokers[id] != nil }
+	if err := CheckReassignmentTarget(target, len(targetReplicas(p)), rfChange, registered); err != nil {
+		return p, err
 	}
 	next := p.clone()
 	current := p.Replicas
@@ -119,7 +133,7 @@ func (c *Controller) startReassignment(img *Image, topic string, p Partition, ta
 // adding replicas leave the replica set and the ISR.
 func (c *Controller) cancelReassignment(img *Image, topic string, p Partition) (Partition, error) {
 	if len(p.AddingReplicas) == 0 && len(p.RemovingReplicas) == 0 {
-		return p, errNoReassignment
+		return p, ErrNoReassignment
 	}
 	next := p.clone()
 	next.Replicas, next.ISR = nil, nil

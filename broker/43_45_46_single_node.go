@@ -1,0 +1,78 @@
+package broker
+
+// ElectLeaders (43, v0-2), AlterPartitionReassignments (45, v0-1) and
+// ListPartitionReassignments (46, v0) on a single node, answered as a
+// Kafka cluster of one broker answers them; in a cluster the broker
+// forwards them to the controller (registry_controller.go). This node
+// leads every partition and is its only replica, so no election is ever
+// needed, no reassignment is ever in progress, and the only assignment a
+// partition can be given is the one it has: [this node].
+// kafka-leader-election, and kafka-reassign-partitions --list, --verify
+// and --execute of a plan that keeps every replica here, work as on
+// Kafka; any other broker id is refused as Kafka refuses an unregistered
+// one.
+
+import (
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	if req.Version >= 1 && req.ElectionType != 0 && req.ElectionType != 1 {
+		resp.ErrorCode = errInvalidRequest
+		return resp, nil
+	}
+	if req.Topics == nil { // every partition: none needs an election, so none is listed
+		for _, t := range b.topics.all() {
+			resp.Topics = append(resp.Topics, kmsg.ElectLeadersResponseTopic{Topic: t.name})
+		}
+		return resp, nil
+	}
+	for _, rt := range req.Topics {
+		out := kmsg.ElectLeadersResponseTopic{Topic: rt.Topic}
+		for _, part := range rt.Partitions {
+			code := errElectionNotNeeded
+			if !b.partitionExists(rt.Topic, part) {
+				code = errUnknownTopicOrPartition
+			}
+			out.Partitions = append(out.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: code})
+		}
+		resp.Topics = append(resp.Topics, out)
+	}
+	return resp, nil
+}
+
+func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
+	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	self := b.cfg.NodeID
+	for _, rt := range req.Topics {
+		out := kmsg.AlterPartitionAssignmentsResponseTopic{Topic: rt.Topic}
+		for _, rp := range rt.Partitions {
+			op := kmsg.AlterPartitionAssignmentsResponseTopicPartition{Partition: rp.Partition}
+			switch {
+			case !b.partitionExists(rt.Topic, rp.Partition):
+				op.ErrorCode = errUnknownTopicOrPartition
+			case rp.Replicas == nil:
+				op.ErrorCode, op.ErrorMessage = errNoReassignmentInProgress, kmsg.StringPtr(controller.ErrNoReassignment.Error())
+			default:
+				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
+				err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, func(id int32) bool { return id == self })
+				if err != nil {
+					op.ErrorCode, op.ErrorMessage = errInvalidReplicaAssignment, kmsg.StringPtr(err.Error())
+					if err == controller.ErrRFChange {
+						op.ErrorCode = errInvalidReplicationFactor
+					}
+				}
+			}
+			out.Partitions = append(out.Partitions, op)
+		}
+		resp.Topics = append(resp.Topics, out)
+	}
+	return resp, nil
+}
+
+// handleListPartitionReassignments: none is ever in progress.
+func handleListPartitionReassignments(b *Broker, c *conn, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
+	return req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse), nil
+}

@@ -1,0 +1,85 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A single node answers ElectLeaders and the partition reassignment APIs
+// as a Kafka cluster of one broker does: no election is needed, no
+// reassignment is in progress, the only assignment a partition can be
+// given is [this node], and unknown partitions and other brokers get
+// Kafka's codes.
+func TestSingleNodeElectionsAndReassignments(t *testing.T) {
+	b := startBroker(t, nil)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	raw := dialRaw(t, b)
+
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.Version, elect.ElectionType = 2, 0
+	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0, 1, 7}}, {Topic: "nope", Partitions: []int32{0}}}
+	er := raw.request(elect).(*kmsg.ElectLeadersResponse)
+	want := map[string][]int16{"t": {errElectionNotNeeded, errElectionNotNeeded, errUnknownTopicOrPartition}, "nope": {errUnknownTopicOrPartition}}
+	for _, rt := range er.Topics {
+		for i, p := range rt.Partitions {
+			if p.ErrorCode != want[rt.Topic][i] {
+				t.Errorf("ElectLeaders %s-%d: error %d, want %d", rt.Topic, p.Partition, p.ErrorCode, want[rt.Topic][i])
+			}
+		}
+	}
+	elect.Topics = nil
+	er = raw.request(elect).(*kmsg.ElectLeadersResponse)
+	for _, rt := range er.Topics {
+		if len(rt.Partitions) != 0 {
+			t.Errorf("ElectLeaders of every partition listed %s %v; none needs an election", rt.Topic, rt.Partitions)
+		}
+	}
+	if er.ErrorCode != 0 || len(er.Topics) == 0 {
+		t.Errorf("ElectLeaders of every partition: error %d, %d topics", er.ErrorCode, len(er.Topics))
+	}
+	elect.ElectionType = 5
+	if er = raw.request(elect).(*kmsg.ElectLeadersResponse); er.ErrorCode != errInvalidRequest {
+		t.Errorf("election type 5: error %d, want INVALID_REQUEST", er.ErrorCode)
+	}
+
+	alter := func(allowRF bool, replicas ...[]int32) []kmsg.AlterPartitionAssignmentsResponseTopicPartition {
+		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		req.Version, req.AllowReplicationFactorChange = 1, allowRF
+		rt := kmsg.AlterPartitionAssignmentsRequestTopic{Topic: "t"}
+		for i, r := range replicas {
+			rt.Partitions = append(rt.Partitions, kmsg.AlterPartitionAssignmentsRequestTopicPartition{Partition: int32(i), Replicas: r})
+		}
+		req.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{rt}
+		return raw.request(req).(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions
+	}
+	got := alter(true, []int32{1}, nil, []int32{1})
+	for i, code := range []int16{0, errNoReassignmentInProgress, errUnknownTopicOrPartition} {
+		if got[i].ErrorCode != code {
+			t.Errorf("reassignment %d: error %d %q, want %d", i, got[i].ErrorCode, deref(got[i].ErrorMessage), code)
+		}
+	}
+	for _, c := range []struct {
+		what     string
+		replicas []int32
+		allowRF  bool
+		code     int16
+		msg      string
+	}{
+		{"another broker", []int32{2}, true, errInvalidReplicaAssignment, "The manual partition assignment includes broker 2, but no such broker is registered."},
+		{"no replica", []int32{}, true, errInvalidReplicaAssignment, "The proposed assignment is empty."},
+		{"this node twice", []int32{1, 1}, true, errInvalidReplicaAssignment, "The proposed assignment [1 1] has a negative or duplicate broker id."},
+		{"a second replica where the factor may not change", []int32{1, 2}, false, errInvalidReplicaAssignment, "The manual partition assignment includes broker 2"},
+	} {
+		if p := alter(c.allowRF, c.replicas)[0]; p.ErrorCode != c.code || len(deref(p.ErrorMessage)) < len(c.msg) || deref(p.ErrorMessage)[:len(c.msg)] != c.msg {
+			t.Errorf("%s: error %d %q, want %d %q", c.what, p.ErrorCode, deref(p.ErrorMessage), c.code, c.msg)
+		}
+	}
+
+	list := kmsg.NewPtrListPartitionReassignmentsRequest()
+	if lr := raw.request(list).(*kmsg.ListPartitionReassignmentsResponse); lr.ErrorCode != 0 || len(lr.Topics) != 0 {
+		t.Errorf("ListPartitionReassignments: error %d, %v; none is ever in progress", lr.ErrorCode, lr.Topics)
+	}
+}
