@@ -130,7 +130,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 				b.cluster.followMetadataLoop()
 			}()
 			close(b.ready)
-			logger.Info("gregor controller started", "node.id", cfg.NodeID)
+			b.logger.Info("gregor controller started", "node.id", cfg.NodeID)
 			return b, nil
 		}
 		var err error
@@ -228,7 +228,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	if b.cluster == nil {
 		b.startServing()
 	}
-	logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dirs", strings.Join(cfg.LogDirs, ","))
+	b.logger.Info("gregor started", "node.id", cfg.NodeID, "cluster.id", dir.ClusterID(), "log.dirs", strings.Join(cfg.LogDirs, ","))
 	return b, nil
 }
 
