@@ -87,6 +87,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	}
 
 	e.checkLogDirs(t, cliConsoleTopic, cliPerfTopic)
+	e.checkSingleNodeReassign(t)
 	c := clustertest.Start(t, clustertest.Options{LogDirs: 2})
 	c.WaitBrokers(t, 3, time.Minute)
 	e.checkReassign(t, c)

@@ -180,3 +180,31 @@ func (e *cliEnv) checkReassign(t *testing.T, c *clustertest.Cluster) {
 		})
 	}
 }
+
+// checkSingleNodeReassign runs kafka-leader-election and
+// kafka-reassign-partitions against the single node, which answers them
+// as a Kafka cluster of one broker: no election needed, no reassignment in
+// progress, and a plan that keeps the replica here completes at once.
+func (e *cliEnv) checkSingleNodeReassign(t *testing.T) {
+	t.Helper()
+	const topic = "cli-single-reassign"
+	e.admin(t, e.cls.topics, "--create", "--topic", topic, "--partitions", "1")
+	out := e.admin(t, e.cls.election, "--election-type", "preferred", "--topic", topic, "--partition", "0")
+	if !strings.Contains(out, "Valid replica already elected for partitions "+topic+"-0") {
+		t.Errorf("kafka-leader-election on a single node:\n%s", out)
+	}
+	if out = e.admin(t, e.cls.reassign, "--list"); strings.TrimSpace(out) != "No partition reassignments found." {
+		t.Errorf("kafka-reassign-partitions --list on a single node:\n%s", out)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	json := fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[1]}]}`, topic)
+	if err := os.WriteFile(plan, []byte(json), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out = e.admin(t, e.cls.reassign, "--reassignment-json-file", plan, "--execute"); !strings.Contains(out, "Successfully started partition reassignment for "+topic+"-0") {
+		t.Errorf("kafka-reassign-partitions --execute on a single node:\n%s", out)
+	}
+	if out = e.admin(t, e.cls.reassign, "--reassignment-json-file", plan, "--verify"); !strings.Contains(out, "Reassignment of partition "+topic+"-0 is completed.") {
+		t.Errorf("kafka-reassign-partitions --verify on a single node:\n%s", out)
+	}
+}
