@@ -3,10 +3,10 @@ package broker
 // IncrementalAlterConfigs, versions 0-1: SET, DELETE, APPEND and SUBTRACT
 // (the last two for LIST configs such as cleanup.policy, starting from the
 // default when the key is not set) on topics (type 2) and brokers (type
-// 4: this node's id, or "" for the cluster-wide defaults) and groups
-// (type 32, group_configs.go); see config_alter.go for the rules. Not
-// implemented: broker loggers (type 8) and client metrics get
-// INVALID_REQUEST.
+// 4: this node's id, or "" for the cluster-wide defaults), groups (type
+// 32, group_configs.go) and client metrics subscriptions (type 16,
+// client_metrics_configs.go); SET and DELETE on this node's loggers (type
+// 8, broker_loggers.go); see config_alter.go for the rules.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

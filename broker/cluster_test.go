@@ -869,6 +869,22 @@ func TestClusterControllerOnlyNodeDescribes(t *testing.T) {
 		r := dialAddr(t, controllerAddr).request(kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()).(*kmsg.DescribeUserSCRAMCredentialsResponse)
 		return r.ErrorCode == 0 && len(r.Results) == 1 && r.Results[0].User == "carol"
 	})
+	// Its log levels, changed on its CONTROLLER listener as Kafka's
+	// controller changes its own (kafka-configs --bootstrap-controller
+	// --entity-type broker-loggers).
+	levels := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	levels.SetVersion(1)
+	levels.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "2",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "root", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("DEBUG")}}}}
+	if r := dialAddr(t, controllerAddr).request(levels).(*kmsg.IncrementalAlterConfigsResponse); len(r.Resources) != 1 || r.Resources[0].ErrorCode != 0 {
+		t.Fatalf("root=DEBUG on the controller-only node's CONTROLLER listener: %+v", r.Resources)
+	}
+	configs.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "2"}}
+	if r := dialAddr(t, controllerAddr).request(configs).(*kmsg.DescribeConfigsResponse); value(r.Resources[0], "root") != "DEBUG" ||
+		value(r.Resources[0], "gregor.controller") != "DEBUG" {
+		t.Errorf("the controller-only node's loggers after root=DEBUG: %+v", r.Resources)
+	}
+
 	versions := kmsg.NewPtrApiVersionsRequest()
 	versions.SetVersion(3)
 	versions.ClientSoftwareName, versions.ClientSoftwareVersion = "test", "1"

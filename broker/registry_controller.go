@@ -23,7 +23,7 @@ func init() {
 		33: {min: 0, max: 2, serve: toController},
 		37: {min: 0, max: 3, serve: toController},
 		43: {min: 0, max: 2, serve: toController},
-		44: {min: 0, max: 1, serve: toController},
+		44: {min: 0, max: 1, serve: controllerIncrementalAlterConfigs},
 		45: {min: 0, max: 1, serve: toController},
 		46: {min: 0, max: 0, serve: toController},
 		49: {min: 0, max: 1, serve: toController},
@@ -103,6 +103,41 @@ func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	ctx, cancel := c.requestContext(time.Minute)
 	defer cancel()
 	return b.cluster.ctl.Handle(ctx, req)
+}
+
+// controllerIncrementalAlterConfigs changes this node's log levels
+// itself, as Kafka's ControllerApis hands broker loggers to its runtime
+// logger manager (kafka-configs --bootstrap-controller --entity-type
+// broker-loggers), and gives every other resource to the controller.
+func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+	r := req.(*kmsg.IncrementalAlterConfigsRequest)
+	var loggers, rest []kmsg.IncrementalAlterConfigsRequestResource
+	for _, res := range r.Resources {
+		if res.ResourceType == kmsg.ConfigResourceTypeBrokerLogger {
+			loggers = append(loggers, res)
+		} else {
+			rest = append(rest, res)
+		}
+	}
+	if len(loggers) == 0 {
+		return toController(b, c, req)
+	}
+	local := *r
+	local.Resources = loggers
+	resp, err := handleIncrementalAlterConfigs(b, c, &local)
+	if err != nil || len(rest) == 0 {
+		return resp, err
+	}
+	forwarded := *r
+	forwarded.Resources = rest
+	out, err := toController(b, c, &forwarded)
+	if err != nil {
+		return nil, err
+	}
+	if fr, ok := out.(*kmsg.IncrementalAlterConfigsResponse); ok {
+		resp.Resources = append(resp.Resources, fr.Resources...)
+	}
+	return resp, nil
 }
 
 // clusterHandlers are the client APIs served only in a cluster, where a
