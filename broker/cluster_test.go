@@ -278,7 +278,8 @@ func TestClusterReplicatesAndCommits(t *testing.T) {
 // for both followers.
 func TestClusterNewPartitionReplicatesAtOnce(t *testing.T) {
 	const parkedFetch = time.Minute
-	c := startCluster(t, 3, map[string]string{"replica.fetch.wait.max.ms": fmt.Sprint(parkedFetch.Milliseconds()), "replica.lag.time.max.ms": "120000"})
+	c := startCluster(t, 3, map[string]string{"replica.fetch.wait.max.ms": fmt.Sprint(parkedFetch.Milliseconds()), "replica.lag.time.max.ms": "120000",
+		"replica.socket.timeout.ms": "120000"})
 	cl := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	create := func(topic string, partitions int32) {
@@ -1142,4 +1143,31 @@ func TestClusterRestartedBrokerServesOnceCaughtUp(t *testing.T) {
 			t.Fatalf("round %d: the restarted node 1 first answered Metadata with brokers %v (nil: no answer)", round, ids)
 		}
 	}
+}
+
+// replica.fetch.response.max.bytes bounds what a follower asks for in a
+// fetch; even at 0 the leader answers with the first batch (KIP-74), so
+// followers keep up one batch at a time and acks=all writes complete.
+func TestClusterFollowersFetchWithTheSmallestResponse(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{"replica.fetch.response.max.bytes": "0"})
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 3, nil, "small-fetches"); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("small-fetches"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
+	for i := range 20 {
+		rs := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint("record-", i))}, &kgo.Record{Value: []byte("second")})
+		if err := rs.FirstErr(); err != nil {
+			t.Fatalf("acks=all produce %d: %v", i, err)
+		}
+	}
+	c.waitFor("every replica holding all 40 records", func() bool {
+		for _, b := range c.nodes {
+			p := b.topics.get("small-fetches").partition(0)
+			if p == nil || p.log.LogEndOffset() != 40 {
+				return false
+			}
+		}
+		return true
+	})
 }

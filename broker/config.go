@@ -533,6 +533,9 @@ func (c *Config) validateRelatedKeys() (warnings []string, err error) {
 	if c.Cluster.ReplicaFetchWaitMax > c.Cluster.ReplicaLagTimeMax {
 		return nil, fmt.Errorf("invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")
 	}
+	if c.Cluster.ReplicaFetchWaitMax > c.Cluster.ReplicaSocketTimeout {
+		return nil, fmt.Errorf("invalid value for config key replica.socket.timeout.ms: replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms to prevent unnecessary socket timeouts")
+	}
 	if c.ConnectionsMaxIdle >= 0 && c.FailedAuthenticationDelay >= c.ConnectionsMaxIdle {
 		return nil, fmt.Errorf("invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=%d should always be less than connections.max.idle.ms=%d to prevent failed authentication responses from timing out",
 			c.FailedAuthenticationDelay.Milliseconds(), c.ConnectionsMaxIdle.Milliseconds())

@@ -28,6 +28,9 @@ type ClusterConfig struct {
 	ReplicaFetchMaxBytes        int32
 	ReplicaFetchWaitMax         time.Duration
 	ReplicaFetchMinBytes        int32
+	ReplicaFetchResponseMax     int32         // replica.fetch.response.max.bytes: the whole fetch response
+	ReplicaFetchBackoff         time.Duration // after a failed fetch
+	ReplicaSocketTimeout        time.Duration // how long a fetch waits for its response
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
 	OffsetsReplicationFactor    int16
@@ -85,6 +88,13 @@ var clusterKeys = []configKey{
 		c.Cluster.ReplicaFetchMinBytes = int32(n)
 		return err
 	}},
+	{"replica.fetch.response.max.bytes", "INT", "10485760", "Maximum bytes expected for the entire fetch response.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt32)
+		c.Cluster.ReplicaFetchResponseMax = int32(n)
+		return err
+	}},
+	{"replica.fetch.backoff.ms", "INT", "1000", "The amount of time to sleep when fetch partition error occurs.", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaFetchBackoff })},
+	{"replica.socket.timeout.ms", "INT", "30000", "The socket timeout for network requests. Its value should be at least replica.fetch.wait.max.ms", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaSocketTimeout })},
 	{"auto.leader.rebalance.enable", "BOOLEAN", "true", "Move leadership back to preferred replicas in the background.", func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.Cluster.AutoLeaderRebalance = b

@@ -269,6 +269,8 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		{map[string]string{"replica.fetch.wait.max.ms": "30001"}, "invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR"},
 		{map[string]string{"replica.fetch.wait.max.ms": "30000"}, ""},
 		{map[string]string{"replica.fetch.wait.max.ms": "600", "replica.lag.time.max.ms": "500"}, "invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR"},
+		{map[string]string{"replica.socket.timeout.ms": "400"}, "invalid value for config key replica.socket.timeout.ms: replica.socket.timeout.ms should always be at least replica.fetch.wait.max.ms to prevent unnecessary socket timeouts"},
+		{map[string]string{"replica.socket.timeout.ms": "500"}, ""},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000"}, "invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=600000 should always be less than connections.max.idle.ms=600000 to prevent failed authentication responses from timing out"},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000", "connections.max.idle.ms": "-1"}, ""},
 	})

@@ -179,7 +179,7 @@ func (f *replicaFetcher) run() {
 		select {
 		case <-f.stop:
 			return false
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(b.cfg.Cluster.ReplicaFetchBackoff):
 			return true
 		}
 	}
@@ -213,7 +213,11 @@ func (f *replicaFetcher) run() {
 				client.Close()
 			}
 			var err error
-			client, err = kgo.NewClient(b.interBrokerClientOpts(addr, "gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID)))...)
+			// replica.socket.timeout.ms bounds each request (replicaRequest),
+			// so franz-go's own timeout must not come first.
+			opts := append(b.interBrokerClientOpts(addr, "gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID))),
+				kgo.RequestTimeoutOverhead(b.cfg.Cluster.ReplicaSocketTimeout))
+			client, err = kgo.NewClient(opts...)
 			if err != nil {
 				b.logger.Warn("replica fetcher client", "err", err)
 				if !backoff() {
@@ -246,6 +250,14 @@ func (f *replicaFetcher) run() {
 			return
 		}
 	}
+}
+
+// request sends one request to the leader and waits for its response at
+// most replica.socket.timeout.ms, as Kafka's fetcher's socket does.
+func (f *replicaFetcher) request(ctx context.Context, broker *kgo.Broker, req kmsg.Request) (kmsg.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.m.b.cfg.Cluster.ReplicaSocketTimeout)
+	defer cancel()
+	return broker.Request(ctx, req)
 }
 
 func anyReady(parts map[*partition]followed) bool {
@@ -287,7 +299,7 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 	if len(asked) == 0 {
 		return true
 	}
-	resp, err := broker.Request(ctx, req)
+	resp, err := f.request(ctx, broker, req)
 	if err != nil {
 		return false
 	}
@@ -358,7 +370,7 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 	req.ReplicaState.Epoch = b.cluster.brokerEpoch()
 	req.MaxWaitMillis = int32(cc.ReplicaFetchWaitMax / time.Millisecond)
 	req.MinBytes = cc.ReplicaFetchMinBytes
-	req.MaxBytes = 10 << 20
+	req.MaxBytes = cc.ReplicaFetchResponseMax
 	req.SessionEpoch = -1
 	byTopic := map[string]int{}
 	n := 0
@@ -398,7 +410,7 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 		}
 		return true
 	}
-	resp, err := broker.Request(ctx, req)
+	resp, err := f.request(ctx, broker, req)
 	if err != nil {
 		return false
 	}
