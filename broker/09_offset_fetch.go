@@ -1,13 +1,19 @@
 package broker
 
-// OffsetFetch, versions 1-9 (several groups per request from v8).
-// RequireStable (v7+) needs no waiting: there are no transactional
-// offset commits to wait for.
+// OffsetFetch, versions 1-10 (several groups per request from v8, topics
+// by id from v10: offsets_topic_ids.go). RequireStable (v7+) needs no
+// waiting: there are no transactional offset commits to wait for.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleOffsetFetch(b *Broker, c *conn, req *kmsg.OffsetFetchRequest) (*kmsg.OffsetFetchResponse, error) {
-	resp := b.groups.OffsetFetch(req)
-	authorizeOffsetFetch(c, req, resp)
-	return resp, nil
+	fetch := func(r *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+		resp := b.groups.OffsetFetch(r)
+		authorizeOffsetFetch(c, r, resp)
+		return resp
+	}
+	if req.Version >= firstTopicIDOffsetsVersion {
+		return b.offsetFetchByTopicID(req, fetch), nil
+	}
+	return fetch(req), nil
 }

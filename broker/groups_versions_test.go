@@ -24,6 +24,7 @@ type rawGroup struct {
 	group      string
 	memberID   string
 	generation int32
+	topicID    [16]byte // topic t's, for OffsetCommit v10
 }
 
 func findCoordinatorRaw(t *testing.T, rc *rawConn, group string) {
@@ -84,7 +85,7 @@ func (g *rawGroup) commit(version int16, offset int64) int16 {
 	meta := "m"
 	p := kmsg.NewOffsetCommitRequestTopicPartition()
 	p.Partition, p.Offset, p.Metadata, p.LeaderEpoch = 0, offset, &meta, 0
-	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{p}}}
+	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", TopicID: g.topicID, Partitions: []kmsg.OffsetCommitRequestTopicPartition{p}}}
 	resp := g.rc.request(req).(*kmsg.OffsetCommitResponse)
 	return resp.Topics[0].Partitions[0].ErrorCode
 }
@@ -108,7 +109,7 @@ func TestGroupAPIsAtBothEnds(t *testing.T) {
 		_ = i
 		joinV, syncV := ends[0], ends[1]
 		hbV, commitV, leaveV := bothEnds(12)[min(i, 1)], bothEnds(8)[min(i, 1)], bothEnds(13)[min(i, 1)]
-		g := &rawGroup{t: t, rc: dialRaw(t, b), group: "raw-" + string(rune('a'+i))}
+		g := &rawGroup{t: t, rc: dialRaw(t, b), group: "raw-" + string(rune('a'+i)), topicID: b.topics.get("t").id}
 		jr := g.join(joinV, nil)
 		if jr.ErrorCode != 0 || jr.Generation != 1 || jr.LeaderID != g.memberID || len(jr.Members) != 1 {
 			t.Fatalf("JoinGroup v%d: %+v", joinV, jr)
@@ -207,7 +208,7 @@ func TestGroupAPIsAtBothEnds(t *testing.T) {
 			for _, group := range []string{"raw-a", "raw-b"} {
 				rg := kmsg.NewOffsetFetchRequestGroup()
 				rg.Group = group
-				rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+				rg.Topics = []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", TopicID: b.topics.get("t").id, Partitions: []int32{0, 1}}}
 				req.Groups = append(req.Groups, rg)
 			}
 			resp := setup.request(req).(*kmsg.OffsetFetchResponse)

@@ -39,7 +39,8 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 
 // handlers is the single registry: ApiVersions advertises exactly these
 // keys and ranges, and the connection refuses everything else. The ranges
-// are those Apache Kafka 4.1 serves (4.2's for the share group APIs).
+// are those Apache Kafka 4.1 serves (4.2's for the share group APIs and
+// for OffsetCommit and OffsetFetch, whose v10 names topics by id).
 var handlers map[int16]handler
 
 func init() {
@@ -48,8 +49,8 @@ func init() {
 		1:  {min: 4, max: 18, serve: typed(handleFetch)},
 		2:  {min: 1, max: 10, serve: typed(handleListOffsets)},
 		3:  {min: 0, max: 13, serve: typed(handleMetadata)},
-		8:  {min: 2, max: 9, serve: typed(handleOffsetCommit)},
-		9:  {min: 1, max: 9, serve: typed(handleOffsetFetch)},
+		8:  {min: 2, max: 10, serve: typed(handleOffsetCommit)},
+		9:  {min: 1, max: 10, serve: typed(handleOffsetFetch)},
 		10: {min: 0, max: 6, serve: typed(handleFindCoordinator)},
 		11: {min: 0, max: 9, serve: typed(handleJoinGroup)},
 		12: {min: 0, max: 4, serve: typed(handleHeartbeat)},
