@@ -76,14 +76,11 @@ func (b *Broker) alterBrokerLoggers(r alterResource, validateOnly bool) *configE
 	}
 	for _, o := range r.ops {
 		if o.op == cfgOpSet {
-			err = b.loggers.Set(o.name, *o.value)
+			b.loggers.Set(o.name, *o.value) // checked above
 			b.logger.Warn("updated the log level", "logger", o.name, "level", *o.value)
 		} else {
-			err = b.loggers.Unset(o.name)
+			b.loggers.Unset(o.name)
 			b.logger.Warn("unset the log level", "logger", o.name)
-		}
-		if err != nil { // checked above; kept as a guard
-			return configErr(errInvalidConfig, "%v", err)
 		}
 	}
 	return nil
