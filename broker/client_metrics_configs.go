@@ -30,7 +30,7 @@ import (
 
 // clientMetricsKeys are a subscription's configs, in the order Kafka
 // defines (and checks) them.
-var clientMetricsKeys = []groupConfigKey{
+var clientMetricsKeys = []namedConfigKey{
 	{name: "metrics", typ: "LIST", def: "", doc: "Telemetry metric name prefix list"},
 	{name: "interval.ms", typ: "INT", def: "300000", doc: "Metrics push interval in milliseconds"},
 	{name: "match", typ: "LIST", def: "", doc: "Client match criteria"},
@@ -40,11 +40,11 @@ var clientMetricsKeys = []groupConfigKey{
 var clientMatchKeys = []string{"client_instance_id", "client_id", "client_software_name",
 	"client_software_version", "client_source_address", "client_source_port"}
 
-func findClientMetricsKey(name string) *groupConfigKey {
+func findClientMetricsKey(name string) *namedConfigKey {
 	return findConfigKey(clientMetricsKeys, name)
 }
 
-func clientMetricsField(d *metaData) map[string]map[string]string { return d.ClientMetricsConfigs }
+func clientMetricsField(d *metaData) *map[string]map[string]string { return &d.ClientMetricsConfigs }
 
 // clientMetricsOverrides are a subscription's configs.
 func (b *Broker) clientMetricsOverrides(name string) map[string]string {
@@ -207,14 +207,14 @@ func (b *Broker) alterClientMetrics(r alterResource, incremental, validateOnly b
 	if validateOnly {
 		return nil
 	}
-	return b.storeNamedConfigs(r, incremental, next, func(d *metaData) *map[string]map[string]string { return &d.ClientMetricsConfigs })
+	return b.storeNamedConfigs(r, incremental, next, clientMetricsField)
 }
 
 // storeNamedConfigs keeps the configs of a named resource that needs no
 // other state (a group, a client metrics subscription): in the
 // controller's metadata in a cluster, else in the metadata file's map
 // that field picks; an empty set removes the resource's entry.
-func (b *Broker) storeNamedConfigs(r alterResource, incremental bool, next map[string]string, field func(*metaData) *map[string]map[string]string) *configError {
+func (b *Broker) storeNamedConfigs(r alterResource, incremental bool, next map[string]string, field namedConfigsField) *configError {
 	if b.cluster != nil {
 		return b.cluster.setConfigs(r.typ, r.name, next, r.touched(incremental))
 	}

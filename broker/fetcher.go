@@ -213,7 +213,7 @@ func (f *replicaFetcher) run() {
 				client.Close()
 			}
 			var err error
-			// replica.socket.timeout.ms bounds each request (replicaRequest),
+			// replica.socket.timeout.ms bounds each request (f.request),
 			// so franz-go's own timeout must not come first.
 			opts := append(b.interBrokerClientOpts(addr, "gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID))),
 				kgo.RequestTimeoutOverhead(b.cfg.Cluster.ReplicaSocketTimeout))

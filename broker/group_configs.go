@@ -27,13 +27,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// groupConfigKey is a group config: its type, and the broker key it
+// namedConfigKey is a config of a named resource (a group, a client
+// metrics subscription): its type, and for a group the broker key it
 // defaults to, or its own default when it has none.
-type groupConfigKey struct {
+type namedConfigKey struct {
 	name, typ, broker, def, doc string
 }
 
-var groupConfigKeys = []groupConfigKey{
+var groupConfigKeys = []namedConfigKey{
 	{"consumer.heartbeat.interval.ms", "INT", "group.consumer.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
 	{"consumer.session.timeout.ms", "INT", "group.consumer.session.timeout.ms", "", "The timeout to detect client failures when using the consumer group protocol."},
 	{"share.auto.offset.reset", "STRING", "", "latest", "The strategy to initialize the share-partition start offset: latest, earliest, or by_duration:<ISO-8601 duration>."},
@@ -49,11 +50,11 @@ var groupConfigKeys = []groupConfigKey{
 	{"streams.session.timeout.ms", "INT", "group.streams.session.timeout.ms", "", "The timeout to detect client failures when using the streams group protocol."},
 }
 
-func findGroupConfigKey(name string) *groupConfigKey {
+func findGroupConfigKey(name string) *namedConfigKey {
 	return findConfigKey(groupConfigKeys, name)
 }
 
-func findConfigKey(keys []groupConfigKey, name string) *groupConfigKey {
+func findConfigKey(keys []namedConfigKey, name string) *namedConfigKey {
 	for i := range keys {
 		if keys[i].name == name {
 			return &keys[i]
@@ -70,7 +71,7 @@ func (b *Broker) groupOverrides(name string) map[string]string {
 // namedOverrides are the configs of a named resource kept by
 // storeNamedConfigs: from the controller's image in a cluster, else from
 // the metadata file's map that field picks.
-func (b *Broker) namedOverrides(typ int8, field func(*metaData) map[string]map[string]string, name string) map[string]string {
+func (b *Broker) namedOverrides(typ int8, field namedConfigsField, name string) map[string]string {
 	if b.cluster != nil {
 		if img := b.cluster.image(); img != nil {
 			return img.Configs[controller.ConfigResource{Type: typ, Name: name}]
@@ -293,5 +294,5 @@ func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *co
 	if validateOnly {
 		return nil
 	}
-	return b.storeNamedConfigs(r, incremental, next, func(d *metaData) *map[string]map[string]string { return &d.GroupConfigs })
+	return b.storeNamedConfigs(r, incremental, next, groupConfigsField)
 }

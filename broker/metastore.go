@@ -135,20 +135,24 @@ func (m *metaStore) topicConfigs(topic string) map[string]string {
 // namedConfigs returns the configs of one resource of the map field
 // picks (GroupConfigs, ClientMetricsConfigs); the map is never changed in
 // place (storeNamedConfigs replaces it).
-func (m *metaStore) namedConfigs(field func(*metaData) map[string]map[string]string, name string) map[string]string {
+func (m *metaStore) namedConfigs(field namedConfigsField, name string) map[string]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return field(&m.data)[name]
+	return (*field(&m.data))[name]
 }
 
 // configNames lists the resources of the map field picks.
-func (m *metaStore) configNames(field func(*metaData) map[string]map[string]string) []string {
+func (m *metaStore) configNames(field namedConfigsField) []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Sorted(maps.Keys(field(&m.data)))
+	return slices.Sorted(maps.Keys(*field(&m.data)))
 }
 
-func groupConfigsField(d *metaData) map[string]map[string]string { return d.GroupConfigs }
+// namedConfigsField picks one map of named resources' configs from the
+// metadata (GroupConfigs, ClientMetricsConfigs).
+type namedConfigsField func(*metaData) *map[string]map[string]string
+
+func groupConfigsField(d *metaData) *map[string]map[string]string { return &d.GroupConfigs }
 
 // clientQuotas returns the client quotas; the map is never changed in
 // place (update replaces it).
