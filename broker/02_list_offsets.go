@@ -1,26 +1,37 @@
 package broker
 
-// ListOffsets, versions 1-10: earliest (-2), latest (-1), max timestamp
+// ListOffsets, versions 1-11: earliest (-2), latest (-1), max timestamp
 // (-3, v7+), earliest local (-4, v8+: the log start, as there is no tiered
-// storage), latest tiered (-5, v9+: none, so offset -1), and by timestamp
+// storage), latest tiered (-5, v9+) and earliest pending upload (-6, v11+;
+// both none without tiered storage, so offset -1), and by timestamp
 // through the time index. read_committed sees offsets up to the last
 // stable offset (the first of the oldest open transaction), others up to
 // the high watermark.
+//
+// As in Kafka's ReplicaManager, a partition named twice in one request is
+// INVALID_REQUEST, and a negative timestamp that is no sentinel, or a
+// sentinel older than the request's version, is UNSUPPORTED_VERSION.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregor-broker/gregor/logstore"
+)
 
 const (
-	timestampLatest              = -1
-	timestampEarliest            = -2
-	timestampMax                 = -3
-	timestampEarliestLocal       = -4
-	timestampLatestTiered        = -5
-	noTimestamp                  = -1
-	noLeaderEpoch          int32 = -1
+	timestampLatest                = -1
+	timestampEarliest              = -2
+	timestampMax                   = -3
+	timestampEarliestLocal         = -4
+	timestampLatestTiered          = -5
+	timestampEarliestPending       = -6
+	noTimestamp                    = -1
+	noLeaderEpoch            int32 = -1
 )
 
 func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.ListOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	duplicates := duplicateListedPartitions(req.Topics)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		st := kmsg.ListOffsetsResponseTopic{Topic: rt.Topic}
@@ -28,9 +39,14 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 		for _, rp := range rt.Partitions {
 			sp := kmsg.ListOffsetsResponseTopicPartition{Partition: rp.Partition, Timestamp: noTimestamp, Offset: -1, LeaderEpoch: noLeaderEpoch}
 			p, code := b.leaderPartition(t, rt.Topic, rp.Partition)
-			if denied {
+			switch {
+			case denied:
 				code = errTopicAuthorization
-			} else if code == 0 {
+			case duplicates[logstore.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}]:
+				code = errInvalidRequest
+			case !timestampSupported(rp.Timestamp, req.Version):
+				code = errUnsupportedVersion
+			case code == 0:
 				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if sp.ErrorCode = code; code == 0 {
@@ -41,6 +57,41 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// timestampMinVersion is the first ListOffsets version that carries each
+// sentinel timestamp.
+var timestampMinVersion = map[int64]int16{
+	timestampLatest: 1, timestampEarliest: 1, timestampMax: 7,
+	timestampEarliestLocal: 8, timestampLatestTiered: 9, timestampEarliestPending: 11,
+}
+
+func timestampSupported(ts int64, version int16) bool {
+	if ts >= 0 {
+		return true
+	}
+	first, ok := timestampMinVersion[ts]
+	return ok && version >= first
+}
+
+// duplicateListedPartitions returns the partitions a request names more
+// than once.
+func duplicateListedPartitions(topics []kmsg.ListOffsetsRequestTopic) map[logstore.TopicPartition]bool {
+	seen := map[logstore.TopicPartition]bool{}
+	var dup map[logstore.TopicPartition]bool
+	for _, rt := range topics {
+		for _, rp := range rt.Partitions {
+			k := logstore.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			if seen[k] {
+				if dup == nil {
+					dup = map[logstore.TopicPartition]bool{}
+				}
+				dup[k] = true
+			}
+			seen[k] = true
+		}
+	}
+	return dup
 }
 
 // lookupOffset answers one ListOffsets query: timestamp, offset, leader
@@ -58,7 +109,7 @@ func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int
 		return noTimestamp, fetchable, leaderEpoch
 	case timestampEarliest, timestampEarliestLocal:
 		return noTimestamp, l.LogStartOffset(), leaderEpoch
-	case timestampLatestTiered:
+	case timestampLatestTiered, timestampEarliestPending:
 		return noTimestamp, -1, noLeaderEpoch
 	case timestampMax:
 		off, maxTs := l.MaxTimestamp()

@@ -548,6 +548,63 @@ func TestListOffsetsMaxTimestamp(t *testing.T) {
 	}
 }
 
+// TestListOffsetsSentinelsByVersion: each sentinel timestamp answers from
+// the version that introduced it and is UNSUPPORTED_VERSION before; without
+// tiered storage the tiered sentinels (-5, -6) find no offset; a partition
+// named twice is INVALID_REQUEST while the rest of the request is answered.
+func TestListOffsetsSentinelsByVersion(t *testing.T) {
+	_, rc := startWithTopicParts(t, "sentinels", 2)
+	if p := produceRaw(t, rc, 9, "sentinels", [16]byte{}, 0, testBatch(3, "s", -1, -1, -1, time.Now().UnixMilli())); p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	list := func(version int16, partitions ...kmsg.ListOffsetsRequestTopicPartition) []kmsg.ListOffsetsResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(version)
+		req.ReplicaID = -1
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "sentinels", Partitions: partitions}}
+		return rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions
+	}
+	at := func(partition int32, ts int64) kmsg.ListOffsetsRequestTopicPartition {
+		return kmsg.ListOffsetsRequestTopicPartition{Partition: partition, Timestamp: ts, CurrentLeaderEpoch: -1}
+	}
+	for _, c := range []struct {
+		ts      int64
+		first   int16 // the first version that serves it
+		offset  int64
+		noEpoch bool
+	}{{-1, 1, 3, false}, {-2, 1, 0, false}, {-3, 7, 0, false}, {-4, 8, 0, false}, {-5, 9, -1, true}, {-6, 11, -1, true}} {
+		for _, v := range []int16{c.first - 1, c.first, 11} {
+			if v < 1 {
+				continue
+			}
+			lp := list(v, at(0, c.ts))[0]
+			if v < c.first {
+				if lp.ErrorCode != errUnsupportedVersion || lp.Offset != -1 {
+					t.Fatalf("ts %d at v%d: %+v, want UNSUPPORTED_VERSION", c.ts, v, lp)
+				}
+				continue
+			}
+			wantEpoch := int32(0)
+			if c.noEpoch || v < 4 { // the epoch is in responses from v4
+
+				wantEpoch = -1
+			}
+			if lp.ErrorCode != 0 || lp.Offset != c.offset || lp.LeaderEpoch != wantEpoch {
+				t.Fatalf("ts %d at v%d: %+v, want offset %d epoch %d", c.ts, v, lp, c.offset, wantEpoch)
+			}
+		}
+	}
+	if lp := list(11, at(0, -7))[0]; lp.ErrorCode != errUnsupportedVersion {
+		t.Fatalf("ts -7: %+v, want UNSUPPORTED_VERSION", lp)
+	}
+	got := list(11, at(0, -1), at(1, -1), at(0, -2))
+	if len(got) != 3 || got[0].ErrorCode != errInvalidRequest || got[2].ErrorCode != errInvalidRequest ||
+		got[1].ErrorCode != 0 || got[1].Offset != 0 {
+		t.Fatalf("partition 0 named twice: %+v", got)
+	}
+}
+
 func TestSegmentsRollByTopicAndBrokerConfig(t *testing.T) {
 	b := startBroker(t, map[string]string{"log.segment.bytes": "4096"})
 	adm := newAdmin(t, b)
