@@ -47,7 +47,7 @@ func init() {
 	handlers = map[int16]handler{
 		0:  {min: 3, max: 13, advertiseFromZero: true, serve: typed(handleProduce)},
 		1:  {min: 4, max: 18, serve: typed(handleFetch)},
-		2:  {min: 1, max: 10, serve: typed(handleListOffsets)},
+		2:  {min: 1, max: 11, serve: typed(handleListOffsets)},
 		3:  {min: 0, max: 13, serve: typed(handleMetadata)},
 		8:  {min: 2, max: 10, serve: typed(handleOffsetCommit)},
 		9:  {min: 1, max: 10, serve: typed(handleOffsetFetch)},
