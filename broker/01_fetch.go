@@ -193,6 +193,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			}
 			continue
 		}
+		c.releaseRequestMemory()
 		parked := time.Now()
 		select {
 		case <-w.ch:

@@ -169,6 +169,7 @@ func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetc
 			parked = leaders
 			continue
 		}
+		c.releaseRequestMemory()
 		start := time.Now()
 		select {
 		case <-w.ch:

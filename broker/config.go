@@ -34,6 +34,7 @@ type Config struct {
 	AutoCreateTopics         bool
 	MessageMaxBytes          int32
 	SocketRequestMaxBytes    int32
+	QueuedMaxRequestBytes    int64  // request bytes read but not handled (request_memory.go); <= 0: no limit
 	SocketSendBufferBytes    int    // SO_SNDBUF of accepted connections; -1: the kernel's
 	SocketReceiveBufferBytes int    // SO_RCVBUF of listeners (connections inherit it); -1: the kernel's
 	MessageTimestampType     string // CreateTime or LogAppendTime
@@ -224,6 +225,11 @@ var brokerKeys = []configKey{
 	{"socket.request.max.bytes", "INT", "104857600", "The maximum number of bytes in a socket request.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.SocketRequestMaxBytes = int32(n)
+		return err
+	}},
+	{"queued.max.request.bytes", "LONG", "-1", "The number of queued bytes allowed before no more requests are read", func(c *Config, v string) error {
+		n, err := parseInt(v, math.MinInt64, math.MaxInt64)
+		c.QueuedMaxRequestBytes = n
 		return err
 	}},
 	{"socket.send.buffer.bytes", "INT", "102400", "The SO_SNDBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.", func(c *Config, v string) error {
@@ -529,6 +535,9 @@ func (c *Config) validateRelatedKeys() (warnings []string, err error) {
 	}
 	if c.CleanerThreads > 0 && c.CleanerDedupeBufferSize/int64(c.CleanerThreads) <= 1<<20 {
 		return nil, fmt.Errorf("invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+	}
+	if c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes) {
+		return nil, fmt.Errorf("invalid value for config key queued.max.request.bytes: queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
 	}
 	if c.Cluster.ReplicaFetchWaitMax > c.Cluster.ReplicaLagTimeMax {
 		return nil, fmt.Errorf("invalid value for config key replica.fetch.wait.max.ms: replica.fetch.wait.max.ms should always be less than or equal to replica.lag.time.max.ms to prevent frequent changes in ISR")

@@ -273,6 +273,10 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		{map[string]string{"replica.socket.timeout.ms": "500"}, ""},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000"}, "invalid value for config key connection.failed.authentication.delay.ms: connection.failed.authentication.delay.ms=600000 should always be less than connections.max.idle.ms=600000 to prevent failed authentication responses from timing out"},
 		{map[string]string{"connection.failed.authentication.delay.ms": "600000", "connections.max.idle.ms": "-1"}, ""},
+		{map[string]string{"queued.max.request.bytes": "104857599"}, "invalid value for config key queued.max.request.bytes: queued.max.request.bytes must be larger or equal to socket.request.max.bytes"},
+		{map[string]string{"queued.max.request.bytes": "1000", "socket.request.max.bytes": "1000"}, ""},
+		{map[string]string{"queued.max.request.bytes": "0"}, ""},
+		{map[string]string{"queued.max.request.bytes": "-1"}, ""},
 	})
 	_, warnings, err := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "5000"})
 	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "broker.heartbeat.interval.ms (5000 ms) must be less than or equal to half of the broker.session.timeout.ms (9000 ms).") {

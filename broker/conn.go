@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,7 @@ type conn struct {
 	throttle               time.Duration
 	throttleBeforeResponse bool
 	requestSize            int       // of the request being handled
+	queuedBytes            int64     // what it holds of queued.max.request.bytes (request_memory.go)
 	idleDeadlineSet        time.Time // when the read deadline was last pushed (connlimits.go)
 	// waited is how long the request being handled sat parked (a fetch's
 	// long poll, acks=all, a group join), which its request quota does
@@ -153,8 +155,12 @@ func (c *conn) serve() {
 		if c.auth != nil { // not yet authenticated: sasl.server.max.receive.size
 			limit = min(limit, c.b.cfg.SaslMaxReceiveSize)
 		}
+		if !c.reserveRequestMemory(r, limit) {
+			return
+		}
 		frame, err := protocol.ReadFrame(r, into, limit)
 		if err != nil {
+			c.releaseRequestMemory()
 			var tooLarge *protocol.FrameTooLargeError
 			if errors.As(err, &tooLarge) {
 				c.b.logger.Warn("closing connection", "remote", c.nc.RemoteAddr().String(), "reason", err)
@@ -173,6 +179,7 @@ func (c *conn) serve() {
 		} else {
 			resp, err = c.handle(frame)
 		}
+		c.releaseRequestMemory()
 		if large != nil {
 			releaseLargeFrame(frame)
 		}
@@ -199,6 +206,39 @@ func (c *conn) serve() {
 		if !before && !c.pause(throttle) {
 			return
 		}
+	}
+}
+
+// reserveRequestMemory waits until queued.max.request.bytes lets the next
+// request be read, and takes its size; false if the connection closed
+// meanwhile. A frame over limit is left for ReadFrame to refuse, as Kafka
+// checks the size before it allocates.
+func (c *conn) reserveRequestMemory(r *bufio.Reader, limit int32) bool {
+	m := c.b.requestMemory
+	if m == nil {
+		return true
+	}
+	hdr, err := r.Peek(4)
+	if err != nil {
+		return true // ReadFrame reports it
+	}
+	size := int32(binary.BigEndian.Uint32(hdr))
+	if size < 1 || size > limit {
+		return true
+	}
+	if !m.acquire(int64(size), c.done) {
+		return false
+	}
+	c.queuedBytes = int64(size)
+	return true
+}
+
+// releaseRequestMemory gives the request's bytes back: when its handler
+// returns, or earlier when it parks.
+func (c *conn) releaseRequestMemory() {
+	if c != nil && c.queuedBytes > 0 {
+		c.b.requestMemory.release(c.queuedBytes)
+		c.queuedBytes = 0
 	}
 }
 

@@ -100,6 +100,7 @@ func (gc *groupCoordinator) coordinator(c *conn, groupID string) (int16, int32, 
 // awaitGroupResponse waits for a parked JoinGroup or SyncGroup to be
 // answered, or for the connection to close.
 func awaitGroupResponse[R kmsg.Response](c *conn, ch <-chan R) (R, error) {
+	c.releaseRequestMemory()
 	parked := time.Now()
 	defer func() { c.waited += time.Since(parked) }()
 	select {

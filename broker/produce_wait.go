@@ -63,6 +63,7 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 		if pending == 0 {
 			return
 		}
+		c.releaseRequestMemory()
 		parked := time.Now()
 		select {
 		case <-w.ch:

@@ -46,6 +46,7 @@ type Broker struct {
 	shares        *sharePartitions
 	shareSessions *shareSessions
 	quotas        *quota.Manager
+	requestMemory *requestMemory                 // queued.max.request.bytes; nil: no limit
 	authorizer    atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
 	cluster       *cluster                       // nil on a single node
 	registry      map[int16]handler              // the client listeners' handlers
@@ -97,7 +98,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	}
 	loggers := loglevel.New(logger.Handler())
 	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
-		connCounts: connCounts{perIP: map[string]int{}}}
+		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()
 	if err := b.bind(); err != nil {
