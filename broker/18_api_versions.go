@@ -1,10 +1,17 @@
 package broker
 
-// ApiVersions, versions 0-4. The response lists the handler registry.
-// A version above 4 is answered in the v0 layout with UNSUPPORTED_VERSION
+// ApiVersions, versions 0-5. The response lists the handler registry.
+// A version above 5 is answered in the v0 layout with UNSUPPORTED_VERSION
 // by the connection itself (KIP-511), before any decoding. From v3 the
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
+//
+// From v5 (KIP-1242, Kafka 4.4) a client names the cluster and node it
+// means to reach, both or neither (else INVALID_REQUEST); on a client
+// listener, a cluster id or node id that is not this node's answers
+// REBOOTSTRAP_REQUIRED, so that a client whose address now leads to
+// another node or cluster looks again from its bootstrap servers. As in
+// Kafka's ControllerApis, the CONTROLLER listener checks only the pairing.
 //
 // From v3 the answer also lists the cluster's features (KIP-584, package
 // internal/features): transaction.version, finalized at 2 as in a cluster
@@ -29,8 +36,16 @@ var softwareNameRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-
 
 func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.ApiVersionsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	if req.Version >= 5 && (req.ClusterID == nil) != (req.NodeID == -1) {
+		resp.ErrorCode = errInvalidRequest
+		return resp, nil
+	}
 	if req.Version >= 3 && (!softwareNameRE.MatchString(req.ClientSoftwareName) || !softwareNameRE.MatchString(req.ClientSoftwareVersion)) {
 		resp.ErrorCode = errInvalidRequest
+		return resp, nil
+	}
+	if req.Version >= 5 && req.ClusterID != nil && !c.onControllerListener() && (*req.ClusterID != b.ClusterID() || req.NodeID != b.cfg.NodeID) {
+		resp.ErrorCode = errRebootstrapRequired
 		return resp, nil
 	}
 	resp.ApiKeys = advertisedKeys(c.handlers())

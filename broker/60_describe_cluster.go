@@ -30,7 +30,7 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = req.EndpointType
 	served := int8(endpointTypeBrokers)
-	if c.listener != nil && c.listener.controller {
+	if c.onControllerListener() {
 		served = endpointTypeControllers
 	}
 	switch {

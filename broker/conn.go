@@ -112,10 +112,14 @@ func (c *conn) requestContext(timeout time.Duration) (context.Context, context.C
 
 // handlers is the registry of the listener the connection came in on.
 func (c *conn) handlers() map[int16]handler {
-	if c.listener != nil && c.listener.controller {
+	if c.onControllerListener() {
 		return c.b.controllerRegistry
 	}
 	return c.b.registry
+}
+
+func (c *conn) onControllerListener() bool {
+	return c.listener != nil && c.listener.controller
 }
 
 func (c *conn) close() {

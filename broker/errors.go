@@ -5,6 +5,7 @@ import "github.com/twmb/franz-go/pkg/kerr"
 // Kafka error codes used across handlers, named as Kafka names them.
 var (
 	errUnsupportedVersion       = kerr.UnsupportedVersion.Code
+	errRebootstrapRequired      = kerr.RebootstrapRequired.Code
 	errUnknownTopicOrPartition  = kerr.UnknownTopicOrPartition.Code
 	errUnknownTopicID           = kerr.UnknownTopicID.Code
 	errInvalidTopic             = kerr.InvalidTopicException.Code

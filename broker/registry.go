@@ -39,8 +39,9 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 
 // handlers is the single registry: ApiVersions advertises exactly these
 // keys and ranges, and the connection refuses everything else. The ranges
-// are those Apache Kafka 4.1 serves (4.2's for the share group APIs and
-// for OffsetCommit and OffsetFetch, whose v10 names topics by id).
+// are those Apache Kafka 4.1 serves (4.2's for the share group APIs, for
+// ListOffsets, and for OffsetCommit and OffsetFetch, whose v10 names
+// topics by id; 4.4's for ApiVersions, whose v5 names the node meant).
 var handlers map[int16]handler
 
 func init() {
@@ -59,7 +60,7 @@ func init() {
 		15: {min: 0, max: 6, serve: typed(handleDescribeGroups)},
 		16: {min: 0, max: 5, serve: typed(handleListGroups)},
 		17: {min: 0, max: 1, serve: typed(handleSaslHandshake)},
-		18: {min: 0, max: 4, serve: typed(handleApiVersions)},
+		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
 		19: {min: 2, max: 7, serve: typed(handleCreateTopics)},
 		20: {min: 1, max: 6, serve: typed(handleDeleteTopics)},
 		21: {min: 0, max: 2, serve: typed(handleDeleteRecords)},

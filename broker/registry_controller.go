@@ -17,7 +17,7 @@ var controllerHandlers map[int16]handler
 
 func init() {
 	controllerHandlers = map[int16]handler{
-		18: {min: 0, max: 4, serve: typed(handleApiVersions)},
+		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
 		19: {min: 2, max: 7, serve: toController},
 		20: {min: 1, max: 6, serve: toController},
 		33: {min: 0, max: 2, serve: toController},

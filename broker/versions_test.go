@@ -37,7 +37,7 @@ func TestApiVersionsAdvertisesTheRegistry(t *testing.T) {
 		for _, k := range resp.ApiKeys {
 			got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 		}
-		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 11}, 3: {0, 13}, 10: {0, 6}, 17: {0, 1}, 18: {0, 4}, 36: {0, 2},
+		want := map[int16][2]int16{0: {0, 13}, 1: {4, 18}, 2: {1, 11}, 3: {0, 13}, 10: {0, 6}, 17: {0, 1}, 18: {0, 5}, 36: {0, 2},
 			8: {2, 10}, 9: {1, 10}, 11: {0, 9}, 12: {0, 4}, 13: {0, 5}, 14: {0, 5}, 15: {0, 6}, 16: {0, 5}, 42: {0, 2}, 47: {0, 0},
 			19: {2, 7}, 20: {1, 6}, 21: {0, 2}, 22: {0, 5}, 23: {2, 4}, 32: {1, 4}, 33: {0, 2}, 34: {1, 2}, 35: {1, 4}, 37: {0, 3}, 38: {1, 3}, 39: {1, 2}, 40: {1, 2}, 41: {1, 3}, 43: {0, 2}, 44: {0, 1}, 45: {0, 1}, 46: {0, 0}, 48: {0, 1}, 49: {0, 1}, 50: {0, 0}, 51: {0, 0}, 29: {1, 3}, 30: {1, 3}, 31: {1, 3}, 55: {0, 2}, 57: {0, 2}, 60: {0, 2}, 61: {0, 0},
 			24: {0, 5}, 25: {0, 4}, 26: {0, 5}, 27: {1, 2}, 28: {0, 5}, 65: {0, 0}, 66: {0, 2}, 68: {0, 1}, 69: {0, 1}, 74: {0, 1}, 75: {0, 0},
@@ -74,7 +74,7 @@ func TestApiVersionsUnknownVersionGetsV0Reply(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As Kafka answers: only ApiVersions' own range, the version to retry at.
-	want := []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 4}}
+	want := []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: 0, MaxVersion: 5}}
 	if resp.ErrorCode != errUnsupportedVersion || !reflect.DeepEqual(resp.ApiKeys, want) {
 		t.Fatalf("got error %d with keys %+v, want UNSUPPORTED_VERSION with %+v", resp.ErrorCode, resp.ApiKeys, want)
 	}
@@ -645,6 +645,47 @@ func TestOffsetForLeaderEpochVersions(t *testing.T) {
 			if resp.Topics[0].Partitions[1].ErrorCode != errUnknownTopicOrPartition {
 				t.Fatalf("v%d: unknown partition answered %+v", v, resp.Topics[0].Partitions[1])
 			}
+		}
+	}
+}
+
+// TestApiVersionsV5ChecksTheNodeMeant: from v5 a client names the cluster
+// and node it means to reach (KIP-1242). Naming only one of them is
+// INVALID_REQUEST; on a client listener another cluster or node is
+// REBOOTSTRAP_REQUIRED, with no keys; this node is answered in full. The
+// CONTROLLER listener checks only the pairing, as Kafka's does.
+func TestApiVersionsV5ChecksTheNodeMeant(t *testing.T) {
+	b := startBrokerWith(t, singleNodeProps(t.TempDir()))
+	ask := func(addr, clusterID string, nodeID int32) *kmsg.ApiVersionsResponse {
+		t.Helper()
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(5)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw-test", "1.0"
+		if clusterID != "" {
+			req.ClusterID = kmsg.StringPtr(clusterID)
+		}
+		req.NodeID = nodeID
+		return dialAddr(t, addr).request(req).(*kmsg.ApiVersionsResponse)
+	}
+	id := b.ClusterID()
+	for _, c := range []struct {
+		addr      string
+		clusterID string
+		nodeID    int32
+		want      int16
+	}{
+		{b.Addr(), "", -1, 0},
+		{b.Addr(), id, 1, 0},
+		{b.Addr(), id, 2, errRebootstrapRequired},
+		{b.Addr(), "another-cluster", 1, errRebootstrapRequired},
+		{b.Addr(), "", 1, errInvalidRequest},
+		{b.Addr(), id, -1, errInvalidRequest},
+		{b.ControllerAddr(), "another-cluster", 7, 0},
+		{b.ControllerAddr(), id, -1, errInvalidRequest},
+	} {
+		resp := ask(c.addr, c.clusterID, c.nodeID)
+		if resp.ErrorCode != c.want || (c.want == 0) != (len(resp.ApiKeys) > 0) {
+			t.Errorf("%s, cluster %q node %d: error %d with %d keys, want error %d", c.addr, c.clusterID, c.nodeID, resp.ErrorCode, len(resp.ApiKeys), c.want)
 		}
 	}
 }
