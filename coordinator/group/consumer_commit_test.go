@@ -89,4 +89,17 @@ func TestConsumerCommitWithOlderEpoch(t *testing.T) {
 			t.Errorf("%s: code %d, want %d", tc.what, code, tc.want)
 		}
 	}
+
+	// A transactional commit with a stale epoch: ILLEGAL_GENERATION before
+	// TxnOffsetCommit v6, as Kafka maps it, STALE_MEMBER_EPOCH from v6.
+	for version, want := range map[int16]int16{5: errIllegalGeneration, 6: errStaleMemberEpoch} {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version = version
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "txn", "g", 1, 0
+		req.MemberID, req.Generation = "a", 3
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: keep, Offset: 10, LeaderEpoch: -1}}}}
+		if code := c.TxnOffsetCommit(req, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != want {
+			t.Errorf("TxnOffsetCommit v%d with a newer epoch: code %d, want %d", version, code, want)
+		}
+	}
 }

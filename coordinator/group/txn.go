@@ -4,6 +4,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// firstTxnCommitGroupErrorsVersion is the TxnOffsetCommit version from which
+// GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH reach the client.
+const firstTxnCommitGroupErrorsVersion = 6
+
 // TxnOffsetCommit stores a transaction's offsets (versions 0-4, Kafka's
 // transactions V1): they are written as one transactional batch of the
 // request's producer id and epoch and held as pending for that producer,
@@ -13,8 +17,11 @@ import (
 // transactional commits (no REBALANCE_IN_PROGRESS, and no member needed
 // when the generation is -1); older versions are not checked. A group that
 // does not exist is created empty when the generation is -1 and answers
-// ILLEGAL_GENERATION otherwise. The log refuses a stale producer epoch:
-// INVALID_PRODUCER_EPOCH, the code Kafka answers with.
+// ILLEGAL_GENERATION otherwise, and a consumer or streams group's stale
+// member epoch answers ILLEGAL_GENERATION too, as Kafka's
+// OffsetMetadataManager maps both; from v6 (KIP-1319) they are
+// GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH. The log refuses a stale
+// producer epoch: INVALID_PRODUCER_EPOCH, the code Kafka answers with.
 func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExists func(string) bool) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	codes := map[topicPartition]int16{}
@@ -44,7 +51,7 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 		generation, memberID, instanceID = req.Generation, req.MemberID, req.InstanceID
 	}
 	g, code := c.acquire(req.Group, generation < 0)
-	if code == errGroupIDNotFound {
+	if code == errGroupIDNotFound && req.Version < firstTxnCommitGroupErrorsVersion {
 		code = errIllegalGeneration
 	}
 	if code != 0 {
@@ -58,6 +65,9 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 	}
 	if code := validateTxnCommit(g, generation, memberID, instanceID, committed, c.topicImage()); code != 0 {
 		g.mu.Unlock()
+		if code == errStaleMemberEpoch && req.Version < firstTxnCommitGroupErrorsVersion {
+			code = errIllegalGeneration
+		}
 		return answer(code)
 	}
 	now := c.clock.Now().UnixMilli()
