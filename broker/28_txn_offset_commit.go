@@ -1,11 +1,14 @@
 package broker
 
-// TxnOffsetCommit, versions 0-5: offsets committed inside a transaction,
+// TxnOffsetCommit, versions 0-6: offsets committed inside a transaction,
 // visible once its commit marker reaches __consumer_offsets. WRITE on the
 // transactional id, READ on the group and on each topic, as in Kafka.
 // Version 5 is a producer on transactions V2 (KIP-890 part 2), which sends
 // no AddOffsetsToTxn: the group's __consumer_offsets partition is added to
-// the transaction here, before the offsets are written.
+// the transaction here, before the offsets are written. Version 6
+// (KIP-1319, Kafka 4.4) names topics by id (offsets_topic_ids.go), and the
+// coordinator answers it GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH where
+// older versions get ILLEGAL_GENERATION.
 
 import (
 	"time"
@@ -17,6 +20,15 @@ import (
 )
 
 func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
+	if req.Version >= firstTopicIDTxnCommitVersion {
+		return b.txnOffsetCommitByTopicID(req, func(named *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+			return txnOffsetCommitByName(b, c, named)
+		}), nil
+	}
+	return txnOffsetCommitByName(b, c, req), nil
+}
+
+func txnOffsetCommitByName(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	exists := func(name string) bool { return b.topics.get(name) != nil }
 	commit := func(r *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 		if r.Version >= 5 && r.Group != "" {
@@ -54,7 +66,7 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 		refused = append(refused, rt)
 	}
 	if len(refused) == 0 {
-		return commit(req), nil
+		return commit(req)
 	}
 	var resp *kmsg.TxnOffsetCommitResponse
 	if len(allowed) > 0 {
@@ -65,7 +77,7 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 		resp = req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	}
 	resp.Topics = append(resp.Topics, refused...)
-	return resp, nil
+	return resp
 }
 
 // addOffsetsPartition adds the group's __consumer_offsets partition to the

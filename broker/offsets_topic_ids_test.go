@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -72,5 +73,55 @@ func TestOffsetsByTopicID(t *testing.T) {
 	all := fetch(10, nil)
 	if len(all) != 1 || all[0].TopicID != kept || len(all[0].Partitions) != 2 {
 		t.Errorf("OffsetFetch v10 of every topic: %+v, want kept alone, by id", all)
+	}
+}
+
+// TxnOffsetCommit v6 names topics by id (KIP-1319): the offset committed by
+// id inside a transaction is fetched by name once the transaction commits,
+// an id no topic has is UNKNOWN_TOPIC_ID, and a group that does not exist,
+// asked for with a generation, is GROUP_ID_NOT_FOUND where v5 answers
+// ILLEGAL_GENERATION.
+func TestTxnOffsetCommitByTopicID(t *testing.T) {
+	b, rc := startWithTopic(t, "txn-ids")
+	id := b.topics.get("txn-ids").id
+	missing := [16]byte{9, 9, 9}
+	const txnID, group = "by-id", "by-id-group"
+	pid, epoch := initTxnProducer(t, rc, txnID)
+	findCoordinatorRaw(t, rc, group)
+	commit := func(version int16, group string, generation int32, topics ...kmsg.TxnOffsetCommitRequestTopic) []kmsg.TxnOffsetCommitResponseTopic {
+		t.Helper()
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.SetVersion(version)
+		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch, req.Generation = txnID, group, pid, epoch, generation
+		req.Topics = topics
+		return rc.request(req).(*kmsg.TxnOffsetCommitResponse).Topics
+	}
+	at := func(offset int64) []kmsg.TxnOffsetCommitRequestTopicPartition {
+		return []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: offset, LeaderEpoch: -1}}
+	}
+	var got []kmsg.TxnOffsetCommitResponseTopic
+	waitFor(t, func() bool { // the group's partition loads in the background
+		got = commit(6, group, -1, kmsg.TxnOffsetCommitRequestTopic{TopicID: id, Partitions: at(4)},
+			kmsg.TxnOffsetCommitRequestTopic{TopicID: missing, Partitions: at(1)})
+		return len(got) == 2 && got[0].Partitions[0].ErrorCode != kerr.CoordinatorLoadInProgress.Code
+	})
+	if got[0].TopicID != id || got[0].Partitions[0].ErrorCode != 0 || got[1].TopicID != missing || got[1].Partitions[0].ErrorCode != errUnknownTopicID {
+		t.Fatalf("TxnOffsetCommit v6: %+v, want the topic committed by id and the missing id UNKNOWN_TOPIC_ID", got)
+	}
+	pid, epoch = endTxnV5(t, rc, txnID, pid, epoch, true)
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.SetVersion(7)
+	of.Group, of.RequireStable = group, true
+	of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "txn-ids", Partitions: []int32{0}}}
+	waitFor(t, func() bool {
+		p := rc.request(of).(*kmsg.OffsetFetchResponse).Topics[0].Partitions[0]
+		return p.ErrorCode == 0 && p.Offset == 4
+	})
+
+	for version, want := range map[int16]int16{5: kerr.IllegalGeneration.Code, 6: kerr.GroupIDNotFound.Code} {
+		topic := kmsg.TxnOffsetCommitRequestTopic{Topic: "txn-ids", TopicID: id, Partitions: at(5)}
+		if code := commit(version, "no-such-group", 3, topic)[0].Partitions[0].ErrorCode; code != want {
+			t.Errorf("TxnOffsetCommit v%d with a generation to a group that does not exist: %d, want %d", version, code, want)
+		}
 	}
 }

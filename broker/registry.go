@@ -41,7 +41,8 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 // keys and ranges, and the connection refuses everything else. The ranges
 // are those Apache Kafka 4.1 serves (4.2's for the share group APIs, for
 // ListOffsets, and for OffsetCommit and OffsetFetch, whose v10 names
-// topics by id; 4.4's for ApiVersions, whose v5 names the node meant).
+// topics by id; 4.4's for ApiVersions, whose v5 names the node meant,
+// and TxnOffsetCommit, whose v6 names topics by id).
 var handlers map[int16]handler
 
 func init() {
@@ -70,7 +71,7 @@ func init() {
 		25: {min: 0, max: 4, serve: typed(handleAddOffsetsToTxn)},
 		26: {min: 0, max: 5, serve: typed(handleEndTxn)},
 		27: {min: 1, max: 2, serve: typed(handleWriteTxnMarkers)},
-		28: {min: 0, max: 5, serve: typed(handleTxnOffsetCommit)},
+		28: {min: 0, max: 6, serve: typed(handleTxnOffsetCommit)},
 		29: {min: 1, max: 3, serve: typed(handleDescribeACLs)},
 		30: {min: 1, max: 3, serve: typed(handleCreateACLs)},
 		31: {min: 1, max: 3, serve: typed(handleDeleteACLs)},
