@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,26 +22,11 @@ import (
 // another, Gregor included. The jars are those compat/mk/mirror.mk copies
 // from Maven Central (compat/mirror/pom.xml names the release).
 
-var mirrorPomVersionRE = regexp.MustCompile(`<kafka\.version>([^<]+)</kafka\.version>`)
-
 // mirrorMakerLibs is the directory of MirrorMaker's jars, or fails the
 // test saying how to install them.
 func mirrorMakerLibs(t *testing.T) (dir, version string) {
 	t.Helper()
-	pom, err := os.ReadFile(filepath.Join("mirror", "pom.xml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := mirrorPomVersionRE.FindSubmatch(pom)
-	if m == nil {
-		t.Fatal("compat/mirror/pom.xml names no kafka.version")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	version = string(m[1])
-	dir = filepath.Join(home, ".cache", "gregor-compat", "mirror-maker-"+version)
+	dir, version = installedJars(t, "mirror", "mirror-maker")
 	requireFile(t, filepath.Join(dir, "connect-mirror-"+version+".jar"))
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatal("java is not installed: run `make compat-deps`")

@@ -31,29 +31,36 @@ type cliTools struct {
 	opts    []string // JVM options, as KAFKA_OPTS gives them to Kafka's scripts
 }
 
-var cliPomVersionRE = regexp.MustCompile(`<kafka\.version>([^<]+)</kafka\.version>`)
+var pomKafkaVersionRE = regexp.MustCompile(`<kafka\.version>([^<]+)</kafka\.version>`)
 
-// kafkaCLI finds the tools that `make compat-deps` installed, or fails
-// the test saying how to install them.
-func kafkaCLI(t *testing.T) *cliTools {
+// installedJars is where `make compat-deps` copied the jars of
+// compat/<pomDir>/pom.xml (~/.cache/gregor-compat/<prefix>-<version>), and
+// the Kafka version that pom names.
+func installedJars(t *testing.T, pomDir, prefix string) (dir, version string) {
 	t.Helper()
-	pom, err := os.ReadFile(filepath.Join("tools", "pom.xml"))
+	pom, err := os.ReadFile(filepath.Join(pomDir, "pom.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := cliPomVersionRE.FindSubmatch(pom)
+	m := pomKafkaVersionRE.FindSubmatch(pom)
 	if m == nil {
-		t.Fatal("compat/tools/pom.xml names no kafka.version")
+		t.Fatalf("compat/%s/pom.xml names no kafka.version", pomDir)
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cliTools{
-		version: string(m[1]),
-		libs:    filepath.Join(home, ".cache", "gregor-compat", "kafka-tools-"+string(m[1])),
-		classes: map[string]bool{},
-	}
+	version = string(m[1])
+	return filepath.Join(home, ".cache", "gregor-compat", prefix+"-"+version), version
+}
+
+// kafkaCLI finds the tools that `make compat-deps` installed, or fails
+// the test saying how to install them.
+func kafkaCLI(t *testing.T) *cliTools {
+	t.Helper()
+	c := &cliTools{classes: map[string]bool{}}
+	c.libs, c.version = installedJars(t, "tools", "kafka-tools")
+	var err error
 	if c.log4j, err = filepath.Abs(filepath.Join("tools", "log4j2.properties")); err != nil {
 		t.Fatal(err)
 	}
