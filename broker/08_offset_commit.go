@@ -14,7 +14,25 @@ func handleOffsetCommit(b *Broker, c *conn, req *kmsg.OffsetCommitRequest) (*kms
 		})
 	}
 	if req.Version >= firstTopicIDOffsetsVersion {
+		// Refused before the ids are looked up, as Kafka does: a client
+		// that may not commit learns nothing of which ids exist.
+		if !c.authorizedGroup(kmsg.ACLOperationRead, req.Group) {
+			return offsetCommitFailed(req, errGroupAuthorization), nil
+		}
 		return b.offsetCommitByTopicID(req, commit), nil
 	}
 	return commit(req), nil
+}
+
+// offsetCommitFailed answers every partition of req with code.
+func offsetCommitFailed(req *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
+		for _, p := range t.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }

@@ -1,8 +1,9 @@
 package broker
 
 // OffsetFetch, versions 1-10 (several groups per request from v8, topics
-// by id from v10: offsets_topic_ids.go). RequireStable (v7+) needs no
-// waiting: there are no transactional offset commits to wait for.
+// by id from v10: offsets_topic_ids.go). RequireStable (v7+) is answered
+// at once: a partition with a transaction's offset commit still pending
+// gets UNSTABLE_OFFSET_COMMIT, which the client retries, as Kafka answers.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -21,6 +21,14 @@ import (
 
 func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) (*kmsg.TxnOffsetCommitResponse, error) {
 	if req.Version >= firstTopicIDTxnCommitVersion {
+		// Refused before the ids are looked up, as Kafka does: a client
+		// that may not commit learns nothing of which ids exist.
+		if !c.authorizedTxnID(kmsg.ACLOperationWrite, req.TransactionalID) {
+			return txnOffsetCommitFailed(req, errTxnIDAuthFailed), nil
+		}
+		if !c.authorizedGroup(kmsg.ACLOperationRead, req.Group) {
+			return txnOffsetCommitFailed(req, errGroupAuthorization), nil
+		}
 		return b.txnOffsetCommitByTopicID(req, func(named *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 			return txnOffsetCommitByName(b, c, named)
 		}), nil
@@ -108,7 +116,7 @@ func addOffsetsPartition(b *Broker, req *kmsg.TxnOffsetCommitRequest) int16 {
 func txnOffsetCommitFailed(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 	for _, t := range req.Topics {
-		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
+		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic, TopicID: t.TopicID}
 		for _, p := range t.Partitions {
 			rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
 		}

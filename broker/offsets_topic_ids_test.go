@@ -4,8 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // OffsetCommit and OffsetFetch v10 name topics by id: offsets committed by
@@ -122,6 +124,56 @@ func TestTxnOffsetCommitByTopicID(t *testing.T) {
 		topic := kmsg.TxnOffsetCommitRequestTopic{Topic: "txn-ids", TopicID: id, Partitions: at(5)}
 		if code := commit(version, "no-such-group", 3, topic)[0].Partitions[0].ErrorCode; code != want {
 			t.Errorf("TxnOffsetCommit v%d with a generation to a group that does not exist: %d, want %d", version, code, want)
+		}
+	}
+}
+
+// A client without READ on the group (or, for TxnOffsetCommit, WRITE on the
+// transactional id) committing by topic id gets the authorization error
+// for every topic, as Kafka answers before it looks the ids up: an id
+// that exists and one that does not are answered alike.
+func TestCommitsByTopicIDRefusedBeforeTheLookup(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	admin := kadm.NewClient(saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	if _, err := admin.CreateTopic(ctxT(t), 1, 1, nil, "secret-topic"); err != nil {
+		t.Fatal(err)
+	}
+	known, missing := b.topics.get("secret-topic").id, [16]byte{4, 5, 6}
+	// DESCRIBE on the group lets the client find its coordinator, no more.
+	createACLs(t, admin, kadm.NewACLs().Allow("User:alice").Groups("g").Operations(kadm.OpDescribe))
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	partitions := []int32{0}
+
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 10, "g", -1
+	for _, id := range [][16]byte{known, missing} {
+		commit.Topics = append(commit.Topics, kmsg.OffsetCommitRequestTopic{TopicID: id,
+			Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: partitions[0], Offset: 1, LeaderEpoch: -1}}})
+	}
+	cr, err := commit.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range cr.Topics {
+		if rt.Partitions[0].ErrorCode != errGroupAuthorization {
+			t.Errorf("OffsetCommit v10 without READ on the group, topic %x: code %d, want GROUP_AUTHORIZATION_FAILED", rt.TopicID, rt.Partitions[0].ErrorCode)
+		}
+	}
+
+	txn := kmsg.NewPtrTxnOffsetCommitRequest()
+	txn.Version, txn.TransactionalID, txn.Group, txn.ProducerID, txn.Generation = 6, "t", "g", 1, -1
+	for _, id := range [][16]byte{known, missing} {
+		txn.Topics = append(txn.Topics, kmsg.TxnOffsetCommitRequestTopic{TopicID: id,
+			Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: partitions[0], Offset: 1, LeaderEpoch: -1}}})
+	}
+	tr, err := txn.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range tr.Topics {
+		if rt.Partitions[0].ErrorCode != errTxnIDAuthFailed {
+			t.Errorf("TxnOffsetCommit v6 without WRITE on the transactional id, topic %x: code %d, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", rt.TopicID, rt.Partitions[0].ErrorCode)
 		}
 	}
 }
