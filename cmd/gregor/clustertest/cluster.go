@@ -516,7 +516,10 @@ func (n *Node) Kill() {
 
 // Stop ends the process with SIGTERM (a clean shutdown: Kafka's controlled
 // shutdown in a cluster) and returns its exit error. A paused node is
-// continued so that it can act on the signal. After timeout it is killed.
+// continued so that it can act on the signal. After timeout it gets
+// SIGQUIT, so that the Go runtime writes every goroutine's stack to its
+// log (returned in the error: the log goes with the test's directory),
+// and is then killed.
 func (n *Node) Stop(timeout time.Duration) error {
 	n.mu.Lock()
 	cmd, done, waitErr, paused := n.cmd, n.done, n.waitErr, n.paused
@@ -533,8 +536,13 @@ func (n *Node) Stop(timeout time.Duration) error {
 	case <-done:
 		return *waitErr
 	case <-time.After(timeout):
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
 		n.Kill()
-		return fmt.Errorf("node %d did not exit within %v of SIGTERM", n.ID, timeout)
+		return fmt.Errorf("node %d did not exit within %v of SIGTERM; its goroutines at SIGQUIT:\n%s", n.ID, timeout, Tail(n.LogPath, 3000))
 	}
 }
 
