@@ -396,13 +396,8 @@ func (b *Broker) accept(l *listener) {
 				c = newConn(b, nc, l)
 				c.user = user
 			}
-			if !l.controller || !b.cfg.clustered() {
-				select { // clients wait until the broker serves them
-				case <-b.serving:
-				case <-c.done:
-					return
-				}
-			}
+			// Known before it waits to be served, so that a stop meanwhile
+			// closes it rather than waiting for it.
 			b.mu.Lock()
 			if b.closed {
 				b.mu.Unlock()
@@ -411,10 +406,19 @@ func (b *Broker) accept(l *listener) {
 			}
 			b.conns[c] = struct{}{}
 			b.mu.Unlock()
+			defer func() {
+				b.mu.Lock()
+				delete(b.conns, c)
+				b.mu.Unlock()
+			}()
+			if !l.controller || !b.cfg.clustered() {
+				select { // clients wait until the broker serves them
+				case <-b.serving:
+				case <-c.done:
+					return
+				}
+			}
 			c.serve()
-			b.mu.Lock()
-			delete(b.conns, c)
-			b.mu.Unlock()
 		}()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gregor-broker/gregor/compat/harness"
 	"github.com/gregor-broker/gregor/internal/freeport"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,7 +206,9 @@ func TestServeWritesCPUProfile(t *testing.T) {
 
 // A node whose controller quorum never answers waits for it at start;
 // SIGTERM then stops it cleanly, as a signal stops Kafka's start. (It
-// was ignored: the process waited for the quorum forever.)
+// was ignored: the process waited for the quorum forever.) A client
+// connected meanwhile, which waits to be served, does not hold the stop
+// up either (it did: the stop waited for that connection forever).
 func TestSigtermStopsAStartWaitingForTheQuorum(t *testing.T) {
 	bin, err := harness.Binary()
 	if err != nil {
@@ -225,12 +228,28 @@ func TestSigtermStopsAStartWaitingForTheQuorum(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	var log strings.Builder
+	var client string
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		log.WriteString(sc.Text() + "\n")
+		if _, addr, ok := strings.Cut(sc.Text(), "listener=PLAINTEXT addr="); ok {
+			client = addr
+		}
 		if strings.Contains(sc.Text(), "waiting for the controller quorum") {
 			break
 		}
+	}
+	if client == "" {
+		t.Fatalf("no PLAINTEXT listener logged\n%s", log.String())
+	}
+	waiting, err := net.Dial("tcp", client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiting.Close()
+	// ApiVersions v0, correlation id 1, no client id: what a client sends first.
+	if _, err := waiting.Write([]byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0xff, 0xff}); err != nil {
+		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // past its first registration attempt
 	cmd.Process.Signal(syscall.SIGTERM)
