@@ -150,8 +150,10 @@ func TestClusterTransactionsV2Offsets(t *testing.T) {
 		t.Fatalf("epoch %d after the transactions: not transactions V2", d.ProducerEpoch)
 	}
 
-	// A TxnOffsetCommit v5 sent to a node that does not coordinate the
-	// group is refused before it adds anything to the transaction.
+	// A TxnOffsetCommit v5 or later (franz-go sends the newest the node
+	// serves, v6, which names topics by id) sent to a node that does not
+	// coordinate the group is refused before it adds anything to the
+	// transaction.
 	p := c.client(kgo.TransactionalID(txnID), kgo.ProducerLinger(0))
 	if err := p.BeginTransaction(); err != nil {
 		t.Fatal(err)
@@ -166,13 +168,18 @@ func TestClusterTransactionsV2Offsets(t *testing.T) {
 	oc := kmsg.NewPtrTxnOffsetCommitRequest()
 	oc.SetVersion(5)
 	oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = txnID, group, d.ProducerID, d.ProducerEpoch, -1
-	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "v2-in", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
+	listed, err := adm.ListTopics(ctxT(t), "v2-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "v2-in", TopicID: listed["v2-in"].ID,
+		Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}}}
 	r, err := p.Broker(int(other)).Request(ctxT(t), oc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if code := r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.NotCoordinator.Code {
-		t.Fatalf("TxnOffsetCommit v5 to node %d, the group's coordinator being %d: %v, want NOT_COORDINATOR", other, groupCoord, kerr.ErrorForCode(code))
+		t.Fatalf("TxnOffsetCommit to node %d, the group's coordinator being %d: %v, want NOT_COORDINATOR", other, groupCoord, kerr.ErrorForCode(code))
 	}
 	if described, err = adm.DescribeTransactions(ctxT(t), txnID); err != nil {
 		t.Fatal(err)

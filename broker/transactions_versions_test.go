@@ -42,7 +42,7 @@ func readCommittedPartition(t *testing.T, rc *rawConn, topic string) kmsg.FetchR
 // producer's forms of AddPartitionsToTxn, v0-3, at 0 and 3), one whole
 // transaction per end, committed; then WriteTxnMarkers aborts a third.
 func TestTransactionVersions(t *testing.T) {
-	_, rc := startWithTopic(t, "tv")
+	b, rc := startWithTopic(t, "tv")
 	for i, end := range []string{"lowest", "highest"} {
 		pick := func(key int16) int16 {
 			if i == 0 {
@@ -110,7 +110,9 @@ func TestTransactionVersions(t *testing.T) {
 		oc := kmsg.NewPtrTxnOffsetCommitRequest()
 		oc.SetVersion(pick(28))
 		oc.TransactionalID, oc.Group, oc.ProducerID, oc.ProducerEpoch, oc.Generation = txnID, group, pid, epoch, -1
-		oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "tv", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 2, LeaderEpoch: -1}}}}
+		// By name up to v5, by id from v6.
+		oc.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "tv", TopicID: b.topics.get("tv").id,
+			Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 2, LeaderEpoch: -1}}}}
 		if r := rc.request(oc).(*kmsg.TxnOffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("%s: txn offset commit: %+v", end, r.Topics)
 		}
