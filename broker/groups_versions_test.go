@@ -159,6 +159,9 @@ func TestGroupAPIsAtBothEnds(t *testing.T) {
 			if resp.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code || resp.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
 				t.Fatalf("DeleteGroups v%d: %+v", v, resp.Groups)
 			}
+			if resp.Groups[0].ErrorMessage != nil || resp.Groups[1].ErrorMessage != nil {
+				t.Fatalf("DeleteGroups v%d: error messages %+v, want null as Kafka", v, resp.Groups)
+			}
 		}
 		// OffsetDelete refuses a topic the members subscribe to.
 		od := kmsg.NewPtrOffsetDeleteRequest()

@@ -42,7 +42,8 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 // are those Apache Kafka 4.1 serves (4.2's for the share group APIs, for
 // ListOffsets, and for OffsetCommit and OffsetFetch, whose v10 names
 // topics by id; 4.4's for ApiVersions, whose v5 names the node meant,
-// and TxnOffsetCommit, whose v6 names topics by id).
+// TxnOffsetCommit, whose v6 names topics by id, and DeleteGroups, whose
+// v3 adds a per-group error message).
 var handlers map[int16]handler
 
 func init() {
@@ -82,7 +83,7 @@ func init() {
 		36: {min: 0, max: 2, serve: typed(handleSaslAuthenticate)},
 		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},
 		44: {min: 0, max: 1, serve: typed(handleIncrementalAlterConfigs)},
-		42: {min: 0, max: 2, serve: typed(handleDeleteGroups)},
+		42: {min: 0, max: 3, serve: typed(handleDeleteGroups)},
 		43: {min: 0, max: 2, serve: typed(handleElectLeaders)},
 		45: {min: 0, max: 1, serve: typed(handleAlterPartitionReassignments)},
 		46: {min: 0, max: 0, serve: typed(handleListPartitionReassignments)},
