@@ -1070,7 +1070,7 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	if err := firstErr(adm.AlterBrokerConfigs(ctxT(t), removeMinISR)); err != nil {
 		t.Fatalf("removing the cluster's min.insync.replicas with ELR off: %v", err)
 	}
-	// metadata.version, 4.1-IV1 (27) in a new cluster, goes down to 4.0
+	// metadata.version, 4.2-IV1 (29) in a new cluster, goes down to 4.0
 	// through the controller, naming it when it refuses.
 	if r := updateFeature(t, rc, "metadata.version", 25, 2); r.ErrorCode != 0 {
 		t.Fatalf("metadata.version to 25: %+v", r)
@@ -1078,9 +1078,9 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	if f, _ := finalizedFeatures(rc); f["metadata.version"] != 25 {
 		t.Fatalf("finalized after metadata.version 25: %v", f)
 	}
-	if r := updateFeature(t, rc, "metadata.version", 28, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
-		r.ErrorMessage == nil || !regexp.MustCompile(`Local controller [123] only supports versions 7-27$`).MatchString(*r.ErrorMessage) {
-		t.Fatalf("metadata.version to 28: %+v", r)
+	if r := updateFeature(t, rc, "metadata.version", 30, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
+		r.ErrorMessage == nil || !regexp.MustCompile(`Local controller [123] only supports versions 7-29$`).MatchString(*r.ErrorMessage) {
+		t.Fatalf("metadata.version to 30: %+v", r)
 	}
 }
 

@@ -43,7 +43,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	b := startBrokerWith(t, props)
 	rc := dialRaw(t, b)
 	want := map[string]int16{"eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
-		"metadata.version": 27, "share.version": 1, "streams.version": 1, "transaction.version": 2}
+		"metadata.version": 29, "share.version": 1, "streams.version": 1, "transaction.version": 2}
 	if f, epoch := finalizedFeatures(rc); !maps.Equal(f, want) || epoch != 0 {
 		t.Fatalf("a new node: finalized %v at %d, want %v at 0", f, epoch, want)
 	}
@@ -54,7 +54,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	for _, refused := range []struct {
 		name  string
 		level int16
-	}{{"transaction.version", 3}, {"metadata.version", 28}} {
+	}{{"transaction.version", 3}, {"metadata.version", 30}} {
 		if r := updateFeature(t, rc, refused.name, refused.level, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code {
 			t.Fatalf("%s to %d: %+v", refused.name, refused.level, r)
 		}

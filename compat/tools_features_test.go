@@ -9,12 +9,13 @@ import (
 
 // testFeatures: the last step of Kafka's upgrade instructions,
 // kafka-features upgrade --release-version, and the metadata.version
-// commands, as Kafka 4.1 answers them. describe lists metadata.version
-// from 3.3-IV3 to 4.1-IV1 and finalized at 4.1-IV1, and a single node
+// commands, as Kafka 4.2 answers them. describe lists metadata.version
+// from 3.3-IV3 to 4.2-IV1 and finalized at 4.2-IV1, and a single node
 // kraft.version 1 (a quorum of one, formatted --standalone) and eligible
 // leader replicas on. downgrade --release-version 4.0 moves every feature
 // to 4.0's levels (metadata.version 4.0-IV3); going below 4.0-IV1 is
-// refused with Kafka's message; upgrade --release-version 4.1 comes back.
+// refused with Kafka's message, and so is 4.3-IV0, beyond what Gregor
+// serves; upgrade --release-version 4.1, then 4.2, comes back.
 // It runs after the features that use share and streams groups: it
 // changes share.version and streams.version, and puts them back.
 func (e *cliEnv) testFeatures(t *testing.T) {
@@ -27,13 +28,13 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 			t.Errorf("kafka-features describe:\n%s\nwant %s supported %s-%s, finalized at %s", out, name, min, max, finalized)
 		}
 	}
-	describe("metadata.version", "3.3-IV3", "4.1-IV1", "4.1-IV1")
+	describe("metadata.version", "3.3-IV3", "4.2-IV1", "4.2-IV1")
 	describe("kraft.version", "0", "1", "1")
 	describe("eligible.leader.replicas.version", "0", "1", "1")
 
-	out := e.admin(t, e.cls.features, "upgrade", "--release-version", "4.1")
-	if !strings.Contains(out, "metadata.version was upgraded to 27.") || strings.Contains(out, "Could not") {
-		t.Errorf("kafka-features upgrade --release-version 4.1:\n%s", out)
+	out := e.admin(t, e.cls.features, "upgrade", "--release-version", "4.2")
+	if !strings.Contains(out, "metadata.version was upgraded to 29.") || strings.Contains(out, "Could not") {
+		t.Errorf("kafka-features upgrade --release-version 4.2:\n%s", out)
 	}
 	out = e.admin(t, e.cls.features, "downgrade", "--release-version", "4.0")
 	for _, line := range []string{"metadata.version was downgraded to 25.", "eligible.leader.replicas.version was downgraded to 0.",
@@ -42,7 +43,7 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 			t.Errorf("kafka-features downgrade --release-version 4.0:\n%s\nwant %q", out, line)
 		}
 	}
-	describe("metadata.version", "3.3-IV3", "4.1-IV1", "4.0-IV3")
+	describe("metadata.version", "3.3-IV3", "4.2-IV1", "4.0-IV3")
 	describe("eligible.leader.replicas.version", "0", "1", "0")
 
 	out = e.adminFails(t, e.cls.features, "downgrade", "--metadata", "3.9")
@@ -50,16 +51,21 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 		!strings.Contains(out, "Invalid metadata.version 21. Refusing to perform the requested downgrade because it might delete metadata information.") {
 		t.Errorf("kafka-features downgrade --metadata 3.9:\n%s", out)
 	}
-	out = e.adminFails(t, e.cls.features, "upgrade", "--feature", "metadata.version=28")
-	if !strings.Contains(out, "Invalid update version 28 for feature metadata.version. Local controller") || !strings.Contains(out, "only supports versions 7-27") {
-		t.Errorf("kafka-features upgrade to metadata.version 28:\n%s", out)
+	out = e.adminFails(t, e.cls.features, "upgrade", "--feature", "metadata.version=30")
+	if !strings.Contains(out, "Invalid update version 30 for feature metadata.version. Local controller") || !strings.Contains(out, "only supports versions 7-29") {
+		t.Errorf("kafka-features upgrade to metadata.version 30:\n%s", out)
 	}
 
 	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.1")
 	if !strings.Contains(out, "metadata.version was upgraded to 27.") || !strings.Contains(out, "eligible.leader.replicas.version was upgraded to 1.") {
 		t.Errorf("kafka-features upgrade --release-version 4.1 after 4.0:\n%s", out)
 	}
-	describe("metadata.version", "3.3-IV3", "4.1-IV1", "4.1-IV1")
+	describe("metadata.version", "3.3-IV3", "4.2-IV1", "4.1-IV1")
 	e.admin(t, e.cls.features, "upgrade", "--feature", "share.version=1", "--feature", "streams.version=1")
 	describe("share.version", "0", "1", "1")
+	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.2")
+	if !strings.Contains(out, "metadata.version was upgraded to 29.") || strings.Contains(out, "Could not") {
+		t.Errorf("kafka-features upgrade --release-version 4.2 after 4.1:\n%s", out)
+	}
+	describe("metadata.version", "3.3-IV3", "4.2-IV1", "4.2-IV1")
 }

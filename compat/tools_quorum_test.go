@@ -214,16 +214,17 @@ func (e *cliEnv) checkQuorum(t *testing.T, c *clustertest.Cluster) {
 		return nil
 	})
 
-	// Kafka 4.1's upgrade of a static quorum: --release-version 4.1 takes
-	// kraft.version to 1 once every voter has told the leader its
-	// directory id, which describe --status then lists.
-	clustertest.Eventually(t, time.Minute, "kafka-features upgrade --release-version 4.1 to take kraft.version to 1", func() error {
-		r := e.try(t, "", e.cls.features, "--bootstrap-server", c.Nodes[0].Addr(), "upgrade", "--release-version", "4.1")
+	// Kafka 4.1's upgrade of a static quorum: --release-version 4.1 or
+	// later (4.2, the release a new cluster is at) takes kraft.version to 1
+	// once every voter has told the leader its directory id, which
+	// describe --status then lists.
+	clustertest.Eventually(t, time.Minute, "kafka-features upgrade --release-version 4.2 to take kraft.version to 1", func() error {
+		r := e.try(t, "", e.cls.features, "--bootstrap-server", c.Nodes[0].Addr(), "upgrade", "--release-version", "4.2")
 		if r.err != nil {
 			return fmt.Errorf("%v\n%s%s", r.err, r.stdout, r.stderr)
 		}
 		if !strings.Contains(r.stdout, "kraft.version was upgraded to 1.") {
-			t.Fatalf("kafka-features upgrade --release-version 4.1 on a static quorum:\n%s", r.stdout)
+			t.Fatalf("kafka-features upgrade --release-version 4.2 on a static quorum:\n%s", r.stdout)
 		}
 		return nil
 	})

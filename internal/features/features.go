@@ -7,7 +7,7 @@
 // clients and the broker act on; level 0 means off, and is left out of
 // ApiVersions' finalized list, as Kafka leaves it out. Stored levels are
 // only those an operator set: a feature never set is at its default, the
-// level Kafka 4.1 finalizes for a new cluster.
+// level Kafka 4.2 finalizes for a new cluster.
 //
 // A single node serves the same features as a cluster: it is a quorum of
 // one, as kafka-storage format --standalone makes (kraft.version 1), and
@@ -61,11 +61,15 @@ const (
 	// Kafka 4.2 finalizes it at 1 in a new cluster.
 	ShareVersion = "share.version"
 	// MetadataVersion is the cluster's metadata format as a Kafka release
-	// names it: level 7 is 3.3-IV3, 27 is 4.1-IV1, the level Kafka 4.1
-	// formats a new cluster at. Gregor's own metadata does not depend on
-	// it; it is served so that kafka-features upgrade --metadata or
-	// --release-version, the last step of Kafka's upgrade instructions,
-	// works and describe shows it, with Kafka's rules for changing it.
+	// names it: level 7 is 3.3-IV3, 27 is 4.1-IV1, 29 is 4.2-IV1, the
+	// level Kafka 4.2 formats a new cluster at. Gregor's own metadata does
+	// not depend on it; it is served so that kafka-features upgrade
+	// --metadata or --release-version, the last step of Kafka's upgrade
+	// instructions, works and describe shows it, with Kafka's rules for
+	// changing it. Levels 28 and 29 (4.2-IV0, 4.2-IV1) gate nothing a
+	// client sees (Kafka's MetadataVersion: only the ListOffsets version
+	// its brokers send each other); 30 (4.3-IV0) gates cordoned log dirs
+	// (KIP-1066), which Gregor does not have, so 29 is the highest served.
 	MetadataVersion = "metadata.version"
 	// StreamsVersion 1 enables streams groups (KIP-1071:
 	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
@@ -89,7 +93,7 @@ var served = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
-	{Name: MetadataVersion, Min: 7, Max: 27, Default: 27},
+	{Name: MetadataVersion, Min: 7, Max: 29, Default: 29},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
@@ -207,7 +211,7 @@ func check(f Feature, known bool, level int16, typ int8, current int16, nodeID i
 		}
 		return fmt.Sprintf("Invalid metadata.version %d. Refusing to perform the requested downgrade because it might delete metadata information.", level)
 	}
-	// The one dependency among Kafka 4.1's features, eligible leader
+	// The one dependency among Kafka 4.2's features, eligible leader
 	// replicas on metadata.version 4.0-IV1 (23), always holds: no
 	// downgrade goes below 23, which changed metadata records.
 	return ""
