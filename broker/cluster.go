@@ -627,11 +627,16 @@ func newReplica(t *topic, index int32, l *logstore.Log) *partition {
 	return p
 }
 
+// firstBytesTimeout bounds the wait for a connection's first four bytes
+// on a listener that takes raft streams too, so that a peer that connects
+// and says nothing does not hold a goroutine for ever.
+var firstBytesTimeout = 10 * time.Second
+
 // serveControllerConn hands a raft connection to the controller, or
 // serves a Kafka client of the controller.
 func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 	var magic [4]byte
-	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	nc.SetReadDeadline(time.Now().Add(firstBytesTimeout))
 	if _, err := io.ReadFull(nc, magic[:]); err != nil {
 		nc.Close()
 		return nil, false

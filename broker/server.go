@@ -66,8 +66,12 @@ type Broker struct {
 	listeners []*listener
 	wg        sync.WaitGroup
 
-	mu    sync.Mutex // guards conns and closed
+	mu    sync.Mutex // guards conns, opening and closed
 	conns map[*conn]struct{}
+	// opening are the accepted sockets not yet a conn: their TLS
+	// handshake, or the read of their first bytes (raft's or a client's),
+	// is under way; a stop closes them rather than waiting for it.
+	opening map[net.Conn]struct{}
 	// connCounts are the connections per address (connlimits.go).
 	connCounts connCounts
 	closed     bool
@@ -97,7 +101,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
 	loggers := loglevel.New(logger.Handler())
-	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, conns: map[*conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
+	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, conns: map[*conn]struct{}{}, opening: map[net.Conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
 		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()
@@ -313,6 +317,9 @@ func (b *Broker) closeListeners() {
 	for c := range b.conns {
 		c.close() // the quorum's peers keep theirs open
 	}
+	for nc := range b.opening {
+		nc.Close()
+	}
 	b.mu.Unlock()
 	b.connCounts.shut()
 	for _, l := range b.listeners {
@@ -379,26 +386,30 @@ func (b *Broker) accept(l *listener) {
 		go func() {
 			defer b.wg.Done()
 			defer b.releaseConnection(ip, l)
+			if !b.startOpening(nc) {
+				return
+			}
+			raw := nc
 			var c *conn
 			var user string
+			ok := true
 			if l.security.TLS != nil {
-				var ok bool
-				if nc, user, ok = b.tlsHandshake(nc, l); !ok {
-					return
-				}
+				nc, user, ok = b.tlsHandshake(nc, l)
 			}
-			if b.cfg.clustered() && (l.controller || l.raft) {
-				var ok bool
-				if c, ok = b.serveControllerConn(nc, l); !ok {
-					return
-				}
-			} else {
+			if ok && b.cfg.clustered() && (l.controller || l.raft) {
+				c, ok = b.serveControllerConn(nc, l)
+			} else if ok {
 				c = newConn(b, nc, l)
 				c.user = user
 			}
 			// Known before it waits to be served, so that a stop meanwhile
 			// closes it rather than waiting for it.
 			b.mu.Lock()
+			delete(b.opening, raw)
+			if !ok {
+				b.mu.Unlock()
+				return
+			}
 			if b.closed {
 				b.mu.Unlock()
 				nc.Close()
@@ -423,6 +434,19 @@ func (b *Broker) accept(l *listener) {
 	}
 }
 
+// startOpening records nc as opening, or closes it if the broker is
+// stopping: false then.
+func (b *Broker) startOpening(nc net.Conn) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		nc.Close()
+		return false
+	}
+	b.opening[nc] = struct{}{}
+	return true
+}
+
 // Close stops the listeners, closes every connection, and shuts the log
 // dir down cleanly (flush, checkpoints, clean-shutdown marker).
 func (b *Broker) Close() error {
@@ -441,6 +465,9 @@ func (b *Broker) Close() error {
 	}
 	for c := range b.conns {
 		c.close()
+	}
+	for nc := range b.opening {
+		nc.Close()
 	}
 	b.mu.Unlock()
 	if b.txns != nil {

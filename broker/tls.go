@@ -160,4 +160,4 @@ func (b *Broker) tlsHandshake(nc net.Conn, l *listener) (net.Conn, string, bool)
 
 // tlsHandshakeTimeout bounds a TLS handshake, so that a client that
 // connects and says nothing does not hold a goroutine for ever.
-const tlsHandshakeTimeout = 10 * time.Second
+var tlsHandshakeTimeout = 10 * time.Second
