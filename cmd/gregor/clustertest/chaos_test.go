@@ -1,6 +1,7 @@
 package clustertest
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -57,7 +58,12 @@ var faultNames = [faultKinds]string{"kill -9", "SIGSTOP", "SIGTERM", "cut off"}
 // healthy node is broken if fewer than GREGOR_CHAOS_MAX_FAULTY are. After
 // the schedule every node is healed, the ISR of every partition must
 // return to three, writes must go on, and the checker must find nothing
-// lost, duplicated, reordered, misplaced or unexpected.
+// lost, duplicated, reordered, misplaced or unexpected. Beside the
+// writers, a transactional producer runs transactions on another topic
+// throughout, and must commit again once the nodes are healed; read
+// with read_committed, no aborted record may show, every committed
+// transaction must show wholly and once, one whose end failed wholly or
+// not at all, and each partition's transactions in the order they ran.
 func TestChaos(t *testing.T) {
 	duration, seed, maxFaulty := chaosSettings(t)
 	t.Logf("chaos for %v, GREGOR_CHAOS_SEED=%d, GREGOR_CHAOS_MAX_FAULTY=%d", duration, seed, maxFaulty)
@@ -71,6 +77,19 @@ func TestChaos(t *testing.T) {
 	chk := NewChecker()
 	w := StartWriters(t, c, chk, topic, 3)
 	w.WaitAcked(t, 100, 60*time.Second)
+	const txnTopic = "chaos-txn"
+	c.CreateTopic(t, txnTopic, partitions, 3, 60*time.Second)
+	txns := newTxnWorkload(c, txnTopic, "chaos-txn", 4)
+	stopTxns, txnsDone := make(chan struct{}), make(chan struct{})
+	go txns.runUntil(stopTxns, txnsDone)
+	defer func() {
+		select {
+		case <-stopTxns:
+		default:
+			close(stopTxns)
+		}
+		<-txnsDone
+	}()
 
 	active := map[*Node]fault{}
 	heal := func(n *Node) {
@@ -135,11 +154,27 @@ func TestChaos(t *testing.T) {
 		c.WaitISR(t, topic, p, 3, 60*time.Second)
 	}
 	w.WaitAcked(t, 100, 60*time.Second)
+	healedAt := txns.tried()
+	Eventually(t, 2*time.Minute, "transactions committing after the faults", func() error {
+		if n := txns.committedSince(healedAt); n < 5 {
+			txns.mu.Lock()
+			defer txns.mu.Unlock()
+			return fmt.Errorf("%d committed of %d tried since the nodes were healed; last failure: %v", n, len(txns.outcomes)-healedAt, txns.lastErr)
+		}
+		return nil
+	})
+	close(stopTxns)
+	<-txnsDone
 	w.Stop()
 	ReadAll(t, c, chk, topic, 120*time.Second)
 	r := chk.Check()
 	t.Log(r)
 	if !r.OK() {
 		t.Fatalf("anomalies under chaos (GREGOR_CHAOS_SEED=%d):\n%s", seed, r)
+	}
+	t.Logf("transactions: %d tried, %d failed", txns.tried(), txns.failures)
+	txns.check(t)
+	if t.Failed() {
+		t.Logf("transaction anomalies under chaos: GREGOR_CHAOS_SEED=%d", seed)
 	}
 }
