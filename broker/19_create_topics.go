@@ -100,6 +100,9 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		if code, msg := b.checkAssignment(rt.ReplicaAssignment); code != 0 {
 			return nil, code, msg
 		}
+		if b.dirs.AllCordoned() {
+			return nil, errInvalidReplicaAssignment, fmt.Sprintf(errAssignedCordoned, b.cfg.NodeID)
+		}
 	} else {
 		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
 			return nil, errInvalidPartitions, "Number of partitions was set to an invalid non-positive value."
@@ -111,8 +114,11 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		if rf <= 0 {
 			return nil, errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
 		}
+		if b.dirs.AllCordoned() {
+			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): %s", rf, errAllDirsCordoned)
+		}
 		if rf > liveBrokers {
-			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, rf, liveBrokers)
+			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, liveBrokers)
 		}
 	}
 	t, err := b.topics.create(rt.Topic, partitionCount(rt, b.cfg.NumPartitions), configMap(rt.Configs), validateOnly)

@@ -6,7 +6,8 @@ package broker
 // in the background while the partition keeps serving; DescribeLogDirs
 // shows the copy as a future replica until it takes over (logstore's
 // move.go). Errors as Kafka's: LOG_DIR_NOT_FOUND for a path that is not a
-// log dir, REPLICA_NOT_AVAILABLE for a partition without a replica here
+// log dir, INVALID_REPLICA_ASSIGNMENT for a cordoned one
+// (cordoned_log_dirs.go), REPLICA_NOT_AVAILABLE for a partition without a replica here
 // (it will be created in that dir), INVALID_TOPIC_EXCEPTION for a topic
 // too long to name the copy, CLUSTER_AUTHORIZATION_FAILED without ALTER on
 // the cluster.

@@ -1,11 +1,12 @@
 package broker
 
-// DescribeLogDirs, versions 1-4: every log dir of this node (log.dirs), by
+// DescribeLogDirs, versions 1-5: every log dir of this node (log.dirs), by
 // its absolute path, with the partitions in it: each one's size, its
 // offset lag (the high watermark less the log end offset, 0 for a leader)
 // and, for a partition being moved in (AlterReplicaLogDirs), the copy as a
 // future replica: the bytes copied so far and how many offsets it is
-// behind. From v4 the file system's total and usable bytes. An offline
+// behind. From v4 the file system's total and usable bytes, from v5
+// whether the dir is cordoned (cordoned_log_dirs.go). An offline
 // dir (log_dir_failure.go) comes with KAFKA_STORAGE_ERROR and nothing
 // else, as in Kafka. A null topic
 // list means every partition; otherwise only the listed partitions that
@@ -32,6 +33,7 @@ func handleDescribeLogDirs(b *Broker, c *conn, req *kmsg.DescribeLogDirsRequest)
 			resp.Dirs = append(resp.Dirs, dir)
 			continue
 		}
+		dir.IsCordoned = b.dirs.Cordoned(d)
 		var fs syscall.Statfs_t
 		if err := syscall.Statfs(path, &fs); err == nil {
 			dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)

@@ -68,6 +68,12 @@ func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicat
 			}
 		}
 	}
+	if int(rt.Count) > len(t.partitions()) && b.dirs.AllCordoned() {
+		if rt.Assignment != nil {
+			return errInvalidReplicaAssignment, fmt.Sprintf(errAssignedCordoned, b.cfg.NodeID)
+		}
+		return errInvalidReplicationFactor, "Unable to replicate the partition 1 time(s): " + errAllDirsCordoned
+	}
 	if err := b.topics.addPartitions(rt.Topic, rt.Count, validateOnly); err != nil {
 		if ce, ok := err.(*createError); ok {
 			return ce.code, ce.msg

@@ -57,7 +57,8 @@ func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartit
 				op.ErrorCode, op.ErrorMessage = errNoReassignmentInProgress, kmsg.StringPtr(controller.ErrNoReassignment.Error())
 			default:
 				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
-				err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, func(id int32) bool { return id == self })
+				err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, func(id int32) bool { return id == self },
+					func(int32) bool { return b.dirs.AllCordoned() })
 				if err != nil {
 					op.ErrorCode, op.ErrorMessage = errInvalidReplicaAssignment, kmsg.StringPtr(err.Error())
 					if err == controller.ErrRFChange {

@@ -401,6 +401,11 @@ func (cl *cluster) heartbeat(shutdown bool) (*kmsg.BrokerHeartbeatResponse, erro
 	}
 	req.WantShutdown = shutdown
 	req.OfflineLogDirs = cl.b.dirs.OfflineDirectoryIDs()
+	if !cl.fenced.Load() && cl.b.cordonedLogDirsInEffect() {
+		// Once caught up (unfenced), so that the dynamic configs of the
+		// metadata are applied: the list replaces the one recorded.
+		req.CordonedLogDirs = cl.b.dirs.CordonedDirectoryIDs()
+	}
 	ctx, cancel := cl.sendContext(max(cl.b.cfg.Cluster.BrokerHeartbeatInterval, time.Second))
 	defer cancel()
 	resp, err := cl.client.Send(ctx, req)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +27,10 @@ type Config struct {
 	AdvertisedListeners     []Listener
 	ControllerListenerNames []string
 	LogDirs                 []string
-	NumPartitions           int32
+	// CordonedLogDirs are the log dirs that take no new partition
+	// (KIP-1066), "*" for all; in effect from metadata.version 4.3-IV0.
+	CordonedLogDirs []string
+	NumPartitions   int32
 	// MaxResponsePartitions (max.request.partition.size.limit) caps the
 	// partitions of one DescribeTopicPartitions answer.
 	MaxResponsePartitions    int32
@@ -190,6 +194,10 @@ var brokerKeys = []configKey{
 		if dirs := splitList(v); len(dirs) > 0 {
 			c.LogDirs = dirs
 		}
+		return nil
+	}},
+	{"cordoned.log.dirs", "LIST", "", "A comma-separated list of the directories that are cordoned. Entries in this list must be entries in log.dirs or log.dir configuration. This can also be set to * to cordon all log directories.", func(c *Config, v string) error {
+		c.CordonedLogDirs = splitList(v)
 		return nil
 	}},
 	{"num.partitions", "INT", "1", "The default number of log partitions per topic.", func(c *Config, v string) error {
@@ -372,7 +380,8 @@ func checked(validate func(string) error) func(*Config, string) error {
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
-// recovery threads (DynamicThreadPool), producer.id.expiration.ms and
+// recovery threads (DynamicThreadPool), cordoned.log.dirs (Kafka 4.3's
+// DynamicLogConfig), producer.id.expiration.ms and
 // transaction.partition.verification.enable
 // (DynamicProducerStateManagerConfig), and the connection limits, the
 // broker's and the per-address ones (SocketServer's reconfigurable
@@ -382,7 +391,8 @@ var dynamicBrokerKeys = func() map[string]bool {
 		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
 		"transaction.partition.verification.enable": true,
 		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,
-		"max.connections": true, "max.connection.creation.rate": true}
+		"max.connections": true, "max.connection.creation.rate": true,
+		"cordoned.log.dirs": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true
@@ -532,6 +542,12 @@ func (c *Config) validateRelatedKeys() (warnings []string, err error) {
 			}
 		}
 		return nil, fmt.Errorf("invalid value for config key %s: log.retention.ms must be unlimited (-1) or, greater than or equal to 1", key)
+	}
+	if slices.Contains(c.CordonedLogDirs, "*") && len(c.CordonedLogDirs) > 1 {
+		return nil, fmt.Errorf("invalid value for config key cordoned.log.dirs: When cordoned.log.dirs is set to *, it must not contain other values")
+	}
+	if missing := slices.DeleteFunc(slices.Clone(c.CordonedLogDirs), func(d string) bool { return d == "*" || slices.Contains(c.LogDirs, d) }); len(missing) > 0 {
+		return nil, fmt.Errorf("invalid value for config key cordoned.log.dirs: All entries in cordoned.log.dirs must be present in log.dirs or log.dir. Missing entries : %s", strings.Join(missing, ","))
 	}
 	if c.CleanerThreads > 0 && c.CleanerDedupeBufferSize/int64(c.CleanerThreads) <= 1<<20 {
 		return nil, fmt.Errorf("invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")

@@ -260,6 +260,9 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr := b.checkELRMinISR(perBroker, cur, next); cerr != nil {
 		return cerr
 	}
+	if cerr := b.checkCordonedLogDirs(cur, next); cerr != nil {
+		return cerr
+	}
 	if cerr := validateDynamicBrokerConfigs(next); cerr != nil {
 		return cerr
 	}

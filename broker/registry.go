@@ -43,7 +43,8 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 // ListOffsets, and for OffsetCommit and OffsetFetch, whose v10 names
 // topics by id; 4.4's for ApiVersions, whose v5 names the node meant,
 // TxnOffsetCommit, whose v6 names topics by id, and DeleteGroups, whose
-// v3 adds a per-group error message).
+// v3 adds a per-group error message; 4.3's for DescribeLogDirs, whose v5
+// marks cordoned dirs).
 var handlers map[int16]handler
 
 func init() {
@@ -79,7 +80,7 @@ func init() {
 		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
 		33: {min: 0, max: 2, serve: typed(handleAlterConfigs)},
 		34: {min: 1, max: 2, serve: typed(handleAlterReplicaLogDirs)},
-		35: {min: 1, max: 4, serve: typed(handleDescribeLogDirs)},
+		35: {min: 1, max: 5, serve: typed(handleDescribeLogDirs)},
 		36: {min: 0, max: 2, serve: typed(handleSaslAuthenticate)},
 		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},
 		44: {min: 0, max: 1, serve: typed(handleIncrementalAlterConfigs)},

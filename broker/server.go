@@ -154,6 +154,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		return nil, fmt.Errorf("opening the log dirs: %w", err)
 	}
 	b.dirs = dir
+	dir.SetCordoned(b.cordonedDirs) // cordoned_log_dirs.go
 	b.fatal = make(chan error, 1)
 	dir.OnFailure(b.logDirFailed) // log_dir_failure.go
 	if cfg.clustered() {

@@ -279,6 +279,7 @@ func TestErrorCodesMatchKafka(t *testing.T) {
 		CodeReplicaNotAvailable:          kerr.ReplicaNotAvailable,
 		CodeInvalidTopic:                 kerr.InvalidTopicException,
 		CodeLogDirNotFound:               kerr.LogDirNotFound,
+		CodeInvalidReplicaAssignment:     kerr.InvalidReplicaAssignment,
 		CodeUnknownServerError:           kerr.UnknownServerError,
 	} {
 		if ours != theirs.Code {

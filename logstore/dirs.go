@@ -27,6 +27,64 @@ type Dirs struct {
 	preferred map[TopicPartition]*Dir
 	moves     map[TopicPartition]*move
 	throttle  atomic.Pointer[MoveThrottle]
+	// cordoned tells which dirs (by absolute path) take no new partition
+	// (KIP-1066); nil: none.
+	cordoned atomic.Pointer[func() []string]
+}
+
+// SetCordoned gives the dirs the function that lists, by absolute path,
+// the dirs that take no new partition; it is asked at each placement,
+// never with a lock of the dirs held.
+func (ds *Dirs) SetCordoned(cordoned func() []string) {
+	ds.cordoned.Store(&cordoned)
+}
+
+// Cordoned reports whether d takes no new partition.
+func (ds *Dirs) Cordoned(d *Dir) bool {
+	return slices.Contains(ds.cordonedPaths(), d.Path())
+}
+
+func (ds *Dirs) cordonedPaths() []string {
+	if f := ds.cordoned.Load(); f != nil {
+		return (*f)()
+	}
+	return nil
+}
+
+// placeable are the dirs a new partition may go to: the online ones not
+// cordoned, or every online one if all are (a replica the controller
+// assigned here must still be created).
+func (ds *Dirs) placeable(cordoned []string) []*Dir {
+	online := ds.Online()
+	open := slices.DeleteFunc(slices.Clone(online), func(d *Dir) bool { return slices.Contains(cordoned, d.Path()) })
+	if len(open) == 0 {
+		return online
+	}
+	return open
+}
+
+// CordonedDirectoryIDs are the directory ids of the cordoned dirs: an
+// empty list, not nil, when none is.
+func (ds *Dirs) CordonedDirectoryIDs() [][16]byte {
+	ids := [][16]byte{}
+	for _, d := range ds.dirs {
+		if ds.Cordoned(d) && d.DirectoryID() != [16]byte{} {
+			ids = append(ids, d.DirectoryID())
+		}
+	}
+	return ids
+}
+
+// AllCordoned reports whether every online dir is cordoned: a single
+// node then takes no new partition at all.
+func (ds *Dirs) AllCordoned() bool {
+	cordoned := ds.cordonedPaths()
+	for _, d := range ds.Online() {
+		if !slices.Contains(cordoned, d.Path()) {
+			return false
+		}
+	}
+	return true
 }
 
 // OpenDirs opens every log dir of paths (duplicates once) with OpenDir. A
@@ -169,9 +227,10 @@ func (ds *Dirs) Logs() map[TopicPartition]*Log {
 
 // CreateLogsAtEpoch is Dir.CreateLogsAtEpoch over the dirs: each partition
 // goes to the dir a move asked for, or else to the one with the fewest
-// partitions (counting those placed before it in the same call and those
-// being moved in).
+// partitions among those not cordoned (counting those placed before it in
+// the same call and those being moved in).
 func (ds *Dirs) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Config, epoch int32) ([]*Log, error) {
+	cordoned := ds.cordonedPaths() // asked before ds.mu: the asker may take its own locks
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	for _, tp := range tps {
@@ -186,16 +245,16 @@ func (ds *Dirs) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Co
 	for _, m := range ds.moves {
 		counts[m.to]++
 	}
-	online := ds.Online()
-	if len(online) == 0 {
+	placeable := ds.placeable(cordoned)
+	if len(placeable) == 0 {
 		return nil, errorf(CodeKafkaStorageError, "every log dir is offline")
 	}
 	placed := map[*Dir][]int{}
 	for i, tp := range tps {
 		d := ds.preferred[tp]
 		if d == nil || d.Offline() != nil {
-			d = online[0]
-			for _, x := range online[1:] {
+			d = placeable[0]
+			for _, x := range placeable[1:] {
 				if counts[x] < counts[d] {
 					d = x
 				}

@@ -19,6 +19,7 @@ const (
 	CodeTransactionCoordinatorFenced int16 = 52
 	CodeKafkaStorageError            int16 = 56
 	CodeLogDirNotFound               int16 = 57
+	CodeInvalidReplicaAssignment     int16 = 39
 )
 
 // Error is an error with the Kafka error code a response should carry.

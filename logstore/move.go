@@ -111,6 +111,9 @@ func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
 	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 {
 		return errorf(CodeInvalidTopic, "The topic name is too long.")
 	}
+	if ds.Cordoned(to) {
+		return errorf(CodeInvalidReplicaAssignment, "Log directory %s is cordoned", path)
+	}
 	for {
 		ds.mu.Lock()
 		m := ds.moves[tp]

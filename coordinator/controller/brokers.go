@@ -128,6 +128,7 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 		}
 		recs = append(recs, c.offlineDirRecords(after, after.Brokers[b.ID], req.OfflineLogDirs)...)
 	}
+	recs = append(recs, cordonedDirRecords(img, b, req.CordonedLogDirs)...)
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}

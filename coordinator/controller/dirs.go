@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"bytes"
 	"cmp"
 	"maps"
 	"slices"
 
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -64,7 +66,7 @@ func (c *Controller) offlineDirRecords(img *Image, b *Broker, offline [][16]byte
 		return nil
 	}
 	c.log.Warn("controller: log dirs of a broker failed; its replicas in them go offline", "broker", b.ID, "dirs", len(failed))
-	recs := []Record{{BrokerOfflineDirs: &BrokerOfflineDirs{ID: b.ID, Dirs: append(slices.Clone(b.OfflineLogDirs), failed...)}}}
+	recs := []Record{{BrokerOfflineDirs: &BrokerDirs{ID: b.ID, Dirs: append(slices.Clone(b.OfflineLogDirs), failed...)}}}
 	return append(recs, partitionRecords(img, func(t *Topic, p Partition) Partition {
 		if dir, ok := p.Directories[b.ID]; !ok || !slices.Contains(failed, dir) {
 			return p
@@ -153,4 +155,20 @@ func (c *Controller) assignReplicasToDirs(req *kmsg.AssignReplicasToDirsRequest)
 		return c.proposeFailed(req, err)
 	}
 	return resp
+}
+
+// cordonedDirRecords records the cordoned log dirs a heartbeat reports
+// when they changed (KIP-1066). A heartbeat without the list (nil: the
+// broker has not caught up with the metadata, which holds its dynamic
+// configs) changes nothing, nor does one before metadata.version 4.3-IV0.
+func cordonedDirRecords(img *Image, b *Broker, cordoned [][16]byte) []Record {
+	if cordoned == nil || features.Level(img.Features, features.MetadataVersion) < features.CordonedLogDirs {
+		return nil
+	}
+	sorted := slices.SortedFunc(slices.Values(cordoned), func(x, y [16]byte) int { return bytes.Compare(x[:], y[:]) })
+	sorted = slices.Compact(sorted)
+	if slices.Equal(sorted, b.CordonedLogDirs) {
+		return nil
+	}
+	return []Record{{BrokerCordonedDirs: &BrokerDirs{ID: b.ID, Dirs: sorted}}}
 }

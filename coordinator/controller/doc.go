@@ -50,6 +50,7 @@
 // A raft entry is a JSON array of Records applied atomically. Records carry
 // results, not intents: RegisterBroker, BrokerState (fenced, shutting
 // down), BrokerOfflineDirs (its failed log dirs, dirs.go),
+// BrokerCordonedDirs (its cordoned log dirs, KIP-1066),
 // UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
 // partition state), Config (the whole override set of a resource),
 // NextProducerID, Features (every stored feature level), Controller (a

@@ -32,10 +32,22 @@ type Broker struct {
 	// those of them it reported failed since (KIP-858, dirs.go).
 	LogDirs        [][16]byte `json:",omitempty"`
 	OfflineLogDirs [][16]byte `json:",omitempty"`
+	// CordonedLogDirs are the log dirs it reported cordoned (KIP-1066):
+	// they take no new partition.
+	CordonedLogDirs [][16]byte `json:",omitempty"`
 }
 
 // usable reports whether the broker may lead or join an ISR.
 func (b *Broker) usable() bool { return b != nil && !b.Fenced && !b.ShuttingDown }
+
+// hasUncordonedDirs reports whether some log dir of the broker is not
+// cordoned: only then may new partitions be placed on it.
+func (b *Broker) hasUncordonedDirs() bool {
+	if len(b.LogDirs) == 0 {
+		return len(b.CordonedLogDirs) == 0
+	}
+	return slices.ContainsFunc(b.LogDirs, func(d [16]byte) bool { return !slices.Contains(b.CordonedLogDirs, d) })
+}
 
 // Partition is one partition's assignment and leadership. ELR and
 // LastKnownELR are KIP-966's eligible leader replicas and last known

@@ -7,7 +7,8 @@ import (
 )
 
 // placeReplicas assigns replicas for count new partitions with replication
-// factor rf over the usable brokers, in the spirit of Kafka's
+// factor rf over the usable brokers with a log dir not cordoned, in the
+// spirit of Kafka's
 // StripedReplicaPlacer: brokers are listed alternating racks (rack A's
 // first, rack B's first, ..., rack A's second, ...), a random start is
 // picked, and partition p takes rf consecutive brokers of that list from
@@ -16,8 +17,13 @@ import (
 // there are as many racks as replicas.
 func placeReplicas(img *Image, count int32, rf int16) ([][]int32, error) {
 	striped := rackAlternated(img)
-	if int(rf) > len(striped) {
-		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
+	switch {
+	case !slices.ContainsFunc(img.SortedBrokerIDs(), img.usable):
+		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced or in controlled shutdown.", rf)
+	case len(striped) == 0:
+		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced, or have all their log directories cordoned.", rf)
+	case int(rf) > len(striped):
+		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.",
 			rf, rf, len(striped))
 	}
 	start := rand.IntN(len(striped))
@@ -32,14 +38,14 @@ func placeReplicas(img *Image, count int32, rf int16) ([][]int32, error) {
 	return out, nil
 }
 
-// rackAlternated lists the usable brokers so that consecutive entries
-// come from different racks where possible. Brokers without a rack count
-// as one rack.
+// rackAlternated lists the usable brokers with a log dir not cordoned so
+// that consecutive entries come from different racks where possible.
+// Brokers without a rack count as one rack.
 func rackAlternated(img *Image) []int32 {
 	byRack := map[string][]int32{}
 	for _, id := range img.SortedBrokerIDs() {
 		b := img.Brokers[id]
-		if b.usable() {
+		if b.usable() && b.hasUncordonedDirs() {
 			byRack[b.Rack] = append(byRack[b.Rack], id)
 		}
 	}
@@ -79,7 +85,8 @@ func newPartition(img *Image, replicas []int32) Partition {
 }
 
 // checkAssignment validates manually given replicas: not empty, no
-// duplicates, registered brokers, at least one usable.
+// duplicates, registered brokers with a log dir not cordoned, at least one
+// usable.
 func checkAssignment(img *Image, replicas []int32) error {
 	if len(replicas) == 0 {
 		return fmt.Errorf("The manual partition assignment includes an empty replica list.")
@@ -93,6 +100,9 @@ func checkAssignment(img *Image, replicas []int32) error {
 		seen[r] = true
 		if img.Brokers[r] == nil {
 			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		}
+		if !img.Brokers[r].hasUncordonedDirs() {
+			return fmt.Errorf("The manual partition assignment includes broker %d, but all its log directories are cordoned.", r)
 		}
 		usable = usable || img.usable(r)
 	}

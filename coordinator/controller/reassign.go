@@ -82,10 +82,10 @@ func targetReplicas(p Partition) []int32 {
 }
 
 // CheckReassignmentTarget checks a reassignment's target replicas, for a
-// partition of rf replicas, against the registered brokers: the reasons
-// for INVALID_REPLICA_ASSIGNMENT, or ErrRFChange when the replication
-// factor would change and may not.
-func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered func(int32) bool) error {
+// partition of rf replicas, against the registered brokers and those whose
+// log dirs are all cordoned: the reasons for INVALID_REPLICA_ASSIGNMENT,
+// or ErrRFChange when the replication factor would change and may not.
+func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered, allCordoned func(int32) bool) error {
 	seen := map[int32]bool{}
 	for _, r := range target {
 		if r < 0 || seen[r] {
@@ -94,6 +94,9 @@ func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered f
 		seen[r] = true
 		if !registered(r) {
 			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		}
+		if allCordoned(r) {
+			return fmt.Errorf("The manual partition assignment includes broker %d, but all its log directories are cordoned.", r)
 		}
 	}
 	if len(target) == 0 {
@@ -107,7 +110,8 @@ func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered f
 
 func (c *Controller) startReassignment(img *Image, topic string, p Partition, target []int32, rfChange bool) (Partition, error) {
 	registered := func(id int32) bool { return img.Brokers[id] != nil }
-	if err := CheckReassignmentTarget(target, len(targetReplicas(p)), rfChange, registered); err != nil {
+	allCordoned := func(id int32) bool { return !img.Brokers[id].hasUncordonedDirs() }
+	if err := CheckReassignmentTarget(target, len(targetReplicas(p)), rfChange, registered, allCordoned); err != nil {
 		return p, err
 	}
 	next := p.clone()

@@ -22,7 +22,9 @@ type Record struct {
 	RegisterBroker *RegisterBroker `json:",omitempty"`
 	BrokerState    *BrokerState    `json:",omitempty"`
 	// BrokerOfflineDirs replaces a broker's offline log dirs (KIP-858).
-	BrokerOfflineDirs *BrokerOfflineDirs `json:",omitempty"`
+	BrokerOfflineDirs *BrokerDirs `json:",omitempty"`
+	// BrokerCordonedDirs replaces a broker's cordoned log dirs (KIP-1066).
+	BrokerCordonedDirs *BrokerDirs `json:",omitempty"`
 	// UnregisterBroker removes a broker's registration (its id).
 	UnregisterBroker *int32                 `json:",omitempty"`
 	Topic            *Topic                 `json:",omitempty"`
@@ -51,8 +53,9 @@ type RegisterBroker struct {
 	LogDirs       [][16]byte `json:",omitempty"`
 }
 
-// BrokerOfflineDirs sets the log dirs a registered broker reported failed.
-type BrokerOfflineDirs struct {
+// BrokerDirs are log dirs a registered broker reported failed, or
+// cordoned.
+type BrokerDirs struct {
 	ID   int32
 	Dirs [][16]byte
 }
@@ -117,6 +120,12 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		if old := n.Brokers[r.BrokerOfflineDirs.ID]; old != nil {
 			b := *old
 			b.OfflineLogDirs = r.BrokerOfflineDirs.Dirs
+			n.Brokers[b.ID] = &b
+		}
+	case r.BrokerCordonedDirs != nil:
+		if old := n.Brokers[r.BrokerCordonedDirs.ID]; old != nil {
+			b := *old
+			b.CordonedLogDirs = r.BrokerCordonedDirs.Dirs
 			n.Brokers[b.ID] = &b
 		}
 	case r.BrokerState != nil:

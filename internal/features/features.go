@@ -62,14 +62,18 @@ const (
 	ShareVersion = "share.version"
 	// MetadataVersion is the cluster's metadata format as a Kafka release
 	// names it: level 7 is 3.3-IV3, 27 is 4.1-IV1, 29 is 4.2-IV1, the
-	// level Kafka 4.2 formats a new cluster at. Gregor's own metadata does
+	// level Kafka 4.2 formats a new cluster at (and Gregor too). Gregor's own metadata does
 	// not depend on it; it is served so that kafka-features upgrade
 	// --metadata or --release-version, the last step of Kafka's upgrade
 	// instructions, works and describe shows it, with Kafka's rules for
 	// changing it. Levels 28 and 29 (4.2-IV0, 4.2-IV1) gate nothing a
 	// client sees (Kafka's MetadataVersion: only the ListOffsets version
 	// its brokers send each other); 30 (4.3-IV0) gates cordoned log dirs
-	// (KIP-1066), which Gregor does not have, so 29 is the highest served.
+	// (KIP-1066, CordonedLogDirs), and changed metadata records: a
+	// cluster upgraded to it does not come back below. 31 (4.4-IV0) gates
+	// nothing (it is only where Kafka turns share.version 2 on for a new
+	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs, which Gregor does
+	// not have, so 31 is the highest served.
 	MetadataVersion = "metadata.version"
 	// StreamsVersion 1 enables streams groups (KIP-1071:
 	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
@@ -77,6 +81,10 @@ const (
 	// new cluster.
 	StreamsVersion = "streams.version"
 )
+
+// CordonedLogDirs is the metadata.version from which cordoned.log.dirs
+// takes effect and may be changed (4.3-IV0).
+const CordonedLogDirs int16 = 30
 
 // Feature is one feature: levels Min to Max are supported, Default is
 // the level of a cluster that never changed it.
@@ -93,7 +101,7 @@ var served = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
-	{Name: MetadataVersion, Min: 7, Max: 29, Default: 29},
+	{Name: MetadataVersion, Min: 7, Max: 31, Default: 29},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
@@ -102,7 +110,7 @@ var served = []Feature{
 // metadataChanged are the metadata.version levels that changed metadata
 // records (Kafka's MetadataVersion.didMetadataChange): a downgrade across
 // one of them could drop what it added, and is refused.
-var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23}
+var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23, 30}
 
 // Level is the finalized level of name given the stored levels.
 func Level(stored map[string]int16, name string) int16 {
