@@ -11,7 +11,8 @@
 //
 // An ACL names a resource by its exact name (LITERAL), by "*" (every
 // resource of the type) or by a prefix (PREFIXED); its principal may be
-// "User:*" and its host "*". ALLOW of READ, WRITE, DELETE or ALTER also
+// "User:*" and its host "*" or, from metadata.version 4.4-IV1, a CIDR
+// range (cidr.go). ALLOW of READ, WRITE, DELETE or ALTER also
 // allows DESCRIBE, and ALLOW of ALTER_CONFIGS allows DESCRIBE_CONFIGS.
 package acl
 
@@ -33,7 +34,7 @@ type Binding struct {
 	ResourceName string
 	PatternType  kmsg.ACLResourcePatternType
 	Principal    string // "User:alice", or "User:*"
-	Host         string // an IP, or "*"
+	Host         string // an IP, a CIDR range (cidr.go), or "*"
 	Operation    kmsg.ACLOperation
 	Permission   kmsg.ACLPermissionType
 }

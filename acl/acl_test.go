@@ -122,7 +122,7 @@ func TestCreateDescribeDelete(t *testing.T) {
 		creation(topic, "x", kmsg.ACLResourcePatternTypeMatch, "User:alice", kmsg.ACLOperationRead, allow),
 		creation(topic, "x", literal, "User:alice", kmsg.ACLOperationAny, allow),
 	}
-	resp, changes := Create(req, have)
+	resp, changes := Create(req, have, false)
 	want := []int16{0, 0, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
 	for i, r := range resp.Results {
 		if r.ErrorCode != want[i] {

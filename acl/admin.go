@@ -34,9 +34,10 @@ func Changes(acls map[string]Binding) []Change {
 }
 
 // Create validates CreateAcls creations against have: each gets its own
-// result (INVALID_REQUEST for an invalid ACL); an ACL already present is
-// a success that changes nothing.
-func Create(req *kmsg.CreateACLsRequest, have map[string]Binding) (*kmsg.CreateACLsResponse, []Change) {
+// result (INVALID_REQUEST for an invalid ACL; UNSUPPORTED_VERSION for a
+// CIDR host unless cidr, metadata.version 4.4-IV1, allows them); an ACL
+// already present is a success that changes nothing.
+func Create(req *kmsg.CreateACLsRequest, have map[string]Binding, cidr bool) (*kmsg.CreateACLsResponse, []Change) {
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	var changes []Change
 	added := map[string]bool{}
@@ -46,6 +47,11 @@ func Create(req *kmsg.CreateACLsRequest, have map[string]Binding) (*kmsg.CreateA
 		r := kmsg.NewCreateACLsResponseResult()
 		if msg := b.validate(); msg != "" {
 			r.ErrorCode, r.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
+		} else if isCIDR(b.Host) && !cidr {
+			r.ErrorCode = kerr.UnsupportedVersion.Code
+			r.ErrorMessage = kmsg.StringPtr("CIDR-based ACL host patterns require metadata version " + CIDRMetadataVersion + " or higher.")
+		} else if _, err := parseCIDR(b.Host); isCIDR(b.Host) && err != nil {
+			r.ErrorCode, r.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(err.Error())
 		} else if _, ok := have[b.Key()]; !ok && !added[b.Key()] {
 			added[b.Key()] = true
 			changes = append(changes, Change{Binding: b})

@@ -66,7 +66,7 @@ func (a *Authorizer) AllowedAnyOf(principal, host string, op kmsg.ACLOperation, 
 	deniedLiteral, deniedPrefix := map[string]bool{}, map[string]bool{}
 	var allowed []Binding
 	for _, b := range a.byType[rt] {
-		if b.Principal != principal && b.Principal != "User:*" || b.Host != wildcard && b.Host != host ||
+		if b.Principal != principal && b.Principal != "User:*" || !hostMatches(b.Host, host) ||
 			b.Operation != op && b.Operation != kmsg.ACLOperationAll {
 			continue
 		}
@@ -121,7 +121,7 @@ func applies(b Binding, principal, host string, op kmsg.ACLOperation) kmsg.ACLPe
 	if b.Principal != principal && b.Principal != "User:*" {
 		return kmsg.ACLPermissionTypeUnknown
 	}
-	if b.Host != wildcard && b.Host != host {
+	if !hostMatches(b.Host, host) {
 		return kmsg.ACLPermissionTypeUnknown
 	}
 	if b.Operation != kmsg.ACLOperationAll && b.Operation != op {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -169,7 +170,9 @@ func aclRefusal(b *Broker, c *conn, req kmsg.Request) kmsg.Response {
 }
 
 func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
-	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Create(req, have) })
+	stored, _ := b.featureLevels()
+	cidr := features.Level(stored, features.MetadataVersion) >= features.CIDRACLs
+	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Create(req, have, cidr) })
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {

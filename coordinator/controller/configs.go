@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -191,7 +192,8 @@ func (c *Controller) alterScramCredentials(req *kmsg.AlterUserSCRAMCredentialsRe
 // createACLs and deleteACLs handle CreateAcls and DeleteAcls (package acl
 // validates and matches): each ACL added or removed is an ACL record.
 func (c *Controller) createACLs(req *kmsg.CreateACLsRequest) kmsg.Response {
-	resp, changes := acl.Create(req, c.Image().ACLs)
+	img := c.Image()
+	resp, changes := acl.Create(req, img.ACLs, features.Level(img.Features, features.MetadataVersion) >= features.CIDRACLs)
 	return c.proposeACLs(req, resp, changes)
 }
 

@@ -72,8 +72,10 @@ const (
 	// (KIP-1066, CordonedLogDirs), and changed metadata records: a
 	// cluster upgraded to it does not come back below. 31 (4.4-IV0) gates
 	// nothing (it is only where Kafka turns share.version 2 on for a new
-	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs, which Gregor does
-	// not have, so 31 is the highest served.
+	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs (acl/cidr.go) and
+	// changed metadata records too; 33 (4.4-IV2) gates unregistering
+	// controllers, which Gregor does not have, so 32 is the highest
+	// served.
 	MetadataVersion = "metadata.version"
 	// StreamsVersion 1 enables streams groups (KIP-1071:
 	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
@@ -82,9 +84,15 @@ const (
 	StreamsVersion = "streams.version"
 )
 
-// CordonedLogDirs is the metadata.version from which cordoned.log.dirs
-// takes effect and may be changed (4.3-IV0).
-const CordonedLogDirs int16 = 30
+// Levels of metadata.version that gate a feature.
+const (
+	// CordonedLogDirs is the level from which cordoned.log.dirs takes
+	// effect and may be changed (4.3-IV0).
+	CordonedLogDirs int16 = 30
+	// CIDRACLs is the level from which an ACL's host may be a CIDR range
+	// (4.4-IV1).
+	CIDRACLs int16 = 32
+)
 
 // Feature is one feature: levels Min to Max are supported, Default is
 // the level of a cluster that never changed it.
@@ -101,7 +109,7 @@ var served = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
-	{Name: MetadataVersion, Min: 7, Max: 31, Default: 29},
+	{Name: MetadataVersion, Min: 7, Max: 32, Default: 29},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
@@ -110,7 +118,7 @@ var served = []Feature{
 // metadataChanged are the metadata.version levels that changed metadata
 // records (Kafka's MetadataVersion.didMetadataChange): a downgrade across
 // one of them could drop what it added, and is refused.
-var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23, 30}
+var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23, 30, 32}
 
 // Level is the finalized level of name given the stored levels.
 func Level(stored map[string]int16, name string) int16 {
