@@ -243,6 +243,7 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	74: kmsg.ACLOperationDescribeConfigs, // ListConfigResources
 	80: kmsg.ACLOperationAlter,           // AddRaftVoter
 	81: kmsg.ACLOperationAlter,           // RemoveRaftVoter
+	94: kmsg.ACLOperationAlter,           // UnregisterController
 }
 
 // clusterDenied answers a whole-cluster request the principal may not

@@ -1078,9 +1078,9 @@ func TestClusterDynamicBrokerConfigs(t *testing.T) {
 	if f, _ := finalizedFeatures(rc); f["metadata.version"] != 25 {
 		t.Fatalf("finalized after metadata.version 25: %v", f)
 	}
-	if r := updateFeature(t, rc, "metadata.version", 33, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
-		r.ErrorMessage == nil || !regexp.MustCompile(`Local controller [123] only supports versions 7-32$`).MatchString(*r.ErrorMessage) {
-		t.Fatalf("metadata.version to 33: %+v", r)
+	if r := updateFeature(t, rc, "metadata.version", 34, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
+		r.ErrorMessage == nil || !regexp.MustCompile(`Local controller [123] only supports versions 7-33$`).MatchString(*r.ErrorMessage) {
+		t.Fatalf("metadata.version to 34: %+v", r)
 	}
 }
 

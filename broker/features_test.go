@@ -54,7 +54,7 @@ func TestUpdateFeaturesSingleNode(t *testing.T) {
 	for _, refused := range []struct {
 		name  string
 		level int16
-	}{{"transaction.version", 3}, {"metadata.version", 33}} {
+	}{{"transaction.version", 3}, {"metadata.version", 34}} {
 		if r := updateFeature(t, rc, refused.name, refused.level, 1); r.ErrorCode != kerr.InvalidUpdateVersion.Code {
 			t.Fatalf("%s to %d: %+v", refused.name, refused.level, r)
 		}

@@ -36,6 +36,7 @@ func init() {
 		56: {min: 2, max: 3, serve: toController},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		64: {min: 0, max: 0, serve: toController},
+		94: {min: 0, max: 0, serve: toController},
 		62: {min: 0, max: 4, serve: toController},
 		63: {min: 0, max: 1, serve: toController},
 		67: {min: 0, max: 0, serve: toController},
@@ -151,6 +152,7 @@ var clusterHandlers = map[int16]handler{
 	51: {min: 0, max: 0, serve: forwardToController},
 	55: {min: 0, max: 2, serve: forwardToController},
 	64: {min: 0, max: 0, serve: forwardToController},
+	94: {min: 0, max: 0, serve: forwardToController},
 	80: {min: 0, max: 1, serve: forwardToController},
 	81: {min: 0, max: 0, serve: forwardToController},
 }

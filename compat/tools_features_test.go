@@ -10,12 +10,12 @@ import (
 // testFeatures: the last step of Kafka's upgrade instructions,
 // kafka-features upgrade --release-version, and the metadata.version
 // commands, as Kafka answers them. describe lists metadata.version
-// from 3.3-IV3 to 4.4-IV1, finalized at 4.2-IV1 (a new cluster's level,
+// from 3.3-IV3 to 4.4-IV2, finalized at 4.2-IV1 (a new cluster's level,
 // as Kafka 4.2's), and a single node kraft.version 1 (a quorum of one,
 // formatted --standalone) and eligible leader replicas on. downgrade
 // --release-version 4.0 moves every feature to 4.0's levels
 // (metadata.version 4.0-IV3); going below 4.0-IV1 is refused with Kafka's
-// message, and so is a level beyond 4.4-IV1; upgrade --release-version
+// message, and so is a level beyond 4.4-IV2, Kafka 4.4's newest; upgrade --release-version
 // 4.1, then 4.2, comes back, and 4.3 brings cordoned log dirs
 // (checkCordonedLogDirs), after which there is no way back below 4.3-IV0.
 // It runs after the features that use share and streams groups: it
@@ -30,7 +30,7 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 			t.Errorf("kafka-features describe:\n%s\nwant %s supported %s-%s, finalized at %s", out, name, min, max, finalized)
 		}
 	}
-	describe("metadata.version", "3.3-IV3", "4.4-IV1", "4.2-IV1")
+	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.2-IV1")
 	describe("kraft.version", "0", "1", "1")
 	describe("eligible.leader.replicas.version", "0", "1", "1")
 
@@ -45,7 +45,7 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 			t.Errorf("kafka-features downgrade --release-version 4.0:\n%s\nwant %q", out, line)
 		}
 	}
-	describe("metadata.version", "3.3-IV3", "4.4-IV1", "4.0-IV3")
+	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.0-IV3")
 	describe("eligible.leader.replicas.version", "0", "1", "0")
 
 	out = e.adminFails(t, e.cls.features, "downgrade", "--metadata", "3.9")
@@ -53,23 +53,23 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 		!strings.Contains(out, "Invalid metadata.version 21. Refusing to perform the requested downgrade because it might delete metadata information.") {
 		t.Errorf("kafka-features downgrade --metadata 3.9:\n%s", out)
 	}
-	out = e.adminFails(t, e.cls.features, "upgrade", "--feature", "metadata.version=33")
-	if !strings.Contains(out, "Invalid update version 33 for feature metadata.version. Local controller") || !strings.Contains(out, "only supports versions 7-32") {
-		t.Errorf("kafka-features upgrade to metadata.version 33:\n%s", out)
+	out = e.adminFails(t, e.cls.features, "upgrade", "--feature", "metadata.version=34")
+	if !strings.Contains(out, "Invalid update version 34 for feature metadata.version. Local controller") || !strings.Contains(out, "only supports versions 7-33") {
+		t.Errorf("kafka-features upgrade to metadata.version 34:\n%s", out)
 	}
 
 	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.1")
 	if !strings.Contains(out, "metadata.version was upgraded to 27.") || !strings.Contains(out, "eligible.leader.replicas.version was upgraded to 1.") {
 		t.Errorf("kafka-features upgrade --release-version 4.1 after 4.0:\n%s", out)
 	}
-	describe("metadata.version", "3.3-IV3", "4.4-IV1", "4.1-IV1")
+	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.1-IV1")
 	e.admin(t, e.cls.features, "upgrade", "--feature", "share.version=1", "--feature", "streams.version=1")
 	describe("share.version", "0", "1", "1")
 	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.2")
 	if !strings.Contains(out, "metadata.version was upgraded to 29.") || strings.Contains(out, "Could not") {
 		t.Errorf("kafka-features upgrade --release-version 4.2 after 4.1:\n%s", out)
 	}
-	describe("metadata.version", "3.3-IV3", "4.4-IV1", "4.2-IV1")
+	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.2-IV1")
 	e.checkCordonedLogDirs(t)
 }
 

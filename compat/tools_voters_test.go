@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,7 +28,8 @@ import (
 // node, a dedicated controller, describes its configuration through
 // kafka-configs --bootstrap-controller and observes the quorum. With node
 // 2 killed as well, voters 3 and 4 still commit: kafka-topics creates a
-// topic.
+// topic; and kafka-cluster unregister-controller (Kafka 4.4) removes node
+// 1's controller registration.
 func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	c := clustertest.Configure(t, clustertest.Options{DynamicQuorum: true})
 	clusterID := logstore.UUIDString(logstore.RandomUUID())
@@ -171,6 +173,21 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Kafka 4.4: node 1, out of the quorum, is unregistered with
+	// kafka-cluster unregister-controller (the format, Kafka 4.4's,
+	// put metadata.version at 4.4-IV2, which allows it); a second time it
+	// is not registered.
+	if out := e.run(t, "", e.cls.features, "--bootstrap-server", node4.Addr(), "describe"); !regexp.MustCompile(`Feature: metadata.version\s.*FinalizedVersionLevel: 4.4-IV2\s`).MatchString(out) {
+		t.Fatalf("kafka-features describe of the cluster Kafka 4.4 formatted:\n%s", out)
+	}
+	unregister := append([]string{"--bootstrap-server", node4.Addr()}, "unregister-controller", "--id", "1")
+	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, unregister...)); out != "Controller 1 is no longer registered." {
+		t.Fatalf("unregister-controller --id 1 said %q", out)
+	}
+	if r := e.try(t, "", e.cls.cluster, unregister...); !strings.Contains(r.stdout+r.stderr, "Controller ID 1 is not currently registered.") {
+		t.Fatalf("unregister-controller --id 1 again:\n%s%s", r.stdout, r.stderr)
+	}
 }
 
 // metaPropertiesValue reads one key of dir's meta.properties.

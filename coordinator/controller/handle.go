@@ -68,6 +68,8 @@ func (c *Controller) Handle(ctx context.Context, req kmsg.Request) (kmsg.Respons
 		return c.describeQuorum(r), nil
 	case *kmsg.UnregisterBrokerRequest:
 		return c.unregisterBroker(r), nil
+	case *kmsg.UnregisterControllerRequest:
+		return c.unregisterController(r), nil
 	case *kmsg.AssignReplicasToDirsRequest:
 		return c.assignReplicasToDirs(r), nil
 	case *kmsg.UpdateFeaturesRequest:
@@ -102,6 +104,7 @@ var HandledKeys = []int16{
 	(*kmsg.DeleteACLsRequest)(nil).Key(),
 	(*kmsg.DescribeQuorumRequest)(nil).Key(),
 	(*kmsg.UnregisterBrokerRequest)(nil).Key(),
+	(*kmsg.UnregisterControllerRequest)(nil).Key(),
 	(*kmsg.AssignReplicasToDirsRequest)(nil).Key(),
 	(*kmsg.UpdateFeaturesRequest)(nil).Key(),
 	(*kmsg.EnvelopeRequest)(nil).Key(),
@@ -155,6 +158,8 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode = code
 	case *kmsg.UnregisterBrokerResponse:
+		r.ErrorCode = code
+	case *kmsg.UnregisterControllerResponse:
 		r.ErrorCode = code
 	case *kmsg.AssignReplicasToDirsResponse:
 		r.ErrorCode = code

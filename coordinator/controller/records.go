@@ -41,6 +41,8 @@ type Record struct {
 	DelegationToken *delegation.Change `json:",omitempty"`
 	// Controller replaces a controller's registration (voters.go).
 	Controller *RegisteredController `json:",omitempty"`
+	// UnregisterController removes a controller's registration (its id).
+	UnregisterController *int32 `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -203,5 +205,8 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 		}
 		rc := *r.Controller
 		n.Controllers[rc.ID] = &rc
+	case r.UnregisterController != nil:
+		n.Controllers = maps.Clone(n.Controllers)
+		delete(n.Controllers, *r.UnregisterController)
 	}
 }

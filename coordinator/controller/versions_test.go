@@ -52,6 +52,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		dq := describeQuorumReq(MetadataTopic, 0)
 		ub := kmsg.NewPtrUnregisterBrokerRequest()
 		ub.BrokerID = 99
+		uc := kmsg.NewPtrUnregisterControllerRequest()
+		uc.ControllerID = 99
 		uf := kmsg.NewPtrUpdateFeaturesRequest()
 		uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "nope", MaxVersionLevel: 1, UpgradeType: 1}}
 		ar := kmsg.NewPtrAssignReplicasToDirsRequest()
@@ -68,7 +70,7 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 		uv.VoterID, uv.VoterDirectoryID, uv.KRaftVersionFeature.MaxSupportedVersion = 7, [16]byte{7}, 1
 		uv.CurrentLeaderEpoch = int32(tc.ctl(0).raft.CurrentTerm())
 		uv.Listeners = []kmsg.UpdateRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
-		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uf, ar, env, creg, av, rv, uv}
+		return []kmsg.Request{reg, hb, ap, ct, dt, cp, iac, ac, el, ra, lr, pid, cq, scram, ca, da, dq, ub, uc, uf, ar, env, creg, av, rv, uv}
 	}
 	if len(requests()) != len(HandledKeys) {
 		t.Fatalf("%d requests for %d handled keys", len(requests()), len(HandledKeys))
@@ -121,6 +123,8 @@ func TestEveryAPIAtMinAndMaxVersion(t *testing.T) {
 				got, want = r.Results[0].ErrorCode, kerr.InvalidRequest.Code
 			case *kmsg.UnregisterBrokerResponse:
 				got, want = r.ErrorCode, kerr.BrokerIDNotRegistered.Code
+			case *kmsg.UnregisterControllerResponse: // a new cluster is at 4.2-IV1
+				got, want = r.ErrorCode, kerr.UnsupportedVersion.Code
 			case *kmsg.AssignReplicasToDirsResponse: // a topic id that names nothing
 				got, want = r.Directories[0].Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicID.Code
 			case *kmsg.UpdateFeaturesResponse: // an unknown feature

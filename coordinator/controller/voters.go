@@ -333,3 +333,34 @@ func (c *Controller) listenerAddress(endpoints []Endpoint) (string, bool) {
 	}
 	return "", false
 }
+
+// unregisterController removes a controller's registration, as Kafka
+// 4.4's QuorumController does for kafka-cluster unregister-controller and
+// kafka-metadata-quorum remove-controller --unregister: never the active
+// controller's own, only from metadata.version 4.4-IV2, and only one that
+// is registered.
+func (c *Controller) unregisterController(req *kmsg.UnregisterControllerRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.UnregisterControllerResponse)
+	img := c.Image()
+	refuse := func(code int16, msg string) kmsg.Response {
+		resp.ErrorCode, resp.ErrorMessage = code, kmsg.StringPtr(msg)
+		return resp
+	}
+	switch id := req.ControllerID; {
+	case id == c.cfg.NodeID:
+		return refuse(kerr.InvalidRequest.Code, "Controller cannot unregister itself while it is active.")
+	case features.Level(img.Features, features.MetadataVersion) < features.ControllerUnregistration:
+		return refuse(kerr.UnsupportedVersion.Code, "The current MetadataVersion is too old to support controller unregistration.")
+	case img.Controllers[id] == nil:
+		return refuse(errControllerIDNotRegistered, fmt.Sprintf("Controller ID %d is not currently registered.", id))
+	}
+	id := req.ControllerID
+	if _, err := c.propose([]Record{{UnregisterController: &id}}); err != nil {
+		return c.proposeFailed(req, err)
+	}
+	c.log.Info("controller: controller unregistered", "controller", id)
+	return resp
+}
+
+// errControllerIDNotRegistered is Kafka 4.4's CONTROLLER_ID_NOT_REGISTERED.
+const errControllerIDNotRegistered int16 = 137

@@ -260,3 +260,40 @@ func TestClientFromBootstrapAddresses(t *testing.T) {
 		cl.Close()
 	}
 }
+
+// UnregisterController, as Kafka 4.4's controller answers it: refused
+// before metadata.version 4.4-IV2, for the active controller itself, and
+// for an id with no registration; otherwise the registration is gone from
+// the metadata.
+func TestUnregisterController(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	self := tc.ctl(tc.active()).cfg.NodeID
+	registerController(t, cl, 7, "127.0.0.1:9999")
+	unregister := func(id int32) *kmsg.UnregisterControllerResponse {
+		req := kmsg.NewPtrUnregisterControllerRequest()
+		req.ControllerID = id
+		return send[*kmsg.UnregisterControllerResponse](t, cl, req)
+	}
+	refused := func(id int32, code int16, msg string) {
+		t.Helper()
+		if r := unregister(id); r.ErrorCode != code || r.ErrorMessage == nil || *r.ErrorMessage != msg {
+			t.Errorf("unregistering %d: %d %v, want %d %q", id, r.ErrorCode, r.ErrorMessage, code, msg)
+		}
+	}
+	refused(7, kerr.UnsupportedVersion.Code, "The current MetadataVersion is too old to support controller unregistration.")
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	uf.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "metadata.version", MaxVersionLevel: 33, UpgradeType: 1}}
+	if r := send[*kmsg.UpdateFeaturesResponse](t, cl, uf); r.ErrorCode != 0 {
+		t.Fatalf("metadata.version to 4.4-IV2: %+v", r)
+	}
+	refused(self, kerr.InvalidRequest.Code, "Controller cannot unregister itself while it is active.")
+	refused(8, 137, "Controller ID 8 is not currently registered.")
+	if r := unregister(7); r.ErrorCode != 0 {
+		t.Fatalf("unregistering 7: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	if _, ok := tc.ctl(tc.active()).Image().Controllers[7]; ok {
+		t.Fatal("controller 7 still registered")
+	}
+	refused(7, 137, "Controller ID 7 is not currently registered.")
+}

@@ -72,10 +72,9 @@ const (
 	// (KIP-1066, CordonedLogDirs), and changed metadata records: a
 	// cluster upgraded to it does not come back below. 31 (4.4-IV0) gates
 	// nothing (it is only where Kafka turns share.version 2 on for a new
-	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs (acl/cidr.go) and
-	// changed metadata records too; 33 (4.4-IV2) gates unregistering
-	// controllers, which Gregor does not have, so 32 is the highest
-	// served.
+	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs (acl/cidr.go), 33
+	// (4.4-IV2, Kafka 4.4's newest) UnregisterController; both changed
+	// metadata records too.
 	MetadataVersion = "metadata.version"
 	// StreamsVersion 1 enables streams groups (KIP-1071:
 	// StreamsGroupHeartbeat and StreamsGroupDescribe); at 0 they answer
@@ -92,6 +91,9 @@ const (
 	// CIDRACLs is the level from which an ACL's host may be a CIDR range
 	// (4.4-IV1).
 	CIDRACLs int16 = 32
+	// ControllerUnregistration is the level from which UnregisterController
+	// may remove a controller's registration (4.4-IV2).
+	ControllerUnregistration int16 = 33
 )
 
 // Feature is one feature: levels Min to Max are supported, Default is
@@ -109,7 +111,7 @@ var served = []Feature{
 	{Name: ELRVersion, Max: 1, Default: 1},
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
-	{Name: MetadataVersion, Min: 7, Max: 32, Default: 29},
+	{Name: MetadataVersion, Min: 7, Max: 33, Default: 29},
 	{Name: ShareVersion, Max: 1, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
@@ -118,7 +120,7 @@ var served = []Feature{
 // metadataChanged are the metadata.version levels that changed metadata
 // records (Kafka's MetadataVersion.didMetadataChange): a downgrade across
 // one of them could drop what it added, and is refused.
-var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23, 30, 32}
+var metadataChanged = []int16{7, 8, 11, 13, 14, 15, 17, 23, 30, 32, 33}
 
 // Level is the finalized level of name given the stored levels.
 func Level(stored map[string]int16, name string) int16 {
@@ -269,7 +271,7 @@ func APIVersions(resp *kmsg.ApiVersionsResponse, stored map[string]int16, epoch 
 // records metadata.version and every other feature its release (or
 // --feature) puts above 0, so a served feature it left out is at 0, as in
 // Kafka. A level beyond what Gregor serves (a newer release's, such as
-// metadata.version 4.4-IV2) is taken at the nearest served one, and
+// share.version 2 of Kafka 4.4) is taken at the nearest served one, and
 // adjusted says so for each; kraft.version is the quorum's own and
 // features Gregor does not serve are not stored.
 func Formatted(formatted map[string]int16) (stored map[string]int16, adjusted []string) {

@@ -31,9 +31,9 @@ func TestUpdateRefusals(t *testing.T) {
 	}{
 		{"unknown feature", request(1, update("foo.version", 1, upgrade)), true, "Invalid update version 1 for feature foo.version. Local controller 3 does not support this feature."},
 		{"above the supported range", request(1, update(TransactionVersion, 3, upgrade)), false, "Invalid update version 3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
-		{"metadata.version above", request(1, update(MetadataVersion, 33, upgrade)), true, "Invalid update version 33 for feature metadata.version. Local controller 3 only supports versions 7-32"},
-		{"metadata.version below", request(1, update(MetadataVersion, 6, safeDowngrade)), false, "Local controller 3 only supports versions 7-32"},
-		{"metadata.version disabled", request(1, update(MetadataVersion, 0, unsafeDowngrade)), true, "Local controller 3 only supports versions 7-32"},
+		{"metadata.version above", request(1, update(MetadataVersion, 34, upgrade)), true, "Invalid update version 34 for feature metadata.version. Local controller 3 only supports versions 7-33"},
+		{"metadata.version below", request(1, update(MetadataVersion, 6, safeDowngrade)), false, "Local controller 3 only supports versions 7-33"},
+		{"metadata.version disabled", request(1, update(MetadataVersion, 0, unsafeDowngrade)), true, "Local controller 3 only supports versions 7-33"},
 		{"metadata.version across 4.0-IV1", request(1, update(MetadataVersion, 22, safeDowngrade)), true, "Invalid metadata.version 22. Refusing to perform the requested downgrade because it might delete metadata information."},
 		{"metadata.version unsafely", request(1, update(MetadataVersion, 21, unsafeDowngrade)), false, "Invalid metadata.version 21. Unsafe metadata downgrade is not supported in this version."},
 		{"below 0", request(1, update(TransactionVersion, -1, safeDowngrade)), false, "A feature version cannot be less than 0."},
@@ -64,7 +64,7 @@ func TestUpdateRefusals(t *testing.T) {
 	}
 }
 
-// metadata.version goes up to 32 and down only across levels that changed
+// metadata.version goes up to 33 and down only across levels that changed
 // no metadata record (29 to 23, not to 22; not below 30 once there), as
 // in Kafka 4.3; a new cluster is at 29, as Kafka 4.2's; an unknown
 // feature may be disabled, which stores nothing.
@@ -82,7 +82,7 @@ func TestMetadataVersion(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 0, true)
-	if !strings.Contains(supported(av), "metadata.version:7-32") || !strings.Contains(finalized(av), "metadata.version:23-23") {
+	if !strings.Contains(supported(av), "metadata.version:7-33") || !strings.Contains(finalized(av), "metadata.version:23-23") {
 		t.Fatalf("ApiVersions: supported %s, finalized %s", supported(av), finalized(av))
 	}
 	var fresh kmsg.ApiVersionsResponse
@@ -133,7 +133,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-32 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
 		t.Fatalf("supported %s, want %s", got, want)
 	}
 	if got, want := finalized(av), "group.version:1-1 metadata.version:29-29 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
@@ -152,7 +152,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	// A single node is a quorum of one formatted --standalone.
 	av = kmsg.ApiVersionsResponse{}
 	APIVersions(&av, nil, 0, false)
-	if s, f := supported(av), finalized(av); s != "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-32 share.version:0-1 streams.version:0-1 transaction.version:0-2" ||
+	if s, f := supported(av), finalized(av); s != "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-1 streams.version:0-1 transaction.version:0-2" ||
 		f != "eligible.leader.replicas.version:1-1 group.version:1-1 kraft.version:1-1 metadata.version:29-29 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
 		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
 	}
@@ -205,11 +205,11 @@ func TestFormatted(t *testing.T) {
 	// Kafka 4.4's defaults.
 	stored, adjusted := Formatted(map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1,
 		ShareVersion: 2, StreamsVersion: 1, TransactionVersion: 2, KRaftVersion: 1, "future.version": 3})
-	want := map[string]int16{MetadataVersion: 32, ELRVersion: 1, GroupVersion: 1, ShareVersion: 1, StreamsVersion: 1, TransactionVersion: 2}
+	want := map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1, ShareVersion: 1, StreamsVersion: 1, TransactionVersion: 2}
 	if !reflect.DeepEqual(stored, want) {
 		t.Errorf("4.4 defaults: stored %v, want %v", stored, want)
 	}
-	wantAdjusted := []string{"metadata.version 33 formatted, 32 served", "share.version 2 formatted, 1 served", "future.version 3 formatted, not served"}
+	wantAdjusted := []string{"share.version 2 formatted, 1 served", "future.version 3 formatted, not served"}
 	if !reflect.DeepEqual(adjusted, wantAdjusted) {
 		t.Errorf("adjusted %q, want %q", adjusted, wantAdjusted)
 	}
