@@ -181,7 +181,7 @@ func (e *cliEnv) checkVoterChanges(t *testing.T) {
 	if out := e.run(t, "", e.cls.features, "--bootstrap-server", node4.Addr(), "describe"); !regexp.MustCompile(`Feature: metadata.version\s.*FinalizedVersionLevel: 4.4-IV2\s`).MatchString(out) {
 		t.Fatalf("kafka-features describe of the cluster Kafka 4.4 formatted:\n%s", out)
 	}
-	unregister := append([]string{"--bootstrap-server", node4.Addr()}, "unregister-controller", "--id", "1")
+	unregister := []string{"unregister-controller", "--bootstrap-server", node4.Addr(), "--id", "1"}
 	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, unregister...)); out != "Controller 1 is no longer registered." {
 		t.Fatalf("unregister-controller --id 1 said %q", out)
 	}
