@@ -54,7 +54,8 @@
 // UnregisterBroker, Topic, RemoveTopic, Partition (the whole new
 // partition state), Config (the whole override set of a resource),
 // NextProducerID, Features (every stored feature level), Controller (a
-// controller's listeners and directory id, voters.go) and ClusterID. So
+// controller's listeners and directory id, voters.go),
+// UnregisterController and ClusterID. So
 // the state machine only installs values and every replica
 // computes the same image; all decisions (placement, elections, epochs)
 // are the active controller's. The one value the state machine derives is
