@@ -8,12 +8,13 @@ package broker
 // message and a value from server.properties has no effect.
 //
 // A node places each new partition in the least-loaded dir not cordoned
-// (logstore.Dirs.Placeable). A single node with every dir cordoned
+// (logstore.Dirs.SetCordoned tells its dirs which are). A single node with every dir cordoned
 // creates no topic or partition (INVALID_REPLICATION_FACTOR, Kafka's
 // placer's message); in a cluster each broker reports its cordoned dirs
 // in its heartbeats once it has caught up with the metadata, and the
 // controller places no new replica on a broker whose dirs are all
-// cordoned and refuses a manual assignment naming one. AlterReplicaLogDirs
+// cordoned and refuses a manual assignment or a reassignment naming one
+// (coordinator/controller/placement.go, reassign.go). AlterReplicaLogDirs
 // will not move a replica into a cordoned dir; DescribeLogDirs v5 marks
 // the cordoned dirs.
 
