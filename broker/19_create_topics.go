@@ -101,7 +101,7 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 			return nil, code, msg
 		}
 		if b.dirs.AllCordoned() {
-			return nil, errInvalidReplicaAssignment, fmt.Sprintf(errAssignedCordoned, b.cfg.NodeID)
+			return nil, errInvalidReplicaAssignment, fmt.Sprintf(controller.AssignedCordoned, b.cfg.NodeID)
 		}
 	} else {
 		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {

@@ -70,7 +70,7 @@ func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicat
 	}
 	if int(rt.Count) > len(t.partitions()) && b.dirs.AllCordoned() {
 		if rt.Assignment != nil {
-			return errInvalidReplicaAssignment, fmt.Sprintf(errAssignedCordoned, b.cfg.NodeID)
+			return errInvalidReplicaAssignment, fmt.Sprintf(controller.AssignedCordoned, b.cfg.NodeID)
 		}
 		return errInvalidReplicationFactor, "Unable to replicate the partition 1 time(s): " + errAllDirsCordoned
 	}

@@ -31,10 +31,6 @@ const cordonedLogDirsKey = "cordoned.log.dirs"
 // new partition, as Kafka 4.3 words it.
 const errAllDirsCordoned = "All brokers are currently fenced, or have all their log directories cordoned."
 
-// errAssignedCordoned refuses a manual assignment naming a broker whose
-// dirs are all cordoned.
-const errAssignedCordoned = "The manual partition assignment includes broker %d, but all its log directories are cordoned."
-
 // cordonedLogDirsInEffect reports whether metadata.version lets
 // cordoned.log.dirs take effect.
 func (b *Broker) cordonedLogDirsInEffect() bool {

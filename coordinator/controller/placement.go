@@ -84,6 +84,10 @@ func newPartition(img *Image, replicas []int32) Partition {
 	return p
 }
 
+// AssignedCordoned is Kafka's refusal of a manual assignment or a
+// reassignment naming a broker whose log dirs are all cordoned (KIP-1066).
+const AssignedCordoned = "The manual partition assignment includes broker %d, but all its log directories are cordoned."
+
 // checkAssignment validates manually given replicas: not empty, no
 // duplicates, registered brokers with a log dir not cordoned, at least one
 // usable.
@@ -102,7 +106,7 @@ func checkAssignment(img *Image, replicas []int32) error {
 			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
 		}
 		if !img.Brokers[r].hasUncordonedDirs() {
-			return fmt.Errorf("The manual partition assignment includes broker %d, but all its log directories are cordoned.", r)
+			return fmt.Errorf(AssignedCordoned, r)
 		}
 		usable = usable || img.usable(r)
 	}

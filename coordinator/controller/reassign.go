@@ -96,7 +96,7 @@ func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered, 
 			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
 		}
 		if allCordoned(r) {
-			return fmt.Errorf("The manual partition assignment includes broker %d, but all its log directories are cordoned.", r)
+			return fmt.Errorf(AssignedCordoned, r)
 		}
 	}
 	if len(target) == 0 {
