@@ -18,6 +18,8 @@ func TestCIDRHosts(t *testing.T) {
 		bind(topic, "orders", literal, "User:alice", "10.1.9.0/24", kmsg.ACLOperationRead, deny),
 		bind(topic, "v6", literal, "User:alice", "2001:db8::/32", kmsg.ACLOperationRead, allow),
 		bind(topic, "bits", literal, "User:alice", "192.168.7.9/16", kmsg.ACLOperationRead, allow),
+		bind(topic, "zeros", literal, "User:alice", "010.001.0.0/16", kmsg.ACLOperationRead, allow),
+		bind(topic, "brackets", literal, "User:alice", "[2001:db8::]/32", kmsg.ACLOperationRead, allow),
 	)
 	a := NewAuthorizer(acls, nil, false)
 	cases := []struct {
@@ -36,6 +38,10 @@ func TestCIDRHosts(t *testing.T) {
 		{"192.168.200.1", "bits", true},
 		{"192.169.0.1", "bits", false},
 		{"not-an-address", "orders", false},
+		{"10.1.2.3", "zeros", true}, // octets read as decimal, as commons-net reads them
+		{"8.1.2.3", "zeros", false},
+		{"10.2.0.1", "zeros", false},
+		{"2001:db8::7", "brackets", true},
 	}
 	for _, c := range cases {
 		if got := a.Allowed("User:alice", c.host, kmsg.ACLOperationRead, topic, c.name); got != c.want {
@@ -78,5 +84,41 @@ func TestCreateCIDRHosts(t *testing.T) {
 	}
 	if msg := after.Results[1].ErrorMessage; msg == nil || !strings.HasPrefix(*msg, "Invalid CIDR notation '10.0.0.0/33'") {
 		t.Errorf("an invalid range: %v", msg)
+	}
+}
+
+// A range that does not parse is refused with Kafka's prefix and
+// commons-net's reason (SubnetUtils for IPv4, SubnetUtils6 for a host
+// with a ':'), whose checks come in the order Kafka makes them.
+func TestCIDRRefusals(t *testing.T) {
+	for host, reason := range map[string]string{
+		"10.0.0.0/33":         "Value [33] not in range [0,32]",
+		"10.0.0.0/8/8":        "Could not parse [10.0.0.0/8/8]",
+		"10.0.0/8":            "Could not parse [10.0.0/8]",
+		"10.0.0.0/008":        "Could not parse [10.0.0.0/008]",
+		"1000.0.0.0/8":        "Could not parse [1000.0.0.0/8]",
+		"300.0.0.0/8":         "Value [300] not in range [0,255]",
+		"300.0.0.0/40":        "Value [300] not in range [0,255]",
+		"host.example/8":      "Could not parse [host.example/8]",
+		"2001:db8::/129":      "Could not parse [2001:db8::/129] - prefix length must be between 0 and 128",
+		"2001:db8::/-1":       "Could not parse [2001:db8::/-1] - prefix length must be between 0 and 128",
+		"2001:db8::/x":        "Could not parse [2001:db8::/x] - invalid prefix length",
+		"2001:db8:::/32":      "Could not parse [2001:db8:::]",
+		"::ffff:10.0.0.0/104": "Could not parse [::ffff:10.0.0.0] - not an IPv6 address",
+	} {
+		_, err := parseCIDR(host)
+		if want := "Invalid CIDR notation '" + host + "': " + reason; err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", host, err, want)
+		}
+	}
+	for host, want := range map[string]string{
+		"010.001.000.000/8": "10.0.0.0/8",
+		"10.1.2.3/0":        "0.0.0.0/0",
+		"2001:db8::1/+32":   "2001:db8::/32",
+		"[2001:db8::]/128":  "2001:db8::/128",
+	} {
+		if p, err := parseCIDR(host); err != nil || p.String() != want {
+			t.Errorf("%s: %v %v, want %s", host, p, err, want)
+		}
 	}
 }
