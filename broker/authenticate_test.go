@@ -464,6 +464,8 @@ func TestClusterSASL(t *testing.T) {
 func TestSASLConfigFromServerProperties(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server.properties")
 	text := `listeners=SASL_PLAINTEXT://:9092
+security.inter.broker.protocol=SASL_PLAINTEXT
+sasl.mechanism.inter.broker.protocol=PLAIN
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \
     username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";

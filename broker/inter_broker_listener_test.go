@@ -12,8 +12,8 @@ import (
 
 // The inter-broker listener is Kafka's: inter.broker.listener.name, else
 // the listener named by security.inter.broker.protocol (PLAINTEXT by
-// default), never both; what they name must be a client listener. Where
-// Kafka's default names no listener, Gregor takes the first.
+// default), never both; what they name must be an advertised listener
+// other than a controller listener, also where neither key is set.
 func TestInterBrokerListenerChoice(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -23,8 +23,13 @@ func TestInterBrokerListenerChoice(t *testing.T) {
 		{"PLAINTEXT by default, first or not",
 			map[string]string{"listeners": "SASL_PLAINTEXT://:9093,PLAINTEXT://:9092", "sasl.enabled.mechanisms": "PLAIN",
 				"listener.name.sasl_plaintext.plain.sasl.jaas.config": plainJAAS}, "PLAINTEXT", ""},
-		{"the first when none is called PLAINTEXT",
-			map[string]string{"listeners": "EXTERNAL://:9094,INTERNAL://:9092", "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT"}, "EXTERNAL", ""},
+		{"none called PLAINTEXT, neither key set",
+			map[string]string{"listeners": "EXTERNAL://:9094,INTERNAL://:9092", "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT"}, "",
+			"invalid value for config key inter.broker.listener.name: inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are EXTERNAL,INTERNAL"},
+		{"listening but not advertised",
+			map[string]string{"listeners": "PLAINTEXT://:9092,INTERNAL://:9093", "advertised.listeners": "PLAINTEXT://127.0.0.1:9092",
+				"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT", "inter.broker.listener.name": "INTERNAL"}, "",
+			"The valid options based on currently configured listeners are PLAINTEXT"},
 		{"inter.broker.listener.name",
 			map[string]string{"listeners": "EXTERNAL://:9094,internal://:9092", "listener.security.protocol.map": "EXTERNAL:PLAINTEXT,INTERNAL:PLAINTEXT",
 				"inter.broker.listener.name": "internal"}, "INTERNAL", ""},
@@ -38,15 +43,15 @@ func TestInterBrokerListenerChoice(t *testing.T) {
 		{"a name that is no listener",
 			map[string]string{"listeners": "PLAINTEXT://:9092,EXTERNAL://:9094", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,EXTERNAL:PLAINTEXT",
 				"inter.broker.listener.name": "INTERNAL"}, "",
-			"invalid value for config key inter.broker.listener.name: INTERNAL must be a listener name defined in listeners, other than a controller listener; the valid options are PLAINTEXT,EXTERNAL"},
+			"invalid value for config key inter.broker.listener.name: inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT,EXTERNAL"},
 		{"the controller listener",
 			map[string]string{"process.roles": "broker,controller", "node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093",
 				"listeners": "PLAINTEXT://:9092,CONTROLLER://127.0.0.1:9093", "controller.listener.names": "CONTROLLER",
 				"inter.broker.listener.name": "CONTROLLER"}, "",
-			"invalid value for config key inter.broker.listener.name: CONTROLLER must be a listener name"},
+			"invalid value for config key inter.broker.listener.name: inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT"},
 		{"a protocol with no listener of its name",
 			map[string]string{"security.inter.broker.protocol": "SSL"}, "",
-			"invalid value for config key security.inter.broker.protocol: SSL must be a listener name"},
+			"invalid value for config key security.inter.broker.protocol: inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are PLAINTEXT"},
 		{"an unknown protocol",
 			map[string]string{"security.inter.broker.protocol": "TLS"}, "",
 			"invalid value \"TLS\" for config key security.inter.broker.protocol: unknown security protocol TLS"},

@@ -279,10 +279,10 @@ func (c *Config) interBrokerListener() (Listener, ListenerSecurity, bool) {
 // resolveInterBrokerListener checks the inter-broker listener as Kafka
 // does: inter.broker.listener.name, or else the listener named by
 // security.inter.broker.protocol (PLAINTEXT by default), only one of the
-// two set, and what they name a client listener of a node with the broker
-// role. Where Kafka would refuse a node because its default names no
-// listener (no listener called PLAINTEXT, nothing set), Gregor takes the
-// first client listener.
+// two set, and what they name an advertised listener other than a
+// controller listener on a node with the broker role. A node whose default
+// names no listener (none called PLAINTEXT, neither key set) is refused,
+// as Kafka refuses it.
 func (c *Config) resolveInterBrokerListener() error {
 	byName, byProtocol := c.explicit["inter.broker.listener.name"], c.explicit["security.inter.broker.protocol"]
 	if byName && byProtocol {
@@ -291,26 +291,21 @@ func (c *Config) resolveInterBrokerListener() error {
 	if !c.hasRole("broker") {
 		return nil
 	}
-	ls := c.clientListeners()
-	if slices.ContainsFunc(ls, func(l Listener) bool { return l.Name == c.InterBrokerListener }) {
-		return nil
-	}
-	if !byName && !byProtocol {
-		if len(ls) > 0 {
-			c.InterBrokerListener = ls[0].Name
+	var names []string
+	for _, l := range c.AdvertisedListeners {
+		if !slices.Contains(c.ControllerListenerNames, l.Name) {
+			names = append(names, l.Name)
 		}
+	}
+	if slices.Contains(names, c.InterBrokerListener) {
 		return nil
 	}
 	key := "inter.broker.listener.name"
 	if byProtocol {
 		key = "security.inter.broker.protocol"
 	}
-	var names []string
-	for _, l := range ls {
-		names = append(names, l.Name)
-	}
-	return fmt.Errorf("invalid value for config key %s: %s must be a listener name defined in listeners, other than a controller listener; the valid options are %s",
-		key, c.InterBrokerListener, strings.Join(names, ","))
+	return fmt.Errorf("invalid value for config key %s: inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid options based on currently configured listeners are %s",
+		key, strings.Join(names, ","))
 }
 
 // interBrokerTLS is the TLS config replica fetchers dial their leaders

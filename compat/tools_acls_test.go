@@ -20,6 +20,7 @@ import (
 func (e *cliEnv) testACLs(t *testing.T) {
 	p := harness.Start(t, t.TempDir(),
 		"listeners=SASL_PLAINTEXT://127.0.0.1:0",
+		"security.inter.broker.protocol=SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol=PLAIN",
 		"sasl.enabled.mechanisms=PLAIN",
 		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`,
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",

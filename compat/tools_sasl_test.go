@@ -25,6 +25,7 @@ const cliSaslTopic = "cli-sasl"
 func (e *cliEnv) testSASL(t *testing.T) {
 	p := harness.Start(t, t.TempDir(),
 		"listeners=SASL_PLAINTEXT://127.0.0.1:0",
+		"security.inter.broker.protocol=SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol=PLAIN",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256",
 		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
 		"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;")
