@@ -8,9 +8,9 @@ package broker
 // name is this node's id; a level is set (SET) or made to follow root's
 // again (DELETE); nothing is stored, so a restart starts over. The
 // loggers are root (everything not below), gregor.group and gregor.txn
-// (the group and transaction coordinators) and, in a cluster,
-// gregor.controller. The legacy AlterConfigs does not take this type, as
-// in Kafka.
+// (the group and transaction coordinators), in a cluster
+// gregor.controller, and kafka.request.logger (request_logger.go). The
+// legacy AlterConfigs does not take this type, as in Kafka.
 
 import (
 	"fmt"

@@ -40,8 +40,38 @@ func TestBrokerLoggers(t *testing.T) {
 		}
 		return out
 	}
-	if got := levels(); got["root"] != "INFO" || got["gregor.group"] != "INFO" || got["gregor.txn"] != "INFO" || len(got) != 3 {
-		t.Fatalf("loggers at start: %v, want root, gregor.group and gregor.txn at INFO", got)
+	if got := levels(); got["root"] != "INFO" || got["gregor.group"] != "INFO" || got["gregor.txn"] != "INFO" ||
+		got["kafka.request.logger"] != "WARN" || len(got) != 4 {
+		t.Fatalf("loggers at start: %v, want root, gregor.group and gregor.txn at INFO, kafka.request.logger at WARN", got)
+	}
+
+	// kafka.request.logger: a record per request once at DEBUG, none
+	// before or after its level is deleted (root is at INFO).
+	completed := func() int { return strings.Count(log.String(), `msg="Completed request" api=Metadata apiKey=3`) }
+	metadata := func() {
+		if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctxT(t), cl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metadata()
+	if code, msg := alterConfigsOf(t, cl, bl, node, setOp("kafka.request.logger", "DEBUG")); code != 0 {
+		t.Fatalf("kafka.request.logger=DEBUG: error %d %s", code, msg)
+	}
+	if completed() != 0 {
+		t.Errorf("requests were logged with kafka.request.logger at WARN:\n%s", log.String())
+	}
+	metadata()
+	if completed() != 1 || !strings.Contains(log.String(), "listener=PLAINTEXT securityProtocol=PLAINTEXT principal=User:ANONYMOUS requestBytes=") ||
+		!strings.Contains(log.String(), "clientId=kgo connection=") {
+		t.Errorf("with kafka.request.logger at DEBUG, %d Metadata requests logged:\n%s", completed(), log.String())
+	}
+	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "kafka.request.logger", Op: kmsg.IncrementalAlterConfigOpDelete}
+	if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
+		t.Fatalf("deleting kafka.request.logger's level: error %d %s", code, msg)
+	}
+	metadata()
+	if completed() != 1 || levels()["kafka.request.logger"] != "INFO" {
+		t.Errorf("after its level was deleted kafka.request.logger (now %s) logged a request at root's INFO", levels()["kafka.request.logger"])
 	}
 
 	join := func(group string) {
@@ -63,7 +93,7 @@ func TestBrokerLoggers(t *testing.T) {
 	if levels()["gregor.group"] != "WARN" || joined("quiet") {
 		t.Errorf("the group coordinator logged a join at INFO with gregor.group at WARN (levels %v)", levels())
 	}
-	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "gregor.group", Op: kmsg.IncrementalAlterConfigOpDelete}
+	del = kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "gregor.group", Op: kmsg.IncrementalAlterConfigOpDelete}
 	if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
 		t.Fatalf("deleting gregor.group's level: error %d %s", code, msg)
 	}

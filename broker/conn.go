@@ -325,7 +325,8 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	var resp kmsg.Response
 	var started time.Time
 	counted := c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
-	if counted {
+	logged := c.requestLogging()
+	if counted || logged {
 		started, c.waited = time.Now(), 0
 	}
 	if denied := c.clusterDenied(req); denied != nil {
@@ -335,6 +336,9 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	}
 	if counted {
 		c.recordRequestTime(time.Since(started)-c.waited, resp)
+	}
+	if logged {
+		c.logCompleted(key, version, correlationID, time.Since(started), resp)
 	}
 	if resp == nil {
 		return nil, err

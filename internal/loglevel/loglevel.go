@@ -11,7 +11,8 @@
 //
 // Each named logger is an slog.Logger over the node's one handler,
 // wrapped so that whether a record is written is decided by that
-// logger's current level, read on every call.
+// logger's current level, read on every call (one atomic load, so a
+// check on the request path costs nothing worth counting).
 package loglevel
 
 import (
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Root is the logger every other follows until it has a level of its own.
@@ -54,9 +56,11 @@ func Valid(level string) bool {
 type Levels struct {
 	base slog.Handler
 
-	mu    sync.RWMutex
-	own   map[string]string // logger -> its level (root always present)
-	known map[string]bool
+	mu  sync.Mutex
+	own map[string]string // logger -> its level (root always present)
+	// min is every known logger's effective level, recomputed under mu at
+	// each change, so that a logger's check is one atomic load.
+	min map[string]*atomic.Int64
 }
 
 // New returns loggers over base, root at the lowest level base writes.
@@ -67,31 +71,55 @@ func New(base slog.Handler) *Levels {
 			level = name
 		}
 	}
-	return &Levels{base: base, own: map[string]string{Root: level}, known: map[string]bool{Root: true}}
+	l := &Levels{base: base, own: map[string]string{Root: level}, min: map[string]*atomic.Int64{}}
+	l.Logger(Root)
+	return l
 }
 
 // Logger returns the named logger, creating it (following root) the
 // first time.
 func (l *Levels) Logger(name string) *slog.Logger {
+	return slog.New(&handler{min: l.known(name, ""), next: l.base})
+}
+
+// LoggerAt returns the named logger, created with a level of its own (as
+// Kafka's log4j2.yaml gives kafka.request.logger WARN); deleting that
+// level makes it follow root.
+func (l *Levels) LoggerAt(name, level string) *slog.Logger {
+	return slog.New(&handler{min: l.known(name, level), next: l.base})
+}
+
+// known returns the named logger's effective level, creating the logger
+// (with level as its own, unless empty) the first time.
+func (l *Levels) known(name, level string) *atomic.Int64 {
 	l.mu.Lock()
-	l.known[name] = true
-	l.mu.Unlock()
-	return slog.New(&handler{levels: l, name: name, next: l.base})
+	defer l.mu.Unlock()
+	if m, ok := l.min[name]; ok {
+		return m
+	}
+	if level != "" {
+		l.own[name] = level
+	}
+	m := new(atomic.Int64)
+	l.min[name] = m
+	m.Store(int64(kafkaLevels[l.levelLocked(name)]))
+	return m
 }
 
 // Exists reports whether a logger of that name was ever created.
 func (l *Levels) Exists(name string) bool {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.known[name]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.min[name]
+	return ok
 }
 
 // Effective is every logger's level: its own, or root's.
 func (l *Levels) Effective() map[string]string {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	out := map[string]string{}
-	for name := range l.known {
+	for name := range l.min {
 		out[name] = l.levelLocked(name)
 	}
 	return out
@@ -111,10 +139,11 @@ func (l *Levels) Set(name, level string) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.known[name] {
+	if _, ok := l.min[name]; !ok {
 		return fmt.Errorf("no logger %s", name)
 	}
 	l.own[name] = level
+	l.recomputeLocked()
 	return nil
 }
 
@@ -126,25 +155,26 @@ func (l *Levels) Unset(name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.own, name)
+	l.recomputeLocked()
 	return nil
 }
 
-func (l *Levels) enabled(name string, level slog.Level) bool {
-	l.mu.RLock()
-	min := kafkaLevels[l.levelLocked(name)]
-	l.mu.RUnlock()
-	return level >= min
+// recomputeLocked stores every logger's effective level after a change
+// (root's moves every logger that follows it).
+func (l *Levels) recomputeLocked() {
+	for name, m := range l.min {
+		m.Store(int64(kafkaLevels[l.levelLocked(name)]))
+	}
 }
 
 // handler writes a record through next when its logger's level lets it.
 type handler struct {
-	levels *Levels
-	name   string
-	next   slog.Handler
+	min  *atomic.Int64
+	next slog.Handler
 }
 
 func (h *handler) Enabled(_ context.Context, level slog.Level) bool {
-	return h.levels.enabled(h.name, level)
+	return int64(level) >= h.min.Load()
 }
 
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
@@ -152,9 +182,9 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *handler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &handler{levels: h.levels, name: h.name, next: h.next.WithAttrs(attrs)}
+	return &handler{min: h.min, next: h.next.WithAttrs(attrs)}
 }
 
 func (h *handler) WithGroup(group string) slog.Handler {
-	return &handler{levels: h.levels, name: h.name, next: h.next.WithGroup(group)}
+	return &handler{min: h.min, next: h.next.WithGroup(group)}
 }

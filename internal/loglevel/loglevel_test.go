@@ -48,3 +48,29 @@ func TestLevelsFollowRootUntilSet(t *testing.T) {
 		t.Errorf("ValidLevels() = %q, want Kafka's sorted list", got)
 	}
 }
+
+// A logger created with its own level keeps it whatever root does, until
+// that level is deleted.
+func TestLoggerAtHasItsOwnLevel(t *testing.T) {
+	var out bytes.Buffer
+	levels := New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug - 4}))
+	requests := levels.LoggerAt("kafka.request.logger", "WARN")
+	if err := levels.Set(Root, "TRACE"); err != nil {
+		t.Fatal(err)
+	}
+	requests.Debug("hidden")
+	if got := levels.Effective(); got["kafka.request.logger"] != "WARN" || got[Root] != "TRACE" {
+		t.Fatalf("levels: %v", got)
+	}
+	if levels.LoggerAt("kafka.request.logger", "ERROR").Enabled(context.Background(), slog.LevelError) != true ||
+		levels.Effective()["kafka.request.logger"] != "WARN" {
+		t.Error("asking for the logger again changed its level")
+	}
+	if err := levels.Unset("kafka.request.logger"); err != nil {
+		t.Fatal(err)
+	}
+	requests.Debug("shown")
+	if text := out.String(); strings.Contains(text, "hidden") || !strings.Contains(text, "msg=shown") {
+		t.Errorf("written:\n%s", text)
+	}
+}
