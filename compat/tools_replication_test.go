@@ -23,6 +23,7 @@ type verifiableEvent struct {
 	Offset    int64  `json:"offset"`
 	Exception string `json:"exception"` // of a producer_send_error
 	Message   string `json:"message"`
+	Timestamp int64  `json:"timestamp"` // when the tool reported it, ms since the epoch
 }
 
 // checkReplication follows Kafka's own replication test: Kafka's
@@ -64,6 +65,7 @@ func (e *cliEnv) checkReplication(t *testing.T, c *clustertest.Cluster) {
 	killAndRestart(leader.Leader)
 	killAndRestart(c.Controller(t, time.Minute))
 	c.WaitAgreed(t, topic, 3, 3, time.Minute)
+	healed := time.Now()
 	// Writes to a healed cluster; the producer may still fail sends for a
 	// moment after, until it has refreshed its metadata.
 	time.Sleep(4 * time.Second)
@@ -101,7 +103,9 @@ func (e *cliEnv) checkReplication(t *testing.T, c *clustertest.Cluster) {
 	// sends in flight at a kill may fail; those to the healed cluster not.
 	for v := max(last-300, 0); v <= last; v++ {
 		if _, ok := acked[fmt.Sprint(v)]; !ok {
-			t.Fatalf("value %d, sent to the healed cluster, not acknowledged (%+v; %d of %d acknowledged, %d errors)", v, failed[fmt.Sprint(v)], len(acked), last+1, errors)
+			ev := failed[fmt.Sprint(v)]
+			t.Fatalf("value %d, sent to the healed cluster, not acknowledged (%+v, reported %v after the nodes agreed; %d of %d acknowledged, %d errors)",
+				v, ev, time.UnixMilli(ev.Timestamp).Sub(healed), len(acked), last+1, errors)
 		}
 	}
 	t.Logf("kafka-verifiable-producer: %d of %d acknowledged, %d errors, across two kill -9s", len(acked), last+1, errors)

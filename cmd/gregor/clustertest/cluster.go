@@ -151,8 +151,12 @@ func Configure(t testing.TB, opts Options) *Cluster {
 	// temp dir (registered above) is removed.
 	t.Cleanup(func() {
 		if t.Failed() {
+			kept := keepLogs(t, c.Nodes)
 			for _, node := range c.Nodes {
 				t.Logf("node %d log (%s), last lines:\n%s", node.ID, node.LogPath, Tail(node.LogPath, 40))
+			}
+			if kept != "" {
+				t.Logf("the nodes' whole logs are kept in %s", kept)
 			}
 		}
 		for _, node := range c.Nodes {
@@ -163,6 +167,23 @@ func Configure(t testing.TB, opts Options) *Cluster {
 		}
 	})
 	return c
+}
+
+// keepLogs copies a failed test's node logs out of its temp dir, which is
+// removed after it, into a directory of their own under the system's temp
+// dir, and returns that directory ("" if nothing could be kept).
+func keepLogs(t testing.TB, nodes []*Node) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	dir, err := os.MkdirTemp("", "gregor-failed-"+name+"-")
+	if err != nil {
+		return ""
+	}
+	for _, node := range nodes {
+		if b, err := os.ReadFile(node.LogPath); err == nil {
+			os.WriteFile(filepath.Join(dir, filepath.Base(node.LogPath)), b, 0o644)
+		}
+	}
+	return dir
 }
 
 // newNode picks node id's dirs; ports are its PLAINTEXT and CONTROLLER
