@@ -106,7 +106,7 @@ func init() {
 		74: {min: 0, max: 1, serve: typed(listConfigResourcesHandler)},
 		75: {min: 0, max: 0, serve: typed(handleDescribeTopicPartitions)},
 		76: {min: 1, max: 1, serve: typed(handleShareGroupHeartbeat)},
-		77: {min: 0, max: 1, serve: typed(handleShareGroupDescribe)},
+		77: {min: 1, max: 1, serve: typed(handleShareGroupDescribe)},
 		78: {min: 1, max: 2, serve: typed(handleShareFetch)},
 		79: {min: 1, max: 2, serve: typed(handleShareAcknowledge)},
 		83: {min: 0, max: 0, serve: shareStateHandler((*sharestate.Coordinator).Initialize)},
