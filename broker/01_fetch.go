@@ -57,6 +57,15 @@ func replicaOf(req *kmsg.FetchRequest) int32 {
 	return req.ReplicaID
 }
 
+// replicaEpochOf is the broker epoch a follower's fetch gives (Fetch v15,
+// KIP-903), or -1.
+func replicaEpochOf(req *kmsg.FetchRequest) int64 {
+	if req.Version >= 15 {
+		return req.ReplicaState.Epoch
+	}
+	return -1
+}
+
 func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error) {
 	resp := c.reuse.fetchResponse(req)
 	byID := req.Version >= 13
@@ -121,7 +130,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1, preferred: -1}
 		}
 		if p := targets[i].partition; replica >= 0 && p != nil {
-			b.followerFetched(p, replica, sp.fetchOffset, sp.logStartOffset, now)
+			b.followerFetched(p, replica, replicaEpochOf(req), sp.fetchOffset, sp.logStartOffset, now)
 			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
 		}
 		if p := targets[i].partition; fromAnyReplica && p != nil && p.state.Load().leader == p.topic.node {

@@ -60,6 +60,14 @@ type followerProgress struct {
 	lastCaughtUp     time.Time
 	lastFetch        time.Time
 	leaderLEOAtFetch int64 // the leader's log end offset at lastFetch
+	// brokerEpoch is the follower's broker epoch as its latest fetch gave
+	// it (KIP-903), -1 until one did: the leader sends it with an ISR
+	// holding the follower, so the controller refuses a stale incarnation.
+	brokerEpoch int64
+}
+
+func newFollowerProgress() *followerProgress {
+	return &followerProgress{leo: -1, leaderLEOAtFetch: -1, brokerEpoch: -1}
 }
 
 // leaderState is a leader's view of its followers; guarded by its mu.
@@ -88,7 +96,7 @@ func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time
 		if id == self {
 			continue
 		}
-		f := &followerProgress{leo: -1, leaderLEOAtFetch: -1}
+		f := newFollowerProgress()
 		if slices.Contains(st.isr, id) {
 			f.lastCaughtUp = now
 		}
@@ -103,7 +111,7 @@ func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
 	defer ls.mu.Unlock()
 	for _, id := range st.replicas {
 		if id != self && ls.followers[id] == nil {
-			ls.followers[id] = &followerProgress{leo: -1, leaderLEOAtFetch: -1}
+			ls.followers[id] = newFollowerProgress()
 		}
 	}
 	for id := range ls.followers {

@@ -93,7 +93,7 @@ func (p *partition) minInsync(st *replicaState) int {
 // Replica.updateFetchState: the follower is caught up if it asked for the
 // leader's log end offset, or for what was the end at its previous fetch.
 // It may move the high watermark and bring the follower back into the ISR.
-func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset, logStart int64, now time.Time) {
+func (b *Broker) followerFetched(p *partition, replica int32, brokerEpoch, fetchOffset, logStart int64, now time.Time) {
 	st := p.state.Load()
 	if st.leader != p.topic.node {
 		return
@@ -110,14 +110,26 @@ func (b *Broker) followerFetched(p *partition, replica int32, fetchOffset, logSt
 	} else if f.leaderLEOAtFetch >= 0 && fetchOffset >= f.leaderLEOAtFetch {
 		f.lastCaughtUp = f.lastFetch
 	}
-	f.leo, f.logStart, f.lastFetch, f.leaderLEOAtFetch = fetchOffset, logStart, now, leo
+	f.leo, f.logStart, f.lastFetch, f.leaderLEOAtFetch, f.brokerEpoch = fetchOffset, logStart, now, leo, brokerEpoch
 	expand := !slices.Contains(st.isr, replica) && p.leader.pendingISR == nil &&
 		fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leader.epochStart
 	p.leader.mu.Unlock()
 	p.advanceHighWatermark()
-	if expand {
+	if expand && b.isrEligible(replica, brokerEpoch) {
 		b.alterISR(p, st, append(slices.Clone(st.isr), replica))
 	}
+}
+
+// isrEligible reports whether a caught-up follower may join the ISR, as
+// Kafka's leader asks its metadata before it proposes: the broker is
+// registered, neither fenced nor shutting down, and the epoch its fetch
+// gave (if any) is the one it registered with. The controller refuses
+// such an ISR anyway (INELIGIBLE_REPLICA); asking first spares it a
+// request at each of the follower's fetches while, say, a restarted
+// broker catches up.
+func (b *Broker) isrEligible(replica int32, brokerEpoch int64) bool {
+	br := b.cluster.image().Brokers[replica]
+	return br != nil && !br.Fenced && !br.ShuttingDown && (brokerEpoch < 0 || brokerEpoch == br.Epoch)
 }
 
 // shrinkISRs drops the followers that have lagged for longer than
@@ -162,6 +174,17 @@ func (b *Broker) alterISR(p *partition, st *replicaState, isr []int32) {
 		return
 	}
 	p.leader.pendingISR = isr
+	epochs := make([]int64, len(isr))
+	for i, id := range isr {
+		switch f := p.leader.followers[id]; {
+		case id == b.cfg.NodeID:
+			epochs[i] = b.cluster.brokerEpoch()
+		case f != nil:
+			epochs[i] = f.brokerEpoch
+		default:
+			epochs[i] = -1
+		}
+	}
 	p.leader.mu.Unlock()
 	go func() {
 		defer func() {
@@ -178,8 +201,8 @@ func (b *Broker) alterISR(p *partition, st *replicaState, isr []int32) {
 		rp := kmsg.NewAlterPartitionRequestTopicPartition()
 		rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = p.index, st.leaderEpoch, st.partitionEpoch
 		rp.NewISR = isr
-		for _, id := range isr {
-			rp.NewEpochISR = append(rp.NewEpochISR, kmsg.AlterPartitionRequestTopicPartitionNewEpochISR{BrokerID: id, BrokerEpoch: -1})
+		for i, id := range isr {
+			rp.NewEpochISR = append(rp.NewEpochISR, kmsg.AlterPartitionRequestTopicPartitionNewEpochISR{BrokerID: id, BrokerEpoch: epochs[i]})
 		}
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)

@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A leader proposes a caught-up follower for the ISR only if its metadata
+// shows that broker eligible, as Kafka's leader asks first: fetches in
+// the name of a stopped (fenced) follower, at the high watermark, leave
+// the ISR alone and send the controller no AlterPartition to refuse;
+// once the follower is back, registered under a new epoch, it rejoins
+// (the leader sends that epoch, which the controller checks).
+func TestClusterFencedFollowerIsNotProposedForTheISR(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "eligible")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, isr := c.leaderOf("eligible", 0)
+	follower := isr[0]
+	if follower == leader {
+		follower = isr[1]
+	}
+	lb := c.nodes[leader-1]
+	c.waitFor("the follower in the ISR", func() bool {
+		p := lb.imagePartition("eligible", [16]byte{}, false, 0)
+		return p != nil && len(p.ISR) == 2
+	})
+	oldEpoch := lb.cluster.image().Brokers[follower].Epoch
+	c.stop(int(follower - 1))
+	c.waitFor("the ISR shrunk to the leader", func() bool {
+		p := lb.imagePartition("eligible", [16]byte{}, false, 0)
+		return p != nil && slices.Equal(p.ISR, []int32{leader})
+	})
+	if br := lb.cluster.image().Brokers[follower]; br == nil || !br.Fenced && !br.ShuttingDown {
+		t.Fatalf("the stopped follower in the leader's metadata: %+v", br)
+	}
+
+	topicID := lb.cluster.image().Topics["eligible"].ID
+	raw := dialRaw(t, lb)
+	refusedBefore := strings.Count(c.log.String(), `msg="AlterPartition refused"`)
+	for range 20 {
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(15)
+		req.ReplicaState.ID, req.ReplicaState.Epoch = follower, oldEpoch
+		req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{TopicID: topicID, Partitions: []kmsg.FetchRequestTopicPartition{{
+			Partition: 0, CurrentLeaderEpoch: -1, FetchOffset: 0, LastFetchedEpoch: -1, LogStartOffset: -1, PartitionMaxBytes: 1 << 20}}}}
+		if r := raw.request(req).(*kmsg.FetchResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("a fetch as the follower: %d / %d", r.ErrorCode, r.Topics[0].Partitions[0].ErrorCode)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // any AlterPartition would be answered by now
+	if refused := strings.Count(c.log.String(), `msg="AlterPartition refused"`) - refusedBefore; refused != 0 {
+		t.Errorf("the leader proposed a fenced follower for the ISR: %d AlterPartition refusals", refused)
+	}
+	if p := lb.imagePartition("eligible", [16]byte{}, false, 0); !slices.Equal(p.ISR, []int32{leader}) {
+		t.Errorf("ISR %v after fetches in a fenced follower's name, want [%d]", p.ISR, leader)
+	}
+
+	if err := c.start(int(follower - 1)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the restarted follower back in the ISR", func() bool {
+		p := lb.imagePartition("eligible", [16]byte{}, false, 0)
+		return p != nil && len(p.ISR) == 2
+	})
+	if e := lb.cluster.image().Brokers[follower].Epoch; e == oldEpoch {
+		t.Errorf("the restarted follower kept its broker epoch %d", e)
+	}
+}
