@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,14 +13,19 @@ type Authorizer struct {
 	byType      map[kmsg.ACLResourceType][]Binding
 	superUsers  map[string]bool
 	allowIfNone bool
+	ranges      map[string]netip.Prefix // the ACLs' CIDR hosts, parsed once
 }
 
 // NewAuthorizer builds an Authorizer over acls (keyed by Binding.Key) with
 // super.users and allow.everyone.if.no.acl.found.
 func NewAuthorizer(acls map[string]Binding, superUsers []string, allowIfNone bool) *Authorizer {
-	a := &Authorizer{byType: map[kmsg.ACLResourceType][]Binding{}, superUsers: map[string]bool{}, allowIfNone: allowIfNone}
+	a := &Authorizer{byType: map[kmsg.ACLResourceType][]Binding{}, superUsers: map[string]bool{}, allowIfNone: allowIfNone,
+		ranges: map[string]netip.Prefix{}}
 	for _, b := range acls {
 		a.byType[b.ResourceType] = append(a.byType[b.ResourceType], b)
+		if p, err := parseCIDR(b.Host); isCIDR(b.Host) && err == nil {
+			a.ranges[b.Host] = p
+		}
 	}
 	for _, u := range superUsers {
 		a.superUsers[u] = true
@@ -39,7 +45,7 @@ func (a *Authorizer) Allowed(principal, host string, op kmsg.ACLOperation, rt km
 			continue
 		}
 		named = true
-		switch applies(b, principal, host, op) {
+		switch a.applies(b, principal, host, op) {
 		case kmsg.ACLPermissionTypeDeny:
 			return false
 		case kmsg.ACLPermissionTypeAllow:
@@ -66,7 +72,7 @@ func (a *Authorizer) AllowedAnyOf(principal, host string, op kmsg.ACLOperation, 
 	deniedLiteral, deniedPrefix := map[string]bool{}, map[string]bool{}
 	var allowed []Binding
 	for _, b := range a.byType[rt] {
-		if b.Principal != principal && b.Principal != "User:*" || !hostMatches(b.Host, host) ||
+		if b.Principal != principal && b.Principal != "User:*" || !a.hostMatches(b.Host, host) ||
 			b.Operation != op && b.Operation != kmsg.ACLOperationAll {
 			continue
 		}
@@ -117,11 +123,11 @@ func namesResource(b Binding, name string) bool {
 
 // applies returns b's permission if it applies to principal, host and op
 // (ALLOW of an operation implying op included), or Unknown if it does not.
-func applies(b Binding, principal, host string, op kmsg.ACLOperation) kmsg.ACLPermissionType {
+func (a *Authorizer) applies(b Binding, principal, host string, op kmsg.ACLOperation) kmsg.ACLPermissionType {
 	if b.Principal != principal && b.Principal != "User:*" {
 		return kmsg.ACLPermissionTypeUnknown
 	}
-	if !hostMatches(b.Host, host) {
+	if !a.hostMatches(b.Host, host) {
 		return kmsg.ACLPermissionTypeUnknown
 	}
 	if b.Operation != kmsg.ACLOperationAll && b.Operation != op {

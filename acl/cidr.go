@@ -105,16 +105,14 @@ func parseCIDR6(host string) (netip.Prefix, string) {
 }
 
 // hostMatches reports whether an ACL's host covers a client's address:
-// "*", the same address, or a range holding it.
-func hostMatches(aclHost, host string) bool {
+// "*", the same address, or a range holding it (one of a.ranges; a host
+// that did not parse matches no address).
+func (a *Authorizer) hostMatches(aclHost, host string) bool {
 	if aclHost == wildcard || aclHost == host {
 		return true
 	}
-	if !isCIDR(aclHost) {
-		return false
-	}
-	p, err := parseCIDR(aclHost)
-	if err != nil {
+	p, ok := a.ranges[aclHost]
+	if !ok {
 		return false
 	}
 	addr, err := netip.ParseAddr(host)
