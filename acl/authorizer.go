@@ -36,26 +36,42 @@ func NewAuthorizer(acls map[string]Binding, superUsers []string, allowIfNone boo
 // Allowed decides whether principal ("User:alice"), connecting from host,
 // may perform op on the resource of type rt called name.
 func (a *Authorizer) Allowed(principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	return a.Decide(principal, host, op, rt, name).Allowed
+}
+
+// Decide is Allowed with the rule that decided, for the audit log.
+func (a *Authorizer) Decide(principal, host string, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) Decision {
 	if a.superUsers[principal] {
-		return true
+		return Decision{Allowed: true, rule: ruleSuperUser}
 	}
-	allowed, named := false, false
-	for _, b := range a.byType[rt] {
-		if !namesResource(b, name) {
+	var deny, allow *Binding
+	named := false
+	for i := range a.byType[rt] {
+		b := &a.byType[rt][i]
+		if !namesResource(*b, name) {
 			continue
 		}
 		named = true
-		switch a.applies(b, principal, host, op) {
+		switch a.applies(*b, principal, host, op) {
 		case kmsg.ACLPermissionTypeDeny:
-			return false
+			if deny == nil || kafkaOrder(*b, *deny) < 0 {
+				deny = b
+			}
 		case kmsg.ACLPermissionTypeAllow:
-			allowed = true
+			if allow == nil || kafkaOrder(*b, *allow) > 0 {
+				allow = b
+			}
 		}
 	}
-	if !named {
-		return a.allowIfNone
+	switch {
+	case deny != nil:
+		return Decision{rule: ruleACL, acl: *deny}
+	case allow != nil:
+		return Decision{Allowed: true, rule: ruleACL, acl: *allow}
+	case !named:
+		return Decision{Allowed: a.allowIfNone, rule: ruleDefault}
 	}
-	return allowed
+	return Decision{rule: ruleDefault}
 }
 
 // AllowedAnyOf decides whether principal may perform op on some resource
