@@ -86,11 +86,15 @@ func handleMetadata(b *Broker, c *conn, req *kmsg.MetadataRequest) (*kmsg.Metada
 func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	autoCreate := c.b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	describeAudit := auditBoth
+	if allTopics { // as Kafka: leaving a topic out of a listing is not a refusal
+		describeAudit = auditAllowed
+	}
 	kept := resp.Topics[:0]
 	for i, t := range resp.Topics {
 		switch {
 		case t.Topic == nil: // an unknown topic id
-		case !c.authorizedTopic(kmsg.ACLOperationDescribe, *t.Topic):
+		case !c.check(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, *t.Topic, describeAudit):
 			if allTopics {
 				continue
 			}
@@ -99,7 +103,7 @@ func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataR
 				denied.Topic, denied.TopicID = nil, t.TopicID
 			}
 			t = denied
-		case t.ErrorCode == errUnknownTopicOrPartition && autoCreate && !c.mayCreateTopic(*t.Topic):
+		case t.ErrorCode == errUnknownTopicOrPartition && autoCreate && !c.mayCreateTopicAgain(*t.Topic):
 			t.ErrorCode = errTopicAuthorization
 		case req.IncludeTopicAuthorizedOperations:
 			t.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeTopic, *t.Topic, topicOperationList)
@@ -113,15 +117,24 @@ func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataR
 }
 
 // mayAutoCreate reports whether a Metadata request may create the topic:
-// Kafka checks DESCRIBE on it before it looks whether it exists.
+// Kafka checks DESCRIBE on it before it looks whether it exists. The
+// DESCRIBE goes to the audit log with the answer's (authorizeMetadata).
 func (c *conn) mayAutoCreate(name string) bool {
-	return c.authorizedTopic(kmsg.ACLOperationDescribe, name) && c.mayCreateTopic(name)
+	return c.allowedUnaudited(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name) && c.mayCreateTopic(name)
 }
 
 // mayCreateTopic reports whether the principal may create the topic:
 // CREATE on the cluster or on the topic.
 func (c *conn) mayCreateTopic(name string) bool {
-	return c.authorizedCluster(kmsg.ACLOperationCreate) || c.authorizedTopic(kmsg.ACLOperationCreate, name)
+	return c.authorizedClusterProbe(kmsg.ACLOperationCreate) ||
+		c.authorizedTopic(kmsg.ACLOperationCreate, name)
+}
+
+// mayCreateTopicAgain is mayCreateTopic for a topic mayAutoCreate has
+// already checked (and the audit log written) in this request.
+func (c *conn) mayCreateTopicAgain(name string) bool {
+	return c.allowedUnaudited(kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, acl.ClusterName) ||
+		c.allowedUnaudited(kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, name)
 }
 
 // allowedOperations is an authorized-operations field: the bits of the
@@ -129,7 +142,7 @@ func (c *conn) mayCreateTopic(name string) bool {
 func (c *conn) allowedOperations(rt kmsg.ACLResourceType, name string, ops []int) int32 {
 	var bits int32
 	for _, op := range ops {
-		if c.authorized(kmsg.ACLOperation(op), rt, name) {
+		if c.check(kmsg.ACLOperation(op), rt, name, 0) { // as Kafka: written at TRACE only
 			bits |= 1 << op
 		}
 	}

@@ -21,7 +21,7 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 		return b.txns.InitProducerID(req), nil
 	}
 	// As Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
-	if !c.authorizedCluster(kmsg.ACLOperationIdempotentWrite) && !c.authorizedAnyTopic(kmsg.ACLOperationWrite) {
+	if !c.authorizedClusterProbe(kmsg.ACLOperationIdempotentWrite) && !c.authorizedAnyTopic(kmsg.ACLOperationWrite) {
 		resp.ErrorCode = errClusterAuthorization
 		return resp, nil
 	}

@@ -15,7 +15,9 @@ import (
 
 func handleWriteTxnMarkers(b *Broker, c *conn, req *kmsg.WriteTxnMarkersRequest) (*kmsg.WriteTxnMarkersResponse, error) {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
-	allowed := c.authorizedCluster(kmsg.ACLOperationClusterAction)
+	// As Kafka: ALTER on the cluster, or CLUSTER_ACTION.
+	allowed := c.authorizedClusterProbe(kmsg.ACLOperationAlter) ||
+		c.authorizedCluster(kmsg.ACLOperationClusterAction)
 	for _, m := range req.Markers {
 		rm := kmsg.WriteTxnMarkersResponseMarker{ProducerID: m.ProducerID}
 		marker := protocol.EndTxnMarker{Commit: m.Committed, CoordinatorEpoch: m.CoordinatorEpoch}

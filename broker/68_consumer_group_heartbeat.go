@@ -30,7 +30,11 @@ func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHea
 	}
 	var mayDescribe func(string) bool
 	if b.authorizer.Load() != nil {
-		mayDescribe = func(topic string) bool { return c.authorizedTopic(kmsg.ACLOperationDescribe, topic) }
+		// Also called later, when a new topic matches the regex; Kafka's
+		// TopicRegexResolver does not write a denial but at TRACE.
+		mayDescribe = func(topic string) bool {
+			return c.checkLater(req.Key(), kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, topic, auditAllowed)
+		}
 	}
 	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost(), mayDescribe), nil
 }

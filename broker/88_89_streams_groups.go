@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -78,7 +77,7 @@ func handleStreamsGroupHeartbeat(b *Broker, c *conn, req *kmsg.StreamsGroupHeart
 		return resp, nil
 	}
 	var denied []string
-	if !c.authorized(kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, acl.ClusterName) {
+	if !c.authorizedClusterProbe(kmsg.ACLOperationCreate) {
 		for _, t := range create {
 			if !c.authorizedTopic(kmsg.ACLOperationCreate, t.Name) {
 				denied = append(denied, t.Name)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/gregor-broker/gregor/acl"
@@ -81,10 +82,39 @@ func (b *Broker) installACLs(acls map[string]acl.Binding) {
 }
 
 // authorized reports whether the connection's principal may perform op on
-// a resource; always, without an authorizer.
+// a resource; always, without an authorizer. The outcome goes to the
+// audit log as Kafka writes it by default: a denial at INFO, a grant at
+// DEBUG (authorizer_logger.go).
 func (c *conn) authorized(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	return c.check(op, rt, name, auditBoth)
+}
+
+// authorizedProbe is authorized for a check whose denial is not a
+// refusal (Kafka's logIfDenied=false): CREATE on the cluster before
+// CREATE on each topic, a listing that leaves out what may not be
+// described. A denial goes to the audit log at TRACE only.
+func (c *conn) authorizedProbe(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	return c.check(op, rt, name, auditAllowed)
+}
+
+// allowedUnaudited decides an action without writing it to the audit
+// log, for a check the request has already made and written.
+func (c *conn) allowedUnaudited(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
 	a := c.b.authorizer.Load()
 	return a == nil || a.Allowed("User:"+c.principal(), c.clientIP(), op, rt, name)
+}
+
+// check decides one action and records it for the audit log.
+func (c *conn) check(op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string, flags auditFlags) bool {
+	a := c.b.authorizer.Load()
+	if a == nil {
+		return true
+	}
+	d := a.Decide("User:"+c.principal(), c.clientIP(), op, rt, name)
+	if level, ok := c.b.auditLevel(d.Allowed, flags); ok {
+		c.audited(auditEntry{op: op, rt: rt, name: name, decision: d, level: level, count: 1})
+	}
+	return d.Allowed
 }
 
 func (c *conn) authorizedTopic(op kmsg.ACLOperation, topic string) bool {
@@ -103,20 +133,61 @@ func (c *conn) authorizedCluster(op kmsg.ACLOperation) bool {
 	return c.authorized(op, kmsg.ACLResourceTypeCluster, acl.ClusterName)
 }
 
-// authorizedAnyTopic reports whether the principal may perform op on some
-// topic (an idempotent producer without IDEMPOTENT_WRITE, as in Kafka).
-func (c *conn) authorizedAnyTopic(op kmsg.ACLOperation) bool {
-	a := c.b.authorizer.Load()
-	return a == nil || a.AllowedAnyOf("User:"+c.principal(), c.clientIP(), op, kmsg.ACLResourceTypeTopic)
+func (c *conn) authorizedClusterProbe(op kmsg.ACLOperation) bool {
+	return c.authorizedProbe(op, kmsg.ACLResourceTypeCluster, acl.ClusterName)
 }
 
-// clientIP is the client's address as ACL hosts name it.
+// authorizedAnyTopic reports whether the principal may perform op on some
+// topic (an idempotent producer without IDEMPOTENT_WRITE, as in Kafka).
+// Like Kafka's Authorizer.authorizeByResourceType it first asks about a
+// topic called "hardcode", and that check is what the audit log shows.
+func (c *conn) authorizedAnyTopic(op kmsg.ACLOperation) bool {
+	a := c.b.authorizer.Load()
+	if a == nil {
+		return true
+	}
+	principal, host := "User:"+c.principal(), c.clientIP()
+	d := a.Decide(principal, host, op, kmsg.ACLResourceTypeTopic, "hardcode")
+	if level, ok := c.b.auditLevel(d.Allowed, auditAllowed); ok {
+		c.audited(auditEntry{op: op, rt: kmsg.ACLResourceTypeTopic, name: "hardcode", decision: d, level: level})
+	}
+	return d.Allowed || a.AllowedAnyOf(principal, host, op, kmsg.ACLResourceTypeTopic)
+}
+
+// clientIP is the client's address as Kafka's authorizer sees it (Java's
+// InetAddress.getHostAddress): what ACL hosts name and the audit log
+// writes.
 func (c *conn) clientIP() string {
 	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
-		return a.IP.String()
+		return javaHostAddress(a.IP, a.Zone)
 	}
 	host, _, _ := net.SplitHostPort(c.nc.RemoteAddr().String())
 	return host
+}
+
+// javaHostAddress writes an address as Java's getHostAddress does: an
+// IPv4 address (or an IPv4-mapped one) dotted, an IPv6 address as eight
+// hexadecimal groups without leading zeros and without "::", so that
+// ::1 is 0:0:0:0:0:0:0:1, and an ACL for ::1 matches no client in Kafka
+// nor in Gregor.
+func javaHostAddress(ip net.IP, zone string) string {
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	if len(ip) != net.IPv6len {
+		return ip.String()
+	}
+	var b strings.Builder
+	for i := 0; i < net.IPv6len; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(strconv.FormatUint(uint64(ip[i])<<8|uint64(ip[i+1]), 16))
+	}
+	if zone != "" {
+		b.WriteString("%" + zone)
+	}
+	return b.String()
 }
 
 var (

@@ -33,7 +33,11 @@ func authorizedSubset[T any](items []T, ok func(T) bool) (allowed, refused []T) 
 }
 
 func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
-	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool { return c.mayCreateTopic(t.Topic) })
+	// As Kafka: CREATE on the cluster, or else on each topic.
+	clusterCreate := c.authorizedClusterProbe(kmsg.ACLOperationCreate)
+	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool {
+		return clusterCreate || c.authorizedTopic(kmsg.ACLOperationCreate, t.Topic)
+	})
 	if refused == nil {
 		return createTopicsHandler(b, c, req)
 	}
@@ -66,13 +70,17 @@ func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kms
 		}
 		return "", false
 	}
+	// As Kafka: DELETE on the cluster, or else on each topic.
+	clusterDelete := c.authorizedClusterProbe(kmsg.ACLOperationDelete)
 	ok := func(t kmsg.DeleteTopicsRequestTopic) bool {
 		n, known := name(t)
-		return !known || c.authorizedTopic(kmsg.ACLOperationDelete, n)
+		return !known || clusterDelete || c.authorizedTopic(kmsg.ACLOperationDelete, n)
 	}
 	if req.Version < 6 {
 		var refusedNames []string
-		req.TopicNames, refusedNames = authorizedSubset(req.TopicNames, func(n string) bool { return c.authorizedTopic(kmsg.ACLOperationDelete, n) })
+		req.TopicNames, refusedNames = authorizedSubset(req.TopicNames, func(n string) bool {
+			return clusterDelete || c.authorizedTopic(kmsg.ACLOperationDelete, n)
+		})
 		resp, err := deleteTopicsHandler(b, c, req)
 		if err == nil {
 			for _, n := range refusedNames {
@@ -158,9 +166,11 @@ func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequ
 }
 
 func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
-	replicaDenied := req.ReplicaID >= 0 && !c.authorizedCluster(kmsg.ACLOperationClusterAction)
+	// As Kafka: CLUSTER_ACTION (a follower's), or DESCRIBE on each topic
+	// (a consumer's, KIP-320).
+	clusterAction := c.authorizedClusterProbe(kmsg.ACLOperationClusterAction)
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool {
-		return !replicaDenied && (req.ReplicaID >= 0 || c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic))
+		return clusterAction || c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic)
 	})
 	sub := *req
 	sub.Topics = allowed

@@ -150,12 +150,12 @@ func authorizeDescribeGroups(c *conn, resp *kmsg.DescribeGroupsResponse) {
 // authorizeListGroups lists every group to a principal with DESCRIBE on
 // the cluster, and otherwise the groups it may describe.
 func authorizeListGroups(c *conn, resp *kmsg.ListGroupsResponse) {
-	if c.authorizedCluster(kmsg.ACLOperationDescribe) {
+	if c.authorizedClusterProbe(kmsg.ACLOperationDescribe) {
 		return
 	}
 	kept := resp.Groups[:0]
 	for _, g := range resp.Groups {
-		if c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
+		if c.authorizedProbe(kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeGroup, g.Group) {
 			kept = append(kept, g)
 		}
 	}

@@ -41,8 +41,8 @@ func TestBrokerLoggers(t *testing.T) {
 		return out
 	}
 	if got := levels(); got["root"] != "INFO" || got["gregor.group"] != "INFO" || got["gregor.txn"] != "INFO" ||
-		got["kafka.request.logger"] != "WARN" || len(got) != 4 {
-		t.Fatalf("loggers at start: %v, want root, gregor.group and gregor.txn at INFO, kafka.request.logger at WARN", got)
+		got["kafka.request.logger"] != "WARN" || got["kafka.authorizer.logger"] != "INFO" || len(got) != 5 {
+		t.Fatalf("loggers at start: %v, want root, gregor.group, gregor.txn and kafka.authorizer.logger at INFO, kafka.request.logger at WARN", got)
 	}
 
 	// kafka.request.logger: a record per request once at DEBUG, none

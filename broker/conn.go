@@ -54,9 +54,10 @@ type conn struct {
 	// to read nothing more, and whether to hold the response that long too.
 	throttle               time.Duration
 	throttleBeforeResponse bool
-	requestSize            int       // of the request being handled
-	queuedBytes            int64     // what it holds of queued.max.request.bytes (request_memory.go)
-	idleDeadlineSet        time.Time // when the read deadline was last pushed (connlimits.go)
+	requestSize            int          // of the request being handled
+	audit                  []auditEntry // the request's authorizations, for kafka.authorizer.logger
+	queuedBytes            int64        // what it holds of queued.max.request.bytes (request_memory.go)
+	idleDeadlineSet        time.Time    // when the read deadline was last pushed (connlimits.go)
 	// waited is how long the request being handled sat parked (a fetch's
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
@@ -90,8 +91,8 @@ func (c *conn) fetchSplice() *fetchSplice {
 
 // clientHost is the client's address as Kafka reports it in DescribeGroups.
 func (c *conn) clientHost() string {
-	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
-		return "/" + a.IP.String()
+	if _, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+		return "/" + c.clientIP()
 	}
 	return c.nc.RemoteAddr().String()
 }
@@ -331,7 +332,11 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	}
 	if denied := c.clusterDenied(req); denied != nil {
 		resp = denied
-	} else if resp, err = h.serve(c.b, c, req); err != nil {
+	} else {
+		resp, err = h.serve(c.b, c, req)
+	}
+	c.flushAudit(key)
+	if err != nil {
 		return nil, err
 	}
 	if counted {

@@ -35,7 +35,7 @@ func (c *conn) logCompleted(key, version int16, correlationID int32, took time.D
 		listener, protocol = c.listener.name, c.listener.security.Protocol
 	}
 	attrs := []slog.Attr{
-		slog.String("api", kmsg.NameForKey(key)), slog.Int("apiKey", int(key)), slog.Int("apiVersion", int(version)),
+		slog.String("api", kafkaAPIName(key)), slog.Int("apiKey", int(key)), slog.Int("apiVersion", int(version)),
 		slog.Int("correlationId", int(correlationID)), slog.String("clientId", c.clientID),
 		slog.String("connection", c.nc.LocalAddr().String()+"-"+c.nc.RemoteAddr().String()),
 		slog.String("listener", listener), slog.String("securityProtocol", protocol), slog.String("principal", "User:"+c.principal()),

@@ -29,8 +29,9 @@ type Broker struct {
 	logger *slog.Logger
 	// loggers are the named loggers whose levels change at runtime
 	// (broker_loggers.go); logger is their root.
-	loggers       *loglevel.Levels
-	requestLogger *slog.Logger // kafka.request.logger (request_logger.go)
+	loggers          *loglevel.Levels
+	requestLogger    *slog.Logger // kafka.request.logger (request_logger.go)
+	authorizerLogger *slog.Logger // kafka.authorizer.logger (authorizer_logger.go)
 
 	dirs        *logstore.Dirs
 	throttles   throttles // replication and log-dir moves (replication_throttle.go)
@@ -102,7 +103,8 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
 	loggers := loglevel.New(logger.Handler())
-	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, requestLogger: loggers.LoggerAt(requestLoggerName, "WARN"), conns: map[*conn]struct{}{}, opening: map[net.Conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
+	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, requestLogger: loggers.LoggerAt(requestLoggerName, "WARN"),
+		authorizerLogger: loggers.LoggerAt(authorizerLoggerName, "INFO"), conns: map[*conn]struct{}{}, opening: map[net.Conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
 		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()
