@@ -54,54 +54,51 @@ func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kms
 	return resp, nil
 }
 
+// handleDeleteTopics authorizes as Kafka's ControllerApis.deleteTopics:
+// DELETE on the cluster allows every topic; otherwise a topic the
+// principal may not describe is TOPIC_AUTHORIZATION_FAILED whether or not
+// it exists (and, asked for by id, answered without its name), one it may
+// describe is left to the handler if unknown and refused if it may not
+// be deleted.
 func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
-	// By id, the name is looked up first; an unknown id is left to the handler.
-	name := func(t kmsg.DeleteTopicsRequestTopic) (string, bool) {
-		if t.Topic != nil {
-			return *t.Topic, true
-		}
-		if tp := b.topics.getByID(t.TopicID); tp != nil {
-			return tp.name, true
-		}
-		if b.cluster != nil {
-			if img := b.cluster.image(); img != nil && img.TopicsByID[t.TopicID] != nil {
-				return img.TopicsByID[t.TopicID].Name, true
-			}
-		}
-		return "", false
-	}
-	// As Kafka: DELETE on the cluster, or else on each topic.
 	clusterDelete := c.authorizedClusterProbe(kmsg.ACLOperationDelete)
-	ok := func(t kmsg.DeleteTopicsRequestTopic) bool {
-		n, known := name(t)
-		return !known || clusterDelete || c.authorizedTopic(kmsg.ACLOperationDelete, n)
-	}
-	if req.Version < 6 {
-		var refusedNames []string
-		req.TopicNames, refusedNames = authorizedSubset(req.TopicNames, func(n string) bool {
-			return clusterDelete || c.authorizedTopic(kmsg.ACLOperationDelete, n)
-		})
-		resp, err := deleteTopicsHandler(b, c, req)
-		if err == nil {
-			for _, n := range refusedNames {
-				resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(n), ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
-			}
+	topics := topicsToDelete(req)
+	var allowed, refused []kmsg.DeleteTopicsRequestTopic
+	for _, t := range topics {
+		name := b.topicNameOf(t)
+		known := name != "" && (t.Topic == nil || b.topicExists(name))
+		switch {
+		case clusterDelete || t.Topic == nil && !known: // an unknown id is the handler's
+			allowed = append(allowed, t)
+		case !c.authorizedTopic(kmsg.ACLOperationDescribe, name):
+			refused = append(refused, kmsg.DeleteTopicsRequestTopic{Topic: t.Topic, TopicID: t.TopicID})
+		case !known:
+			allowed = append(allowed, t)
+		case !c.authorizedTopic(kmsg.ACLOperationDelete, name):
+			refused = append(refused, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name), TopicID: t.TopicID})
+		default:
+			allowed = append(allowed, t)
 		}
-		return resp, err
 	}
-	allowed, refused := authorizedSubset(req.Topics, ok)
-	if refused == nil {
+	if len(refused) == 0 {
 		return deleteTopicsHandler(b, c, req)
 	}
 	sub := *req
-	sub.Topics = allowed
+	if req.Version >= 6 {
+		sub.Topics = allowed
+	} else {
+		sub.TopicNames = nil
+		for _, t := range allowed {
+			sub.TopicNames = append(sub.TopicNames, *t.Topic)
+		}
+	}
 	resp, err := deleteTopicsHandler(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range refused {
-		n, _ := name(t)
-		resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(n), TopicID: t.TopicID, ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
+		resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: t.Topic, TopicID: t.TopicID,
+			ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
 	}
 	return resp, nil
 }

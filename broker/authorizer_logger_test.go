@@ -138,7 +138,8 @@ func TestAuthorizerAuditLog(t *testing.T) {
 
 // TestAuthorizerClusterGrants checks the cluster-wide grants Kafka's
 // handlers try before the per-topic ones: DELETE on the cluster deletes
-// any topic, ALTER on it writes transaction markers, DESCRIBE on a topic
+// any topic (and without it a topic the principal may not describe is
+// refused without disclosing it), ALTER on it writes transaction markers, DESCRIBE on a topic
 // answers OffsetForLeaderEpoch whatever replica id is sent.
 func TestAuthorizerClusterGrants(t *testing.T) {
 	b := startBrokerWith(t, aclProps(t.TempDir()))
@@ -166,6 +167,32 @@ func TestAuthorizerClusterGrants(t *testing.T) {
 		Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "absent", Partitions: []int32{0}}}}}
 	if resp, err := markers.RequestWith(ctxT(t), bob.Broker(int(b.cfg.NodeID))); err != nil || resp.Markers[0].Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("WriteTxnMarkers with ALTER on the cluster: %v %+v", err, resp)
+	}
+
+	// Without DELETE on the cluster, DeleteTopics hides what may not be
+	// described: alice may describe doomed and ghost, not hidden.
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "hidden"); err != nil {
+		t.Fatal(err)
+	}
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("doomed", "ghost").Operations(kadm.OpDescribe))
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.TimeoutMillis = 5000
+	del.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("doomed")}, {Topic: kmsg.StringPtr("ghost")}, {TopicID: b.topics.get("hidden").id}}
+	resp, err := del.RequestWith(ctxT(t), login("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int16{}
+	for _, r := range resp.Topics {
+		name := "<id>"
+		if r.Topic != nil {
+			name = *r.Topic
+		}
+		got[name] = r.ErrorCode
+	}
+	if len(got) != 3 || got["doomed"] != kerr.TopicAuthorizationFailed.Code || got["ghost"] != kerr.UnknownTopicOrPartition.Code ||
+		got["<id>"] != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice's DeleteTopics: %v, want doomed refused, ghost unknown, hidden refused without its name", got)
 	}
 
 	if _, err := kadm.NewClient(bob).DeleteTopic(ctxT(t), "doomed"); err != nil {
