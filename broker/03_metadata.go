@@ -112,7 +112,7 @@ func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataR
 	}
 	resp.Topics = kept
 	if req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
+		resp.AuthorizedOperations = c.clusterAuthorizedOperations()
 	}
 }
 
@@ -135,6 +135,16 @@ func (c *conn) mayCreateTopic(name string) bool {
 func (c *conn) mayCreateTopicAgain(name string) bool {
 	return c.allowedUnaudited(kmsg.ACLOperationCreate, kmsg.ACLResourceTypeCluster, acl.ClusterName) ||
 		c.allowedUnaudited(kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, name)
+}
+
+// clusterAuthorizedOperations is the cluster's authorized-operations field
+// of Metadata and DescribeCluster: as in Kafka, 0 to a principal that may
+// not describe the cluster.
+func (c *conn) clusterAuthorizedOperations() int32 {
+	if !c.authorizedCluster(kmsg.ACLOperationDescribe) {
+		return 0
+	}
+	return c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
 }
 
 // allowedOperations is an authorized-operations field: the bits of the

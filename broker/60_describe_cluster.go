@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gregor-broker/gregor/acl"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -60,7 +59,7 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {
-		resp.ClusterAuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeCluster, acl.ClusterName, clusterOperationList)
+		resp.ClusterAuthorizedOperations = c.clusterAuthorizedOperations()
 	}
 	return resp, nil
 }

@@ -130,7 +130,7 @@ func (b *Broker) shareLag(k shareKey, sum shareSummary) int64 {
 func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	resp.Version = req.Version
-	if code := b.checkEmptyShareGroup(c, req.GroupID); code != 0 {
+	if code := b.checkEmptyShareGroup(c, kmsg.ACLOperationRead, req.GroupID); code != 0 {
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		return resp, nil
 	}
@@ -177,13 +177,13 @@ func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupO
 }
 
 // checkEmptyShareGroup is what altering or deleting a share group's state
-// needs: share groups on, READ on the group, a share group without
-// members.
-func (b *Broker) checkEmptyShareGroup(c *conn, group string) int16 {
+// needs: share groups on, op on the group (Kafka's READ to alter, DELETE
+// to delete), a share group without members.
+func (b *Broker) checkEmptyShareGroup(c *conn, op kmsg.ACLOperation, group string) int16 {
 	switch {
 	case !b.shareGroupsOn():
 		return errUnsupportedVersion
-	case !c.authorizedGroup(kmsg.ACLOperationRead, group):
+	case !c.authorizedGroup(op, group):
 		return errGroupAuthorization
 	}
 	empty, code := b.groups.ShareGroupEmpty(group)
@@ -196,7 +196,7 @@ func (b *Broker) checkEmptyShareGroup(c *conn, group string) int16 {
 func handleDeleteShareGroupOffsets(b *Broker, c *conn, req *kmsg.DeleteShareGroupOffsetsRequest) (*kmsg.DeleteShareGroupOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
 	resp.Version = req.Version
-	if code := b.checkEmptyShareGroup(c, req.GroupID); code != 0 {
+	if code := b.checkEmptyShareGroup(c, kmsg.ACLOperationDelete, req.GroupID); code != 0 {
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		return resp, nil
 	}

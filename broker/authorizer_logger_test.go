@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
@@ -216,5 +217,64 @@ func TestJavaHostAddress(t *testing.T) {
 		if got := javaHostAddress(net.ParseIP(host), zone); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestAuthorizerKafkaApisChecks checks two more of KafkaApis' rules: the
+// cluster's authorized operations are 0 to a principal that may not
+// describe the cluster, and deleting a share group's offsets takes DELETE
+// on the group (altering them, READ).
+func TestAuthorizerKafkaApisChecks(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string, opts ...kgo.Opt) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), append(opts, kgo.DisableIdempotentWrite())...)
+	}
+	adm := kadm.NewClient(login("admin"))
+	alice, bob := login("alice"), login("bob")
+	// Metadata has the cluster's operations in v8-v10 (Kafka 2.3-2.7).
+	oldMeta := func(user string) *kgo.Client { return login(user, kgo.MaxVersions(kversion.V2_7_0())) }
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Clusters().Operations(kadm.OpIdempotentWrite))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:bob").Clusters().Operations(kadm.OpIdempotentWrite, kadm.OpDescribe))
+	const describe, idempotent = 1 << int(kmsg.ACLOperationDescribe), 1 << int(kmsg.ACLOperationIdempotentWrite)
+	for _, c := range []struct {
+		who      string
+		cl, meta *kgo.Client
+		want     int32
+	}{{"alice", alice, oldMeta("alice"), 0}, {"bob", bob, oldMeta("bob"), describe | idempotent}} {
+		meta := kmsg.NewPtrMetadataRequest()
+		meta.IncludeClusterAuthorizedOperations = true
+		mr, err := meta.RequestWith(ctxT(t), c.meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc := kmsg.NewPtrDescribeClusterRequest()
+		dc.IncludeClusterAuthorizedOperations = true
+		dr, err := dc.RequestWith(ctxT(t), c.cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mr.AuthorizedOperations != c.want || dr.ClusterAuthorizedOperations != c.want {
+			t.Errorf("%s: cluster operations %b in Metadata, %b in DescribeCluster, want %b", c.who, mr.AuthorizedOperations, dr.ClusterAuthorizedOperations, c.want)
+		}
+	}
+
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("shared").Operations(kadm.OpRead))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:bob").Groups("shared").Operations(kadm.OpDelete))
+	deleteOffsets := func(cl *kgo.Client) int16 {
+		t.Helper()
+		req := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		req.GroupID = "shared"
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ErrorCode
+	}
+	if code := deleteOffsets(alice); code != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("alice with READ on the group deleted its share offsets: error %d", code)
+	}
+	if code := deleteOffsets(bob); code == kerr.GroupAuthorizationFailed.Code {
+		t.Error("bob with DELETE on the group was refused")
 	}
 }
