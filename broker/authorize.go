@@ -320,7 +320,10 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 // clusterDenied answers a whole-cluster request the principal may not
 // make with CLUSTER_AUTHORIZATION_FAILED, or returns nil. A single node's
 // CONTROLLER listener is checked like a client listener (its principal is
-// ANONYMOUS); a cluster's serves the controller, which does its own checks.
+// ANONYMOUS). A cluster's is not checked: it is PLAINTEXT, its callers are
+// the other nodes (whose requests their own listeners authorized) and
+// operators, and ANONYMOUS there is what Kafka needs as a super user for
+// its brokers to register at all.
 func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
 	if c.b.authorizer.Load() == nil || c.listener == nil || c.listener.controller && c.b.cluster != nil {
 		return nil
