@@ -893,10 +893,21 @@ func TestClusterControllerOnlyNodeDescribes(t *testing.T) {
 	if !slices.ContainsFunc(av.FinalizedFeatures, func(f kmsg.ApiVersionsResponseFinalizedFeature) bool { return f.Name == "metadata.version" }) {
 		t.Fatalf("ApiVersions of a controller-only node finalizes %+v", av.FinalizedFeatures)
 	}
-	for _, key := range []int16{29, 32, 50} {
+	for _, key := range []int16{29, 32, 50, 38, 39, 40, 41} {
 		if !slices.ContainsFunc(av.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.ApiKey == key }) {
 			t.Errorf("ApiVersions of a controller-only node does not list key %d", key)
 		}
+	}
+	// Its listener is PLAINTEXT: no token requests, as in Kafka.
+	token := kmsg.NewPtrCreateDelegationTokenRequest()
+	token.SetVersion(3)
+	if r := dialAddr(t, controllerAddr).request(token).(*kmsg.CreateDelegationTokenResponse); r.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code {
+		t.Errorf("CreateDelegationToken on a controller-only node's PLAINTEXT listener: error %d", r.ErrorCode)
+	}
+	described := kmsg.NewPtrDescribeDelegationTokenRequest()
+	described.SetVersion(3)
+	if r := dialAddr(t, controllerAddr).request(described).(*kmsg.DescribeDelegationTokenResponse); r.ErrorCode != kerr.DelegationTokenRequestNotAllowed.Code {
+		t.Errorf("DescribeDelegationToken on a controller-only node's PLAINTEXT listener: error %d", r.ErrorCode)
 	}
 }
 

@@ -66,20 +66,18 @@ var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 // listener. In a cluster that is the controller's, plus the APIs Kafka's
 // controller lists besides and the tools send with --bootstrap-controller
 // (kafka-configs --describe of this node, of topics or of users' SCRAM
-// credentials, kafka-acls --list, and, on a node that is also a broker,
-// kafka-delegation-tokens), answered once the node has started as on a
-// client listener, from the metadata image. A controller-only node keeps
-// what they need from the image (cluster.followMetadataLoop).
+// credentials, kafka-acls --list, kafka-delegation-tokens), answered once
+// the node has started as on a client listener, from the metadata image.
+// A controller-only node keeps what they need from the image
+// (cluster.followMetadataLoop). The delegation-token APIs refuse every
+// request there: the listener is PLAINTEXT, where Kafka allows no token
+// requests either.
 func (b *Broker) controllerListenerHandlers() map[int16]handler {
 	if !b.cfg.clustered() {
 		return singleNodeControllerHandlers()
 	}
 	table := maps.Clone(controllerHandlers)
-	keys := []int16{29, 32, 50}
-	if b.cfg.hasRole("broker") {
-		keys = append(keys, 38, 39, 40, 41)
-	}
-	for _, key := range keys {
+	for _, key := range []int16{29, 32, 50, 38, 39, 40, 41} {
 		h := handlers[key]
 		h.serve = onceStarted(h.serve)
 		table[key] = h
