@@ -149,7 +149,8 @@ func (c *conn) authorizedAnyTopic(op kmsg.ACLOperation) bool {
 	principal, host := "User:"+c.principal(), c.clientIP()
 	d := a.Decide(principal, host, op, kmsg.ACLResourceTypeTopic, "hardcode")
 	if level, ok := c.b.auditLevel(d.Allowed, auditAllowed); ok {
-		c.audited(auditEntry{op: op, rt: kmsg.ACLResourceTypeTopic, name: "hardcode", decision: d, level: level})
+		// count 0: Kafka's probe counts no reference to a resource.
+		c.audited(auditEntry{op: op, rt: kmsg.ACLResourceTypeTopic, name: "hardcode", decision: d, level: level, count: 0})
 	}
 	return d.Allowed || a.AllowedAnyOf(principal, host, op, kmsg.ACLResourceTypeTopic)
 }

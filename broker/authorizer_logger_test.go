@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -20,16 +19,7 @@ import (
 // the logger is at DEBUG, probes only at TRACE, one line per resource
 // and request with Kafka's resourceRefCount, each in Kafka's words.
 func TestAuthorizerAuditLog(t *testing.T) {
-	cfg, _, err := ParseConfig(aclProps(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := logOnFailure(t)
-	b, err := New(cfg, slog.New(slog.NewTextHandler(log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b, log := startBrokerLogged(t, aclProps(t.TempDir()))
 	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
 	login := func(user string) *kgo.Client {
 		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), kgo.DisableIdempotentWrite())

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -15,17 +14,8 @@ import (
 // what Kafka's RuntimeLoggerManager refuses is refused with its codes and
 // messages.
 func TestBrokerLoggers(t *testing.T) {
-	cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+	b, log := startBrokerLogged(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
 		"group.consumer.min.session.timeout.ms": "1000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := logOnFailure(t)
-	b, err := New(cfg, slog.New(slog.NewTextHandler(log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
 	cl := newClient(t, b)
 	const bl = kmsg.ConfigResourceTypeBrokerLogger
 	node := "1"

@@ -29,16 +29,25 @@ func startBroker(t testing.TB, props map[string]string) *Broker {
 
 func startBrokerWith(t testing.TB, props map[string]string) *Broker {
 	t.Helper()
+	b, _ := startBrokerLogged(t, props)
+	return b
+}
+
+// startBrokerLogged is startBrokerWith, also returning the broker's log
+// for the test to read.
+func startBrokerLogged(t testing.TB, props map[string]string) (*Broker, *failureLog) {
+	t.Helper()
 	cfg, _, err := ParseConfig(props)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(cfg, slog.New(slog.NewTextHandler(logOnFailure(t), nil)))
+	log := logOnFailure(t)
+	b, err := New(cfg, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return b
+	return b, log
 }
 
 func newClient(t testing.TB, b *Broker, opts ...kgo.Opt) *kgo.Client {

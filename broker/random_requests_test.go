@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -36,16 +35,7 @@ import (
 // GREGOR_RANDOM_REQUESTS_SEED and GREGOR_RANDOM_REQUESTS_ROUNDS explore
 // further than the fixed seed the suite runs with.
 func TestRandomRequestsKeepTheBrokerServing(t *testing.T) {
-	log := logOnFailure(t)
-	cfg, _, err := ParseConfig(singleNodeProps(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(cfg, slog.New(slog.NewTextHandler(log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b, log := startBrokerLogged(t, singleNodeProps(t.TempDir()))
 	seedNames(t, newClient(t, b, kgo.AllowAutoTopicCreation()))
 	sendRandomRequests(t, b.Addr(), log)
 	sendRandomRequests(t, b.ControllerAddr(), log)
