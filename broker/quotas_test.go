@@ -71,7 +71,7 @@ func TestClientQuotasAlterDescribeAndPersist(t *testing.T) {
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "odd"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 10.5}}},
 		kadm.AlterClientQuotaEntry{Entity: quotaEntity("group", "g"), Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1}}},
 	)
-	for i, want := range []string{"", "", "", "Invalid configuration key producer_byte_rate", "must be a Long value", "Unhandled client quota entity type"} {
+	for i, want := range []string{"", "", "", "Invalid configuration key producer_byte_rate", "producer_byte_rate cannot be a fractional value.", "Unhandled client quota entity type"} {
 		r := res[i]
 		if want == "" && r.Err != nil {
 			t.Errorf("entry %d (%s): %v %s", i, r.Entity, r.Err, r.ErrMessage)

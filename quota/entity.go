@@ -16,6 +16,9 @@ package quota
 import (
 	"fmt"
 	"maps"
+	"math"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,8 +40,8 @@ const (
 	ConnectionCreationRate = "connection_creation_rate"
 )
 
-// wholeNumberKeys are the keys Kafka types LONG or INT.
-var wholeNumberKeys = map[string]bool{ProducerByteRate: true, ConsumerByteRate: true, ConnectionCreationRate: true}
+// integralKeys are the keys Kafka types LONG or INT (the others DOUBLE).
+var integralKeys = map[string]string{ProducerByteRate: "LONG", ConsumerByteRate: "LONG", ConnectionCreationRate: "INT"}
 
 // Part is one component of an entity; a nil Name is the default entity
 // of its type (`--entity-default` of kafka-configs).
@@ -121,15 +124,20 @@ func NewEntity(parts []Part) (Entity, error) {
 		}
 		e = append(e, p)
 	}
-	if _, ip := e.name(IP); ip && len(e) > 1 {
-		return nil, invalid("Invalid quota entity combination, IP entity should not be combined with User or ClientId")
+	if ip, isIP := e.name(IP); isIP && len(e) > 1 {
+		// Kafka 4.4's words, "shouldnot" included.
+		return nil, invalid("Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId")
+	} else if isIP && ip != nil && !validIPEntity(*ip) {
+		return nil, invalid("%s is not a valid IP or resolvable host.", *ip)
 	}
 	slices.SortFunc(e, func(a, b Part) int { return strings.Compare(a.Type, b.Type) })
 	return e, nil
 }
 
-// CheckValue validates one quota value for the entity, as Kafka does, and
-// refuses the keys Gregor does not enforce.
+// CheckValue validates one quota value for the entity as Kafka 4.4's
+// ClientQuotaControlManager does: a key of the entity's kind, a finite
+// value above zero, and for a key Kafka types INT or LONG one that fits
+// and has no fraction (within 1e-6).
 func (e Entity) CheckValue(key string, value float64) error {
 	var valid bool
 	if _, ip := e.name(IP); ip {
@@ -137,16 +145,40 @@ func (e Entity) CheckValue(key string, value float64) error {
 	} else {
 		valid = key == ProducerByteRate || key == ConsumerByteRate || key == RequestPercentage || key == ControllerMutationRate
 	}
-	if !valid {
+	switch {
+	case !valid:
 		return invalid("Invalid configuration key %s", key)
+	case math.IsInf(value, 0) || math.IsNaN(value):
+		return invalid("Quota %s must be a finite number", key)
+	case value <= 0:
+		return invalid("Quota %s must be greater than 0", key)
 	}
-	if wholeNumberKeys[key] && value != float64(int64(value)) {
-		return invalid("Configuration %s must be a Long value", key)
+	switch integralKeys[key] {
+	case "INT":
+		if value > math.MaxInt32 {
+			return invalid("Proposed value for %s is too large for an INT.", key)
+		}
+	case "LONG":
+		if value > math.MaxInt64 {
+			return invalid("Proposed value for %s is too large for a LONG.", key)
+		}
+	default:
+		return nil
 	}
-	if value <= 0 {
-		return invalid("Configuration %s must be positive, not %v", key, value)
+	if math.Abs(math.Mod(value, 1)) > 1e-6 {
+		return invalid("%s cannot be a fractional value.", key)
 	}
 	return nil
+}
+
+// validIPEntity is Kafka's test of an IP entity's name
+// (InetAddress.getByName): an address, or a host name that resolves.
+func validIPEntity(name string) bool {
+	if _, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
+		return true
+	}
+	_, err := net.LookupHost(name)
+	return err == nil
 }
 
 // Op is one change of an AlterClientQuotas entry: set Key to Value, or

@@ -1,6 +1,8 @@
 package quota
 
 import (
+	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,6 +67,15 @@ func (m *Manager) Set(stored map[string]Entry) {
 	for key, e := range stored {
 		if len(e.Values) == 0 {
 			continue
+		}
+		if ip, ok := e.Entity.name(IP); ok && ip != nil {
+			// As Kafka matches an IP quota by address: ::1 and
+			// 0:0:0:0:0:0:0:1 are one entity, found under the form
+			// Connection is given.
+			if a, err := netip.ParseAddr(strings.Trim(*ip, "[]")); err == nil {
+				canonical := a.Unmap().String()
+				key = Entity{{IP, &canonical}}.Key()
+			}
 		}
 		qs.byEntity[key] = e.Values
 		for k := range e.Values {

@@ -19,7 +19,8 @@ func TestNewEntityValidatesAsKafka(t *testing.T) {
 		{[]Part{{User, name("a")}, {User, name("b")}}, "duplicate entity entry user"},
 		{[]Part{{"group", name("g")}}, "Unhandled client quota entity type: group"},
 		{[]Part{{ClientID, name("")}}, "Empty client-id not supported"},
-		{[]Part{{IP, name("10.0.0.1")}, {User, name("u")}}, "IP entity should not be combined"},
+		{[]Part{{IP, name("10.0.0.1")}, {User, name("u")}}, "IP entity shouldnot be combined"},
+		{[]Part{{IP, name("not-an-ip.invalid")}}, "not-an-ip.invalid is not a valid IP or resolvable host."},
 	}
 	for _, c := range cases {
 		_, err := NewEntity(c.parts)
@@ -48,12 +49,15 @@ func TestApplyChecksKeysAndValues(t *testing.T) {
 		ops []Op
 		err string
 	}{
-		{client, []Op{{Key: ProducerByteRate, Value: 1.5}}, "must be a Long value"},
-		{client, []Op{{Key: ProducerByteRate, Value: 0}}, "must be positive"},
+		{client, []Op{{Key: ProducerByteRate, Value: 1.5}}, "producer_byte_rate cannot be a fractional value."},
+		{client, []Op{{Key: ProducerByteRate, Value: 0}}, "Quota producer_byte_rate must be greater than 0"},
+		{client, []Op{{Key: RequestPercentage, Value: math.Inf(1)}}, "Quota request_percentage must be a finite number"},
+		{client, []Op{{Key: ConsumerByteRate, Value: 1e19}}, "Proposed value for consumer_byte_rate is too large for a LONG."},
 		{client, []Op{{Key: "retention.ms", Value: 1}}, "Invalid configuration key retention.ms"},
 		{client, []Op{{Key: ConnectionCreationRate, Value: 1}}, "Invalid configuration key"},
 		{ip, []Op{{Key: ProducerByteRate, Value: 1}}, "Invalid configuration key"},
-		{ip, []Op{{Key: ConnectionCreationRate, Value: 1.5}}, "must be a Long value"},
+		{ip, []Op{{Key: ConnectionCreationRate, Value: 1.5}}, "connection_creation_rate cannot be a fractional value."},
+		{ip, []Op{{Key: ConnectionCreationRate, Value: 3e9}}, "Proposed value for connection_creation_rate is too large for an INT."},
 		{client, []Op{{Key: ProducerByteRate, Value: 1}, {Key: ProducerByteRate, Remove: true}}, "Duplicate quota key"},
 	}
 	for _, c := range bad {
@@ -284,6 +288,18 @@ func TestConnectionCreationRate(t *testing.T) {
 		if d := m.Connection("10.0.0.2", now); d > 0 {
 			t.Fatalf("an ip under the default's 100/s was held %v", d)
 		}
+	}
+	// An IPv6 quota named in Java's long form covers the address as the
+	// broker writes it (::1), as Kafka matches addresses, not text.
+	m.Set(stored(entry(map[string]float64{ConnectionCreationRate: 1}, Part{IP, name("0:0:0:0:0:0:0:1")})))
+	held = 0
+	for range 3 {
+		if m.Connection("::1", now) > 0 {
+			held++
+		}
+	}
+	if held != 2 {
+		t.Fatalf("%d of 3 connections from ::1 held under a quota of 1/s for 0:0:0:0:0:0:0:1, want 2", held)
 	}
 }
 
