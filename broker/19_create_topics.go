@@ -94,14 +94,8 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		return nil, errInvalidRequest, controller.MetadataTopicRefusal
 	}
 	if len(rt.ReplicaAssignment) > 0 {
-		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-			return nil, errInvalidRequest, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."
-		}
-		if code, msg := b.checkAssignment(rt.ReplicaAssignment); code != 0 {
+		if code, msg := controller.ManualAssignmentRefusal(rt, b.assignedBroker); code != 0 {
 			return nil, code, msg
-		}
-		if b.dirs.AllCordoned() {
-			return nil, errInvalidReplicaAssignment, fmt.Sprintf(controller.AssignedCordoned, b.cfg.NodeID)
 		}
 	} else {
 		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
@@ -132,28 +126,14 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 	return t, 0, ""
 }
 
-// checkAssignment accepts manual assignments that place partitions 0..n-1
-// on this node only.
-func (b *Broker) checkAssignment(assignment []kmsg.CreateTopicsRequestTopicReplicaAssignment) (int16, string) {
-	seen := map[int32]bool{}
-	for _, a := range assignment {
-		if a.Partition < 0 || int(a.Partition) >= len(assignment) || seen[a.Partition] {
-			return errInvalidReplicaAssignment, "Partitions should be a consecutive 0-based integer sequence"
-		}
-		seen[a.Partition] = true
-		if len(a.Replicas) == 0 {
-			return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d is empty", a.Partition)
-		}
-		for _, r := range a.Replicas {
-			if r != b.cfg.NodeID {
-				return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d refers to broker %d, which is not registered", a.Partition, r)
-			}
-		}
-		if len(a.Replicas) > 1 {
-			return errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment for partition %d lists a broker more than once", a.Partition)
-		}
+// assignedBroker is a single node's answer to a manual assignment's
+// check: itself is the one registered broker, cordoned when every log dir
+// is.
+func (b *Broker) assignedBroker(id int32) (registered, cordoned, usable bool) {
+	if id != b.cfg.NodeID {
+		return false, false, false
 	}
-	return 0, ""
+	return true, b.dirs.AllCordoned(), true
 }
 
 // countNames counts how often each name appears in a request, so entries

@@ -55,16 +55,11 @@ func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicat
 	}
 	if rt.Assignment != nil {
 		if added := int(rt.Count) - len(t.partitions()); len(rt.Assignment) != added {
-			return errInvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", added, len(rt.Assignment))
+			return errInvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(rt.Assignment))
 		}
-		for _, a := range rt.Assignment {
-			for _, r := range a.Replicas {
-				if r != b.cfg.NodeID {
-					return errInvalidReplicaAssignment, fmt.Sprintf("The manual partition assignment includes broker %d, which is not registered", r)
-				}
-			}
-			if len(a.Replicas) != 1 {
-				return errInvalidReplicaAssignment, "Each partition must have exactly one replica on a single-node cluster"
+		for i, a := range rt.Assignment {
+			if err := controller.CheckManualAssignment(int32(len(t.partitions())+i), a.Replicas, 1, b.assignedBroker); err != nil {
+				return errInvalidReplicaAssignment, err.Error()
 			}
 		}
 	}

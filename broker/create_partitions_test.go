@@ -112,3 +112,53 @@ func TestExcessiveCreateIsRefusedWhole(t *testing.T) {
 		check(t, dialAddr(t, c.addrs()[0]))
 	})
 }
+
+// TestManualAssignmentsOnASingleNode: a single node checks manual
+// assignments with the controller's rules and words (Kafka runs the same
+// controller code in a combined node): CreateTopics and CreatePartitions
+// name the one broker there is, once per partition.
+func TestManualAssignmentsOnASingleNode(t *testing.T) {
+	b, rc := startWithTopic(t, "grow")
+	me := b.cfg.NodeID
+	create := func(as ...kmsg.CreateTopicsRequestTopicReplicaAssignment) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "manual", NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: as}}
+		return rc.request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	type a = kmsg.CreateTopicsRequestTopicReplicaAssignment
+	if r := create(a{Partition: 0, Replicas: []int32{me, me}}); r.ErrorCode != errInvalidReplicaAssignment || r.ErrorMessage == nil ||
+		*r.ErrorMessage != "The manual partition assignment includes the broker 1 more than once." {
+		t.Errorf("a broker named twice: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	if r := create(a{Partition: 0, Replicas: []int32{me}}, a{Partition: 1, Replicas: []int32{me}}); r.ErrorCode != 0 || b.topics.get("manual") == nil {
+		t.Fatalf("two partitions on this node: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+
+	grow := func(count int32, as ...[]int32) kmsg.CreatePartitionsResponseTopic {
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.SetVersion(3)
+		rt := kmsg.CreatePartitionsRequestTopic{Topic: "grow", Count: count}
+		for _, replicas := range as {
+			rt.Assignment = append(rt.Assignment, kmsg.CreatePartitionsRequestTopicAssignment{Replicas: replicas})
+		}
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{rt}
+		return rc.request(req).(*kmsg.CreatePartitionsResponse).Topics[0]
+	}
+	for _, c := range []struct {
+		count int32
+		as    [][]int32
+		msg   string
+	}{
+		{3, [][]int32{{me}}, "Attempted to add 2 additional partition(s), but only 1 assignment(s) were specified."},
+		{2, [][]int32{{7}}, "The manual partition assignment includes broker 7, but no such broker is registered."},
+		{2, [][]int32{{me, me}}, "The manual partition assignment includes the broker 1 more than once."},
+	} {
+		if r := grow(c.count, c.as...); r.ErrorCode != errInvalidReplicaAssignment || r.ErrorMessage == nil || *r.ErrorMessage != c.msg {
+			t.Errorf("grow to %d with %v: %d %v, want %q", c.count, c.as, r.ErrorCode, r.ErrorMessage, c.msg)
+		}
+	}
+	if r := grow(2, []int32{me}); r.ErrorCode != 0 {
+		t.Errorf("grow to 2 on this node: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // placeReplicas assigns replicas for count new partitions with replication
@@ -88,30 +91,83 @@ func newPartition(img *Image, replicas []int32) Partition {
 // reassignment naming a broker whose log dirs are all cordoned (KIP-1066).
 const AssignedCordoned = "The manual partition assignment includes broker %d, but all its log directories are cordoned."
 
-// checkAssignment validates manually given replicas: not empty, no
-// duplicates, registered brokers with a log dir not cordoned, at least one
-// usable.
-func checkAssignment(img *Image, replicas []int32) error {
+// AssignedBroker is what a manual assignment's check needs to know of a
+// broker: whether it is registered, whether every log dir it has is
+// cordoned, and whether it can take a new replica now (not fenced, not
+// shutting down).
+type AssignedBroker func(id int32) (registered, cordoned, usable bool)
+
+// CheckManualAssignment validates the replicas manually given for partition
+// index as Kafka 4.4's ReplicationControlManager does, in its words: not
+// empty; each broker registered, with a log dir not cordoned, named once;
+// as many replicas as the partitions before (want; -1 for the first); and
+// at least one of them usable.
+func CheckManualAssignment(index int32, replicas []int32, want int, broker AssignedBroker) error {
 	if len(replicas) == 0 {
 		return fmt.Errorf("The manual partition assignment includes an empty replica list.")
 	}
 	seen := map[int32]bool{}
 	usable := false
 	for _, r := range replicas {
-		if seen[r] {
+		registered, cordoned, up := broker(r)
+		switch {
+		case !registered:
+			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		case cordoned:
+			return fmt.Errorf(AssignedCordoned, r)
+		case seen[r]:
 			return fmt.Errorf("The manual partition assignment includes the broker %d more than once.", r)
 		}
 		seen[r] = true
-		if img.Brokers[r] == nil {
-			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
-		}
-		if !img.Brokers[r].hasUncordonedDirs() {
-			return fmt.Errorf(AssignedCordoned, r)
-		}
-		usable = usable || img.usable(r)
+		usable = usable || up
+	}
+	if want >= 0 && len(replicas) != want {
+		return fmt.Errorf("The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
+			len(replicas), want)
 	}
 	if !usable {
-		return fmt.Errorf("All brokers specified in the manual partition assignment are fenced or in controlled shutdown.")
+		return fmt.Errorf("All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
 	}
 	return nil
+}
+
+// ManualAssignmentRefusal checks a CreateTopics entry's manual assignment
+// as Kafka 4.4 does, returning the error code and message, or 0: the
+// partition count and replication factor left at -1, no partition named
+// twice, each partition's replicas valid (CheckManualAssignment), and the
+// partitions numbered 0 to N-1.
+func ManualAssignmentRefusal(t kmsg.CreateTopicsRequestTopic, broker AssignedBroker) (int16, string) {
+	switch {
+	case t.ReplicationFactor != -1:
+		return kerr.InvalidRequest.Code, "A manual partition assignment was specified, but replication factor was not set to -1."
+	case t.NumPartitions != -1:
+		return kerr.InvalidRequest.Code, "A manual partition assignment was specified, but numPartitions was not set to -1."
+	}
+	seen := map[int32]bool{}
+	want := -1
+	for _, a := range t.ReplicaAssignment {
+		if seen[a.Partition] {
+			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Found multiple manual partition assignments for partition %d", a.Partition)
+		}
+		seen[a.Partition] = true
+		if err := CheckManualAssignment(a.Partition, a.Replicas, want, broker); err != nil {
+			return kerr.InvalidReplicaAssignment.Code, err.Error()
+		}
+		want = len(a.Replicas)
+	}
+	for i := range int32(len(t.ReplicaAssignment)) {
+		if !seen[i] {
+			return kerr.InvalidReplicaAssignment.Code, "partitions should be a consecutive 0-based integer sequence"
+		}
+	}
+	return 0, ""
+}
+
+// assignedBroker answers CheckManualAssignment from the image.
+func (img *Image) assignedBroker(id int32) (registered, cordoned, usable bool) {
+	b := img.Brokers[id]
+	if b == nil {
+		return false, false, false
+	}
+	return true, !b.hasUncordonedDirs(), b.usable()
 }

@@ -90,20 +90,14 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 	}
 	topic := &Topic{Name: t.Topic, ID: newUUID()}
 	if len(t.ReplicaAssignment) > 0 {
-		if t.NumPartitions != -1 || t.ReplicationFactor != -1 {
-			return nil, kerr.InvalidRequest.Code, "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time."
+		if code, msg := ManualAssignmentRefusal(t, img.assignedBroker); code != 0 {
+			return nil, code, msg
 		}
 		if 1+len(t.ReplicaAssignment)+len(topicConfigs(t.Configs)) > room {
 			return nil, kerr.PolicyViolation.Code, ExcessiveBatch
 		}
 		byIndex := map[int32][]int32{}
 		for _, a := range t.ReplicaAssignment {
-			if _, dup := byIndex[a.Partition]; dup || a.Partition < 0 || int(a.Partition) >= len(t.ReplicaAssignment) {
-				return nil, kerr.InvalidReplicaAssignment.Code, "Partitions should be numbered 0 to N-1, each exactly once."
-			}
-			if err := checkAssignment(img, a.Replicas); err != nil {
-				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
-			}
 			byIndex[a.Partition] = a.Replicas
 		}
 		for i := range int32(len(byIndex)) {
@@ -270,8 +264,9 @@ func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bo
 			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
 				extra, len(t.Assignment))
 		}
-		for _, a := range t.Assignment {
-			if err := checkAssignment(img, a.Replicas); err != nil {
+		for i, a := range t.Assignment {
+			index, want := int32(len(topic.Partitions)+i), len(topic.Partitions[0].Replicas)
+			if err := CheckManualAssignment(index, a.Replicas, want, img.assignedBroker); err != nil {
 				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
 			}
 			assignment = append(assignment, append([]int32(nil), a.Replicas...))

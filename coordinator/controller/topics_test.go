@@ -78,7 +78,7 @@ func TestCreateTopicsPlacement(t *testing.T) {
 	m := kmsg.NewPtrCreateTopicsRequest()
 	m.Topics = []kmsg.CreateTopicsRequestTopic{
 		{Topic: "manual", NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{
-			{Partition: 1, Replicas: []int32{3, 1}}, {Partition: 0, Replicas: []int32{2}}}},
+			{Partition: 1, Replicas: []int32{3, 1}}, {Partition: 0, Replicas: []int32{2, 3}}}},
 		{Topic: "badbroker", NumPartitions: -1, ReplicationFactor: -1, ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{
 			{Partition: 0, Replicas: []int32{7}}}},
 		{Topic: "both", NumPartitions: 1, ReplicationFactor: -1, ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{
@@ -90,7 +90,7 @@ func TestCreateTopicsPlacement(t *testing.T) {
 		t.Fatalf("manual assignments: %+v", mr.Topics)
 	}
 	parts := tc.ctl(tc.active()).Image().Topics["manual"].Partitions
-	if !slices.Equal(parts[0].Replicas, []int32{2}) || !slices.Equal(parts[1].Replicas, []int32{3, 1}) || parts[1].Leader != 3 {
+	if !slices.Equal(parts[0].Replicas, []int32{2, 3}) || !slices.Equal(parts[1].Replicas, []int32{3, 1}) || parts[1].Leader != 3 {
 		t.Fatalf("manual partitions: %+v", parts)
 	}
 }
