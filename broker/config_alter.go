@@ -13,10 +13,12 @@ package broker
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -138,7 +140,7 @@ func nextOverrides(cur map[string]string, r alterResource, incremental bool, not
 		for _, o := range r.ops {
 			next[o.name] = *o.value
 		}
-		return next, nil
+		return next, checkValueSizes(next, r)
 	}
 	for k, v := range cur {
 		next[k] = v
@@ -169,7 +171,19 @@ func nextOverrides(cur map[string]string, r alterResource, incremental bool, not
 			next[o.name] = strings.Join(parts, ",")
 		}
 	}
-	return next, nil
+	return next, checkValueSizes(next, r)
+}
+
+// checkValueSizes refuses, as Kafka's controller does, a value the
+// request sets that is longer than a metadata record's string can be
+// (32767 UTF-16 units, what Java's String.length counts).
+func checkValueSizes(next map[string]string, r alterResource) *configError {
+	for _, o := range r.ops {
+		if v, ok := next[o.name]; ok && len(utf16.Encode([]rune(v))) > math.MaxInt16 {
+			return configErr(errInvalidConfig, "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes.")
+		}
+	}
+	return nil
 }
 
 func indexOf(list []string, v string) int {
@@ -299,24 +313,25 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	return nil
 }
 
-// checkELRMinISR keeps KIP-966's invariant in a cluster with eligible
-// leader replicas on: the controller judges them by the topic's or the
-// cluster's min.insync.replicas, so every broker must count the same. As
-// in Kafka, one broker may not have its own, and the cluster's (which the
-// controller sets when ELR comes on) may change but not go.
+// checkELRMinISR keeps KIP-966's invariant while eligible leader replicas
+// are on: the controller judges them by the topic's or the cluster's
+// min.insync.replicas, so every broker must count the same. As in Kafka
+// (its controller runs the same check in a combined single node), one
+// broker's own may be neither set nor removed, and the cluster's (which
+// the controller sets when ELR comes on) may change but not go.
 func (b *Broker) checkELRMinISR(perBroker bool, cur, next map[string]string) *configError {
 	const key = "min.insync.replicas"
 	stored, _ := b.featureLevels()
-	if b.cluster == nil || features.Level(stored, features.ELRVersion) < 1 {
+	if features.Level(stored, features.ELRVersion) < 1 {
 		return nil
 	}
 	was, had := cur[key]
 	v, has := next[key]
 	switch {
-	case perBroker && has && v != was:
-		return configErr(errInvalidConfig, "min.insync.replicas cannot be set for one broker while eligible leader replicas are enabled; set it for the cluster or the topic.")
+	case perBroker && (has && v != was || had && !has):
+		return configErr(errInvalidConfig, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
 	case !perBroker && had && !has:
-		return configErr(errInvalidConfig, "The cluster-level min.insync.replicas cannot be removed while eligible leader replicas are enabled.")
+		return configErr(errInvalidConfig, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
 	}
 	return nil
 }

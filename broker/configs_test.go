@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -445,5 +446,42 @@ func TestDescribeListenerPrefixedKeys(t *testing.T) {
 	cluster, err := adm.DescribeBrokerConfigs(ctxT(t))
 	if err != nil || len(cluster) != 1 || len(cluster[0].Configs) != 1 || cluster[0].Configs[0].Key != "listener.name.plaintext.max.connection.creation.rate" {
 		t.Fatalf("cluster-wide broker configs: %v %+v", err, cluster)
+	}
+}
+
+// TestAlterConfigRefusalsOfKafkasController: with eligible leader
+// replicas on (a new node's default), one broker may not have its own
+// min.insync.replicas, on a single node as in Kafka's combined mode; and a
+// value longer than a metadata record's string is refused for any
+// resource, both in Kafka 4.4's words.
+func TestAlterConfigRefusalsOfKafkasController(t *testing.T) {
+	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()})
+	cl := newClient(t, b)
+	node := strconv.Itoa(int(b.cfg.NodeID))
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, node, setOp("min.insync.replicas", "2")); code != errInvalidConfig ||
+		msg != "Broker-level min.insync.replicas cannot be altered while ELR is enabled." {
+		t.Errorf("min.insync.replicas for broker %s: %d %q", node, code, msg)
+	}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", setOp("min.insync.replicas", "1")); code != 0 {
+		t.Errorf("min.insync.replicas for the cluster: %d %q", code, msg)
+	}
+	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "min.insync.replicas", Op: kmsg.IncrementalAlterConfigOpDelete}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", del); code != errInvalidConfig ||
+		msg != "Cluster-level min.insync.replicas cannot be removed while ELR is enabled." {
+		t.Errorf("removing the cluster's min.insync.replicas: %d %q", code, msg)
+	}
+
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "long"); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 32768)
+	const tooLong = "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes."
+	for _, r := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "long"}, {kmsg.ConfigResourceTypeBroker, ""}, {kmsg.ConfigResourceTypeGroupConfig, "g"}} {
+		if code, msg := alterConfigsOf(t, cl, r.typ, r.name, setOp("message.downconversion.enable", long)); code != errInvalidConfig || msg != tooLong {
+			t.Errorf("a value of 32768 characters for %v %q: %d %q", r.typ, r.name, code, msg)
+		}
 	}
 }
