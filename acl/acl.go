@@ -45,32 +45,35 @@ func (b Binding) Key() string {
 		b.Principal, b.Operation, b.Permission, b.Host)
 }
 
-// validate applies Kafka's checks of a new ACL (AclApis and
-// AclControlManager), returning the INVALID_REQUEST message or "".
+// validate applies Kafka 4.4's checks of a new ACL, the broker's
+// (AclApis: the CLUSTER resource's name, an empty name) and then the
+// controller's (AclControlManager), returning the INVALID_REQUEST message
+// or "".
 func (b Binding) validate() string {
 	switch {
-	case b.ResourceType < kmsg.ACLResourceTypeTopic || b.ResourceType > kmsg.ACLResourceTypeUser:
-		return fmt.Sprintf("Invalid resourceType %s", b.ResourceType)
-	case b.PatternType != kmsg.ACLResourcePatternTypeLiteral && b.PatternType != kmsg.ACLResourcePatternTypePrefixed:
-		return fmt.Sprintf("Invalid patternType %s", b.PatternType)
-	case b.Operation < kmsg.ACLOperationAll || b.Operation > kmsg.ACLOperationDescribeTokens:
-		return fmt.Sprintf("Invalid operation %s", b.Operation)
-	case b.Permission != kmsg.ACLPermissionTypeAllow && b.Permission != kmsg.ACLPermissionTypeDeny:
-		return fmt.Sprintf("Invalid permissionType %s", b.Permission)
 	case b.ResourceType == kmsg.ACLResourceTypeCluster && b.ResourceName != ClusterName:
 		return "The only valid name for the CLUSTER resource is " + ClusterName
 	case b.ResourceName == "":
 		return "Invalid empty resource name"
-	}
-	kind, name, ok := strings.Cut(b.Principal, ":")
-	if !ok || kind == "" || name == "" {
-		return fmt.Sprintf("Could not parse principal from `%s` (no colon is found separating principal type from principal name)", b.Principal)
-	}
-	if b.Host == "" {
-		return "Invalid empty host"
+	case b.ResourceType < kmsg.ACLResourceTypeTopic || b.ResourceType > kmsg.ACLResourceTypeUser:
+		return fmt.Sprintf("Invalid resourceType %s", b.ResourceType)
+	case b.PatternType != kmsg.ACLResourcePatternTypeLiteral && b.PatternType != kmsg.ACLResourcePatternTypePrefixed:
+		return fmt.Sprintf("Invalid patternType %s", b.PatternType)
+	case b.Operation < kmsg.ACLOperationAll || b.Operation > twoPhaseCommit:
+		return fmt.Sprintf("Invalid operation %s", b.Operation)
+	case b.Permission != kmsg.ACLPermissionTypeAllow && b.Permission != kmsg.ACLPermissionTypeDeny:
+		return fmt.Sprintf("Invalid permissionType %s", b.Permission)
+	case !strings.Contains(b.Principal, ":"):
+		return fmt.Sprintf("Could not parse principal from `%s` (no colon is present separating the principal type from the principal name)", b.Principal)
+	case b.Host == "":
+		return "Host pattern cannot be null or empty"
 	}
 	return ""
 }
+
+// twoPhaseCommit is Kafka 4's TWO_PHASE_COMMIT operation (KIP-939), which
+// franz-go's enum does not name; ACLs for it are kept like any other.
+const twoPhaseCommit kmsg.ACLOperation = 15
 
 // Filter selects bindings, as DescribeAcls and DeleteAcls do: ANY types
 // and nil strings match everything; the MATCH pattern type selects the
@@ -93,7 +96,7 @@ func (f Filter) invalid() string {
 		return fmt.Sprintf("Invalid resourceType %s", f.ResourceType)
 	case f.PatternType == kmsg.ACLResourcePatternTypeUnknown || f.PatternType > kmsg.ACLResourcePatternTypePrefixed:
 		return fmt.Sprintf("Invalid patternType %s", f.PatternType)
-	case f.Operation == kmsg.ACLOperationUnknown || f.Operation > kmsg.ACLOperationDescribeTokens:
+	case f.Operation == kmsg.ACLOperationUnknown || f.Operation > twoPhaseCommit:
 		return fmt.Sprintf("Invalid operation %s", f.Operation)
 	case f.Permission == kmsg.ACLPermissionTypeUnknown || f.Permission > kmsg.ACLPermissionTypeAllow:
 		return fmt.Sprintf("Invalid permissionType %s", f.Permission)

@@ -121,15 +121,35 @@ func TestCreateDescribeDelete(t *testing.T) {
 		creation(topic, "x", literal, "alice", kmsg.ACLOperationRead, allow),
 		creation(topic, "x", kmsg.ACLResourcePatternTypeMatch, "User:alice", kmsg.ACLOperationRead, allow),
 		creation(topic, "x", literal, "User:alice", kmsg.ACLOperationAny, allow),
+		creation(kmsg.ACLResourceTypeTransactionalId, "t", literal, "User:alice", twoPhaseCommit, allow), // KIP-939's operation
 	}
+	req.Creations = append(req.Creations, creation(topic, "y", literal, "User:alice", kmsg.ACLOperationRead, allow))
+	req.Creations[len(req.Creations)-1].Host = ""
 	resp, changes := Create(req, have, false)
-	want := []int16{0, 0, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
+	// Kafka 4.4's words: the broker's AclApis, then its AclControlManager.
+	want := []struct {
+		code int16
+		msg  string
+	}{
+		{0, ""}, {0, ""}, {0, ""},
+		{kerr.InvalidRequest.Code, "The only valid name for the CLUSTER resource is kafka-cluster"},
+		{kerr.InvalidRequest.Code, "Invalid empty resource name"},
+		{kerr.InvalidRequest.Code, "Could not parse principal from `alice` (no colon is present separating the principal type from the principal name)"},
+		{kerr.InvalidRequest.Code, "Invalid patternType MATCH"},
+		{kerr.InvalidRequest.Code, "Invalid operation ANY"},
+		{0, ""},
+		{kerr.InvalidRequest.Code, "Host pattern cannot be null or empty"},
+	}
 	for i, r := range resp.Results {
-		if r.ErrorCode != want[i] {
-			t.Errorf("creation %d: code %d, want %d (%v)", i, r.ErrorCode, want[i], r.ErrorMessage)
+		msg := ""
+		if r.ErrorMessage != nil {
+			msg = *r.ErrorMessage
+		}
+		if r.ErrorCode != want[i].code || msg != want[i].msg {
+			t.Errorf("creation %d: %d %q, want %d %q", i, r.ErrorCode, msg, want[i].code, want[i].msg)
 		}
 	}
-	if len(changes) != 2 {
+	if len(changes) != 3 {
 		t.Fatalf("changes %+v", changes)
 	}
 	for _, c := range changes {
@@ -143,7 +163,7 @@ func TestCreateDescribeDelete(t *testing.T) {
 		t.Fatalf("MATCH pay-in: %+v", got.Resources)
 	}
 	d.ResourceName, d.ResourcePatternType = nil, kmsg.ACLResourcePatternTypeAny
-	if got := Describe(d, have); len(got.Resources) != 2 {
+	if got := Describe(d, have); len(got.Resources) != 3 {
 		t.Fatalf("describe all: %+v", got.Resources)
 	}
 	d.Operation = kmsg.ACLOperationUnknown
@@ -159,7 +179,7 @@ func TestCreateDescribeDelete(t *testing.T) {
 		t.Fatalf("delete: %+v %+v", dresp.Results, removed)
 	}
 	removed[0].Apply(have)
-	if len(have) != 1 {
+	if len(have) != 2 {
 		t.Fatalf("left %v", have)
 	}
 }

@@ -36,11 +36,19 @@ func (d Decision) Rule() string {
 		b := d.acl
 		return "MatchingAcl(acl=StandardAcl[resourceType=" + b.ResourceType.String() + ", resourceName=" + b.ResourceName +
 			", patternType=" + b.PatternType.String() + ", principal=" + b.Principal + ", host=" + b.Host +
-			", operation=" + b.Operation.String() + ", permissionType=" + b.Permission.String() + "])"
+			", operation=" + OperationName(b.Operation) + ", permissionType=" + b.Permission.String() + "])"
 	case d.Allowed:
 		return "DefaultAllow"
 	}
 	return "DefaultDeny"
+}
+
+// OperationName is the operation as Kafka's AclOperation enum names it.
+func OperationName(op kmsg.ACLOperation) string {
+	if op == twoPhaseCommit {
+		return "TWO_PHASE_COMMIT"
+	}
+	return op.String()
 }
 
 // ResourceTypeName is the resource type as Kafka's audit log writes it

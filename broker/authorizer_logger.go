@@ -121,7 +121,7 @@ func (b *Broker) writeAudit(principal, host string, key int16, e auditEntry) {
 		outcome = "Allowed"
 	}
 	b.authorizerLogger.Log(context.Background(), e.level, "Principal = "+principal+" is "+outcome+
-		" operation = "+e.op.String()+" from host = "+host+
+		" operation = "+acl.OperationName(e.op)+" from host = "+host+
 		" on resource = "+acl.ResourceTypeName(e.rt)+":LITERAL:"+e.name+
 		" for request = "+kafkaAPIName(key)+" with resourceRefCount = "+strconv.Itoa(e.count)+
 		" based on rule "+e.decision.Rule())
