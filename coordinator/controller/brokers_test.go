@@ -317,9 +317,13 @@ func TestControlledShutdown(t *testing.T) {
 		ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{
 			{Partition: 0, Replicas: []int32{1, 2, 3}},
 			{Partition: 1, Replicas: []int32{2, 1, 3}},
-			{Partition: 2, Replicas: []int32{1}},
-		}}}
-	send[*kmsg.CreateTopicsResponse](t, cl, req)
+		}}, {Topic: "solo", NumPartitions: -1, ReplicationFactor: -1,
+		ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{1}}}}}
+	for _, rt := range send[*kmsg.CreateTopicsResponse](t, cl, req).Topics {
+		if rt.ErrorCode != 0 {
+			t.Fatalf("creating %s: %d %v", rt.Topic, rt.ErrorCode, rt.ErrorMessage)
+		}
+	}
 
 	b := brokers[0]
 	r := heartbeat(t, cl, b, b.epoch, false, true)
@@ -337,8 +341,8 @@ func TestControlledShutdown(t *testing.T) {
 	if p := parts[1]; p.Leader != 2 || !slices.Equal(p.ISR, []int32{2, 3}) || p.LeaderEpoch != 0 {
 		t.Fatalf("partition 1: %+v", p)
 	}
-	if p := parts[2]; p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) {
-		t.Fatalf("partition 2: %+v", p)
+	if p := img.Topics["solo"].Partitions[0]; p.Leader != -1 || len(p.ISR) != 0 || !slices.Equal(p.ELR, []int32{1}) {
+		t.Fatalf("solo's partition, broker 1's alone: %+v", p)
 	}
 	// A shutting-down broker cannot be placed on.
 	if r := createTopic(t, cl, "rf3", 1, 3, nil); r.ErrorCode != kerr.InvalidReplicationFactor.Code {
