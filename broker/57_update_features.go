@@ -26,15 +26,21 @@ func handleUpdateFeatures(b *Broker, c *conn, req *kmsg.UpdateFeaturesRequest) (
 	if code != 0 || req.ValidateOnly || maps.Equal(next, stored) {
 		return features.Response(req, code, msg), nil
 	}
+	enabling := features.Level(stored, features.ELRVersion) < 1 && features.Level(next, features.ELRVersion) >= 1
+	configsChanged := false
 	err := b.meta.update(func(d *metaData) {
 		d.Features = next
 		d.FeaturesEpoch++
+		configsChanged = enabling && b.singleNodeELRMinISR(d, true)
 	})
 	if err != nil {
 		b.logger.Error("storing feature levels failed", "err", err)
 		return features.Response(req, errUnknownServerError, "storing the feature levels failed: "+err.Error()), nil
 	}
 	b.logger.Info("updated features", "levels", next)
+	if configsChanged {
+		b.reloadLiveConfig()
+	}
 	return features.Response(req, 0, ""), nil
 }
 

@@ -13,6 +13,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -334,6 +335,48 @@ func (b *Broker) checkELRMinISR(perBroker bool, cur, next map[string]string) *co
 		return configErr(errInvalidConfig, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
 	}
 	return nil
+}
+
+// singleNodeELRMinISR does on a single node what Kafka's controller does
+// with min.insync.replicas while eligible leader replicas are on: where
+// there is no cluster-wide value it writes this node's static one (Kafka
+// at a new cluster's first start, and Gregor at every start, for a
+// metadata file written before), and turning the feature on (enabling)
+// also removes this node's own. It reports whether d changed.
+func (b *Broker) singleNodeELRMinISR(d *metaData, enabling bool) bool {
+	const key = "min.insync.replicas"
+	if features.Level(d.Features, features.ELRVersion) < 1 {
+		return false
+	}
+	changed := false
+	if _, own := d.BrokerConfigs[key]; own && enabling {
+		d.BrokerConfigs = maps.Clone(d.BrokerConfigs)
+		delete(d.BrokerConfigs, key)
+		changed = true
+	}
+	if _, ok := d.ClusterBrokerConfigs[key]; !ok {
+		cluster := maps.Clone(d.ClusterBrokerConfigs)
+		if cluster == nil {
+			cluster = map[string]string{}
+		}
+		cluster[key] = strconv.Itoa(b.cfg.settingsFor(nil).minInsync)
+		d.ClusterBrokerConfigs = cluster
+		changed = true
+	}
+	return changed
+}
+
+// keepClusterMinISR stores a single node's cluster-wide
+// min.insync.replicas at start when eligible leader replicas are on and
+// there is none (singleNodeELRMinISR); the metadata file is not written
+// otherwise.
+func (b *Broker) keepClusterMinISR() error {
+	stored, _ := b.meta.features()
+	_, cluster := b.meta.brokerConfigs()
+	if _, ok := cluster["min.insync.replicas"]; ok || features.Level(stored, features.ELRVersion) < 1 {
+		return nil
+	}
+	return b.meta.update(func(d *metaData) { b.singleNodeELRMinISR(d, false) })
 }
 
 // validateDynamicBrokerConfigs refuses, as Kafka's DynamicBrokerConfig

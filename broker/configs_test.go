@@ -88,13 +88,22 @@ func TestEveryTopicConfigAlteredAndDescribedWithKadm(t *testing.T) {
 	if len(described) != len(topicConfigKeys) || len(topicConfigCases) != len(topicConfigKeys) {
 		t.Fatalf("described %d configs, table has %d, cases %d", len(described), len(topicConfigKeys), len(topicConfigCases))
 	}
+	// min.insync.replicas comes from the cluster-wide value that Kafka's
+	// controller writes when eligible leader replicas are on (the
+	// default); every other key from its default.
+	sourceBefore := func(name string) kmsg.ConfigSource {
+		if name == "min.insync.replicas" {
+			return kmsg.ConfigSourceDynamicDefaultBrokerConfig
+		}
+		return kmsg.ConfigSourceDefaultConfig
+	}
 	for _, key := range topicConfigKeys {
 		c, ok := topicConfigCases[key.name]
 		if !ok {
 			t.Fatalf("no test case for %s", key.name)
 		}
-		if d := described[key.name]; d.Source != kmsg.ConfigSourceDefaultConfig || d.MaybeValue() != key.def {
-			t.Errorf("%s before: %s from source %v, want default %s", key.name, d.MaybeValue(), d.Source, key.def)
+		if d := described[key.name]; d.Source != sourceBefore(key.name) || d.MaybeValue() != key.def {
+			t.Errorf("%s before: %s from source %v, want %s from %v", key.name, d.MaybeValue(), d.Source, key.def, sourceBefore(key.name))
 		}
 		bad := alterTopic(t, adm, "cfg", kadm.SetConfig, key.name, c[1])
 		if !errors.Is(bad.Err, kerr.InvalidConfig) || !strings.Contains(bad.ErrMessage, key.name) && !strings.Contains(bad.ErrMessage, "Tiered Storage") {
@@ -126,7 +135,7 @@ func TestEveryTopicConfigAlteredAndDescribedWithKadm(t *testing.T) {
 		}
 	}
 	for name, d := range describedTopic(t, adm, "cfg") {
-		if d.Source != kmsg.ConfigSourceDefaultConfig {
+		if d.Source != sourceBefore(name) {
 			t.Errorf("%s after delete: source %v", name, d.Source)
 		}
 	}
@@ -266,8 +275,11 @@ func TestBrokerConfigsDynamicLayers(t *testing.T) {
 	if got := b.topics.get("layers").partitions()[0].log.Config().RetentionMs; got != 6000 {
 		t.Fatalf("live log retention %d", got)
 	}
+	// The cluster-wide layer: this key, and min.insync.replicas, which
+	// Kafka's controller writes when eligible leader replicas are on.
 	cluster := describedBroker(t, adm)
-	if len(cluster) != 1 || cluster["log.retention.ms"].MaybeValue() != "5000" || cluster["log.retention.ms"].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+	if len(cluster) != 2 || cluster["log.retention.ms"].MaybeValue() != "5000" || cluster["log.retention.ms"].Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig ||
+		cluster["min.insync.replicas"] == nil {
 		t.Fatalf("cluster-wide describe: %+v", cluster)
 	}
 	// Static keys and bad values are refused as Kafka refuses them.
@@ -455,20 +467,39 @@ func TestDescribeListenerPrefixedKeys(t *testing.T) {
 // value longer than a metadata record's string is refused for any
 // resource, both in Kafka 4.4's words.
 func TestAlterConfigRefusalsOfKafkasController(t *testing.T) {
-	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()})
+	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(), "min.insync.replicas": "1"})
 	cl := newClient(t, b)
 	node := strconv.Itoa(int(b.cfg.NodeID))
+	// As Kafka's controller at a new cluster's first start: the cluster's
+	// min.insync.replicas, from the static one.
+	if c := describedConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "")["min.insync.replicas"]; c.value() != "1" ||
+		c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Errorf("the cluster's min.insync.replicas at the first start: %s from %v", c.value(), c.Source)
+	}
 	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, node, setOp("min.insync.replicas", "2")); code != errInvalidConfig ||
 		msg != "Broker-level min.insync.replicas cannot be altered while ELR is enabled." {
 		t.Errorf("min.insync.replicas for broker %s: %d %q", node, code, msg)
-	}
-	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", setOp("min.insync.replicas", "1")); code != 0 {
-		t.Errorf("min.insync.replicas for the cluster: %d %q", code, msg)
 	}
 	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "min.insync.replicas", Op: kmsg.IncrementalAlterConfigOpDelete}
 	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", del); code != errInvalidConfig ||
 		msg != "Cluster-level min.insync.replicas cannot be removed while ELR is enabled." {
 		t.Errorf("removing the cluster's min.insync.replicas: %d %q", code, msg)
+	}
+
+	// With ELR off a broker may have its own; turning it on removes it.
+	rc := dialAddr(t, b.Addr())
+	if r := updateFeature(t, rc, "eligible.leader.replicas.version", 0, 2); r.ErrorCode != 0 {
+		t.Fatalf("ELR off: %+v", r)
+	}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, node, setOp("min.insync.replicas", "3")); code != 0 {
+		t.Fatalf("min.insync.replicas for broker %s with ELR off: %d %q", node, code, msg)
+	}
+	if r := updateFeature(t, rc, "eligible.leader.replicas.version", 1, 1); r.ErrorCode != 0 {
+		t.Fatalf("ELR on: %+v", r)
+	}
+	if c := describedConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, node)["min.insync.replicas"]; c.value() != "1" ||
+		c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Errorf("broker %s's min.insync.replicas after ELR came on: %s from %v, want the cluster's 1", node, c.value(), c.Source)
 	}
 
 	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "long"); err != nil {

@@ -61,6 +61,21 @@ func (b *Broker) initLiveConfig() {
 	b.live.cur.Store(c)
 }
 
+// reloadLiveConfig rebuilds the effective configuration from the stored
+// dynamic configs after a change made outside AlterConfigs (turning on
+// eligible leader replicas on a single node).
+func (b *Broker) reloadLiveConfig() {
+	b.live.mu.Lock()
+	defer b.live.mu.Unlock()
+	perBroker, cluster := b.dynamicBrokerConfigs()
+	c, err := overlay(&b.cfg, cluster, perBroker)
+	if err != nil {
+		b.logger.Error("dynamic broker configs are not applied", "file", b.meta.path, "err", err)
+		return
+	}
+	b.setLiveConfig(c)
+}
+
 // setLiveConfig installs a new effective configuration and applies it to
 // every topic (their settings derive from the broker defaults), to the
 // log dir's background work and to accept loops waiting for a connection

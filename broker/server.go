@@ -193,6 +193,11 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 			dir.Close()
 			return nil, fmt.Errorf("recording the start in the metadata file: %w", err)
 		}
+		if err := b.keepClusterMinISR(); err != nil {
+			b.abortStart()
+			dir.Close()
+			return nil, fmt.Errorf("recording the cluster's min.insync.replicas: %w", err)
+		}
 	}
 	b.initLiveConfig()
 	b.throttles = newThrottles(cfg.Throttles)

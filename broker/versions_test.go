@@ -428,6 +428,11 @@ func TestApiVersionsChecksClientSoftware(t *testing.T) {
 func TestAlterConfigsVersions(t *testing.T) {
 	b := startBroker(t, nil)
 	rc := dialRaw(t, b)
+	// The legacy API replaces a whole set of configs; with eligible leader
+	// replicas off it may drop the cluster's min.insync.replicas.
+	if r := updateFeature(t, rc, "eligible.leader.replicas.version", 0, 2); r.ErrorCode != 0 {
+		t.Fatalf("ELR off: %+v", r)
+	}
 	legacy := func(v int16, validateOnly bool, rs ...kmsg.AlterConfigsRequestResource) []kmsg.AlterConfigsResponseResource {
 		req := kmsg.NewPtrAlterConfigsRequest()
 		req.SetVersion(v)
