@@ -13,6 +13,8 @@ package broker
 // one.
 
 import (
+	"errors"
+
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -32,11 +34,12 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kms
 	for _, rt := range req.Topics {
 		out := kmsg.ElectLeadersResponseTopic{Topic: rt.Topic}
 		for _, part := range rt.Partitions {
-			code := errElectionNotNeeded
+			r := kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: errElectionNotNeeded}
 			if !b.partitionExists(rt.Topic, part) {
-				code = errUnknownTopicOrPartition
+				r.ErrorCode = errUnknownTopicOrPartition
+				r.ErrorMessage = kmsg.StringPtr(controller.UnknownElectionPartition(rt.Topic, part, b.topics.get(rt.Topic) != nil))
 			}
-			out.Partitions = append(out.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: code})
+			out.Partitions = append(out.Partitions, r)
 		}
 		resp.Topics = append(resp.Topics, out)
 	}
@@ -45,7 +48,6 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kms
 
 func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	self := b.cfg.NodeID
 	for _, rt := range req.Topics {
 		out := kmsg.AlterPartitionAssignmentsResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
@@ -53,15 +55,14 @@ func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartit
 			switch {
 			case !b.partitionExists(rt.Topic, rp.Partition):
 				op.ErrorCode = errUnknownTopicOrPartition
+				op.ErrorMessage = kmsg.StringPtr(controller.UnknownReassignmentPartition(rt.Topic, rp.Partition, b.topics.get(rt.Topic) != nil))
 			case rp.Replicas == nil:
 				op.ErrorCode, op.ErrorMessage = errNoReassignmentInProgress, kmsg.StringPtr(controller.ErrNoReassignment.Error())
 			default:
 				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
-				err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, func(id int32) bool { return id == self },
-					func(int32) bool { return b.dirs.AllCordoned() })
-				if err != nil {
+				if err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, b.assignedBroker); err != nil {
 					op.ErrorCode, op.ErrorMessage = errInvalidReplicaAssignment, kmsg.StringPtr(err.Error())
-					if err == controller.ErrRFChange {
+					if errors.As(err, new(controller.RFChangeError)) {
 						op.ErrorCode = errInvalidReplicationFactor
 					}
 				}

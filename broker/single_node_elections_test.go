@@ -23,10 +23,12 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0, 1, 7}}, {Topic: "nope", Partitions: []int32{0}}}
 	er := raw.request(elect).(*kmsg.ElectLeadersResponse)
 	want := map[string][]int16{"t": {errElectionNotNeeded, errElectionNotNeeded, errUnknownTopicOrPartition}, "nope": {errUnknownTopicOrPartition}}
+	// Kafka 4.4's words for what does not exist.
+	wantMsg := map[string][]string{"t": {"", "", "No such partition as t-7"}, "nope": {"No such topic as nope"}}
 	for _, rt := range er.Topics {
 		for i, p := range rt.Partitions {
-			if p.ErrorCode != want[rt.Topic][i] {
-				t.Errorf("ElectLeaders %s-%d: error %d, want %d", rt.Topic, p.Partition, p.ErrorCode, want[rt.Topic][i])
+			if p.ErrorCode != want[rt.Topic][i] || deref(p.ErrorMessage) != wantMsg[rt.Topic][i] {
+				t.Errorf("ElectLeaders %s-%d: error %d %q, want %d %q", rt.Topic, p.Partition, p.ErrorCode, deref(p.ErrorMessage), want[rt.Topic][i], wantMsg[rt.Topic][i])
 			}
 		}
 	}
@@ -56,9 +58,12 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 		return raw.request(req).(*kmsg.AlterPartitionAssignmentsResponse).Topics[0].Partitions
 	}
 	got := alter(true, []int32{1}, nil, []int32{1})
-	for i, code := range []int16{0, errNoReassignmentInProgress, errUnknownTopicOrPartition} {
-		if got[i].ErrorCode != code {
-			t.Errorf("reassignment %d: error %d %q, want %d", i, got[i].ErrorCode, deref(got[i].ErrorMessage), code)
+	for i, w := range []struct {
+		code int16
+		msg  string
+	}{{0, ""}, {errNoReassignmentInProgress, "No partition reassignment is in progress."}, {errUnknownTopicOrPartition, "Unable to find partition t:2."}} {
+		if got[i].ErrorCode != w.code || deref(got[i].ErrorMessage) != w.msg {
+			t.Errorf("reassignment %d: error %d %q, want %d %q", i, got[i].ErrorCode, deref(got[i].ErrorMessage), w.code, w.msg)
 		}
 	}
 	for _, c := range []struct {
@@ -69,8 +74,9 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 		msg      string
 	}{
 		{"another broker", []int32{2}, true, errInvalidReplicaAssignment, "The manual partition assignment includes broker 2, but no such broker is registered."},
-		{"no replica", []int32{}, true, errInvalidReplicaAssignment, "The proposed assignment is empty."},
-		{"this node twice", []int32{1, 1}, true, errInvalidReplicaAssignment, "The proposed assignment [1 1] has a negative or duplicate broker id."},
+		{"no replica", []int32{}, true, errInvalidReplicaAssignment, "The manual partition assignment includes an empty replica list."},
+		{"this node twice", []int32{1, 1}, true, errInvalidReplicaAssignment, "The manual partition assignment includes the broker 1 more than once."},
+		{"two where the factor may not change", []int32{1, 1}, false, errInvalidReplicaAssignment, "The manual partition assignment includes the broker 1 more than once."},
 		{"a second replica where the factor may not change", []int32{1, 2}, false, errInvalidReplicaAssignment, "The manual partition assignment includes broker 2"},
 	} {
 		if p := alter(c.allowRF, c.replicas)[0]; p.ErrorCode != c.code || len(deref(p.ErrorMessage)) < len(c.msg) || deref(p.ErrorMessage)[:len(c.msg)] != c.msg {

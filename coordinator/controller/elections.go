@@ -78,8 +78,11 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 		for _, rq := range req.Topics {
 			rt := kmsg.ElectLeadersResponseTopic{Topic: rq.Topic}
 			for _, part := range rq.Partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: part,
-					ErrorCode: elect(img.Topics[rq.Topic], part)})
+				r := kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: elect(img.Topics[rq.Topic], part)}
+				if r.ErrorCode == kerr.UnknownTopicOrPartition.Code {
+					r.ErrorMessage = kmsg.StringPtr(UnknownElectionPartition(rq.Topic, part, img.Topics[rq.Topic] != nil))
+				}
+				rt.Partitions = append(rt.Partitions, r)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}

@@ -103,23 +103,9 @@ type AssignedBroker func(id int32) (registered, cordoned, usable bool)
 // as many replicas as the partitions before (want; -1 for the first); and
 // at least one of them usable.
 func CheckManualAssignment(index int32, replicas []int32, want int, broker AssignedBroker) error {
-	if len(replicas) == 0 {
-		return fmt.Errorf("The manual partition assignment includes an empty replica list.")
-	}
-	seen := map[int32]bool{}
-	usable := false
-	for _, r := range replicas {
-		registered, cordoned, up := broker(r)
-		switch {
-		case !registered:
-			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
-		case cordoned:
-			return fmt.Errorf(AssignedCordoned, r)
-		case seen[r]:
-			return fmt.Errorf("The manual partition assignment includes the broker %d more than once.", r)
-		}
-		seen[r] = true
-		usable = usable || up
+	usable, err := checkReplicaList(replicas, broker)
+	if err != nil {
+		return err
 	}
 	if want >= 0 && len(replicas) != want {
 		return fmt.Errorf("The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
@@ -129,6 +115,31 @@ func CheckManualAssignment(index int32, replicas []int32, want int, broker Assig
 		return fmt.Errorf("All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", index)
 	}
 	return nil
+}
+
+// checkReplicaList is the part of Kafka's validateManualPartitionAssignment
+// that a reassignment's target also passes: not empty, each broker
+// registered, with a log dir not cordoned, named once. It reports whether
+// one of them can take a replica now.
+func checkReplicaList(replicas []int32, broker AssignedBroker) (usable bool, err error) {
+	if len(replicas) == 0 {
+		return false, fmt.Errorf("The manual partition assignment includes an empty replica list.")
+	}
+	seen := map[int32]bool{}
+	for _, r := range replicas {
+		registered, cordoned, up := broker(r)
+		switch {
+		case !registered:
+			return false, fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		case cordoned:
+			return false, fmt.Errorf(AssignedCordoned, r)
+		case seen[r]:
+			return false, fmt.Errorf("The manual partition assignment includes the broker %d more than once.", r)
+		}
+		seen[r] = true
+		usable = usable || up
+	}
+	return usable, nil
 }
 
 // ManualAssignmentRefusal checks a CreateTopics entry's manual assignment

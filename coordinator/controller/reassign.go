@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,6 +29,7 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 			op := kmsg.AlterPartitionAssignmentsResponseTopicPartition{Partition: rp.Partition}
 			if t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.Partitions) {
 				op.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				op.ErrorMessage = kmsg.StringPtr(UnknownReassignmentPartition(rt.Topic, rp.Partition, t != nil))
 				out.Partitions = append(out.Partitions, op)
 				continue
 			}
@@ -36,14 +38,14 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 			var err error
 			code := kerr.InvalidReplicaAssignment.Code
 			if rp.Replicas == nil {
-				next, err = c.cancelReassignment(img, t.Name, prev)
+				next, err = c.cancelReassignment(img, t.Name, rp.Partition, prev)
 				if err == ErrNoReassignment {
 					code = kerr.NoReassignmentInProgress.Code
 				}
 			} else {
 				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
 				next, err = c.startReassignment(img, t.Name, prev, rp.Replicas, rfChange)
-				if err == ErrRFChange {
+				if errors.As(err, new(RFChangeError)) {
 					code = kerr.InvalidReplicationFactor.Code
 				}
 			}
@@ -62,12 +64,36 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 	return resp
 }
 
-// The reasons a reassignment is refused that have their own error codes
-// (NO_REASSIGNMENT_IN_PROGRESS, INVALID_REPLICATION_FACTOR).
-var (
-	ErrNoReassignment = fmt.Errorf("No reassignment is in progress for this partition.")
-	ErrRFChange       = fmt.Errorf("The replication factor is changed but AllowReplicationFactorChange is false.")
-)
+// ErrNoReassignment refuses cancelling a reassignment that is not running
+// (NO_REASSIGNMENT_IN_PROGRESS, with that code's own message in Kafka).
+var ErrNoReassignment = errors.New("No partition reassignment is in progress.")
+
+// RFChangeError refuses a reassignment target that would change the
+// replication factor without AllowReplicationFactorChange
+// (INVALID_REPLICATION_FACTOR).
+type RFChangeError struct{ From, To int }
+
+func (e RFChangeError) Error() string {
+	return fmt.Sprintf("The replication factor is changed from %d to %d", e.From, e.To)
+}
+
+// UnknownElectionPartition is Kafka 4.4's message for an election of a
+// topic or partition that does not exist (UNKNOWN_TOPIC_OR_PARTITION).
+func UnknownElectionPartition(topic string, partition int32, topicExists bool) string {
+	if !topicExists {
+		return "No such topic as " + topic
+	}
+	return fmt.Sprintf("No such partition as %s-%d", topic, partition)
+}
+
+// UnknownReassignmentPartition is Kafka 4.4's message for a reassignment
+// of a topic or partition that does not exist (UNKNOWN_TOPIC_OR_PARTITION).
+func UnknownReassignmentPartition(topic string, partition int32, topicExists bool) string {
+	if !topicExists {
+		return fmt.Sprintf("Unable to find a topic named %s.", topic)
+	}
+	return fmt.Sprintf("Unable to find partition %s:%d.", topic, partition)
+}
 
 // targetReplicas are the replicas a partition ends with: during a
 // reassignment its replicas minus the removing ones.
@@ -81,37 +107,22 @@ func targetReplicas(p Partition) []int32 {
 	return out
 }
 
-// CheckReassignmentTarget checks a reassignment's target replicas, for a
-// partition of rf replicas, against the registered brokers and those whose
-// log dirs are all cordoned: the reasons for INVALID_REPLICA_ASSIGNMENT,
-// or ErrRFChange when the replication factor would change and may not.
-func CheckReassignmentTarget(target []int32, rf int, rfChange bool, registered, allCordoned func(int32) bool) error {
-	seen := map[int32]bool{}
-	for _, r := range target {
-		if r < 0 || seen[r] {
-			return fmt.Errorf("The proposed assignment %v has a negative or duplicate broker id.", target)
-		}
-		seen[r] = true
-		if !registered(r) {
-			return fmt.Errorf("The manual partition assignment includes broker %d, but no such broker is registered.", r)
-		}
-		if allCordoned(r) {
-			return fmt.Errorf(AssignedCordoned, r)
-		}
-	}
-	if len(target) == 0 {
-		return fmt.Errorf("The proposed assignment is empty.")
+// CheckReassignmentTarget checks a reassignment's target replicas as
+// Kafka 4.4's controller does, for a partition of rf replicas: the replica
+// list as a manual assignment's (checkReplicaList), then, unless rfChange,
+// the same number of replicas (RFChangeError).
+func CheckReassignmentTarget(target []int32, rf int, rfChange bool, broker AssignedBroker) error {
+	if _, err := checkReplicaList(target, broker); err != nil {
+		return err
 	}
 	if !rfChange && len(target) != rf {
-		return ErrRFChange
+		return RFChangeError{From: rf, To: len(target)}
 	}
 	return nil
 }
 
 func (c *Controller) startReassignment(img *Image, topic string, p Partition, target []int32, rfChange bool) (Partition, error) {
-	registered := func(id int32) bool { return img.Brokers[id] != nil }
-	allCordoned := func(id int32) bool { return !img.Brokers[id].hasUncordonedDirs() }
-	if err := CheckReassignmentTarget(target, len(targetReplicas(p)), rfChange, registered, allCordoned); err != nil {
+	if err := CheckReassignmentTarget(target, len(targetReplicas(p)), rfChange, img.assignedBroker); err != nil {
 		return p, err
 	}
 	next := p.clone()
@@ -135,7 +146,7 @@ func (c *Controller) startReassignment(img *Image, topic string, p Partition, ta
 
 // cancelReassignment reverts to the replicas before the reassignment:
 // adding replicas leave the replica set and the ISR.
-func (c *Controller) cancelReassignment(img *Image, topic string, p Partition) (Partition, error) {
+func (c *Controller) cancelReassignment(img *Image, topic string, index int32, p Partition) (Partition, error) {
 	if len(p.AddingReplicas) == 0 && len(p.RemovingReplicas) == 0 {
 		return p, ErrNoReassignment
 	}
@@ -152,7 +163,13 @@ func (c *Controller) cancelReassignment(img *Image, topic string, p Partition) (
 		}
 	}
 	if len(next.ISR) == 0 {
-		return p, fmt.Errorf("Unable to revert partition assignment because it would leave the partition with an empty ISR.")
+		// Every ISR member was being added: as Kafka's
+		// PartitionReassignmentRevert, the first original replica is
+		// the ISR, an unclean election the topic must allow.
+		if !c.uncleanEnabled(img, topic) {
+			return p, fmt.Errorf("Unable to revert partition assignment for %s:%d because it would require an unclean leader election.", topic, index)
+		}
+		next.ISR = []int32{next.Replicas[0]}
 	}
 	next.AddingReplicas, next.RemovingReplicas = nil, nil
 	return settle(p, next, c.rules(img, topic, next, img.usable)), nil

@@ -78,8 +78,8 @@ func TestReassignment(t *testing.T) {
 	if !slices.Equal(p.Replicas, []int32{1, 2}) || len(p.AddingReplicas)+len(p.RemovingReplicas) != 0 || p.Leader != 1 {
 		t.Fatalf("after cancel: %+v", p)
 	}
-	if r := reassign(t, cl, "t", 1, nil); r.ErrorCode != kerr.NoReassignmentInProgress.Code {
-		t.Fatalf("cancel with none: %d", r.ErrorCode)
+	if r := reassign(t, cl, "t", 1, nil); r.ErrorCode != kerr.NoReassignmentInProgress.Code || deref(r.ErrorMessage) != "No partition reassignment is in progress." {
+		t.Fatalf("cancel with none: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
 	// A subset of the ISR completes at once.
 	if r := reassign(t, cl, "t", 1, []int32{2}); r.ErrorCode != 0 {
@@ -90,21 +90,28 @@ func TestReassignment(t *testing.T) {
 		t.Fatalf("after shrink: %+v", p)
 	}
 	// Bad targets.
-	if r := reassign(t, cl, "t", 1, []int32{9}); r.ErrorCode != kerr.InvalidReplicaAssignment.Code {
-		t.Fatalf("unknown broker: %d", r.ErrorCode)
+	// Bad targets, in Kafka 4.4's words.
+	if r := reassign(t, cl, "t", 1, []int32{9}); r.ErrorCode != kerr.InvalidReplicaAssignment.Code ||
+		deref(r.ErrorMessage) != "The manual partition assignment includes broker 9, but no such broker is registered." {
+		t.Fatalf("unknown broker: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
-	if r := reassign(t, cl, "t", 1, []int32{1, 1}); r.ErrorCode != kerr.InvalidReplicaAssignment.Code {
-		t.Fatalf("duplicate broker: %d", r.ErrorCode)
+	if r := reassign(t, cl, "t", 1, []int32{1, 1}); r.ErrorCode != kerr.InvalidReplicaAssignment.Code ||
+		deref(r.ErrorMessage) != "The manual partition assignment includes the broker 1 more than once." {
+		t.Fatalf("duplicate broker: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
-	if r := reassign(t, cl, "t", 7, []int32{1}); r.ErrorCode != kerr.UnknownTopicOrPartition.Code {
-		t.Fatalf("unknown partition: %d", r.ErrorCode)
+	if r := reassign(t, cl, "t", 7, []int32{1}); r.ErrorCode != kerr.UnknownTopicOrPartition.Code || deref(r.ErrorMessage) != "Unable to find partition t:7." {
+		t.Fatalf("unknown partition: %d %q", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	if r := reassign(t, cl, "gone", 0, []int32{1}); r.ErrorCode != kerr.UnknownTopicOrPartition.Code || deref(r.ErrorMessage) != "Unable to find a topic named gone." {
+		t.Fatalf("unknown topic: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
 	noRF := kmsg.NewPtrAlterPartitionAssignmentsRequest()
 	noRF.AllowReplicationFactorChange = false
 	noRF.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t",
 		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 1, Replicas: []int32{1, 3}}}}}
-	if r := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
-		t.Fatalf("RF change refused: %d", r.Topics[0].Partitions[0].ErrorCode)
+	if r := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF).Topics[0].Partitions[0]; r.ErrorCode != kerr.InvalidReplicationFactor.Code ||
+		deref(r.ErrorMessage) != "The replication factor is changed from 1 to 2" {
+		t.Fatalf("RF change refused: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
 }
 
@@ -127,7 +134,7 @@ func TestPreferredElectionAndAutoRebalance(t *testing.T) {
 	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}, {Topic: "nope", Partitions: []int32{0}}}
 	er := send[*kmsg.ElectLeadersResponse](t, cl, elect)
 	if er.Topics[0].Partitions[0].ErrorCode != kerr.PreferredLeaderNotAvailable.Code ||
-		er.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		er.Topics[1].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code || deref(er.Topics[1].Partitions[0].ErrorMessage) != "No such topic as nope" {
 		t.Fatalf("preferred election with 1 fenced: %+v", er.Topics)
 	}
 	// Broker 1 returns and rejoins the ISR of partition 0 through the leader.
@@ -193,4 +200,12 @@ func TestReassignmentWaitsForEveryTargetReplica(t *testing.T) {
 	if !slices.Equal(p.Replicas, []int32{1, 2, 4}) || !slices.Equal(p.ISR, []int32{1, 4, 2}) || len(p.AddingReplicas) != 0 {
 		t.Fatalf("after every target replica joined the ISR: %+v", p)
 	}
+}
+
+// deref is a response's optional message, "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
