@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -455,9 +456,18 @@ func TestDescribeListenerPrefixedKeys(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("listener keys described\n%v\nwant\n%v", got, want)
 	}
+	// The cluster-wide layer: the listener key, and min.insync.replicas,
+	// which Kafka's controller writes while eligible leader replicas are on.
 	cluster, err := adm.DescribeBrokerConfigs(ctxT(t))
-	if err != nil || len(cluster) != 1 || len(cluster[0].Configs) != 1 || cluster[0].Configs[0].Key != "listener.name.plaintext.max.connection.creation.rate" {
+	if err != nil || len(cluster) != 1 {
 		t.Fatalf("cluster-wide broker configs: %v %+v", err, cluster)
+	}
+	var keys []string
+	for _, c := range cluster[0].Configs {
+		keys = append(keys, c.Key)
+	}
+	if slices.Sort(keys); !slices.Equal(keys, []string{"listener.name.plaintext.max.connection.creation.rate", "min.insync.replicas"}) {
+		t.Fatalf("cluster-wide broker configs: %v", keys)
 	}
 }
 

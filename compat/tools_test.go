@@ -213,7 +213,10 @@ func (e *cliEnv) testTopics(t *testing.T) {
 	if want := base64.RawURLEncoding.EncodeToString(id[:]); d.id != want {
 		t.Errorf("TopicId %s, franz-go sees %s", d.id, want)
 	}
-	if d.partitions != 2 || d.rf != 1 || d.configs != "retention.ms=86400000" {
+	// min.insync.replicas comes from the cluster-wide value Kafka 4.4's
+	// controller writes while eligible leader replicas are on (a new
+	// cluster's default), so kafka-topics lists it as Kafka's would.
+	if d.partitions != 2 || d.rf != 1 || d.configs != "min.insync.replicas=1,retention.ms=86400000" {
 		t.Errorf("described partitions %d, replication factor %d, configs %q", d.partitions, d.rf, d.configs)
 	}
 	for p := 0; p < 2; p++ {
@@ -303,7 +306,7 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after --add-config:\n got %v\nwant %v", got, want)
 	}
-	if d := e.describeTopic(t, topic); d.configs != "cleanup.policy=compact,retention.ms=3600000" {
+	if d := e.describeTopic(t, topic); d.configs != "cleanup.policy=compact,min.insync.replicas=1,retention.ms=3600000" {
 		t.Errorf("kafka-topics --describe shows configs %q", d.configs)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
