@@ -306,7 +306,7 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after --add-config:\n got %v\nwant %v", got, want)
 	}
-	if d := e.describeTopic(t, topic); d.configs != "cleanup.policy=compact,min.insync.replicas=1,retention.ms=3600000" {
+	if d := e.describeTopic(t, topic); d.configs != "min.insync.replicas=1,cleanup.policy=compact,retention.ms=3600000" {
 		t.Errorf("kafka-topics --describe shows configs %q", d.configs)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
