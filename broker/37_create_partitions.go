@@ -63,10 +63,8 @@ func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicat
 			}
 		}
 	}
-	if int(rt.Count) > len(t.partitions()) && b.dirs.AllCordoned() {
-		if rt.Assignment != nil {
-			return errInvalidReplicaAssignment, fmt.Sprintf(controller.AssignedCordoned, b.cfg.NodeID)
-		}
+	// With an assignment, CheckManualAssignment has refused a cordoned node.
+	if int(rt.Count) > len(t.partitions()) && rt.Assignment == nil && b.dirs.AllCordoned() {
 		return errInvalidReplicationFactor, "Unable to replicate the partition 1 time(s): " + errAllDirsCordoned
 	}
 	if err := b.topics.addPartitions(rt.Topic, rt.Count, validateOnly); err != nil {
