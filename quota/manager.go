@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"net"
 	"net/netip"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ type Manager struct {
 type quotaSet struct {
 	byEntity map[string]map[string]float64 // Entity.Key() -> values
 	keys     map[string]bool               // the quota keys any entity sets
+	hosts    map[string]netip.Addr         // host names of IP entities, resolved once (invalid: did not resolve)
 }
 
 // sensorKey names one measured rate: a quota key and the client names of
@@ -63,17 +65,18 @@ func NewManager(cfg Config) *Manager {
 // Set installs the quotas in force: the stored entries, keyed by
 // Entity.Key as the broker and the controller keep them.
 func (m *Manager) Set(stored map[string]Entry) {
-	qs := &quotaSet{byEntity: map[string]map[string]float64{}, keys: map[string]bool{}}
+	prev := m.quotas.Load()
+	qs := &quotaSet{byEntity: map[string]map[string]float64{}, keys: map[string]bool{}, hosts: map[string]netip.Addr{}}
 	for key, e := range stored {
 		if len(e.Values) == 0 {
 			continue
 		}
 		if ip, ok := e.Entity.name(IP); ok && ip != nil {
 			// As Kafka matches an IP quota by address: ::1 and
-			// 0:0:0:0:0:0:0:1 are one entity, found under the form
-			// Connection is given.
-			if a, err := netip.ParseAddr(strings.Trim(*ip, "[]")); err == nil {
-				canonical := a.Unmap().String()
+			// 0:0:0:0:0:0:0:1 are one entity, and a host name stands
+			// for its address; found under the form Connection is given.
+			if a := qs.address(prev, *ip); a.IsValid() {
+				canonical := a.String()
 				key = Entity{{IP, &canonical}}.Key()
 			}
 		}
@@ -83,6 +86,49 @@ func (m *Manager) Set(stored map[string]Entry) {
 		}
 	}
 	m.quotas.Store(qs)
+}
+
+// address is the address an IP entity's quota applies to, as Kafka's
+// ClientQuotaMetadataManager takes it (InetAddress.getByName, once, when
+// the quota arrives): the address itself, or a host name's first address,
+// IPv4 before IPv6 as Java prefers by default. A host name is looked up
+// once and its answer kept while the quota lasts (prev holds the earlier
+// answers), so that metadata updates do not wait on DNS; one that did not
+// resolve matches nothing.
+func (qs *quotaSet) address(prev *quotaSet, name string) netip.Addr {
+	if a, err := netip.ParseAddr(strings.Trim(name, "[]")); err == nil {
+		return a.Unmap()
+	}
+	a, ok := netip.Addr{}, false
+	if prev != nil {
+		a, ok = prev.hosts[name]
+	}
+	if !ok {
+		a = lookupFirst(name)
+	}
+	qs.hosts[name] = a
+	return a
+}
+
+func lookupFirst(name string) netip.Addr {
+	addrs, err := net.LookupHost(name)
+	if err != nil {
+		return netip.Addr{}
+	}
+	var first netip.Addr
+	for _, s := range addrs {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			continue
+		}
+		if a = a.Unmap(); a.Is4() {
+			return a
+		}
+		if !first.IsValid() {
+			first = a
+		}
+	}
+	return first
 }
 
 // Active reports whether any entity sets a quota for key: when none does,

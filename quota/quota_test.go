@@ -301,6 +301,18 @@ func TestConnectionCreationRate(t *testing.T) {
 	if held != 2 {
 		t.Fatalf("%d of 3 connections from ::1 held under a quota of 1/s for 0:0:0:0:0:0:0:1, want 2", held)
 	}
+	// A host name stands for its first address, IPv4 first, as Java's
+	// InetAddress.getByName resolves it: localhost is 127.0.0.1.
+	m.Set(stored(entry(map[string]float64{ConnectionCreationRate: 1}, Part{IP, name("localhost")})))
+	held = 0
+	for range 3 {
+		if m.Connection("127.0.0.1", now) > 0 {
+			held++
+		}
+	}
+	if held != 2 {
+		t.Fatalf("%d of 3 connections from 127.0.0.1 held under a quota of 1/s for localhost, want 2", held)
+	}
 }
 
 // The broker's connection rate: a burst of samples-1 windows' worth,
