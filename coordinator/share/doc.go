@@ -24,8 +24,15 @@
 //   - Available: may be handed out (again);
 //   - Acquired: handed to one member, under an acquisition lock;
 //   - Acknowledged: processed (an Accept);
-//   - Archived: never to be delivered again (a Reject, an offset no log
-//     batch holds, or a record that reached the delivery limit).
+//   - Archiving: never to be delivered again, on its way to the group's
+//     dead-letter queue (KIP-1191; Config.DLQ): a Reject, or a record that
+//     reached the delivery limit, when the group has one. The caller takes
+//     them (TakeArchiving), writes them to the queue, and archives them
+//     (FinishArchiving); the start does not pass them before that. They
+//     are persisted as such, so a new leader sends them again;
+//   - Archived: never to be delivered again (a Reject or a record that
+//     reached the delivery limit without a dead-letter queue, an offset
+//     no log batch holds, one the queue has).
 //
 // Offsets at or past end have not been read for the group yet. FetchOffset
 // is where the next read of the log should start: the first Available

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// RecordState ids are Kafka's (persisted DeliveryState uses 0, 2, 4).
+// RecordState ids are Kafka's (persisted DeliveryState uses 0, 2, 3, 4).
 type RecordState int8
 
 // Kafka's ACQUIRED (1) is unexported: the name Acquired is the type of the
@@ -15,8 +15,25 @@ const (
 	Available    RecordState = 0
 	acquired     RecordState = 1
 	Acknowledged RecordState = 2
+	Archiving    RecordState = 3 // on its way to the dead-letter queue (KIP-1191)
 	Archived     RecordState = 4
 )
+
+// DLQCause is why a record goes to the dead-letter queue; the text is
+// Kafka's (ShareGroupDLQManager), written in the record's headers.
+type DLQCause int8
+
+const (
+	ClientReject          DLQCause = 1
+	DeliveryCountExceeded DLQCause = 2
+)
+
+func (c DLQCause) String() string {
+	if c == ClientReject {
+		return "Offset rejected by client."
+	}
+	return "Offset delivery count exceeded the threshold."
+}
 
 // AckType ids are Kafka's AcknowledgeTypes in ShareFetch/ShareAcknowledge.
 type AckType int8
@@ -32,7 +49,7 @@ const (
 // StateBatch is a run of offsets with the same state and delivery count.
 type StateBatch struct {
 	FirstOffset, LastOffset int64       // inclusive
-	State                   RecordState // Available, Acknowledged or Archived in a Snapshot
+	State                   RecordState // Available, Acknowledged, Archiving or Archived in a Snapshot
 	DeliveryCount           int16
 }
 
@@ -54,6 +71,9 @@ type Config struct {
 	LockDuration  time.Duration // share.record.lock.duration.ms (30 s)
 	DeliveryLimit int           // group.share.delivery.count.limit (5)
 	MaxInFlight   int           // group.share.partition.max.record.locks (2000)
+	// DLQ sends rejected records, and those that reach DeliveryLimit, to
+	// Archiving rather than Archived: the group has a dead-letter queue.
+	DLQ bool
 }
 
 // LogBatch is one record batch as read from the log: its base and last offset.
@@ -82,6 +102,8 @@ type record struct {
 	deliveries int16
 	owner      string    // the member an Acquired record is locked to
 	deadline   time.Time // when that lock expires
+	cause      DLQCause  // why an Archiving record is (0: read back from a snapshot)
+	sending    bool      // an Archiving record handed out by TakeArchiving
 }
 
 func (r *record) done() bool { return r.state == Acknowledged || r.state == Archived }
@@ -91,10 +113,21 @@ func (r *record) settle(state RecordState) {
 	r.state, r.owner, r.deadline = state, "", time.Time{}
 }
 
+// archive ends an acquisition for good: Archiving, for the dead-letter
+// queue, when the group has one, else Archived.
+func (r *record) archive(cause DLQCause, cfg Config) {
+	if !cfg.DLQ {
+		r.settle(Archived)
+		return
+	}
+	r.settle(Archiving)
+	r.cause, r.sending = cause, false
+}
+
 // release ends an acquisition without an acknowledgement.
 func (r *record) release(cfg Config) {
 	if cfg.DeliveryLimit > 0 && int(r.deliveries) >= cfg.DeliveryLimit {
-		r.settle(Archived)
+		r.archive(DeliveryCountExceeded, cfg)
 	} else {
 		r.settle(Available)
 	}
@@ -106,7 +139,9 @@ type Partition struct {
 	recs  []record // recs[i] is offset start+i
 }
 
-// NewPartition rebuilds a partition from its persisted state.
+// NewPartition rebuilds a partition from its persisted state. Records
+// persisted Archiving are to be sent to the dead-letter queue again
+// (TakeArchiving).
 func NewPartition(s Snapshot) *Partition {
 	p := &Partition{start: s.StartOffset}
 	end := s.StartOffset
@@ -116,7 +151,7 @@ func NewPartition(s Snapshot) *Partition {
 	p.recs = make([]record, end-p.start)
 	for _, b := range s.Batches {
 		state := b.State
-		if state != Acknowledged && state != Archived {
+		if state != Acknowledged && state != Archived && state != Archiving {
 			state = Available
 		}
 		for o := max(b.FirstOffset, p.start); o <= b.LastOffset; o++ {
@@ -248,8 +283,10 @@ func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, c
 			switch t {
 			case AckAccept:
 				r.settle(Acknowledged)
-			case AckGap, AckReject:
+			case AckGap:
 				r.settle(Archived)
+			case AckReject:
+				r.archive(ClientReject, cfg)
 			case AckRelease:
 				r.release(cfg)
 			case AckRenew:
@@ -335,6 +372,59 @@ func (p *Partition) AcquiredCount() int { return p.count(acquired) }
 // offset whose delivery is over, acknowledged or archived (KIP-1226's
 // delivery complete count: the lag leaves them out).
 func (p *Partition) DeliveryComplete() int { return p.count(Acknowledged) + p.count(Archived) }
+
+// ToArchive is a run of Archiving records for the dead-letter queue.
+type ToArchive struct {
+	FirstOffset, LastOffset int64 // inclusive
+	DeliveryCount           int16
+	Cause                   DLQCause
+}
+
+// TakeArchiving hands out the Archiving records not handed out before,
+// as runs of equal delivery count and cause; the caller writes them to
+// the dead-letter queue and then calls FinishArchiving. A record read
+// back Archiving from a snapshot gets the cause Kafka gives it on load:
+// the delivery count exceeded if it reached the limit, else a rejection.
+func (p *Partition) TakeArchiving(cfg Config) []ToArchive {
+	var out []ToArchive
+	for i := range p.recs {
+		r := &p.recs[i]
+		if r.state != Archiving || r.sending {
+			continue
+		}
+		r.sending = true
+		if r.cause == 0 {
+			r.cause = ClientReject
+			if cfg.DeliveryLimit > 0 && int(r.deliveries) >= cfg.DeliveryLimit {
+				r.cause = DeliveryCountExceeded
+			}
+		}
+		o := p.start + int64(i)
+		if n := len(out); n > 0 && out[n-1].LastOffset+1 == o && out[n-1].DeliveryCount == r.deliveries && out[n-1].Cause == r.cause {
+			out[n-1].LastOffset = o
+			continue
+		}
+		out = append(out, ToArchive{FirstOffset: o, LastOffset: o, DeliveryCount: r.deliveries, Cause: r.cause})
+	}
+	return out
+}
+
+// FinishArchiving archives the records of runs that are still Archiving
+// (the dead-letter queue has them, or gave up on them), and moves the
+// start over them; reports whether anything changed.
+func (p *Partition) FinishArchiving(runs []ToArchive) bool {
+	changed := false
+	for _, run := range runs {
+		for o := max(run.FirstOffset, p.start); o <= run.LastOffset && o < p.EndOffset(); o++ {
+			if r := &p.recs[o-p.start]; r.state == Archiving {
+				r.settle(Archived)
+				changed = true
+			}
+		}
+	}
+	p.advance()
+	return changed
+}
 
 func (p *Partition) count(state RecordState) int {
 	n := 0

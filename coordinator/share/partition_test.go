@@ -15,13 +15,13 @@ var (
 )
 
 // dump renders the window as "start: s0 s1 …", one letter per state
-// (a Available, q Acquired, k Acknowledged, x Archived) and the delivery
+// (a Available, q Acquired, k Acknowledged, d Archiving, x Archived) and the delivery
 // count.
 func dump(p *Partition) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d:", p.start)
 	for _, r := range p.recs {
-		fmt.Fprintf(&b, " %c%d", "aqk?x"[r.state], r.deliveries)
+		fmt.Fprintf(&b, " %c%d", "aqkdx"[r.state], r.deliveries)
 	}
 	return b.String()
 }
@@ -276,6 +276,62 @@ func TestDeliveryLimitArchivesOnlyAtTheLimit(t *testing.T) {
 	// Offset 0 reached the limit, offset 1 did not; the start stops at 1.
 	if d, want := dump(p), "1: a1"; d != want {
 		t.Errorf("window %q, want %q", d, want)
+	}
+}
+
+// With a dead-letter queue, a rejected record and one released at the
+// delivery limit are Archiving: the start stops at them until the queue
+// has them. They are handed out once, persisted as state 3, handed out
+// again after a reload with the cause Kafka gives them on load, and
+// archived by FinishArchiving.
+func TestDeadLetterQueueArchiving(t *testing.T) {
+	c := cfg
+	c.DeliveryLimit, c.DLQ = 2, true
+	p := NewPartition(Snapshot{Batches: []StateBatch{{0, 0, Available, 1}}})
+	p.Acquire("m1", batches(0, 3), 4, 0, false, t0, c)
+	if code := p.Acknowledge("m1", []AckBatch{{0, 3, []AckType{AckRelease, AckReject, AckAccept, AckGap}}}, t0, c); code != 0 {
+		t.Fatalf("acknowledge: %d", code)
+	}
+	// 0 reached the limit, 1 was rejected; 2 accepted, 3 a gap.
+	if d, want := dump(p), "0: d2 d1 k1 x1"; d != want {
+		t.Fatalf("window %q, want %q", d, want)
+	}
+	if got := p.Snapshot(); !reflect.DeepEqual(got.Batches, []StateBatch{{0, 0, Archiving, 2}, {1, 1, Archiving, 1}, {2, 2, Acknowledged, 1}, {3, 3, Archived, 1}}) {
+		t.Errorf("snapshot %+v", got)
+	}
+	want := []ToArchive{{0, 0, 2, DeliveryCountExceeded}, {1, 1, 1, ClientReject}}
+	if got := p.TakeArchiving(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("to archive %+v, want %+v", got, want)
+	}
+	if got := p.TakeArchiving(c); got != nil {
+		t.Errorf("handed out twice: %+v", got)
+	}
+
+	// A new leader reads the snapshot back and sends them again; a
+	// record under the limit was rejected, as Kafka reckons on load.
+	if got := NewPartition(p.Snapshot()).TakeArchiving(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a reload: %+v, want %+v", got, want)
+	}
+	c3 := c
+	c3.DeliveryLimit = 3
+	if got, want3 := NewPartition(p.Snapshot()).TakeArchiving(c3), []ToArchive{{0, 0, 2, ClientReject}, {1, 1, 1, ClientReject}}; !reflect.DeepEqual(got, want3) {
+		t.Errorf("after a reload under a limit of 3: %+v, want %+v", got, want3)
+	}
+
+	if !p.FinishArchiving(want) || p.StartOffset() != 4 {
+		t.Errorf("after FinishArchiving the window is %q, want it empty at 4", dump(p))
+	}
+	if p.FinishArchiving(want) {
+		t.Error("FinishArchiving changed records already archived")
+	}
+
+	// Without a queue they are archived at once.
+	c.DLQ = false
+	r := NewPartition(Snapshot{})
+	r.Acquire("m1", batches(0, 0), 1, 0, false, t0, c)
+	r.Acknowledge("m1", acks(0, 0, AckReject), t0, c)
+	if d := dump(r); d != "1:" {
+		t.Errorf("rejected without a queue: %q", d)
 	}
 }
 

@@ -58,7 +58,10 @@ const (
 	KRaftVersion = "kraft.version"
 	// ShareVersion 1 enables share groups (KIP-932: ShareGroupHeartbeat,
 	// ShareFetch, ...); at 0 they answer UNSUPPORTED_VERSION, as in Kafka.
-	// Kafka 4.2 finalizes it at 1 in a new cluster.
+	// Kafka 4.2 finalizes it at 1 in a new cluster. 2 (Kafka 4.4, from
+	// 4.4-IV0) adds dead-letter queues (KIP-1191): a share group's rejected
+	// records, and those that reached the delivery limit, are written to
+	// the group's DLQ topic (broker/share_dlq.go).
 	ShareVersion = "share.version"
 	// MetadataVersion is the cluster's metadata format as a Kafka release
 	// names it: level 7 is 3.3-IV3, 27 is 4.1-IV1, 29 is 4.2-IV1, the
@@ -71,8 +74,8 @@ const (
 	// its brokers send each other); 30 (4.3-IV0) gates cordoned log dirs
 	// (KIP-1066, CordonedLogDirs), and changed metadata records: a
 	// cluster upgraded to it does not come back below. 31 (4.4-IV0) gates
-	// nothing (it is only where Kafka turns share.version 2 on for a new
-	// cluster); 32 (4.4-IV1) gates CIDR hosts in ACLs (acl/cidr.go), 33
+	// nothing itself (it is where Kafka's --release-version turns
+	// share.version 2 on); 32 (4.4-IV1) gates CIDR hosts in ACLs (acl/cidr.go), 33
 	// (4.4-IV2, Kafka 4.4's newest) UnregisterController; both changed
 	// metadata records too.
 	MetadataVersion = "metadata.version"
@@ -112,7 +115,7 @@ var served = []Feature{
 	{Name: GroupVersion, Max: 1, Default: 1},
 	{Name: KRaftVersion, Max: 1, Default: 0, NoDowngrade: true},
 	{Name: MetadataVersion, Min: 7, Max: 33, Default: 29},
-	{Name: ShareVersion, Max: 1, Default: 1},
+	{Name: ShareVersion, Max: 2, Default: 1},
 	{Name: StreamsVersion, Max: 1, Default: 1},
 	{Name: TransactionVersion, Max: 2, Default: 2},
 }
@@ -270,8 +273,7 @@ func APIVersions(resp *kmsg.ApiVersionsResponse, stored map[string]int16, epoch 
 // prepared, from the levels its bootstrap snapshot holds: the format
 // records metadata.version and every other feature its release (or
 // --feature) puts above 0, so a served feature it left out is at 0, as in
-// Kafka. A level beyond what Gregor serves (a newer release's, such as
-// share.version 2 of Kafka 4.4) is taken at the nearest served one, and
+// Kafka. A level beyond what Gregor serves (a newer release's) is taken at the nearest served one, and
 // adjusted says so for each; kraft.version is the quorum's own and
 // features Gregor does not serve are not stored.
 func Formatted(formatted map[string]int16) (stored map[string]int16, adjusted []string) {

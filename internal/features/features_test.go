@@ -133,7 +133,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	}
 	var av kmsg.ApiVersionsResponse
 	APIVersions(&av, next, 7, true)
-	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-1 streams.version:0-1 transaction.version:0-2"; got != want {
+	if got, want := supported(av), "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-2 streams.version:0-1 transaction.version:0-2"; got != want {
 		t.Fatalf("supported %s, want %s", got, want)
 	}
 	if got, want := finalized(av), "group.version:1-1 metadata.version:29-29 share.version:1-1 streams.version:1-1 transaction.version:1-1"; got != want || av.FinalizedFeaturesEpoch != 7 {
@@ -152,7 +152,7 @@ func TestUpdateAndAPIVersions(t *testing.T) {
 	// A single node is a quorum of one formatted --standalone.
 	av = kmsg.ApiVersionsResponse{}
 	APIVersions(&av, nil, 0, false)
-	if s, f := supported(av), finalized(av); s != "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-1 streams.version:0-1 transaction.version:0-2" ||
+	if s, f := supported(av), finalized(av); s != "eligible.leader.replicas.version:0-1 group.version:0-1 kraft.version:0-1 metadata.version:7-33 share.version:0-2 streams.version:0-1 transaction.version:0-2" ||
 		f != "eligible.leader.replicas.version:1-1 group.version:1-1 kraft.version:1-1 metadata.version:29-29 share.version:1-1 streams.version:1-1 transaction.version:2-2" {
 		t.Fatalf("single node defaults: supported %s, finalized %s", s, f)
 	}
@@ -205,11 +205,11 @@ func TestFormatted(t *testing.T) {
 	// Kafka 4.4's defaults.
 	stored, adjusted := Formatted(map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1,
 		ShareVersion: 2, StreamsVersion: 1, TransactionVersion: 2, KRaftVersion: 1, "future.version": 3})
-	want := map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1, ShareVersion: 1, StreamsVersion: 1, TransactionVersion: 2}
+	want := map[string]int16{MetadataVersion: 33, ELRVersion: 1, GroupVersion: 1, ShareVersion: 2, StreamsVersion: 1, TransactionVersion: 2}
 	if !reflect.DeepEqual(stored, want) {
 		t.Errorf("4.4 defaults: stored %v, want %v", stored, want)
 	}
-	wantAdjusted := []string{"share.version 2 formatted, 1 served", "future.version 3 formatted, not served"}
+	wantAdjusted := []string{"future.version 3 formatted, not served"}
 	if !reflect.DeepEqual(adjusted, wantAdjusted) {
 		t.Errorf("adjusted %q, want %q", adjusted, wantAdjusted)
 	}
