@@ -383,7 +383,9 @@ func checked(validate func(string) error) func(*Config, string) error {
 // recovery threads (DynamicThreadPool), cordoned.log.dirs (Kafka 4.3's
 // DynamicLogConfig), producer.id.expiration.ms and
 // transaction.partition.verification.enable
-// (DynamicProducerStateManagerConfig), and the connection limits, the
+// (DynamicProducerStateManagerConfig), the share groups' dead-letter
+// queue prefix and auto-creation (GroupCoordinatorConfig's
+// reconfigurable configs), and the connection limits, the
 // broker's and the per-address ones (SocketServer's reconfigurable
 // configs). All others are read-only; changing them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
@@ -392,7 +394,8 @@ var dynamicBrokerKeys = func() map[string]bool {
 		"transaction.partition.verification.enable": true,
 		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,
 		"max.connections": true, "max.connection.creation.rate": true,
-		"cordoned.log.dirs": true}
+		"cordoned.log.dirs":                        true,
+		"errors.deadletterqueue.topic.name.prefix": true, "errors.deadletterqueue.auto.create.topics.enable": true}
 	for _, k := range topicConfigKeys {
 		if len(k.synonyms) > 0 {
 			keys[k.synonyms[0].name] = true

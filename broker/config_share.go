@@ -79,6 +79,15 @@ var shareKeys = []configKey{
 		c.Cluster.ShareStateReplicationFactor = int16(n)
 		return err
 	}},
+	{"errors.deadletterqueue.topic.name.prefix", "STRING", "dlq.", "The prefix every share group's dead-letter queue topic name must start with (KIP-1191); empty for any name.", func(c *Config, v string) error {
+		c.ShareDLQTopicPrefix = v
+		return nil
+	}},
+	{"errors.deadletterqueue.auto.create.topics.enable", "BOOLEAN", "false", "Whether automatic creation of DLQ topics is enabled (KIP-1191). When a share group has a DLQ topic configured, this setting controls whether the broker will automatically create the topic if it does not exist.", func(c *Config, v string) error {
+		var err error
+		c.ShareDLQAutoCreate, err = parseBool(v)
+		return err
+	}},
 	{"share.coordinator.state.topic.min.isr", "SHORT", "2", "The min.insync.replicas of the share-group state topic.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt16)
 		c.ShareStateMinISR = n
@@ -106,6 +115,10 @@ type shareSettings struct {
 	ShareMinMaxInFlight, ShareMaxMaxInFlight             int // bounds of share.partition.max.record.locks
 	// ShareMaxSessions is group.share.max.share.sessions.
 	ShareMaxSessions int
+	// The share groups' dead-letter queues (KIP-1191): the prefix their
+	// topics' names need, and whether a missing one is created.
+	ShareDLQTopicPrefix string
+	ShareDLQAutoCreate  bool
 	// __share_group_state: partitions, min ISR, segment size.
 	ShareStateNumPartitions int32
 	ShareStateMinISR        int64

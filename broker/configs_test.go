@@ -23,6 +23,7 @@ var topicConfigCases = map[string][2]string{
 	"compression.lz4.level":                   {"12", "0"},
 	"compression.type":                        {"zstd", "brotli"},
 	"compression.zstd.level":                  {"-3", "23"},
+	"errors.deadletterqueue.group.enable":     {"true", "x"},
 	"delete.retention.ms":                     {"1000", "-1"},
 	"file.delete.delay.ms":                    {"10", "soon"},
 	"flush.messages":                          {"100", "0"},

@@ -37,6 +37,8 @@ type namedConfigKey struct {
 var groupConfigKeys = []namedConfigKey{
 	{"consumer.heartbeat.interval.ms", "INT", "group.consumer.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
 	{"consumer.session.timeout.ms", "INT", "group.consumer.session.timeout.ms", "", "The timeout to detect client failures when using the consumer group protocol."},
+	{"errors.deadletterqueue.copy.record.enable", "BOOLEAN", "", "false", "When writing onto the dead-letter queue topic, whether to copy the original record onto the DLQ topic, or just write a record containing the context information headers."},
+	{"errors.deadletterqueue.topic.name", "STRING", "", "", "The name of the topic to be used as the dead-letter queue (DLQ) topic for this share group. If blank (the default), the group does not have a DLQ topic."},
 	{"share.auto.offset.reset", "STRING", "", "latest", "The strategy to initialize the share-partition start offset: latest, earliest, or by_duration:<ISO-8601 duration>."},
 	{"share.delivery.count.limit", "INT", "group.share.delivery.count.limit", "", "The maximum number of delivery attempts for a record delivered to a share group."},
 	{"share.heartbeat.interval.ms", "INT", "group.share.heartbeat.interval.ms", "", "The heartbeat interval given to the members."},
@@ -123,6 +125,8 @@ func groupInt(set map[string]string, key string) *int {
 type shareGroupSettings struct {
 	autoOffsetReset string // latest, earliest or by_duration:...
 	readCommitted   bool
+	dlqTopic        string        // errors.deadletterqueue.topic.name; "" for none
+	dlqCopyRecord   bool          // errors.deadletterqueue.copy.record.enable
 	lockDuration    time.Duration // 0: the broker's
 	deliveryLimit   int           // 0: the broker's
 	maxInFlight     int           // 0: the broker's
@@ -137,12 +141,14 @@ func (b *Broker) shareGroupSettings(name string) shareGroupSettings {
 		s.autoOffsetReset = v
 	}
 	s.readCommitted = set["share.isolation.level"] == "read_committed"
+	s.dlqTopic = set["errors.deadletterqueue.topic.name"]
+	s.dlqCopyRecord, _ = parseBool(set["errors.deadletterqueue.copy.record.enable"])
 	return s
 }
 
 // shareConfigFor is the share-partition configuration of a group: the
 // broker's, with the group's lock duration, delivery count limit and
-// record locks where it set them.
+// record locks where it set them, and whether it has a dead-letter queue.
 func (b *Broker) shareConfigFor(name string) share.Config {
 	cfg := b.liveConfig().Share
 	own := b.shareGroupSettings(name)
@@ -155,6 +161,7 @@ func (b *Broker) shareConfigFor(name string) share.Config {
 	if own.maxInFlight > 0 {
 		cfg.MaxInFlight = own.maxInFlight
 	}
+	cfg.DLQ = b.shareDLQEnabled(own)
 	return cfg
 }
 
@@ -209,7 +216,7 @@ func groupBounds(live *Config) map[string]groupBound {
 // configs as they would be: known names; whole numbers of at least 1
 // within the broker's min and max; sessions longer than heartbeat
 // intervals; share.auto.offset.reset and share.isolation.level among
-// their values.
+// their values; a dead-letter queue topic not named like an internal one.
 func validateGroupConfigs(set map[string]string, live *Config) error {
 	bounds := groupBounds(live)
 	values := map[string]int64{}
@@ -228,6 +235,14 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 		case name == "share.isolation.level":
 			if v != "read_committed" && v != "read_uncommitted" {
 				return fmt.Errorf("Invalid value %s for configuration share.isolation.level: String must be one of: read_committed, read_uncommitted", v)
+			}
+		case name == "errors.deadletterqueue.topic.name":
+			if strings.HasPrefix(v, "__") {
+				return fmt.Errorf("errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'")
+			}
+		case name == "errors.deadletterqueue.copy.record.enable":
+			if _, err := parseBool(v); err != nil {
+				return fmt.Errorf("Invalid value %s for configuration errors.deadletterqueue.copy.record.enable: Expected value to be either true or false", v)
 			}
 		default:
 			n, err := strconv.ParseInt(v, 10, 32)

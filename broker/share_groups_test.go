@@ -797,20 +797,8 @@ func TestClusterShareGroupQueue(t *testing.T) {
 	any := dialAddr(t, c.addrs()[0])
 	coord := dialAddr(t, c.addrs()[coordinatorOf(t, any, "cqg")-1])
 	c.waitFor("no lag in any partition", func() bool {
-		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
-		req.SetVersion(1)
-		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "cqg"}}
-		g := coord.request(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
-		var sum int64
-		for _, tp := range g.Topics {
-			for _, p := range tp.Partitions {
-				if p.ErrorCode != 0 {
-					return false
-				}
-				sum += p.StartOffset
-			}
-		}
-		return g.ErrorCode == 0 && sum == 3000
+		sum, ok := shareStartOffsetSum(coord, "cqg")
+		return ok && sum == 3000
 	})
 
 	// Deleting the topic drops the group's state in it, on whichever
@@ -823,6 +811,26 @@ func TestClusterShareGroupQueue(t *testing.T) {
 		parts, code := coordNode.groups.SharePartitions("cqg")
 		return code == 0 && len(parts) == 0
 	})
+}
+
+// shareStartOffsetSum adds up a share group's start offsets in every
+// partition it has state for, as its coordinator describes them; false
+// if any of them is an error.
+func shareStartOffsetSum(coord *rawConn, group string) (int64, bool) {
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.SetVersion(1)
+	req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group}}
+	g := coord.request(req).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	var sum int64
+	for _, tp := range g.Topics {
+		for _, p := range tp.Partitions {
+			if p.ErrorCode != 0 {
+				return 0, false
+			}
+			sum += p.StartOffset
+		}
+	}
+	return sum, g.ErrorCode == 0
 }
 
 // TestShareSessionLimit: beyond group.share.max.share.sessions a new

@@ -19,9 +19,10 @@ import (
 // the delivery counts last written). A share-partition belongs to one
 // leader epoch: when the partition's leader epoch moves it is read again.
 type sharePartitions struct {
-	b  *Broker
-	mu sync.Mutex
-	m  map[shareKey]*sharePartition
+	b   *Broker
+	dlq *shareDLQ
+	mu  sync.Mutex
+	m   map[shareKey]*sharePartition
 }
 
 // sharePartition is one share-partition led here. Its mutex serialises
@@ -36,10 +37,13 @@ type sharePartition struct {
 	state       *share.Partition // nil until read, or after a failed write
 	timer       *time.Timer      // the next lock expiry
 	dropped     bool
+	// archiving: a dead-letter queue write of this share-partition is
+	// under way; the next waits for it, so the queue gets them in order.
+	archiving bool
 }
 
 func newSharePartitions(b *Broker) *sharePartitions {
-	return &sharePartitions{b: b, m: map[shareKey]*sharePartition{}}
+	return &sharePartitions{b: b, dlq: newShareDLQ(b), m: map[shareKey]*sharePartition{}}
 }
 
 // get returns the share-partition of group on p, which this broker leads.
@@ -68,8 +72,9 @@ func (sps *sharePartitions) forget(k shareKey) {
 	}
 }
 
-// close stops every lock timer.
+// close stops every lock timer and dead-letter queue write.
 func (sps *sharePartitions) close() {
+	sps.dlq.close()
 	sps.mu.Lock()
 	defer sps.mu.Unlock()
 	for k, sp := range sps.m {
@@ -121,19 +126,36 @@ func (sps *sharePartitions) ready(sp *sharePartition) int16 {
 	if sp.state.AdvanceStart(sp.part.log.LogStartOffset()) || fresh {
 		return sps.write(sp)
 	}
+	sps.archive(sp) // what the last leader left Archiving
 	return 0
 }
 
 // write stores the share-partition's state; sp.mu is held. A failed write
-// drops the state, so that the next use reads what was stored.
+// drops the state, so that the next use reads what was stored. Records
+// that went Archiving are sent to the dead-letter queue once written so.
 func (sps *sharePartitions) write(sp *sharePartition) int16 {
 	code := sps.b.shareState.writeState(sp.key, sp.stateEpoch, sp.leaderEpoch, sp.state.Snapshot(), sp.state.DeliveryComplete())
 	if code != 0 {
 		sps.b.logger.Warn("writing share-partition state failed", "group", sp.key.group,
 			"topic", sp.part.topic.name, "partition", sp.part.index, "error", errorMessageText(code))
 		sp.drop()
+		return code
 	}
-	return code
+	sps.archive(sp)
+	return 0
+}
+
+// archive hands the records newly Archiving to the dead-letter queue,
+// unless a write is under way (its end calls archive again); sp.mu is
+// held.
+func (sps *sharePartitions) archive(sp *sharePartition) {
+	if sp.archiving || sp.state == nil || sp.dropped {
+		return
+	}
+	if runs := sp.state.TakeArchiving(sps.b.shareConfigFor(sp.key.group)); len(runs) > 0 {
+		sp.archiving = true
+		sps.dlq.archive(sp, sp.state, runs)
+	}
 }
 
 // shareStartOffset is where a share group starts reading a partition it

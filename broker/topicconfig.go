@@ -67,6 +67,7 @@ var topicConfigKeys = []topicConfigKey{
 	{"compression.type", "STRING", "producer", syn("compression.type"), "The final compression type for a given topic: uncompressed, zstd, lz4, snappy, gzip, or producer to keep the codec the producer used.", oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")},
 	{"compression.zstd.level", "INT", "3", syn("compression.zstd.level"), "The compression level to use if compression.type is set to zstd.", intBetween(-131072, 22)},
 	{"delete.retention.ms", "LONG", "86400000", syn("log.cleaner.delete.retention.ms"), "The amount of time to retain delete tombstone markers for log compacted topics.", longAtLeast(0)},
+	{"errors.deadletterqueue.group.enable", "BOOLEAN", "false", nil, "Enable this topic to be used as a dead-letter queue for share groups. When set to <code>true</code>, share groups can write undeliverable records to this topic. When set to <code>false</code> (the default), attempts to use this topic as a DLQ will be rejected.", validBool},
 	{"file.delete.delay.ms", "LONG", "60000", syn("log.segment.delete.delay.ms"), "The time to wait before deleting a file from the filesystem.", longAtLeast(0)},
 	{"flush.messages", "LONG", maxLong, syn("log.flush.interval.messages"), "The number of messages written to a log partition before we force an fsync on the log.", longAtLeast(1)},
 	{"flush.ms", "LONG", maxLong, syn("log.flush.interval.ms", "log.flush.scheduler.interval.ms"), "The time in ms after which we force an fsync of the log.", longAtLeast(0)},
