@@ -17,7 +17,8 @@ import (
 // (metadata.version 4.0-IV3); going below 4.0-IV1 is refused with Kafka's
 // message, and so is a level beyond 4.4-IV2, Kafka 4.4's newest; upgrade --release-version
 // 4.1, then 4.2, comes back, and 4.3 brings cordoned log dirs
-// (checkCordonedLogDirs), after which there is no way back below 4.3-IV0.
+// (checkCordonedLogDirs), after which there is no way back below 4.3-IV0;
+// 4.4 brings share.version 2 and its dead-letter queues (checkShareDLQ).
 // It runs after the features that use share and streams groups: it
 // changes share.version and streams.version, and puts them back.
 func (e *cliEnv) testFeatures(t *testing.T) {
@@ -64,13 +65,55 @@ func (e *cliEnv) testFeatures(t *testing.T) {
 	}
 	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.1-IV1")
 	e.admin(t, e.cls.features, "upgrade", "--feature", "share.version=1", "--feature", "streams.version=1")
-	describe("share.version", "0", "1", "1")
+	describe("share.version", "0", "2", "1")
 	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.2")
 	if !strings.Contains(out, "metadata.version was upgraded to 29.") || strings.Contains(out, "Could not") {
 		t.Errorf("kafka-features upgrade --release-version 4.2 after 4.1:\n%s", out)
 	}
 	describe("metadata.version", "3.3-IV3", "4.4-IV2", "4.2-IV1")
 	e.checkCordonedLogDirs(t)
+
+	out = e.admin(t, e.cls.features, "upgrade", "--release-version", "4.4")
+	if !strings.Contains(out, "metadata.version was upgraded to 33.") || !strings.Contains(out, "share.version was upgraded to 2.") || strings.Contains(out, "Could not") {
+		t.Fatalf("kafka-features upgrade --release-version 4.4:\n%s", out)
+	}
+	describe("share.version", "0", "2", "2")
+	e.checkShareDLQ(t)
+}
+
+// checkShareDLQ: at share.version 2 a share group's dead-letter queue
+// (KIP-1191), set up with kafka-topics and kafka-configs, gets every record
+// kafka-console-share-consumer --reject rejects, with the original key and
+// value (errors.deadletterqueue.copy.record.enable) and Kafka's headers, as
+// kafka-console-consumer prints them.
+func (e *cliEnv) checkShareDLQ(t *testing.T) {
+	const src, dlq, group = "cli-dlq-src", "dlq.cli", "cli-dlq-g"
+	e.admin(t, e.cls.topics, "--create", "--topic", src, "--partitions", "1")
+	e.admin(t, e.cls.topics, "--create", "--topic", dlq, "--partitions", "1", "--config", "errors.deadletterqueue.group.enable=true")
+	e.produceConsole(t, src, cliInput("dlq", 5))
+	e.admin(t, e.cls.configs, "--entity-type", "groups", "--entity-name", group, "--alter", "--add-config",
+		"share.auto.offset.reset=earliest,errors.deadletterqueue.topic.name="+dlq+",errors.deadletterqueue.copy.record.enable=true")
+	r := e.try(t, "", e.cls.shareConsumer, "--bootstrap-server", e.p.Addr, "--topic", src, "--group", group,
+		"--reject", "--max-messages", "5", "--timeout-ms", "60000")
+	if r.err != nil || !strings.Contains(r.stderr, "Processed a total of 5 messages") {
+		t.Fatalf("kafka-console-share-consumer --reject: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	r = e.try(t, "", e.cls.consumer, "--bootstrap-server", e.p.Addr, "--topic", dlq, "--from-beginning",
+		"--max-messages", "5", "--timeout-ms", "60000", "--formatter-property", "print.headers=true", "--formatter-property", "print.key=true")
+	if r.err != nil {
+		t.Fatalf("reading the dead-letter queue: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("the dead-letter queue holds %d records, want 5:\n%s", len(lines), r.stdout)
+	}
+	for i, l := range lines {
+		want := fmt.Sprintf("__dlq.errors.topic:%s,__dlq.errors.partition:0,__dlq.errors.offset:%d,__dlq.errors.group:%s,"+
+			"__dlq.errors.delivery.count:1,__dlq.errors.message:Offset rejected by client.\tdlq-key-%d\tdlq value %d", src, i, group, i, i)
+		if l != want {
+			t.Errorf("dead-letter queue record %d:\n%q\nwant\n%q", i, l, want)
+		}
+	}
 }
 
 // checkCordonedLogDirs: cordoned.log.dirs (KIP-1066) is refused before
