@@ -79,7 +79,7 @@ var shareKeys = []configKey{
 		c.Cluster.ShareStateReplicationFactor = int16(n)
 		return err
 	}},
-	{"errors.deadletterqueue.topic.name.prefix", "STRING", "dlq.", "The prefix every share group's dead-letter queue topic name must start with (KIP-1191); empty for any name.", func(c *Config, v string) error {
+	{"errors.deadletterqueue.topic.name.prefix", "STRING", "dlq.", "The required prefix of topic names used by dead-letter queue topics for share groups. When set to \"\", there is no restriction on the names used for dead-letter queue topics.", func(c *Config, v string) error {
 		c.ShareDLQTopicPrefix = v
 		return nil
 	}},
