@@ -269,7 +269,10 @@ func TestShareGroupDeadLetterQueueResumes(t *testing.T) {
 // of a three-partition topic, and the queue topic (one partition, led by
 // one of the three brokers) gets each of them once, with its source
 // partition and offset, and its value copied; the good ones are not
-// there, and every partition's start offset reaches its end.
+// there, and every partition's start offset reaches its end. Then the
+// queue partition's leader stops: the records rejected meanwhile still
+// all reach the queue (at least once: a share-partition that moved with
+// the stopped broker sends again what it had ARCHIVING).
 func TestClusterShareGroupDeadLetterQueue(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{
 		"share.coordinator.state.topic.num.partitions": "3",
@@ -291,7 +294,7 @@ func TestClusterShareGroupDeadLetterQueue(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	consumer := c.client(kgo.ShareGroup("cqg"), kgo.ConsumeTopics("cq"))
+	consumer := c.client(kgo.ShareGroup("cqg"), kgo.ConsumeTopics("cq"), kgo.RequestRetries(3))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -307,48 +310,72 @@ func TestClusterShareGroupDeadLetterQueue(t *testing.T) {
 		consumer.FlushAcks(context.Background())
 		consumer.Close()
 	}()
-	const n = 60
-	for i := range n {
-		v := "good-" + strconv.Itoa(i)
-		if i%3 == 0 {
-			v = "bad-" + strconv.Itoa(i)
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			v := "good-" + strconv.Itoa(i)
+			if i%3 == 0 {
+				v = "bad-" + strconv.Itoa(i)
+			}
+			producer.Produce(ctxT(t), &kgo.Record{Value: []byte(v)}, nil)
 		}
-		producer.Produce(ctxT(t), &kgo.Record{Value: []byte(v)}, nil)
+		if err := producer.Flush(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := producer.Flush(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	seen := map[string]int{} // value -> times in the queue
 	reader := c.client(kgo.ConsumeTopics("dlq.cq"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	seen := map[string]string{} // value -> source partition/offset
-	rctx := ctxT(t)
-	for len(seen) < n/3 && rctx.Err() == nil {
-		reader.PollFetches(rctx).EachRecord(func(r *kgo.Record) {
-			var where []string
-			for _, h := range r.Headers {
-				if h.Key == "__dlq.errors.partition" || h.Key == "__dlq.errors.offset" {
-					where = append(where, string(h.Value))
+	readQueue := func(n int) {
+		t.Helper()
+		rctx := ctxT(t)
+		for len(seen) < n && rctx.Err() == nil {
+			reader.PollFetches(rctx).EachRecord(func(r *kgo.Record) {
+				if !strings.HasPrefix(string(r.Value), "bad-") || len(r.Headers) != 6 {
+					t.Errorf("queue record %q with headers %v", r.Value, r.Headers)
 				}
+				seen[string(r.Value)]++
+			})
+		}
+		for i := 0; i < 3*n; i += 3 {
+			if seen["bad-"+strconv.Itoa(i)] == 0 {
+				t.Errorf("bad-%d missing from the queue (it has %v)", i, seen)
 			}
-			if prev, dup := seen[string(r.Value)]; dup {
-				t.Errorf("%s in the queue twice (%s, %s)", r.Value, prev, strings.Join(where, "/"))
+		}
+		if len(seen) != n {
+			t.Errorf("the queue holds %d records, want %d: %v", len(seen), n, seen)
+		}
+	}
+	any, stopped := dialAddr(t, c.addrs()[0]), int32(-1)
+	allDone := func(n int64) {
+		t.Helper()
+		c.waitFor("every partition's start offset at its end", func() bool {
+			id := coordinatorOf(t, any, "cqg")
+			if id == stopped { // not moved yet
+				return false
 			}
-			seen[string(r.Value)] = strings.Join(where, "/")
+			sum, ok := shareStartOffsetSum(dialAddr(t, c.addrs()[id-1]), "cqg")
+			return ok && sum == n
 		})
 	}
-	for i := 0; i < n; i += 3 {
-		if _, ok := seen["bad-"+strconv.Itoa(i)]; !ok {
-			t.Errorf("bad-%d missing from the queue (it has %v)", i, seen)
+
+	const n = 60
+	produce(0, n)
+	readQueue(n / 3)
+	for v, times := range seen {
+		if times != 1 {
+			t.Errorf("%s in the queue %d times before any failure", v, times)
 		}
 	}
-	if len(seen) != n/3 {
-		t.Errorf("the queue holds %d records, want %d: %v", len(seen), n/3, seen)
+	allDone(n)
+
+	leader, _ := c.leaderOf("dlq.cq", 0)
+	c.stop(int(leader - 1))
+	stopped = leader
+	if leader == 1 {
+		any = dialAddr(t, c.addrs()[1])
 	}
-	any := dialAddr(t, c.addrs()[0])
-	coord := dialAddr(t, c.addrs()[coordinatorOf(t, any, "cqg")-1])
-	c.waitFor("every partition's start offset at its end", func() bool {
-		sum, ok := shareStartOffsetSum(coord, "cqg")
-		return ok && sum == n
-	})
+	produce(n, 2*n)
+	readQueue(2 * n / 3)
+	allDone(2 * n)
 	cancel()
 	<-done
 }
