@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -213,7 +214,7 @@ func (d *shareDLQ) originals(sp *sharePartition, runs []share.ToArchive) map[int
 			next := from
 			protocol.DataRecords(read.Records, func(r *protocol.Record) error {
 				if r.Offset >= from && r.Offset <= run.LastOffset {
-					out[r.Offset] = &protocol.Record{Offset: r.Offset, Key: cloneBytes(r.Key), Value: cloneBytes(r.Value)}
+					out[r.Offset] = &protocol.Record{Offset: r.Offset, Key: bytes.Clone(r.Key), Value: bytes.Clone(r.Value)}
 				}
 				next = max(next, r.Offset+1)
 				return nil
@@ -229,13 +230,6 @@ func (d *shareDLQ) originals(sp *sharePartition, runs []share.ToArchive) map[int
 		}
 	}
 	return out
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 // createDLQTopic creates a queue topic as Kafka's DLQ manager does: the
