@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"maps"
 	"net"
 	"slices"
@@ -22,6 +23,7 @@ import (
 type Client struct {
 	clientID   string
 	configured map[int32]string
+	tls        *tls.Config // nil: plain TCP
 
 	mu     sync.Mutex
 	ids    []int32
@@ -36,9 +38,10 @@ type voterConn struct {
 	w  *wireConn
 }
 
-// NewClient returns a client for the voters (node id -> CONTROLLER host:port).
-func NewClient(voters map[int32]string, clientID string) *Client {
-	c := &Client{clientID: clientID, configured: maps.Clone(voters), addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
+// NewClient returns a client for the voters (node id -> CONTROLLER host:port),
+// dialling them over TLS with tlsConfig when it is not nil.
+func NewClient(voters map[int32]string, clientID string, tlsConfig *tls.Config) *Client {
+	c := &Client{clientID: clientID, configured: maps.Clone(voters), tls: tlsConfig, addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
 	c.AddVoters(voters)
 	return c
 }
@@ -118,9 +121,9 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 		return nil, net.ErrClosed
 	}
 	if vc.w == nil {
-		conn, err := dialVoter(ctx, addr)
+		conn, err := dial(ctx, addr, c.tls, voterDialTimeout)
 		if alt, ok := c.configured[id]; err != nil && ok && alt != addr {
-			conn, err = dialVoter(ctx, alt)
+			conn, err = dial(ctx, alt, c.tls, voterDialTimeout)
 		}
 		if err != nil {
 			return nil, err
@@ -135,12 +138,8 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 	return resp, err
 }
 
-func dialVoter(ctx context.Context, addr string) (net.Conn, error) {
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	return d.DialContext(dctx, "tcp", addr)
-}
+// voterDialTimeout bounds connecting to a voter (and its TLS handshake).
+const voterDialTimeout = 5 * time.Second
 
 // Close closes the client's connections.
 func (c *Client) Close() error {

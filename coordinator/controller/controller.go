@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -87,7 +88,11 @@ type Config struct {
 	// SnapshotThreshold is raft's: the number of entries after which a
 	// snapshot is taken (0: raft's default).
 	SnapshotThreshold uint64
-	Logger            *slog.Logger
+	// TLS, when the CONTROLLER listener is SSL, is the client side of it:
+	// raft dials voters' CONTROLLER listeners and observers' listeners
+	// with it, which are then SSL too. Nil: plain TCP.
+	TLS    *tls.Config
+	Logger *slog.Logger
 	// commitTimeout is raft's CommitTimeout, the idle time after which
 	// the leader tells followers its commit index (0: raft's 50 ms).
 	// Tests lengthen it to show that nothing waits for it.
@@ -178,7 +183,7 @@ func Start(cfg Config) (*Controller, error) {
 		store.Close()
 		return nil, err
 	}
-	c.stream = newStreamLayer(self)
+	c.stream = newStreamLayer(self, cfg.TLS)
 	trans := newProgressTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: c.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog}))
 	c.progress = trans

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -16,8 +18,9 @@ import (
 var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 
 // streamLayer is raft's StreamLayer over the broker's CONTROLLER listener:
-// Dial opens a TCP connection and writes RaftMagic; Accept returns the
-// connections the broker identified by that magic and passed to HandOff.
+// Dial opens a TCP connection (TLS when the CONTROLLER listener is SSL) and
+// writes RaftMagic; Accept returns the connections the broker identified
+// by that magic and passed to HandOff.
 //
 // Raft dials the addresses its configuration holds. A voter that cannot
 // be reached there is dialled at its address in controller.quorum.voters
@@ -26,6 +29,7 @@ var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 // in raft's configuration, need the leader they cannot elect otherwise.
 type streamLayer struct {
 	addr     voterAddr
+	tls      *tls.Config // nil: plain TCP
 	incoming chan net.Conn
 	fallback atomic.Pointer[func(raft.ServerAddress) (raft.ServerAddress, bool)]
 
@@ -38,8 +42,8 @@ type voterAddr string
 func (a voterAddr) Network() string { return "tcp" }
 func (a voterAddr) String() string  { return string(a) }
 
-func newStreamLayer(addr string) *streamLayer {
-	return &streamLayer{addr: voterAddr(addr), incoming: make(chan net.Conn), closed: make(chan struct{})}
+func newStreamLayer(addr string, tlsConfig *tls.Config) *streamLayer {
+	return &streamLayer{addr: voterAddr(addr), tls: tlsConfig, incoming: make(chan net.Conn), closed: make(chan struct{})}
 }
 
 var errStreamClosed = errors.New("controller: raft stream layer closed")
@@ -61,13 +65,13 @@ func (s *streamLayer) Close() error {
 func (s *streamLayer) Addr() net.Addr { return s.addr }
 
 func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	conn, err := dialRaft(address, timeout)
+	conn, err := s.dialRaft(address, timeout)
 	if err == nil {
 		return conn, nil
 	}
 	if f := s.fallback.Load(); f != nil {
 		if alt, ok := (*f)(address); ok && alt != address {
-			if conn, altErr := dialRaft(alt, timeout); altErr == nil {
+			if conn, altErr := s.dialRaft(alt, timeout); altErr == nil {
 				return conn, nil
 			}
 		}
@@ -75,8 +79,8 @@ func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 	return nil, err
 }
 
-func dialRaft(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	conn, err := net.DialTimeout("tcp", string(address), timeout)
+func (s *streamLayer) dialRaft(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	conn, err := dial(context.Background(), string(address), s.tls, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +91,17 @@ func dialRaft(address raft.ServerAddress, timeout time.Duration) (net.Conn, erro
 	}
 	conn.SetWriteDeadline(time.Time{})
 	return conn, nil
+}
+
+// dial connects to address within timeout, and with tlsConfig completes a
+// TLS handshake there too, checking the certificate names address's host
+// unless tlsConfig says otherwise.
+func dial(ctx context.Context, address string, tlsConfig *tls.Config, timeout time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	if tlsConfig == nil {
+		return d.DialContext(ctx, "tcp", address)
+	}
+	return (&tls.Dialer{NetDialer: d, Config: tlsConfig}).DialContext(ctx, "tcp", address)
 }
 
 // handOff gives an accepted raft connection to the transport, or closes it
