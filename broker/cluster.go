@@ -132,13 +132,14 @@ func (b *Broker) startController(dirPath string) error {
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
+		TLS:                          cfg.ControllerTLS,
 		Logger:                       b.loggers.Logger("gregor.controller").With("component", "controller"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	cl.ctl = ctl
-	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID))
+	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.ControllerTLS)
 	cl.fetchers = newFetcherManager(b)
 	b.cluster = cl
 	if cfg.hasRole("controller") {
@@ -638,8 +639,8 @@ func newReplica(t *topic, index int32, l *logstore.Log) *partition {
 var firstBytesTimeout = 10 * time.Second
 
 // serveControllerConn hands a raft connection to the controller, or
-// serves a Kafka client of the controller.
-func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
+// serves a Kafka client of the controller (user: its TLS principal).
+func (b *Broker) serveControllerConn(nc net.Conn, l *listener, user string) (*conn, bool) {
 	var magic [4]byte
 	nc.SetReadDeadline(time.Now().Add(firstBytesTimeout))
 	if _, err := io.ReadFull(nc, magic[:]); err != nil {
@@ -653,5 +654,6 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener) (*conn, bool) {
 	}
 	c := newConn(b, nc, l)
 	c.prefix = magic[:]
+	c.user = user
 	return c, true
 }

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"crypto/tls"
 	"fmt"
 	"math"
 	"net"
@@ -115,6 +116,10 @@ type Config struct {
 	FailedAuthenticationDelay time.Duration
 	SaslMaxReceiveSize        int32
 	Security                  map[string]ListenerSecurity
+	// ControllerTLS is the client side of an SSL CONTROLLER listener, with
+	// which raft streams and controller requests are dialled; nil when it
+	// is PLAINTEXT.
+	ControllerTLS *tls.Config
 
 	// Authorization (authorize.go): authorizer.class.name set,
 	// super.users, allow.everyone.if.no.acl.found.

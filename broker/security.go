@@ -162,9 +162,9 @@ func (c *Config) resolveSecurity() error {
 			return fmt.Errorf("invalid value for config key listener.security.protocol.map: no security protocol defined for listener %s", l.Name)
 		}
 		switch {
-		case isController && protocol != protocolPlaintext:
-			return fmt.Errorf("listener %s: the controller listener must be PLAINTEXT in Gregor", l.Name)
-		case isController:
+		case isController && protocol != protocolPlaintext && protocol != protocolSSL:
+			return errControllerProtocol(l.Name)
+		case isController && protocol == protocolPlaintext:
 			continue
 		}
 		sec := ListenerSecurity{Protocol: protocol}
@@ -175,13 +175,54 @@ func (c *Config) resolveSecurity() error {
 			}
 		}
 		if protocol == protocolSSL || protocol == protocolSaslSSL {
-			if sec.TLS, sec.ClientTLS, err = c.tlsListener(l.Name); err != nil {
+			if sec.TLS, sec.ClientTLS, err = c.tlsListener(l.Name, true); err != nil {
 				return err
 			}
 		}
 		c.Security[l.Name] = sec
 	}
-	return nil
+	return c.resolveControllerTLS()
+}
+
+func errControllerProtocol(name string) error {
+	return fmt.Errorf("listener %s: the controller listener must be PLAINTEXT or SSL in Gregor (raft's streams neither send nor take SASL)", name)
+}
+
+// controllerProtocol is the security protocol of the controller listener,
+// as listener.security.protocol.map gives it (PLAINTEXT when it does not).
+func (c *Config) controllerProtocol() string {
+	if len(c.ControllerListenerNames) == 0 {
+		return protocolPlaintext
+	}
+	if p, ok := c.SecurityProtocols[c.ControllerListenerNames[0]]; ok {
+		return p
+	}
+	return protocolPlaintext
+}
+
+// resolveControllerTLS sets ControllerTLS when the controller listener is
+// SSL. A node without that listener (broker-only) dials it with the same
+// keys as a node serving it (listener.name.<controller>.ssl.*, else ssl.*),
+// as Kafka's brokers do, and needs a key store only if the controllers
+// require client certificates.
+func (c *Config) resolveControllerTLS() error {
+	if !c.clustered() {
+		return nil
+	}
+	switch p := c.controllerProtocol(); {
+	case p == protocolPlaintext:
+		return nil
+	case p != protocolSSL:
+		return errControllerProtocol(c.ControllerListenerNames[0])
+	}
+	name := c.ControllerListenerNames[0]
+	if sec, ok := c.Security[name]; ok {
+		c.ControllerTLS = sec.ClientTLS
+		return nil
+	}
+	_, client, err := c.tlsListener(name, false)
+	c.ControllerTLS = client
+	return err
 }
 
 func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
@@ -337,17 +378,19 @@ func (c *Config) interBrokerSASL() fsasl.Mechanism {
 // validateInterBrokerSecurity checks, in a cluster, that replicas can log
 // in to the listener they fetch on (the inter-broker listener) and that a
 // broker-only node's inter-broker listener, which carries the metadata log
-// too, is PLAINTEXT (raft speaks neither TLS nor SASL).
+// too, has the controller listener's protocol: the active controller dials
+// it as it dials voters (raft's streams take no SASL).
 func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
 	}
 	l, sec, ok := c.interBrokerListener()
-	if !ok || sec.Protocol == protocolPlaintext {
+	if !ok {
 		return nil
 	}
-	if !c.hasRole("controller") {
-		return fmt.Errorf("listener %s: a broker-only node's inter-broker listener carries the metadata log and must be PLAINTEXT", l.Name)
+	if want := c.controllerProtocol(); !c.hasRole("controller") && sec.Protocol != want {
+		return fmt.Errorf("listener %s: a broker-only node's inter-broker listener carries the metadata log, which the active controller sends as it does to controllers, so it must be %s, as the controller listener %s is",
+			l.Name, want, c.ControllerListenerNames[0])
 	}
 	if !sec.sasl() {
 		return nil

@@ -406,7 +406,7 @@ func (b *Broker) accept(l *listener) {
 				nc, user, ok = b.tlsHandshake(nc, l)
 			}
 			if ok && b.cfg.clustered() && (l.controller || l.raft) {
-				c, ok = b.serveControllerConn(nc, l)
+				c, ok = b.serveControllerConn(nc, l, user)
 			} else if ok {
 				c = newConn(b, nc, l)
 				c.user = user

@@ -54,8 +54,11 @@ func isTLSKey(setting string) bool {
 }
 
 // tlsListener builds the TLS configs of a TLS listener: the server's, and
-// the one replicas dial their leaders' listener of this name with.
-func (c *Config) tlsListener(name string) (server, client *tls.Config, err error) {
+// the one replicas dial their leaders' listener of this name with. A node
+// that only dials the listener (serving false: a broker-only node's view
+// of an SSL CONTROLLER listener) gets no server config, and may have no
+// key store, which only a listener requiring client certificates needs.
+func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Config, err error) {
 	get := func(key string) string {
 		v, _ := c.listenerValue(name, key)
 		return v
@@ -64,12 +67,16 @@ func (c *Config) tlsListener(name string) (server, client *tls.Config, err error
 		KeyPassword: get("ssl.key.password"), Key: get("ssl.keystore.key"), Certificates: get("ssl.keystore.certificate.chain")}
 	ts := keystore.Store{Type: get("ssl.truststore.type"), Location: get("ssl.truststore.location"), Password: get("ssl.truststore.password"),
 		Certificates: get("ssl.truststore.certificates")}
-	if !ks.Set() {
+	var certs []tls.Certificate
+	switch {
+	case ks.Set():
+		pair, err := ks.KeyPair()
+		if err != nil {
+			return nil, nil, fmt.Errorf("listener %s: ssl.keystore: %v", name, err)
+		}
+		certs = []tls.Certificate{pair}
+	case serving:
 		return nil, nil, fmt.Errorf("listener %s uses TLS but has no key store (ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain)", name)
-	}
-	pair, err := ks.KeyPair()
-	if err != nil {
-		return nil, nil, fmt.Errorf("listener %s: ssl.keystore: %v", name, err)
 	}
 	var pool *x509.CertPool
 	if ts.Set() {
@@ -91,20 +98,22 @@ func (c *Config) tlsListener(name string) (server, client *tls.Config, err error
 	if minVersion == 0 {
 		return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: no TLS version enabled on listener %s", name)
 	}
-	server = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
-	switch auth := get("ssl.client.auth"); auth {
-	case "none", "":
-	case "requested":
-		server.ClientAuth = tls.VerifyClientCertIfGiven
-	case "required":
-		server.ClientAuth = tls.RequireAndVerifyClientCert
-	default:
-		return nil, nil, fmt.Errorf("invalid value for config key ssl.client.auth: %s (required, requested or none)", auth)
+	if serving {
+		server = &tls.Config{Certificates: certs, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+		switch auth := get("ssl.client.auth"); auth {
+		case "none", "":
+		case "requested":
+			server.ClientAuth = tls.VerifyClientCertIfGiven
+		case "required":
+			server.ClientAuth = tls.RequireAndVerifyClientCert
+		default:
+			return nil, nil, fmt.Errorf("invalid value for config key ssl.client.auth: %s (required, requested or none)", auth)
+		}
+		if server.ClientAuth != tls.NoClientCert && pool == nil {
+			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
+		}
 	}
-	if server.ClientAuth != tls.NoClientCert && pool == nil {
-		return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
-	}
-	client = &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
 	switch alg := get("ssl.endpoint.identification.algorithm"); alg {
 	case "https":
 	case "":
