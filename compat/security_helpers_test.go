@@ -95,6 +95,25 @@ type tlsBroker struct {
 
 func startTLSBroker(t *testing.T) tlsBroker {
 	t.Helper()
+	ks, trustStore, crt := keytoolStores(t)
+	tb := tlsBroker{trustStore: trustStore, caFile: crt}
+	p := harness.Start(t, t.TempDir(),
+		"listeners=SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+		"ssl.keystore.location="+ks, "ssl.keystore.password=ks-secret",
+		"sasl.enabled.mechanisms=SCRAM-SHA-512",
+		"group.initial.rebalance.delay.ms=0")
+	tb.sslAddr = p.Addr
+	tb.saslSSLAddr, tb.plainAddr = p.ListenerAddr(t, "SASL_SSL"), p.ListenerAddr(t, "PLAINTEXT")
+	tb.adm = newAdmin(t, tb.plainAddr)
+	return tb
+}
+
+// keytoolStores makes, with the JDK's keytool, a JKS key store (password
+// ks-secret) holding a key and a self-signed certificate for 127.0.0.1, a
+// PKCS12 trust store (ts-secret) holding that certificate, and the
+// certificate in PEM.
+func keytoolStores(t *testing.T) (keyStore, trustStore, certFile string) {
+	t.Helper()
 	keytool, err := exec.LookPath("keytool")
 	if err != nil {
 		t.Fatalf("keytool (from the JDK) is needed: %v", err)
@@ -106,20 +125,10 @@ func startTLSBroker(t *testing.T) tlsBroker {
 			t.Fatalf("keytool %v: %v\n%s", args, err, out)
 		}
 	}
-	ks, crt := filepath.Join(dir, "broker.jks"), filepath.Join(dir, "broker.pem")
-	tb := tlsBroker{trustStore: filepath.Join(dir, "client-trust.p12"), caFile: crt}
+	keyStore, certFile, trustStore = filepath.Join(dir, "broker.jks"), filepath.Join(dir, "broker.pem"), filepath.Join(dir, "client-trust.p12")
 	run("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=127.0.0.1",
-		"-ext", "SAN=IP:127.0.0.1", "-validity", "2", "-storetype", "JKS", "-keystore", ks, "-storepass", "ks-secret", "-keypass", "ks-secret")
-	run("-exportcert", "-rfc", "-alias", "broker", "-keystore", ks, "-storepass", "ks-secret", "-file", crt)
-	run("-importcert", "-noprompt", "-alias", "broker", "-file", crt, "-storetype", "PKCS12", "-keystore", tb.trustStore, "-storepass", "ts-secret")
-
-	p := harness.Start(t, t.TempDir(),
-		"listeners=SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
-		"ssl.keystore.location="+ks, "ssl.keystore.password=ks-secret",
-		"sasl.enabled.mechanisms=SCRAM-SHA-512",
-		"group.initial.rebalance.delay.ms=0")
-	tb.sslAddr = p.Addr
-	tb.saslSSLAddr, tb.plainAddr = p.ListenerAddr(t, "SASL_SSL"), p.ListenerAddr(t, "PLAINTEXT")
-	tb.adm = newAdmin(t, tb.plainAddr)
-	return tb
+		"-ext", "SAN=IP:127.0.0.1", "-validity", "2", "-storetype", "JKS", "-keystore", keyStore, "-storepass", "ks-secret", "-keypass", "ks-secret")
+	run("-exportcert", "-rfc", "-alias", "broker", "-keystore", keyStore, "-storepass", "ks-secret", "-file", certFile)
+	run("-importcert", "-noprompt", "-alias", "broker", "-file", certFile, "-storetype", "PKCS12", "-keystore", trustStore, "-storepass", "ts-secret")
+	return keyStore, trustStore, certFile
 }

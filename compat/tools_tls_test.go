@@ -2,9 +2,12 @@ package compat
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -13,6 +16,7 @@ import (
 // store, the console producer over SASL_SSL as a SCRAM-SHA-512 user, the
 // console consumer over SSL; the records are the ones sent. A client
 // whose trust store lacks the broker's certificate fails its handshake.
+// Then a cluster's CONTROLLER listeners over SSL (checkControllerTLS).
 func (e *cliEnv) testTLS(t *testing.T) {
 	tb := startTLSBroker(t)
 	addScram(t, tb.adm, "tess", "tess-secret", kadm.ScramSha512)
@@ -42,5 +46,40 @@ func (e *cliEnv) testTLS(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout+r.stderr, "SSL handshake failed") {
 		t.Fatalf("without the broker's certificate: output lacks the handshake failure:\n%s\n%s", r.stdout, r.stderr)
+	}
+	e.checkControllerTLS(t)
+}
+
+// checkControllerTLS starts three nodes whose CONTROLLER listeners are SSL
+// with client certificates required, from keytool's stores: the quorum
+// forms over TLS; kafka-topics through a broker creates a topic, which the
+// broker forwards to the active controller over TLS and every node
+// applies; kafka-metadata-quorum --bootstrap-controller over SSL names the
+// active controller as leader and the three voters.
+func (e *cliEnv) checkControllerTLS(t *testing.T) {
+	ks, trust, _ := keytoolStores(t)
+	c := clustertest.Start(t, clustertest.Options{Overrides: []string{
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
+		"ssl.keystore.location=" + ks, "ssl.keystore.password=ks-secret",
+		"ssl.truststore.location=" + trust, "ssl.truststore.type=PKCS12", "ssl.truststore.password=ts-secret",
+		"ssl.client.auth=required",
+	}})
+	c.WaitBrokers(t, 3, time.Minute)
+	const topic = "cli-controller-tls"
+	e.run(t, "", e.cls.topics, "--bootstrap-server", c.Nodes[0].Addr(), "--create", "--topic", topic,
+		"--partitions", "2", "--replication-factor", "3")
+	c.WaitAgreed(t, topic, 2, 3, time.Minute)
+
+	leader := c.Controller(t, time.Minute)
+	ssl := cliProperties(t, "controller-ssl", fmt.Sprintf("security.protocol=SSL\n"+
+		"ssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n"+
+		"ssl.keystore.location=%s\nssl.keystore.password=ks-secret\nssl.key.password=ks-secret\n", trust, ks))
+	var voters []string
+	for _, n := range c.Nodes {
+		voters = append(voters, fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort))
+	}
+	out, status := e.describeStatus(t, "--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", c.Nodes[1].ControllerPort), "--command-config", ssl)
+	if status["LeaderId"] != strconv.Itoa(int(leader)) || status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" {
+		t.Fatalf("kafka-metadata-quorum --bootstrap-controller over SSL said\n%s\nwant leader %d and voters %s", out, leader, strings.Join(voters, ", "))
 	}
 }
