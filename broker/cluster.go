@@ -17,6 +17,7 @@ package broker
 // its leaderships.
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -132,14 +133,14 @@ func (b *Broker) startController(dirPath string) error {
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
-		TLS:                          cfg.ControllerTLS,
+		Security:                     cfg.controllerSecurity(),
 		Logger:                       b.loggers.Logger("gregor.controller").With("component", "controller"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	cl.ctl = ctl
-	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.ControllerTLS)
+	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.controllerSecurity())
 	cl.fetchers = newFetcherManager(b)
 	b.cluster = cl
 	if cfg.hasRole("controller") {
@@ -638,6 +639,30 @@ func newReplica(t *topic, index int32, l *logstore.Log) *partition {
 // and says nothing does not hold a goroutine for ever.
 var firstBytesTimeout = 10 * time.Second
 
+// raftAfterLogin returns the connection as a raft stream when it logged
+// in on a SASL listener that takes raft streams and what it sends next
+// is RaftMagic (which it consumes); nil otherwise.
+func raftAfterLogin(c *conn, r *bufio.Reader) net.Conn {
+	l := c.listener
+	if c.auth != nil || l == nil || !l.security.sasl() || !l.controller && !l.raft || c.b.cluster == nil {
+		return nil
+	}
+	if hdr, err := r.Peek(len(controller.RaftMagic)); err != nil || [4]byte(hdr) != controller.RaftMagic {
+		return nil
+	}
+	r.Discard(len(controller.RaftMagic))
+	return &bufferedConn{Conn: c.nc, r: r}
+}
+
+// bufferedConn is a connection whose reads go through the buffer that
+// already holds what was read past the point it changed hands.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
 // serveControllerConn hands a raft connection to the controller, or
 // serves a Kafka client of the controller (user: its TLS principal).
 func (b *Broker) serveControllerConn(nc net.Conn, l *listener, user string) (*conn, bool) {
@@ -648,7 +673,9 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener, user string) (*co
 		return nil, false
 	}
 	nc.SetReadDeadline(time.Time{})
-	if magic == controller.RaftMagic && b.cluster != nil {
+	// On a SASL listener raft streams log in first (conn.serve hands them
+	// over after the login).
+	if magic == controller.RaftMagic && b.cluster != nil && !l.security.sasl() {
 		b.cluster.ctl.HandOff(nc)
 		return nil, false
 	}

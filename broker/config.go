@@ -17,6 +17,7 @@ import (
 	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
+	fsasl "github.com/twmb/franz-go/pkg/sasl"
 )
 
 // Config is the broker's configuration, read from Kafka's server.properties
@@ -111,15 +112,19 @@ type Config struct {
 	// and what they resolve to per client listener.
 	SecurityProtocols        map[string]string
 	SaslInterBrokerMechanism string
+	SaslControllerMechanism  string
 	// InterBrokerListener names the listener brokers reach each other on.
 	InterBrokerListener       string
 	FailedAuthenticationDelay time.Duration
 	SaslMaxReceiveSize        int32
 	Security                  map[string]ListenerSecurity
-	// ControllerTLS is the client side of an SSL CONTROLLER listener, with
-	// which raft streams and controller requests are dialled; nil when it
-	// is PLAINTEXT.
-	ControllerTLS *tls.Config
+	// ControllerTLS and ControllerSASL are how raft streams and controller
+	// requests reach a controller listener that is SSL or SASL; nil
+	// where it is not. InterBrokerSASL is how replicas log in to their
+	// leaders' SASL inter-broker listener.
+	ControllerTLS   *tls.Config
+	ControllerSASL  fsasl.Mechanism
+	InterBrokerSASL fsasl.Mechanism
 
 	// Authorization (authorize.go): authorizer.class.name set,
 	// super.users, allow.everyone.if.no.acl.found.
@@ -511,6 +516,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 		return c, warnings, err
 	}
 	if err := c.resolveInterBrokerListener(); err != nil {
+		return c, warnings, err
+	}
+	if err := c.resolveControllerSecurity(); err != nil {
 		return c, warnings, err
 	}
 	if err := c.validateInterBrokerSecurity(); err != nil {

@@ -65,6 +65,10 @@ type conn struct {
 	// openedShareSession is set once a share session was opened here,
 	// which the connection's end closes.
 	openedShareSession bool
+	// raftStream is set when the connection, logged in on a SASL
+	// controller listener, turned out to be a raft stream: serve ends and
+	// hands it to the controller instead of closing it.
+	raftStream net.Conn
 }
 
 const maxRetainedFrame = 1 << 20
@@ -132,7 +136,13 @@ func (c *conn) close() {
 
 func (c *conn) serve() {
 	defer func() {
-		c.close()
+		if c.raftStream != nil {
+			c.once.Do(func() { close(c.done) }) // the socket stays open, raft's now
+			c.nc.SetDeadline(time.Time{})
+			c.b.cluster.ctl.HandOff(c.raftStream)
+		} else {
+			c.close()
+		}
 		if c.openedShareSession {
 			c.b.shareSessions.connClosed(c)
 		}
@@ -151,6 +161,9 @@ func (c *conn) serve() {
 	var buf []byte
 	for {
 		c.extendIdleDeadline()
+		if c.raftStream = raftAfterLogin(c, r); c.raftStream != nil {
+			return
+		}
 		into := buf
 		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame
 		if large != nil {

@@ -522,7 +522,7 @@ func (cl *cluster) brokerAddr(id int32) string {
 // address on the inter-broker listener, logging in as that listener asks.
 func (b *Broker) interBrokerClientOpts(addr, clientID string) []kgo.Opt {
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(clientID)}
-	if m := b.cfg.interBrokerSASL(); m != nil {
+	if m := b.cfg.InterBrokerSASL; m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
 	if t := b.cfg.interBrokerTLS(); t != nil {

@@ -53,10 +53,11 @@ func init() {
 // bootstrap.controllers (kafka-metadata-quorum, kafka-features,
 // kafka-configs, kafka-acls, kafka-cluster with --bootstrap-controller),
 // answered as on the client listeners. There are no other brokers to
-// register or replicate, and the listener is PLAINTEXT, so no SASL.
+// register or replicate. SaslHandshake and SaslAuthenticate log clients
+// in on a SASL controller listener, as on a client one.
 var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 	table := map[int16]handler{}
-	for _, key := range []int16{18, 19, 20, 29, 30, 31, 32, 33, 37, 38, 39, 40, 41, 44, 49, 50, 51, 55, 57, 60} {
+	for _, key := range []int16{17, 18, 19, 20, 29, 30, 31, 32, 33, 36, 37, 38, 39, 40, 41, 44, 49, 50, 51, 55, 57, 60} {
 		table[key] = handlers[key]
 	}
 	return table
@@ -70,13 +71,16 @@ var singleNodeControllerHandlers = sync.OnceValue(func() map[int16]handler {
 // the node has started as on a client listener, from the metadata image.
 // A controller-only node keeps what they need from the image
 // (cluster.followMetadataLoop). The delegation-token APIs refuse every
-// request there: the listener is PLAINTEXT, where Kafka allows no token
-// requests either.
+// request on a PLAINTEXT listener, as Kafka does. SaslHandshake and
+// SaslAuthenticate log nodes and clients in on a SASL one.
 func (b *Broker) controllerListenerHandlers() map[int16]handler {
 	if !b.cfg.clustered() {
 		return singleNodeControllerHandlers()
 	}
 	table := maps.Clone(controllerHandlers)
+	for _, key := range []int16{17, 36} {
+		table[key] = handlers[key]
+	}
 	for _, key := range []int16{29, 32, 50, 38, 39, 40, 41} {
 		h := handlers[key]
 		h.serve = onceStarted(h.serve)

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/sasl"
 	fsasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -40,10 +41,6 @@ type ListenerSecurity struct {
 	OAuth *sasl.OAuthValidator
 	// MaxReauth is connections.max.reauth.ms by mechanism (KIP-368).
 	MaxReauth map[string]time.Duration
-	// The credentials this node logs in with when it is the client
-	// (replica fetchers), from the inter-broker mechanism's JAAS config.
-	Username, Password string
-	LoginOptions       map[string]string // all of that JAAS config's options
 	// TLS is the server's TLS config on SSL and SASL_SSL listeners;
 	// ClientTLS is how replicas dial a leader's listener of this name.
 	TLS, ClientTLS *tls.Config
@@ -100,6 +97,10 @@ var securityKeys = []configKey{
 	}},
 	{"sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI", "The SASL mechanism replicas log in to a SASL listener with.", func(c *Config, v string) error {
 		c.SaslInterBrokerMechanism = v
+		return nil
+	}},
+	{"sasl.mechanism.controller.protocol", "STRING", "GSSAPI", "The SASL mechanism nodes log in to a SASL controller listener with.", func(c *Config, v string) error {
+		c.SaslControllerMechanism = v
 		return nil
 	}},
 	{"connections.max.reauth.ms", "LONG", "0", "The longest an authenticated SASL session lasts before the client must re-authenticate on its connection; 0 for no limit other than the credential's own expiry.", checked(func(v string) error {
@@ -161,10 +162,7 @@ func (c *Config) resolveSecurity() error {
 		} else if !ok {
 			return fmt.Errorf("invalid value for config key listener.security.protocol.map: no security protocol defined for listener %s", l.Name)
 		}
-		switch {
-		case isController && protocol != protocolPlaintext && protocol != protocolSSL:
-			return errControllerProtocol(l.Name)
-		case isController && protocol == protocolPlaintext:
+		if isController && protocol == protocolPlaintext {
 			continue
 		}
 		sec := ListenerSecurity{Protocol: protocol}
@@ -181,11 +179,7 @@ func (c *Config) resolveSecurity() error {
 		}
 		c.Security[l.Name] = sec
 	}
-	return c.resolveControllerTLS()
-}
-
-func errControllerProtocol(name string) error {
-	return fmt.Errorf("listener %s: the controller listener must be PLAINTEXT or SSL in Gregor (raft's streams neither send nor take SASL)", name)
+	return nil
 }
 
 // controllerProtocol is the security protocol of the controller listener,
@@ -200,29 +194,84 @@ func (c *Config) controllerProtocol() string {
 	return protocolPlaintext
 }
 
-// resolveControllerTLS sets ControllerTLS when the controller listener is
-// SSL. A node without that listener (broker-only) dials it with the same
-// keys as a node serving it (listener.name.<controller>.ssl.*, else ssl.*),
-// as Kafka's brokers do, and needs a key store only if the controllers
-// require client certificates.
-func (c *Config) resolveControllerTLS() error {
-	if !c.clustered() {
+// resolveControllerSecurity sets how this node dials the controller
+// listener, as Kafka's nodes do, from that listener's keys whether or not
+// the node serves it (a broker-only node does not): ControllerTLS from its
+// ssl.* keys (a trust store alone will do unless the controllers require
+// client certificates), ControllerSASL from sasl.mechanism.controller.protocol
+// and that mechanism's JAAS config on it.
+func (c *Config) resolveControllerSecurity() error {
+	if !c.clustered() || len(c.ControllerListenerNames) == 0 {
 		return nil
 	}
-	switch p := c.controllerProtocol(); {
-	case p == protocolPlaintext:
-		return nil
-	case p != protocolSSL:
-		return errControllerProtocol(c.ControllerListenerNames[0])
+	name, protocol := c.ControllerListenerNames[0], c.controllerProtocol()
+	sec, serves := c.Security[name]
+	if protocol == protocolSSL || protocol == protocolSaslSSL {
+		if serves {
+			c.ControllerTLS = sec.ClientTLS
+		} else if _, client, err := c.tlsListener(name, false); err != nil {
+			return err
+		} else {
+			c.ControllerTLS = client
+		}
 	}
-	name := c.ControllerListenerNames[0]
-	if sec, ok := c.Security[name]; ok {
-		c.ControllerTLS = sec.ClientTLS
+	if protocol != protocolSaslPlaintext && protocol != protocolSaslSSL {
 		return nil
 	}
-	_, client, err := c.tlsListener(name, false)
-	c.ControllerTLS = client
+	if !c.hasRole("controller") {
+		return fmt.Errorf("listener %s: a broker-only node cannot follow the metadata log of %s controllers in Gregor (the active controller sends it to the node's inter-broker listener, which cannot take it over SASL); use SSL, with ssl.client.auth=required, or combined nodes",
+			name, protocol)
+	}
+	if !slices.Contains(sec.Mechanisms, c.SaslControllerMechanism) {
+		return fmt.Errorf("invalid value for config key sasl.mechanism.controller.protocol: %s is not enabled on the controller listener %s (%s)",
+			c.SaslControllerMechanism, name, strings.Join(sec.Mechanisms, ","))
+	}
+	var err error
+	c.ControllerSASL, err = c.saslLogin(name, c.SaslControllerMechanism, "controllers")
 	return err
+}
+
+// controllerSecurity is how raft and the controller client reach the
+// controller listener.
+func (c *Config) controllerSecurity() controller.Security {
+	return controller.Security{TLS: c.ControllerTLS, SASL: c.ControllerSASL}
+}
+
+// saslLogin is how this node logs in, as a client, to its listener named
+// listener with mechanism: with the username and password options of that
+// mechanism's JAAS config there, or for OAUTHBEARER an unsecured token
+// made from its options. who names the clients in the error when they are
+// missing.
+func (c *Config) saslLogin(listener, mechanism, who string) (fsasl.Mechanism, error) {
+	jaasKey := listenerPrefix + strings.ToLower(listener) + "." + strings.ToLower(mechanism) + ".sasl.jaas.config"
+	var opts map[string]string
+	if text, ok := c.listenerProps[jaasKey]; ok {
+		jaas, err := sasl.ParseJAAS(text)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value for config key %s: %v", jaasKey, err)
+		}
+		opts = jaas.Options
+	}
+	if mechanism == sasl.OAuthBearer {
+		if opts[unsecuredSubOption] == "" {
+			return nil, fmt.Errorf("listener %s: %s log in with OAUTHBEARER, whose JAAS config (%s) needs the %s option (Gregor logs in with unsecured tokens only)",
+				listener, who, jaasKey, unsecuredSubOption)
+		}
+		return unsecuredLogin(opts), nil
+	}
+	user, pass := opts["username"], opts["password"]
+	if user == "" || pass == "" {
+		return nil, fmt.Errorf("listener %s: %s log in with %s, whose JAAS config (%s) needs username and password options",
+			listener, who, mechanism, jaasKey)
+	}
+	switch mechanism {
+	case sasl.Plain:
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case sasl.ScramSHA512:
+		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+	default:
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	}
 }
 
 func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
@@ -272,10 +321,6 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 		}
 		if jaas.LoginModule != module {
 			return fmt.Errorf("invalid value for config key %s: mechanism %s needs %s, not %s", jaasKey, m, module, jaas.LoginModule)
-		}
-		if m == c.SaslInterBrokerMechanism {
-			sec.Username, sec.Password = jaas.Options["username"], jaas.Options["password"]
-			sec.LoginOptions = jaas.Options
 		}
 	}
 	return nil
@@ -356,30 +401,11 @@ func (c *Config) interBrokerTLS() *tls.Config {
 	return sec.ClientTLS
 }
 
-// interBrokerSASL is how replica fetchers log in to the leader's
-// inter-broker listener, or nil when it is not a SASL listener.
-func (c *Config) interBrokerSASL() fsasl.Mechanism {
-	_, sec, _ := c.interBrokerListener()
-	if !sec.sasl() {
-		return nil
-	}
-	switch c.SaslInterBrokerMechanism {
-	case sasl.Plain:
-		return plain.Auth{User: sec.Username, Pass: sec.Password}.AsMechanism()
-	case sasl.ScramSHA512:
-		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha512Mechanism()
-	case sasl.OAuthBearer:
-		return unsecuredLogin(sec.LoginOptions)
-	default:
-		return scram.Auth{User: sec.Username, Pass: sec.Password}.AsSha256Mechanism()
-	}
-}
-
 // validateInterBrokerSecurity checks, in a cluster, that replicas can log
-// in to the listener they fetch on (the inter-broker listener) and that a
-// broker-only node's inter-broker listener, which carries the metadata log
-// too, has the controller listener's protocol: the active controller dials
-// it as it dials voters (raft's streams take no SASL).
+// in to the listener they fetch on (the inter-broker listener), setting
+// InterBrokerSASL, and that a broker-only node's inter-broker listener,
+// which carries the metadata log too, has the controller listener's
+// protocol: the active controller dials it as it dials voters.
 func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
@@ -398,16 +424,7 @@ func (c *Config) validateInterBrokerSecurity() error {
 	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
 		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, l.Name, strings.Join(sec.Mechanisms, ","))
 	}
-	if c.SaslInterBrokerMechanism == sasl.OAuthBearer {
-		if sec.LoginOptions[unsecuredSubOption] == "" {
-			return fmt.Errorf("listener %s: replicas log in with OAUTHBEARER, whose JAAS config (listener.name.%s.oauthbearer.sasl.jaas.config) needs the %s option (Gregor logs in with unsecured tokens only)",
-				l.Name, strings.ToLower(l.Name), unsecuredSubOption)
-		}
-		return nil
-	}
-	if sec.Username == "" || sec.Password == "" {
-		return fmt.Errorf("listener %s: replicas log in with %s, whose JAAS config (listener.name.%s.%s.sasl.jaas.config) needs username and password options",
-			l.Name, c.SaslInterBrokerMechanism, strings.ToLower(l.Name), strings.ToLower(c.SaslInterBrokerMechanism))
-	}
-	return nil
+	var err error
+	c.InterBrokerSASL, err = c.saslLogin(l.Name, c.SaslInterBrokerMechanism, "replicas")
+	return err
 }

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,36 +51,52 @@ func (e *cliEnv) testTLS(t *testing.T) {
 	e.checkControllerTLS(t)
 }
 
-// checkControllerTLS starts three nodes whose CONTROLLER listeners are SSL
-// with client certificates required, from keytool's stores: the quorum
-// forms over TLS; kafka-topics through a broker creates a topic, which the
-// broker forwards to the active controller over TLS and every node
-// applies; kafka-metadata-quorum --bootstrap-controller over SSL names the
-// active controller as leader and the three voters.
+// checkControllerTLS starts three nodes whose CONTROLLER listeners are
+// secured as Kafka's documentation secures them, from keytool's stores:
+// SSL with client certificates required, then SASL_SSL with PLAIN
+// (sasl.mechanism.controller.protocol). In each, the quorum forms;
+// kafka-topics through a broker creates a topic, which the broker forwards
+// to the active controller and every node applies; kafka-metadata-quorum
+// --bootstrap-controller, logged in as the listener asks, names the active
+// controller as leader and the three voters.
 func (e *cliEnv) checkControllerTLS(t *testing.T) {
 	ks, trust, _ := keytoolStores(t)
-	c := clustertest.Start(t, clustertest.Options{Overrides: []string{
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SSL",
-		"ssl.keystore.location=" + ks, "ssl.keystore.password=ks-secret",
-		"ssl.truststore.location=" + trust, "ssl.truststore.type=PKCS12", "ssl.truststore.password=ts-secret",
-		"ssl.client.auth=required",
-	}})
-	c.WaitBrokers(t, 3, time.Minute)
-	const topic = "cli-controller-tls"
-	e.run(t, "", e.cls.topics, "--bootstrap-server", c.Nodes[0].Addr(), "--create", "--topic", topic,
-		"--partitions", "2", "--replication-factor", "3")
-	c.WaitAgreed(t, topic, 2, 3, time.Minute)
+	stores := []string{"ssl.keystore.location=" + ks, "ssl.keystore.password=ks-secret",
+		"ssl.truststore.location=" + trust, "ssl.truststore.type=PKCS12", "ssl.truststore.password=ts-secret"}
+	trusting := fmt.Sprintf("ssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n", trust)
+	const jaas = `org.apache.kafka.common.security.plain.PlainLoginModule required username="quorum" password="quorum-secret"`
+	for i, setup := range []struct {
+		name      string
+		overrides []string
+		client    string
+	}{
+		{"SSL", []string{"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SSL", "ssl.client.auth=required"},
+			"security.protocol=SSL\n" + trusting + fmt.Sprintf("ssl.keystore.location=%s\nssl.keystore.password=ks-secret\nssl.key.password=ks-secret\n", ks)},
+		{"SASL_SSL", []string{"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL",
+			"sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.controller.protocol=PLAIN",
+			"listener.name.controller.plain.sasl.jaas.config=" + jaas + ` user_quorum="quorum-secret" user_ops="ops-secret";`},
+			"security.protocol=SASL_SSL\n" + trusting + "sasl.mechanism=PLAIN\n" +
+				`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="ops" password="ops-secret";` + "\n"},
+	} {
+		c := clustertest.Start(t, clustertest.Options{Overrides: append(slices.Clone(stores), setup.overrides...)})
+		c.WaitBrokers(t, 3, time.Minute)
+		topic := fmt.Sprintf("cli-controller-%d", i)
+		e.run(t, "", e.cls.topics, "--bootstrap-server", c.Nodes[0].Addr(), "--create", "--topic", topic,
+			"--partitions", "2", "--replication-factor", "3")
+		c.WaitAgreed(t, topic, 2, 3, time.Minute)
 
-	leader := c.Controller(t, time.Minute)
-	ssl := cliProperties(t, "controller-ssl", fmt.Sprintf("security.protocol=SSL\n"+
-		"ssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n"+
-		"ssl.keystore.location=%s\nssl.keystore.password=ks-secret\nssl.key.password=ks-secret\n", trust, ks))
-	var voters []string
-	for _, n := range c.Nodes {
-		voters = append(voters, fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort))
-	}
-	out, status := e.describeStatus(t, "--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", c.Nodes[1].ControllerPort), "--command-config", ssl)
-	if status["LeaderId"] != strconv.Itoa(int(leader)) || status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" {
-		t.Fatalf("kafka-metadata-quorum --bootstrap-controller over SSL said\n%s\nwant leader %d and voters %s", out, leader, strings.Join(voters, ", "))
+		leader := c.Controller(t, time.Minute)
+		var voters []string
+		for _, n := range c.Nodes {
+			voters = append(voters, fmt.Sprintf(`{"id": %d, "endpoints": ["CONTROLLER://127.0.0.1:%d"]}`, n.ID, n.ControllerPort))
+		}
+		config := cliProperties(t, "controller-"+strings.ToLower(setup.name), setup.client)
+		out, status := e.describeStatus(t, "--bootstrap-controller", fmt.Sprintf("127.0.0.1:%d", c.Nodes[1].ControllerPort), "--command-config", config)
+		if status["LeaderId"] != strconv.Itoa(int(leader)) || status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" {
+			t.Fatalf("kafka-metadata-quorum --bootstrap-controller over %s said\n%s\nwant leader %d and voters %s", setup.name, out, leader, strings.Join(voters, ", "))
+		}
+		for _, n := range c.Nodes {
+			n.Kill()
+		}
 	}
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"maps"
 	"net"
 	"slices"
@@ -23,7 +22,7 @@ import (
 type Client struct {
 	clientID   string
 	configured map[int32]string
-	tls        *tls.Config // nil: plain TCP
+	security   Security
 
 	mu     sync.Mutex
 	ids    []int32
@@ -39,9 +38,9 @@ type voterConn struct {
 }
 
 // NewClient returns a client for the voters (node id -> CONTROLLER host:port),
-// dialling them over TLS with tlsConfig when it is not nil.
-func NewClient(voters map[int32]string, clientID string, tlsConfig *tls.Config) *Client {
-	c := &Client{clientID: clientID, configured: maps.Clone(voters), tls: tlsConfig, addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
+// which it reaches as security says.
+func NewClient(voters map[int32]string, clientID string, security Security) *Client {
+	c := &Client{clientID: clientID, configured: maps.Clone(voters), security: security, addrs: map[int32]string{}, conns: map[int32]*voterConn{}}
 	c.AddVoters(voters)
 	return c
 }
@@ -121,9 +120,9 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 		return nil, net.ErrClosed
 	}
 	if vc.w == nil {
-		conn, err := dial(ctx, addr, c.tls, voterDialTimeout)
+		conn, err := c.security.Dial(ctx, addr, c.clientID, voterDialTimeout)
 		if alt, ok := c.configured[id]; err != nil && ok && alt != addr {
-			conn, err = dial(ctx, alt, c.tls, voterDialTimeout)
+			conn, err = c.security.Dial(ctx, alt, c.clientID, voterDialTimeout)
 		}
 		if err != nil {
 			return nil, err
@@ -138,7 +137,8 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 	return resp, err
 }
 
-// voterDialTimeout bounds connecting to a voter (and its TLS handshake).
+// voterDialTimeout bounds connecting to a voter (its TLS handshake and
+// SASL login included).
 const voterDialTimeout = 5 * time.Second
 
 // Close closes the client's connections.

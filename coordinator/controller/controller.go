@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,11 +87,11 @@ type Config struct {
 	// SnapshotThreshold is raft's: the number of entries after which a
 	// snapshot is taken (0: raft's default).
 	SnapshotThreshold uint64
-	// TLS, when the CONTROLLER listener is SSL, is the client side of it:
-	// raft dials voters' CONTROLLER listeners and observers' listeners
-	// with it, which are then SSL too. Nil: plain TCP.
-	TLS    *tls.Config
-	Logger *slog.Logger
+	// Security is how raft and the Client reach CONTROLLER listeners (and
+	// observers' listeners, which have their protocol): TLS for SSL, a
+	// SASL login for SASL_PLAINTEXT and SASL_SSL. Zero: plain TCP.
+	Security Security
+	Logger   *slog.Logger
 	// commitTimeout is raft's CommitTimeout, the idle time after which
 	// the leader tells followers its commit index (0: raft's 50 ms).
 	// Tests lengthen it to show that nothing waits for it.
@@ -183,7 +182,7 @@ func Start(cfg Config) (*Controller, error) {
 		store.Close()
 		return nil, err
 	}
-	c.stream = newStreamLayer(self, cfg.TLS)
+	c.stream = newStreamLayer(self, cfg.Security)
 	trans := newProgressTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: c.stream, MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog}))
 	c.progress = trans

@@ -36,11 +36,13 @@
 // either passes it to HandOff (raft) or serves Kafka frames on it through
 // Handle (ServeKafka does the latter for it). The raft transport is raft's
 // NetworkTransport over a stream layer whose Dial writes the magic and
-// whose Accept returns the handed-off connections. When the CONTROLLER
-// listener is SSL, Config.TLS is its client side: raft streams and the
+// whose Accept returns the handed-off connections. Config.Security is
+// the CONTROLLER listener's client side: over SSL, raft streams and the
 // Client's requests go over TLS, to voters and observers alike (a
 // broker-only node's observer listener is then SSL too), and the broker
-// completes the handshake before it reads the magic.
+// completes the handshake before it reads the magic; over SASL they log
+// in first (SaslHandshake, SaslAuthenticate) and the broker hands a
+// stream to raft when the magic follows a successful login.
 //
 // # State
 //

@@ -196,7 +196,7 @@ func (tc *testCluster) waitAll(what string, cond func(*Image) bool) {
 }
 
 func (tc *testCluster) client() *Client {
-	cl := NewClient(tc.voters, "controller-test", nil)
+	cl := NewClient(tc.voters, "controller-test", Security{})
 	tc.t.Cleanup(func() { cl.Close() })
 	return cl
 }

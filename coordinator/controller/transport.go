@@ -4,12 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // RaftMagic opens every raft stream. Read as a Kafka frame size it is
@@ -18,8 +22,8 @@ import (
 var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 
 // streamLayer is raft's StreamLayer over the broker's CONTROLLER listener:
-// Dial opens a TCP connection (TLS when the CONTROLLER listener is SSL) and
-// writes RaftMagic; Accept returns the connections the broker identified
+// Dial opens a connection as Security says (TLS, then a SASL login, when
+// the CONTROLLER listener asks for them) and writes RaftMagic; Accept returns the connections the broker identified
 // by that magic and passed to HandOff.
 //
 // Raft dials the addresses its configuration holds. A voter that cannot
@@ -29,7 +33,7 @@ var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 // in raft's configuration, need the leader they cannot elect otherwise.
 type streamLayer struct {
 	addr     voterAddr
-	tls      *tls.Config // nil: plain TCP
+	security Security
 	incoming chan net.Conn
 	fallback atomic.Pointer[func(raft.ServerAddress) (raft.ServerAddress, bool)]
 
@@ -42,8 +46,8 @@ type voterAddr string
 func (a voterAddr) Network() string { return "tcp" }
 func (a voterAddr) String() string  { return string(a) }
 
-func newStreamLayer(addr string, tlsConfig *tls.Config) *streamLayer {
-	return &streamLayer{addr: voterAddr(addr), tls: tlsConfig, incoming: make(chan net.Conn), closed: make(chan struct{})}
+func newStreamLayer(addr string, security Security) *streamLayer {
+	return &streamLayer{addr: voterAddr(addr), security: security, incoming: make(chan net.Conn), closed: make(chan struct{})}
 }
 
 var errStreamClosed = errors.New("controller: raft stream layer closed")
@@ -80,7 +84,7 @@ func (s *streamLayer) Dial(address raft.ServerAddress, timeout time.Duration) (n
 }
 
 func (s *streamLayer) dialRaft(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	conn, err := dial(context.Background(), string(address), s.tls, timeout)
+	conn, err := s.security.Dial(context.Background(), string(address), raftClientID, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -93,15 +97,82 @@ func (s *streamLayer) dialRaft(address raft.ServerAddress, timeout time.Duration
 	return conn, nil
 }
 
-// dial connects to address within timeout, and with tlsConfig completes a
-// TLS handshake there too, checking the certificate names address's host
-// unless tlsConfig says otherwise.
-func dial(ctx context.Context, address string, tlsConfig *tls.Config, timeout time.Duration) (net.Conn, error) {
-	d := &net.Dialer{Timeout: timeout}
-	if tlsConfig == nil {
-		return d.DialContext(ctx, "tcp", address)
+// Security is how a node reaches CONTROLLER listeners: over TLS when TLS
+// is set, and logged in with SASL when SASL is set (SaslHandshake v1 and
+// SaslAuthenticate, as Kafka's clients log in).
+type Security struct {
+	TLS  *tls.Config
+	SASL sasl.Mechanism
+}
+
+// raftClientID names raft streams' logins in the listener's logs.
+const raftClientID = "gregor-raft"
+
+// Dial connects to address and completes the TLS handshake (checking the
+// certificate names address's host unless TLS says otherwise) and the
+// SASL login, all within timeout.
+func (s Security) Dial(ctx context.Context, address, clientID string, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	d := &net.Dialer{}
+	var conn net.Conn
+	var err error
+	if s.TLS == nil {
+		conn, err = d.DialContext(ctx, "tcp", address)
+	} else {
+		conn, err = (&tls.Dialer{NetDialer: d, Config: s.TLS}).DialContext(ctx, "tcp", address)
 	}
-	return (&tls.Dialer{NetDialer: d, Config: tlsConfig}).DialContext(ctx, "tcp", address)
+	if err != nil || s.SASL == nil {
+		return conn, err
+	}
+	if err := login(ctx, conn, address, clientID, s.SASL); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	conn.SetDeadline(time.Time{})
+	return conn, nil
+}
+
+// login authenticates conn with mechanism: SaslHandshake v1 naming it,
+// then SaslAuthenticate until the mechanism is done.
+func login(ctx context.Context, conn net.Conn, address, clientID string, mechanism sasl.Mechanism) error {
+	w := &wireConn{conn: conn}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = mechanism.Name()
+	resp, err := w.roundTrip(ctx, clientID, hs)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.(*kmsg.SASLHandshakeResponse).ErrorCode); err != nil {
+		return fmt.Errorf("controller: SASL handshake with %s for %s: %w", address, mechanism.Name(), err)
+	}
+	host, _, _ := net.SplitHostPort(address)
+	session, msg, err := mechanism.Authenticate(ctx, host)
+	if err != nil {
+		return err
+	}
+	for {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(1)
+		auth.SASLAuthBytes = msg
+		resp, err := w.roundTrip(ctx, clientID, auth)
+		if err != nil {
+			return err
+		}
+		ar := resp.(*kmsg.SASLAuthenticateResponse)
+		if err := kerr.ErrorForCode(ar.ErrorCode); err != nil {
+			if ar.ErrorMessage != nil {
+				return fmt.Errorf("controller: SASL login to %s: %w: %s", address, err, *ar.ErrorMessage)
+			}
+			return fmt.Errorf("controller: SASL login to %s: %w", address, err)
+		}
+		done, next, err := session.Challenge(ar.SASLAuthBytes)
+		if err != nil || done {
+			return err
+		}
+		msg = next
+	}
 }
 
 // handOff gives an accepted raft connection to the transport, or closes it

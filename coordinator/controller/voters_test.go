@@ -255,7 +255,7 @@ func TestClientFromBootstrapAddresses(t *testing.T) {
 				j--
 			}
 		}
-		cl := NewClient(addrs, "bootstrap-test", nil)
+		cl := NewClient(addrs, "bootstrap-test", Security{})
 		registerBroker(t, cl, 1, "")
 		cl.Close()
 	}

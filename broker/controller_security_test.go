@@ -1,0 +1,249 @@
+package broker
+
+import (
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// The CONTROLLER listener may be PLAINTEXT, SSL, SASL_PLAINTEXT or
+// SASL_SSL; nodes log in to a SASL one with sasl.mechanism.controller.protocol
+// and the username and password of its JAAS config there. A broker-only
+// node, whose inter-broker listener the active controller dials for the
+// metadata log as it dials voters, needs that listener on the controller
+// listener's protocol, which may not be SASL, and dials SSL controllers
+// with a trust store alone when they ask for no client certificate.
+func TestControllerListenerSecurityConfig(t *testing.T) {
+	pki := newTestPKI(t)
+	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
+	controllerNode := func() map[string]string {
+		return map[string]string{"process.roles": "broker,controller", "node.id": "1", "controller.quorum.voters": "1@127.0.0.1:9093",
+			"listeners": "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", "controller.listener.names": "CONTROLLER",
+			"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL", "log.dirs": t.TempDir(),
+			"ssl.keystore.type": "PEM", "ssl.keystore.location": ks, "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.caFile}
+	}
+	brokerNode := func() map[string]string {
+		return map[string]string{"process.roles": "broker", "node.id": "2", "controller.quorum.voters": "1@127.0.0.1:9093",
+			"listeners": "PLAINTEXT://127.0.0.1:9094", "controller.listener.names": "CONTROLLER",
+			"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SSL", "log.dirs": t.TempDir(),
+			"ssl.keystore.type": "PEM", "ssl.keystore.location": ks, "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.caFile}
+	}
+	saslController := map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL",
+		"sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.controller.protocol": "PLAIN",
+		"listener.name.controller.plain.sasl.jaas.config": plainJAAS}
+	with := func(extra map[string]string) map[string]string {
+		m := maps.Clone(saslController)
+		maps.Copy(m, extra)
+		return m
+	}
+	checkConfigRefusals(t, controllerNode, map[string]configRefusal{
+		"SSL controller without a key store": {map[string]string{"ssl.keystore.location": ""}, "listener CONTROLLER uses TLS but has no key store"},
+		"SASL controller, Kafka's default mechanism": {with(map[string]string{"sasl.mechanism.controller.protocol": ""}),
+			"invalid value for config key sasl.mechanism.controller.protocol: GSSAPI is not enabled on the controller listener CONTROLLER (PLAIN)"},
+		"SASL controller, no login": {with(map[string]string{"listener.name.controller.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret";`}),
+			"listener CONTROLLER: controllers log in with PLAIN, whose JAAS config (listener.name.controller.plain.sasl.jaas.config) needs username and password options"},
+	})
+	props := controllerNode()
+	maps.Copy(props, saslController)
+	if cfg, _, err := ParseConfig(props); err != nil || cfg.ControllerSASL == nil || cfg.ControllerSASL.Name() != "PLAIN" || cfg.ControllerTLS == nil {
+		t.Fatalf("a SASL_SSL controller listener with PLAIN: %v; want a PLAIN login over TLS", err)
+	}
+	checkConfigRefusals(t, brokerNode, map[string]configRefusal{
+		"SSL inter-broker, PLAINTEXT controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT"},
+			"listener PLAINTEXT: a broker-only node's inter-broker listener carries the metadata log, which the active controller sends as it does to controllers, so it must be PLAINTEXT, as the controller listener CONTROLLER is"},
+		"PLAINTEXT inter-broker, SSL controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"},
+			"so it must be SSL, as the controller listener CONTROLLER is"},
+		"SASL_PLAINTEXT controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SASL_PLAINTEXT"},
+			"listener CONTROLLER: a broker-only node cannot follow the metadata log of SASL_PLAINTEXT controllers in Gregor"},
+	})
+
+	cfg, _, err := ParseConfig(controllerNode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ControllerTLS == nil || len(cfg.ControllerTLS.Certificates) != 1 || cfg.Security["CONTROLLER"].TLS == nil {
+		t.Fatalf("an SSL controller listener: client TLS %v, server TLS %v; want both, the client with the key store's certificate",
+			cfg.ControllerTLS, cfg.Security["CONTROLLER"].TLS)
+	}
+	props = brokerNode()
+	delete(props, "ssl.keystore.location")
+	props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"
+	props["listener.name.plaintext.ssl.keystore.location"] = ks // the inter-broker listener's own
+	if _, _, err := ParseConfig(props); err == nil || !strings.Contains(err.Error(), "so it must be SSL") {
+		t.Fatalf("PLAINTEXT inter-broker listener under SSL controllers: %v", err)
+	}
+	props["listener.security.protocol.map"] = "PLAINTEXT:SSL,CONTROLLER:SSL"
+	if cfg, _, err = ParseConfig(props); err != nil {
+		t.Fatalf("a broker-only node with a trust store for the controllers and a key store for its own listener: %v", err)
+	}
+	if cfg.ControllerTLS == nil || len(cfg.ControllerTLS.Certificates) != 0 || cfg.ControllerTLS.RootCAs == nil {
+		t.Fatalf("broker-only node's client TLS for SSL controllers: %+v, want the trust store and no certificate", cfg.ControllerTLS)
+	}
+}
+
+// A cluster every listener of which is SSL with client certificates
+// required, CONTROLLER included, with controller-only voters and
+// broker-only observers: raft's streams (to voters and to observers) and
+// the brokers' requests to the active controller go over TLS, and go on
+// after the raft leader stops. A peer without a certificate the CA signed
+// gets nothing through the CONTROLLER listener, nor does plain TCP.
+func TestClusterControllerTLS(t *testing.T) {
+	pki := newTestPKI(t)
+	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
+	c := startClusterRoles(t, 3, 2, map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SSL",
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          ks,
+		"ssl.truststore.type":            "PEM",
+		"ssl.truststore.location":        pki.caFile,
+		"ssl.client.auth":                "required",
+	})
+	_, client := pki.keyStore("client", pkix.Name{CommonName: "client"})
+	old := checkControllerFailover(t, c, kgo.DialTLSConfig(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}}))
+
+	addr := strings.TrimPrefix(c.props[(old+1)%3]["listeners"], "CONTROLLER://")
+	conn, err := net.Dial("tcp", addr)
+	refusesRaft(t, "plain TCP", conn, err)
+	stranger := newTestPKI(t)
+	_, foreign := stranger.keyStore("intruder", pkix.Name{CommonName: "node"})
+	tc, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{foreign}})
+	refusesRaft(t, "a certificate another CA signed", tc, err)
+	tc, err = tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool})
+	refusesRaft(t, "no certificate", tc, err)
+}
+
+// checkControllerFailover creates a topic and produces to it with acks=all
+// through c's brokers, stops the raft leader, waits for another, and does
+// it again; every running node must apply the second topic. It returns the
+// stopped node's index.
+func checkControllerFailover(t *testing.T, c *testCluster, opts ...kgo.Opt) int {
+	t.Helper()
+	cl := c.client(append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))...)
+	adm := kadm.NewClient(cl)
+	produce := func(topic string) {
+		t.Helper()
+		if _, err := adm.CreateTopic(ctxT(t), 2, 2, nil, topic); err != nil {
+			t.Fatalf("creating %s: %v", topic, err)
+		}
+		for i := range 20 {
+			if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+				t.Fatalf("producing to %s: %v", topic, err)
+			}
+		}
+	}
+	produce("before")
+	leaderIndex := func() int {
+		for _, n := range c.nodes {
+			if n != nil {
+				if id, ok := n.cluster.ctl.LeaderID(); ok {
+					return int(id) - 1
+				}
+			}
+		}
+		return -1
+	}
+	var old int
+	waitUntil(t, "a raft leader", 30*time.Second, func() bool { old = leaderIndex(); return old >= 0 })
+	c.stop(old)
+	waitUntil(t, "another raft leader", 30*time.Second, func() bool {
+		i := leaderIndex()
+		return i >= 0 && i != old && c.nodes[i] != nil
+	})
+	produce("after")
+	for i, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		waitUntil(t, fmt.Sprintf("node %d applying the new leader's topic", i+1), 30*time.Second, func() bool {
+			img := n.cluster.image()
+			return img != nil && img.Topics["after"] != nil
+		})
+	}
+	return old
+}
+
+// refusesRaft writes RaftMagic and a byte of a raft RPC (five bytes, a
+// whole TLS record header) on conn, unless dialling it failed (err), and
+// fails the test unless the listener closes the connection: it must not
+// be handed to raft, which would wait for the rest of the RPC.
+func refusesRaft(t *testing.T, what string, conn net.Conn, err error) {
+	t.Helper()
+	if err != nil {
+		return // refused in the handshake
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write(append(controller.RaftMagic[:], 0)); err != nil {
+		return
+	}
+	if _, err := io.ReadFull(conn, make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("%s: the CONTROLLER listener kept the connection (read: %v), want it closed", what, err)
+	}
+}
+
+// Combined nodes whose CONTROLLER listener is SASL_PLAINTEXT, or SASL_SSL,
+// with PLAIN (the setup of Kafka's listener documentation): raft's streams
+// and the controller requests log in with sasl.mechanism.controller.protocol
+// and go on after the raft leader stops. Raft's magic without a login, or
+// after a failed one, gets the connection closed; after a good login it is
+// taken.
+func TestClusterControllerSASL(t *testing.T) {
+	pki := newTestPKI(t)
+	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
+	for _, protocol := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
+		t.Run(protocol, func(t *testing.T) {
+			props := map[string]string{
+				"listener.security.protocol.map":                  "PLAINTEXT:PLAINTEXT,CONTROLLER:" + protocol,
+				"sasl.enabled.mechanisms":                         "PLAIN",
+				"sasl.mechanism.controller.protocol":              "PLAIN",
+				"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
+			}
+			if protocol == "SASL_SSL" {
+				maps.Copy(props, map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.location": ks,
+					"ssl.truststore.type": "PEM", "ssl.truststore.location": pki.caFile})
+			}
+			c := startCluster(t, 3, props)
+			old := checkControllerFailover(t, c)
+
+			addr := strings.TrimPrefix(strings.Split(c.props[(old+1)%3]["listeners"], ",")[1], "CONTROLLER://")
+			dial := func(login *plain.Auth) (net.Conn, error) {
+				var sec controller.Security
+				if protocol == "SASL_SSL" {
+					sec.TLS = &tls.Config{RootCAs: pki.pool}
+				}
+				if login != nil {
+					sec.SASL = login.AsMechanism()
+				}
+				return sec.Dial(ctxT(t), addr, "test", 5*time.Second)
+			}
+			conn, err := dial(nil)
+			refusesRaft(t, "no login", conn, err)
+			if _, err := dial(&plain.Auth{User: "admin", Pass: "wrong"}); err == nil || !strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
+				t.Fatalf("a login with a wrong password: %v, want SASL_AUTHENTICATION_FAILED", err)
+			}
+			conn, err = dial(&plain.Auth{User: "admin", Pass: "admin-secret"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(2 * time.Second))
+			conn.Write(controller.RaftMagic[:])
+			if _, err := io.ReadFull(conn, make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("raft's magic after a login: read %v, want the connection taken by raft, waiting for an RPC", err)
+			}
+		})
+	}
+}
