@@ -102,17 +102,8 @@ func TestControllerListenerSecurityConfig(t *testing.T) {
 // gets nothing through the CONTROLLER listener, nor does plain TCP.
 func TestClusterControllerTLS(t *testing.T) {
 	pki := newTestPKI(t)
-	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
-	c := startClusterRoles(t, 3, 2, map[string]string{
-		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SSL",
-		"ssl.keystore.type":              "PEM",
-		"ssl.keystore.location":          ks,
-		"ssl.truststore.type":            "PEM",
-		"ssl.truststore.location":        pki.caFile,
-		"ssl.client.auth":                "required",
-	})
-	_, client := pki.keyStore("client", pkix.Name{CommonName: "client"})
-	old := checkControllerFailover(t, c, kgo.DialTLSConfig(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}}))
+	c := startClusterRoles(t, 3, 2, pki.clusterProps("PLAINTEXT:SSL,CONTROLLER:SSL"))
+	old := checkControllerFailover(t, c, kgo.DialTLSConfig(pki.clientTLS()))
 
 	addr := strings.TrimPrefix(c.props[(old+1)%3]["listeners"], "CONTROLLER://")
 	conn, err := net.Dial("tcp", addr)

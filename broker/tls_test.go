@@ -109,6 +109,28 @@ func (p *testPKI) tlsProps(dir string, extra map[string]string) map[string]strin
 	return props
 }
 
+// clusterProps are the settings of cluster nodes that share a PEM key
+// store the CA signed, under protocolMap (listener.security.protocol.map),
+// requiring client certificates on their SSL listeners.
+func (p *testPKI) clusterProps(protocolMap string) map[string]string {
+	ks, _ := p.keyStore("node", pkix.Name{CommonName: "node"})
+	return map[string]string{
+		"listener.security.protocol.map": protocolMap,
+		"ssl.keystore.type":              "PEM",
+		"ssl.keystore.location":          ks,
+		"ssl.truststore.type":            "PEM",
+		"ssl.truststore.location":        p.caFile,
+		"ssl.client.auth":                "required",
+	}
+}
+
+// clientTLS is a client's TLS config: the CA trusted, and a certificate
+// it signed shown.
+func (p *testPKI) clientTLS() *tls.Config {
+	_, client := p.keyStore("client", pkix.Name{CommonName: "client"})
+	return &tls.Config{RootCAs: p.pool, Certificates: []tls.Certificate{client}}
+}
+
 func tlsClient(t *testing.T, addr string, cfg *tls.Config, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(cfg), kgo.RetryTimeout(5 * time.Second)}, opts...)...)
@@ -277,17 +299,8 @@ func TestTLSConfigRefusals(t *testing.T) {
 // required: replicas dial their leaders over TLS with the node's key store.
 func TestClusterTLS(t *testing.T) {
 	pki := newTestPKI(t)
-	ks, _ := pki.keyStore("node", pkix.Name{CommonName: "node"})
-	c := startCluster(t, 3, map[string]string{
-		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
-		"ssl.keystore.type":              "PEM",
-		"ssl.keystore.location":          ks,
-		"ssl.truststore.type":            "PEM",
-		"ssl.truststore.location":        pki.caFile,
-		"ssl.client.auth":                "required",
-	})
-	_, client := pki.keyStore("client", pkix.Name{CommonName: "client"})
-	cl := c.client(kgo.DialTLSConfig(&tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{client}}), kgo.RequiredAcks(kgo.AllISRAcks()))
+	c := startCluster(t, 3, pki.clusterProps("PLAINTEXT:SSL,CONTROLLER:PLAINTEXT"))
+	cl := c.client(kgo.DialTLSConfig(pki.clientTLS()), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 3, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "replicated-tls"); err != nil {
 		t.Fatal(err)
 	}
