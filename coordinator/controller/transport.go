@@ -23,8 +23,9 @@ var RaftMagic = [4]byte{'R', 'A', 'F', 'T'}
 
 // streamLayer is raft's StreamLayer over the broker's CONTROLLER listener:
 // Dial opens a connection as Security says (TLS, then a SASL login, when
-// the CONTROLLER listener asks for them) and writes RaftMagic; Accept returns the connections the broker identified
-// by that magic and passed to HandOff.
+// the CONTROLLER listener asks for them) and writes RaftMagic; Accept
+// returns the connections the broker identified by that magic and passed
+// to HandOff.
 //
 // Raft dials the addresses its configuration holds. A voter that cannot
 // be reached there is dialled at its address in controller.quorum.voters
