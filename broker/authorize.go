@@ -297,7 +297,7 @@ func (b *Broker) storeACLs(decide func(have map[string]acl.Binding) []acl.Change
 	return nil
 }
 
-// clusterOperations are the operations on the cluster the APIs that act
+// clusterOperationOf are the operations on the cluster the APIs that act
 // on the whole cluster need, as Kafka's KafkaApis checks them.
 var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	34: kmsg.ACLOperationAlter,           // AlterReplicaLogDirs
@@ -318,18 +318,42 @@ var clusterOperationOf = map[int16]kmsg.ACLOperation{
 	94: kmsg.ACLOperationAlter,           // UnregisterController
 }
 
+// controllerOperationOf are the operations on the cluster a CONTROLLER
+// listener asks of the same APIs and of the nodes' own, as Kafka's
+// ControllerApis checks them: DescribeCluster there needs ALTER.
+var controllerOperationOf = func() map[int16]kmsg.ACLOperation {
+	ops := maps.Clone(clusterOperationOf)
+	ops[60] = kmsg.ACLOperationAlter // DescribeCluster
+	for _, key := range []int16{
+		56, // AlterPartition
+		58, // Envelope
+		62, // BrokerRegistration
+		63, // BrokerHeartbeat
+		67, // AllocateProducerIds
+		70, // ControllerRegistration
+		73, // AssignReplicasToDirs
+		82, // UpdateRaftVoter
+	} {
+		ops[key] = kmsg.ACLOperationClusterAction
+	}
+	return ops
+}()
+
 // clusterDenied answers a whole-cluster request the principal may not
-// make with CLUSTER_AUTHORIZATION_FAILED, or returns nil. A single node's
-// CONTROLLER listener is checked like a client listener (its principal is
-// ANONYMOUS). A cluster's is not checked: it is PLAINTEXT, its callers are
-// the other nodes (whose requests their own listeners authorized) and
-// operators, and ANONYMOUS there is what Kafka needs as a super user for
-// its brokers to register at all.
+// make with CLUSTER_AUTHORIZATION_FAILED, or returns nil. On a cluster's
+// CONTROLLER listener another node's requests (fromNode) pass.
 func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
-	if c.b.authorizer.Load() == nil || c.listener == nil || c.listener.controller && c.b.cluster != nil {
+	if c.b.authorizer.Load() == nil || c.listener == nil {
 		return nil
 	}
-	op, ok := clusterOperationOf[req.Key()]
+	ops := clusterOperationOf
+	if c.onControllerListener() {
+		if c.b.cluster != nil && c.fromNode() {
+			return nil
+		}
+		ops = controllerOperationOf
+	}
+	op, ok := ops[req.Key()]
 	if !ok || c.authorizedCluster(op) {
 		return nil
 	}

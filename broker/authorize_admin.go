@@ -2,7 +2,9 @@ package broker
 
 // ACL checks of the topic and config APIs (authorize.go): each handler
 // here serves the topics or resources the principal may use with the
-// unchecked handler and answers the others TOPIC_AUTHORIZATION_FAILED (or
+// unchecked handler (the authorize functions take it as serve: the
+// client listeners' handler, or the controller on a cluster's CONTROLLER
+// listener) and answers the others TOPIC_AUTHORIZATION_FAILED (or
 // CLUSTER_AUTHORIZATION_FAILED for broker configs), as Kafka does. The
 // operations are Kafka's: CREATE on the cluster or the topic to create
 // it, DELETE to delete it or its records, ALTER to add partitions,
@@ -32,18 +34,18 @@ func authorizedSubset[T any](items []T, ok func(T) bool) (allowed, refused []T) 
 	return allowed, refused
 }
 
-func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+func authorizeCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest, serve typedFunc[*kmsg.CreateTopicsRequest, *kmsg.CreateTopicsResponse]) (*kmsg.CreateTopicsResponse, error) {
 	// As Kafka: CREATE on the cluster, or else on each topic.
 	clusterCreate := c.authorizedClusterProbe(kmsg.ACLOperationCreate)
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool {
 		return clusterCreate || c.authorizedTopic(kmsg.ACLOperationCreate, t.Topic)
 	})
 	if refused == nil {
-		return createTopicsHandler(b, c, req)
+		return serve(b, c, req)
 	}
 	sub := *req
 	sub.Topics = allowed
-	resp, err := createTopicsHandler(b, c, &sub)
+	resp, err := serve(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +56,13 @@ func handleCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kms
 	return resp, nil
 }
 
-// handleDeleteTopics authorizes as Kafka's ControllerApis.deleteTopics:
+// authorizeDeleteTopics authorizes as Kafka's ControllerApis.deleteTopics:
 // DELETE on the cluster allows every topic; otherwise a topic the
 // principal may not describe is TOPIC_AUTHORIZATION_FAILED whether or not
 // it exists (and, asked for by id, answered without its name), one it may
 // describe is left to the handler if unknown and refused if it may not
 // be deleted.
-func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+func authorizeDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest, serve typedFunc[*kmsg.DeleteTopicsRequest, *kmsg.DeleteTopicsResponse]) (*kmsg.DeleteTopicsResponse, error) {
 	clusterDelete := c.authorizedClusterProbe(kmsg.ACLOperationDelete)
 	topics := topicsToDelete(req)
 	var allowed, refused []kmsg.DeleteTopicsRequestTopic
@@ -81,7 +83,7 @@ func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kms
 		}
 	}
 	if len(refused) == 0 {
-		return deleteTopicsHandler(b, c, req)
+		return serve(b, c, req)
 	}
 	sub := *req
 	if req.Version >= 6 {
@@ -92,7 +94,7 @@ func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kms
 			sub.TopicNames = append(sub.TopicNames, *t.Topic)
 		}
 	}
-	resp, err := deleteTopicsHandler(b, c, &sub)
+	resp, err := serve(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}
@@ -103,16 +105,16 @@ func handleDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kms
 	return resp, nil
 }
 
-func handleCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+func authorizeCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest, serve typedFunc[*kmsg.CreatePartitionsRequest, *kmsg.CreatePartitionsResponse]) (*kmsg.CreatePartitionsResponse, error) {
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool {
 		return c.authorizedTopic(kmsg.ACLOperationAlter, t.Topic)
 	})
 	if refused == nil {
-		return createPartitionsHandler(b, c, req)
+		return serve(b, c, req)
 	}
 	sub := *req
 	sub.Topics = allowed
-	resp, err := createPartitionsHandler(b, c, &sub)
+	resp, err := serve(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}
@@ -216,17 +218,17 @@ func handleDescribeConfigs(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest)
 	return resp, nil
 }
 
-func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+func authorizeAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest, serve typedFunc[*kmsg.AlterConfigsRequest, *kmsg.AlterConfigsResponse]) (*kmsg.AlterConfigsResponse, error) {
 	allowed, refused := authorizedSubset(req.Resources, func(r kmsg.AlterConfigsRequestResource) bool {
 		ok, _ := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
 		return ok
 	})
 	if refused == nil {
-		return alterConfigsHandler(b, c, req)
+		return serve(b, c, req)
 	}
 	sub := *req
 	sub.Resources = allowed
-	resp, err := alterConfigsHandler(b, c, &sub)
+	resp, err := serve(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}
@@ -238,17 +240,17 @@ func handleAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kms
 	return resp, nil
 }
 
-func handleIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+func authorizeIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest, serve typedFunc[*kmsg.IncrementalAlterConfigsRequest, *kmsg.IncrementalAlterConfigsResponse]) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	allowed, refused := authorizedSubset(req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) bool {
 		ok, _ := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
 		return ok
 	})
 	if refused == nil {
-		return incrementalAlterConfigsHandler(b, c, req)
+		return serve(b, c, req)
 	}
 	sub := *req
 	sub.Resources = allowed
-	resp, err := incrementalAlterConfigsHandler(b, c, &sub)
+	resp, err := serve(b, c, &sub)
 	if err != nil {
 		return nil, err
 	}

@@ -248,7 +248,10 @@ func TestAuthorizerConfig(t *testing.T) {
 }
 
 // ACLs created through one broker of a cluster are enforced by every
-// broker, and replicas (super users) still replicate.
+// broker, and replicas (super users) still replicate. The nodes are
+// ANONYMOUS on the PLAINTEXT CONTROLLER listener, so, as in Kafka, that
+// principal must be a super user for the quorum to form and the brokers
+// to register.
 func TestClusterACLs(t *testing.T) {
 	c := startCluster(t, 3, map[string]string{
 		"listener.security.protocol.map":                 "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -256,7 +259,7 @@ func TestClusterACLs(t *testing.T) {
 		"sasl.mechanism.inter.broker.protocol":           "PLAIN",
 		"listener.name.plaintext.plain.sasl.jaas.config": aclProps("")["listener.name.sasl_plaintext.plain.sasl.jaas.config"],
 		"authorizer.class.name":                          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users":                                    "User:admin",
+		"super.users":                                    "User:admin;User:ANONYMOUS",
 	})
 	admin := c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
 	adm := kadm.NewClient(admin)

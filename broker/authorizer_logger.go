@@ -153,6 +153,8 @@ func kafkaAPIName(key int16) string {
 		return "AlterUserScramCredentials"
 	case 67:
 		return "AllocateProducerIds"
+	case raftStreamKey:
+		return "RaftStream"
 	}
 	return kmsg.NameForKey(key)
 }

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -641,17 +642,33 @@ var firstBytesTimeout = 10 * time.Second
 
 // raftAfterLogin returns the connection as a raft stream when it logged
 // in on a SASL listener that takes raft streams and what it sends next
-// is RaftMagic (which it consumes); nil otherwise.
-func raftAfterLogin(c *conn, r *bufio.Reader) net.Conn {
+// is RaftMagic (which it consumes); nil otherwise. A principal that may
+// not speak raft (mayStreamRaft) has the connection closed instead.
+func raftAfterLogin(c *conn, r *bufio.Reader) (stream net.Conn, closed bool) {
 	l := c.listener
 	if c.auth != nil || l == nil || !l.security.sasl() || !l.controller && !l.raft || c.b.cluster == nil {
-		return nil
+		return nil, false
 	}
 	if hdr, err := r.Peek(len(controller.RaftMagic)); err != nil || [4]byte(hdr) != controller.RaftMagic {
-		return nil
+		return nil, false
+	}
+	if !c.mayStreamRaft() {
+		return nil, true
 	}
 	r.Discard(len(controller.RaftMagic))
-	return &bufferedConn{Conn: c.nc, r: r}
+	return &bufferedConn{Conn: c.nc, r: r}, false
+}
+
+// raftStreamKey names a raft stream in the audit log, for it is no Kafka
+// request.
+const raftStreamKey int16 = -1
+
+// mayStreamRaft reports whether the connection's principal may speak
+// raft: with an authorizer it needs CLUSTER_ACTION on the cluster, which
+// Kafka's controllers ask of Vote, Fetch and the other raft requests.
+// The stream is raft's from then on, so it is asked once.
+func (c *conn) mayStreamRaft() bool {
+	return c.checkLater(raftStreamKey, kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, acl.ClusterName, auditBoth)
 }
 
 // bufferedConn is a connection whose reads go through the buffer that
@@ -673,14 +690,18 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener, user string) (*co
 		return nil, false
 	}
 	nc.SetReadDeadline(time.Time{})
+	c := newConn(b, nc, l)
+	c.user = user
 	// On a SASL listener raft streams log in first (conn.serve hands them
 	// over after the login).
 	if magic == controller.RaftMagic && b.cluster != nil && !l.security.sasl() {
-		b.cluster.ctl.HandOff(nc)
+		if c.mayStreamRaft() {
+			b.cluster.ctl.HandOff(nc)
+		} else {
+			nc.Close()
+		}
 		return nil, false
 	}
-	c := newConn(b, nc, l)
 	c.prefix = magic[:]
-	c.user = user
 	return c, true
 }

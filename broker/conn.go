@@ -161,7 +161,8 @@ func (c *conn) serve() {
 	var buf []byte
 	for {
 		c.extendIdleDeadline()
-		if c.raftStream = raftAfterLogin(c, r); c.raftStream != nil {
+		var refused bool
+		if c.raftStream, refused = raftAfterLogin(c, r); c.raftStream != nil || refused {
 			return
 		}
 		into := buf

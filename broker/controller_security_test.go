@@ -9,13 +9,16 @@ import (
 	"maps"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
@@ -131,21 +134,11 @@ func checkControllerFailover(t *testing.T, c *testCluster, opts ...kgo.Opt) int 
 		}
 	}
 	produce("before")
-	leaderIndex := func() int {
-		for _, n := range c.nodes {
-			if n != nil {
-				if id, ok := n.cluster.ctl.LeaderID(); ok {
-					return int(id) - 1
-				}
-			}
-		}
-		return -1
-	}
 	var old int
-	waitUntil(t, "a raft leader", 30*time.Second, func() bool { old = leaderIndex(); return old >= 0 })
+	waitUntil(t, "a raft leader", 30*time.Second, func() bool { old = c.raftLeader(); return old >= 0 })
 	c.stop(old)
 	waitUntil(t, "another raft leader", 30*time.Second, func() bool {
-		i := leaderIndex()
+		i := c.raftLeader()
 		return i >= 0 && i != old && c.nodes[i] != nil
 	})
 	produce("after")
@@ -159,6 +152,19 @@ func checkControllerFailover(t *testing.T, c *testCluster, opts ...kgo.Opt) int 
 		})
 	}
 	return old
+}
+
+// raftLeader is the index of the node a running node knows as the raft
+// leader, or -1.
+func (c *testCluster) raftLeader() int {
+	for _, n := range c.nodes {
+		if n != nil {
+			if id, ok := n.cluster.ctl.LeaderID(); ok {
+				return int(id) - 1
+			}
+		}
+	}
+	return -1
 }
 
 // refusesRaft writes RaftMagic and a byte of a raft RPC (five bytes, a
@@ -231,5 +237,98 @@ func TestClusterControllerSASL(t *testing.T) {
 				t.Fatalf("raft's magic after a login: read %v, want the connection taken by raft, waiting for an RPC", err)
 			}
 		})
+	}
+}
+
+// With an authorizer, a cluster's CONTROLLER listener checks what Kafka's
+// ControllerApis checks: a user who is not a super user and has no ACLs
+// may not describe the quorum or the cluster, create ACLs or topics, send
+// a broker's heartbeat or speak raft; granted DESCRIBE on the cluster and
+// CREATE on a topic, he may describe the quorum and create that topic.
+// The nodes (admin, a super user) register, replicate and forward their
+// clients' requests as before.
+func TestClusterControllerListenerACLs(t *testing.T) {
+	c := startCluster(t, 3, map[string]string{
+		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                         "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
+		"sasl.mechanism.controller.protocol":              "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config":  plainJAAS,
+		"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
+		"authorizer.class.name":                           "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                                     "User:admin",
+	})
+	admin := kadm.NewClient(c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())))
+	if _, err := admin.CreateTopic(ctxT(t), 3, 3, nil, "through-a-broker"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The active controller's: the others answer NOT_CONTROLLER.
+	var leader int
+	waitUntil(t, "a raft leader", 30*time.Second, func() bool { leader = c.raftLeader(); return leader >= 0 })
+	addr := strings.TrimPrefix(strings.Split(c.props[leader]["listeners"], ",")[1], "CONTROLLER://")
+	bob := func() *rawConn {
+		nc, err := controller.Security{SASL: plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()}.Dial(ctxT(t), addr, "test", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		return &rawConn{t: t, nc: nc}
+	}
+	createBobs := kmsg.NewPtrCreateTopicsRequest()
+	createBobs.SetVersion(7)
+	createBobs.TimeoutMillis = 10000
+	createBobs.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "bobs", NumPartitions: 1, ReplicationFactor: 3}}
+
+	conn := bob()
+	refusesDescribes(t, conn, "bob")
+	grant := kmsg.NewPtrCreateACLsRequest()
+	grant.SetVersion(3)
+	grant.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeCluster, ResourceName: "kafka-cluster",
+		ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:bob", Host: "*",
+		Operation: kmsg.ACLOperationAll, PermissionType: kmsg.ACLPermissionTypeAllow}}
+	if r := conn.request(grant).(*kmsg.CreateACLsResponse); len(r.Results) != 1 || r.Results[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("bob granting himself the cluster: %+v, want CLUSTER_AUTHORIZATION_FAILED", r.Results)
+	}
+	if r := conn.request(createBobs).(*kmsg.CreateTopicsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("bob's CreateTopics: %+v, want TOPIC_AUTHORIZATION_FAILED", r.Topics)
+	}
+	heartbeat := kmsg.NewPtrBrokerHeartbeatRequest()
+	heartbeat.SetVersion(1)
+	heartbeat.BrokerID, heartbeat.BrokerEpoch, heartbeat.WantShutdown = 1, 1, true
+	if r := conn.request(heartbeat).(*kmsg.BrokerHeartbeatResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("bob's BrokerHeartbeat for node 1: %+v, want CLUSTER_AUTHORIZATION_FAILED", r)
+	}
+	raft := bob()
+	refusesRaft(t, "raft's magic after bob's login", raft.nc, nil)
+	if img := c.nodes[leader].cluster.image(); img.Topics["bobs"] != nil || len(img.ACLs) != 0 {
+		t.Fatalf("bob changed the metadata: topics %v, ACLs %v", slices.Collect(maps.Keys(img.Topics)), img.ACLs)
+	}
+
+	createACLs(t, admin, kadm.NewACLs().Allow("User:bob").Clusters().Operations(kadm.OpDescribe))
+	createACLs(t, admin, kadm.NewACLs().Allow("User:bob").Topics("bobs").Operations(kadm.OpCreate))
+	c.waitFor("the active controller knowing bob's ACLs", func() bool { return len(c.nodes[leader].acls()) == 2 })
+	if r := conn.request(quorumRequest(controller.MetadataTopic)).(*kmsg.DescribeQuorumResponse); r.ErrorCode != 0 || len(r.Topics) != 1 {
+		t.Errorf("bob's DescribeQuorum with DESCRIBE on the cluster: %+v", r)
+	}
+	if r := conn.request(createBobs).(*kmsg.CreateTopicsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != 0 {
+		t.Errorf("bob's CreateTopics with CREATE on it: %+v", r.Topics)
+	}
+	if r := conn.request(heartbeat).(*kmsg.BrokerHeartbeatResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("bob's BrokerHeartbeat with DESCRIBE on the cluster: %+v, want CLUSTER_AUTHORIZATION_FAILED", r)
+	}
+	c.waitFor("every node applying bob's topic", func() bool {
+		for _, n := range c.nodes {
+			if img := n.cluster.image(); img == nil || img.Topics["bobs"] == nil {
+				return false
+			}
+		}
+		return true
+	})
+	producer := c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for _, topic := range []string{"through-a-broker", "bobs"} {
+		if err := producer.ProduceSync(ctxT(t), &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("acks=all to %s: %v", topic, err)
+		}
 	}
 }

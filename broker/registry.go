@@ -22,6 +22,9 @@ type handler struct {
 	serve             handlerFunc
 }
 
+// typedFunc serves one request of a concrete kmsg type.
+type typedFunc[Req kmsg.Request, Resp kmsg.Response] func(*Broker, *conn, Req) (Resp, error)
+
 // typed adapts a handler on concrete kmsg types to the registry's shape.
 func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (Resp, error)) handlerFunc {
 	return func(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
@@ -35,6 +38,11 @@ func typed[Req kmsg.Request, Resp kmsg.Response](fn func(*Broker, *conn, Req) (R
 		}
 		return resp, nil
 	}
+}
+
+// authorizedBy serves with serve what authorize lets through.
+func authorizedBy[Req kmsg.Request, Resp kmsg.Response](authorize func(*Broker, *conn, Req, typedFunc[Req, Resp]) (Resp, error), serve typedFunc[Req, Resp]) handlerFunc {
+	return typed(func(b *Broker, c *conn, req Req) (Resp, error) { return authorize(b, c, req, serve) })
 }
 
 // handlers is the single registry: ApiVersions advertises exactly these
@@ -64,8 +72,8 @@ func init() {
 		16: {min: 0, max: 5, serve: typed(handleListGroups)},
 		17: {min: 0, max: 1, serve: typed(handleSaslHandshake)},
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
-		19: {min: 2, max: 7, serve: typed(handleCreateTopics)},
-		20: {min: 1, max: 6, serve: typed(handleDeleteTopics)},
+		19: {min: 2, max: 7, serve: authorizedBy(authorizeCreateTopics, createTopicsHandler)},
+		20: {min: 1, max: 6, serve: authorizedBy(authorizeDeleteTopics, deleteTopicsHandler)},
 		21: {min: 0, max: 2, serve: typed(handleDeleteRecords)},
 		22: {min: 0, max: 5, serve: typed(handleInitProducerID)},
 		23: {min: 2, max: 4, serve: typed(handleOffsetForLeaderEpoch)},
@@ -78,12 +86,12 @@ func init() {
 		30: {min: 1, max: 3, serve: typed(handleCreateACLs)},
 		31: {min: 1, max: 3, serve: typed(handleDeleteACLs)},
 		32: {min: 1, max: 4, serve: typed(handleDescribeConfigs)},
-		33: {min: 0, max: 2, serve: typed(handleAlterConfigs)},
+		33: {min: 0, max: 2, serve: authorizedBy(authorizeAlterConfigs, alterConfigsHandler)},
 		34: {min: 1, max: 2, serve: typed(handleAlterReplicaLogDirs)},
 		35: {min: 1, max: 5, serve: typed(handleDescribeLogDirs)},
 		36: {min: 0, max: 2, serve: typed(handleSaslAuthenticate)},
-		37: {min: 0, max: 3, serve: typed(handleCreatePartitions)},
-		44: {min: 0, max: 1, serve: typed(handleIncrementalAlterConfigs)},
+		37: {min: 0, max: 3, serve: authorizedBy(authorizeCreatePartitions, createPartitionsHandler)},
+		44: {min: 0, max: 1, serve: authorizedBy(authorizeIncrementalAlterConfigs, incrementalAlterConfigsHandler)},
 		42: {min: 0, max: 3, serve: typed(handleDeleteGroups)},
 		43: {min: 0, max: 2, serve: typed(handleElectLeaders)},
 		45: {min: 0, max: 1, serve: typed(handleAlterPartitionReassignments)},

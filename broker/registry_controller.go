@@ -13,15 +13,20 @@ import (
 // changes) and the admin requests brokers forward to it. The controller
 // (coordinator/controller) answers them; one that is not the active
 // controller answers NOT_CONTROLLER and the sender tries another.
+//
+// With an authorizer, requests are checked as Kafka's ControllerApis
+// checks them: the whole-cluster APIs in clusterDenied (authorize.go),
+// topics and configs here (onController), except a request from another
+// node (fromNode), which its own listener authorized.
 var controllerHandlers map[int16]handler
 
 func init() {
 	controllerHandlers = map[int16]handler{
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
-		19: {min: 2, max: 7, serve: toController},
-		20: {min: 1, max: 6, serve: toController},
-		33: {min: 0, max: 2, serve: toController},
-		37: {min: 0, max: 3, serve: toController},
+		19: {min: 2, max: 7, serve: onController(authorizeCreateTopics)},
+		20: {min: 1, max: 6, serve: onController(authorizeDeleteTopics)},
+		33: {min: 0, max: 2, serve: onController(authorizeAlterConfigs)},
+		37: {min: 0, max: 3, serve: onController(authorizeCreatePartitions)},
 		43: {min: 0, max: 2, serve: toController},
 		44: {min: 0, max: 1, serve: controllerIncrementalAlterConfigs},
 		45: {min: 0, max: 1, serve: toController},
@@ -31,8 +36,8 @@ func init() {
 		55: {min: 0, max: 2, serve: toController},
 		57: {min: 0, max: 2, serve: toController},
 		58: {min: 0, max: 0, serve: toController},
-		30: {min: 1, max: 3, serve: toController},
-		31: {min: 1, max: 3, serve: toController},
+		30: {min: 1, max: 3, serve: controllerChangeACLs},
+		31: {min: 1, max: 3, serve: controllerChangeACLs},
 		56: {min: 2, max: 3, serve: toController},
 		60: {min: 0, max: 2, serve: typed(handleDescribeCluster)},
 		64: {min: 0, max: 0, serve: toController},
@@ -123,17 +128,17 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 		}
 	}
 	if len(loggers) == 0 {
-		return toController(b, c, req)
+		return controllerAlterConfigs(b, c, req)
 	}
 	local := *r
 	local.Resources = loggers
-	resp, err := handleIncrementalAlterConfigs(b, c, &local)
+	resp, err := authorizeIncrementalAlterConfigs(b, c, &local, incrementalAlterConfigsHandler)
 	if err != nil || len(rest) == 0 {
 		return resp, err
 	}
 	forwarded := *r
 	forwarded.Resources = rest
-	out, err := toController(b, c, &forwarded)
+	out, err := controllerAlterConfigs(b, c, &forwarded)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +146,50 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 		resp.Resources = append(resp.Resources, fr.Resources...)
 	}
 	return resp, nil
+}
+
+var controllerAlterConfigs = onController(authorizeIncrementalAlterConfigs)
+
+// onController serves a topic or config request on a cluster's
+// CONTROLLER listener: the controller answers what authorize lets
+// through, or all of it from another node.
+func onController[Req kmsg.Request, Resp kmsg.Response](authorize func(*Broker, *conn, Req, typedFunc[Req, Resp]) (Resp, error)) handlerFunc {
+	return typed(func(b *Broker, c *conn, req Req) (Resp, error) {
+		if c.fromNode() {
+			return fromController[Req, Resp](b, c, req)
+		}
+		return authorize(b, c, req, fromController[Req, Resp])
+	})
+}
+
+// fromController is the controller's answer to req.
+func fromController[Req kmsg.Request, Resp kmsg.Response](b *Broker, c *conn, req Req) (Resp, error) {
+	resp, err := toController(b, c, req)
+	out, _ := resp.(Resp)
+	return out, err
+}
+
+// controllerChangeACLs serves CreateAcls and DeleteAcls on a cluster's
+// CONTROLLER listener: SECURITY_DISABLED without an authorizer, as from
+// a broker; a client needs ALTER on the cluster.
+func controllerChangeACLs(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+	if !b.cfg.Authorizer || !c.fromNode() {
+		if r := aclRefusal(b, c, req); r != nil {
+			return r, nil
+		}
+	}
+	return toController(b, c, req)
+}
+
+// fromNode reports whether a request on a cluster's CONTROLLER listener
+// comes from another node: its principal has CLUSTER_ACTION on the
+// cluster (anyone has, without an authorizer). A node sends the
+// controller what its own listeners' clients asked for after it
+// authorized them; Kafka's brokers wrap such a request in an Envelope,
+// which needs CLUSTER_ACTION too, and the controller trusts the
+// principal inside.
+func (c *conn) fromNode() bool {
+	return c.authorizedClusterProbe(kmsg.ACLOperationClusterAction)
 }
 
 // clusterHandlers are the client APIs served only in a cluster, where a

@@ -37,6 +37,22 @@ func quorumRequest(topic string) *kmsg.DescribeQuorumRequest {
 	return req
 }
 
+// refusesDescribes fails the test unless who, on conn to a CONTROLLER
+// listener, gets CLUSTER_AUTHORIZATION_FAILED for DescribeQuorum (which
+// needs DESCRIBE on the cluster) and DescribeCluster (ALTER there).
+func refusesDescribes(t *testing.T, conn *rawConn, who string) {
+	t.Helper()
+	if r := conn.request(quorumRequest(controller.MetadataTopic)).(*kmsg.DescribeQuorumResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("DescribeQuorum by %s: %+v, want CLUSTER_AUTHORIZATION_FAILED", who, r)
+	}
+	describe := kmsg.NewPtrDescribeClusterRequest()
+	describe.SetVersion(1)
+	describe.EndpointType = 2 // controllers
+	if r := conn.request(describe).(*kmsg.DescribeClusterResponse); r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("DescribeCluster by %s: %+v, want CLUSTER_AUTHORIZATION_FAILED", who, r)
+	}
+}
+
 // A single node serves its CONTROLLER listener as the controller of a
 // quorum of one: ApiVersions lists the admin APIs Kafka's controller
 // serves, DescribeCluster lists this node as the controller, and
@@ -130,15 +146,14 @@ func TestSingleNodeControllerListener(t *testing.T) {
 }
 
 // With an authorizer, the CONTROLLER listener's client is ANONYMOUS and
-// gets only what the ACLs allow it, as on a client listener.
+// gets only what the ACLs allow it, as on a client listener, but for
+// DescribeCluster, which Kafka's controller allows only with ALTER.
 func TestSingleNodeControllerListenerIsAuthorized(t *testing.T) {
 	props := singleNodeProps(t.TempDir())
 	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 	b := startBrokerWith(t, props)
 	ctl := dialAddr(t, b.ControllerAddr())
-	if resp := ctl.request(quorumRequest(controller.MetadataTopic)).(*kmsg.DescribeQuorumResponse); resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
-		t.Fatalf("DescribeQuorum by ANONYMOUS: %+v", resp)
-	}
+	refusesDescribes(t, ctl, "ANONYMOUS")
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.SetVersion(7)
 	topic := kmsg.NewCreateTopicsRequestTopic()

@@ -173,6 +173,10 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		r.ErrorCode = code
 	case *kmsg.RemoveRaftVoterResponse:
 		r.ErrorCode = code
+	case *kmsg.UpdateRaftVoterResponse:
+		r.ErrorCode = code
+	case *kmsg.DescribeClusterResponse:
+		r.ErrorCode = code
 	case *kmsg.ElectLeadersResponse:
 		r.ErrorCode = code
 		q := req.(*kmsg.ElectLeadersRequest)
