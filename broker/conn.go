@@ -65,13 +65,32 @@ type conn struct {
 	// openedShareSession is set once a share session was opened here,
 	// which the connection's end closes.
 	openedShareSession bool
-	// raftStream is set when the connection, logged in on a SASL
-	// controller listener, turned out to be a raft stream: serve ends and
-	// hands it to the controller instead of closing it.
+	// raftStream is set when the connection, logged in on a SASL listener
+	// that takes raft streams, turned out to be a raft stream: serve ends
+	// and hands it to the controller instead of closing it.
 	raftStream net.Conn
+	// awaitServing is set on a broker-only node's SASL inter-broker
+	// listener, which the controllers log in to before they stream the
+	// metadata log that makes the broker serve: the connection's login
+	// is served at once, anything else once the broker serves.
+	awaitServing bool
 }
 
 const maxRetainedFrame = 1 << 20
+
+// loggingIn reports whether what r holds next is part of a SASL login: a
+// SaslHandshake or SaslAuthenticate request, or a raw token.
+func (c *conn) loggingIn(r *bufio.Reader) bool {
+	if c.auth != nil && c.auth.state == authRawTokens {
+		return true
+	}
+	hdr, err := r.Peek(6) // size, API key
+	if err != nil {
+		return true // the frame's read ends the connection
+	}
+	key := int16(binary.BigEndian.Uint16(hdr[4:]))
+	return key == kmsg.SASLHandshake.Int16() || key == kmsg.SASLAuthenticate.Int16()
+}
 
 func newConn(b *Broker, nc net.Conn, l *listener) *conn {
 	c := &conn{b: b, nc: nc, listener: l, out: make(chan *response, 64), done: make(chan struct{})}
@@ -164,6 +183,15 @@ func (c *conn) serve() {
 		var refused bool
 		if c.raftStream, refused = raftAfterLogin(c, r); c.raftStream != nil || refused {
 			return
+		}
+		if c.awaitServing && !c.loggingIn(r) {
+			c.awaitServing = false
+			select {
+			case <-c.b.serving:
+			case <-c.done:
+				return
+			}
+			c.extendIdleDeadline()
 		}
 		into := buf
 		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame

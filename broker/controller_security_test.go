@@ -27,7 +27,7 @@ import (
 // and the username and password of its JAAS config there. A broker-only
 // node, whose inter-broker listener the active controller dials for the
 // metadata log as it dials voters, needs that listener on the controller
-// listener's protocol, which may not be SASL, and dials SSL controllers
+// listener's protocol (and mechanism, if SASL), and dials SSL controllers
 // with a trust store alone when they ask for no client certificate.
 func TestControllerListenerSecurityConfig(t *testing.T) {
 	pki := newTestPKI(t)
@@ -69,9 +69,31 @@ func TestControllerListenerSecurityConfig(t *testing.T) {
 			"listener PLAINTEXT: a broker-only node's inter-broker listener carries the metadata log, which the active controller sends as it does to controllers, so it must be PLAINTEXT, as the controller listener CONTROLLER is"},
 		"PLAINTEXT inter-broker, SSL controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"},
 			"so it must be SSL, as the controller listener CONTROLLER is"},
-		"SASL_PLAINTEXT controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SASL_PLAINTEXT"},
-			"listener CONTROLLER: a broker-only node cannot follow the metadata log of SASL_PLAINTEXT controllers in Gregor"},
+		"SSL inter-broker, SASL_PLAINTEXT controller": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SASL_PLAINTEXT",
+			"sasl.mechanism.controller.protocol": "PLAIN", "listener.name.controller.plain.sasl.jaas.config": plainJAAS},
+			"so it must be SASL_PLAINTEXT, as the controller listener CONTROLLER is"},
+		"SASL controller, its mechanism not enabled on the inter-broker listener": {map[string]string{
+			"listener.security.protocol.map": "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT", "sasl.enabled.mechanisms": "SCRAM-SHA-256,PLAIN",
+			"listener.name.plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-256", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256",
+			"sasl.mechanism.controller.protocol": "PLAIN", "listener.name.plaintext.scram-sha-256.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`,
+			"listener.name.controller.plain.sasl.jaas.config": plainJAAS},
+			"invalid value for config key sasl.mechanism.controller.protocol: the active controller logs in with PLAIN to the inter-broker listener PLAINTEXT of a broker-only node to send it the metadata log, and that listener does not enable it (SCRAM-SHA-256)"},
 	})
+	scramControllers := brokerNode()
+	maps.Copy(scramControllers, map[string]string{"listener.security.protocol.map": "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-512", "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+		"listener.name.plaintext.scram-sha-512.sasl.jaas.config":  `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`,
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="admin-secret";`})
+	if _, _, err := ParseConfig(scramControllers); err == nil || !strings.Contains(err.Error(), "which holds the SCRAM credentials the node would check that login against") {
+		t.Fatalf("a broker-only node under SCRAM controllers: %v, want refused", err)
+	}
+	props = brokerNode()
+	maps.Copy(props, map[string]string{"listener.security.protocol.map": "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms": "PLAIN", "sasl.mechanism.inter.broker.protocol": "PLAIN", "sasl.mechanism.controller.protocol": "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config": plainJAAS, "listener.name.controller.plain.sasl.jaas.config": plainJAAS})
+	if cfg, _, err := ParseConfig(props); err != nil || cfg.ControllerSASL == nil || cfg.ControllerSASL.Name() != "PLAIN" {
+		t.Fatalf("a broker-only node under SASL_PLAINTEXT controllers: %v; want a PLAIN login to them", err)
+	}
 
 	cfg, _, err := ParseConfig(controllerNode())
 	if err != nil {
@@ -331,4 +353,21 @@ func TestClusterControllerListenerACLs(t *testing.T) {
 			t.Fatalf("acks=all to %s: %v", topic, err)
 		}
 	}
+}
+
+// Controller-only voters and broker-only observers whose CONTROLLER and
+// inter-broker listeners are SASL_PLAINTEXT with PLAIN: the active
+// controller logs in to the observers' inter-broker listener before they
+// serve and streams them the metadata log there; the brokers register,
+// replicate and go on after the raft leader stops.
+func TestClusterControllerSASLBrokerOnly(t *testing.T) {
+	c := startClusterRoles(t, 3, 2, map[string]string{
+		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                         "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
+		"sasl.mechanism.controller.protocol":              "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config":  plainJAAS,
+		"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
+	})
+	checkControllerFailover(t, c, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
 }

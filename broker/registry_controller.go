@@ -231,7 +231,7 @@ func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, e
 func (b *Broker) clientHandlers() map[int16]handler {
 	all := make(map[int16]handler, len(handlers)+len(clusterHandlers)+len(consumerGroupHandlers))
 	maps.Copy(all, handlers)
-	if b.cluster != nil {
+	if b.cfg.clustered() {
 		maps.Copy(all, clusterHandlers)
 	}
 	if b.cfg.ConsumerProtocol {

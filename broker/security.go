@@ -218,11 +218,9 @@ func (c *Config) resolveControllerSecurity() error {
 	if protocol != protocolSaslPlaintext && protocol != protocolSaslSSL {
 		return nil
 	}
-	if !c.hasRole("controller") {
-		return fmt.Errorf("listener %s: a broker-only node cannot follow the metadata log of %s controllers in Gregor (the active controller sends it to the node's inter-broker listener, which cannot take it over SASL); use SSL, with ssl.client.auth=required, or combined nodes",
-			name, protocol)
-	}
-	if !slices.Contains(sec.Mechanisms, c.SaslControllerMechanism) {
+	// A broker-only node checks the mechanism on its inter-broker listener,
+	// which the controllers log in to (validateInterBrokerSecurity).
+	if serves && !slices.Contains(sec.Mechanisms, c.SaslControllerMechanism) {
 		return fmt.Errorf("invalid value for config key sasl.mechanism.controller.protocol: %s is not enabled on the controller listener %s (%s)",
 			c.SaslControllerMechanism, name, strings.Join(sec.Mechanisms, ","))
 	}
@@ -405,7 +403,8 @@ func (c *Config) interBrokerTLS() *tls.Config {
 // in to the listener they fetch on (the inter-broker listener), setting
 // InterBrokerSASL, and that a broker-only node's inter-broker listener,
 // which carries the metadata log too, has the controller listener's
-// protocol: the active controller dials it as it dials voters.
+// protocol and, if SASL, its mechanism: the active controller dials and
+// logs in to it as it does to voters.
 func (c *Config) validateInterBrokerSecurity() error {
 	if !c.clustered() || !c.hasRole("broker") {
 		return nil
@@ -420,6 +419,16 @@ func (c *Config) validateInterBrokerSecurity() error {
 	}
 	if !sec.sasl() {
 		return nil
+	}
+	if !c.hasRole("controller") {
+		switch m := c.SaslControllerMechanism; {
+		case !slices.Contains(sec.Mechanisms, m):
+			return fmt.Errorf("invalid value for config key sasl.mechanism.controller.protocol: the active controller logs in with %s to the inter-broker listener %s of a broker-only node to send it the metadata log, and that listener does not enable it (%s)",
+				m, l.Name, strings.Join(sec.Mechanisms, ","))
+		case strings.HasPrefix(m, "SCRAM-"):
+			return fmt.Errorf("invalid value for config key sasl.mechanism.controller.protocol: the active controller logs in with %s to the inter-broker listener %s of a broker-only node to send it the metadata log, which holds the SCRAM credentials the node would check that login against; use PLAIN or OAUTHBEARER",
+				m, l.Name)
+		}
 	}
 	if !slices.Contains(sec.Mechanisms, c.SaslInterBrokerMechanism) {
 		return fmt.Errorf("invalid value for config key sasl.mechanism.inter.broker.protocol: %s is not enabled on the inter-broker listener %s (%s)", c.SaslInterBrokerMechanism, l.Name, strings.Join(sec.Mechanisms, ","))

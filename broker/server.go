@@ -108,6 +108,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()
+	b.registry = b.clientHandlers()
 	if err := b.bind(); err != nil {
 		b.closeListeners()
 		return nil, err
@@ -216,7 +217,6 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	}
 	b.applyDirSettings(nil)
 	b.sessions = newFetchSessionCache(cfg.FetchSessionCacheSlots)
-	b.registry = b.clientHandlers()
 	b.groups = newGroupCoordinator(b)
 	b.txns = newTxnCoordinator(b)
 	b.shareState = newShareStateCoordinator(b)
@@ -431,7 +431,11 @@ func (b *Broker) accept(l *listener) {
 				delete(b.conns, c)
 				b.mu.Unlock()
 			}()
-			if !l.controller || !b.cfg.clustered() {
+			switch {
+			case l.controller && b.cfg.clustered():
+			case l.raft && l.security.sasl():
+				c.awaitServing = true // after the login, unless raft's (conn.serve)
+			default:
 				select { // clients wait until the broker serves them
 				case <-b.serving:
 				case <-c.done:
