@@ -348,13 +348,10 @@ func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
 	}
 	ops := clusterOperationOf
 	if c.onControllerListener() {
-		if c.b.cluster != nil && c.fromNode() {
-			return nil
-		}
 		ops = controllerOperationOf
 	}
 	op, ok := ops[req.Key()]
-	if !ok || c.authorizedCluster(op) {
+	if !ok || c.onControllerListener() && c.b.cluster != nil && c.fromNode() || c.authorizedCluster(op) {
 		return nil
 	}
 	code := errClusterAuthorization
