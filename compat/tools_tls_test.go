@@ -74,7 +74,9 @@ func (e *cliEnv) checkControllerTLS(t *testing.T) {
 			"security.protocol=SSL\n" + trusting + fmt.Sprintf("ssl.keystore.location=%s\nssl.keystore.password=ks-secret\nssl.key.password=ks-secret\n", ks)},
 		{"SASL_SSL", []string{"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL",
 			"sasl.enabled.mechanisms=PLAIN", "sasl.mechanism.controller.protocol=PLAIN",
-			"listener.name.controller.plain.sasl.jaas.config=" + jaas + ` user_quorum="quorum-secret" user_ops="ops-secret";`},
+			"listener.name.controller.plain.sasl.jaas.config=" + jaas + ` user_quorum="quorum-secret" user_ops="ops-secret";`,
+			"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users=User:quorum",
+			"allow.everyone.if.no.acl.found=true"},
 			"security.protocol=SASL_SSL\n" + trusting + "sasl.mechanism=PLAIN\n" +
 				`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="ops" password="ops-secret";` + "\n"},
 	} {
@@ -95,8 +97,37 @@ func (e *cliEnv) checkControllerTLS(t *testing.T) {
 		if status["LeaderId"] != strconv.Itoa(int(leader)) || status["CurrentVoters"] != "["+strings.Join(voters, ", ")+"]" {
 			t.Fatalf("kafka-metadata-quorum --bootstrap-controller over %s said\n%s\nwant leader %d and voters %s", setup.name, out, leader, strings.Join(voters, ", "))
 		}
+		if setup.name == "SASL_SSL" {
+			e.checkControllerACLs(t, c, config, trusting)
+		}
 		for _, n := range c.Nodes {
 			n.Kill()
 		}
+	}
+}
+
+// checkControllerACLs runs kafka-acls and kafka-metadata-quorum with
+// --bootstrap-controller against a SASL_SSL quorum with an authorizer,
+// whose nodes log in as the super user quorum and where a resource no
+// ACL names is open: ops (config) denies himself ALTER on the cluster
+// through the CONTROLLER listener, after which the quorum tools, whose
+// admin client first sends DescribeCluster (ALTER on a controller), are
+// refused to him and still answer quorum.
+func (e *cliEnv) checkControllerACLs(t *testing.T, c *clustertest.Cluster, config, trusting string) {
+	controller := fmt.Sprintf("127.0.0.1:%d", c.Nodes[2].ControllerPort)
+	out := e.run(t, "", e.cls.acls, "--bootstrap-controller", controller, "--command-config", config,
+		"--add", "--deny-principal", "User:ops", "--operation", "Alter", "--cluster")
+	if !strings.Contains(out, "Adding ACLs for resource `ResourcePattern(resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)`") {
+		t.Fatalf("kafka-acls --bootstrap-controller --add said:\n%s", out)
+	}
+	var r cliResult
+	waitFor(t, "ops refused the quorum tools", time.Minute, func() bool {
+		r = e.try(t, "", e.cls.quorum, "--bootstrap-controller", controller, "--command-config", config, "describe", "--status")
+		return strings.Contains(r.stdout+r.stderr, "ClusterAuthorizationException")
+	})
+	quorum := cliProperties(t, "controller-quorum", "security.protocol=SASL_SSL\n"+trusting+"sasl.mechanism=PLAIN\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="quorum" password="quorum-secret";`+"\n")
+	if out, status := e.describeStatus(t, "--bootstrap-controller", controller, "--command-config", quorum); status["LeaderId"] == "" {
+		t.Fatalf("kafka-metadata-quorum --bootstrap-controller as the super user quorum said\n%s", out)
 	}
 }
