@@ -323,6 +323,12 @@ func TestClusterControllerListenerACLs(t *testing.T) {
 	}
 	raft := bob()
 	refusesRaft(t, "raft's magic after bob's login", raft.nc, nil)
+	c.log.mu.Lock()
+	audited := strings.Contains(c.log.buf.String(), "Principal = User:bob is Denied operation = CLUSTER_ACTION from host = 127.0.0.1 on resource = Cluster:LITERAL:kafka-cluster for request = RaftStream")
+	c.log.mu.Unlock()
+	if !audited {
+		t.Error("kafka.authorizer.logger did not write bob's refused raft stream")
+	}
 	if img := c.nodes[leader].cluster.image(); img.Topics["bobs"] != nil || len(img.ACLs) != 0 {
 		t.Fatalf("bob changed the metadata: topics %v, ACLs %v", slices.Collect(maps.Keys(img.Topics)), img.ACLs)
 	}
