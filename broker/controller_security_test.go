@@ -262,6 +262,19 @@ func TestClusterControllerSASL(t *testing.T) {
 	}
 }
 
+// saslQuorumProps are a cluster's whose client and CONTROLLER listeners
+// are SASL_PLAINTEXT with PLAIN: replicas and the nodes log in as admin.
+func saslQuorumProps() map[string]string {
+	return map[string]string{
+		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms":                         "PLAIN",
+		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
+		"sasl.mechanism.controller.protocol":              "PLAIN",
+		"listener.name.plaintext.plain.sasl.jaas.config":  plainJAAS,
+		"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
+	}
+}
+
 // With an authorizer, a cluster's CONTROLLER listener checks what Kafka's
 // ControllerApis checks: a user who is not a super user and has no ACLs
 // may not describe the quorum or the cluster, create ACLs or topics, send
@@ -270,16 +283,10 @@ func TestClusterControllerSASL(t *testing.T) {
 // The nodes (admin, a super user) register, replicate and forward their
 // clients' requests as before.
 func TestClusterControllerListenerACLs(t *testing.T) {
-	c := startCluster(t, 3, map[string]string{
-		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms":                         "PLAIN",
-		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
-		"sasl.mechanism.controller.protocol":              "PLAIN",
-		"listener.name.plaintext.plain.sasl.jaas.config":  plainJAAS,
-		"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
-		"authorizer.class.name":                           "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-		"super.users":                                     "User:admin",
-	})
+	props := saslQuorumProps()
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:admin"
+	c := startCluster(t, 3, props)
 	admin := kadm.NewClient(c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())))
 	if _, err := admin.CreateTopic(ctxT(t), 3, 3, nil, "through-a-broker"); err != nil {
 		t.Fatal(err)
@@ -367,13 +374,6 @@ func TestClusterControllerListenerACLs(t *testing.T) {
 // serve and streams them the metadata log there; the brokers register,
 // replicate and go on after the raft leader stops.
 func TestClusterControllerSASLBrokerOnly(t *testing.T) {
-	c := startClusterRoles(t, 3, 2, map[string]string{
-		"listener.security.protocol.map":                  "PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms":                         "PLAIN",
-		"sasl.mechanism.inter.broker.protocol":            "PLAIN",
-		"sasl.mechanism.controller.protocol":              "PLAIN",
-		"listener.name.plaintext.plain.sasl.jaas.config":  plainJAAS,
-		"listener.name.controller.plain.sasl.jaas.config": plainJAAS,
-	})
+	c := startClusterRoles(t, 3, 2, saslQuorumProps())
 	checkControllerFailover(t, c, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
 }
