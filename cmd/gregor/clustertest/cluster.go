@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +41,7 @@ const startTimeout = 60 * time.Second
 
 // Options shape a test cluster.
 type Options struct {
-	Nodes     int      // how many nodes, all broker and controller; 3 when zero
+	Nodes     int      // how many voters, broker and controller; 3 when zero
 	Proxy     bool     // put a Proxy in front of every PLAINTEXT listener and advertise it
 	Overrides []string // key=value for every node, after DefaultOverrides
 	LogDirs   int      // log dirs per node: 1 when zero, Dir itself; more are Dir/logs-1, Dir/logs-2, …
@@ -54,6 +55,12 @@ type Options struct {
 	// cluster whose dirs kafka-storage format --initial-controllers
 	// prepared (Configure, format, then Launch).
 	DynamicQuorum bool
+
+	// DedicatedControllers gives the voters the controller role alone,
+	// and Brokers adds that many nodes with the broker role alone (ids
+	// after the voters'): Kafka's production layout.
+	DedicatedControllers bool
+	Brokers              int
 }
 
 // Cluster is a set of gregor processes that form one cluster.
@@ -74,6 +81,7 @@ type Node struct {
 	LogDirs        []string // log.dirs
 	Port           int      // PLAINTEXT listener
 	ControllerPort int      // CONTROLLER listener
+	roles          string   // process.roles, before any override (hasRole: after)
 	Proxy          *Proxy   // in front of Port when Options.Proxy, else nil
 	LogPath        string   // every start's stderr, appended
 
@@ -128,19 +136,29 @@ func Configure(t testing.TB, opts Options) *Cluster {
 	if opts.Proxy {
 		perNode = 3
 	}
-	ports, err := freeport.Ports(n * perNode)
+	ports, err := freeport.Ports((n + opts.Brokers) * perNode)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, opts: opts, base: t.TempDir()}
+	voterRoles := rolesCombined
+	if opts.DedicatedControllers {
+		voterRoles = rolesController
+	}
 	var voters, bootstrap []string
-	for i := 0; i < n; i++ {
-		node, err := c.newNode(int32(i+1), ports[i*perNode:(i+1)*perNode])
+	for i := 0; i < n+opts.Brokers; i++ {
+		roles := voterRoles
+		if i >= n {
+			roles = rolesBroker
+		}
+		node, err := c.newNode(int32(i+1), roles, ports[i*perNode:(i+1)*perNode])
 		if err != nil {
 			t.Fatal(err)
 		}
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", node.ID, node.ControllerPort))
-		bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", node.ControllerPort))
+		if i < n {
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", node.ID, node.ControllerPort))
+			bootstrap = append(bootstrap, fmt.Sprintf("127.0.0.1:%d", node.ControllerPort))
+		}
 		c.Nodes = append(c.Nodes, node)
 	}
 	c.voters, c.bootstrap = strings.Join(voters, ","), strings.Join(bootstrap, ",")
@@ -186,9 +204,16 @@ func keepLogs(t testing.TB, nodes []*Node) string {
 	return dir
 }
 
+// The process.roles of a node.
+const (
+	rolesCombined   = "broker,controller"
+	rolesController = "controller"
+	rolesBroker     = "broker"
+)
+
 // newNode picks node id's dirs; ports are its PLAINTEXT and CONTROLLER
 // ports and, with Options.Proxy, its proxy's.
-func (c *Cluster) newNode(id int32, ports []int) (*Node, error) {
+func (c *Cluster) newNode(id int32, roles string, ports []int) (*Node, error) {
 	dir := filepath.Join(c.base, fmt.Sprintf("node%d", id))
 	logDirs := []string{dir}
 	if c.opts.LogDirs > 1 {
@@ -203,6 +228,7 @@ func (c *Cluster) newNode(id int32, ports []int) (*Node, error) {
 		LogDirs:        logDirs,
 		Port:           ports[0],
 		ControllerPort: ports[1],
+		roles:          roles,
 		LogPath:        filepath.Join(c.base, fmt.Sprintf("node%d.log", id)),
 	}
 	if c.opts.Proxy {
@@ -222,14 +248,25 @@ func (c *Cluster) Properties(node *Node) []string {
 	if c.opts.DynamicQuorum {
 		quorum = "controller.quorum.bootstrap.servers=" + c.bootstrap
 	}
+	client := "PLAINTEXT://127.0.0.1:" + strconv.Itoa(node.Port)
+	controller := "CONTROLLER://127.0.0.1:" + strconv.Itoa(node.ControllerPort)
+	listeners := client + "," + controller
+	switch node.roles {
+	case rolesController:
+		listeners = controller
+	case rolesBroker:
+		listeners = client
+	}
 	kv := []string{
 		"node.id=" + strconv.Itoa(int(node.ID)),
-		"process.roles=broker,controller",
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", node.Port, node.ControllerPort),
+		"process.roles=" + node.roles,
+		"listeners=" + listeners,
 		"controller.listener.names=CONTROLLER",
 		quorum,
 		"log.dirs=" + strings.Join(node.LogDirs, ","),
-		"advertised.listeners=PLAINTEXT://" + node.Addr(),
+	}
+	if node.roles != rolesController {
+		kv = append(kv, "advertised.listeners=PLAINTEXT://"+node.Addr())
 	}
 	kv = append(kv, DefaultOverrides...)
 	return append(kv, c.opts.Overrides...)
@@ -251,7 +288,7 @@ func (c *Cluster) setArgs(node *Node) {
 // overrides (key=value) come after the cluster's settings.
 func (c *Cluster) AddNode(t testing.TB, overrides ...string) *Node {
 	t.Helper()
-	return c.addNode(t, false, overrides)
+	return c.addNode(t, rolesCombined, overrides)
 }
 
 // AddController starts one more node with the controller role alone, a
@@ -260,10 +297,10 @@ func (c *Cluster) AddNode(t testing.TB, overrides ...string) *Node {
 // AddRaftVoter makes it one. It has no client listener (Addr names none).
 func (c *Cluster) AddController(t testing.TB) *Node {
 	t.Helper()
-	return c.addNode(t, true, nil)
+	return c.addNode(t, rolesController, nil)
 }
 
-func (c *Cluster) addNode(t testing.TB, controllerOnly bool, overrides []string) *Node {
+func (c *Cluster) addNode(t testing.TB, roles string, overrides []string) *Node {
 	t.Helper()
 	perNode := 2
 	if c.opts.Proxy {
@@ -273,15 +310,11 @@ func (c *Cluster) addNode(t testing.TB, controllerOnly bool, overrides []string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := c.newNode(int32(len(c.Nodes)+1), ports)
+	node, err := c.newNode(int32(len(c.Nodes)+1), roles, ports)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.setArgs(node)
-	if controllerOnly {
-		overrides = append([]string{"process.roles=controller",
-			fmt.Sprintf("listeners=CONTROLLER://127.0.0.1:%d", node.ControllerPort)}, overrides...)
-	}
 	for _, o := range overrides {
 		node.args = append(node.args, "--override", o)
 	}
@@ -305,11 +338,14 @@ func Binary() (string, error) {
 	return harness.Binary()
 }
 
-// Seeds are the client addresses of every node, for kgo.SeedBrokers.
+// Seeds are the client addresses of every node with the broker role,
+// for kgo.SeedBrokers.
 func (c *Cluster) Seeds() []string {
 	var s []string
 	for _, n := range c.Nodes {
-		s = append(s, n.Addr())
+		if n.broker() {
+			s = append(s, n.Addr())
+		}
 	}
 	return s
 }
@@ -483,14 +519,18 @@ func (n *Node) Registered() bool {
 }
 
 // broker reports whether the node has the broker role.
-func (n *Node) broker() bool {
+func (n *Node) broker() bool { return n.hasRole(rolesBroker) }
+
+// hasRole reports whether the node's process.roles, overrides included,
+// name role.
+func (n *Node) hasRole(role string) bool {
 	roles := ""
 	for _, a := range n.args {
 		if r, ok := strings.CutPrefix(a, "process.roles="); ok {
 			roles = r
 		}
 	}
-	return strings.Contains(roles, "broker")
+	return slices.Contains(strings.Split(roles, ","), role)
 }
 
 // logged reports whether a line of the log past offset from matches.

@@ -9,7 +9,11 @@
 //     start (every node must know every voter of controller.quorum.voters)
 //     and kept across restarts, as is each node's log dir. A node's stderr
 //     goes to a file; when a test fails the tail of every node's log is
-//     printed. Nodes die with the test binary (Pdeathsig).
+//     printed. Nodes die with the test binary (Pdeathsig). The voters
+//     are combined broker+controller nodes, or controller-only ones with
+//     broker-only nodes beside them (Options.DedicatedControllers and
+//     Brokers, Kafka's production layout); AddNode and AddController
+//     start observers to be made voters.
 //   - proxy.go: a TCP proxy in front of a node's PLAINTEXT listener, which
 //     the node advertises (advertised.listeners) so that clients and other
 //     brokers reach it only through the proxy. Cut holds every byte in
@@ -34,7 +38,7 @@
 //     the full read that feeds the checker.
 //   - wait.go: polling with a deadline for cluster conditions (brokers
 //     registered, a partition's leader and ISR as every node sees it, the
-//     active controller).
+//     active controller, the quorum's leader from DescribeQuorum).
 //   - raw.go: single requests to one chosen node, among them a raw
 //     produce that shows the broker's own error code for a write.
 //
@@ -47,7 +51,8 @@
 // killed under writes), scenario_quorum_test.go (two of three down),
 // scenario_isr_test.go (a paused follower; the last replica standing),
 // scenario_controller_test.go (controller and group coordinator
-// failover), chaos_test.go (a random schedule), config_test.go (the
+// failover), scenario_roles_test.go (dedicated controllers and brokers:
+// a leading broker and the quorum's leader killed), chaos_test.go (a random schedule), config_test.go (the
 // example configs in config/cluster). The harness, proxy, checker and
 // workload have tests of their own that need no working cluster.
 //

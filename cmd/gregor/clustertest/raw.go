@@ -3,6 +3,8 @@ package clustertest
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
@@ -14,10 +16,20 @@ import (
 // RequestWithin sends one request to node n itself (not to whichever
 // broker a client would pick) and waits at most timeout for the answer.
 func (n *Node) RequestWithin(req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
+	return requestAt(n.Addr(), req, timeout)
+}
+
+// ControllerRequest sends one request to node n's CONTROLLER listener, as
+// a --bootstrap-controller tool does.
+func (n *Node) ControllerRequest(req kmsg.Request) (kmsg.Response, error) {
+	return requestAt(net.JoinHostPort("127.0.0.1", strconv.Itoa(n.ControllerPort)), req, requestTimeout)
+}
+
+func requestAt(addr string, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
 	// Produce v13 names topics by id; Produce (below) names them.
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(0, 12)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.RequestRetries(0),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0),
 		kgo.DialTimeout(timeout), kgo.RetryTimeout(timeout), kgo.MaxVersions(versions))
 	if err != nil {
 		return nil, err

@@ -75,6 +75,42 @@ func (c *Cluster) Metadata(topics ...string) (*kmsg.MetadataResponse, error) {
 	return nil, err
 }
 
+// QuorumLeader waits until a running controller names the leader of the
+// metadata quorum (DescribeQuorum on its CONTROLLER listener), and
+// returns that node's id.
+func (c *Cluster) QuorumLeader(t testing.TB, timeout time.Duration) int32 {
+	t.Helper()
+	leader := int32(-1)
+	Eventually(t, timeout, "a quorum leader", func() error {
+		err := errors.New("no controller is running")
+		for _, n := range c.Running() {
+			if !n.hasRole(rolesController) {
+				continue
+			}
+			req := kmsg.NewPtrDescribeQuorumRequest()
+			topic := kmsg.NewDescribeQuorumRequestTopic()
+			topic.Topic = "__cluster_metadata"
+			topic.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+			req.Topics = append(req.Topics, topic)
+			var resp kmsg.Response
+			if resp, err = n.ControllerRequest(req); err != nil {
+				continue
+			}
+			for _, topic := range resp.(*kmsg.DescribeQuorumResponse).Topics {
+				for _, p := range topic.Partitions {
+					if p.LeaderID >= 0 && c.Node(p.LeaderID).State() == StateRunning {
+						leader = p.LeaderID
+						return nil
+					}
+				}
+			}
+			err = fmt.Errorf("node %d knows no running leader", n.ID)
+		}
+		return err
+	})
+	return leader
+}
+
 // PartitionState is a partition as one node's metadata describes it.
 type PartitionState struct {
 	Leader      int32
