@@ -72,7 +72,8 @@ type conn struct {
 	// awaitServing is set on a broker-only node's SASL inter-broker
 	// listener, which the controllers log in to before they stream the
 	// metadata log that makes the broker serve: the connection's login
-	// is served at once, anything else once the broker serves.
+	// is served at once, anything else once the broker serves. (Its
+	// mechanism is never SCRAM, whose credentials are in that log.)
 	awaitServing bool
 }
 

@@ -436,7 +436,10 @@ func (b *Broker) accept(l *listener) {
 			case l.raft && l.security.sasl():
 				c.awaitServing = true // after the login, unless raft's (conn.serve)
 			default:
-				select { // clients wait until the broker serves them
+				// Clients wait until the broker serves them, their login
+				// too: SCRAM credentials and delegation tokens come from
+				// the metadata log the broker has then replayed.
+				select {
 				case <-b.serving:
 				case <-c.done:
 					return
