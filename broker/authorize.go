@@ -79,6 +79,7 @@ func (b *Broker) installACLs(acls map[string]acl.Binding) {
 		return
 	}
 	b.authorizer.Store(acl.NewAuthorizer(acls, b.cfg.SuperUsers, b.cfg.AllowIfNoACL))
+	b.recheckRaftStreams()
 }
 
 // authorized reports whether the connection's principal may perform op on

@@ -666,7 +666,8 @@ const raftStreamKey int16 = -1
 // mayStreamRaft reports whether the connection's principal may speak
 // raft: with an authorizer it needs CLUSTER_ACTION on the cluster, which
 // Kafka's controllers ask of Vote, Fetch and the other raft requests.
-// The stream is raft's from then on, so it is asked once.
+// The stream is raft's from then on: asked again only when the ACLs
+// change (raft_streams.go).
 func (c *conn) mayStreamRaft() bool {
 	return c.checkLater(raftStreamKey, kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, acl.ClusterName, auditBoth)
 }
@@ -696,7 +697,7 @@ func (b *Broker) serveControllerConn(nc net.Conn, l *listener, user string) (*co
 	// over after the login).
 	if magic == controller.RaftMagic && b.cluster != nil && !l.security.sasl() {
 		if c.mayStreamRaft() {
-			b.cluster.ctl.HandOff(nc)
+			b.handOffRaft(c, nc)
 		} else {
 			nc.Close()
 		}

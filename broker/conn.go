@@ -159,7 +159,7 @@ func (c *conn) serve() {
 		if c.raftStream != nil {
 			c.once.Do(func() { close(c.done) }) // the socket stays open, raft's now
 			c.nc.SetDeadline(time.Time{})
-			c.b.cluster.ctl.HandOff(c.raftStream)
+			c.b.handOffRaft(c, c.raftStream)
 		} else {
 			c.close()
 		}

@@ -366,6 +366,33 @@ func TestClusterControllerListenerACLs(t *testing.T) {
 			t.Fatalf("acks=all to %s: %v", topic, err)
 		}
 	}
+
+	// Granted CLUSTER_ACTION, bob's raft stream is taken; it is closed
+	// when that ACL is deleted, as Kafka refuses his next raft request.
+	clusterAction := kadm.NewACLs().Allow("User:bob").AllowHosts("*").Clusters().Operations(kadm.OpClusterAction)
+	createACLs(t, admin, clusterAction)
+	c.waitFor("the active controller knowing bob's CLUSTER_ACTION", func() bool { return len(c.nodes[leader].acls()) == 3 })
+	stream := bob().nc
+	if _, err := stream.Write(controller.RaftMagic[:]); err != nil {
+		t.Fatal(err)
+	}
+	stream.SetReadDeadline(time.Now().Add(time.Second))
+	if _, err := stream.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("bob's raft stream with CLUSTER_ACTION: read %v, want it kept open and silent", err)
+	}
+	if _, err := admin.DeleteACLs(ctxT(t), clusterAction); err != nil {
+		t.Fatal(err)
+	}
+	stream.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if _, err := stream.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("bob's raft stream after his CLUSTER_ACTION was deleted: read %v, want it closed", err)
+	}
+	c.log.mu.Lock()
+	logged := strings.Contains(c.log.buf.String(), "closing a raft stream whose principal lost CLUSTER_ACTION")
+	c.log.mu.Unlock()
+	if !logged {
+		t.Error("the closed raft stream was not logged")
+	}
 }
 
 // Controller-only voters and broker-only observers whose CONTROLLER and

@@ -50,6 +50,7 @@ type Broker struct {
 	quotas        *quota.Manager
 	requestMemory *requestMemory                 // queued.max.request.bytes; nil: no limit
 	authorizer    atomic.Pointer[acl.Authorizer] // nil without authorizer.class.name
+	raftStreams   raftStreams                    // handed to the controller, rechecked as the ACLs change
 	cluster       *cluster                       // nil on a single node
 	registry      map[int16]handler              // the client listeners' handlers
 	// controllerRegistry is the CONTROLLER listener's (registry_controller.go).
