@@ -61,9 +61,11 @@ fuzz:
 
 test: deps vet unit compat fuzz
 
-# A long random schedule of kills, pauses, restarts and network cuts on a
-# three-node cluster, checked for lost, duplicated and reordered records
-# (`make test` runs 20 s of it). GREGOR_CHAOS_DURATION sets the length,
+# A long random schedule of kills, pauses, restarts and network cuts,
+# checked for lost, duplicated and reordered records, on three combined
+# nodes and then on three controllers beside three brokers (`make test`
+# runs 20 s of each). GREGOR_CHAOS_DURATION sets the length of each,
+# GREGOR_CHAOS_LAYOUT=combined or dedicated runs one,
 # GREGOR_CHAOS_MAX_FAULTY=2 lets it take the quorum down too,
 # GREGOR_CHAOS_SEED replays a logged schedule.
 chaos: build

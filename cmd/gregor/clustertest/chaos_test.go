@@ -50,10 +50,36 @@ const (
 
 var faultNames = [faultKinds]string{"kill -9", "SIGSTOP", "SIGTERM", "cut off"}
 
-// TestChaos writes to a three-node cluster while a random schedule breaks
-// nodes: SIGKILL then restart, SIGSTOP then SIGCONT, SIGTERM (controlled
+// TestChaos runs the chaos schedule (runChaos) on the two layouts of
+// Kafka clusters: three combined broker+controller nodes, and three
+// controller-only voters beside three broker-only nodes (Kafka's
+// production layout). GREGOR_CHAOS_LAYOUT=combined or dedicated runs one.
+func TestChaos(t *testing.T) {
+	layouts := []struct {
+		name string
+		opts Options
+	}{
+		{"combined", Options{Proxy: true}},
+		{"dedicated", Options{Proxy: true, DedicatedControllers: true, Brokers: 3}},
+	}
+	only := os.Getenv("GREGOR_CHAOS_LAYOUT")
+	ran := false
+	for _, l := range layouts {
+		if only == "" || only == l.name {
+			ran = true
+			t.Run(l.name, func(t *testing.T) { runChaos(t, l.opts) })
+		}
+	}
+	if !ran {
+		t.Fatalf("GREGOR_CHAOS_LAYOUT=%q: want combined or dedicated", only)
+	}
+}
+
+// runChaos writes to a cluster with three brokers while a random schedule
+// breaks nodes: SIGKILL then restart, SIGSTOP then SIGCONT, SIGTERM (controlled
 // shutdown) then restart, or the node's PLAINTEXT proxy cut then resumed
-// (clients and followers see silence; its controller traffic goes on).
+// (clients and followers see silence; its controller traffic goes on; a
+// controller-only node, with no such listener, is never cut).
 // Each fault lasts a random 1-4 seconds; every half to two seconds a
 // healthy node is broken if fewer than GREGOR_CHAOS_MAX_FAULTY are. After
 // the schedule every node is healed, the ISR of every partition must
@@ -64,13 +90,13 @@ var faultNames = [faultKinds]string{"kill -9", "SIGSTOP", "SIGTERM", "cut off"}
 // with read_committed, no aborted record may show, every committed
 // transaction must show wholly and once, one whose end failed wholly or
 // not at all, and each partition's transactions in the order they ran.
-func TestChaos(t *testing.T) {
+func runChaos(t *testing.T, opts Options) {
 	duration, seed, maxFaulty := chaosSettings(t)
 	t.Logf("chaos for %v, GREGOR_CHAOS_SEED=%d, GREGOR_CHAOS_MAX_FAULTY=%d", duration, seed, maxFaulty)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo))) }
 
-	c := Start(t, Options{Proxy: true})
+	c := Start(t, opts)
 	c.WaitBrokers(t, 3, 60*time.Second)
 	const topic, partitions = "chaos", 3
 	c.CreateTopic(t, topic, partitions, 3, 60*time.Second)
@@ -123,7 +149,11 @@ func TestChaos(t *testing.T) {
 				}
 			}
 			n := healthy[rng.IntN(len(healthy))]
-			f := fault{kind: rng.IntN(faultKinds), until: time.Now().Add(between(time.Second, 4*time.Second))}
+			kinds := faultKinds
+			if !n.broker() {
+				kinds = faultCut // nothing to cut
+			}
+			f := fault{kind: rng.IntN(kinds), until: time.Now().Add(between(time.Second, 4*time.Second))}
 			t.Logf("%s node %d until +%v", faultNames[f.kind], n.ID, time.Until(f.until).Round(time.Millisecond))
 			switch f.kind {
 			case faultKill:

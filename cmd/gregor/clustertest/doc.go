@@ -52,14 +52,16 @@
 // scenario_isr_test.go (a paused follower; the last replica standing),
 // scenario_controller_test.go (controller and group coordinator
 // failover), scenario_roles_test.go (dedicated controllers and brokers:
-// a leading broker and the quorum's leader killed), chaos_test.go (a random schedule), config_test.go (the
-// example configs in config/cluster). The harness, proxy, checker and
-// workload have tests of their own that need no working cluster.
+// a leading broker and the quorum's leader killed), chaos_test.go (a
+// random schedule, on both layouts), config_test.go (the example configs
+// in config/cluster). The harness, proxy, checker and workload have tests
+// of their own that need no working cluster.
 //
 // Environment: GREGOR_BINARY runs a prebuilt binary instead of building
 // cmd/gregor; GREGOR_CHAOS_DURATION (a Go duration, default 20s) sets how
-// long TestChaos runs its random schedule, and GREGOR_CHAOS_SEED repeats
-// a logged schedule. A long run:
+// long TestChaos runs its random schedule on each layout,
+// GREGOR_CHAOS_LAYOUT (combined or dedicated) runs it on one, and
+// GREGOR_CHAOS_SEED repeats a logged schedule. A long run:
 //
-//	GREGOR_CHAOS_DURATION=10m go test -race -count=1 -timeout 30m -run TestChaos ./cmd/gregor/clustertest/
+//	GREGOR_CHAOS_DURATION=10m go test -race -count=1 -timeout 60m -run TestChaos ./cmd/gregor/clustertest/
 package clustertest
