@@ -95,6 +95,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 	e.checkReplication(t, c)
 	e.checkFailedLogDir(t, c)
 	e.checkVoterChanges(t)
+	e.checkDedicatedLayout(t)
 }
 
 // readMetaProperties reads dir's meta.properties and its cluster.id.
