@@ -7,10 +7,14 @@ package broker
 // --entity-type broker-loggers --entity-name <node id>). The resource
 // name is this node's id; a level is set (SET) or made to follow root's
 // again (DELETE); nothing is stored, so a restart starts over. The
-// loggers are root (everything not below), gregor.group and gregor.txn
+// loggers have the names Kafka's have, so that what an operator sets on
+// Kafka works here: root (everything not below), kafka and
+// org.apache.kafka (the parents, as in Kafka's shipped log4j2.yaml),
+// org.apache.kafka.coordinator.group and kafka.coordinator.transaction
 // (the group and transaction coordinators), in a cluster
-// gregor.controller, and kafka.request.logger (request_logger.go). The
-// legacy AlterConfigs does not take this type, as in Kafka.
+// org.apache.kafka.controller, kafka.request.logger (request_logger.go)
+// and kafka.authorizer.logger (authorizer_logger.go). The legacy
+// AlterConfigs does not take this type, as in Kafka.
 
 import (
 	"fmt"
@@ -20,6 +24,15 @@ import (
 
 	"github.com/gregor-broker/gregor/internal/loglevel"
 	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Named loggers besides root, kafka.request.logger and kafka.authorizer.logger.
+const (
+	kafkaLoggerName      = "kafka"
+	apacheLoggerName     = "org.apache.kafka"
+	controllerLoggerName = "org.apache.kafka.controller"
+	groupLoggerName      = "org.apache.kafka.coordinator.group"
+	txnLoggerName        = "kafka.coordinator.transaction"
 )
 
 // describeBrokerLoggers answers DescribeConfigs for this node's loggers:

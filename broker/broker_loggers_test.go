@@ -8,9 +8,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafka-configs --entity-type broker-loggers: this node's loggers are
-// described with their levels, a level set on one changes what that
-// logger writes at once, deleting it makes it follow root again, and
+// kafka-configs --entity-type broker-loggers: this node's loggers, named
+// as Kafka's, are described with their levels, a level set on one
+// changes what that logger writes at once, one set on a parent (kafka,
+// org.apache.kafka) what its children without one write, deleting it
+// makes it follow its parent or root again, and
 // what Kafka's RuntimeLoggerManager refuses is refused with its codes and
 // messages.
 func TestBrokerLoggers(t *testing.T) {
@@ -30,9 +32,10 @@ func TestBrokerLoggers(t *testing.T) {
 		}
 		return out
 	}
-	if got := levels(); got["root"] != "INFO" || got["gregor.group"] != "INFO" || got["gregor.txn"] != "INFO" ||
-		got["kafka.request.logger"] != "WARN" || got["kafka.authorizer.logger"] != "INFO" || len(got) != 5 {
-		t.Fatalf("loggers at start: %v, want root, gregor.group, gregor.txn and kafka.authorizer.logger at INFO, kafka.request.logger at WARN", got)
+	if got := levels(); got["root"] != "INFO" || got[kafkaLoggerName] != "INFO" || got[apacheLoggerName] != "INFO" ||
+		got[groupLoggerName] != "INFO" || got[txnLoggerName] != "INFO" ||
+		got["kafka.request.logger"] != "WARN" || got["kafka.authorizer.logger"] != "INFO" || len(got) != 7 {
+		t.Fatalf("loggers at start: %v, want root, kafka, org.apache.kafka, the two coordinators' and kafka.authorizer.logger at INFO, kafka.request.logger at WARN", got)
 	}
 
 	// kafka.request.logger: a record per request once at DEBUG, none
@@ -76,20 +79,22 @@ func TestBrokerLoggers(t *testing.T) {
 	joined := func(group string) bool {
 		return strings.Contains(log.String(), `msg="member joins the consumer group" group=`+group+" ")
 	}
-	if code, msg := alterConfigsOf(t, cl, bl, node, setOp("gregor.group", "WARN")); code != 0 {
-		t.Fatalf("gregor.group=WARN: error %d %s", code, msg)
-	}
-	join("quiet")
-	if levels()["gregor.group"] != "WARN" || joined("quiet") {
-		t.Errorf("the group coordinator logged a join at INFO with gregor.group at WARN (levels %v)", levels())
-	}
-	del = kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "gregor.group", Op: kmsg.IncrementalAlterConfigOpDelete}
-	if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
-		t.Fatalf("deleting gregor.group's level: error %d %s", code, msg)
-	}
-	join("heard")
-	if levels()["gregor.group"] != "INFO" || !joined("heard") {
-		t.Errorf("after its level was deleted gregor.group did not follow root's INFO (levels %v)", levels())
+	for _, logger := range []string{groupLoggerName, apacheLoggerName} { // the coordinator's own, then its parent's
+		if code, msg := alterConfigsOf(t, cl, bl, node, setOp(logger, "WARN")); code != 0 {
+			t.Fatalf("%s=WARN: error %d %s", logger, code, msg)
+		}
+		join("quiet-" + logger)
+		if levels()[groupLoggerName] != "WARN" || joined("quiet-"+logger) {
+			t.Errorf("the group coordinator logged a join at INFO with %s at WARN (levels %v)", logger, levels())
+		}
+		del = kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: logger, Op: kmsg.IncrementalAlterConfigOpDelete}
+		if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
+			t.Fatalf("deleting %s's level: error %d %s", logger, code, msg)
+		}
+		join("heard-" + logger)
+		if levels()[groupLoggerName] != "INFO" || !joined("heard-"+logger) {
+			t.Errorf("after %s's level was deleted the group coordinator did not follow root's INFO (levels %v)", logger, levels())
+		}
 	}
 
 	closeOne := func() { // a frame cut short: a DEBUG record of root's
@@ -141,9 +146,9 @@ func TestBrokerLoggers(t *testing.T) {
 	validate := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	validate.ValidateOnly = true
 	validate.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: bl, ResourceName: node,
-		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("gregor.txn", "ERROR")}}}
-	if resp, err := validate.RequestWith(ctxT(t), cl); err != nil || resp.Resources[0].ErrorCode != 0 || levels()["gregor.txn"] != "DEBUG" {
-		t.Errorf("validate-only: %v, gregor.txn now %s (want root's DEBUG, unchanged)", err, levels()["gregor.txn"])
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp(txnLoggerName, "ERROR")}}}
+	if resp, err := validate.RequestWith(ctxT(t), cl); err != nil || resp.Resources[0].ErrorCode != 0 || levels()[txnLoggerName] != "DEBUG" {
+		t.Errorf("validate-only: %v, %s now %s (want root's DEBUG, unchanged)", err, txnLoggerName, levels()[txnLoggerName])
 	}
 	legacy := kmsg.NewPtrAlterConfigsRequest()
 	legacy.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: bl, ResourceName: node,

@@ -135,7 +135,7 @@ func (b *Broker) startController(dirPath string) error {
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
 		Security:                     cfg.controllerSecurity(),
-		Logger:                       b.loggers.Logger("gregor.controller").With("component", "controller"),
+		Logger:                       b.loggers.Logger(controllerLoggerName).With("component", "controller"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the controller: %w", err)

@@ -882,7 +882,7 @@ func TestClusterControllerOnlyNodeDescribes(t *testing.T) {
 	}
 	configs.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "2"}}
 	if r := dialAddr(t, controllerAddr).request(configs).(*kmsg.DescribeConfigsResponse); value(r.Resources[0], "root") != "DEBUG" ||
-		value(r.Resources[0], "gregor.controller") != "DEBUG" {
+		value(r.Resources[0], controllerLoggerName) != "DEBUG" {
 		t.Errorf("the controller-only node's loggers after root=DEBUG: %+v", r.Resources)
 	}
 

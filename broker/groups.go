@@ -41,7 +41,7 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	gc.unload = func(p int32) { gc.Unload(p) }
 	cfg := b.cfg.groupConfig()
 	cfg.GroupConfigs = b.groupConfigFor
-	gc.Coordinator = group.New(cfg, gc, nil, b.loggers.Logger("gregor.group"))
+	gc.Coordinator = group.New(cfg, gc, nil, b.loggers.Logger(groupLoggerName))
 	gc.UseTopics(brokerTopics{b})
 	return gc
 }

@@ -104,6 +104,8 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		return nil, errors.New("broker: config must come from DefaultConfig or ParseConfig")
 	}
 	loggers := loglevel.New(logger.Handler())
+	loggers.Logger(kafkaLoggerName)
+	loggers.Logger(apacheLoggerName)
 	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, requestLogger: loggers.LoggerAt(requestLoggerName, "WARN"),
 		authorizerLogger: loggers.LoggerAt(authorizerLoggerName, "INFO"), conns: map[*conn]struct{}{}, opening: map[net.Conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
 		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}

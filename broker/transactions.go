@@ -44,7 +44,7 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 	}, peers: newPeerClients(b, "gregor-txn-markers")}
 	tc.load = func(p, leaderEpoch int32) error { return tc.Load(p, leaderEpoch) }
 	tc.unload = func(p int32) { tc.Unload(p) }
-	tc.Coordinator = txn.New(b.cfg.txnConfig(), tc, tc, b.producerIDs.allocate, nil, b.loggers.Logger("gregor.txn"))
+	tc.Coordinator = txn.New(b.cfg.txnConfig(), tc, tc, b.producerIDs.allocate, nil, b.loggers.Logger(txnLoggerName))
 	return tc
 }
 

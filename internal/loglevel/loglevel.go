@@ -1,11 +1,13 @@
 // Package loglevel holds a node's named loggers and their levels, which
 // Kafka's broker-loggers resource shows and changes at runtime
 // (kafka-configs --entity-type broker-loggers --entity-name <node id>
-// --describe, --alter --add-config gregor.group=DEBUG, --delete-config).
+// --describe, --alter --add-config kafka=DEBUG, --delete-config).
 //
 // A level is one of Kafka's log4j names (TRACE, DEBUG, INFO, WARN, ERROR,
-// FATAL). "root" always has one; another logger either has its own or
-// follows root's, and deleting its level makes it follow root's again.
+// FATAL). "root" always has one; another logger either has its own or,
+// as in log4j, follows its nearest dotted ancestor that has one (a level
+// on "kafka" reaches "kafka.coordinator.transaction"), else root's;
+// deleting its level makes it follow that one again.
 // Nothing is persisted: a restart starts from the levels the process
 // was started with, as in Kafka.
 //
@@ -76,15 +78,15 @@ func New(base slog.Handler) *Levels {
 	return l
 }
 
-// Logger returns the named logger, creating it (following root) the
-// first time.
+// Logger returns the named logger, creating it (following its ancestors
+// or root) the first time.
 func (l *Levels) Logger(name string) *slog.Logger {
 	return slog.New(&handler{min: l.known(name, ""), next: l.base})
 }
 
 // LoggerAt returns the named logger, created with a level of its own (as
 // Kafka's log4j2.yaml gives kafka.request.logger WARN); deleting that
-// level makes it follow root.
+// level makes it follow its ancestors or root.
 func (l *Levels) LoggerAt(name, level string) *slog.Logger {
 	return slog.New(&handler{min: l.known(name, level), next: l.base})
 }
@@ -114,7 +116,8 @@ func (l *Levels) Exists(name string) bool {
 	return ok
 }
 
-// Effective is every logger's level: its own, or root's.
+// Effective is every logger's level: its own, its nearest ancestor's, or
+// root's.
 func (l *Levels) Effective() map[string]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -126,10 +129,16 @@ func (l *Levels) Effective() map[string]string {
 }
 
 func (l *Levels) levelLocked(name string) string {
-	if v, ok := l.own[name]; ok {
-		return v
+	for {
+		if v, ok := l.own[name]; ok {
+			return v
+		}
+		i := strings.LastIndexByte(name, '.')
+		if i < 0 {
+			return l.own[Root]
+		}
+		name = name[:i]
 	}
-	return l.own[Root]
 }
 
 // Set gives a logger its own level.
@@ -147,7 +156,8 @@ func (l *Levels) Set(name, level string) error {
 	return nil
 }
 
-// Unset makes a logger follow root again; root keeps its level.
+// Unset makes a logger follow its ancestors or root again; root keeps its
+// level.
 func (l *Levels) Unset(name string) error {
 	if name == Root {
 		return fmt.Errorf("root always has a level")
@@ -160,7 +170,7 @@ func (l *Levels) Unset(name string) error {
 }
 
 // recomputeLocked stores every logger's effective level after a change
-// (root's moves every logger that follows it).
+// (a level moves every logger that follows it).
 func (l *Levels) recomputeLocked() {
 	for name, m := range l.min {
 		m.Store(int64(kafkaLevels[l.levelLocked(name)]))

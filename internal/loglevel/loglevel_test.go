@@ -74,3 +74,39 @@ func TestLoggerAtHasItsOwnLevel(t *testing.T) {
 		t.Errorf("written:\n%s", text)
 	}
 }
+
+// As in log4j, a logger without a level of its own follows its nearest
+// dotted ancestor that has one, and root only when none has; a logger's
+// own level wins over its ancestors'.
+func TestLevelsFollowTheNearestAncestor(t *testing.T) {
+	var out bytes.Buffer
+	levels := New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	levels.Logger("kafka")
+	txn := levels.Logger("kafka.coordinator.transaction")
+	group := levels.Logger("org.apache.kafka.coordinator.group")
+	if err := levels.Set("kafka", "WARN"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Info("hidden")
+	group.Info("group shown")
+	if got := levels.Effective(); got["kafka.coordinator.transaction"] != "WARN" || got["org.apache.kafka.coordinator.group"] != "INFO" {
+		t.Fatalf("levels with kafka at WARN: %v", got)
+	}
+	if err := levels.Set("kafka.coordinator.transaction", "DEBUG"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Debug("txn shown")
+	if err := levels.Unset("kafka.coordinator.transaction"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Info("hidden again")
+	if err := levels.Unset("kafka"); err != nil {
+		t.Fatal(err)
+	}
+	txn.Info("root's again")
+	text := out.String()
+	if strings.Contains(text, "hidden") || !strings.Contains(text, "group shown") || !strings.Contains(text, "txn shown") ||
+		!strings.Contains(text, "root's again") {
+		t.Errorf("written:\n%s", text)
+	}
+}
