@@ -5,8 +5,9 @@ package broker
 // DescribeConfigs and changed with IncrementalAlterConfigs as Kafka's
 // RuntimeLoggerManager changes its log4j loggers (kafka-configs
 // --entity-type broker-loggers --entity-name <node id>). The resource
-// name is this node's id; a level is set (SET) or made to follow root's
-// again (DELETE); nothing is stored, so a restart starts over. The
+// name is this node's id; a level is set (SET) or made to follow its
+// dotted parent's or root's again (DELETE); nothing is stored, so a
+// restart starts over. The
 // loggers have the names Kafka's have, so that what an operator sets on
 // Kafka works here: root (everything not below), kafka and
 // org.apache.kafka (the parents, as in Kafka's shipped log4j2.yaml),
