@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -89,7 +90,7 @@ func (c *Cluster) QuorumLeader(t testing.TB, timeout time.Duration) int32 {
 			}
 			req := kmsg.NewPtrDescribeQuorumRequest()
 			topic := kmsg.NewDescribeQuorumRequestTopic()
-			topic.Topic = "__cluster_metadata"
+			topic.Topic = controller.MetadataTopic
 			topic.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 			req.Topics = append(req.Topics, topic)
 			var resp kmsg.Response
