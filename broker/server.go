@@ -155,7 +155,8 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	if cfg.clustered() {
 		open = logstore.OpenDirsKeepingFailed // log_dir_failure.go
 	}
-	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, cfg.RecoveryThreads)
+	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, logstore.OpenOptions{RecoveryThreads: cfg.RecoveryThreads,
+		Logger: b.logger})
 	if err != nil {
 		b.abortStart()
 		return nil, fmt.Errorf("opening the log dirs: %w", err)

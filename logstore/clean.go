@@ -294,7 +294,7 @@ func groupSegments(segs []*segment, cfg Config, firstUncleanable int64) [][]*seg
 // cleanGroup rewrites a group of segments into <base>.log.cleaned and
 // swaps it in.
 func (l *Log) cleanGroup(group []*segment, f *recordFilter, cfg Config, o cleanOptions) (err error) {
-	dst, err := openSegmentFilesSuffix(l.dir, group[0].base, cleanedSuffix, cfg, true)
+	dst, err := openSegmentFilesSuffix(l.dir, group[0].base, cleanedSuffix, cfg, true, l.logger)
 	if err != nil {
 		return storageErr("create cleaned segment", err)
 	}

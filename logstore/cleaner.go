@@ -17,7 +17,6 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -62,7 +61,7 @@ func newCleaner(d *Dir) (*cleaner, error) {
 	ck, err := readOffsetCheckpoint(filepath.Join(d.path, cleanerFile))
 	if err != nil {
 		// The logs are then cleaned from their start: slower, not wrong.
-		slog.Warn("logstore: ignoring unreadable cleaner checkpoint", "err", err)
+		d.cleanerLogger.Warn("logstore: ignoring unreadable cleaner checkpoint", "err", err)
 		ck = map[TopicPartition]int64{}
 	}
 	for tp := range ck {
@@ -147,7 +146,7 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 	for {
 		cleaned, err := c.cleanFilthiest(aborted)
 		if err != nil && !errors.Is(err, errCleanAborted) {
-			slog.Error("logstore: log cleaning failed", "dir", c.d.path, "err", err)
+			c.d.cleanerLogger.Error("logstore: log cleaning failed", "dir", c.d.path, "err", err)
 		}
 		if aborted() {
 			return
@@ -214,6 +213,7 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 		o.step = noStep
 	}
 	o.aborted = func() bool { return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 }
+	before, start := l.Size(), time.Now()
 	end, err := l.clean(ltc, o)
 	if errors.Is(err, errCleanAborted) {
 		return 0, err
@@ -227,6 +227,8 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 		c.mu.Unlock()
 		return 0, fmt.Errorf("clean %s: %w", l.tp, err)
 	}
+	c.d.cleanerLogger.Info("logstore: cleaned log", "partition", l.tp.String(), "dirty.from", ltc.firstDirty, "dirty.to", end,
+		"bytes.before", before, "bytes.after", l.Size(), "took", time.Since(start).Round(time.Millisecond))
 	return end, c.setCheckpoint(l.tp, end)
 }
 
@@ -309,6 +311,6 @@ func (c *cleaner) forget(tp TopicPartition) {
 	}
 	delete(c.checkpoints, tp)
 	if err := c.d.writeCheckpoint(cleanerFile, c.checkpoints); err != nil {
-		slog.Error("logstore: writing the cleaner checkpoint failed", "dir", c.d.path, "err", err)
+		c.d.cleanerLogger.Error("logstore: writing the cleaner checkpoint failed", "dir", c.d.path, "err", err)
 	}
 }

@@ -32,6 +32,9 @@ type Dir struct {
 	// opened (and recovered) at once in OpenDir and closed at once in Close.
 	threads int
 
+	logger        *slog.Logger // the log manager's messages (OpenOptions)
+	cleanerLogger *slog.Logger // the cleaner's
+
 	// The background workers: the flusher, the retention checker and the
 	// cleaner threads; stop ends them all.
 	timing             sync.Mutex
@@ -88,9 +91,8 @@ func readCleanShutdown(path string) (bool, int64) {
 // dir gets a meta.properties for clusterID (a random id when empty); an
 // existing one keeps its cluster id (see ClusterID) and must belong to
 // nodeID. Every partition directory in it is opened, and recovered when the
-// last shutdown was not clean, threads of them at a time
-// (num.recovery.threads.per.data.dir; below 1 means 1).
-func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threads int) (*Dir, error) {
+// last shutdown was not clean, opts.RecoveryThreads of them at a time.
+func OpenDir(path string, clusterID string, nodeID int32, defaults Config, opts OpenOptions) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, err
 	}
@@ -106,8 +108,9 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config, threa
 		producerCheckInterval: DefaultProducerIDCheckInterval,
 		kickProducerExpiry:    make(chan struct{}, 1),
 		deleter:               newFileDeleter(),
-		threads:               max(threads, 1),
+		threads:               max(opts.RecoveryThreads, 1),
 	}
+	d.logger, d.cleanerLogger = opts.loggers()
 	d.brokerEpoch.Store(-1)
 	var err error
 	if d.lock, err = lockDir(path); err != nil {
@@ -191,7 +194,7 @@ func (d *Dir) loadLogs(defaults Config) error {
 	readCk := func(name string) map[TopicPartition]int64 {
 		m, err := readOffsetCheckpoint(filepath.Join(d.path, name))
 		if err != nil {
-			slog.Warn("logstore: ignoring unreadable checkpoint, recovering all logs", "err", err)
+			d.logger.Warn("logstore: ignoring unreadable checkpoint, recovering all logs", "err", err)
 			clean = false
 			return nil
 		}
@@ -225,7 +228,7 @@ func (d *Dir) loadLogs(defaults Config) error {
 		if !ok || name == kraftMetadataDir {
 			continue
 		}
-		st := loadState{clean: clean, recoveryPoint: -1, logStart: -1, highWatermark: -1}
+		st := loadState{clean: clean, recoveryPoint: -1, logStart: -1, highWatermark: -1, logger: d.logger}
 		if v, ok := rps[tp]; ok {
 			st.recoveryPoint = v
 		}
@@ -328,7 +331,7 @@ func (d *Dir) CreateLogsAtEpoch(tps []TopicPartition, topicID [16]byte, cfg Conf
 	logs := make([]*Log, len(tps))
 	errs := make([]error, len(tps))
 	inParallel(createWorkers, len(tps), func(i int) {
-		logs[i], errs[i] = createLog(filepath.Join(d.path, partitionDirName(tps[i])), tps[i], topicID, cfg, epoch)
+		logs[i], errs[i] = createLog(filepath.Join(d.path, partitionDirName(tps[i])), tps[i], topicID, cfg, epoch, d.logger)
 		d.failIf(errs[i])
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("create log %s: %w", tps[i], errs[i])
@@ -368,7 +371,7 @@ func (d *Dir) DeleteLog(tp TopicPartition) error {
 	}
 	if d.Offline() != nil {
 		delete(d.logs, tp)
-		slog.Warn("logstore: the files of a deleted partition stay in an offline log dir", "partition", tp.String(), "dir", d.path)
+		d.logger.Warn("logstore: the files of a deleted partition stay in an offline log dir", "partition", tp.String(), "dir", d.path)
 		return nil
 	}
 	l.cleanAbort.Store(true)
@@ -584,13 +587,13 @@ func (d *Dir) flusher() {
 			}
 			if now.UnixMilli()-l.lastFlush.Load() >= flushMs {
 				if err := l.Flush(); err != nil {
-					slog.Error("logstore: flush failed", "log", l.tp.String(), "err", err)
+					d.logger.Error("logstore: flush failed", "log", l.tp.String(), "err", err)
 				}
 			}
 		}
 		if now.Sub(lastCheckpoint) >= every {
 			if err := d.Checkpoint(); err != nil {
-				slog.Error("logstore: checkpoint failed", "dir", d.path, "err", err)
+				d.logger.Error("logstore: checkpoint failed", "dir", d.path, "err", err)
 			}
 			lastCheckpoint = now
 		}
@@ -644,7 +647,7 @@ func (d *Dir) periodic(interval func() time.Duration, kicked <-chan struct{}, pa
 // DeleteRecords moved a log start offset).
 func (d *Dir) retentionCheck() {
 	if err := d.retentionPass(false); err != nil {
-		slog.Error("logstore: retention failed", "dir", d.path, "err", err)
+		d.logger.Error("logstore: retention failed", "dir", d.path, "err", err)
 	}
 }
 

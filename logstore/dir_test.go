@@ -12,7 +12,7 @@ import (
 
 func TestMetaProperties(t *testing.T) {
 	root := t.TempDir()
-	d, err := OpenDir(root, "", 3, DefaultConfig(), 1)
+	d, err := OpenDir(root, "", 3, DefaultConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestMetaProperties(t *testing.T) {
 	}
 	dirID := d.DirectoryID()
 	d.Close()
-	d, err = OpenDir(root, "other-id", 3, DefaultConfig(), 1)
+	d, err = OpenDir(root, "other-id", 3, DefaultConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +30,13 @@ func TestMetaProperties(t *testing.T) {
 		t.Errorf("reopen changed ids: %s %v", d.ClusterID(), d.DirectoryID())
 	}
 	d.Close()
-	if _, err := OpenDir(root, id, 4, DefaultConfig(), 1); err == nil || !strings.Contains(err.Error(), "node.id") {
+	if _, err := OpenDir(root, id, 4, DefaultConfig(), OpenOptions{}); err == nil || !strings.Contains(err.Error(), "node.id") {
 		t.Errorf("other node opened the dir: %v", err)
 	}
 	// Kafka's own files parse too (key order and separators vary).
 	os.WriteFile(filepath.Join(root, "meta.properties"),
 		[]byte("#\n#Thu Jan 01 00:00:00 UTC 2024\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\nversion=1\nnode.id = 3\n"), 0o644)
-	if d, err = OpenDir(root, "", 3, DefaultConfig(), 1); err != nil || d.ClusterID() != "MkU3OEVBNTcwNTJENDM2Qk" {
+	if d, err = OpenDir(root, "", 3, DefaultConfig(), OpenOptions{}); err != nil || d.ClusterID() != "MkU3OEVBNTcwNTJENDM2Qk" {
 		t.Fatalf("Kafka meta.properties: %v", err)
 	}
 	d.Close()
@@ -45,7 +45,7 @@ func TestMetaProperties(t *testing.T) {
 func TestDirLockedWhileOpen(t *testing.T) {
 	root := t.TempDir()
 	d := openTestDir(t, root)
-	if _, err := OpenDir(root, "", 1, DefaultConfig(), 1); err == nil {
+	if _, err := OpenDir(root, "", 1, DefaultConfig(), OpenOptions{}); err == nil {
 		t.Fatal("opened a dir twice")
 	}
 	d.Close()
@@ -305,7 +305,7 @@ func TestKafkaMetadataLogIsNotAPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // opened fresh, then after a clean close
-		d, err := OpenDir(root, "", 1, DefaultConfig(), 1)
+		d, err := OpenDir(root, "", 1, DefaultConfig(), OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

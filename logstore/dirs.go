@@ -30,6 +30,7 @@ type Dirs struct {
 	// cordoned tells which dirs (by absolute path) take no new partition
 	// (KIP-1066); nil: none.
 	cordoned atomic.Pointer[func() []string]
+	logger   *slog.Logger // OpenOptions.Logger
 }
 
 // SetCordoned gives the dirs the function that lists, by absolute path,
@@ -91,8 +92,8 @@ func (ds *Dirs) AllCordoned() bool {
 // new dir takes the cluster id of clusterID, or of the dirs that already
 // have one; dirs of different clusters, or holding the same partition, are
 // refused. Moves that a crash interrupted are finished or started again.
-func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
-	return openDirs(paths, clusterID, nodeID, defaults, threads, false)
+func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, opts OpenOptions) (*Dirs, error) {
+	return openDirs(paths, clusterID, nodeID, defaults, opts, false)
 }
 
 // OpenDirsKeepingFailed is OpenDirs, except that a dir after the first
@@ -100,12 +101,13 @@ func OpenDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 // instead of failing the whole open, as Kafka's LogManager starts. Only a
 // cluster may start so: its controller knows which replicas were in that
 // dir, so they are not created again elsewhere while it is offline.
-func OpenDirsKeepingFailed(paths []string, clusterID string, nodeID int32, defaults Config, threads int) (*Dirs, error) {
-	return openDirs(paths, clusterID, nodeID, defaults, threads, true)
+func OpenDirsKeepingFailed(paths []string, clusterID string, nodeID int32, defaults Config, opts OpenOptions) (*Dirs, error) {
+	return openDirs(paths, clusterID, nodeID, defaults, opts, true)
 }
 
-func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, threads int, keepFailed bool) (*Dirs, error) {
+func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, opts OpenOptions, keepFailed bool) (*Dirs, error) {
 	ds := &Dirs{preferred: map[TopicPartition]*Dir{}, moves: map[TopicPartition]*move{}}
+	ds.logger, _ = opts.loggers()
 	var absPaths []string
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
@@ -138,10 +140,10 @@ func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, t
 	}()
 	owner := map[TopicPartition]*Dir{}
 	for i, p := range absPaths {
-		d, err := OpenDir(p, clusterID, nodeID, defaults, threads)
+		d, err := OpenDir(p, clusterID, nodeID, defaults, opts)
 		if err != nil && keepFailed && i > 0 && osError(err) {
-			slog.Error("logstore: log dir failed to open: it stays offline", "dir", p, "err", err)
-			ds.dirs = append(ds.dirs, failedDir(p, err))
+			ds.logger.Error("logstore: log dir failed to open: it stays offline", "dir", p, "err", err)
+			ds.dirs = append(ds.dirs, failedDir(p, err, opts))
 			continue
 		}
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 
 func openTestDirs(t testing.TB, paths ...string) *Dirs {
 	t.Helper()
-	ds, err := OpenDirs(paths, "", 1, testConfig(), 1)
+	ds, err := OpenDirs(paths, "", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatalf("OpenDirs: %v", err)
 	}
@@ -115,28 +115,28 @@ func TestDirsPlaceNewLogsInTheEmptiestDir(t *testing.T) {
 
 func TestDirsRefuseMixedClustersAndDuplicatePartitions(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	da, err := OpenDir(a, "cluster-a", 1, testConfig(), 1)
+	da, err := OpenDir(a, "cluster-a", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	da.CreateLog(TopicPartition{"dup", 0}, RandomUUID(), testConfig())
 	da.Close()
-	db, err := OpenDir(b, "cluster-b", 1, testConfig(), 1)
+	db, err := OpenDir(b, "cluster-b", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := OpenDirs([]string{a, b}, "", 1, testConfig(), 1); err == nil || !strings.Contains(err.Error(), "cluster") {
+	if _, err := OpenDirs([]string{a, b}, "", 1, testConfig(), OpenOptions{}); err == nil || !strings.Contains(err.Error(), "cluster") {
 		t.Errorf("dirs of two clusters opened: %v", err)
 	}
 	c := t.TempDir()
-	dc, err := OpenDir(c, "cluster-a", 1, testConfig(), 1)
+	dc, err := OpenDir(c, "cluster-a", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dc.CreateLog(TopicPartition{"dup", 0}, RandomUUID(), testConfig())
 	dc.Close()
-	if _, err := OpenDirs([]string{a, c}, "", 1, testConfig(), 1); err == nil || !strings.Contains(err.Error(), "two log dirs") {
+	if _, err := OpenDirs([]string{a, c}, "", 1, testConfig(), OpenOptions{}); err == nil || !strings.Contains(err.Error(), "two log dirs") {
 		t.Errorf("a partition in two dirs opened: %v", err)
 	}
 	// The refusals left the dirs unlocked.

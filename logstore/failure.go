@@ -2,7 +2,6 @@ package logstore
 
 import (
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +92,7 @@ func (d *Dir) fail(err error) {
 	if !d.failure.CompareAndSwap(nil, &err) {
 		return
 	}
-	slog.Error("logstore: log dir failed: its partitions are offline", "dir", d.path, "err", err)
+	d.logger.Error("logstore: log dir failed: its partitions are offline", "dir", d.path, "err", err)
 	go d.goOffline(err)
 }
 
@@ -136,8 +135,9 @@ func (ds *Dirs) failWhere(err error) {
 // failedDir is a log dir that failed to open (OpenDirsKeepingFailed):
 // offline, with no logs and no workers, and the Uuid its meta.properties
 // gives if it can still be read.
-func failedDir(path string, err error) *Dir {
+func failedDir(path string, err error, opts OpenOptions) *Dir {
 	d := &Dir{path: path, logs: map[TopicPartition]*Log{}, closed: true, stop: make(chan struct{}), deleter: newFileDeleter()}
+	d.logger, d.cleanerLogger = opts.loggers()
 	if m, merr := readMetaProperties(filepath.Join(path, metaPropertiesFile)); merr == nil {
 		d.meta = m
 	}

@@ -185,10 +185,10 @@ func TestOpenWithAFailedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	restore := diskfault.Fail(t, b)
-	if _, err := OpenDirs([]string{a, b}, "", 1, testConfig(), 1); err == nil {
+	if _, err := OpenDirs([]string{a, b}, "", 1, testConfig(), OpenOptions{}); err == nil {
 		t.Fatal("OpenDirs started with a failed dir")
 	}
-	ds, err := OpenDirsKeepingFailed([]string{a, b}, "", 1, testConfig(), 1)
+	ds, err := OpenDirsKeepingFailed([]string{a, b}, "", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatalf("OpenDirsKeepingFailed: %v", err)
 	}
@@ -209,7 +209,7 @@ func TestOpenWithAFailedDir(t *testing.T) {
 	if err := ds.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenDirsKeepingFailed([]string{b, a}, "", 1, testConfig(), 1); err == nil {
+	if _, err := OpenDirsKeepingFailed([]string{b, a}, "", 1, testConfig(), OpenOptions{}); err == nil {
 		t.Fatal("started with the first dir failed")
 	}
 	restore()

@@ -166,7 +166,7 @@ func TestIndexesAfterCrashBetweenFlushes(t *testing.T) {
 	wantEnd := l.LogEndOffset()
 	d.crash()
 
-	d, err = OpenDir(root, "", 1, cfg, 1) // recovery indexes with the dir's defaults
+	d, err = OpenDir(root, "", 1, cfg, OpenOptions{}) // recovery indexes with the dir's defaults
 	if err != nil {
 		t.Fatal(err)
 	}

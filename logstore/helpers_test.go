@@ -98,7 +98,7 @@ func testConfig() Config {
 
 func openTestDir(t testing.TB, path string) *Dir {
 	t.Helper()
-	d, err := OpenDir(path, "test-cluster", 1, testConfig(), 1)
+	d, err := OpenDir(path, "test-cluster", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatalf("OpenDir: %v", err)
 	}

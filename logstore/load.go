@@ -20,6 +20,7 @@ type loadState struct {
 	recoveryPoint int64 // -1: unknown (recover everything)
 	logStart      int64 // -1: unknown
 	highWatermark int64 // -1: unknown
+	logger        *slog.Logger
 }
 
 // createLog makes a new partition directory with an empty first segment.
@@ -27,7 +28,7 @@ type loadState struct {
 // starts at offset 0; otherwise the checkpoint is empty, as Kafka creates
 // it. The files are fsynced, then the directory once; the caller fsyncs
 // the parent.
-func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoch int32) (*Log, error) {
+func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoch int32, logger *slog.Logger) (*Log, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -35,7 +36,7 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoc
 	if err := replaceFile(filepath.Join(dir, partitionMetaFile), []byte(meta)); err != nil {
 		return nil, err
 	}
-	l := newLog(dir, tp, topicID, cfg)
+	l := newLog(dir, tp, topicID, cfg, logger)
 	l.epochs = &epochCache{path: filepath.Join(dir, leaderEpochFile)}
 	if l.epochs.assign(epoch, 0) {
 		if err := replaceFile(l.epochs.path, l.epochs.bytes()); err != nil {
@@ -44,7 +45,7 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoc
 	} else if err := os.WriteFile(l.epochs.path, nil, 0o644); err != nil {
 		return nil, err
 	}
-	seg, err := createSegment(dir, 0, cfg)
+	seg, err := createSegment(dir, 0, cfg, l.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +57,12 @@ func createLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, epoc
 	return l, nil
 }
 
-func newLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config) *Log {
-	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState(), txns: newTxnState()}
+// newLog is a Log without segments; a nil logger is slog.Default().
+func newLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, logger *slog.Logger) *Log {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState(), txns: newTxnState(), logger: logger}
 	l.lastFlush.Store(time.Now().UnixMilli())
 	return l
 }
@@ -87,7 +92,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	if err != nil {
 		return nil, err
 	}
-	l := newLog(dir, tp, topicID, cfg)
+	l := newLog(dir, tp, topicID, cfg, st.logger)
 	if l.epochs, err = loadEpochCache(dir); err != nil {
 		return nil, err
 	}
@@ -104,20 +109,20 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	}
 	badTxnIndex := map[int64]bool{}
 	for _, base := range bases {
-		s, err := openSegmentFiles(dir, base, l.cfg, false)
+		s, err := openSegmentFiles(dir, base, l.cfg, false, l.logger)
 		if err != nil {
 			return fail(err)
 		}
 		segs = append(segs, s)
 		if hasTxnIndex[base] {
 			if err := s.loadTxnIndex(); err != nil {
-				slog.Warn("logstore: rebuilding transaction index", "segment", s.log.Name(), "err", err)
+				l.logger.Warn("logstore: rebuilding transaction index", "segment", s.log.Name(), "err", err)
 				badTxnIndex[base] = true
 			}
 		}
 	}
 	if len(segs) == 0 {
-		s, err := createSegment(dir, max(st.logStart, 0), l.cfg)
+		s, err := createSegment(dir, max(st.logStart, 0), l.cfg, l.logger)
 		if err != nil {
 			return fail(err)
 		}
@@ -141,7 +146,7 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 		recover := i >= firstRecover || missingIndex[s.base] || badTxnIndex[s.base]
 		if !recover {
 			if err := checkIndexes(s, i == len(segs)-1); err != nil {
-				slog.Warn("logstore: rebuilding index", "segment", s.log.Name(), "err", err)
+				l.logger.Warn("logstore: rebuilding index", "segment", s.log.Name(), "err", err)
 				recover = true
 			}
 		}
@@ -367,7 +372,7 @@ func (l *Log) loadProducerState(rebuild map[*segment]bool) error {
 			producers, err = decodeSnapshot(data)
 		}
 		if err != nil {
-			slog.Warn("logstore: discarding producer snapshot", "dir", l.dir, "offset", off, "err", err)
+			l.logger.Warn("logstore: discarding producer snapshot", "dir", l.dir, "offset", off, "err", err)
 			if err := removeSnapshot(l.dir, off); err != nil {
 				return storageErr("remove snapshot", err)
 			}

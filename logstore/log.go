@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sync"
@@ -28,6 +29,7 @@ type Log struct {
 	tp      TopicPartition
 	dir     string
 	topicID [16]byte
+	logger  *slog.Logger // its Dir's (OpenOptions.Logger)
 
 	segs          atomic.Pointer[[]*segment] // ascending base offsets; never empty
 	end           atomic.Int64               // log end offset
@@ -377,7 +379,7 @@ func (l *Log) roll(base int64) (*segment, error) {
 	if base > l.recoveryPoint.Load() {
 		l.recoveryPoint.Store(base)
 	}
-	seg, err := createSegment(l.dir, base, l.cfg)
+	seg, err := createSegment(l.dir, base, l.cfg, l.logger)
 	if err != nil {
 		return nil, l.ioErr("create segment", err)
 	}

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,9 +193,9 @@ func (ds *Dirs) runMove(m *move, l *Log) {
 	ds.mu.Unlock()
 	switch {
 	case err == nil:
-		slog.Info("logstore: moved log", "partition", m.tp.String(), "to", m.to.path)
+		ds.logger.Info("logstore: moved log", "partition", m.tp.String(), "to", m.to.path)
 	case !errors.Is(err, errMoveCanceled):
-		slog.Error("logstore: moving log failed", "partition", m.tp.String(), "to", m.to.path, "err", err)
+		ds.logger.Error("logstore: moving log failed", "partition", m.tp.String(), "to", m.to.path, "err", err)
 		ds.failWhere(err)
 	}
 }
@@ -312,7 +311,7 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 	}
 	swapped = true
 	if err := syncDir(m.to.path); err != nil {
-		slog.Error("logstore: fsync after moving a log", "dir", m.to.path, "err", err)
+		ds.logger.Error("logstore: fsync after moving a log", "dir", m.to.path, "err", err)
 	}
 	for _, n := range moved {
 		n.setDir(final)
@@ -336,7 +335,7 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 	}
 	time.AfterFunc(delay, func() {
 		if err := os.RemoveAll(doomed); err != nil {
-			slog.Warn("logstore: could not remove moved log", "dir", doomed, "err", err)
+			ds.logger.Warn("logstore: could not remove moved log", "dir", doomed, "err", err)
 		}
 	})
 	return errors.Join(from.checkpointIfOpen(), m.to.checkpointIfOpen())
@@ -446,7 +445,7 @@ func syncFiles(dir string) error {
 // reopenSegment opens the copy of s in dir with s's state in memory: its
 // indexes (already written to the copied files) and the appender's fields.
 func reopenSegment(s *segment, dir string, cfg Config) (*segment, error) {
-	n, err := openSegmentFiles(dir, s.base, cfg, false)
+	n, err := openSegmentFiles(dir, s.base, cfg, false, s.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +511,7 @@ func (ds *Dirs) recoverMoves(owner map[TopicPartition]*Dir, defaults Config) (ma
 				// Its log may be in the dir that failed to open: the
 				// copy may not be whole, so it is neither adopted nor
 				// removed until every dir opens.
-				slog.Warn("logstore: leaving a moved log's copy while a log dir is offline", "dir", path)
+				ds.logger.Warn("logstore: leaving a moved log's copy while a log dir is offline", "dir", path)
 				continue
 			}
 			if err := d.adoptMovedLog(path, tp, defaults); err != nil {
@@ -534,7 +533,7 @@ func (d *Dir) adoptMovedLog(future string, tp TopicPartition, defaults Config) e
 	if err := syncDir(d.path); err != nil {
 		return err
 	}
-	l, err := openLog(final, tp, defaults, loadState{recoveryPoint: -1, logStart: -1, highWatermark: -1})
+	l, err := openLog(final, tp, defaults, loadState{recoveryPoint: -1, logStart: -1, highWatermark: -1, logger: d.logger})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func BenchmarkRecover(b *testing.B) {
 			b.SetBytes(perLog * logs)
 			b.ReportAllocs()
 			for b.Loop() {
-				d, err := OpenDir(root, "test-cluster", 1, cfg, threads)
+				d, err := OpenDir(root, "test-cluster", 1, cfg, OpenOptions{RecoveryThreads: threads})
 				if err != nil {
 					b.Fatal(err)
 				}

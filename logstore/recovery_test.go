@@ -82,7 +82,7 @@ func crashImage(t *testing.T, checkpointAt int) (string, [][]byte) {
 // the first n batches, byte for byte, and takes appends at the right offset.
 func checkPrefix(t *testing.T, root string, batches [][]byte, n int, what string) {
 	t.Helper()
-	d, err := OpenDir(root, "", 1, testConfig(), 1)
+	d, err := OpenDir(root, "", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatalf("%s: reopen: %v", what, err)
 	}
@@ -206,7 +206,7 @@ func TestRecoveryStartsAtRecoveryPoint(t *testing.T) {
 			want++
 		}
 	}
-	d, err := OpenDir(image, "", 1, testConfig(), 1)
+	d, err := OpenDir(image, "", 1, testConfig(), OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestRecoveredIndexesMatch(t *testing.T) {
 	cfg.SegmentBytes = 2000
 	cfg.IndexIntervalBytes = 150
 	// Recovery in OpenDir uses the dir's defaults: give it the log's config.
-	d, err := OpenDir(root, "", 1, cfg, 1)
+	d, err := OpenDir(root, "", 1, cfg, OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestRecoveredIndexesMatch(t *testing.T) {
 	}
 	os.Remove(filepath.Join(root, cleanShutdownFile))
 	os.Remove(filepath.Join(root, recoveryPointFile))
-	if d, err = OpenDir(root, "", 1, cfg, 1); err != nil {
+	if d, err = OpenDir(root, "", 1, cfg, OpenOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if d.recoveredSegments == 0 {
@@ -361,7 +361,7 @@ func TestRecoveryThreads(t *testing.T) {
 		segments += len(l.segments())
 	}
 	d.crash()
-	if d, err := OpenDir(root, "", 1, testConfig(), 4); err != nil {
+	if d, err := OpenDir(root, "", 1, testConfig(), OpenOptions{RecoveryThreads: 4}); err != nil {
 		t.Fatal(err)
 	} else {
 		if d.recoveredSegments != segments {
@@ -374,7 +374,7 @@ func TestRecoveryThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := OpenDir(root, "", 1, testConfig(), 4)
+	d, err := OpenDir(root, "", 1, testConfig(), OpenOptions{RecoveryThreads: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func checkIndexesMatchRebuild(t *testing.T, l *Log) {
 		if !bytes.Equal(idx, fidx) || !bytes.Equal(tidx, ftidx) {
 			t.Fatalf("segment %d: index files differ from memory", s.base)
 		}
-		c, err := openSegmentFiles(t.TempDir(), s.base, l.Config(), true)
+		c, err := openSegmentFiles(t.TempDir(), s.base, l.Config(), true, l.logger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -550,7 +550,7 @@ func FuzzAppendReplicated(f *testing.F) {
 		tp := TopicPartition{"z", 0}
 		cfg := testConfig()
 		cfg.SegmentBytes = 4096
-		l, err := createLog(dir, tp, [16]byte{1}, cfg, -1)
+		l, err := createLog(dir, tp, [16]byte{1}, cfg, -1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

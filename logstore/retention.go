@@ -19,7 +19,6 @@ package logstore
 
 import (
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -236,7 +235,7 @@ func (fd *fileDeleter) run(s *segment) {
 
 func removeRetired(s *segment) {
 	if err := s.removeFiles(); err != nil {
-		slog.Warn("logstore: could not remove deleted segment", "segment", filepath.Join(s.dir, offsetName(s.base)), "err", err)
+		s.logger.Warn("logstore: could not remove deleted segment", "segment", filepath.Join(s.dir, offsetName(s.base)), "err", err)
 	}
 }
 

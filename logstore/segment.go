@@ -24,6 +24,7 @@ type segment struct {
 	log    *os.File
 	raw    syscall.RawConn // log's, made once for FileRange
 	size   atomic.Int64    // bytes of whole batches readers may see
+	logger *slog.Logger    // its log's
 
 	ioMu        sync.Mutex   // serialises writes of the index files (persistIndexes)
 	mu          sync.RWMutex // guards the fields below
@@ -51,13 +52,13 @@ type appendedBatch struct {
 func indexEntries(maxBytes, entrySize int) int { return max(maxBytes, 0) / entrySize }
 
 // openSegmentFiles opens (creating if need be) the three files of a segment.
-func openSegmentFiles(dir string, base int64, cfg Config, create bool) (*segment, error) {
-	return openSegmentFilesSuffix(dir, base, "", cfg, create)
+func openSegmentFiles(dir string, base int64, cfg Config, create bool, logger *slog.Logger) (*segment, error) {
+	return openSegmentFilesSuffix(dir, base, "", cfg, create, logger)
 }
 
 // openSegmentFilesSuffix is openSegmentFiles for files named with an extra
 // suffix (.cleaned for a segment the cleaner writes).
-func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, create bool) (*segment, error) {
+func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, create bool, logger *slog.Logger) (*segment, error) {
 	flags := os.O_RDWR
 	if create {
 		flags |= os.O_CREATE | os.O_TRUNC
@@ -67,7 +68,7 @@ func openSegmentFilesSuffix(dir string, base int64, suffix string, cfg Config, c
 		return nil, err
 	}
 	s := &segment{base: base, dir: dir, suffix: suffix, log: lf, maxTs: -1, maxTsOffset: base, rollTs: -1, created: time.Now(),
-		rollJitterMs: cfg.randomRollJitter()}
+		rollJitterMs: cfg.randomRollJitter(), logger: logger}
 	if s.raw, err = lf.SyscallConn(); err != nil {
 		lf.Close()
 		return nil, err
@@ -103,8 +104,8 @@ func createEmpty(path string) error {
 }
 
 // createSegment makes a new, empty segment.
-func createSegment(dir string, base int64, cfg Config) (*segment, error) {
-	s, err := openSegmentFiles(dir, base, cfg, true)
+func createSegment(dir string, base int64, cfg Config, logger *slog.Logger) (*segment, error) {
+	s, err := openSegmentFiles(dir, base, cfg, true, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (s *segment) ensureLoaded() {
 		return
 	}
 	if err := s.loadIndexes(); err != nil {
-		slog.Warn("logstore: ignoring corrupt index", "segment", s.log.Name(), "err", err)
+		s.logger.Warn("logstore: ignoring corrupt index", "segment", s.log.Name(), "err", err)
 		s.idx.entries, s.tidx.entries = nil, nil
 		s.maxTs, s.maxTsOffset = -1, s.base
 		s.loaded = true
@@ -283,7 +284,7 @@ func (s *segment) rebuild(indexInterval int, onBatch func(h *protocol.BatchHeade
 		if !errors.Is(err, errTorn) {
 			return res, err
 		}
-		slog.Warn("logstore: invalid batch found during recovery, truncating", "segment", s.log.Name(), "position", pos)
+		s.logger.Warn("logstore: invalid batch found during recovery, truncating", "segment", s.log.Name(), "position", pos)
 		break
 	}
 	res.truncated = st.Size() - valid

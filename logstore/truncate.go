@@ -165,7 +165,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err := l.step("create segment"); err != nil {
 		return err
 	}
-	seg, err := createSegment(l.dir, offset, l.cfg)
+	seg, err := createSegment(l.dir, offset, l.cfg, l.logger)
 	if err == nil {
 		err = syncDir(l.dir)
 	}

@@ -102,7 +102,7 @@ type logDir struct {
 
 func openLogDir(t *testing.T, path string, partitions int32) *logDir {
 	t.Helper()
-	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), 1)
+	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), logstore.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type logs struct {
 
 func openLogs(t *testing.T, path string, partitions int32) *logs {
 	t.Helper()
-	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), 1)
+	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), logstore.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

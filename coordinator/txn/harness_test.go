@@ -109,7 +109,7 @@ const stateTopicOffsets = "__consumer_offsets"
 
 func openLogs(t *testing.T, path string, txnPartitions int32) *logs {
 	t.Helper()
-	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), 1)
+	d, err := logstore.OpenDir(path, "test-cluster", 1, logstore.DefaultConfig(), logstore.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
