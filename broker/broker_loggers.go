@@ -12,10 +12,15 @@ package broker
 // Kafka works here: root (everything not below), kafka and
 // org.apache.kafka (the parents, as in Kafka's shipped log4j2.yaml),
 // org.apache.kafka.coordinator.group and kafka.coordinator.transaction
-// (the group and transaction coordinators), in a cluster
-// org.apache.kafka.controller, kafka.request.logger (request_logger.go)
-// and kafka.authorizer.logger (authorizer_logger.go). The legacy
-// AlterConfigs does not take this type, as in Kafka.
+// (the group and transaction coordinators), kafka.log.LogManager (the
+// log dirs: recovery, failures, moves, flushes, retention),
+// org.apache.kafka.storage.internals.log.LogCleaner (compaction), in a
+// cluster org.apache.kafka.controller and state.change.logger (this
+// node's partitions becoming leaders and followers),
+// kafka.request.logger (request_logger.go) and kafka.authorizer.logger
+// (authorizer_logger.go). Those Kafka's log4j2.yaml gives a level of
+// their own have it here too. The legacy AlterConfigs does not take this
+// type, as in Kafka.
 
 import (
 	"fmt"
@@ -29,11 +34,14 @@ import (
 
 // Named loggers besides root, kafka.request.logger and kafka.authorizer.logger.
 const (
-	kafkaLoggerName      = "kafka"
-	apacheLoggerName     = "org.apache.kafka"
-	controllerLoggerName = "org.apache.kafka.controller"
-	groupLoggerName      = "org.apache.kafka.coordinator.group"
-	txnLoggerName        = "kafka.coordinator.transaction"
+	kafkaLoggerName       = "kafka"
+	apacheLoggerName      = "org.apache.kafka"
+	controllerLoggerName  = "org.apache.kafka.controller"
+	groupLoggerName       = "org.apache.kafka.coordinator.group"
+	txnLoggerName         = "kafka.coordinator.transaction"
+	logManagerLoggerName  = "kafka.log.LogManager"
+	logCleanerLoggerName  = "org.apache.kafka.storage.internals.log.LogCleaner"
+	stateChangeLoggerName = "state.change.logger"
 )
 
 // describeBrokerLoggers answers DescribeConfigs for this node's loggers:

@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -33,9 +35,20 @@ func TestBrokerLoggers(t *testing.T) {
 		return out
 	}
 	if got := levels(); got["root"] != "INFO" || got[kafkaLoggerName] != "INFO" || got[apacheLoggerName] != "INFO" ||
-		got[groupLoggerName] != "INFO" || got[txnLoggerName] != "INFO" ||
-		got["kafka.request.logger"] != "WARN" || got["kafka.authorizer.logger"] != "INFO" || len(got) != 7 {
-		t.Fatalf("loggers at start: %v, want root, kafka, org.apache.kafka, the two coordinators' and kafka.authorizer.logger at INFO, kafka.request.logger at WARN", got)
+		got[groupLoggerName] != "INFO" || got[txnLoggerName] != "INFO" || got[logManagerLoggerName] != "INFO" ||
+		got[logCleanerLoggerName] != "INFO" || got["kafka.request.logger"] != "WARN" || got["kafka.authorizer.logger"] != "INFO" || len(got) != 9 {
+		t.Fatalf("loggers at start: %v, want root, kafka, org.apache.kafka, the two coordinators', the log manager's, the cleaner's and kafka.authorizer.logger at INFO, kafka.request.logger at WARN", got)
+	}
+	// kafka.log.LogManager follows its parent kafka; the cleaner has a
+	// level of its own, as in Kafka's log4j2.yaml.
+	if code, msg := alterConfigsOf(t, cl, bl, node, setOp(kafkaLoggerName, "ERROR")); code != 0 {
+		t.Fatalf("kafka=ERROR: error %d %s", code, msg)
+	}
+	if got := levels(); got[logManagerLoggerName] != "ERROR" || got[logCleanerLoggerName] != "INFO" || got[apacheLoggerName] != "INFO" {
+		t.Errorf("with kafka at ERROR: %v", got)
+	}
+	if code, msg := alterConfigsOf(t, cl, bl, node, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: kafkaLoggerName, Op: kmsg.IncrementalAlterConfigOpDelete}); code != 0 {
+		t.Fatalf("deleting kafka's level: error %d %s", code, msg)
 	}
 
 	// kafka.request.logger: a record per request once at DEBUG, none
@@ -169,5 +182,96 @@ func TestBrokerLoggers(t *testing.T) {
 	lr, err := list.RequestWith(ctxT(t), cl)
 	if err != nil || len(lr.ConfigResources) != 1 || lr.ConfigResources[0].Name != node {
 		t.Errorf("ListConfigResources of broker loggers: %v %+v, want this node", err, lr)
+	}
+}
+
+// The log cleaner's messages go through
+// org.apache.kafka.storage.internals.log.LogCleaner: at WARN a clean is
+// not logged; with its level deleted (following root's INFO) it is.
+func TestLogCleanerLogger(t *testing.T) {
+	b, log := startBrokerLogged(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"log.cleaner.backoff.ms": "20"})
+	cl := newClient(t, b)
+	const bl, node = kmsg.ConfigResourceTypeBrokerLogger, "1"
+	const keys, rounds = 10, 40
+	rc := dialRaw(t, b)
+	cleaned := func(topic string) bool {
+		return strings.Contains(log.String(), `msg="logstore: cleaned log" partition=`+topic+"-0 dirty.from=")
+	}
+	if code, msg := alterConfigsOf(t, cl, bl, node, setOp(logCleanerLoggerName, "WARN")); code != 0 {
+		t.Fatalf("%s=WARN: error %d %s", logCleanerLoggerName, code, msg)
+	}
+	writeCompacted(t, b, rc, "quiet", keys, rounds)
+	waitUntil(t, "quiet compacted", 30*time.Second, func() bool { return len(readCompacted(t, rc, "quiet", keys*rounds)) < keys*rounds/2 })
+	if cleaned("quiet") {
+		t.Errorf("a clean was logged at INFO with the cleaner's logger at WARN:\n%s", log.String())
+	}
+	del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: logCleanerLoggerName, Op: kmsg.IncrementalAlterConfigOpDelete}
+	if code, msg := alterConfigsOf(t, cl, bl, node, del); code != 0 {
+		t.Fatalf("deleting %s's level: error %d %s", logCleanerLoggerName, code, msg)
+	}
+	writeCompacted(t, b, rc, "heard", keys, rounds)
+	waitUntil(t, "the clean of heard logged", 30*time.Second, func() bool { return cleaned("heard") })
+}
+
+// In a cluster, a node's partitions becoming leaders and followers are
+// logged through state.change.logger, INFO of its own as in Kafka's
+// log4j2.yaml: not at WARN, and again once that level is deleted.
+func TestStateChangeLogger(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client()
+	const bl = kmsg.ConfigResourceTypeBrokerLogger
+	changes := func(topic string) (leading, following int) {
+		for _, line := range strings.Split(c.log.String(), "\n") {
+			switch {
+			case !strings.Contains(line, " topic="+topic+" "):
+			case strings.Contains(line, `msg="leading partition" `):
+				leading++
+			case strings.Contains(line, `msg="following partition" `):
+				following++
+			}
+		}
+		return leading, following
+	}
+	// applied: every node holds its replica of the topic with a leader.
+	applied := func(topic string) bool {
+		for _, b := range c.nodes {
+			tp := b.topics.get(topic)
+			if tp == nil {
+				return false
+			}
+			p := (*tp.parts.Load())[0]
+			if p == nil || p.state.Load() == nil || p.state.Load().leader < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	create := func(topic string) {
+		if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 3, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+		c.waitFor(topic+" applied on every node", func() bool { return applied(topic) })
+	}
+	for node := 1; node <= 3; node++ {
+		if got := describedConfigsOf(t, cl, bl, fmt.Sprint(node))[stateChangeLoggerName].value(); got != "INFO" {
+			t.Fatalf("node %d: state.change.logger at %q, want INFO", node, got)
+		}
+		if code, msg := alterConfigsOf(t, cl, bl, fmt.Sprint(node), setOp(stateChangeLoggerName, "WARN")); code != 0 {
+			t.Fatalf("node %d: state.change.logger=WARN: error %d %s", node, code, msg)
+		}
+	}
+	create("quiet")
+	for node := 1; node <= 3; node++ {
+		del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: stateChangeLoggerName, Op: kmsg.IncrementalAlterConfigOpDelete}
+		if code, msg := alterConfigsOf(t, cl, bl, fmt.Sprint(node), del); code != 0 {
+			t.Fatalf("node %d: deleting state.change.logger's level: error %d %s", node, code, msg)
+		}
+	}
+	create("heard")
+	c.waitFor("the leader and both followers of heard logged", func() bool { l, f := changes("heard"); return l == 1 && f == 2 })
+	// Checked last, so that a record of quiet written late would be seen.
+	if l, f := changes("quiet"); l != 0 || f != 0 {
+		t.Errorf("with state.change.logger at WARN: %d leading and %d following partition records logged", l, f)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"path/filepath"
@@ -51,7 +52,10 @@ type cluster struct {
 	// recorded, -1 after an unclean one: sent on registration (KIP-966).
 	previousEpoch int64
 	fetchers      *fetcherManager
-	stop          chan struct{}
+	// stateChange is state.change.logger: this node's partitions becoming
+	// leaders and followers (nil on a controller-only node).
+	stateChange *slog.Logger
+	stop        chan struct{}
 	// stopped ends every request to the controller in flight when the node
 	// stops, so that none holds up Close (see sendContext).
 	stopped    context.Context
@@ -143,6 +147,9 @@ func (b *Broker) startController(dirPath string) error {
 	cl.ctl = ctl
 	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.controllerSecurity())
 	cl.fetchers = newFetcherManager(b)
+	if cfg.hasRole("broker") {
+		cl.stateChange = b.loggers.LoggerAt(stateChangeLoggerName, "INFO")
+	}
 	b.cluster = cl
 	if cfg.hasRole("controller") {
 		cl.wg.Add(1)
@@ -528,7 +535,8 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 			b.logger.Error("recording leader epoch failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		}
 		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now())
-		b.logger.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch, "isr", st.isr)
+		b.cluster.stateChange.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch,
+			"partition.epoch", st.partitionEpoch, "log.end.offset", p.log.LogEndOffset(), "isr", st.isr)
 		b.groups.partitionLed(p)
 		b.txns.partitionLed(p)
 		b.shareState.partitionLed(p)
@@ -538,6 +546,12 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 			b.txns.partitionLost(p)
 			b.shareState.partitionLost(p)
 		}
+		msg := "following partition"
+		if st.leader < 0 {
+			msg = "partition without a leader"
+		}
+		b.cluster.stateChange.Info(msg, "topic", p.topic.name, "partition", p.index, "leader", st.leader,
+			"leader.epoch", st.leaderEpoch, "partition.epoch", st.partitionEpoch, "log.end.offset", p.log.LogEndOffset())
 		if st.leader >= 0 && !p.offline() {
 			b.cluster.fetchers.follow(p, st.leader, st.leaderEpoch)
 		} else {

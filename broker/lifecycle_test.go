@@ -375,50 +375,13 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 // broker's log.cleaner.* configs and the topic's compaction configs.
 func TestCompactionThroughTheBroker(t *testing.T) {
 	b := startBroker(t, map[string]string{"log.cleaner.backoff.ms": "20", "log.cleaner.threads": "1"})
-	adm := newAdmin(t, b)
-	configs := map[string]*string{"cleanup.policy": kmsg.StringPtr("compact"), "segment.bytes": kmsg.StringPtr("1024"),
-		"min.cleanable.dirty.ratio": kmsg.StringPtr("0.01")}
-	if _, err := adm.CreateTopic(ctxT(t), 1, 1, configs, "compacted"); err != nil {
-		t.Fatal(err)
-	}
 	rc := dialRaw(t, b)
 	const keys, rounds = 10, 40
-	for round := 0; round < rounds; round++ {
-		for k := 0; k < keys; k++ {
-			r := kmsg.Record{Key: []byte(fmt.Sprintf("key-%d", k)), Value: []byte(fmt.Sprintf("round-%d", round))}
-			r.Length = int32(len(r.AppendTo(nil)) - 1)
-			records := r.AppendTo(nil)
-			ts := time.Now().UnixMilli()
-			rb := kmsg.RecordBatch{Length: int32(protocol.BatchHeaderSize - protocol.LogOverhead + len(records)), Magic: 2,
-				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1, Records: records}
-			raw := rb.AppendTo(nil)
-			binary.BigEndian.PutUint32(raw[17:], protocol.BatchCRC(raw))
-			if p := produceRaw(t, rc, 9, "compacted", [16]byte{}, 0, raw); p.ErrorCode != 0 {
-				t.Fatal(p.ErrorCode)
-			}
-		}
-	}
-	readAll := func() []testRecord {
-		var out []testRecord
-		for next := int64(0); next < keys*rounds; {
-			fp := rc.request(fetchReq(12, "compacted", next, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]
-			recs := decodeRecords(t, fp.RecordBatches)
-			if fp.ErrorCode != 0 || len(recs) == 0 {
-				t.Fatalf("fetch at %d: error %d, %d records", next, fp.ErrorCode, len(recs))
-			}
-			for _, r := range recs {
-				if r.offset >= next {
-					out = append(out, r)
-				}
-			}
-			next = recs[len(recs)-1].offset + 1
-		}
-		return out
-	}
-	waitFor(t, func() bool { return len(readAll()) < keys*rounds/2 })
+	writeCompacted(t, b, rc, "compacted", keys, rounds)
+	waitFor(t, func() bool { return len(readCompacted(t, rc, "compacted", keys*rounds)) < keys*rounds/2 })
 	latest := map[string]string{}
 	prev := int64(-1)
-	for _, r := range readAll() {
+	for _, r := range readCompacted(t, rc, "compacted", keys*rounds) {
 		if r.offset <= prev {
 			t.Fatalf("offsets not increasing: %d after %d", r.offset, prev)
 		}
@@ -430,4 +393,51 @@ func TestCompactionThroughTheBroker(t *testing.T) {
 			t.Fatalf("key-%d reads %q last", k, v)
 		}
 	}
+}
+
+// writeCompacted creates a compacted topic of 1 KB segments, dirty enough
+// to clean at once, and writes rounds of a value for each of keys keys
+// to it, a record per batch.
+func writeCompacted(t *testing.T, b *Broker, rc *rawConn, topic string, keys, rounds int) {
+	t.Helper()
+	configs := map[string]*string{"cleanup.policy": kmsg.StringPtr("compact"), "segment.bytes": kmsg.StringPtr("1024"),
+		"min.cleanable.dirty.ratio": kmsg.StringPtr("0.01")}
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, configs, topic); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < rounds; round++ {
+		for k := 0; k < keys; k++ {
+			r := kmsg.Record{Key: []byte(fmt.Sprintf("key-%d", k)), Value: []byte(fmt.Sprintf("round-%d", round))}
+			r.Length = int32(len(r.AppendTo(nil)) - 1)
+			records := r.AppendTo(nil)
+			ts := time.Now().UnixMilli()
+			rb := kmsg.RecordBatch{Length: int32(protocol.BatchHeaderSize - protocol.LogOverhead + len(records)), Magic: 2,
+				FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1, Records: records}
+			raw := rb.AppendTo(nil)
+			binary.BigEndian.PutUint32(raw[17:], protocol.BatchCRC(raw))
+			if p := produceRaw(t, rc, 9, topic, [16]byte{}, 0, raw); p.ErrorCode != 0 {
+				t.Fatal(p.ErrorCode)
+			}
+		}
+	}
+}
+
+// readCompacted reads every record of topic's partition 0 below offset end.
+func readCompacted(t *testing.T, rc *rawConn, topic string, end int64) []testRecord {
+	t.Helper()
+	var out []testRecord
+	for next := int64(0); next < end; {
+		fp := rc.request(fetchReq(12, topic, next, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		recs := decodeRecords(t, fp.RecordBatches)
+		if fp.ErrorCode != 0 || len(recs) == 0 {
+			t.Fatalf("fetch at %d: error %d, %d records", next, fp.ErrorCode, len(recs))
+		}
+		for _, r := range recs {
+			if r.offset >= next {
+				out = append(out, r)
+			}
+		}
+		next = recs[len(recs)-1].offset + 1
+	}
+	return out
 }

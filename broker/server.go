@@ -156,7 +156,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		open = logstore.OpenDirsKeepingFailed // log_dir_failure.go
 	}
 	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, logstore.OpenOptions{RecoveryThreads: cfg.RecoveryThreads,
-		Logger: b.logger})
+		Logger: b.loggers.Logger(logManagerLoggerName), CleanerLogger: b.loggers.LoggerAt(logCleanerLoggerName, "INFO")})
 	if err != nil {
 		b.abortStart()
 		return nil, fmt.Errorf("opening the log dirs: %w", err)
