@@ -399,13 +399,15 @@ func (e *cliEnv) testConfigs(t *testing.T) {
 	loggers := func() string {
 		return e.admin(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--describe")
 	}
-	if out = loggers(); !strings.Contains(out, "root=INFO sensitive=false") || !strings.Contains(out, "org.apache.kafka.coordinator.group=INFO ") {
+	if out = loggers(); !strings.Contains(out, "root=INFO sensitive=false") || !strings.Contains(out, "org.apache.kafka.coordinator.group=INFO ") ||
+		!strings.Contains(out, "kafka.log.LogManager=INFO ") || !strings.Contains(out, "org.apache.kafka.storage.internals.log.LogCleaner=INFO ") {
 		t.Errorf("broker-loggers described:\n%s", out)
 	}
 	// Kafka's logger names, and log4j's inheritance: a level on kafka
 	// reaches kafka.coordinator.transaction, which has none of its own.
 	e.admin(t, e.cls.configs, "--entity-type", "broker-loggers", "--entity-name", "1", "--alter", "--add-config", "kafka=DEBUG")
 	if out = loggers(); !strings.Contains(out, "kafka=DEBUG ") || !strings.Contains(out, "kafka.coordinator.transaction=DEBUG ") ||
+		!strings.Contains(out, "kafka.log.LogManager=DEBUG ") || !strings.Contains(out, "org.apache.kafka.storage.internals.log.LogCleaner=INFO ") ||
 		!strings.Contains(out, "org.apache.kafka.coordinator.group=INFO ") || !strings.Contains(out, "root=INFO ") {
 		t.Errorf("broker-loggers after kafka=DEBUG:\n%s", out)
 	}

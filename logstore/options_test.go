@@ -7,30 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 )
-
-// syncBuffer is a log destination the cleaner's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The log manager's messages (here: recovering a torn tail) go to
 // OpenOptions.Logger, the cleaner's to CleanerLogger, none to the default.
+// The buffers need no lock: recovery ends within OpenDir, and the clean
+// runs on this goroutine (the cleaner threads are stopped).
 func TestMessagesGoToTheGivenLoggers(t *testing.T) {
 	image, batches := crashImage(t, -1)
 	segs, seg, pos := batchPositions(t, image, batches)
@@ -41,7 +25,7 @@ func TestMessagesGoToTheGivenLoggers(t *testing.T) {
 	if err := os.Truncate(filepath.Join(image, "crash-0", offsetName(seg[last])+logSuffix), pos[last]+int64(len(batches[last]))/2); err != nil {
 		t.Fatal(err)
 	}
-	var manager, cleaner, other syncBuffer
+	var manager, cleaner, other bytes.Buffer
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&other, nil)))
 	d, err := OpenDir(image, "", 1, testConfig(), OpenOptions{Logger: slog.New(slog.NewTextHandler(&manager, nil)),
@@ -50,6 +34,7 @@ func TestMessagesGoToTheGivenLoggers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	d.SetCleaner(0, time.Second)
 	if !strings.Contains(manager.String(), `msg="logstore: invalid batch found during recovery, truncating" segment=`) {
 		t.Errorf("the log manager's logger did not get the torn tail's warning:\n%s", manager.String())
 	}
