@@ -96,10 +96,17 @@ func kafkagoProduce(t *testing.T, ctx context.Context, cl *kafka.Client, topic s
 // partition Reader per partition, checking offsets and headers.
 func kafkagoConsumeAll(t *testing.T, ctx context.Context, addr, topic string) []keyValue {
 	t.Helper()
+	return kafkagoReadAll(t, ctx, addr, addr, topic, nil)
+}
+
+// kafkagoReadAll is kafkagoConsumeAll with Readers that dial addr with d
+// (nil: kafka-go's default), the end offsets asked of adminAddr.
+func kafkagoReadAll(t *testing.T, ctx context.Context, addr, adminAddr, topic string, d *kafka.Dialer) []keyValue {
+	t.Helper()
 	var out []keyValue
-	for part, end := range endOffsets(t, newAdmin(t, addr), topic) {
+	for part, end := range endOffsets(t, newAdmin(t, adminAddr), topic) {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, Partition: int(part),
-			MaxWait: 100 * time.Millisecond})
+			MaxWait: 100 * time.Millisecond, Dialer: d})
 		for next := int64(0); next < end; next++ {
 			m, err := r.ReadMessage(ctx)
 			if err != nil {
