@@ -39,3 +39,14 @@ func TestJSKafkajsSASL(t *testing.T) {
 	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
 	runSASLScript(t, "js", "jss", node, filepath.Join("js", "kafkajs_sasl.js"))
 }
+
+// TestJSKafkajsTLS: kafkajs over SASL_SSL, trusting the broker's
+// certificate from PEM (compat/js/kafkajs_tls.js).
+func TestJSKafkajsTLS(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	runTLSScript(t, "js", "jst", node, filepath.Join("js", "kafkajs_tls.js"))
+}

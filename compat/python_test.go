@@ -41,6 +41,14 @@ func TestPythonKafkaPythonSASL(t *testing.T) {
 	runSASLScript(t, "py", "kps", python, filepath.Join("python", "kafka_python_sasl.py"))
 }
 
+// TestPythonKafkaPythonTLS: kafka-python over SASL_SSL, trusting the
+// broker's certificate from PEM (compat/python/kafka_python_tls.py).
+func TestPythonKafkaPythonTLS(t *testing.T) {
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	runTLSScript(t, "py", "kpt", python, filepath.Join("python", "kafka_python_tls.py"))
+}
+
 // TestPythonConfluent drives confluent-kafka (librdkafka) through the same
 // features, with its AdminClient's topic, partition, cluster, group and
 // config operations.

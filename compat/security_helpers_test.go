@@ -54,6 +54,22 @@ func runSASLScript(t *testing.T, user, prefix, name string, args ...string) {
 	s.expectFailedLogin(t)
 }
 
+// runTLSScript runs a script's tls feature against a fresh tlsBroker's
+// SASL_SSL listener, where user has a SCRAM-SHA-512 credential (password
+// <user>-secret) and GREGOR_TLS_CA names the broker's certificate (PEM):
+// its RESULT goes in the matrix and its topic <prefix>-tls must hold the
+// 100 records it wrote.
+func runTLSScript(t *testing.T, user, prefix, name string, args ...string) {
+	t.Helper()
+	tb := startTLSBroker(t)
+	addScram(t, tb.adm, user, user+"-secret", kadm.ScramSha512)
+	t.Setenv("GREGOR_TLS_CA", tb.caFile)
+	recordReport(t, runScript(t, 3*time.Minute, tb.saslSSLAddr, prefix, name, args...), "tls")
+	if recs := scriptTopicRecords(t, tb.plainAddr, prefix+"-tls", 100); len(recs) != 100 {
+		t.Fatalf("%s-tls holds %d records, want 100", prefix, len(recs))
+	}
+}
+
 // expectFailedLogin checks that the broker logged a refused SCRAM login:
 // a client's wrong password was turned away for its credentials, not for
 // anything else.

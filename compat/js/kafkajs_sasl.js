@@ -21,11 +21,13 @@ const stderrLogger = () => ({ namespace, level, log }) => {
   if (level <= logLevel.WARN) console.error(`[${namespace}] ${log.message}`, JSON.stringify(log))
 }
 
-// client is a kafkajs client of BOOTSTRAP that logs in with sasl.
-const client = sasl => new Kafka({
+// client is a kafkajs client of BOOTSTRAP that logs in with sasl, over
+// TLS when ssl is given (kafkajs's ssl option: true, or tls options).
+const client = (sasl, ssl) => new Kafka({
   clientId: prefix,
   brokers: [bootstrap],
   sasl,
+  ssl,
   logLevel: logLevel.WARN,
   logCreator: stderrLogger,
   retry: { retries: 2 }
