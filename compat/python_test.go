@@ -55,3 +55,19 @@ func TestPythonKafkaPythonTLS(t *testing.T) {
 func TestPythonConfluent(t *testing.T) {
 	pythonScript(t, "confluent_compat.py", "ck")
 }
+
+// TestPythonConfluentSASL: confluent-kafka (librdkafka) logs in with PLAIN,
+// SCRAM-SHA-256 and SCRAM-SHA-512 (compat/python/confluent_sasl.py).
+func TestPythonConfluentSASL(t *testing.T) {
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	runSASLScript(t, "ck", "cks", python, filepath.Join("python", "confluent_sasl.py"))
+}
+
+// TestPythonConfluentTLS: confluent-kafka over SASL_SSL, trusting the
+// broker's certificate from PEM (compat/python/confluent_tls.py).
+func TestPythonConfluentTLS(t *testing.T) {
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	runTLSScript(t, "ck", "ckt", python, filepath.Join("python", "confluent_tls.py"))
+}
