@@ -31,8 +31,9 @@ var javaAdminChecks = []string{"topics", "partitions", "cluster", "groups", "off
 
 // TestJavaKafkaClients runs compat/java against the newest 4.x and the
 // newest 3.x kafka-clients that Maven Central serves: every feature on one
-// broker, then the restart check (java_restart_test.go) on another, and
-// reads from the closest replica on a cluster (java_rack_reads_test.go).
+// broker, then the restart check (java_restart_test.go) on another, reads
+// from the closest replica on a cluster (java_rack_reads_test.go), and
+// SASL and TLS on a broker with secured listeners (java_security_test.go).
 func TestJavaKafkaClients(t *testing.T) {
 	if _, err := exec.LookPath("java"); err != nil {
 		t.Fatalf("java is not installed: run `make compat-deps` first")
@@ -58,6 +59,7 @@ func TestJavaKafkaClients(t *testing.T) {
 			checkJavaTopicCodecs(t, p.Addr, rep)
 			t.Run("restart", func(t *testing.T) { javaRestart(t, version, classpath) })
 			t.Run("rack-reads", func(t *testing.T) { javaRackReads(t, classpath) })
+			t.Run("security", func(t *testing.T) { javaSecurity(t, classpath) })
 		})
 	}
 }

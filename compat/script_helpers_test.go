@@ -65,9 +65,19 @@ func runScript(t *testing.T, timeout time.Duration, addr, prefix, name string, a
 // runProgram is runScript for a program whose arguments are all given.
 func runProgram(t *testing.T, timeout time.Duration, name string, args ...string) scriptReport {
 	t.Helper()
+	return runProgramEnv(t, timeout, nil, name, args...)
+}
+
+// runProgramEnv is runProgram with env (KEY=value) added to the program's
+// environment, for tests that run in parallel and so cannot t.Setenv.
+func runProgramEnv(t *testing.T, timeout time.Duration, env []string, name string, args ...string) scriptReport {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 10 * time.Second // stop waiting for output after a kill

@@ -15,10 +15,12 @@ import java.util.Properties;
  * RESULT gzip fail read back 499 of 500 records
  * </pre>
  *
- * Usage: {@code Main <bootstrap host:port> <topic prefix> [restart|rack-reads]}; with
+ * Usage: {@code Main <bootstrap host:port> <topic prefix> [restart|rack-reads|security]}; with
  * {@code restart} only {@link RestartCheck} runs, which needs the caller to
  * restart the broker when it prints RESTART; with {@code rack-reads} only
- * {@link RackReadsCheck}, which needs a three-broker cluster in racks. Every check makes
+ * {@link RackReadsCheck}, which needs a three-broker cluster in racks; with
+ * {@code security} only {@link SecurityChecks}, which needs a broker with
+ * secured listeners besides the PLAINTEXT bootstrap. Every check makes
  * its own topics and groups under the prefix, so one failing check does not
  * cascade into the next. The clients keep their default settings (an
  * idempotent acks=all producer, the classic consumer group protocol) except
@@ -35,12 +37,19 @@ public final class Main {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 2 || args.length > 3 || (args.length == 3 && !args[2].equals("restart") && !args[2].equals("rack-reads"))) {
-            System.err.println("usage: Main <bootstrap host:port> <topic prefix> [restart|rack-reads]");
+        if (args.length < 2 || args.length > 3
+                || (args.length == 3 && !java.util.Set.of("restart", "rack-reads", "security").contains(args[2]))) {
+            System.err.println("usage: Main <bootstrap host:port> <topic prefix> [restart|rack-reads|security]");
             System.exit(2);
         }
         Clients clients = new Clients(args[0], args[1]);
         Map<String, Check> checks = new LinkedHashMap<>();
+        if (args.length == 3 && args[2].equals("security")) {
+            SecurityChecks security = new SecurityChecks(clients);
+            checks.put("sasl", security::sasl);
+            checks.put("tls", security::tls);
+            System.exit(runAll(clients, checks) ? 0 : 1);
+        }
         if (args.length == 3) {
             checks.put(args[2], args[2].equals("restart") ? new RestartCheck(clients)::run : new RackReadsCheck(clients)::run);
             System.exit(runAll(clients, checks) ? 0 : 1);
