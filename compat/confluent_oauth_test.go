@@ -43,27 +43,27 @@ func TestConfluentOAuthBearer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer prod.Close()
-		if err := confluentAuthError(t, prod.Events()); !strings.Contains(err.Error(), `{"status":"invalid_token"}`) {
+		if err := confluentError(t, prod.Events(), kafka.ErrAuthentication); !strings.Contains(err.Error(), `{"status":"invalid_token"}`) {
 			t.Fatalf("an unsecured JWT on the JWKS listener: %v, want the broker's invalid_token", err)
 		}
 		b.expectRefusedToken(t)
 	})
 }
 
-// confluentAuthError waits for librdkafka's authentication error among a
-// client's events.
-func confluentAuthError(t *testing.T, events <-chan kafka.Event) kafka.Error {
+// confluentError waits for librdkafka's error of that code (such as
+// ErrAuthentication or ErrSsl) among a client's events.
+func confluentError(t *testing.T, events <-chan kafka.Event, code kafka.ErrorCode) kafka.Error {
 	t.Helper()
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
 		case ev := <-events:
-			if err, ok := ev.(kafka.Error); ok && err.Code() == kafka.ErrAuthentication {
+			if err, ok := ev.(kafka.Error); ok && err.Code() == code {
 				return err
 			}
-			t.Logf("event before the authentication error: %v", ev)
+			t.Logf("event before the %v error: %T %v", code, ev, ev)
 		case <-timeout:
-			t.Fatal("no authentication error after 30 s")
+			t.Fatalf("no %v error after 30 s", code)
 		}
 	}
 }
