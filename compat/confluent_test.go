@@ -91,6 +91,16 @@ func confluentConfig(t *testing.T, addr string, settings ...string) *kafka.Confi
 // delivery report.
 func confluentProduce(t *testing.T, addr, topic string, records []keyValue, settings ...string) {
 	t.Helper()
+	if err := confluentDeliver(t, addr, topic, records, settings...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// confluentDeliver is confluentProduce returning the first failed
+// delivery (as a kafka.Error where librdkafka gave one) instead of
+// failing the test.
+func confluentDeliver(t *testing.T, addr, topic string, records []keyValue, settings ...string) error {
+	t.Helper()
 	prod, err := kafka.NewProducer(confluentConfig(t, addr, append([]string{"linger.ms=5"}, settings...)...))
 	if err != nil {
 		t.Fatal(err)
@@ -108,17 +118,19 @@ func confluentProduce(t *testing.T, addr, topic string, records []keyValue, sett
 		}
 	}
 	timeout := time.After(60 * time.Second)
+	var failed error
 	for range records {
 		select {
 		case ev := <-reports:
 			m := ev.(*kafka.Message)
-			if m.TopicPartition.Error != nil || m.TopicPartition.Offset < 0 {
-				t.Fatalf("delivery of %s: %v at offset %v", m.Key, m.TopicPartition.Error, m.TopicPartition.Offset)
+			if failed == nil && (m.TopicPartition.Error != nil || m.TopicPartition.Offset < 0) {
+				failed = fmt.Errorf("delivery of %s: %w at offset %v", m.Key, m.TopicPartition.Error, m.TopicPartition.Offset)
 			}
 		case <-timeout:
 			t.Fatal("delivery reports missing after 60 s")
 		}
 	}
+	return failed
 }
 
 // confluentConsumeAll reads every partition of topic from the start to the
