@@ -27,6 +27,7 @@ import (
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/sasl"
+	"github.com/gregor-broker/gregor/sslprincipal"
 	fsasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -44,6 +45,9 @@ type ListenerSecurity struct {
 	// TLS is the server's TLS config on SSL and SASL_SSL listeners;
 	// ClientTLS is how replicas dial a leader's listener of this name.
 	TLS, ClientTLS *tls.Config
+	// PrincipalRules map a client certificate's subject to its user on
+	// an SSL listener (ssl.principal.mapping.rules).
+	PrincipalRules *sslprincipal.Mapper
 }
 
 func (s ListenerSecurity) sasl() bool {
@@ -175,6 +179,12 @@ func (c *Config) resolveSecurity() error {
 		if protocol == protocolSSL || protocol == protocolSaslSSL {
 			if sec.TLS, sec.ClientTLS, err = c.tlsListener(l.Name, true); err != nil {
 				return err
+			}
+		}
+		if protocol == protocolSSL {
+			rules, _ := c.listenerValue(l.Name, "ssl.principal.mapping.rules")
+			if sec.PrincipalRules, err = sslprincipal.ParseRules(rules); err != nil {
+				return fmt.Errorf("invalid value for config key ssl.principal.mapping.rules: %v", err)
 			}
 		}
 		c.Security[l.Name] = sec

@@ -6,8 +6,9 @@ package broker
 // key and certificate, a trust store for client certificates and for the
 // leaders' certificates replicas check, ssl.client.auth, and the TLS
 // versions allowed. On an SSL listener a client that shows a certificate
-// is the user named by its subject (CN=...,O=...), as with Kafka's default
-// principal builder; on SASL_SSL it is the SASL user.
+// is the user its subject names (CN=...,O=..., as Java writes it) after
+// ssl.principal.mapping.rules (package sslprincipal), as with Kafka's
+// default principal builder; on SASL_SSL it is the SASL user.
 
 import (
 	"crypto/tls"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/keystore"
+	"github.com/gregor-broker/gregor/sslprincipal"
 )
 
 var tlsKeys = []configKey{
@@ -33,6 +35,7 @@ var tlsKeys = []configKey{
 	{"ssl.client.auth", "STRING", "none", "Whether clients must show a certificate: required, requested or none.", nil},
 	{"ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3", "The TLS versions allowed.", nil},
 	{"ssl.endpoint.identification.algorithm", "STRING", "https", "How replicas check a leader's certificate names it: https, or empty for no check.", nil},
+	{"ssl.principal.mapping.rules", "STRING", "DEFAULT", "How a client certificate's subject becomes its user on an SSL listener: rules RULE:pattern/replacement/[LU] and DEFAULT, the first that matches wins (KIP-371).", nil},
 }
 
 func init() {
@@ -140,13 +143,18 @@ func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {
 	return err
 }
 
-// tlsPrincipal is the user a TLS client is: its certificate's subject, or
-// ANONYMOUS without one.
-func tlsPrincipal(state tls.ConnectionState) string {
+// tlsPrincipal is the user a TLS client is: its certificate's subject
+// mapped by the listener's rules, or ANONYMOUS ("") without one. An error
+// (no rule applies) refuses the client.
+func tlsPrincipal(state tls.ConnectionState, rules *sslprincipal.Mapper) (string, error) {
 	if len(state.PeerCertificates) == 0 {
-		return ""
+		return "", nil
 	}
-	return state.PeerCertificates[0].Subject.String()
+	name, err := sslprincipal.Name(state.PeerCertificates[0].RawSubject)
+	if err != nil {
+		return "", err
+	}
+	return rules.Map(name)
 }
 
 // tlsHandshake runs the TLS handshake of a connection to a TLS listener,
@@ -164,7 +172,13 @@ func (b *Broker) tlsHandshake(nc net.Conn, l *listener) (net.Conn, string, bool)
 	if l.security.Protocol != protocolSSL {
 		return tc, "", true // SASL_SSL: the user comes from SASL
 	}
-	return tc, tlsPrincipal(tc.ConnectionState()), true
+	user, err := tlsPrincipal(tc.ConnectionState(), l.security.PrincipalRules)
+	if err != nil {
+		b.logger.Info("failed authentication", "remote", nc.RemoteAddr().String(), "listener", l.name, "err", err)
+		tc.Close()
+		return nil, "", false
+	}
+	return tc, user, true
 }
 
 // tlsHandshakeTimeout bounds a TLS handshake, so that a client that

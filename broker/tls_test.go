@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -283,6 +284,47 @@ func TestTLSClientCertificates(t *testing.T) {
 	}
 }
 
+// ssl.principal.mapping.rules (KIP-371) turn a certificate's subject into
+// the user ACLs name: the first rule that matches the whole name gives it,
+// and a certificate no rule matches is refused.
+func TestTLSPrincipalMappingRules(t *testing.T) {
+	pki := newTestPKI(t)
+	b, log := startBrokerLogged(t, pki.tlsProps(t.TempDir(), map[string]string{"listener.name.ssl.ssl.client.auth": "required",
+		"ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=ServiceUsers,.*$/$1/L, RULE:^CN=(.*?),OU=People$/$1/",
+		"authorizer.class.name":       "org.apache.kafka.metadata.authorizer.StandardAuthorizer", "super.users": "User:ANONYMOUS"}))
+	addr := listenerAddr(t, b, "SSL")
+	adm := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "mapped"); err != nil {
+		t.Fatal(err)
+	}
+	acl := kadm.NewACLs().Allow("User:alice").Topics("mapped").Operations(kadm.OpWrite, kadm.OpDescribe)
+	if res, err := adm.CreateACLs(ctxT(t), acl); err != nil || res[0].Err != nil {
+		t.Fatalf("ACLs for User:alice: %v %v", res, err)
+	}
+	client := func(subject pkix.Name) *kgo.Client {
+		_, pair := pki.keyStore(subject.CommonName, subject)
+		return tlsClient(t, addr, &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pair}})
+	}
+	produce := func(subject pkix.Name) error {
+		return client(subject).ProduceSync(ctxT(t), &kgo.Record{Topic: "mapped", Value: []byte(subject.String())}).FirstErr()
+	}
+	// Subjects are written with the most specific part first:
+	// CN=Alice,OU=ServiceUsers,O=Acme.
+	if err := produce(pkix.Name{CommonName: "Alice", OrganizationalUnit: []string{"ServiceUsers"}, Organization: []string{"Acme"}}); err != nil {
+		t.Fatalf("CN=Alice,OU=ServiceUsers,O=Acme, mapped to alice: %v", err)
+	}
+	if err := produce(pkix.Name{CommonName: "bob", OrganizationalUnit: []string{"People"}}); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("CN=bob,OU=People, mapped to bob, without ACLs: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+	if err := client(pkix.Name{CommonName: "carol", OrganizationalUnit: []string{"Contractors"}}).Ping(ctxT(t)); err == nil {
+		t.Fatal("CN=carol,OU=Contractors, which no rule maps, was admitted")
+	}
+	waitUntil(t, "the refusal logged", 10*time.Second, func() bool {
+		return strings.Contains(log.String(), `msg="failed authentication"`) &&
+			strings.Contains(log.String(), "no SSL principal mapping rule applies to CN=carol,OU=Contractors")
+	})
+}
+
 func TestTLSConfigRefusals(t *testing.T) {
 	pki := newTestPKI(t)
 	checkConfigRefusals(t, func() map[string]string { return pki.tlsProps(t.TempDir(), nil) }, map[string]configRefusal{
@@ -292,6 +334,8 @@ func TestTLSConfigRefusals(t *testing.T) {
 		"bad client auth":     {map[string]string{"ssl.client.auth": "always"}, "invalid value for config key ssl.client.auth"},
 		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
+		"bad mapping rule": {map[string]string{"ssl.principal.mapping.rules": "RULE:foo"},
+			"invalid value for config key ssl.principal.mapping.rules: Invalid rule: `RULE:foo`"},
 	})
 }
 
