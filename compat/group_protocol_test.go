@@ -296,8 +296,7 @@ func kip848WaitEmpty(t *testing.T, adm *kadm.Client, group, topic string) {
 // <prefix>-re-1 and <prefix>-re-2 25 a partition).
 func TestPythonConfluentGroupProtocol(t *testing.T) {
 	const prefix = "ckgp"
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	p := harness.Start(t, t.TempDir(), kip848Overrides...)
 	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", "confluent_group_protocol.py"))
 	recordReport(t, rep, "group-protocol")

@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,11 +15,7 @@ import (
 // the four codecs and transactions, against a fresh broker. Results are the
 // script's RESULT lines (see script_helpers_test.go).
 func TestJSKafkajs(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	node := kafkajsNode(t)
 	t.Setenv("KAFKAJS_NO_PARTITIONER_WARNING", "1")
 	p := harness.Start(t, t.TempDir())
 	rep := runScript(t, 3*time.Minute, p.Addr, "js", node, filepath.Join("js", "kafkajs_compat.js"))
@@ -32,21 +27,13 @@ func TestJSKafkajs(t *testing.T) {
 // TestJSKafkajsSASL: kafkajs logs in with PLAIN, SCRAM-SHA-256 and
 // SCRAM-SHA-512 (compat/js/kafkajs_sasl.js).
 func TestJSKafkajsSASL(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	node := kafkajsNode(t)
 	runSASLScript(t, "js", "jss", node, filepath.Join("js", "kafkajs_sasl.js"))
 }
 
 // TestJSKafkajsTLS: kafkajs over SASL_SSL, trusting the broker's
 // certificate from PEM (compat/js/kafkajs_tls.js).
 func TestJSKafkajsTLS(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	node := kafkajsNode(t)
 	runTLSScript(t, "js", "jst", node, filepath.Join("js", "kafkajs_tls.js"))
 }

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -75,26 +74,20 @@ func runOAuthScript(t *testing.T, prefix, name string, args ...string) {
 // TestJSKafkajsOAuthBearer: kafkajs's admin client, producer and group
 // consumer log in with an oauthBearerProvider's tokens.
 func TestJSKafkajsOAuthBearer(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	node := kafkajsNode(t)
 	runOAuthScript(t, "jso", node, filepath.Join("js", "kafkajs_oauth.js"))
 }
 
 // TestPythonKafkaPythonOAuthBearer: kafka-python's KafkaAdminClient,
 // KafkaProducer and KafkaConsumer log in with a token provider's tokens.
 func TestPythonKafkaPythonOAuthBearer(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runOAuthScript(t, "kpo", python, filepath.Join("python", "kafka_python_oauth.py"))
 }
 
 // TestPythonConfluentOAuthBearer: confluent-kafka's AdminClient, Producer
 // and group Consumer log in with librdkafka's OIDC and unsecured JWT.
 func TestPythonConfluentOAuthBearer(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runOAuthScript(t, "cko", python, filepath.Join("python", "confluent_oauth.py"))
 }

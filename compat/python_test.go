@@ -17,8 +17,7 @@ import (
 
 // pythonScript runs one script of compat/python with the venv's Python.
 func pythonScript(t *testing.T, script, prefix string) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	p := harness.Start(t, t.TempDir())
 	rep := runScript(t, 3*time.Minute, p.Addr, prefix, python, filepath.Join("python", script))
 	recordReport(t, rep)
@@ -36,16 +35,14 @@ func TestPythonKafkaPython(t *testing.T) {
 // TestPythonKafkaPythonSASL: kafka-python logs in with PLAIN,
 // SCRAM-SHA-256 and SCRAM-SHA-512 (compat/python/kafka_python_sasl.py).
 func TestPythonKafkaPythonSASL(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runSASLScript(t, "py", "kps", python, filepath.Join("python", "kafka_python_sasl.py"))
 }
 
 // TestPythonKafkaPythonTLS: kafka-python over SASL_SSL, trusting the
 // broker's certificate from PEM (compat/python/kafka_python_tls.py).
 func TestPythonKafkaPythonTLS(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runTLSScript(t, "py", "kpt", python, filepath.Join("python", "kafka_python_tls.py"))
 }
 
@@ -59,15 +56,13 @@ func TestPythonConfluent(t *testing.T) {
 // TestPythonConfluentSASL: confluent-kafka (librdkafka) logs in with PLAIN,
 // SCRAM-SHA-256 and SCRAM-SHA-512 (compat/python/confluent_sasl.py).
 func TestPythonConfluentSASL(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runSASLScript(t, "ck", "cks", python, filepath.Join("python", "confluent_sasl.py"))
 }
 
 // TestPythonConfluentTLS: confluent-kafka over SASL_SSL, trusting the
 // broker's certificate from PEM (compat/python/confluent_tls.py).
 func TestPythonConfluentTLS(t *testing.T) {
-	python := filepath.Join(".venv", "bin", "python")
-	requireFile(t, python)
+	python := venvPython(t)
 	runTLSScript(t, "ck", "ckt", python, filepath.Join("python", "confluent_tls.py"))
 }

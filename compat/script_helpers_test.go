@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,25 @@ func requireFile(t *testing.T, path string) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("%s is missing (%v): run `make compat-deps` first", path, err)
 	}
+}
+
+// venvPython is the Python of the virtualenv compat/mk/python.mk fills.
+func venvPython(t *testing.T) string {
+	t.Helper()
+	python := filepath.Join(".venv", "bin", "python")
+	requireFile(t, python)
+	return python
+}
+
+// kafkajsNode is node, with kafkajs installed in compat/js.
+func kafkajsNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	requireFile(t, filepath.Join("js", "node_modules", "kafkajs", "package.json"))
+	return node
 }
 
 // runScript runs name with args, then the broker address and prefix, and

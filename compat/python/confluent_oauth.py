@@ -11,18 +11,14 @@ an unsecured JWT for "subject", or with OIDC ("token_url", "client_id",
 VERSION line and a RESULT line for the oauthbearer feature (see compatlib).
 """
 
-import importlib.metadata
 import json
 import os
 
-import confluent_kafka
 from confluent_kafka import KafkaError
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from compatlib import args, check, check_roundtrip, records, run, wait_until
-from confluent_compat import CLIENT, TIMEOUT, consume_all, consumer, produce
+from compatlib import check
+from confluent_sasl import refusal, report, roundtrip
 
-BOOTSTRAP, PREFIX = args()
 LOGIN = json.loads(os.environ.get("GREGOR_OAUTH", "{}"))
 BEARER = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER"}
 
@@ -38,50 +34,16 @@ def unsecured_jwt(principal):
             "sasl.oauthbearer.config": "principal=%s scope=kafka" % principal}
 
 
-def roundtrip(login):
-    """Creates PREFIX-oauthbearer with an AdminClient logged in with login,
-    writes records("oauthbearer", 100) to it with a Producer and reads them
-    back with a group Consumer, all logged in with login."""
-    topic = PREFIX + "-oauthbearer"
-    a = AdminClient({"bootstrap.servers": BOOTSTRAP, **login})
-    a.create_topics([NewTopic(topic, 1, 1)], operation_timeout=TIMEOUT)[topic].result(TIMEOUT)
-    recs = records("oauthbearer", 100)
-    acks = produce(topic, recs, **login)
-    c = consumer(topic + "-reader", **login)
-    try:
-        c.subscribe([topic])
-        got = consume_all(c, len(recs))
-    finally:
-        c.close()
-    return check_roundtrip(recs, acks, got)
-
-
-def refusal(login):
-    """The authentication error librdkafka reports to the error callback of
-    an AdminClient logged in with login, as it connects to BOOTSTRAP."""
-    errors = []
-    a = AdminClient({"bootstrap.servers": BOOTSTRAP, "error_cb": errors.append, **login})
-
-    def authentication_error():
-        a.poll(0.1)
-        return next((e for e in errors if e.code() == KafkaError._AUTHENTICATION), None)
-    return str(wait_until(authentication_error, "an authentication error", timeout=TIMEOUT))
-
-
 def test_oauthbearer():
     if not LOGIN.get("token_url"):
-        return "unsecured JWT: admin, producer, group consumer: " + roundtrip(unsecured_jwt(LOGIN["subject"]))
-    msg = "OIDC: admin, producer, group consumer: " + roundtrip(oidc())
-    refused = refusal(unsecured_jwt(LOGIN["client_id"]))
+        login = unsecured_jwt(LOGIN["subject"])
+        return "unsecured JWT: admin, producer, group consumer: " + roundtrip("oauthbearer", login, login, login)
+    login = oidc()
+    msg = "OIDC: admin, producer, group consumer: " + roundtrip("oauthbearer", login, login, login)
+    refused = refusal(unsecured_jwt(LOGIN["client_id"]), KafkaError._AUTHENTICATION)
     check("invalid_token" in refused, "an unsecured JWT refused with %s" % refused)
     return "%s; unsecured JWT: %s" % (msg, refused)
 
 
-def main():
-    print("VERSION %s %s (librdkafka %s)" % (CLIENT, importlib.metadata.version("confluent-kafka"),
-                                             confluent_kafka.libversion()[0]), flush=True)
-    run("oauthbearer", test_oauthbearer)
-
-
 if __name__ == "__main__":
-    main()
+    report("oauthbearer", test_oauthbearer)

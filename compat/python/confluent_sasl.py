@@ -5,7 +5,7 @@ BOOTSTRAP is a SASL_PLAINTEXT listener with the PLAIN user admin
 (admin-secret) and SCRAM-SHA-256 and SCRAM-SHA-512 credentials for the
 user ck (ck-secret), which the Go test creates. Prints a VERSION line and a
 RESULT line for the sasl feature (see compatlib). confluent_tls.py runs the
-same round trip over SASL_SSL.
+same round trip over SASL_SSL, confluent_oauth.py with OAUTHBEARER.
 """
 
 import importlib.metadata
