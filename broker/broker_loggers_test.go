@@ -247,11 +247,18 @@ func TestStateChangeLogger(t *testing.T) {
 		}
 		return true
 	}
+	// create returns once every node has logged, or not, its replica's
+	// first state: installState holds stateMu until it has.
 	create := func(topic string) {
 		if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 3, nil, topic); err != nil {
 			t.Fatal(err)
 		}
 		c.waitFor(topic+" applied on every node", func() bool { return applied(topic) })
+		for _, b := range c.nodes {
+			p := (*b.topics.get(topic).parts.Load())[0]
+			p.stateMu.Lock()
+			p.stateMu.Unlock()
+		}
 	}
 	for node := 1; node <= 3; node++ {
 		if got := describedConfigsOf(t, cl, bl, fmt.Sprint(node))[stateChangeLoggerName].value(); got != "INFO" {
@@ -262,6 +269,9 @@ func TestStateChangeLogger(t *testing.T) {
 		}
 	}
 	create("quiet")
+	if l, f := changes("quiet"); l != 0 || f != 0 {
+		t.Errorf("with state.change.logger at WARN: %d leading and %d following partition records logged", l, f)
+	}
 	for node := 1; node <= 3; node++ {
 		del := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: stateChangeLoggerName, Op: kmsg.IncrementalAlterConfigOpDelete}
 		if code, msg := alterConfigsOf(t, cl, bl, fmt.Sprint(node), del); code != 0 {
@@ -269,9 +279,6 @@ func TestStateChangeLogger(t *testing.T) {
 		}
 	}
 	create("heard")
-	c.waitFor("the leader and both followers of heard logged", func() bool { l, f := changes("heard"); return l == 1 && f == 2 })
-	// Checked last, so that a record of quiet written late would be seen.
-	if l, f := changes("quiet"); l != 0 || f != 0 {
-		t.Errorf("with state.change.logger at WARN: %d leading and %d following partition records logged", l, f)
-	}
+	// A leader lost to a slow heartbeat adds records; none may be missing.
+	c.waitFor("the leader and both followers of heard logged", func() bool { l, f := changes("heard"); return l >= 1 && f >= 2 })
 }
