@@ -13,8 +13,11 @@ package broker
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gregor-broker/gregor/keystore"
@@ -34,6 +37,7 @@ var tlsKeys = []configKey{
 	{"ssl.truststore.certificates", "PASSWORD", "", "Trusted certificates in PEM (ssl.truststore.type=PEM), instead of a file.", nil},
 	{"ssl.client.auth", "STRING", "none", "Whether clients must show a certificate: required, requested or none.", nil},
 	{"ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3", "The TLS versions allowed.", nil},
+	{"ssl.cipher.suites", "LIST", "", "The cipher suites allowed, by their IANA names; empty: Go's defaults.", nil},
 	{"ssl.endpoint.identification.algorithm", "STRING", "https", "How replicas check a leader's certificate names it: https, or empty for no check.", nil},
 	{"ssl.principal.mapping.rules", "STRING", "DEFAULT", "How a client certificate's subject becomes its user on an SSL listener: rules RULE:pattern/replacement/[LU] and DEFAULT, the first that matches wins (KIP-371).", nil},
 }
@@ -101,8 +105,12 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	if minVersion == 0 {
 		return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: no TLS version enabled on listener %s", name)
 	}
+	suites, minVersion, maxVersion, err := cipherSuites(splitList(get("ssl.cipher.suites")), minVersion, maxVersion)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listener %s: %v", name, err)
+	}
 	if serving {
-		server = &tls.Config{Certificates: certs, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+		server = &tls.Config{Certificates: certs, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
 		switch auth := get("ssl.client.auth"); auth {
 		case "none", "":
 		case "requested":
@@ -116,7 +124,7 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
 		}
 	}
-	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion}
+	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
 	switch alg := get("ssl.endpoint.identification.algorithm"); alg {
 	case "https":
 	case "":
@@ -127,6 +135,52 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 		return nil, nil, fmt.Errorf("invalid value for config key ssl.endpoint.identification.algorithm: %s (https or empty)", alg)
 	}
 	return server, client, nil
+}
+
+// cipherSuites reads ssl.cipher.suites (IANA names, as Java's are): the
+// TLS 1.2 suites for tls.Config.CipherSuites (nil, Go's defaults, for an
+// empty list), and the TLS versions the list leaves between lo and hi.
+// Go offers its three TLS 1.3 suites always, so as in Java a list without
+// them turns TLS 1.3 off, one with only them turns TLS 1.2 off, and one
+// naming some but not all of them is refused rather than widened.
+func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, error) {
+	if len(names) == 0 {
+		return nil, lo, hi, nil
+	}
+	known := map[string]*tls.CipherSuite{}
+	tls13 := 0
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		known[s.Name] = s
+		if slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			tls13++
+		}
+	}
+	var suites []uint16
+	var named13 []string
+	for _, name := range names {
+		s := known[name]
+		switch {
+		case s == nil:
+			return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: unsupported cipher suite %s", name)
+		case slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}):
+			named13 = append(named13, name)
+		default:
+			suites = append(suites, s.ID)
+		}
+	}
+	switch {
+	case len(named13) == 0:
+		hi = min(hi, tls.VersionTLS12)
+	case len(named13) < tls13:
+		return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: it names the TLS 1.3 suites %s but not all %d: Gregor's TLS always offers all of them", strings.Join(named13, ","), tls13)
+	}
+	if len(suites) == 0 {
+		lo = max(lo, tls.VersionTLS13)
+	}
+	if lo > hi {
+		return nil, 0, 0, errors.New("invalid value for config key ssl.cipher.suites: no suite of an enabled TLS version (ssl.enabled.protocols)")
+	}
+	return suites, lo, hi, nil
 }
 
 // verifyChain checks a server's certificate chain against roots (the

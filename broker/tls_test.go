@@ -325,6 +325,43 @@ func TestTLSPrincipalMappingRules(t *testing.T) {
 	})
 }
 
+// ssl.cipher.suites limits what a TLS listener agrees to: with one TLS 1.2
+// suite listed, a client that would take TLS 1.3 gets TLS 1.2 and that
+// suite, and a client offering only another is refused; with only the
+// TLS 1.3 suites listed, a TLS 1.2 client is refused.
+func TestTLSCipherSuites(t *testing.T) {
+	pki := newTestPKI(t)
+	dial := func(addr string, cfg *tls.Config) (tls.ConnectionState, error) {
+		conn, err := tls.Dial("tcp", addr, cfg)
+		if err != nil {
+			return tls.ConnectionState{}, err
+		}
+		defer conn.Close()
+		return conn.ConnectionState(), nil
+	}
+	const suite = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384" // the test CA signs ECDSA keys
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.cipher.suites": suite}))
+	addr := listenerAddr(t, b, "SSL")
+	st, err := dial(addr, &tls.Config{RootCAs: pki.pool})
+	if err != nil || st.Version != tls.VersionTLS12 || tls.CipherSuiteName(st.CipherSuite) != suite {
+		t.Fatalf("a default client got %s with %s (%v), want TLS 1.2 with %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite), err, suite)
+	}
+	other := &tls.Config{RootCAs: pki.pool, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}}
+	if _, err := dial(addr, other); err == nil {
+		t.Fatal("a client offering only TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 was admitted")
+	}
+
+	b = startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{
+		"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256, TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256"}))
+	addr = listenerAddr(t, b, "SSL")
+	if st, err := dial(addr, &tls.Config{RootCAs: pki.pool}); err != nil || st.Version != tls.VersionTLS13 {
+		t.Fatalf("a default client with only TLS 1.3 suites listed: %s, %v", tls.VersionName(st.Version), err)
+	}
+	if _, err := dial(addr, &tls.Config{RootCAs: pki.pool, MaxVersion: tls.VersionTLS12}); err == nil {
+		t.Fatal("a TLS 1.2 client was admitted with only TLS 1.3 suites listed")
+	}
+}
+
 func TestTLSConfigRefusals(t *testing.T) {
 	pki := newTestPKI(t)
 	checkConfigRefusals(t, func() map[string]string { return pki.tlsProps(t.TempDir(), nil) }, map[string]configRefusal{
@@ -334,6 +371,11 @@ func TestTLSConfigRefusals(t *testing.T) {
 		"bad client auth":     {map[string]string{"ssl.client.auth": "always"}, "invalid value for config key ssl.client.auth"},
 		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
+		"unknown cipher suite": {map[string]string{"ssl.cipher.suites": "TLS_FANCY_WITH_AES"},
+			"invalid value for config key ssl.cipher.suites: unsupported cipher suite TLS_FANCY_WITH_AES"},
+		"some TLS 1.3 suites": {map[string]string{"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"}, "but not all 3"},
+		"no suite of an enabled version": {map[string]string{"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256",
+			"ssl.enabled.protocols": "TLSv1.2"}, "no suite of an enabled TLS version"},
 		"bad mapping rule": {map[string]string{"ssl.principal.mapping.rules": "RULE:foo"},
 			"invalid value for config key ssl.principal.mapping.rules: Invalid rule: `RULE:foo`"},
 	})
