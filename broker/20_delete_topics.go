@@ -3,9 +3,35 @@ package broker
 // DeleteTopics, versions 1-6: by name, and from v6 by name or id. The
 // topic's partition directories are removed, then the groups' offsets and
 // share state in it (topicsDeleted). The partitions count against
-// controller_mutation_rate (quotas.go).
+// controller_mutation_rate (quotas.go). With delete.topic.enable=false
+// nothing is deleted: the node that decides (this one alone, a cluster's
+// controller) refuses every topic first, as Kafka's controller does.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
+
+// deletionEnabled serves DeleteTopics with serve, unless this node
+// decides (a single node, or the controller listener of a cluster's
+// node) and its delete.topic.enable is false: then every topic of the
+// request is refused, before any authorization, with INVALID_REQUEST
+// before v3 and TOPIC_DELETION_DISABLED from v3, and no message, as
+// Kafka's controller answers.
+func deletionEnabled(onController bool, serve handlerFunc) handlerFunc {
+	return func(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+		if b.cfg.DeleteTopicEnable || (!onController && b.cfg.clustered()) {
+			return serve(b, c, req)
+		}
+		del := req.(*kmsg.DeleteTopicsRequest)
+		code := errTopicDeletionDisabled
+		if del.Version < 3 {
+			code = errInvalidRequest
+		}
+		resp := del.ResponseKind().(*kmsg.DeleteTopicsResponse)
+		for _, t := range topicsToDelete(del) {
+			resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: t.Topic, TopicID: t.TopicID, ErrorCode: code})
+		}
+		return resp, nil
+	}
+}
 
 func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	if b.cluster != nil {

@@ -38,6 +38,7 @@ type Config struct {
 	MaxResponsePartitions    int32
 	DefaultReplicationFactor int16
 	AutoCreateTopics         bool
+	DeleteTopicEnable        bool // delete.topic.enable: false refuses every DeleteTopics
 	MessageMaxBytes          int32
 	SocketRequestMaxBytes    int32
 	QueuedMaxRequestBytes    int64  // request bytes read but not handled (request_memory.go); <= 0: no limit
@@ -233,6 +234,11 @@ var brokerKeys = []configKey{
 	{"auto.create.topics.enable", "BOOLEAN", "true", "Enable auto creation of topic on the server.", func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.AutoCreateTopics = b
+		return err
+	}},
+	{"delete.topic.enable", "BOOLEAN", "true", "Enables delete topic. Delete topic through the admin tool will have no effect if this config is turned off.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.DeleteTopicEnable = b
 		return err
 	}},
 	{"message.max.bytes", "INT", "1048588", "The largest record batch size allowed.", func(c *Config, v string) error {

@@ -40,6 +40,7 @@ var (
 	errInvalidShareSessionEpoch = kerr.InvalidShareSessionEpoch.Code
 	errElectionNotNeeded        = kerr.ElectionNotNeeded.Code
 	errNoReassignmentInProgress = kerr.NoReassignmentInProgress.Code
+	errTopicDeletionDisabled    = kerr.TopicDeletionDisabled.Code
 )
 
 // errorMessageText is a code's Kafka name and description, for logs.

@@ -73,7 +73,7 @@ func init() {
 		17: {min: 0, max: 1, serve: typed(handleSaslHandshake)},
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
 		19: {min: 2, max: 7, serve: authorizedBy(authorizeCreateTopics, createTopicsHandler)},
-		20: {min: 1, max: 6, serve: authorizedBy(authorizeDeleteTopics, deleteTopicsHandler)},
+		20: {min: 1, max: 6, serve: deletionEnabled(false, authorizedBy(authorizeDeleteTopics, deleteTopicsHandler))},
 		21: {min: 0, max: 2, serve: typed(handleDeleteRecords)},
 		22: {min: 0, max: 5, serve: typed(handleInitProducerID)},
 		23: {min: 2, max: 4, serve: typed(handleOffsetForLeaderEpoch)},

@@ -24,7 +24,7 @@ func init() {
 	controllerHandlers = map[int16]handler{
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
 		19: {min: 2, max: 7, serve: onController(authorizeCreateTopics)},
-		20: {min: 1, max: 6, serve: onController(authorizeDeleteTopics)},
+		20: {min: 1, max: 6, serve: deletionEnabled(true, onController(authorizeDeleteTopics))},
 		33: {min: 0, max: 2, serve: onController(authorizeAlterConfigs)},
 		37: {min: 0, max: 3, serve: onController(authorizeCreatePartitions)},
 		43: {min: 0, max: 2, serve: toController},
