@@ -306,3 +306,20 @@ func checkParses(t *testing.T, cases []parseCase) {
 		}
 	}
 }
+
+// A key naming a Java plugin that would enforce something stops the start;
+// empty, or the class Gregor's behaviour is, is accepted.
+func TestPluginClassesRefused(t *testing.T) {
+	for _, k := range pluginKeys {
+		_, _, err := ParseConfig(map[string]string{k.name: "com.example.Custom"})
+		if err == nil || !strings.Contains(err.Error(), k.name) || !strings.Contains(err.Error(), "Gregor runs no Java plugins, so ") {
+			t.Errorf("%s=com.example.Custom: %v", k.name, err)
+		}
+		if _, warnings, err := ParseConfig(map[string]string{k.name: k.def}); err != nil || len(warnings) != 0 {
+			t.Errorf("%s=%q (its default): %v %v", k.name, k.def, err, warnings)
+		}
+	}
+	if _, _, err := ParseConfig(map[string]string{"principal.builder.class": defaultPrincipalBuilder}); err != nil {
+		t.Errorf("Kafka's default principal builder named explicitly: %v", err)
+	}
+}
