@@ -20,7 +20,6 @@ package broker
 // it to one in its rack (read_replica.go, KIP-392).
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -147,9 +146,11 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 	}
 
 	z := c.fetchSplice() // nil: copy the records into the response
-	maxBytes := int64(math.MaxInt32)
+	// As Kafka: never more than fetch.max.bytes, whatever the request
+	// asks (the first batch still comes whole, KIP-74).
+	maxBytes := int64(b.cfg.FetchMaxBytes)
 	if req.MaxBytes > 0 {
-		maxBytes = int64(req.MaxBytes)
+		maxBytes = min(maxBytes, int64(req.MaxBytes))
 	}
 	if replica < 0 {
 		// As Kafka: no answer larger than the consumer quota allows over

@@ -277,6 +277,31 @@ func TestFetchLimitsReturnTheFirstBatchWhole(t *testing.T) {
 	}
 }
 
+// fetch.max.bytes caps every fetch answer below what the request asks,
+// the first batch still whole.
+func TestFetchMaxBytesCapsTheRequest(t *testing.T) {
+	b := startBroker(t, map[string]string{"fetch.max.bytes": "1024"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "capped", 1)
+	for i := 0; i < 10; i++ {
+		produceRaw(t, rc, 9, "capped", [16]byte{}, 0, testBatch(5, "a-value-of-some-length-to-fill-the-batch", -1, -1, -1, 0))
+	}
+	req := fetchReq(12, "capped", 0, 0, 0) // 1 MB asked
+	p := rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	one := len(decodeRecords(t, p.RecordBatches)) / 5
+	if len(p.RecordBatches) > 1024 || one < 1 || one >= 10 {
+		t.Fatalf("fetch.max.bytes=1024 answered %d bytes, %d batches of 10", len(p.RecordBatches), one)
+	}
+	req.Topics[0].Partitions[0].FetchOffset, req.MaxBytes = 0, 10
+	p = rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if n := len(decodeRecords(t, p.RecordBatches)); n != 5 {
+		t.Fatalf("a 10-byte fetch got %d records, want the first batch of 5", n)
+	}
+	if _, _, err := ParseConfig(map[string]string{"fetch.max.bytes": "1023"}); err == nil {
+		t.Fatal("fetch.max.bytes below Kafka's minimum of 1024 was accepted")
+	}
+}
+
 func TestIncrementalFetchSessions(t *testing.T) {
 	_, rc := startWithTopic(t, "s1")
 	createTopicRaw(t, rc, "s2", 1)

@@ -40,6 +40,7 @@ type Config struct {
 	AutoCreateTopics         bool
 	DeleteTopicEnable        bool // delete.topic.enable: false refuses every DeleteTopics
 	MessageMaxBytes          int32
+	FetchMaxBytes            int32 // fetch.max.bytes: the most a fetch answer carries, whatever the request asks
 	SocketRequestMaxBytes    int32
 	QueuedMaxRequestBytes    int64  // request bytes read but not handled (request_memory.go); <= 0: no limit
 	SocketSendBufferBytes    int    // SO_SNDBUF of accepted connections; -1: the kernel's
@@ -239,6 +240,11 @@ var brokerKeys = []configKey{
 	{"delete.topic.enable", "BOOLEAN", "true", "Enables delete topic. Delete topic through the admin tool will have no effect if this config is turned off.", func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.DeleteTopicEnable = b
+		return err
+	}},
+	{"fetch.max.bytes", "INT", "57671680", "The maximum number of bytes we will return for a fetch request. Must be at least 1024.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1024, math.MaxInt32)
+		c.FetchMaxBytes = int32(n)
 		return err
 	}},
 	{"message.max.bytes", "INT", "1048588", "The largest record batch size allowed.", func(c *Config, v string) error {
