@@ -68,6 +68,7 @@ type Config struct {
 	CleanerThreads           int
 	CleanerBackoffMs         int64
 	CleanerDedupeBufferSize  int64
+	CleanerIOMaxBytesPerSec  float64 // log.cleaner.io.max.bytes.per.second, the cleaners' reads and writes together
 	// Producer id expiration (producer.id.expiration.ms and the internal
 	// producer.id.expiration.check.interval.ms).
 	ProducerIDExpirationMs              int64
@@ -367,6 +368,14 @@ var brokerKeys = []configKey{
 		c.CleanerDedupeBufferSize = n
 		return err
 	}},
+	{"log.cleaner.io.max.bytes.per.second", "DOUBLE", "1.7976931348623157E308", "The log cleaner will be throttled so that the sum of its read and write i/o will be less than this value on average.", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("Value must be a number of type DOUBLE above 0")
+		}
+		c.CleanerIOMaxBytesPerSec = f
+		return nil
+	}},
 	{"log.cleaner.delete.retention.ms", "LONG", "86400000", "The amount of time to retain tombstone markers for log compacted topics.", checked(longAtLeast(0))},
 	{"log.cleaner.min.compaction.lag.ms", "LONG", "0", "The minimum time a message will remain uncompacted in the log.", checked(longAtLeast(0))},
 	{"log.cleaner.max.compaction.lag.ms", "LONG", maxLong, "The maximum time a message will remain ineligible for compaction in the log.", checked(longAtLeast(1))},
@@ -412,6 +421,7 @@ func checked(validate func(string) error) func(*Config, string) error {
 // configs). All others are read-only; changing them needs a restart.
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
+		"log.cleaner.io.max.bytes.per.second": true,
 		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
 		"transaction.partition.verification.enable": true,
 		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,

@@ -441,3 +441,34 @@ func readCompacted(t *testing.T, rc *rawConn, topic string, end int64) []testRec
 	}
 	return out
 }
+
+// log.cleaner.io.max.bytes.per.second, at start and changed at runtime,
+// is the rate of the throttle every dir's cleaner charges; a rate of 0 or
+// less is refused.
+func TestCleanerIOThrottleConfig(t *testing.T) {
+	b := startBroker(t, map[string]string{"log.cleaner.io.max.bytes.per.second": "1048576", "log.cleaner.backoff.ms": "20"})
+	rate := b.cleanerThrottle.Rate
+	if rate() != 1048576 {
+		t.Fatalf("throttle at %v, want 1048576", rate())
+	}
+	adm := newAdmin(t, b)
+	if _, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "log.cleaner.io.max.bytes.per.second", Value: kmsg.StringPtr("2097152")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return rate() == 2097152 })
+	res, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "log.cleaner.io.max.bytes.per.second", Value: kmsg.StringPtr("0")}})
+	if err == nil {
+		err = res[0].Err
+	}
+	if err == nil || rate() != 2097152 {
+		t.Fatalf("a rate of 0: %v, throttle at %v", err, rate())
+	}
+	if _, _, err := ParseConfig(map[string]string{"log.cleaner.io.max.bytes.per.second": "-1"}); err == nil {
+		t.Fatal("a negative rate was accepted at start")
+	}
+
+	// The cleaners charge it: a compaction under it moves its counter.
+	rc := dialRaw(t, b)
+	writeCompacted(t, b, rc, "throttled", 10, 40)
+	waitFor(t, func() bool { return b.cleanerThrottle.Charged() > 0 })
+}

@@ -35,9 +35,11 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 // log.cleaner.enable false runs no cleaner thread. The cleaner restarts
 // only when its own settings change. Each log dir has its own cleaner:
 // log.cleaner.threads and the dedupe buffer are shared out among the dirs,
-// at least one thread each, as Kafka's one cleaner serves them all.
+// at least one thread each, as Kafka's one cleaner serves them all, and
+// they share one throttle (log.cleaner.io.max.bytes.per.second).
 func (b *Broker) applyDirSettings(old *Config) {
 	c := b.liveConfig()
+	b.cleanerThrottle.SetRate(c.CleanerIOMaxBytesPerSec)
 	dirs := b.dirs.Online() // an offline dir runs nothing
 	for _, d := range dirs {
 		if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
@@ -57,6 +59,9 @@ func (b *Broker) applyDirSettings(old *Config) {
 		buffer := c.CleanerDedupeBufferSize / int64(len(dirs))
 		if old == nil || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize || old.CleanerThreads != c.CleanerThreads {
 			d.SetCleanerDedupeBufferSize(buffer, max(threads, 1))
+		}
+		if old == nil {
+			d.SetCleanerThrottle(b.cleanerThrottle)
 		}
 		if old == nil || old.CleanerThreads != c.CleanerThreads || old.CleanerBackoffMs != c.CleanerBackoffMs || old.CleanerDedupeBufferSize != c.CleanerDedupeBufferSize {
 			d.SetCleaner(threads, time.Duration(c.CleanerBackoffMs)*time.Millisecond)

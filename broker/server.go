@@ -33,15 +33,18 @@ type Broker struct {
 	requestLogger    *slog.Logger // kafka.request.logger (request_logger.go)
 	authorizerLogger *slog.Logger // kafka.authorizer.logger (authorizer_logger.go)
 
-	dirs        *logstore.Dirs
-	throttles   throttles // replication and log-dir moves (replication_throttle.go)
-	meta        *metaStore
-	live        liveConfig // cfg with the dynamic broker configs applied
-	topics      *topicRegistry
-	sessions    *fetchSessionCache
-	producerIDs *producerIDAllocator
-	groups      *groupCoordinator
-	txns        *txnCoordinator
+	dirs *logstore.Dirs
+	// cleanerThrottle is log.cleaner.io.max.bytes.per.second, shared by
+	// the dirs' cleaners (applyDirSettings).
+	cleanerThrottle *logstore.IOThrottle
+	throttles       throttles // replication and log-dir moves (replication_throttle.go)
+	meta            *metaStore
+	live            liveConfig // cfg with the dynamic broker configs applied
+	topics          *topicRegistry
+	sessions        *fetchSessionCache
+	producerIDs     *producerIDAllocator
+	groups          *groupCoordinator
+	txns            *txnCoordinator
 	// Share groups (KIP-932): the share coordinator's state topic, the
 	// share-partitions led here, and the members' share sessions.
 	shareState    *shareStateCoordinator
@@ -108,7 +111,8 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	loggers.Logger(apacheLoggerName)
 	b := &Broker{cfg: cfg, logger: loggers.Logger(loglevel.Root), loggers: loggers, requestLogger: loggers.LoggerAt(requestLoggerName, "WARN"),
 		authorizerLogger: loggers.LoggerAt(authorizerLoggerName, "INFO"), conns: map[*conn]struct{}{}, opening: map[net.Conn]struct{}{}, quotas: quota.NewManager(cfg.Quota),
-		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}}}
+		requestMemory: newRequestMemory(cfg.QueuedMaxRequestBytes), connCounts: connCounts{perIP: map[string]int{}},
+		cleanerThrottle: logstore.NewIOThrottle(cfg.CleanerIOMaxBytesPerSec)}
 	b.installACLs(nil) // until the stored ACLs are read: super users only
 	b.controllerRegistry = b.controllerListenerHandlers()
 	b.registry = b.clientHandlers()

@@ -144,7 +144,11 @@ type cleanOptions struct {
 	mapEntries int                // offset map capacity (keys)
 	aborted    func() bool        // polled between batches
 	step       func(string) error // called before each swap step (tests)
+	throttle   *IOThrottle        // charged with every batch read and written; nil: none
 }
+
+// io charges the throttle with n bytes read or written.
+func (o cleanOptions) io(n int) error { return o.throttle.charge(n, o.aborted) }
 
 // clean cleans the section c of the log (see the top of this file) and
 // returns the offset to checkpoint as the next first dirty offset. The
@@ -239,6 +243,9 @@ func mapSegment(s *segment, start int64, om *offsetMap, aborted *abortedTxns, o 
 		batch, err := sc.batch(&h, at)
 		if err != nil {
 			return false, storageErr("map "+s.log.Name(), err)
+		}
+		if err := o.io(len(batch)); err != nil {
+			return false, err
 		}
 		if !aborted.skip(&h, batch) && h.Attributes&protocol.AttrControl == 0 {
 			err = protocol.Records(batch, func(r *protocol.Record) error {
@@ -421,6 +428,9 @@ func (f *recordFilter) cleanSegment(s *segment, w *cleanWriter, o cleanOptions) 
 			if err := w.add(out); err != nil {
 				return storageErr("write "+w.dst.log.Name(), err)
 			}
+		}
+		if err := o.io(len(batch) + len(out)); err != nil {
+			return err
 		}
 	}
 }

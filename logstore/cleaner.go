@@ -50,6 +50,7 @@ type cleaner struct {
 	checkpoints map[TopicPartition]int64
 	uncleanable map[TopicPartition]bool
 	dedupeBytes int64              // log.cleaner.dedupe.buffer.size, shared by the threads
+	throttle    *IOThrottle        // log.cleaner.io.max.bytes.per.second; nil: none
 	nThreads    int                // threads running
 	mapEntries  int                // offset map capacity of each thread
 	step        func(string) error // before each swap step (tests)
@@ -79,6 +80,15 @@ func (c *cleaner) setDedupeBuffer(bytes int64, threads int) {
 	c.dedupeBytes, c.nThreads = bytes, max(threads, 1)
 	c.mapEntries = int(float64(bytes/int64(c.nThreads)/offsetMapEntryBytes) * offsetMapLoad)
 	c.mu.Unlock()
+}
+
+// SetCleanerThrottle makes the dir's cleaner charge its reads and writes
+// to t (log.cleaner.io.max.bytes.per.second), which the broker shares
+// among its dirs; nil: none.
+func (d *Dir) SetCleanerThrottle(t *IOThrottle) {
+	d.cleaner.mu.Lock()
+	d.cleaner.throttle = t
+	d.cleaner.mu.Unlock()
 }
 
 // SetCleaner sets the number of cleaner goroutines (log.cleaner.threads;
@@ -206,7 +216,7 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 		return ltc.firstDirty, nil
 	}
 	c.mu.Lock()
-	o := cleanOptions{now: now, mapEntries: c.mapEntries, step: c.step}
+	o := cleanOptions{now: now, mapEntries: c.mapEntries, step: c.step, throttle: c.throttle}
 	c.mu.Unlock()
 	simulated := o.step != nil // a test stopping the clean as a crash would
 	if o.step == nil {
