@@ -1182,3 +1182,31 @@ func TestClusterFollowersFetchWithTheSmallestResponse(t *testing.T) {
 		return true
 	})
 }
+
+// metadata.log.dir puts a cluster node's raft log (and, on a
+// controller-only node, its meta.properties) there instead of in the first
+// log dir.
+func TestClusterMetadataLogDir(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	metaDirs := make([]string, len(c.props))
+	for i := range c.props {
+		metaDirs[i] = filepath.Join(t.TempDir(), "metadata")
+		c.props[i]["metadata.log.dir"] = metaDirs[i]
+	}
+	c.startAll()
+	if _, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 3, nil, "placed"); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range c.props {
+		logDir := strings.Split(p["log.dirs"], ",")[0]
+		for path, want := range map[string]bool{
+			filepath.Join(metaDirs[i], raftDirName): true, filepath.Join(logDir, raftDirName): false,
+			filepath.Join(logDir, "placed-0"): true, filepath.Join(metaDirs[i], "placed-0"): false,
+		} {
+			c.waitFor(fmt.Sprintf("node %d: %s there: %v", i+1, path, want), func() bool {
+				_, err := os.Stat(path)
+				return (err == nil) == want
+			})
+		}
+	}
+}

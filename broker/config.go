@@ -29,6 +29,10 @@ type Config struct {
 	AdvertisedListeners     []Listener
 	ControllerListenerNames []string
 	LogDirs                 []string
+	// MetadataLogDir (metadata.log.dir) holds what kafka-storage format
+	// wrote, the controller's raft log and the node's metadata; empty:
+	// the first of LogDirs (metadataDir).
+	MetadataLogDir string
 	// CordonedLogDirs are the log dirs that take no new partition
 	// (KIP-1066), "*" for all; in effect from metadata.version 4.3-IV0.
 	CordonedLogDirs []string
@@ -207,6 +211,10 @@ var brokerKeys = []configKey{
 		if dirs := splitList(v); len(dirs) > 0 {
 			c.LogDirs = dirs
 		}
+		return nil
+	}},
+	{"metadata.log.dir", "STRING", "", "This configuration determines where we put the metadata log. If it is not set, the metadata log is placed in the first log directory from log.dirs.", func(c *Config, v string) error {
+		c.MetadataLogDir = v
 		return nil
 	}},
 	{"cordoned.log.dirs", "LIST", "", "A comma-separated list of the directories that are cordoned. Entries in this list must be entries in log.dirs or log.dir configuration. This can also be set to * to cordon all log directories.", func(c *Config, v string) error {
@@ -422,7 +430,7 @@ func checked(validate func(string) error) func(*Config, string) error {
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
 		"log.cleaner.io.max.bytes.per.second": true,
-		"num.recovery.threads.per.data.dir": true, "producer.id.expiration.ms": true,
+		"num.recovery.threads.per.data.dir":   true, "producer.id.expiration.ms": true,
 		"transaction.partition.verification.enable": true,
 		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,
 		"max.connections": true, "max.connection.creation.rate": true,
@@ -719,4 +727,12 @@ func parseBool(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("must be true or false")
+}
+
+// metadataDir is metadata.log.dir, or the first log dir.
+func (c *Config) metadataDir() string {
+	if c.MetadataLogDir != "" {
+		return c.MetadataLogDir
+	}
+	return c.LogDirs[0]
 }

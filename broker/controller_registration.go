@@ -63,7 +63,7 @@ func (cl *cluster) registerControllerLoop() {
 	for {
 		changed := cl.ctl.Changed()
 		if id := cl.ctl.Image().ClusterID; id != "" {
-			if _, err := logstore.EnsureMetaProperties(b.cfg.LogDirs[0], id, b.cfg.NodeID); err != nil {
+			if _, err := logstore.EnsureMetaProperties(b.cfg.metadataDir(), id, b.cfg.NodeID); err != nil {
 				b.logger.Error("writing the controller's meta.properties", "err", err)
 			}
 			return
@@ -105,7 +105,7 @@ func (cl *cluster) updateVoterLoop() {
 		case <-time.After(500 * time.Millisecond):
 		}
 		if dirID == [16]byte{} {
-			dirID, _ = logstore.DirectoryID(cl.b.cfg.LogDirs[0])
+			dirID, _ = logstore.DirectoryID(cl.b.cfg.metadataDir())
 			if dirID == [16]byte{} {
 				continue
 			}

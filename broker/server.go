@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +122,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		b.closeListeners()
 		return nil, err
 	}
-	dirPath := cfg.LogDirs[0]
+	dirPath := cfg.metadataDir()
 	clusterID := newClusterID()
 	b.ready = make(chan struct{})
 	b.serving = make(chan struct{})
@@ -180,12 +182,24 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		dir.Close()
 		return nil, fmt.Errorf("the log dirs belong to cluster %s, but the controller quorum's cluster is %s", dir.ClusterID(), clusterID)
 	}
+	if err := os.MkdirAll(dirPath, 0o755); err != nil { // a metadata.log.dir not formatted yet
+		b.abortStart()
+		dir.Close()
+		return nil, err
+	}
+	if id := logstore.FormattedClusterID(dirPath); id != "" && id != dir.ClusterID() {
+		b.abortStart()
+		dir.Close()
+		return nil, fmt.Errorf("metadata.log.dir %s belongs to cluster %s, but the log dirs to cluster %s", dirPath, id, dir.ClusterID())
+	}
 	if b.meta, err = openMetaStore(dirPath); err != nil {
 		b.abortStart()
 		dir.Close()
 		return nil, err
 	}
-	b.meta.failed = dir.All()[0].Fail
+	if abs, _ := filepath.Abs(dirPath); abs == dir.All()[0].Path() {
+		b.meta.failed = dir.All()[0].Fail // the file's dir goes offline with it
+	}
 	if !cfg.clustered() {
 		var boot bootstrap
 		if b.meta.fresh {

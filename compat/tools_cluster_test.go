@@ -45,6 +45,7 @@ func (e *cliEnv) testCluster(t *testing.T) {
 
 	e.checkStorageInfo(t, props)
 	e.checkFormattedDir(t)
+	e.checkFormattedMetadataDir(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

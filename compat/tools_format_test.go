@@ -82,3 +82,60 @@ func (e *cliEnv) checkFormattedDir(t *testing.T) {
 		t.Fatalf("the metadata log's checkpoint after gregor ran: %v, changed %v", err, !bytes.Equal(after, before))
 	}
 }
+
+// checkFormattedMetadataDir: with metadata.log.dir apart from log.dirs, as
+// operators put the metadata log on its own disk, kafka-storage format
+// writes the bootstrap metadata there, and gregor reads it from there (the
+// SCRAM user it made logs in) and keeps its own metadata there too (a
+// single voter: gregor-metadata.json), while the partitions of a topic go
+// to log.dirs.
+func (e *cliEnv) checkFormattedMetadataDir(t *testing.T) {
+	logDir, metaDir := filepath.Join(t.TempDir(), "logs"), filepath.Join(t.TempDir(), "metadata")
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := []string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:0", ports[0]),
+		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms=SCRAM-SHA-256",
+		"metadata.log.dir=" + metaDir,
+	}
+	props := filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+logDir), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clusterID := strings.TrimSpace(e.run(t, "", e.cls.storage, "random-uuid"))
+	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone",
+		"--add-scram", "SCRAM-SHA-256=[name=bob,password=bob-secret]")
+	if _, err := os.Stat(filepath.Join(metaDir, "__cluster_metadata-0")); err != nil {
+		t.Fatalf("kafka-storage format wrote no metadata log into metadata.log.dir: %v", err)
+	}
+
+	p := harness.Start(t, logDir, settings...)
+	if out := strings.TrimSpace(e.run(t, "", e.cls.cluster, "cluster-id", "--bootstrap-server", p.Addr)); out != "Cluster ID: "+clusterID {
+		t.Fatalf("kafka-cluster cluster-id said %q, formatted %s", out, clusterID)
+	}
+	bob := filepath.Join(t.TempDir(), "bob.properties")
+	if err := os.WriteFile(bob, []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"+
+		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="bob-secret";`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, "", e.cls.topics, "--bootstrap-server", p.ListenerAddr(t, "SASL_PLAINTEXT"), "--command-config", bob,
+		"--create", "--topic", "on-the-log-dir", "--partitions", "1")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{filepath.Join(logDir, "on-the-log-dir-0"), true}, {filepath.Join(metaDir, "on-the-log-dir-0"), false},
+		{filepath.Join(metaDir, "gregor-metadata.json"), true}, {filepath.Join(logDir, "gregor-metadata.json"), false},
+	} {
+		if _, err := os.Stat(c.path); (err == nil) != c.want {
+			t.Errorf("%s exists: %v, want %v", c.path, err == nil, c.want)
+		}
+	}
+}
