@@ -5,7 +5,7 @@ package broker
 // a key store (package keystore: JKS, PKCS12 or PEM) holding the broker's
 // key and certificate, a trust store for client certificates and for the
 // leaders' certificates replicas check, ssl.client.auth, and the TLS
-// versions allowed. On an SSL listener a client that shows a certificate
+// versions and cipher suites allowed. On an SSL listener a client that shows a certificate
 // is the user its subject names (CN=...,O=..., as Java writes it) after
 // ssl.principal.mapping.rules (package sslprincipal), as with Kafka's
 // default principal builder; on SASL_SSL it is the SASL user.
@@ -163,7 +163,9 @@ func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, erro
 		case s == nil:
 			return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: unsupported cipher suite %s", name)
 		case slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}):
-			named13 = append(named13, name)
+			if !slices.Contains(named13, name) {
+				named13 = append(named13, name)
+			}
 		default:
 			suites = append(suites, s.ID)
 		}

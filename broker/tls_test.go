@@ -373,7 +373,7 @@ func TestTLSConfigRefusals(t *testing.T) {
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
 		"unknown cipher suite": {map[string]string{"ssl.cipher.suites": "TLS_FANCY_WITH_AES"},
 			"invalid value for config key ssl.cipher.suites: unsupported cipher suite TLS_FANCY_WITH_AES"},
-		"some TLS 1.3 suites": {map[string]string{"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384"}, "but not all 3"},
+		"some TLS 1.3 suites": {map[string]string{"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384,TLS_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256"}, "but not all 3"},
 		"no suite of an enabled version": {map[string]string{"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256",
 			"ssl.enabled.protocols": "TLSv1.2"}, "no suite of an enabled TLS version"},
 		"bad mapping rule": {map[string]string{"ssl.principal.mapping.rules": "RULE:foo"},
