@@ -377,11 +377,10 @@ var brokerKeys = []configKey{
 		return err
 	}},
 	{"log.cleaner.io.max.bytes.per.second", "DOUBLE", "1.7976931348623157E308", "The log cleaner will be throttled so that the sum of its read and write i/o will be less than this value on average.", func(c *Config, v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			return fmt.Errorf("Value must be a number of type DOUBLE above 0")
+		if err := positiveDouble(v); err != nil {
+			return err
 		}
-		c.CleanerIOMaxBytesPerSec = f
+		c.CleanerIOMaxBytesPerSec, _ = strconv.ParseFloat(v, 64)
 		return nil
 	}},
 	{"log.cleaner.delete.retention.ms", "LONG", "86400000", "The amount of time to retain tombstone markers for log compacted topics.", checked(longAtLeast(0))},

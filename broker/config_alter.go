@@ -451,12 +451,7 @@ func dynamicValidator(name string) func(string) error {
 	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
 		return longAtLeast(0)
 	case "log.cleaner.io.max.bytes.per.second":
-		return func(v string) error {
-			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || f <= 0 {
-				return fmt.Errorf("Value must be a number of type DOUBLE above 0")
-			}
-			return nil
-		}
+		return positiveDouble
 	}
 	if isDynamicListenerKey(name) { // checked as the key it prefixes, as Kafka does
 		return intAtLeast(0)

@@ -274,6 +274,15 @@ func intBetween(min, max int64) func(string) error { return numberBetween(32, "I
 
 var validLong = longAtLeast(math.MinInt64)
 
+// positiveDouble checks a DOUBLE that must be above 0 (a rate: 0 would
+// stall what it throttles).
+func positiveDouble(v string) error {
+	if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || f <= 0 {
+		return fmt.Errorf("Value must be a number of type DOUBLE above 0")
+	}
+	return nil
+}
+
 func doubleBetween(min, max float64) func(string) error {
 	return func(v string) error {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)

@@ -84,3 +84,26 @@ func TestCleanerChargesItsThrottle(t *testing.T) {
 		t.Fatalf("%d bytes charged for a clean of %d bytes of segments", th.Charged(), cleanable)
 	}
 }
+
+// A new rate ends a pause at once; the pause is not slept with the lock
+// held, or the change would wait for it.
+func TestIOThrottleNewRateEndsThePause(t *testing.T) {
+	th := NewIOThrottle(1) // a byte a second
+	var clock fakeClock
+	clock.install(th)
+	th.sleep = func(d time.Duration) {
+		clock.slept += d
+		clock.at = clock.at.Add(d)
+		if clock.slept >= time.Second {
+			th.SetRate(1 << 30)
+		}
+	}
+	th.charge(0, func() bool { return false })
+	clock.at = clock.at.Add(300 * time.Millisecond)
+	if err := th.charge(1<<20, func() bool { return false }); err != nil { // a pause of 12 days
+		t.Fatal(err)
+	}
+	if clock.slept != time.Second {
+		t.Fatalf("slept %v, want the second until the new rate", clock.slept)
+	}
+}
