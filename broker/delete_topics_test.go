@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,10 +34,11 @@ func TestDeleteTopicDisabled(t *testing.T) {
 		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != errInvalidRequest || *resp.Topics[0].Topic != "kept" {
 			t.Errorf("DeleteTopics v2: %+v, want kept refused with INVALID_REQUEST", resp.Topics)
 		}
-		topics, err := adm.ListTopics(ctxT(t), "kept")
-		if err != nil || !topics.Has("kept") {
-			t.Errorf("kept is gone after refused deletions: %v %v", topics, err)
-		}
+		// Still there (a node may learn of the creation a moment late).
+		waitUntil(t, "kept listed after the refused deletions", 10*time.Second, func() bool {
+			topics, err := adm.ListTopics(ctxT(t), "kept")
+			return err == nil && topics.Has("kept") && topics["kept"].Err == nil
+		})
 	}
 	t.Run("single node", func(t *testing.T) {
 		b := startBroker(t, map[string]string{"delete.topic.enable": "false"})
