@@ -19,8 +19,9 @@ import java.util.Properties;
  * {@code restart} only {@link RestartCheck} runs, which needs the caller to
  * restart the broker when it prints RESTART; with {@code rack-reads} only
  * {@link RackReadsCheck}, which needs a three-broker cluster in racks; with
- * {@code security} only {@link SecurityChecks}, which needs a broker with
- * secured listeners besides the PLAINTEXT bootstrap. Every check makes
+ * {@code security} only {@link SecurityChecks} and {@link AclChecks}, which
+ * need a broker with secured listeners besides the PLAINTEXT bootstrap and
+ * one with an authorizer. Every check makes
  * its own topics and groups under the prefix, so one failing check does not
  * cascade into the next. The clients keep their default settings (an
  * idempotent acks=all producer, the classic consumer group protocol) except
@@ -48,6 +49,7 @@ public final class Main {
             SecurityChecks security = new SecurityChecks(clients);
             checks.put("sasl", security::sasl);
             checks.put("tls", security::tls);
+            checks.put("acls", new AclChecks(clients)::acls);
             System.exit(runAll(clients, checks) ? 0 : 1);
         }
         if (args.length == 3) {
