@@ -24,23 +24,7 @@ import (
 // metadata.version kafka-features reports.
 func (e *cliEnv) checkFormattedDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "formatted")
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := []string{
-		"process.roles=broker,controller",
-		"node.id=1",
-		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:0", ports[0]),
-		"controller.listener.names=CONTROLLER",
-		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms=SCRAM-SHA-256",
-	}
-	props := filepath.Join(t.TempDir(), "server.properties")
-	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+dir), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	settings, props := standaloneSettings(t, dir)
 	clusterID := strings.TrimSpace(e.run(t, "", e.cls.storage, "random-uuid"))
 	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone",
 		"--release-version", "3.9", "--add-scram", "SCRAM-SHA-256=[name=alice,password=alice-secret]")
@@ -91,24 +75,7 @@ func (e *cliEnv) checkFormattedDir(t *testing.T) {
 // to log.dirs.
 func (e *cliEnv) checkFormattedMetadataDir(t *testing.T) {
 	logDir, metaDir := filepath.Join(t.TempDir(), "logs"), filepath.Join(t.TempDir(), "metadata")
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := []string{
-		"process.roles=broker,controller",
-		"node.id=1",
-		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
-		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:0", ports[0]),
-		"controller.listener.names=CONTROLLER",
-		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
-		"sasl.enabled.mechanisms=SCRAM-SHA-256",
-		"metadata.log.dir=" + metaDir,
-	}
-	props := filepath.Join(t.TempDir(), "server.properties")
-	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+logDir), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	settings, props := standaloneSettings(t, logDir, "metadata.log.dir="+metaDir)
 	clusterID := strings.TrimSpace(e.run(t, "", e.cls.storage, "random-uuid"))
 	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--standalone",
 		"--add-scram", "SCRAM-SHA-256=[name=bob,password=bob-secret]")
@@ -138,4 +105,30 @@ func (e *cliEnv) checkFormattedMetadataDir(t *testing.T) {
 			t.Errorf("%s exists: %v, want %v", c.path, err == nil, c.want)
 		}
 	}
+}
+
+// standaloneSettings are the settings of a one-node KRaft combined node
+// with a SASL_PLAINTEXT listener (SCRAM-SHA-256), plus extra, and the
+// server.properties file holding them and log.dirs=logDir, for
+// kafka-storage format -c.
+func standaloneSettings(t *testing.T, logDir string, extra ...string) (settings []string, props string) {
+	t.Helper()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings = append([]string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:0", ports[0]),
+		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"sasl.enabled.mechanisms=SCRAM-SHA-256",
+	}, extra...)
+	props = filepath.Join(t.TempDir(), "server.properties")
+	if err := os.WriteFile(props, []byte(strings.Join(append(settings, "log.dirs="+logDir), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return settings, props
 }
