@@ -22,7 +22,6 @@ import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
-import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
@@ -88,13 +87,9 @@ final class AclChecks {
         }
     }
 
+    /** user's PLAIN login (password user-secret). */
     private static Map<String, Object> plain(String user) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
-        p.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
-        p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
-                + user + "\" password=\"" + user + "-secret\";");
-        return p;
+        return SecurityChecks.login("SASL_PLAINTEXT", "PLAIN", user, user + "-secret");
     }
 
     private static Map<String, Object> at(String addr, Map<String, Object> login) {

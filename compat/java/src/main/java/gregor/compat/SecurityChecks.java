@@ -75,7 +75,7 @@ final class SecurityChecks {
         return v;
     }
 
-    private static Map<String, Object> login(String protocol, String mechanism, String user, String password) {
+    static Map<String, Object> login(String protocol, String mechanism, String user, String password) {
         String module = mechanism.equals("PLAIN") ? "org.apache.kafka.common.security.plain.PlainLoginModule"
                 : "org.apache.kafka.common.security.scram.ScramLoginModule";
         Map<String, Object> p = new HashMap<>();
