@@ -145,8 +145,10 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 // all-or-nothing, filling the offsets of sp. It returns a Kafka error code
 // and an optional message. The checks are Kafka's: exactly one v2 batch per
 // partition (ProduceRequest.validateRecords), the batch's own integrity
-// (protocol.ValidateBatchInfo), max.message.bytes, zstd only from v7, and
-// for CreateTime topics record timestamps within
+// (protocol.ValidateBatchInfo, which also holds each record of a compressed
+// batch to max.decompressed.message.bytes), max.message.bytes, zstd only
+// from v7 (checked first, as Kafka's ProduceRequest does), and for
+// CreateTime topics record timestamps within
 // message.timestamp.before.max.ms / after.max.ms of now.
 func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
 	p, records := j.p, j.records
@@ -161,12 +163,12 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 	if len(records) > int(settings.maxMessageBytes) {
 		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
 	}
-	h, info, err := protocol.ValidateBatchInfo(records, protocol.DefaultMaxUncompressedBatch)
+	if compression(records) == protocol.CompressionZstd && version < 7 {
+		return kerr.UnsupportedCompressionType.Code, "zstd compression needs produce v7 or later"
+	}
+	h, info, err := protocol.ValidateBatchInfo(records, protocol.DefaultMaxUncompressedBatch, settings.log.MaxDecompressedRecordBytes)
 	if err != nil {
 		return protocol.ErrorCode(err), err.Error()
-	}
-	if h.Compression() == protocol.CompressionZstd && version < 7 {
-		return kerr.UnsupportedCompressionType.Code, "zstd compression needs produce v7 or later"
 	}
 	if settings.compact && info.NullKeys > 0 {
 		return refuseKeyless(p, records, sp)
@@ -236,9 +238,20 @@ func refuseKeyless(p *partition, records []byte, sp *kmsg.ProduceResponseTopicPa
 		len(sp.ErrorRecords), strings.Join(shown, ", "))
 }
 
-// transactional reports whether records start with a transactional batch
-// (the attributes are checked in full when the batch is validated).
+// attributesLow is the offset of the low byte of a batch's int16
+// attributes, which hold the codec and the transactional flag (the
+// attributes are checked in full when the batch is validated).
+const attributesLow = 22
+
+// transactional reports whether records start with a transactional batch.
 func transactional(records []byte) bool {
-	const attributesLow = 22 // the low byte of the batch's int16 attributes
 	return len(records) > attributesLow && records[attributesLow]&protocol.AttrTransactional != 0
+}
+
+// compression is the codec of the batch records start with.
+func compression(records []byte) int8 {
+	if len(records) <= attributesLow {
+		return protocol.CompressionNone
+	}
+	return int8(records[attributesLow] & protocol.AttrCompressionMask)
 }

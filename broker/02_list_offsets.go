@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/protocol"
 )
 
 const (
@@ -50,7 +51,7 @@ func handleListOffsets(b *Broker, c *conn, req *kmsg.ListOffsetsRequest) (*kmsg.
 				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if sp.ErrorCode = code; code == 0 {
-				sp.Timestamp, sp.Offset, sp.LeaderEpoch = lookupOffset(p, rp.Timestamp, req.IsolationLevel == 1)
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch, sp.ErrorCode = lookupOffset(p, rp.Timestamp, req.IsolationLevel == 1)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -95,9 +96,11 @@ func duplicateListedPartitions(topics []kmsg.ListOffsetsRequestTopic) map[logsto
 }
 
 // lookupOffset answers one ListOffsets query: timestamp, offset, leader
-// epoch. A read_committed consumer sees only offsets below the last stable
-// offset.
-func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int32) {
+// epoch, and an error code: INVALID_RECORD when a lookup by timestamp must
+// decompress a record above the topic's max.decompressed.message.bytes, as
+// Kafka's InvalidRecordException. A read_committed consumer sees only
+// offsets below the last stable offset.
+func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int32, int16) {
 	l := p.log
 	leaderEpoch := p.state.Load().leaderEpoch
 	fetchable := l.HighWatermark()
@@ -106,24 +109,30 @@ func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int
 	}
 	switch ts {
 	case timestampLatest:
-		return noTimestamp, fetchable, leaderEpoch
+		return noTimestamp, fetchable, leaderEpoch, 0
 	case timestampEarliest, timestampEarliestLocal:
-		return noTimestamp, l.LogStartOffset(), leaderEpoch
+		return noTimestamp, l.LogStartOffset(), leaderEpoch, 0
 	case timestampLatestTiered, timestampEarliestPending:
-		return noTimestamp, -1, noLeaderEpoch
+		return noTimestamp, -1, noLeaderEpoch, 0
 	case timestampMax:
-		off, maxTs := l.MaxTimestamp()
-		if off < 0 {
-			return noTimestamp, -1, noLeaderEpoch
+		off, maxTs, err := l.MaxTimestamp()
+		if err != nil {
+			return noTimestamp, -1, noLeaderEpoch, protocol.ErrorCode(err)
 		}
-		return maxTs, off, leaderEpoch
+		if off < 0 {
+			return noTimestamp, -1, noLeaderEpoch, 0
+		}
+		return maxTs, off, leaderEpoch, 0
 	}
 	if ts < 0 {
-		return noTimestamp, -1, noLeaderEpoch
+		return noTimestamp, -1, noLeaderEpoch, 0
 	}
-	off, foundTs, ok := l.OffsetForTimestamp(ts)
+	off, foundTs, ok, err := l.OffsetForTimestamp(ts)
+	if err != nil {
+		return noTimestamp, -1, noLeaderEpoch, protocol.ErrorCode(err)
+	}
 	if !ok || off >= fetchable {
-		return noTimestamp, -1, noLeaderEpoch
+		return noTimestamp, -1, noLeaderEpoch, 0
 	}
-	return foundTs, off, leaderEpoch
+	return foundTs, off, leaderEpoch, 0
 }

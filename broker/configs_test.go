@@ -34,6 +34,7 @@ var topicConfigCases = map[string][2]string{
 	"local.retention.bytes":                   {"1000", "-3"},
 	"local.retention.ms":                      {"1000", "-3"},
 	"max.compaction.lag.ms":                   {"100000", "0"},
+	"max.decompressed.message.bytes":          {"100", "0"},
 	"max.message.bytes":                       {"2000000", "-1"},
 	"message.timestamp.after.max.ms":          {"1000", "-1"},
 	"message.timestamp.before.max.ms":         {"1000", "-1"},
@@ -42,6 +43,8 @@ var topicConfigCases = map[string][2]string{
 	"min.compaction.lag.ms":                   {"10", "-1"},
 	"min.insync.replicas":                     {"2", "0"},
 	"preallocate":                             {"true", "maybe"},
+	"remote.copy.lag.bytes":                   {"1048576", "-2"},
+	"remote.copy.lag.ms":                      {"60000", "-2"},
 	"remote.log.copy.disable":                 {"true", "x"},
 	"remote.log.delete.on.disable":            {"true", "x"},
 	"remote.storage.enable":                   {"false", "true"}, // tiered storage is off in Gregor

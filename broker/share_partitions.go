@@ -168,7 +168,14 @@ func (b *Broker) shareStartOffset(group string, l *logstore.Log) int64 {
 		return l.LogStartOffset()
 	case strings.HasPrefix(reset, "by_duration:"):
 		d, _ := parseISODuration(reset[len("by_duration:"):]) // validated when set
-		if off, _, ok := l.OffsetForTimestamp(time.Now().Add(-d).UnixMilli()); ok {
+		off, _, ok, err := l.OffsetForTimestamp(time.Now().Add(-d).UnixMilli())
+		if err != nil {
+			// A record above max.decompressed.message.bytes hides where
+			// the duration begins: start where no record is skipped.
+			b.logger.Warn("share group starts at the log start: its by_duration offset lookup failed", "group", group, "partition", l.TopicPartition().String(), "err", err)
+			return l.LogStartOffset()
+		}
+		if ok {
 			return off
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/gregor-broker/gregor/protocol"
 )
 
-// Topic configs: the table of every topic config Kafka 4.1 has, how each
-// is validated, which broker keys supply its default (its synonyms, in
+// Topic configs: the table of every topic config Kafka 4.4 has (but
+// internal.segment.bytes, for Kafka's own tests), how each is validated,
+// which broker keys supply its default (its synonyms, in
 // Kafka's precedence order, e.g. log.retention.ms > log.retention.minutes >
 // log.retention.hours), and how a topic's overrides and the broker's
 // values become the topicSettings produce and the log act on.
@@ -54,6 +55,7 @@ var maxLong = strconv.FormatInt(math.MaxInt64, 10)
 
 // topicConfigKeys are the topic configs, in name order. What acts today:
 // segment.*, index.interval.bytes, flush.*, max.message.bytes,
+// max.decompressed.message.bytes (produce, cleaner, lookups by timestamp),
 // message.timestamp.*, compression.* (recompression on produce),
 // cleanup.policy (keyless records refused on compacted topics, log cleaner),
 // retention.*, delete.retention.ms, *.compaction.lag.ms,
@@ -77,6 +79,7 @@ var topicConfigKeys = []topicConfigKey{
 	{"local.retention.bytes", "LONG", "-2", syn("log.local.retention.bytes"), "The maximum size of local log segments before they are deleted; -2 means retention.bytes (tiered storage).", longAtLeast(-2)},
 	{"local.retention.ms", "LONG", "-2", syn("log.local.retention.ms"), "The time to retain local log segments before they are deleted; -2 means retention.ms (tiered storage).", longAtLeast(-2)},
 	{"max.compaction.lag.ms", "LONG", maxLong, syn("log.cleaner.max.compaction.lag.ms"), "The maximum time a message will remain ineligible for compaction in the log.", longAtLeast(1)},
+	{"max.decompressed.message.bytes", "INT", maxDecompressedDefault, syn("max.decompressed.message.bytes"), maxDecompressedDoc, intBetween(1, math.MaxInt32-8)},
 	{"max.message.bytes", "INT", "1048588", syn("message.max.bytes"), "The largest record batch size allowed.", intAtLeast(0)},
 	{"message.timestamp.after.max.ms", "LONG", "3600000", syn("log.message.timestamp.after.max.ms"), "The maximum allowed timestamp difference ahead of the broker's timestamp.", longAtLeast(0)},
 	{"message.timestamp.before.max.ms", "LONG", maxLong, syn("log.message.timestamp.before.max.ms"), "The maximum allowed timestamp difference behind the broker's timestamp.", longAtLeast(0)},
@@ -85,6 +88,8 @@ var topicConfigKeys = []topicConfigKey{
 	{"min.compaction.lag.ms", "LONG", "0", syn("log.cleaner.min.compaction.lag.ms"), "The minimum time a message will remain uncompacted in the log.", longAtLeast(0)},
 	{"min.insync.replicas", "INT", "1", syn("min.insync.replicas"), "The minimum number of replicas that must acknowledge a write with acks=all.", intAtLeast(1)},
 	{"preallocate", "BOOLEAN", "false", syn("log.preallocate"), "True if we should preallocate the file on disk when creating a new log segment.", validBool},
+	{"remote.copy.lag.bytes", "LONG", "-1", syn("log.remote.copy.lag.bytes"), remoteCopyLagBytesDoc, longAtLeast(-1)},
+	{"remote.copy.lag.ms", "LONG", "0", syn("log.remote.copy.lag.ms"), remoteCopyLagMsDoc, longAtLeast(-1)},
 	{"remote.log.copy.disable", "BOOLEAN", "false", nil, "Whether to stop copying log segments to remote storage (tiered storage).", validBool},
 	{"remote.log.delete.on.disable", "BOOLEAN", "false", nil, "Whether remote data is deleted when tiered storage is disabled for the topic.", validBool},
 	{"remote.storage.enable", "BOOLEAN", "false", nil, "Whether tiered storage is enabled for the topic.", validBool},
@@ -96,6 +101,16 @@ var topicConfigKeys = []topicConfigKey{
 	{"segment.ms", "LONG", "604800000", []configSynonym{{"log.roll.ms", 1}, {"log.roll.hours", hourMs}}, "The period of time after which Kafka will force the log to roll.", longAtLeast(1)},
 	{"unclean.leader.election.enable", "BOOLEAN", "false", syn("unclean.leader.election.enable"), "Whether replicas not in the ISR may be elected leader as a last resort.", validBool},
 }
+
+// maxDecompressedDefault is Kafka's default max.decompressed.message.bytes,
+// the largest array a JVM allocates: no limit of its own.
+var maxDecompressedDefault = strconv.Itoa(math.MaxInt32 - 8)
+
+const (
+	maxDecompressedDoc    = "The maximum decompressed size, in bytes, of a single record the broker will accept where it decompresses records: produce validation of compressed batches (INVALID_RECORD), log compaction and offset lookups by timestamp or max timestamp. Records of uncompressed batches are bounded by max.message.bytes alone."
+	remoteCopyLagMsDoc    = "How long after its latest record a non-active segment becomes eligible for upload to remote storage (tiered storage); 0: at once, -1: from local.retention.ms."
+	remoteCopyLagBytesDoc = "How many bytes of newer local data make a non-active segment eligible for upload to remote storage (tiered storage); 0: at once, -1: from local.retention.bytes."
+)
 
 func findTopicConfigKey(name string) *topicConfigKey {
 	for i := range topicConfigKeys {
@@ -214,6 +229,7 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 	s.log.FlushMessages = num("flush.messages")
 	s.log.FlushMs = num("flush.ms")
 	s.maxMessageBytes = int32(num("max.message.bytes"))
+	s.log.MaxDecompressedRecordBytes = int(num("max.decompressed.message.bytes"))
 	s.logAppendTime = c.topicValue(overrides, "message.timestamp.type") == "LogAppendTime"
 	s.timestampBeforeMax = num("message.timestamp.before.max.ms")
 	s.timestampAfterMax = num("message.timestamp.after.max.ms")

@@ -145,6 +145,7 @@ type cleanOptions struct {
 	aborted    func() bool        // polled between batches
 	step       func(string) error // called before each swap step (tests)
 	throttle   *IOThrottle        // charged with every batch read and written; nil: none
+	maxRecord  int                // the log's max.decompressed.message.bytes (Config.recordLimit)
 }
 
 // io charges the throttle with n bytes read or written.
@@ -156,6 +157,7 @@ func (o cleanOptions) io(n int) error { return o.throttle.charge(n, o.aborted) }
 // only to swap each group in.
 func (l *Log) clean(c cleanable, o cleanOptions) (int64, error) {
 	cfg := l.Config()
+	o.maxRecord = cfg.recordLimit()
 	segs := l.segments()
 	om := newOffsetMap(o.mapEntries)
 	if err := l.buildOffsetMap(segs, c.firstDirty, c.firstUncleanable, om, o); err != nil {
@@ -170,7 +172,7 @@ func (l *Log) clean(c cleanable, o cleanOptions) (int64, error) {
 	if len(toClean) < len(segs) {
 		upper = segs[len(toClean)].base
 	}
-	f := &recordFilter{om: om, now: o.now, deleteRetentionMs: cfg.DeleteRetentionMs,
+	f := &recordFilter{om: om, now: o.now, deleteRetentionMs: cfg.DeleteRetentionMs, maxRecord: o.maxRecord,
 		producers: l.lastRecordsOfProducers(), upperBound: c.firstUncleanable,
 		aborted: l.abortedIn(segs[0].base, upper)}
 	for _, group := range groupSegments(toClean, cfg, c.firstUncleanable) {
@@ -248,7 +250,7 @@ func mapSegment(s *segment, start int64, om *offsetMap, aborted *abortedTxns, o 
 			return false, err
 		}
 		if !aborted.skip(&h, batch) && h.Attributes&protocol.AttrControl == 0 {
-			err = protocol.Records(batch, func(r *protocol.Record) error {
+			err = protocol.RecordsWithin(batch, o.maxRecord, func(r *protocol.Record) error {
 				if r.Key == nil || r.Offset < start {
 					return nil
 				}
@@ -395,6 +397,7 @@ type recordFilter struct {
 	producers         map[int64]lastRecord
 	upperBound        int64 // the first uncleanable offset
 	aborted           *abortedTxns
+	maxRecord         int // max.decompressed.message.bytes
 
 	kept  []protocol.Record // scratch for one batch
 	arena []byte            // their keys, values and headers
@@ -454,7 +457,7 @@ func (f *recordFilter) filter(dst []byte, h *protocol.BatchHeader, batch []byte)
 	}
 	f.kept, f.arena = f.kept[:0], f.arena[:0]
 	all, tombstones := true, false
-	err := protocol.Records(batch, func(r *protocol.Record) error {
+	err := protocol.RecordsWithin(batch, f.maxRecord, func(r *protocol.Record) error {
 		if !f.retain(h, r) {
 			all = false
 			return nil

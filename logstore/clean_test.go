@@ -571,3 +571,60 @@ func TestCleanerCheckpointDropsMissingLogs(t *testing.T) {
 		t.Fatalf("checkpoint of an existing log: %d %v", off, ok)
 	}
 }
+
+// A compressed record above max.decompressed.message.bytes fails the clean
+// and leaves the log as it was, uncleanable until the limit changes; an
+// uncompressed one is not held to the limit.
+func TestCleanerHonoursRecordLimit(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	defer d.Close()
+	d.SetCleaner(0, time.Second)
+	cfg := compactConfig()
+	cfg.MaxDecompressedRecordBytes = 8 // below every record's body
+	mixed, err := d.CreateLog(TopicPartition{"mixed", 0}, RandomUUID(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newModel()
+	m.fillKeyed(t, mixed, rand.New(rand.NewSource(5)), 80, 10)
+	before, _ := readLog(t, mixed)
+	if cleaned, err := d.cleaner.cleanFilthiest(func() bool { return false }); !cleaned || !errors.Is(err, protocol.ErrRecordTooLarge) {
+		t.Fatalf("clean over the record limit: cleaned %v, %v", cleaned, err)
+	}
+	if after, _ := readLog(t, mixed); !slices.EqualFunc(before, after, func(a, b readRecord) bool {
+		return a.offset == b.offset && a.key == b.key && bytes.Equal(a.value, b.value)
+	}) {
+		t.Fatal("a failed clean changed the log")
+	}
+	if d.Offline() != nil {
+		t.Fatalf("a record over the limit took the dir offline: %v", d.Offline())
+	}
+	if cleaned, err := d.cleaner.cleanFilthiest(func() bool { return false }); cleaned || err != nil {
+		t.Fatalf("an uncleanable log was tried again at the same limit: %v", err)
+	}
+	cfg.MaxDecompressedRecordBytes = 0
+	mixed.SetConfig(cfg)
+	if cleaned, err := d.cleaner.cleanFilthiest(func() bool { return false }); !cleaned || err != nil {
+		t.Fatalf("clean after the limit was raised: cleaned %v, %v", cleaned, err)
+	}
+	m.checkCompacted(t, mixed, mixed.active().base, false)
+
+	cfg.MaxDecompressedRecordBytes = 8
+	plainLog, err := d.CreateLog(TopicPartition{"uncompressed", 0}, RandomUUID(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, rng := newModel(), rand.New(rand.NewSource(6))
+	for i := 0; i < 80; i++ {
+		recs := make([]kv, 5)
+		for j := range recs {
+			k := fmt.Sprintf("k%d", rng.Intn(10))
+			recs[j] = kv{k, fmt.Appendf(nil, "value of %s at %d.%d", k, i, j)}
+		}
+		pm.appendKeyed(t, plainLog, recs, protocol.CompressionNone)
+	}
+	if _, err := d.CleanNow(plainLog.TopicPartition()); err != nil {
+		t.Fatalf("uncompressed records were held to the limit: %v", err)
+	}
+	pm.checkCompacted(t, plainLog, plainLog.active().base, false)
+}

@@ -9,7 +9,8 @@ package logstore
 // dirty offset goes to cleaner-offset-checkpoint in the log dir (the same
 // CheckpointFile format as the other offset checkpoints). A log whose clean
 // fails with an error other than an abort is left alone until the Dir is
-// reopened, as Kafka marks it uncleanable.
+// reopened, as Kafka marks it uncleanable; when what failed was a record
+// above max.decompressed.message.bytes, only until that limit changes.
 //
 // Retention and cleaning of one log exclude each other through the log's
 // cleanMu; threads skip a log another thread holds.
@@ -21,6 +22,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/gregor-broker/gregor/protocol"
 )
 
 // Kafka's defaults for the cleaner.
@@ -48,16 +51,16 @@ type cleaner struct {
 
 	mu          sync.Mutex // guards the fields below and the checkpoint file
 	checkpoints map[TopicPartition]int64
-	uncleanable map[TopicPartition]bool
-	dedupeBytes int64              // log.cleaner.dedupe.buffer.size, shared by the threads
-	throttle    *IOThrottle        // log.cleaner.io.max.bytes.per.second; nil: none
-	nThreads    int                // threads running
-	mapEntries  int                // offset map capacity of each thread
-	step        func(string) error // before each swap step (tests)
+	uncleanable map[TopicPartition]int // the failed clean's record limit, or untilReopened
+	dedupeBytes int64                  // log.cleaner.dedupe.buffer.size, shared by the threads
+	throttle    *IOThrottle            // log.cleaner.io.max.bytes.per.second; nil: none
+	nThreads    int                    // threads running
+	mapEntries  int                    // offset map capacity of each thread
+	step        func(string) error     // before each swap step (tests)
 }
 
 func newCleaner(d *Dir) (*cleaner, error) {
-	c := &cleaner{d: d, uncleanable: map[TopicPartition]bool{}}
+	c := &cleaner{d: d, uncleanable: map[TopicPartition]int{}}
 	c.setDedupeBuffer(DefaultCleanerDedupeBufferSize, DefaultCleanerThreads)
 	ck, err := readOffsetCheckpoint(filepath.Join(d.path, cleanerFile))
 	if err != nil {
@@ -184,7 +187,7 @@ func (c *cleaner) cleanFilthiest(aborted func() bool) (bool, error) {
 	var cands []candidate
 	for tp, l := range c.d.Logs() {
 		cfg := l.Config()
-		if !cfg.Compact || c.isUncleanable(tp) {
+		if !cfg.Compact || c.isUncleanable(tp, cfg) {
 			continue
 		}
 		ltc := l.cleanableRange(c.checkpoint(tp), now)
@@ -232,8 +235,12 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 		if !simulated {
 			l.checkIO(err)
 		}
+		mark := untilReopened
+		if errors.Is(err, protocol.ErrRecordTooLarge) {
+			mark = l.Config().recordLimit()
+		}
 		c.mu.Lock()
-		c.uncleanable[l.tp] = true
+		c.uncleanable[l.tp] = mark
 		c.mu.Unlock()
 		return 0, fmt.Errorf("clean %s: %w", l.tp, err)
 	}
@@ -285,10 +292,16 @@ func (c *cleaner) checkpoint(tp TopicPartition) int64 {
 	return -1
 }
 
-func (c *cleaner) isUncleanable(tp TopicPartition) bool {
+// untilReopened marks a log uncleanable whatever its config.
+const untilReopened = -1
+
+// isUncleanable reports whether tp's last clean failed and should not be
+// tried again with the config cfg.
+func (c *cleaner) isUncleanable(tp TopicPartition, cfg Config) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.uncleanable[tp]
+	mark, ok := c.uncleanable[tp]
+	return ok && (mark == untilReopened || mark == cfg.recordLimit())
 }
 
 func (c *cleaner) setCheckpoint(tp TopicPartition, off int64) error {

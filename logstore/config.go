@@ -3,6 +3,8 @@ package logstore
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/gregor-broker/gregor/protocol"
 )
 
 // Config holds the per-partition settings, named after Kafka's topic configs
@@ -85,6 +87,23 @@ type Config struct {
 	// renamed *.deleted stay on disk (so reads in flight finish) before
 	// they are removed. Default 60 s.
 	FileDeleteDelayMs int64
+
+	// MaxDecompressedRecordBytes (max.decompressed.message.bytes): the
+	// largest record body a compressed batch may hold where the log
+	// decompresses one, in the cleaner and in lookups by timestamp; a
+	// larger one fails them with protocol.ErrRecordTooLarge, and a log
+	// whose clean failed so is cleaned again once the limit changes.
+	// Zero or below: Kafka's default, which limits nothing.
+	MaxDecompressedRecordBytes int
+}
+
+// recordLimit is MaxDecompressedRecordBytes as the limit handed to the
+// record readers of package protocol.
+func (c Config) recordLimit() int {
+	if c.MaxDecompressedRecordBytes <= 0 {
+		return protocol.NoRecordLimit
+	}
+	return c.MaxDecompressedRecordBytes
 }
 
 // Kafka's defaults.

@@ -204,8 +204,8 @@ func TestIndexesAfterCrashBetweenFlushes(t *testing.T) {
 	checkReads(t, l, batches)
 	for _, b := range batches {
 		h := decodeHeader(b)
-		if off, _, ok := l.OffsetForTimestamp(h.MaxTimestamp); !ok || off > h.LastOffset() {
-			t.Fatalf("OffsetForTimestamp(%d) = %d, %v; want at most %d", h.MaxTimestamp, off, ok, h.LastOffset())
+		if off, _, ok, err := l.OffsetForTimestamp(h.MaxTimestamp); !ok || err != nil || off > h.LastOffset() {
+			t.Fatalf("OffsetForTimestamp(%d) = %d, %v, %v; want at most %d", h.MaxTimestamp, off, ok, err, h.LastOffset())
 		}
 	}
 

@@ -3,6 +3,7 @@ package logstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -287,8 +288,8 @@ func TestMultiBatchAppendAndLogAppendTime(t *testing.T) {
 		first.Attributes&0x08 == 0 {
 		t.Fatalf("stamped headers: %+v %+v", first, second)
 	}
-	off, ts, ok := l.OffsetForTimestamp(50000)
-	if !ok || off != 0 || ts != 99999 {
+	off, ts, ok, err := l.OffsetForTimestamp(50000)
+	if !ok || err != nil || off != 0 || ts != 99999 {
 		t.Errorf("OffsetForTimestamp on LogAppendTime: %d %d %v", off, ts, ok)
 	}
 }
@@ -298,7 +299,7 @@ func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 	cfg.SegmentBytes = 700
 	cfg.IndexIntervalBytes = 100
 	_, l := newTestLog(t, cfg)
-	if off, ts := l.MaxTimestamp(); off != -1 || ts != -1 {
+	if off, ts, err := l.MaxTimestamp(); off != -1 || ts != -1 || err != nil {
 		t.Errorf("empty MaxTimestamp %d %d", off, ts)
 	}
 	// Batches of 3 records, timestamps base, base+10, base+20.
@@ -316,16 +317,16 @@ func TestOffsetForTimestampAndMaxTimestamp(t *testing.T) {
 		{211, 5, 220}, {221, 9, 400}, {415, 11, 420}, {421, 15, 500}, {520, 17, 520},
 	}
 	for _, c := range cases {
-		off, ts, ok := l.OffsetForTimestamp(c.ts)
-		if !ok || off != c.off || ts != c.got {
+		off, ts, ok, err := l.OffsetForTimestamp(c.ts)
+		if !ok || err != nil || off != c.off || ts != c.got {
 			t.Errorf("OffsetForTimestamp(%d) = %d %d %v, want %d %d", c.ts, off, ts, ok, c.off, c.got)
 		}
 	}
-	if _, _, ok := l.OffsetForTimestamp(521); ok {
+	if _, _, ok, _ := l.OffsetForTimestamp(521); ok {
 		t.Errorf("timestamp above all found something")
 	}
 	// The largest timestamp, 520, is first at offset 17 (batch 5, third record).
-	if off, ts := l.MaxTimestamp(); off != 17 || ts != 520 {
+	if off, ts, err := l.MaxTimestamp(); off != 17 || ts != 520 || err != nil {
 		t.Errorf("MaxTimestamp %d %d", off, ts)
 	}
 }
@@ -432,12 +433,47 @@ func TestTimestampsInCompressedBatches(t *testing.T) {
 		s = plain(5, 2000)
 		s.tsStep = -5 // 2000, 1995, ... max is the first record
 		mustAppend(t, l, compressed(t, s, codec), noStamp)
-		if off, ts, ok := l.OffsetForTimestamp(1015); !ok || off != 2 || ts != 1020 {
-			t.Errorf("codec %d: OffsetForTimestamp(1015) = %d %d %v", codec, off, ts, ok)
+		if off, ts, ok, err := l.OffsetForTimestamp(1015); !ok || err != nil || off != 2 || ts != 1020 {
+			t.Errorf("codec %d: OffsetForTimestamp(1015) = %d %d %v %v", codec, off, ts, ok, err)
 		}
-		if off, ts := l.MaxTimestamp(); off != 5 || ts != 2000 {
-			t.Errorf("codec %d: MaxTimestamp = %d %d", codec, off, ts)
+		if off, ts, err := l.MaxTimestamp(); off != 5 || ts != 2000 || err != nil {
+			t.Errorf("codec %d: MaxTimestamp = %d %d %v", codec, off, ts, err)
 		}
+
+		// max.decompressed.message.bytes below the records' bodies fails
+		// both lookups, and only while it is that low.
+		cfg := l.Config()
+		cfg.MaxDecompressedRecordBytes = 1
+		l.SetConfig(cfg)
+		if _, _, _, err := l.OffsetForTimestamp(1015); !errors.Is(err, protocol.ErrRecordTooLarge) {
+			t.Errorf("codec %d: OffsetForTimestamp above the record limit: %v", codec, err)
+		}
+		if _, _, err := l.MaxTimestamp(); !errors.Is(err, protocol.ErrRecordTooLarge) {
+			t.Errorf("codec %d: MaxTimestamp above the record limit: %v", codec, err)
+		}
+		cfg.MaxDecompressedRecordBytes = 0
+		l.SetConfig(cfg)
+		if off, _, ok, err := l.OffsetForTimestamp(1015); !ok || err != nil || off != 2 {
+			t.Errorf("codec %d: OffsetForTimestamp with the limit raised: %d %v %v", codec, off, ok, err)
+		}
+	}
+}
+
+// TestRecordLimitSparesUncompressedBatches: the lookups read an
+// uncompressed batch in place, so max.decompressed.message.bytes does not
+// apply to it, as in Kafka.
+func TestRecordLimitSparesUncompressedBatches(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDecompressedRecordBytes = 1
+	_, l := newTestLog(t, cfg)
+	s := plain(5, 1000)
+	s.tsStep = 10
+	mustAppend(t, l, s.build(), noStamp)
+	if off, ts, ok, err := l.OffsetForTimestamp(1015); !ok || err != nil || off != 2 || ts != 1020 {
+		t.Errorf("OffsetForTimestamp(1015) = %d %d %v %v", off, ts, ok, err)
+	}
+	if off, ts, err := l.MaxTimestamp(); off != 4 || ts != 1040 || err != nil {
+		t.Errorf("MaxTimestamp = %d %d %v", off, ts, err)
 	}
 }
 

@@ -1,8 +1,11 @@
 package logstore
 
 import (
+	"errors"
 	"io"
 	"sort"
+
+	"github.com/gregor-broker/gregor/protocol"
 )
 
 // ReadResult is what Read returns.
@@ -50,9 +53,12 @@ func floorSegment(segs []*segment, offset int64) int {
 // whose timestamp is >= ts (ListOffsets by timestamp): the offset and the
 // timestamp of that record. ok is false when every record is older. The
 // time index narrows the search to a few batches; inside the batch the
-// records are decoded (decompressed if need be) to find the exact one.
-func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bool) {
+// records are decoded (decompressed if need be) to find the exact one. The
+// error is protocol.ErrRecordTooLarge when a compressed batch it must read
+// holds a record above the log's MaxDecompressedRecordBytes.
+func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bool, err error) {
 	start := l.logStart.Load()
+	limit := l.Config().recordLimit()
 	for _, s := range l.segments() {
 		if segMax, _ := s.maxTimestamp(); segMax < ts {
 			continue
@@ -61,54 +67,58 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, ok bo
 		_, tOff := s.tidx.lookup(ts)
 		_, pos := s.idx.lookup(max(tOff, start))
 		s.mu.RUnlock()
-		if off, t, found := searchTimestamp(s, pos, ts, start); found {
-			return off, t, true
+		if off, t, found, err := searchTimestamp(s, pos, ts, start, limit); found || err != nil {
+			return off, t, found, err
 		}
 	}
-	return -1, -1, false
+	return -1, -1, false, nil
 }
 
 // searchTimestamp scans the batches of s from pos for the first record with
 // timestamp >= ts and offset >= minOffset.
-func searchTimestamp(s *segment, pos, ts, minOffset int64) (int64, int64, bool) {
+func searchTimestamp(s *segment, pos, ts, minOffset int64, maxRecord int) (int64, int64, bool, error) {
 	sc := borrowScanner(s.log, pos, s.size.Load())
 	defer sc.release()
 	for {
 		h, at, err := sc.next()
 		if err != nil {
-			return -1, -1, false
+			return -1, -1, false, nil
 		}
 		if h.MaxTimestamp < ts || h.LastOffset() < minOffset {
 			continue
 		}
 		batch, err := sc.batch(&h, at)
 		if err != nil {
-			return -1, -1, false
+			return -1, -1, false, nil
 		}
 		rOff, rTs, found := int64(-1), int64(-1), false
 		if recs, err := recordsOf(&h, batch); err == nil {
-			_ = forEachRecord(&h, recs, func(off, t int64) bool {
+			err = forEachRecord(&h, recs, maxRecord, func(off, t int64) bool {
 				if t >= ts && off >= minOffset {
 					rOff, rTs, found = off, t, true
 					return false
 				}
 				return true
 			})
+			if errors.Is(err, protocol.ErrRecordTooLarge) {
+				return -1, -1, false, err
+			}
 		} else {
 			// Undecodable records: answer with the batch, which is known to
 			// hold a timestamp >= ts.
 			rOff, rTs, found = max(h.BaseOffset, minOffset), h.MaxTimestamp, true
 		}
 		if found {
-			return rOff, rTs, true
+			return rOff, rTs, true, nil
 		}
 	}
 }
 
 // MaxTimestamp returns the offset and timestamp of the record with the
 // largest timestamp (ListOffsets MAX_TIMESTAMP; the first such record if
-// several share it), or -1, -1 when no record has a timestamp.
-func (l *Log) MaxTimestamp() (offset int64, timestamp int64) {
+// several share it), or -1, -1 when no record has a timestamp. The error is
+// OffsetForTimestamp's.
+func (l *Log) MaxTimestamp() (offset int64, timestamp int64, err error) {
 	var best *segment
 	bestTs, bestOff := int64(-1), int64(-1)
 	for _, s := range l.segments() {
@@ -117,35 +127,38 @@ func (l *Log) MaxTimestamp() (offset int64, timestamp int64) {
 		}
 	}
 	if best == nil {
-		return -1, -1
+		return -1, -1, nil
 	}
 	sc := borrowScanner(best.log, best.lookup(bestOff), best.size.Load())
 	defer sc.release()
 	for {
 		h, at, err := sc.next()
 		if err != nil {
-			return bestOff, bestTs
+			return bestOff, bestTs, nil
 		}
 		if h.MaxTimestamp != bestTs {
 			continue
 		}
 		batch, err := sc.batch(&h, at)
 		if err != nil {
-			return h.BaseOffset, bestTs
+			return h.BaseOffset, bestTs, nil
 		}
 		recs, err := recordsOf(&h, batch)
 		if err != nil {
-			return h.BaseOffset, bestTs
+			return h.BaseOffset, bestTs, nil
 		}
 		found := h.BaseOffset
-		_ = forEachRecord(&h, recs, func(off, t int64) bool {
+		err = forEachRecord(&h, recs, l.Config().recordLimit(), func(off, t int64) bool {
 			if t == bestTs {
 				found = off
 				return false
 			}
 			return true
 		})
-		return found, bestTs
+		if errors.Is(err, protocol.ErrRecordTooLarge) {
+			return -1, -1, err
+		}
+		return found, bestTs, nil
 	}
 }
 

@@ -150,13 +150,19 @@ func recordsOf(h *protocol.BatchHeader, batch []byte) ([]byte, error) {
 
 // forEachRecord calls fn with the offset and timestamp of each record of a
 // batch (recs from recordsOf) until fn returns false. LogAppendTime batches
-// give every record the batch's maxTimestamp, as Kafka does.
-func forEachRecord(h *protocol.BatchHeader, recs []byte, fn func(offset, ts int64) bool) error {
+// give every record the batch's maxTimestamp, as Kafka does. A record of a
+// compressed batch whose body is above maxRecord stops it with
+// protocol.ErrRecordTooLarge (max.decompressed.message.bytes).
+func forEachRecord(h *protocol.BatchHeader, recs []byte, maxRecord int, fn func(offset, ts int64) bool) error {
 	logAppend := h.Attributes&protocol.AttrTimestampType != 0
+	compressed := h.Compression() != protocol.CompressionNone
 	for i := int32(0); i < h.RecordCount && len(recs) > 0; i++ {
 		length, n := binary.Varint(recs)
 		if n <= 0 || length < 0 || int64(len(recs)-n) < length {
 			return fmt.Errorf("record %d: bad length", i)
+		}
+		if compressed && length > int64(maxRecord) {
+			return fmt.Errorf("record %d of the batch at offset %d has a body of %d bytes, above max.decompressed.message.bytes %d: %w", i, h.BaseOffset, length, maxRecord, protocol.ErrRecordTooLarge)
 		}
 		body := recs[n : n+int(length)]
 		recs = recs[n+int(length):]

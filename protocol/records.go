@@ -21,9 +21,26 @@ package protocol
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"sync"
 )
+
+// NoRecordLimit is the record-size limit that limits nothing.
+const NoRecordLimit = math.MaxInt32
+
+// ErrRecordTooLarge is the cause of the INVALID_RECORD error for a record of
+// a compressed batch whose body is larger than the limit the reader was
+// given: Kafka's max.decompressed.message.bytes, which bounds each record
+// where the broker decompresses (produce, cleaning, lookups by timestamp).
+// The records of an uncompressed batch are not held to it, as in Kafka,
+// where max.message.bytes already bounds them.
+var ErrRecordTooLarge = errors.New("record exceeds the configured maximum record size")
+
+func recordTooLarge(i int32, size, limit int) error {
+	return &BatchError{Code: CodeInvalidRecord, Msg: fmt.Sprintf("record %d has a body of %d bytes, above max.decompressed.message.bytes %d", i, size, limit), Err: ErrRecordTooLarge}
+}
 
 // Record is one record of a batch, as Records hands it out.
 type Record struct {
@@ -48,6 +65,13 @@ type Header struct {
 // reused once fn returns: copy what you keep. An error from fn stops the
 // walk and is returned.
 func Records(batch []byte, fn func(r *Record) error) error {
+	return RecordsWithin(batch, NoRecordLimit, fn)
+}
+
+// RecordsWithin is Records for a reader bound by max.decompressed.message.bytes:
+// a compressed batch's record whose body is above maxRecord stops the walk
+// with an ErrRecordTooLarge BatchError.
+func RecordsWithin(batch []byte, maxRecord int, fn func(r *Record) error) error {
 	n, err := nextBatchSize(batch)
 	if err != nil {
 		return err
@@ -57,7 +81,9 @@ func Records(batch []byte, fn func(r *Record) error) error {
 		return &BatchError{Code: CodeCorruptMessage, Msg: "bad header", Err: err}
 	}
 	data := batch[BatchHeaderSize:n]
+	limit := NoRecordLimit
 	if codec := h.Compression(); codec != CompressionNone {
+		limit = maxRecord
 		buf := getBuffer()
 		defer putBuffer(buf)
 		*buf, err = AppendDecompressed((*buf)[:0], codec, data, DefaultMaxUncompressedBatch)
@@ -67,7 +93,7 @@ func Records(batch []byte, fn func(r *Record) error) error {
 		data = *buf
 	}
 	var rec Record
-	_, err = walkRecords(&h, data, false, func(r rawRecord) error {
+	_, err = walkRecords(&h, data, false, limit, func(r rawRecord) error {
 		rec = Record{
 			Offset:     h.BaseOffset + int64(r.offsetDelta),
 			Timestamp:  h.BaseTimestamp + r.timestampDelta,
@@ -99,9 +125,10 @@ type rawRecord struct {
 }
 
 // walkRecords parses count records from data. With strict, it also demands
-// offsetDelta == index, as we do for produced batches. It calls fn, if not
-// nil, for each record, and does not allocate unless it fails.
-func walkRecords(h *BatchHeader, data []byte, strict bool, fn func(rawRecord) error) (BatchInfo, error) {
+// offsetDelta == index, as we do for produced batches; a record whose body
+// is above maxRecord bytes is refused (ErrRecordTooLarge). It calls fn, if
+// not nil, for each record, and does not allocate unless it fails.
+func walkRecords(h *BatchHeader, data []byte, strict bool, maxRecord int, fn func(rawRecord) error) (BatchInfo, error) {
 	info := BatchInfo{MinTimestamp: NoTimestamp, MaxTimestamp: NoTimestamp, UncompressedSize: len(data)}
 	off := 0
 	for i := int32(0); i < h.RecordCount; i++ {
@@ -111,6 +138,9 @@ func walkRecords(h *BatchHeader, data []byte, strict bool, fn func(rawRecord) er
 		size, n := varint32(data[off:])
 		if n <= 0 || size < 0 || int(size) > len(data)-off-n {
 			return info, batchErr(CodeInvalidRecord, "record %d: invalid length", i)
+		}
+		if int(size) > maxRecord {
+			return info, recordTooLarge(i, int(size), maxRecord)
 		}
 		off += n
 		r, ok := parseRecord(data[off : off+int(size)])

@@ -97,8 +97,9 @@ func batchErr(code int16, format string, args ...any) error {
 
 // ErrorCode maps an error from this package to the Kafka error code a
 // response should carry: 0 for nil, a BatchError's Code, CORRUPT_MESSAGE for
-// ErrShortBatch, MESSAGE_TOO_LARGE for ErrDecompressedTooLarge, and
-// UNKNOWN_SERVER_ERROR for anything else.
+// ErrShortBatch, MESSAGE_TOO_LARGE for ErrDecompressedTooLarge,
+// INVALID_RECORD for ErrRecordTooLarge, and UNKNOWN_SERVER_ERROR for
+// anything else.
 func ErrorCode(err error) int16 {
 	var be *BatchError
 	switch {
@@ -110,6 +111,8 @@ func ErrorCode(err error) int16 {
 		return CodeCorruptMessage
 	case errors.Is(err, ErrDecompressedTooLarge):
 		return CodeMessageTooLarge
+	case errors.Is(err, ErrRecordTooLarge):
+		return CodeInvalidRecord
 	}
 	return CodeUnknownServerError
 }
@@ -205,7 +208,7 @@ func eachBatch(b []byte, fn func(batch []byte)) error {
 // batches read back from a log or fetched from a leader are not for it:
 // ParseBatchHeader and BatchCRC check those.
 func ValidateBatch(b []byte) (BatchHeader, error) {
-	h, _, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch)
+	h, _, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch, NoRecordLimit)
 	return h, err
 }
 
@@ -226,9 +229,11 @@ type BatchInfo struct {
 }
 
 // ValidateBatchInfo is ValidateBatch with a limit on the decompressed size
-// of the records (beyond it: MESSAGE_TOO_LARGE), also returning what it
-// learned about the records.
-func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchHeader, BatchInfo, error) {
+// of the records (beyond it: MESSAGE_TOO_LARGE) and, for a compressed
+// batch, on each record's body (beyond it: INVALID_RECORD with
+// ErrRecordTooLarge, Kafka's max.decompressed.message.bytes), also
+// returning what it learned about the records.
+func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, BatchInfo, error) {
 	var h BatchHeader
 	n, err := nextBatchSize(b)
 	if err != nil {
@@ -244,7 +249,9 @@ func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchHeader, BatchInfo, e
 		return h, BatchInfo{}, err
 	}
 	records := b[BatchHeaderSize:]
+	recordLimit := NoRecordLimit
 	if codec := h.Compression(); codec != CompressionNone {
+		recordLimit = maxRecord
 		buf := getBuffer()
 		defer putBuffer(buf)
 		*buf, err = AppendDecompressed((*buf)[:0], codec, records, maxUncompressed)
@@ -258,7 +265,7 @@ func ValidateBatchInfo(b []byte, maxUncompressed int) (BatchHeader, BatchInfo, e
 	} else if len(records) > maxUncompressed {
 		return h, BatchInfo{}, batchErr(CodeMessageTooLarge, "records exceed %d bytes", maxUncompressed)
 	}
-	info, err := walkRecords(&h, records, true, nil)
+	info, err := walkRecords(&h, records, true, recordLimit, nil)
 	return h, info, err
 }
 

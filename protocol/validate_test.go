@@ -90,7 +90,7 @@ func TestValidateBatchAcceptsEveryCodec(t *testing.T) {
 	recs := testRecords(10)
 	for _, codec := range allCodecs {
 		b := buildBatch(t, codec, recs, nil)
-		h, info, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch)
+		h, info, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch, NoRecordLimit)
 		if err != nil {
 			t.Fatalf("codec %d: %v", codec, err)
 		}
@@ -281,7 +281,7 @@ func negativeHeaderCount(t *testing.T) []byte {
 func TestValidateBatchSizeLimit(t *testing.T) {
 	for _, codec := range allCodecs {
 		b := buildBatch(t, codec, testRecords(20), nil)
-		_, _, err := ValidateBatchInfo(b, 500)
+		_, _, err := ValidateBatchInfo(b, 500, NoRecordLimit)
 		if ErrorCode(err) != CodeMessageTooLarge {
 			t.Errorf("codec %d: %v", codec, err)
 		}
@@ -454,5 +454,30 @@ func TestVarintFastPaths(t *testing.T) {
 	}
 	for _, b := range [][]byte{{}, {0x80}, {0x80, 0x00}, {0xff, 0x7f}, {0x80, 0x80}, {0x80, 0x80, 0x80, 0x80, 0x80, 0x01}} {
 		check(b)
+	}
+}
+
+// TestRecordLimitHoldsCompressedBatchesOnly checks Kafka's
+// max.decompressed.message.bytes at its boundary: a record whose body (its
+// length prefix's value) is the limit passes, one byte more is
+// INVALID_RECORD with ErrRecordTooLarge, whether validated or walked by
+// RecordsWithin; an uncompressed batch is not held to it.
+func TestRecordLimitHoldsCompressedBatchesOnly(t *testing.T) {
+	recs := []kmsg.Record{{Key: []byte("k"), Value: bytes.Repeat([]byte("v"), 92)}}
+	const body = 100 // attributes, two deltas, 1+1 key, 2+92 value, header count
+	for _, codec := range allCodecs {
+		b := buildBatch(t, codec, recs, nil)
+		for _, limit := range []int{body, body - 1} {
+			refused := codec != CompressionNone && limit < body
+			_, _, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch, limit)
+			if got := errors.Is(err, ErrRecordTooLarge); got != refused || (refused && ErrorCode(err) != CodeInvalidRecord) || (!refused && err != nil) {
+				t.Errorf("codec %d, limit %d: ValidateBatchInfo gave %v, want refused=%v", codec, limit, err, refused)
+			}
+			n := 0
+			err = RecordsWithin(b, limit, func(*Record) error { n++; return nil })
+			if got := errors.Is(err, ErrRecordTooLarge); got != refused || (!refused && (err != nil || n != 1)) {
+				t.Errorf("codec %d, limit %d: RecordsWithin gave %v after %d records, want refused=%v", codec, limit, err, n, refused)
+			}
+		}
 	}
 }
