@@ -135,6 +135,7 @@ func (b *Broker) startController(dirPath string) error {
 		MinISRDefault:                cfg.settingsFor(nil).minInsync,
 		AutoLeaderRebalance:          cfg.Cluster.AutoLeaderRebalance,
 		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
+		UncleanElectionCheckInterval: cfg.Cluster.UncleanElectionCheck,
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,

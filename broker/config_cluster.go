@@ -33,6 +33,7 @@ type ClusterConfig struct {
 	ReplicaSocketTimeout        time.Duration // how long a fetch waits for its response
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
+	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
 	OffsetsReplicationFactor    int16
 	TxnStateReplicationFactor   int16
 	ShareStateReplicationFactor int16
@@ -103,6 +104,11 @@ var clusterKeys = []configKey{
 	{"leader.imbalance.check.interval.seconds", "LONG", "300", "The frequency with which the partition rebalance check is triggered by the controller.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.Cluster.LeaderImbalanceCheck = time.Duration(n) * time.Second
+		return err
+	}},
+	{"unclean.leader.election.interval.ms", "LONG", "300000", "The frequency with which the controller checks if it should perform an unclean leader election for leaderless partitions.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt64/int64(time.Millisecond))
+		c.Cluster.UncleanElectionCheck = time.Duration(n) * time.Millisecond
 		return err
 	}},
 	{"broker.session.timeout.ms", "INT", "9000", "A broker that sends no heartbeat for this long is fenced by the controller.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerSessionTimeout })},

@@ -266,6 +266,52 @@ func TestUncleanElection(t *testing.T) {
 	}
 }
 
+// Turning unclean election on for a leaderless partition elects an
+// out-of-ISR replica at the next unclean.leader.election.interval.ms check,
+// as Kafka's periodic electUnclean task does, not at the config change.
+func TestUncleanElectionCheckInterval(t *testing.T) {
+	for _, c := range []struct {
+		interval time.Duration
+		elects   bool
+	}{{time.Hour, false}, {100 * time.Millisecond, true}} {
+		tc := startCluster(t, 3, func(cfg *Config) { cfg.UncleanElectionCheckInterval = c.interval })
+		cl := tc.client()
+		brokers := registerUnfenced(t, cl, 2)
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "t", NumPartitions: -1, ReplicationFactor: -1,
+			ReplicaAssignment: []kmsg.CreateTopicsRequestTopicReplicaAssignment{{Partition: 0, Replicas: []int32{1, 2}}}}}
+		if r := send[*kmsg.CreateTopicsResponse](t, cl, req); r.Topics[0].ErrorCode != 0 {
+			t.Fatalf("create: %d", r.Topics[0].ErrorCode)
+		}
+		topic := tc.ctl(tc.active()).Image().Topics["t"]
+		p := topic.Partitions[0]
+		if r := alterISR(t, cl, brokers[0], topic, 0, p.LeaderEpoch, p.PartitionEpoch, []int32{1}); r.ErrorCode != 0 {
+			t.Fatalf("shrinking the ISR: %d", r.ErrorCode)
+		}
+		fenceByRequest(t, cl, brokers[0])
+		if p := tc.ctl(tc.active()).Image().Topics["t"].Partitions[0]; p.Leader != -1 {
+			t.Fatalf("partition after fencing its only ISR member: %+v", p)
+		}
+		alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		alter.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t",
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "unclean.leader.election.enable", Value: kmsg.StringPtr("true")}}}}
+		if r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, alter); r.Resources[0].ErrorCode != 0 {
+			t.Fatalf("enabling unclean election: %d", r.Resources[0].ErrorCode)
+		}
+		if c.elects {
+			eventually(t, "the periodic unclean election", func() bool {
+				p := tc.ctl(tc.active()).Image().Topics["t"].Partitions[0]
+				return p.Leader == 2 && slices.Equal(p.ISR, []int32{2})
+			})
+			continue
+		}
+		time.Sleep(time.Second)
+		if p := tc.ctl(tc.active()).Image().Topics["t"].Partitions[0]; p.Leader != -1 {
+			t.Fatalf("elected before the hourly check: %+v", p)
+		}
+	}
+}
+
 // The cluster default for unclean election comes from the configuration
 // unless a dynamic cluster default or topic override says otherwise; and
 // unfencing the last ISR member of a leaderless partition makes it leader.

@@ -77,6 +77,12 @@ type Config struct {
 	// (leader.imbalance.check.interval.seconds).
 	AutoLeaderRebalance          bool
 	LeaderImbalanceCheckInterval time.Duration
+	// UncleanElectionCheckInterval (unclean.leader.election.interval.ms,
+	// default 5 minutes) is how often the active controller elects
+	// leaders for leaderless partitions, unclean where the topic allows
+	// it: as in Kafka, turning unclean.leader.election.enable on acts at
+	// the next check (ElectLeaders with the unclean type acts at once).
+	UncleanElectionCheckInterval time.Duration
 	// Tokens are the delegation.token.* settings; expired tokens are
 	// removed every TokenExpiryCheckInterval.
 	Tokens                   delegation.Config
@@ -156,6 +162,9 @@ func Start(cfg Config) (*Controller, error) {
 	}
 	if cfg.LeaderImbalanceCheckInterval <= 0 {
 		cfg.LeaderImbalanceCheckInterval = 300 * time.Second
+	}
+	if cfg.UncleanElectionCheckInterval <= 0 {
+		cfg.UncleanElectionCheckInterval = 300 * time.Second
 	}
 	if cfg.TokenExpiryCheckInterval <= 0 {
 		cfg.TokenExpiryCheckInterval = time.Hour
@@ -452,10 +461,13 @@ func (c *Controller) propose(recs []Record) (uint64, error) {
 }
 
 // tick runs the active controller's periodic work until ctx ends: session
-// expiry, and leader rebalancing when enabled.
+// expiry, elections for leaderless partitions, and leader rebalancing and
+// token expiry when enabled.
 func (c *Controller) tick(ctx context.Context) {
 	sessions := time.NewTicker(max(c.cfg.SessionTimeout/8, 10*time.Millisecond))
 	defer sessions.Stop()
+	leaderless := time.NewTicker(c.cfg.UncleanElectionCheckInterval)
+	defer leaderless.Stop()
 	var rebalance, tokens <-chan time.Time
 	if c.cfg.AutoLeaderRebalance {
 		t := time.NewTicker(c.cfg.LeaderImbalanceCheckInterval)
@@ -473,6 +485,8 @@ func (c *Controller) tick(ctx context.Context) {
 			return
 		case <-sessions.C:
 			c.expireSessions(ctx)
+		case <-leaderless.C:
+			c.electLeaderless(ctx)
 		case <-rebalance:
 			c.rebalanceLeaders(ctx)
 		case <-tokens:

@@ -131,7 +131,9 @@
 //
 // CreateTopics places replicas on usable brokers round-robin from a random
 // start over a rack-alternating broker list (placement.go), leader = first
-// replica, ISR = all; ElectLeaders runs preferred or unclean elections;
+// replica, ISR = all; ElectLeaders runs preferred or unclean elections,
+// and every UncleanElectionCheckInterval a ticker elects leaders for
+// leaderless partitions (unclean where the topic now allows it);
 // with AutoLeaderRebalance a ticker moves leadership back to preferred
 // replicas; AllocateProducerIds hands out blocks of 1000 ids;
 // AlterClientQuotas stores client quotas (package quota validates them),

@@ -118,3 +118,24 @@ func (c *Controller) rebalanceLeaders(ctx context.Context) {
 	}
 	c.log.Info("controller: moved leaders back to preferred replicas", "partitions", len(recs))
 }
+
+// electLeaderless elects leaders for the partitions that have none, by
+// the partition rules: unclean where the topic allows it (Kafka's
+// periodic electUnclean task).
+func (c *Controller) electLeaderless(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.active || ctx.Err() != nil {
+		return
+	}
+	img := c.Image()
+	recs := c.leaderlessRecords(img, img.usable)
+	if len(recs) == 0 {
+		return
+	}
+	if _, err := c.propose(recs); err != nil {
+		c.log.Warn("controller: electing leaders for leaderless partitions", "err", err)
+		return
+	}
+	c.log.Info("controller: elected leaders for leaderless partitions", "partitions", len(recs))
+}
