@@ -49,6 +49,7 @@ type Config struct {
 	QueuedMaxRequestBytes    int64  // request bytes read but not handled (request_memory.go); <= 0: no limit
 	SocketSendBufferBytes    int    // SO_SNDBUF of accepted connections; -1: the kernel's
 	SocketReceiveBufferBytes int    // SO_RCVBUF of listeners (connections inherit it); -1: the kernel's
+	SocketListenBacklog      int    // socket.listen.backlog.size: connections the kernel queues for accept
 	MessageTimestampType     string // CreateTime or LogAppendTime
 	FetchSessionCacheSlots   int
 	RecoveryThreads          int // num.recovery.threads.per.data.dir
@@ -279,6 +280,11 @@ var brokerKeys = []configKey{
 	{"socket.receive.buffer.bytes", "INT", "102400", "The SO_RCVBUF buffer of the socket server sockets. If the value is -1, the OS default will be used.", func(c *Config, v string) error {
 		n, err := parseSocketBuffer(v)
 		c.SocketReceiveBufferBytes = n
+		return err
+	}},
+	{"socket.listen.backlog.size", "INT", "50", "The maximum number of pending connections on the socket. In Linux, you may also need to configure somaxconn and tcp_max_syn_backlog kernel parameters accordingly to make the configuration takes effect.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.SocketListenBacklog = int(n)
 		return err
 	}},
 	{"log.message.timestamp.type", "STRING", "CreateTime", "Whether the timestamp in the message is message create time or log append time.", func(c *Config, v string) error {

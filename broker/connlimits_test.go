@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -530,5 +531,41 @@ func TestListenerConnectionLimitsConfig(t *testing.T) {
 		if strings.Contains(w, "listener.name.external") || strings.Contains(w, "listener.name.plaintext") {
 			t.Errorf("a warning for a key that is used: %s", w)
 		}
+	}
+}
+
+// socket.listen.backlog.size bounds the connections the kernel completes
+// while the broker accepts none (here: max.connections reached): one the
+// accept loop took and holds until a slot frees (as Kafka's acceptor
+// does), then the backlog+1 Linux queues; the next connection's SYN goes
+// unanswered, so its dial times out. With Kafka's default, 50, ten
+// connections all complete.
+func TestSocketListenBacklog(t *testing.T) {
+	for _, c := range []struct {
+		backlog string
+		want    int
+	}{{"2", 4}, {"5", 7}, {"", 10}} {
+		props := map[string]string{"max.connections": "1"}
+		if c.backlog != "" {
+			props["socket.listen.backlog.size"] = c.backlog
+		}
+		b := startBroker(t, props)
+		if !served(dialRaw(t, b)) {
+			t.Fatal("the first connection was not served")
+		}
+		completed := 0
+		for i := 0; i < 10; i++ {
+			nc, err := net.DialTimeout("tcp", b.Addr(), 300*time.Millisecond)
+			if err == nil {
+				completed++
+				t.Cleanup(func() { nc.Close() })
+			}
+		}
+		if completed != c.want {
+			t.Errorf("socket.listen.backlog.size=%q: %d of 10 connections completed while none was accepted, want %d", c.backlog, completed, c.want)
+		}
+	}
+	if _, _, err := ParseConfig(map[string]string{"socket.listen.backlog.size": "0"}); err == nil {
+		t.Fatal("socket.listen.backlog.size=0 was accepted")
 	}
 }

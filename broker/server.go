@@ -287,6 +287,10 @@ func (b *Broker) bind() error {
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
+		if err := setListenBacklog(ln, b.cfg.SocketListenBacklog); err != nil {
+			ln.Close()
+			return fmt.Errorf("listener %s: socket.listen.backlog.size: %w", l, err)
+		}
 		b.listeners = append(b.listeners, &listener{name: l.Name, ln: ln, controller: controller, security: b.cfg.Security[l.Name]})
 		b.logger.Info("listening", "listener", l.Name, "addr", ln.Addr().String())
 		return nil
@@ -340,6 +344,25 @@ func setReceiveBuffer(size int) func(network, address string, rc syscall.RawConn
 		}
 		return serr
 	}
+}
+
+// setListenBacklog makes the kernel queue at most backlog connections for
+// accept on ln. Go listens with the kernel's maximum (somaxconn); Linux
+// takes a second listen(2) on a listening socket as a new backlog.
+func setListenBacklog(ln net.Listener, backlog int) error {
+	tl, ok := ln.(*net.TCPListener)
+	if !ok || backlog <= 0 {
+		return nil
+	}
+	rc, err := tl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	if err := rc.Control(func(fd uintptr) { lerr = syscall.Listen(int(fd), backlog) }); err != nil {
+		return err
+	}
+	return lerr
 }
 
 func (b *Broker) closeListeners() {
