@@ -31,6 +31,7 @@ type ClusterConfig struct {
 	ReplicaFetchResponseMax     int32         // replica.fetch.response.max.bytes: the whole fetch response
 	ReplicaFetchBackoff         time.Duration // after a failed fetch
 	ReplicaSocketTimeout        time.Duration // how long a fetch waits for its response
+	ReplicaSocketReceiveBuffer  int           // SO_RCVBUF of the fetcher's connections; -1: the kernel's
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
 	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
@@ -95,6 +96,11 @@ var clusterKeys = []configKey{
 		return err
 	}},
 	{"replica.fetch.backoff.ms", "INT", "1000", "The amount of time to sleep when fetch partition error occurs.", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaFetchBackoff })},
+	{"replica.socket.receive.buffer.bytes", "INT", "65536", "The socket receive buffer for network requests to the leader for replicating data; -1 leaves the kernel's.", func(c *Config, v string) error {
+		n, err := parseSocketBuffer(v)
+		c.Cluster.ReplicaSocketReceiveBuffer = n
+		return err
+	}},
 	{"replica.socket.timeout.ms", "INT", "30000", "The socket timeout for network requests. Its value should be at least replica.fetch.wait.max.ms", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaSocketTimeout })},
 	{"auto.leader.rebalance.enable", "BOOLEAN", "true", "Move leadership back to preferred replicas in the background.", func(c *Config, v string) error {
 		b, err := parseBool(v)

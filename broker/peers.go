@@ -42,7 +42,7 @@ func (pc *peerClients) clientFor(id int32) *kgo.Client {
 		c.client.Close()
 		delete(pc.clients, id)
 	}
-	client, err := kgo.NewClient(pc.b.interBrokerClientOpts(addr, pc.name+"-"+strconv.Itoa(int(pc.b.cfg.NodeID)))...)
+	client, err := kgo.NewClient(pc.b.interBrokerClientOpts(addr, pc.name+"-"+strconv.Itoa(int(pc.b.cfg.NodeID)), -1)...)
 	if err != nil {
 		pc.b.logger.Warn("inter-broker client", "client", pc.name, "err", err)
 		return nil

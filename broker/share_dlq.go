@@ -184,7 +184,7 @@ func (d *shareDLQ) producer() (*kgo.Client, error) {
 	}
 	b := d.b
 	addr := b.interBrokerBound().ln.Addr().(*net.TCPAddr)
-	opts := append(b.interBrokerClientOpts(addr.String(), "gregor-share-dlq-"+strconv.Itoa(int(b.cfg.NodeID))),
+	opts := append(b.interBrokerClientOpts(addr.String(), "gregor-share-dlq-"+strconv.Itoa(int(b.cfg.NodeID)), -1),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DisableIdempotentWrite(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.ProducerLinger(0))

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -393,6 +394,53 @@ func TestClusterTLS(t *testing.T) {
 	for i := range 30 {
 		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "replicated-tls", Partition: int32(i % 3), Value: []byte("v")}).FirstErr(); err != nil {
 			t.Fatalf("acks=all with min.insync.replicas=3 needs every replica fetching over TLS: %v", err)
+		}
+	}
+}
+
+// The replica fetcher's dialer sets replica.socket.receive.buffer.bytes
+// before connecting, in plain TCP and over TLS, where it names the host
+// dialed (whose address the certificate holds) as the server as franz-go
+// does.
+func TestReplicaDialerReceiveBuffer(t *testing.T) {
+	pki := newTestPKI(t)
+	_, server := pki.keyStore("server", pkix.Name{CommonName: "server"})
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{server}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { c.(*tls.Conn).Handshake(); c.Close() }()
+		}
+	}()
+	for _, secure := range []bool{false, true} {
+		var cfg *tls.Config
+		if secure {
+			cfg = pki.clientTLS()
+		}
+		nc, err := dialWithReceiveBuffer(12345, cfg)(ctxT(t), "tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("TLS %v: %v", secure, err)
+		}
+		raw := nc
+		if tc, ok := nc.(*tls.Conn); ok {
+			if err := tc.Handshake(); err != nil {
+				t.Fatalf("handshake: %v", err)
+			}
+			raw = tc.NetConn()
+		}
+		sc, _ := raw.(*net.TCPConn).SyscallConn()
+		var got int
+		sc.Control(func(fd uintptr) { got, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF) })
+		nc.Close()
+		if got != 2*12345 { // Linux doubles what is asked, for its bookkeeping
+			t.Fatalf("TLS %v: SO_RCVBUF %d, want 2x12345", secure, got)
 		}
 	}
 }
