@@ -69,11 +69,16 @@ type Config struct {
 	// (log.retention.check.interval.ms) and the log cleaner
 	// (log.cleaner.enable, log.cleaner.threads, log.cleaner.backoff.ms).
 	RetentionCheckIntervalMs int64
-	CleanerEnable            bool
-	CleanerThreads           int
-	CleanerBackoffMs         int64
-	CleanerDedupeBufferSize  int64
-	CleanerIOMaxBytesPerSec  float64 // log.cleaner.io.max.bytes.per.second, the cleaners' reads and writes together
+	// How often each offset checkpoint of a log dir is written
+	// (log.flush.offset.checkpoint.interval.ms,
+	// log.flush.start.offset.checkpoint.interval.ms,
+	// replica.high.watermark.checkpoint.interval.ms).
+	Checkpoints             logstore.CheckpointIntervals
+	CleanerEnable           bool
+	CleanerThreads          int
+	CleanerBackoffMs        int64
+	CleanerDedupeBufferSize int64
+	CleanerIOMaxBytesPerSec float64 // log.cleaner.io.max.bytes.per.second, the cleaners' reads and writes together
 	// Producer id expiration (producer.id.expiration.ms and the internal
 	// producer.id.expiration.check.interval.ms).
 	ProducerIDExpirationMs              int64
@@ -351,6 +356,9 @@ var brokerKeys = []configKey{
 		c.RetentionCheckIntervalMs = n
 		return err
 	}},
+	{"log.flush.offset.checkpoint.interval.ms", "INT", "60000", "The frequency with which we update the persistent record of the last flush which acts as the log recovery point.", checkpointEvery(func(ci *logstore.CheckpointIntervals) *time.Duration { return &ci.RecoveryPoint })},
+	{"log.flush.start.offset.checkpoint.interval.ms", "INT", "60000", "The frequency with which we update the persistent record of log start offset", checkpointEvery(func(ci *logstore.CheckpointIntervals) *time.Duration { return &ci.LogStart })},
+	{"replica.high.watermark.checkpoint.interval.ms", "LONG", "5000", "The frequency with which the high watermark is saved out to disk", checkpointEvery(func(ci *logstore.CheckpointIntervals) *time.Duration { return &ci.HighWatermark })},
 	{"producer.id.expiration.ms", "INT", "86400000", "The time in ms that a topic partition leader will wait before expiring producer IDs. Producer IDs will not expire while a transaction associated to them is still ongoing.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.ProducerIDExpirationMs = n
@@ -719,6 +727,15 @@ func parseInt(v string, min, max int64) (int64, error) {
 
 // parseSocketBuffer reads a socket buffer size: bytes, or -1 for the
 // kernel's default (and its autotuning).
+// checkpointEvery applies one of the checkpoint intervals, in ms, at least 0.
+func checkpointEvery(field func(*logstore.CheckpointIntervals) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
+		*field(&c.Checkpoints) = time.Duration(n) * time.Millisecond
+		return err
+	}
+}
+
 func parseSocketBuffer(v string) (int, error) {
 	n, err := parseInt(v, -1, math.MaxInt32)
 	if err == nil && n == 0 {

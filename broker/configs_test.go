@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -528,5 +529,28 @@ func TestAlterConfigRefusalsOfKafkasController(t *testing.T) {
 		if code, msg := alterConfigsOf(t, cl, r.typ, r.name, setOp("message.downconversion.enable", long)); code != errInvalidConfig || msg != tooLong {
 			t.Errorf("a value of 32768 characters for %v %q: %d %q", r.typ, r.name, code, msg)
 		}
+	}
+}
+
+// The three checkpoint intervals reach the log dir: here the high
+// watermark is written within moments, the recovery point not for an hour.
+func TestCheckpointIntervalKeys(t *testing.T) {
+	b := startBroker(t, map[string]string{"replica.high.watermark.checkpoint.interval.ms": "20",
+		"log.flush.offset.checkpoint.interval.ms": "3600000", "log.flush.start.offset.checkpoint.interval.ms": "3600000"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "cp", 1)
+	if p := produceRaw(t, rc, 9, "cp", [16]byte{}, 0, testBatch(4, "v", -1, -1, -1, 0)); p.ErrorCode != 0 {
+		t.Fatalf("produce: %d", p.ErrorCode)
+	}
+	dir := b.cfg.LogDirs[0]
+	waitFor(t, func() bool {
+		hw, _ := os.ReadFile(filepath.Join(dir, "replication-offset-checkpoint"))
+		return strings.Contains(string(hw), "cp 0 4")
+	})
+	if rp, _ := os.ReadFile(filepath.Join(dir, "recovery-point-offset-checkpoint")); strings.Contains(string(rp), "cp 0") {
+		t.Fatalf("recovery point checkpointed before its hour: %q", rp)
+	}
+	if _, _, err := ParseConfig(map[string]string{"log.flush.offset.checkpoint.interval.ms": "-1"}); err == nil {
+		t.Fatal("a negative checkpoint interval was accepted")
 	}
 }

@@ -29,8 +29,8 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 	l.FileDeleteDelayMs = num("file.delete.delay.ms")
 }
 
-// applyDirSettings passes the live broker config's retention-check
-// interval, producer id expiration, recovery threads and log-cleaner
+// applyDirSettings passes the live broker config's retention-check and
+// checkpoint intervals, producer id expiration, recovery threads and log-cleaner
 // settings to the log dirs, those that differ from old (nil: all);
 // log.cleaner.enable false runs no cleaner thread. The cleaner restarts
 // only when its own settings change. Each log dir has its own cleaner:
@@ -44,6 +44,9 @@ func (b *Broker) applyDirSettings(old *Config) {
 	for _, d := range dirs {
 		if old == nil || old.RetentionCheckIntervalMs != c.RetentionCheckIntervalMs {
 			d.SetRetentionCheckInterval(time.Duration(c.RetentionCheckIntervalMs) * time.Millisecond)
+		}
+		if old == nil || old.Checkpoints != c.Checkpoints {
+			d.SetCheckpointIntervals(c.Checkpoints)
 		}
 		if old == nil || old.ProducerIDExpirationMs != c.ProducerIDExpirationMs || old.ProducerIDExpirationCheckIntervalMs != c.ProducerIDExpirationCheckIntervalMs {
 			d.SetProducerIDExpiration(time.Duration(c.ProducerIDExpirationMs)*time.Millisecond,

@@ -171,12 +171,6 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	dir.SetCordoned(b.cordonedDirs) // cordoned_log_dirs.go
 	b.fatal = make(chan error, 1)
 	dir.OnFailure(b.logDirFailed) // log_dir_failure.go
-	if cfg.clustered() {
-		// Followers and new leaders start from the checkpointed high
-		// watermark: keep it as fresh as Kafka does
-		// (replica.high.watermark.checkpoint.interval.ms).
-		dir.SetCheckpointInterval(5 * time.Second)
-	}
 	if cfg.clustered() && dir.ClusterID() != clusterID {
 		b.abortStart()
 		dir.Close()

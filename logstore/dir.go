@@ -39,11 +39,12 @@ type Dir struct {
 	// cleaner threads; stop ends them all.
 	timing             sync.Mutex
 	flushCheckInterval time.Duration // log.flush.scheduler.interval.ms
-	checkpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
+	checkpoints        CheckpointIntervals
 	retentionInterval  time.Duration // log.retention.check.interval.ms
 	stop               chan struct{}
 	workers            sync.WaitGroup
 	kickRetention      chan struct{} // a pass soon, after DeleteRecords
+	kickFlusher        chan struct{} // new intervals: the flusher reschedules
 	// producer.id.expiration.ms and its check interval (producer_expiry.go)
 	producerExpiration    time.Duration
 	producerCheckInterval time.Duration
@@ -60,12 +61,24 @@ type Dir struct {
 	recoveredSegments int // segments scanned by recovery in OpenDir (for tests)
 }
 
-// Default intervals of the background flusher. Kafka's own default for the
-// flush check is "never", which also disables flush.ms; we check every second.
-const (
-	DefaultFlushCheckInterval = time.Second
-	DefaultCheckpointInterval = 60 * time.Second
-)
+// DefaultFlushCheckInterval is how often the background flusher looks for
+// work. Kafka's own default for the flush check is "never", which also
+// disables flush.ms; we check every second.
+const DefaultFlushCheckInterval = time.Second
+
+// CheckpointIntervals are how often the flusher writes each of the log
+// dir's offset checkpoints, as Kafka's LogManager and ReplicaManager
+// schedule them; every one is also written at Close.
+type CheckpointIntervals struct {
+	RecoveryPoint time.Duration // recovery-point-offset-checkpoint: log.flush.offset.checkpoint.interval.ms
+	LogStart      time.Duration // log-start-offset-checkpoint: log.flush.start.offset.checkpoint.interval.ms
+	HighWatermark time.Duration // replication-offset-checkpoint: replica.high.watermark.checkpoint.interval.ms
+}
+
+// DefaultCheckpointIntervals are Kafka's: 60 s, 60 s and 5 s.
+func DefaultCheckpointIntervals() CheckpointIntervals {
+	return CheckpointIntervals{RecoveryPoint: 60 * time.Second, LogStart: 60 * time.Second, HighWatermark: 5 * time.Second}
+}
 
 // cleanShutdown is the content of .kafka_cleanshutdown.
 type cleanShutdown struct {
@@ -100,10 +113,11 @@ func OpenDir(path string, clusterID string, nodeID int32, defaults Config, opts 
 		path:                  path,
 		logs:                  map[TopicPartition]*Log{},
 		flushCheckInterval:    DefaultFlushCheckInterval,
-		checkpointInterval:    DefaultCheckpointInterval,
+		checkpoints:           DefaultCheckpointIntervals(),
 		retentionInterval:     DefaultRetentionCheckInterval,
 		stop:                  make(chan struct{}),
 		kickRetention:         make(chan struct{}, 1),
+		kickFlusher:           make(chan struct{}, 1),
 		producerExpiration:    DefaultProducerIDExpiration,
 		producerCheckInterval: DefaultProducerIDCheckInterval,
 		kickProducerExpiry:    make(chan struct{}, 1),
@@ -401,17 +415,27 @@ func (d *Dir) Checkpoint() error {
 }
 
 func (d *Dir) checkpointLocked() error {
+	return errors.Join(d.writeRecoveryPointsLocked(), d.writeLogStartsLocked(), d.writeHighWatermarksLocked())
+}
+
+// writeRecoveryPointsLocked writes recovery-point-offset-checkpoint: how
+// far each log is flushed, where recovery after a crash starts.
+func (d *Dir) writeRecoveryPointsLocked() error {
 	rps := make(map[TopicPartition]int64, len(d.logs))
-	hws := make(map[TopicPartition]int64, len(d.logs))
 	for tp, l := range d.logs {
 		rps[tp] = l.RecoveryPoint()
+	}
+	return d.writeCheckpoint(recoveryPointFile, rps)
+}
+
+// writeHighWatermarksLocked writes replication-offset-checkpoint, where a
+// replica's high watermark starts after a restart.
+func (d *Dir) writeHighWatermarksLocked() error {
+	hws := make(map[TopicPartition]int64, len(d.logs))
+	for tp, l := range d.logs {
 		hws[tp] = l.HighWatermark()
 	}
-	return errors.Join(
-		d.writeCheckpoint(recoveryPointFile, rps),
-		d.writeLogStartsLocked(),
-		d.writeCheckpoint(replicationFile, hws),
-	)
+	return d.writeCheckpoint(replicationFile, hws)
 }
 
 // writeLogStartsLocked writes log-start-offset-checkpoint: the partitions
@@ -548,37 +572,49 @@ func (d *Dir) SetFlushCheckInterval(iv time.Duration) {
 	d.timing.Lock()
 	d.flushCheckInterval = iv
 	d.timing.Unlock()
+	kick(d.kickFlusher)
 }
 
-// SetCheckpointInterval sets how often the flusher writes the checkpoints
-// (Kafka's log.flush.offset.checkpoint.interval.ms, default 60 s).
-func (d *Dir) SetCheckpointInterval(iv time.Duration) {
+// SetCheckpointIntervals sets how often the flusher writes each
+// checkpoint.
+func (d *Dir) SetCheckpointIntervals(ci CheckpointIntervals) {
 	d.timing.Lock()
-	d.checkpointInterval = iv
+	d.checkpoints = ci
 	d.timing.Unlock()
+	kick(d.kickFlusher)
 }
 
-func (d *Dir) intervals() (time.Duration, time.Duration) {
+func (d *Dir) intervals() (time.Duration, CheckpointIntervals) {
 	d.timing.Lock()
 	defer d.timing.Unlock()
-	return max(d.flushCheckInterval, time.Millisecond), max(d.checkpointInterval, time.Millisecond)
+	ci := d.checkpoints
+	ci.RecoveryPoint, ci.LogStart, ci.HighWatermark = max(ci.RecoveryPoint, time.Millisecond), max(ci.LogStart, time.Millisecond), max(ci.HighWatermark, time.Millisecond)
+	return max(d.flushCheckInterval, time.Millisecond), ci
 }
 
-// flusher flushes logs whose flush.ms has passed and checkpoints the
-// recovery points periodically, until Close.
+// flusher flushes logs whose flush.ms has passed and writes each
+// checkpoint at its interval, until Close.
 func (d *Dir) flusher() {
 	defer d.workers.Done()
-	lastCheckpoint := time.Now()
-	check, _ := d.intervals()
-	t := time.NewTimer(check)
+	checkpoints := []struct {
+		every func(CheckpointIntervals) time.Duration
+		write func() error
+		last  time.Time
+	}{
+		{func(ci CheckpointIntervals) time.Duration { return ci.RecoveryPoint }, d.writeRecoveryPointsLocked, time.Now()},
+		{func(ci CheckpointIntervals) time.Duration { return ci.LogStart }, d.writeLogStartsLocked, time.Now()},
+		{func(ci CheckpointIntervals) time.Duration { return ci.HighWatermark }, d.writeHighWatermarksLocked, time.Now()},
+	}
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
 		case <-d.stop:
 			return
 		case <-t.C:
+		case <-d.kickFlusher:
 		}
-		check, every := d.intervals()
+		check, ci := d.intervals()
 		now := time.Now()
 		for _, l := range d.Logs() {
 			flushMs := l.Config().FlushMs
@@ -591,13 +627,22 @@ func (d *Dir) flusher() {
 				}
 			}
 		}
-		if now.Sub(lastCheckpoint) >= every {
-			if err := d.Checkpoint(); err != nil {
-				d.logger.Error("logstore: checkpoint failed", "dir", d.path, "err", err)
+		next := check
+		for i := range checkpoints {
+			c := &checkpoints[i]
+			every := c.every(ci)
+			if now.Sub(c.last) >= every {
+				d.mu.Lock()
+				err := c.write()
+				d.mu.Unlock()
+				if err != nil {
+					d.logger.Error("logstore: checkpoint failed", "dir", d.path, "err", err)
+				}
+				c.last = now
 			}
-			lastCheckpoint = now
+			next = min(next, c.last.Add(every).Sub(now))
 		}
-		t.Reset(check)
+		t.Reset(max(next, time.Millisecond))
 	}
 }
 

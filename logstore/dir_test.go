@@ -247,7 +247,7 @@ func TestBackgroundFlusher(t *testing.T) {
 	d := openTestDir(t, root)
 	defer d.Close()
 	d.SetFlushCheckInterval(5 * time.Millisecond)
-	d.SetCheckpointInterval(20 * time.Millisecond)
+	d.SetCheckpointIntervals(CheckpointIntervals{RecoveryPoint: 20 * time.Millisecond, LogStart: time.Hour, HighWatermark: time.Hour})
 	cfg := testConfig()
 	cfg.FlushMs = 10
 	l, _ := d.CreateLog(TopicPartition{"f", 0}, RandomUUID(), cfg)
@@ -319,4 +319,32 @@ func TestKafkaMetadataLogIsNotAPartition(t *testing.T) {
 			t.Fatalf("the checkpoint after opening the dir: %q, %v", got, err)
 		}
 	}
+}
+
+// Each checkpoint is written at its own interval: the high watermark's
+// every few milliseconds here while the recovery point's and the log
+// start's hour has not come, then the log start's too.
+func TestCheckpointIntervals(t *testing.T) {
+	root := t.TempDir()
+	d := openTestDir(t, root)
+	defer d.Close()
+	d.SetFlushCheckInterval(time.Hour)
+	l, _ := d.CreateLog(TopicPartition{"c", 0}, RandomUUID(), testConfig())
+	appendN(t, l, 2, 3)
+	l.SetHighWatermark(6)
+	d.SetCheckpointIntervals(CheckpointIntervals{RecoveryPoint: time.Hour, LogStart: time.Hour, HighWatermark: 10 * time.Millisecond})
+	waitFor(t, "the high watermark checkpoint", func() bool {
+		return strings.Contains(string(readFileOrEmpty(filepath.Join(root, replicationFile))), "c 0 6")
+	})
+	if strings.Contains(string(readFileOrEmpty(filepath.Join(root, recoveryPointFile))), "c 0") {
+		t.Fatal("the recovery point was checkpointed before its interval")
+	}
+	if _, err := os.Stat(filepath.Join(root, logStartFile)); err == nil {
+		t.Fatal("the log start was checkpointed before its interval")
+	}
+	d.SetCheckpointIntervals(CheckpointIntervals{RecoveryPoint: time.Hour, LogStart: 10 * time.Millisecond, HighWatermark: time.Hour})
+	waitFor(t, "the log start checkpoint", func() bool {
+		_, err := os.Stat(filepath.Join(root, logStartFile))
+		return err == nil
+	})
 }

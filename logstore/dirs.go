@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Dirs is every log dir of a node (log.dirs, Kafka's JBOD): each is a Dir
@@ -345,10 +344,10 @@ func (ds *Dirs) SetBrokerEpoch(epoch int64) {
 	}
 }
 
-// SetCheckpointInterval is Dir.SetCheckpointInterval on every dir.
-func (ds *Dirs) SetCheckpointInterval(iv time.Duration) {
+// SetCheckpointIntervals is Dir.SetCheckpointIntervals on every dir.
+func (ds *Dirs) SetCheckpointIntervals(ci CheckpointIntervals) {
 	for _, d := range ds.dirs {
-		d.SetCheckpointInterval(iv)
+		d.SetCheckpointIntervals(ci)
 	}
 }
 

@@ -181,7 +181,10 @@
 //
 // log-start-offset-checkpoint lists only partitions whose log start offset
 // is above their first segment's base offset, as Kafka does; it is written
-// with the others, and at once when DeleteRecords moves a start.
+// at its interval, and at once when DeleteRecords moves a start. The
+// flusher writes the three offset checkpoints each at its own interval
+// (CheckpointIntervals: Kafka's 60 s, 60 s and 5 s for the high
+// watermarks), and Close writes all three.
 // cleaner-offset-checkpoint holds, for each partition the cleaner has
 // cleaned, the offset where its dirty (not yet cleaned) section starts; it
 // is rewritten after every clean.

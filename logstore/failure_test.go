@@ -115,7 +115,7 @@ func TestFailedCheckpointTakesItsDirOffline(t *testing.T) {
 		mustAppend(t, l, plain(5, 1000).build(), noStamp)
 	}
 	diskfault.Fail(t, b)
-	ds.SetCheckpointInterval(10 * time.Millisecond)
+	ds.SetCheckpointIntervals(CheckpointIntervals{RecoveryPoint: 10 * time.Millisecond, LogStart: 10 * time.Millisecond, HighWatermark: 10 * time.Millisecond})
 	if d := waitFailure(t, failed); d.Path() != b {
 		t.Fatalf("dir %s went offline, want %s", d.Path(), b)
 	}
