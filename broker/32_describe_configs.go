@@ -232,12 +232,13 @@ func (b *Broker) describeBrokerConfigs(names []string, synonyms, docs bool) []km
 // listenerKeyEntries describes the listener-prefixed keys
 // (listener.name.<listener>.<setting>) set at any of the layers, as Kafka
 // lists them with the broker's: typed and documented as their setting, so
-// a password stays hidden; only the connection limits are alterable.
+// a password stays hidden; only the connection limits and the stores of
+// TLS listeners are alterable.
 func listenerKeyEntries(layers []configLayer, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	set := map[string]bool{}
 	for _, l := range layers {
 		for k := range l.values {
-			if isListenerKey(k) || isDynamicListenerKey(k) {
+			if isListenerKey(k) || isDynamicListenerKey(k) || isDynamicSSLKey(k) {
 				set[k] = true
 			}
 		}
@@ -254,7 +255,7 @@ func listenerKeyEntries(layers []configLayer, names []string, synonyms, docs boo
 			}
 		}
 		typ, doc := listenerSettingType(k)
-		out = append(out, describeEntry(k, typ, doc, chain[0].Value, chain, !isDynamicListenerKey(k), synonyms, docs))
+		out = append(out, describeEntry(k, typ, doc, chain[0].Value, chain, !isDynamicListenerKey(k) && !isDynamicSSLKey(k), synonyms, docs))
 	}
 	return out
 }

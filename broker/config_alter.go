@@ -272,6 +272,13 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr != nil {
 		return cerr
 	}
+	changed := make([]string, 0, len(r.ops))
+	for _, o := range r.ops {
+		changed = append(changed, o.name)
+	}
+	if cerr := checkSSLStoreLevel(perBroker, changed); cerr != nil {
+		return cerr
+	}
 	if cerr := b.checkELRMinISR(perBroker, cur, next); cerr != nil {
 		return cerr
 	}
@@ -287,12 +294,18 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	}
 	live, err := overlay(&b.cfg, newCluster, newBroker)
 	if err != nil {
+		if slices.ContainsFunc(changed, isDynamicSSLKey) {
+			return storeRefusal("%v", err) // a store that does not load
+		}
 		return configErr(errInvalidRequest, "%s", err.Error())
 	}
 	if cerr := validateThreadCounts(b.liveConfig(), live); cerr != nil {
 		return cerr
 	}
 	if cerr := validateListenerConnectionChange(b.liveConfig(), live); cerr != nil {
+		return cerr
+	}
+	if cerr := validateStoreChange(b.liveConfig(), live); cerr != nil {
 		return cerr
 	}
 	if validateOnly {
@@ -385,7 +398,7 @@ func (b *Broker) keepClusterMinISR() error {
 func validateDynamicBrokerConfigs(props map[string]string) *configError {
 	var static []string
 	for k := range props {
-		if !dynamicBrokerKeys[k] && !isDynamicListenerKey(k) {
+		if !dynamicBrokerKeys[k] && !isDynamicListenerKey(k) && !isDynamicSSLKey(k) {
 			static = append(static, k)
 		}
 	}

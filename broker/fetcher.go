@@ -528,7 +528,7 @@ func (b *Broker) interBrokerClientOpts(addr, clientID string, rcvBuf int) []kgo.
 	if m := b.cfg.InterBrokerSASL; m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
-	t := b.cfg.interBrokerTLS()
+	t := b.liveClientCertificate(b.cfg.interBrokerTLS())
 	switch {
 	case rcvBuf > 0:
 		opts = append(opts, kgo.Dialer(dialWithReceiveBuffer(rcvBuf, t)))

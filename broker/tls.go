@@ -39,6 +39,8 @@ var tlsKeys = []configKey{
 	{"ssl.enabled.protocols", "LIST", "TLSv1.2,TLSv1.3", "The TLS versions allowed.", nil},
 	{"ssl.cipher.suites", "LIST", "", "The cipher suites allowed, by their IANA names; empty: Go's defaults.", nil},
 	{"ssl.endpoint.identification.algorithm", "STRING", "https", "How replicas check a leader's certificate names it: https, or empty for no check.", nil},
+	{"ssl.allow.dn.changes", "BOOLEAN", "false", "Whether a key store altered at runtime may hold a certificate for another subject (DN) than the one in use.", nil},
+	{"ssl.allow.san.changes", "BOOLEAN", "false", "Whether a key store altered at runtime may hold a certificate with other subject alternative names than the one in use.", nil},
 	{"ssl.principal.mapping.rules", "STRING", "DEFAULT", "How a client certificate's subject becomes its user on an SSL listener: rules RULE:pattern/replacement/[LU] and DEFAULT, the first that matches wins (KIP-371).", nil},
 }
 
@@ -217,7 +219,7 @@ func tlsPrincipal(state tls.ConnectionState, rules *sslprincipal.Mapper) (string
 // with a deadline, and returns the connection to serve and, on an SSL
 // listener, the user its client certificate names.
 func (b *Broker) tlsHandshake(nc net.Conn, l *listener) (net.Conn, string, bool) {
-	tc := tls.Server(nc, l.security.TLS)
+	tc := tls.Server(nc, b.serverTLS(l))
 	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
 		b.logger.Info("failed TLS handshake", "remote", nc.RemoteAddr().String(), "listener", l.name, "err", err)

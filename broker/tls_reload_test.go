@@ -1,0 +1,166 @@
+package broker
+
+import (
+	"crypto/tls"
+	"crypto/x509/pkix"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// peerCertificate is the certificate the SSL listener at addr shows a
+// new connection.
+func peerCertificate(t *testing.T, addr string, roots *tls.Config) []byte {
+	t.Helper()
+	c, err := tls.Dial("tcp", addr, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0].Raw
+}
+
+// TestDynamicKeyStore: KIP-226's key store update, as Kafka 4.4 answers it
+// (checked by hand): a per-broker listener-prefixed key store of the same
+// subject and names is taken and shown to new connections while an open
+// one goes on; another subject, a store that does not load, the
+// cluster-wide level and the key without the listener prefix are refused
+// with INVALID_REQUEST and Kafka's messages; ssl.allow.dn.changes lets
+// another subject in; the change survives a restart.
+func TestDynamicKeyStore(t *testing.T) {
+	pki := newTestPKI(t)
+	dir := t.TempDir()
+	props := pki.tlsProps(dir, nil)
+	b := startBrokerWith(t, props)
+	roots := &tls.Config{RootCAs: pki.pool}
+	ssl := listenerAddr(t, b, "SSL")
+	first := peerCertificate(t, ssl, roots)
+	open := tlsClient(t, ssl, roots)
+	if err := open.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	admin := saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT"))
+	alter := func(broker bool, kv ...string) (int16, string) {
+		t.Helper()
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		res := kmsg.NewIncrementalAlterConfigsRequestResource()
+		res.ResourceType = kmsg.ConfigResourceTypeBroker
+		if broker {
+			res.ResourceName = "1"
+		}
+		for i := 0; i < len(kv); i += 2 {
+			res.Configs = append(res.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: kv[i], Value: kmsg.StringPtr(kv[i+1])})
+		}
+		req.Resources = append(req.Resources, res)
+		resp, err := req.RequestWith(ctxT(t), admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.Resources[0]
+		if r.ErrorMessage == nil {
+			return r.ErrorCode, ""
+		}
+		return r.ErrorCode, *r.ErrorMessage
+	}
+	const key = "listener.name.ssl.ssl.keystore.location"
+
+	renewed, _ := pki.keyStore("renewed", pkix.Name{CommonName: "broker"})
+	if code, msg := alter(true, key, renewed); code != 0 {
+		t.Fatalf("a renewed key store: %d %s", code, msg)
+	}
+	second := peerCertificate(t, ssl, roots)
+	if string(second) == string(first) {
+		t.Fatal("new connections still get the old certificate")
+	}
+	if err := open.Ping(ctxT(t)); err != nil {
+		t.Fatalf("a connection made before the change: %v", err)
+	}
+
+	other, _ := pki.keyStore("other", pkix.Name{CommonName: "someone-else"})
+	for _, c := range []struct {
+		broker bool
+		kv     []string
+		msg    string
+	}{
+		{true, []string{key, other}, "Keystore DistinguishedName does not match:  existing={DN=CN=broker}, new={DN=CN=someone-else}"},
+		{true, []string{key, dir + "/missing.pem"}, "Validation of dynamic config update of SSLFactory failed"},
+		{false, []string{key, renewed}, "Cannot update these configs at default cluster level, broker id must be specified: [" + key + "]"},
+		{true, []string{"ssl.keystore.location", renewed}, "These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.location]"},
+	} {
+		code, msg := alter(c.broker, c.kv...)
+		if code != kerr.InvalidRequest.Code || !strings.Contains(msg, c.msg) {
+			t.Errorf("%v: %d %q, want INVALID_REQUEST with %q", c.kv, code, msg, c.msg)
+		}
+	}
+	if got := peerCertificate(t, ssl, roots); string(got) != string(second) {
+		t.Fatal("a refused key store was put in use")
+	}
+
+	// The change is stored: a restart serves the renewed certificate.
+	b.Close()
+	b = startBrokerWith(t, props)
+	if got := peerCertificate(t, listenerAddr(t, b, "SSL"), roots); string(got) != string(second) {
+		t.Fatal("the altered key store was lost at restart")
+	}
+	admin = saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT"))
+	describe := kmsg.NewPtrDescribeConfigsRequest()
+	describe.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "1", ConfigNames: []string{key}}}
+	resp, err := describe.RequestWith(ctxT(t), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := resp.Resources[0].Configs; len(cs) != 1 || cs[0].Value == nil || *cs[0].Value != renewed ||
+		cs[0].Source != kmsg.ConfigSourceDynamicBrokerConfig || cs[0].ReadOnly {
+		t.Errorf("described %s: %+v", key, cs)
+	}
+
+	// With ssl.allow.dn.changes another subject is taken.
+	b.Close()
+	props["ssl.allow.dn.changes"] = "true"
+	b = startBrokerWith(t, props)
+	admin = saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT"))
+	if code, msg := alter(true, key, other); code != 0 {
+		t.Fatalf("another subject with ssl.allow.dn.changes: %d %s", code, msg)
+	}
+	os.Remove(other) // loaded already: new connections do not read it
+	if got := peerCertificate(t, listenerAddr(t, b, "SSL"), roots); string(got) == string(second) {
+		t.Fatal("the certificate of another subject was not put in use")
+	}
+}
+
+// On the inter-broker listener a new key store must be one the listener's
+// trust store trusts, since the other brokers check it with theirs; a
+// renewed one is taken, and replication goes on over new connections.
+func TestDynamicKeyStoreInterBroker(t *testing.T) {
+	pki := newTestPKI(t)
+	c := startCluster(t, 3, pki.clusterProps("PLAINTEXT:SSL,CONTROLLER:PLAINTEXT"))
+	cl := c.client(kgo.DialTLSConfig(pki.clientTLS()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	const key = "listener.name.plaintext.ssl.keystore.location"
+	stranger, _ := newTestPKI(t).keyStore("stranger", pkix.Name{CommonName: "node"})
+	resps, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: key, Value: kmsg.StringPtr(stranger)}}, 1)
+	if err != nil || len(resps) != 1 || !errors.Is(resps[0].Err, kerr.InvalidRequest) || !strings.Contains(resps[0].ErrMessage, "not trusted by its trust store") {
+		t.Fatalf("a key store from another CA on the inter-broker listener: %+v %v", resps, err)
+	}
+	renewed, _ := pki.keyStore("renewed-node", pkix.Name{CommonName: "node"})
+	for _, id := range []int32{1, 2, 3} {
+		resps, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: key, Value: kmsg.StringPtr(renewed)}}, id)
+		if err != nil || resps[0].Err != nil {
+			t.Fatalf("renewing node %d's key store: %+v %v", id, resps, err)
+		}
+	}
+	if _, err := adm.CreateTopic(ctxT(t), 3, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("3")}, "after-renewal"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: "after-renewal", Partition: int32(i % 3), Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("acks=all with every replica fetching after the renewal: %v", err)
+		}
+	}
+}
