@@ -232,8 +232,9 @@ func (b *Broker) describeBrokerConfigs(names []string, synonyms, docs bool) []km
 // listenerKeyEntries describes the listener-prefixed keys
 // (listener.name.<listener>.<setting>) set at any of the layers, as Kafka
 // lists them with the broker's: typed and documented as their setting, so
-// a password stays hidden; only the connection limits and the stores of
-// TLS listeners are alterable.
+// a password stays hidden; the connection limits are alterable (the TLS
+// stores too, but Kafka describes them read-only, as every
+// listener-prefixed key).
 func listenerKeyEntries(layers []configLayer, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	set := map[string]bool{}
 	for _, l := range layers {
@@ -255,7 +256,7 @@ func listenerKeyEntries(layers []configLayer, names []string, synonyms, docs boo
 			}
 		}
 		typ, doc := listenerSettingType(k)
-		out = append(out, describeEntry(k, typ, doc, chain[0].Value, chain, !isDynamicListenerKey(k) && !isDynamicSSLKey(k), synonyms, docs))
+		out = append(out, describeEntry(k, typ, doc, chain[0].Value, chain, !isDynamicListenerKey(k), synonyms, docs))
 	}
 	return out
 }

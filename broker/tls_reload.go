@@ -7,7 +7,7 @@ package broker
 // The live configuration is rebuilt with the new keys, which loads the
 // stores as at start, so a store that does not load refuses the change;
 // so does a key store whose certificate names another subject or other
-// subject alternative names than the one in use, unless
+// subject alternative names (a superset will do) than the one in use, unless
 // ssl.allow.dn.changes / ssl.allow.san.changes, and on the inter-broker
 // listener a key store the listener's trust store does not trust (or a
 // trust store that does not trust the key store), since the other brokers
@@ -84,7 +84,7 @@ func validateStoreChange(cur, next *Config) *configError {
 		if !allow("ssl.allow.dn.changes") && string(oldCert.RawSubject) != string(newCert.RawSubject) {
 			return storeRefusal("Keystore DistinguishedName does not match:  existing={DN=%s}, new={DN=%s}", dn(oldCert), dn(newCert))
 		}
-		if !allow("ssl.allow.san.changes") && !slices.Equal(sans(oldCert), sans(newCert)) {
+		if !allow("ssl.allow.san.changes") && !containsAll(sans(newCert), sans(oldCert)) {
 			return storeRefusal("Keystore SubjectAltNames do not match:  existing={SAN=%v}, new={SAN=%v}", sans(oldCert), sans(newCert))
 		}
 		if name != next.InterBrokerListener || sec.TLS.ClientCAs == nil {
@@ -98,6 +98,16 @@ func validateStoreChange(cur, next *Config) *configError {
 		}
 	}
 	return nil
+}
+
+// containsAll reports whether every one of want is in have.
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func storeRefusal(format string, args ...any) *configError {

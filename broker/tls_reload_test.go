@@ -1,18 +1,46 @@
 package broker
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// keyStoreNaming writes a PEM key store whose certificate, signed by the
+// test CA, names subject and the given subject alternative names.
+func keyStoreNaming(t *testing.T, p *testPKI, name string, subject pkix.Name, ips []net.IP, dns []string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: subject, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	return p.write(name+".pem", append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...))
+}
 
 // peerCertificate is the certificate the SSL listener at addr shows a
 // new connection.
@@ -28,8 +56,9 @@ func peerCertificate(t *testing.T, addr string, roots *tls.Config) []byte {
 
 // TestDynamicKeyStore: KIP-226's key store update, as Kafka 4.4 answers it
 // (checked by hand): a per-broker listener-prefixed key store of the same
-// subject and names is taken and shown to new connections while an open
-// one goes on; another subject, a store that does not load, the
+// subject and names (or more names) is taken and shown to new connections
+// while an open one goes on; fewer names, another subject, a store that
+// does not load, the
 // cluster-wide level and the key without the listener prefix are refused
 // with INVALID_REQUEST and Kafka's messages; ssl.allow.dn.changes lets
 // another subject in; the change survives a restart.
@@ -82,7 +111,20 @@ func TestDynamicKeyStore(t *testing.T) {
 		t.Fatalf("a connection made before the change: %v", err)
 	}
 
-	other, _ := pki.keyStore("other", pkix.Name{CommonName: "someone-else"})
+	// More subject alternative names will do (Kafka asks only that the old
+	// ones stay); fewer or others will not.
+	loopback := []net.IP{net.IPv4(127, 0, 0, 1)}
+	wider := keyStoreNaming(t, pki, "wider", pkix.Name{CommonName: "broker"}, loopback, []string{"broker.example"})
+	if code, msg := alter(true, key, wider); code != 0 {
+		t.Fatalf("a key store with one name more: %d %s", code, msg)
+	}
+	second = peerCertificate(t, ssl, roots)
+	narrower := keyStoreNaming(t, pki, "narrower", pkix.Name{CommonName: "broker"}, nil, []string{"broker.example"})
+	if code, msg := alter(true, key, narrower); code != kerr.InvalidRequest.Code || !strings.Contains(msg, "Keystore SubjectAltNames do not match:  existing={SAN=[DNS:broker.example IP:127.0.0.1]}, new={SAN=[DNS:broker.example]}") {
+		t.Fatalf("a key store without the address: %d %s", code, msg)
+	}
+
+	other := keyStoreNaming(t, pki, "other", pkix.Name{CommonName: "someone-else"}, loopback, []string{"broker.example"})
 	for _, c := range []struct {
 		broker bool
 		kv     []string
@@ -90,8 +132,8 @@ func TestDynamicKeyStore(t *testing.T) {
 	}{
 		{true, []string{key, other}, "Keystore DistinguishedName does not match:  existing={DN=CN=broker}, new={DN=CN=someone-else}"},
 		{true, []string{key, dir + "/missing.pem"}, "Validation of dynamic config update of SSLFactory failed"},
-		{false, []string{key, renewed}, "Cannot update these configs at default cluster level, broker id must be specified: [" + key + "]"},
-		{true, []string{"ssl.keystore.location", renewed}, "These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.location]"},
+		{false, []string{key, wider}, "Cannot update these configs at default cluster level, broker id must be specified: [" + key + "]"},
+		{true, []string{"ssl.keystore.location", wider}, "These security configs can be dynamically updated only per-listener using the listener prefix: [ssl.keystore.location]"},
 	} {
 		code, msg := alter(c.broker, c.kv...)
 		if code != kerr.InvalidRequest.Code || !strings.Contains(msg, c.msg) {
@@ -115,8 +157,8 @@ func TestDynamicKeyStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs := resp.Resources[0].Configs; len(cs) != 1 || cs[0].Value == nil || *cs[0].Value != renewed ||
-		cs[0].Source != kmsg.ConfigSourceDynamicBrokerConfig || cs[0].ReadOnly {
+	if cs := resp.Resources[0].Configs; len(cs) != 1 || cs[0].Value == nil || *cs[0].Value != wider ||
+		cs[0].Source != kmsg.ConfigSourceDynamicBrokerConfig || !cs[0].ReadOnly { // read-only, as Kafka describes every listener-prefixed key
 		t.Errorf("described %s: %+v", key, cs)
 	}
 
