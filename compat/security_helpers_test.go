@@ -130,6 +130,12 @@ func startTLSBroker(t *testing.T) tlsBroker {
 // certificate in PEM.
 func keytoolStores(t *testing.T) (keyStore, trustStore, certFile string) {
 	t.Helper()
+	return keytoolStoresFor(t, "CN=127.0.0.1")
+}
+
+// keytoolStoresFor is keytoolStores with the certificate's subject dname.
+func keytoolStoresFor(t *testing.T, dname string) (keyStore, trustStore, certFile string) {
+	t.Helper()
 	keytool, err := exec.LookPath("keytool")
 	if err != nil {
 		t.Fatalf("keytool (from the JDK) is needed: %v", err)
@@ -142,7 +148,7 @@ func keytoolStores(t *testing.T) (keyStore, trustStore, certFile string) {
 		}
 	}
 	keyStore, certFile, trustStore = filepath.Join(dir, "broker.jks"), filepath.Join(dir, "broker.pem"), filepath.Join(dir, "client-trust.p12")
-	run("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-dname", "CN=127.0.0.1",
+	run("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-dname", dname,
 		"-ext", "SAN=IP:127.0.0.1", "-validity", "2", "-storetype", "JKS", "-keystore", keyStore, "-storepass", "ks-secret", "-keypass", "ks-secret")
 	run("-exportcert", "-rfc", "-alias", "broker", "-keystore", keyStore, "-storepass", "ks-secret", "-file", certFile)
 	run("-importcert", "-noprompt", "-alias", "broker", "-file", certFile, "-storetype", "PKCS12", "-keystore", trustStore, "-storepass", "ts-secret")

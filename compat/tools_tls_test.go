@@ -48,7 +48,37 @@ func (e *cliEnv) testTLS(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "SSL handshake failed") {
 		t.Fatalf("without the broker's certificate: output lacks the handshake failure:\n%s\n%s", r.stdout, r.stderr)
 	}
+	e.checkKeyStoreRenewal(t, tb)
 	e.checkControllerTLS(t)
+}
+
+// checkKeyStoreRenewal renews the SSL listener's key store with
+// kafka-configs while the broker runs (KIP-226): a new keytool key store
+// of the same subject is taken, after which kafka-topics trusting only the
+// renewed certificate gets in and one trusting only the old one fails its
+// handshake; a key store of another subject is refused with Kafka's
+// message, and kafka-configs fails.
+func (e *cliEnv) checkKeyStoreRenewal(t *testing.T, tb tlsBroker) {
+	renewed, renewedTrust, _ := keytoolStoresFor(t, "CN=127.0.0.1")
+	alter := func(keyStore string) cliResult {
+		return e.try(t, "", e.cls.configs, "--bootstrap-server", tb.plainAddr, "--entity-type", "brokers", "--entity-name", "1", "--alter",
+			"--add-config", "listener.name.ssl.ssl.keystore.location="+keyStore+",listener.name.ssl.ssl.keystore.password=ks-secret")
+	}
+	if r := alter(renewed); r.err != nil || !strings.Contains(r.stdout, "Completed updating config for broker 1.") {
+		t.Fatalf("kafka-configs renewing the key store: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
+	trusting := func(name, store string) string {
+		return cliProperties(t, name, fmt.Sprintf("security.protocol=SSL\nssl.truststore.location=%s\nssl.truststore.password=ts-secret\nssl.truststore.type=PKCS12\n", store))
+	}
+	e.run(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", trusting("renewed-trust", renewedTrust), "--list")
+	if r := e.try(t, "", e.cls.topics, "--bootstrap-server", tb.sslAddr, "--command-config", trusting("old-trust", tb.trustStore), "--list"); r.err == nil {
+		t.Fatalf("kafka-topics trusting only the old certificate got in after the renewal:\n%s", r.stdout)
+	}
+	stranger, _, _ := keytoolStoresFor(t, "CN=stranger")
+	r := alter(stranger)
+	if r.err == nil || !strings.Contains(r.stdout+r.stderr, "Keystore DistinguishedName does not match") {
+		t.Fatalf("kafka-configs with a key store of another subject: %v\n%s\n%s", r.err, r.stdout, r.stderr)
+	}
 }
 
 // checkControllerTLS starts three nodes whose CONTROLLER listeners are
