@@ -15,8 +15,9 @@ package broker
 // (the group and transaction coordinators), kafka.log.LogManager (the
 // log dirs: recovery, failures, moves, flushes, retention),
 // org.apache.kafka.storage.internals.log.LogCleaner (compaction), in a
-// cluster org.apache.kafka.controller and state.change.logger (this
-// node's partitions becoming leaders and followers),
+// cluster org.apache.kafka.controller, state.change.logger (this node's
+// partitions becoming leaders and followers) and kafka.cluster.Partition
+// (the ISR changes of the partitions it leads),
 // kafka.request.logger (request_logger.go) and kafka.authorizer.logger
 // (authorizer_logger.go). Those Kafka's log4j2.yaml gives a level of
 // their own have it here too. The legacy AlterConfigs does not take this
@@ -42,6 +43,7 @@ const (
 	logManagerLoggerName  = "kafka.log.LogManager"
 	logCleanerLoggerName  = "org.apache.kafka.storage.internals.log.LogCleaner"
 	stateChangeLoggerName = "state.change.logger"
+	partitionLoggerName   = "kafka.cluster.Partition"
 )
 
 // describeBrokerLoggers answers DescribeConfigs for this node's loggers:

@@ -55,7 +55,10 @@ type cluster struct {
 	// stateChange is state.change.logger: this node's partitions becoming
 	// leaders and followers (nil on a controller-only node).
 	stateChange *slog.Logger
-	stop        chan struct{}
+	// partitionLog is kafka.cluster.Partition: the ISR changes of the
+	// partitions this node leads (nil on a controller-only node).
+	partitionLog *slog.Logger
+	stop         chan struct{}
 	// stopped ends every request to the controller in flight when the node
 	// stops, so that none holds up Close (see sendContext).
 	stopped    context.Context
@@ -150,6 +153,7 @@ func (b *Broker) startController(dirPath string) error {
 	cl.fetchers = newFetcherManager(b)
 	if cfg.hasRole("broker") {
 		cl.stateChange = b.loggers.LoggerAt(stateChangeLoggerName, "INFO")
+		cl.partitionLog = b.loggers.Logger(partitionLoggerName)
 	}
 	b.cluster = cl
 	if cfg.hasRole("controller") {

@@ -576,6 +576,17 @@ func TestClusterMinInsyncReplicas(t *testing.T) {
 		p := describe()
 		return len(p.ISR) == 2 && len(p.EligibleLeaderReplicas) == 0 && len(p.LastKnownELR) == 0
 	})
+	// The leader logs the ISR's growth through kafka.cluster.Partition, as
+	// Kafka's Partition does: its proposal, then the controller's answer.
+	for _, msg := range []string{fmt.Sprintf(`msg="expanding ISR" node=%d topic=mi partition=0 from=[%d] to=`, leader, leader),
+		fmt.Sprintf(`msg="ISR updated" node=%d topic=mi partition=0 isr=`, leader)} {
+		if !strings.Contains(c.log.String(), msg) {
+			t.Errorf("no %s record in the nodes' logs", msg)
+		}
+	}
+	if got := describedConfigsOf(t, raw, kmsg.ConfigResourceTypeBrokerLogger, fmt.Sprint(leader))[partitionLoggerName].value(); got != "INFO" {
+		t.Errorf("%s at %q on the leader, want INFO (following kafka)", partitionLoggerName, got)
+	}
 	if err := all.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("accepted")}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,10 @@ func (b *Broker) followerFetched(p *partition, replica int32, brokerEpoch, fetch
 	p.leader.mu.Unlock()
 	p.advanceHighWatermark()
 	if expand && b.isrEligible(replica, brokerEpoch) {
-		b.alterISR(p, st, append(slices.Clone(st.isr), replica))
+		isr := append(slices.Clone(st.isr), replica)
+		b.cluster.partitionLog.Info("expanding ISR", "topic", p.topic.name, "partition", p.index, "from", st.isr, "to", isr,
+			"high.watermark", p.log.HighWatermark(), "end.offset", leo)
+		b.alterISR(p, st, isr)
 	}
 }
 
@@ -156,7 +159,8 @@ func (b *Broker) shrinkISRs(now time.Time) {
 			shrink := len(keep) < len(st.isr) && p.leader.pendingISR == nil
 			p.leader.mu.Unlock()
 			if shrink {
-				b.logger.Info("shrinking ISR", "topic", t.name, "partition", p.index, "from", st.isr, "to", keep)
+				b.cluster.partitionLog.Info("shrinking ISR", "topic", t.name, "partition", p.index, "from", st.isr, "to", keep,
+					"high.watermark", p.log.HighWatermark(), "end.offset", p.log.LogEndOffset())
 				b.alterISR(p, st, keep)
 			}
 		}
@@ -210,16 +214,18 @@ func (b *Broker) alterISR(p *partition, st *replicaState, isr []int32) {
 		defer cancel()
 		resp, err := b.cluster.client.Send(ctx, req)
 		if err != nil {
-			b.logger.Warn("AlterPartition failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			b.cluster.partitionLog.Warn("AlterPartition failed", "topic", p.topic.name, "partition", p.index, "err", err)
 			return
 		}
 		r := resp.(*kmsg.AlterPartitionResponse)
 		for _, t := range r.Topics {
 			for _, rp := range t.Partitions {
 				if rp.ErrorCode != 0 {
-					b.logger.Info("AlterPartition refused", "topic", p.topic.name, "partition", p.index, "error", kerr.ErrorForCode(rp.ErrorCode))
+					b.cluster.partitionLog.Info("AlterPartition refused", "topic", p.topic.name, "partition", p.index, "error", kerr.ErrorForCode(rp.ErrorCode))
 					continue
 				}
+				b.cluster.partitionLog.Info("ISR updated", "topic", p.topic.name, "partition", p.index, "isr", rp.ISR,
+					"leader.epoch", rp.LeaderEpoch, "partition.epoch", rp.PartitionEpoch)
 				b.installState(p, &replicaState{leader: rp.LeaderID, leaderEpoch: rp.LeaderEpoch, partitionEpoch: rp.PartitionEpoch,
 					replicas: st.replicas, isr: rp.ISR})
 			}
