@@ -48,6 +48,11 @@ type cluster struct {
 	client      *controller.Client
 	incarnation [16]byte
 	epoch       atomic.Int64 // from BrokerRegistration; -1 before
+	// registered closes at the first registration, which must come within
+	// initial.broker.registration.timeout.ms of the node's start.
+	registered     chan struct{}
+	registeredOnce sync.Once
+	startedAt      time.Time
 	// previousEpoch is the epoch the log dir's last clean shutdown
 	// recorded, -1 after an unclean one: sent on registration (KIP-966).
 	previousEpoch int64
@@ -85,7 +90,8 @@ func (cl *cluster) image() *controller.Image { return cl.applied.Load() }
 // startController starts this node's voter of the controller quorum.
 func (b *Broker) startController(dirPath string) error {
 	cfg := b.cfg
-	cl := &cluster{b: b, stop: make(chan struct{}), kickHeartbeat: make(chan struct{}, 1), kickAssign: make(chan struct{}, 1)}
+	cl := &cluster{b: b, stop: make(chan struct{}), kickHeartbeat: make(chan struct{}, 1), kickAssign: make(chan struct{}, 1),
+		registered: make(chan struct{}), startedAt: time.Now()}
 	cl.stopped, cl.endStopped = context.WithCancel(context.Background())
 	cl.epoch.Store(-1)
 	cl.previousEpoch = logstore.PreviousBrokerEpochs(cfg.LogDirs)
@@ -172,6 +178,8 @@ func (b *Broker) startController(dirPath string) error {
 func (cl *cluster) awaitClusterID(ctx context.Context) (string, error) {
 	cl.b.logger.Info("waiting for the controller quorum", "voters", len(cl.b.cfg.Cluster.Voters))
 	observer := !cl.b.cfg.hasRole("controller")
+	timeout := time.NewTimer(time.Until(cl.registrationDeadline()))
+	defer timeout.Stop()
 	// Giving up ends an early registration in flight too.
 	defer context.AfterFunc(ctx, cl.endStopped)()
 	var lastTry time.Time
@@ -193,7 +201,33 @@ func (cl *cluster) awaitClusterID(ctx context.Context) (string, error) {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
 			return "", fmt.Errorf("stopped while waiting for the controller quorum: %w", ctx.Err())
+		case <-timeout.C:
+			return "", cl.registrationTimedOut()
 		}
+	}
+}
+
+// registrationDeadline is when the node must have registered.
+func (cl *cluster) registrationDeadline() time.Time {
+	return cl.startedAt.Add(cl.b.cfg.Cluster.InitialRegistrationTimeout)
+}
+
+func (cl *cluster) registrationTimedOut() error {
+	return fmt.Errorf("unable to register with the controller quorum within initial.broker.registration.timeout.ms (%d ms): shutting down, as Kafka's broker does",
+		cl.b.cfg.Cluster.InitialRegistrationTimeout.Milliseconds())
+}
+
+// awaitRegistration halts the node, as Kafka's BrokerLifecycleManager
+// shuts its broker down, if the first registration has not come by the
+// deadline.
+func (cl *cluster) awaitRegistration() {
+	t := time.NewTimer(time.Until(cl.registrationDeadline()))
+	defer t.Stop()
+	select {
+	case <-cl.registered:
+	case <-cl.stop:
+	case <-t.C:
+		cl.b.halt(cl.registrationTimedOut())
 	}
 }
 
@@ -203,7 +237,11 @@ func (cl *cluster) run() {
 	// The first image is applied before the client listeners accept, so
 	// that no request finds the broker without metadata.
 	cl.applyImage(cl.ctl.Image())
-	cl.wg.Add(4)
+	cl.wg.Add(5)
+	go func() {
+		defer cl.wg.Done()
+		cl.awaitRegistration()
+	}()
 	go func() {
 		defer cl.wg.Done()
 		cl.applyLoop()
@@ -403,6 +441,7 @@ func (cl *cluster) register() error {
 	}
 	cl.fenced.Store(true)
 	cl.epoch.Store(r.BrokerEpoch)
+	cl.registeredOnce.Do(func() { close(cl.registered) })
 	b.logger.Info("registered with the controller", "broker.epoch", r.BrokerEpoch)
 	return nil
 }

@@ -1221,3 +1221,27 @@ func TestClusterMetadataLogDir(t *testing.T) {
 		}
 	}
 }
+
+// A node that cannot register within initial.broker.registration.timeout.ms
+// gives up, as Kafka's broker does: here one voter of three starts, so no
+// quorum forms, and its start fails with the key named; a broker-only
+// node whose controllers are up registers and lives on past the timeout.
+func TestClusterInitialRegistrationTimeout(t *testing.T) {
+	c := clusterProps(t, 3, 0, map[string]string{"initial.broker.registration.timeout.ms": "1500"})
+	began := time.Now()
+	err := c.start(0)
+	if err == nil || !strings.Contains(err.Error(), "initial.broker.registration.timeout.ms (1500 ms)") {
+		t.Fatalf("a lone voter's start: %v", err)
+	}
+	if took := time.Since(began); took < 1500*time.Millisecond || took > 20*time.Second {
+		t.Fatalf("gave up after %v, want about 1.5 s", took)
+	}
+
+	live := startClusterRoles(t, 1, 1, map[string]string{"initial.broker.registration.timeout.ms": "1500"})
+	time.Sleep(2 * time.Second)
+	select {
+	case err := <-live.nodes[1].Fatal():
+		t.Fatalf("a registered broker halted: %v", err)
+	default:
+	}
+}

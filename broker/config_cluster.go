@@ -35,6 +35,7 @@ type ClusterConfig struct {
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
 	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
+	InitialRegistrationTimeout  time.Duration // initial.broker.registration.timeout.ms
 	OffsetsReplicationFactor    int16
 	TxnStateReplicationFactor   int16
 	ShareStateReplicationFactor int16
@@ -112,6 +113,7 @@ var clusterKeys = []configKey{
 		c.Cluster.LeaderImbalanceCheck = time.Duration(n) * time.Second
 		return err
 	}},
+	{"initial.broker.registration.timeout.ms", "INT", "60000", "When initially registering with the controller quorum, the number of milliseconds to wait before declaring failure and exiting the broker process.", millis(func(c *Config) *time.Duration { return &c.Cluster.InitialRegistrationTimeout })},
 	{"unclean.leader.election.interval.ms", "LONG", "300000", "The frequency with which the controller checks if it should perform an unclean leader election for leaderless partitions.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt64/int64(time.Millisecond))
 		c.Cluster.UncleanElectionCheck = time.Duration(n) * time.Millisecond
