@@ -374,7 +374,14 @@ func (cl *cluster) isrLoop() {
 // registering again.
 func (cl *cluster) heartbeatLoop() {
 	iv := cl.b.cfg.Cluster.BrokerHeartbeatInterval
+	var failedDirs dirFailureReport
 	for {
+		if cl.epoch.Load() >= 0 && failedDirs.overdue(cl.b.dirs.OfflineDirectoryIDs(), cl.b.cfg.Cluster.LogDirFailureTimeout) {
+			cl.b.halt(fmt.Errorf("the controller has not learnt of the failed log dirs within log.dir.failure.timeout.ms (%d ms)",
+				cl.b.cfg.Cluster.LogDirFailureTimeout.Milliseconds()))
+			return
+		}
+		offline := cl.b.dirs.OfflineDirectoryIDs()
 		if cl.epoch.Load() < 0 {
 			if err := cl.register(); err != nil {
 				cl.b.logger.Warn("broker registration failed", "err", err)
@@ -386,6 +393,7 @@ func (cl *cluster) heartbeatLoop() {
 			cl.epoch.Store(-1)
 			continue
 		} else {
+			failedDirs.reported(offline)
 			if was := cl.fenced.Swap(resp.IsFenced); was != resp.IsFenced {
 				cl.b.logger.Info("broker fencing changed", "fenced", resp.IsFenced)
 			}
@@ -397,6 +405,32 @@ func (cl *cluster) heartbeatLoop() {
 		case <-time.After(iv):
 		}
 	}
+}
+
+// dirFailureReport tracks whether the controller has learnt, from an
+// answered heartbeat, of every log dir that has failed here; a failure
+// it has not learnt of within log.dir.failure.timeout.ms halts the node,
+// as Kafka's BrokerLifecycleManager does, since the controller would go on
+// counting the lost replicas as in sync.
+type dirFailureReport struct {
+	acked   [][16]byte // offline dirs the last answered heartbeat carried
+	pending time.Time  // since when some offline dir is not among them; zero: none
+}
+
+// reported records the offline dirs an answered heartbeat carried.
+func (r *dirFailureReport) reported(dirs [][16]byte) { r.acked = dirs }
+
+// overdue reports whether some of offline has gone unreported for longer
+// than timeout.
+func (r *dirFailureReport) overdue(offline [][16]byte, timeout time.Duration) bool {
+	unreported := slices.ContainsFunc(offline, func(id [16]byte) bool { return !slices.Contains(r.acked, id) })
+	switch {
+	case !unreported:
+		r.pending = time.Time{}
+	case r.pending.IsZero():
+		r.pending = time.Now()
+	}
+	return unreported && time.Since(r.pending) > timeout
 }
 
 func (cl *cluster) register() error {

@@ -36,6 +36,7 @@ type ClusterConfig struct {
 	LeaderImbalanceCheck        time.Duration
 	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
 	InitialRegistrationTimeout  time.Duration // initial.broker.registration.timeout.ms
+	LogDirFailureTimeout        time.Duration // log.dir.failure.timeout.ms
 	OffsetsReplicationFactor    int16
 	TxnStateReplicationFactor   int16
 	ShareStateReplicationFactor int16
@@ -111,6 +112,11 @@ var clusterKeys = []configKey{
 	{"leader.imbalance.check.interval.seconds", "LONG", "300", "The frequency with which the partition rebalance check is triggered by the controller.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.Cluster.LeaderImbalanceCheck = time.Duration(n) * time.Second
+		return err
+	}},
+	{"log.dir.failure.timeout.ms", "LONG", "30000", "If the broker is unable to successfully communicate to the controller that some log directory has failed for longer than this time, the broker will fail and shut down.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt64/int64(time.Millisecond))
+		c.Cluster.LogDirFailureTimeout = time.Duration(n) * time.Millisecond
 		return err
 	}},
 	{"initial.broker.registration.timeout.ms", "INT", "60000", "When initially registering with the controller quorum, the number of milliseconds to wait before declaring failure and exiting the broker process.", millis(func(c *Config) *time.Duration { return &c.Cluster.InitialRegistrationTimeout })},

@@ -195,7 +195,9 @@ type diskCluster struct {
 const diskPartitions = 6
 
 func startDiskCluster(t *testing.T) *diskCluster {
-	c := clusterProps(t, 3, 0, nil)
+	// A failed dir the controller has not learnt of in a second halts a
+	// node: the tests' nodes, which report it, must not.
+	c := clusterProps(t, 3, 0, map[string]string{"log.dir.failure.timeout.ms": "1000"})
 	for i := range c.props {
 		c.props[i]["log.dirs"] = t.TempDir() + "," + t.TempDir()
 	}
@@ -441,5 +443,29 @@ func TestMetadataWriteFailureHalts(t *testing.T) {
 	resp := rc.request(req).(*kmsg.DescribeConfigsResponse)
 	if r := resp.Resources[0]; r.ErrorCode != 0 || len(r.Configs) != 1 || r.Configs[0].Source == kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("after the restart: %+v, want the topic without the failed override", r)
+	}
+}
+
+// A broker that cannot tell the controller of a failed log dir within
+// log.dir.failure.timeout.ms halts, as Kafka's does: here the other two
+// nodes are stopped, so no quorum answers its heartbeats, and then its
+// second dir fails (found at the next checkpoint write).
+func TestClusterLogDirFailureTimeout(t *testing.T) {
+	c := clusterProps(t, 3, 0, map[string]string{"log.dir.failure.timeout.ms": "1000", "replica.high.watermark.checkpoint.interval.ms": "200"})
+	for i := range c.props {
+		c.props[i]["log.dirs"] = t.TempDir() + "," + t.TempDir()
+	}
+	c.startAll()
+	node := c.nodes[0]
+	c.stop(1)
+	c.stop(2)
+	diskfault.Fail(t, node.dirs.All()[1].Path())
+	select {
+	case err := <-node.Fatal():
+		if !strings.Contains(err.Error(), "log.dir.failure.timeout.ms (1000 ms)") {
+			t.Fatalf("halted for another reason: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the broker did not halt with its failed dir unreported")
 	}
 }
