@@ -97,45 +97,40 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 // preferred replica is usable, in the ISR and not leading gets it back as
 // leader.
 func (c *Controller) rebalanceLeaders(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.active || ctx.Err() != nil {
-		return
-	}
-	img := c.Image()
-	recs := partitionRecords(img, func(t *Topic, p Partition) Partition {
-		if pref := p.Replicas[0]; p.Leader != pref && img.usable(pref) && slices.Contains(p.ISR, pref) {
-			p.Leader = pref
-		}
-		return p
+	c.proposePeriodic(ctx, "moved leaders back to preferred replicas", func(img *Image) []Record {
+		return partitionRecords(img, func(t *Topic, p Partition) Partition {
+			if pref := p.Replicas[0]; p.Leader != pref && img.usable(pref) && slices.Contains(p.ISR, pref) {
+				p.Leader = pref
+			}
+			return p
+		})
 	})
-	if len(recs) == 0 {
-		return
-	}
-	if _, err := c.propose(recs); err != nil {
-		c.log.Warn("controller: leader rebalance", "err", err)
-		return
-	}
-	c.log.Info("controller: moved leaders back to preferred replicas", "partitions", len(recs))
 }
 
 // electLeaderless elects leaders for the partitions that have none, by
 // the partition rules: unclean where the topic allows it (Kafka's
 // periodic electUnclean task).
 func (c *Controller) electLeaderless(ctx context.Context) {
+	c.proposePeriodic(ctx, "elected leaders for leaderless partitions", func(img *Image) []Record {
+		return c.leaderlessRecords(img, img.usable)
+	})
+}
+
+// proposePeriodic is one run of a periodic task of the active controller:
+// the partition records records makes from the image, proposed if any.
+func (c *Controller) proposePeriodic(ctx context.Context, done string, records func(*Image) []Record) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.active || ctx.Err() != nil {
 		return
 	}
-	img := c.Image()
-	recs := c.leaderlessRecords(img, img.usable)
+	recs := records(c.Image())
 	if len(recs) == 0 {
 		return
 	}
 	if _, err := c.propose(recs); err != nil {
-		c.log.Warn("controller: electing leaders for leaderless partitions", "err", err)
+		c.log.Warn("controller: periodic task failed", "task", done, "err", err)
 		return
 	}
-	c.log.Info("controller: elected leaders for leaderless partitions", "partitions", len(recs))
+	c.log.Info("controller: "+done, "partitions", len(recs))
 }
