@@ -1,46 +1,18 @@
 package broker
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
-	"net"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// keyStoreNaming writes a PEM key store whose certificate, signed by the
-// test CA, names subject and the given subject alternative names.
-func keyStoreNaming(t *testing.T, p *testPKI, name string, subject pkix.Name, ips []net.IP, dns []string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: subject, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	return p.write(name+".pem", append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...))
-}
 
 // peerCertificate is the certificate the SSL listener at addr shows a
 // new connection.
@@ -113,18 +85,17 @@ func TestDynamicKeyStore(t *testing.T) {
 
 	// More subject alternative names will do (Kafka asks only that the old
 	// ones stay); fewer or others will not.
-	loopback := []net.IP{net.IPv4(127, 0, 0, 1)}
-	wider := keyStoreNaming(t, pki, "wider", pkix.Name{CommonName: "broker"}, loopback, []string{"broker.example"})
+	wider, _ := pki.keyStoreNaming("wider", pkix.Name{CommonName: "broker"}, loopback, []string{"broker.example"})
 	if code, msg := alter(true, key, wider); code != 0 {
 		t.Fatalf("a key store with one name more: %d %s", code, msg)
 	}
 	second = peerCertificate(t, ssl, roots)
-	narrower := keyStoreNaming(t, pki, "narrower", pkix.Name{CommonName: "broker"}, nil, []string{"broker.example"})
+	narrower, _ := pki.keyStoreNaming("narrower", pkix.Name{CommonName: "broker"}, nil, []string{"broker.example"})
 	if code, msg := alter(true, key, narrower); code != kerr.InvalidRequest.Code || !strings.Contains(msg, "Keystore SubjectAltNames do not match:  existing={SAN=[DNS:broker.example IP:127.0.0.1]}, new={SAN=[DNS:broker.example]}") {
 		t.Fatalf("a key store without the address: %d %s", code, msg)
 	}
 
-	other := keyStoreNaming(t, pki, "other", pkix.Name{CommonName: "someone-else"}, loopback, []string{"broker.example"})
+	other, _ := pki.keyStoreNaming("other", pkix.Name{CommonName: "someone-else"}, loopback, []string{"broker.example"})
 	for _, c := range []struct {
 		broker bool
 		kv     []string

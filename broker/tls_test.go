@@ -46,7 +46,15 @@ func newTestPKI(t *testing.T) *testPKI {
 	return p
 }
 
+// loopback is the subject alternative name of the test certificates.
+var loopback = []net.IP{net.IPv4(127, 0, 0, 1)}
+
 func (p *testPKI) sign(subject pkix.Name, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	return p.signNaming(subject, isCA, loopback, nil)
+}
+
+// signNaming is sign with the certificate's subject alternative names.
+func (p *testPKI) signNaming(subject pkix.Name, isCA bool, ips []net.IP, dns []string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -54,7 +62,7 @@ func (p *testPKI) sign(subject pkix.Name, isCA bool) (*x509.Certificate, *ecdsa.
 	}
 	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
 	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	parent, signer := tmpl, key
 	if isCA {
@@ -81,7 +89,13 @@ func (p *testPKI) write(name string, data []byte) string {
 
 // keyStore writes a PEM key store (key and certificate) for subject.
 func (p *testPKI) keyStore(name string, subject pkix.Name) (string, tls.Certificate) {
-	cert, key := p.sign(subject, false)
+	return p.keyStoreNaming(name, subject, loopback, nil)
+}
+
+// keyStoreNaming is keyStore with the certificate's subject alternative
+// names.
+func (p *testPKI) keyStoreNaming(name string, subject pkix.Name, ips []net.IP, dns []string) (string, tls.Certificate) {
+	cert, key := p.signNaming(subject, false, ips, dns)
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
