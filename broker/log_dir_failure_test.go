@@ -143,11 +143,7 @@ func TestLogDirFailure(t *testing.T) {
 			t.Fatalf("the online dir: error %d, %d partitions, want the new topic's 3 added to its %d", d.ErrorCode, n, len(inFirst))
 		}
 	}
-	select {
-	case err := <-b.Fatal():
-		t.Fatalf("the broker halts with a dir still online: %v", err)
-	default:
-	}
+	notHalted(t, b, "with a dir still online")
 
 	// The first dir holds the metadata: its failure halts the broker.
 	mendFirst := diskfault.Fail(t, first)
@@ -156,14 +152,7 @@ func TestLogDirFailure(t *testing.T) {
 			break
 		}
 	}
-	select {
-	case err := <-b.Fatal():
-		if !strings.Contains(err.Error(), "metadata log dir") {
-			t.Fatalf("halted for %v, want the metadata log dir's failure", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the broker did not halt when its first log dir failed")
-	}
+	awaitHalt(t, b, "metadata log dir", 10*time.Second)
 	b.Close() // writes nothing: both dirs are offline
 	mend()
 	mendFirst()
@@ -345,11 +334,7 @@ func TestClusterLogDirFailure(t *testing.T) {
 			t.Fatalf("partition %d: offline replicas %v, broker 1's replica in the failed dir: %v", p.Partition, p.OfflineReplicas, want)
 		}
 	}
-	select {
-	case err := <-node.Fatal():
-		t.Fatalf("broker 1 halts although its first dir is fine: %v", err)
-	default:
-	}
+	notHalted(t, node, "although its first dir is fine")
 	acked.produce(t, 10)
 	acked.readAll(t)
 }
@@ -422,14 +407,7 @@ func TestMetadataWriteFailureHalts(t *testing.T) {
 	if code := alter(rc); code == 0 {
 		t.Fatal("a config change whose metadata write failed succeeded")
 	}
-	select {
-	case err := <-b.Fatal():
-		if !strings.Contains(err.Error(), "metadata log dir") {
-			t.Fatalf("halted for %v, want the metadata log dir's failure", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the broker did not halt when its metadata file could not be written")
-	}
+	awaitHalt(t, b, "metadata log dir", 10*time.Second)
 	b.Close()
 	if err := os.Remove(tmp); err != nil {
 		t.Fatal(err)
@@ -460,12 +438,29 @@ func TestClusterLogDirFailureTimeout(t *testing.T) {
 	c.stop(1)
 	c.stop(2)
 	diskfault.Fail(t, node.dirs.All()[1].Path())
+	awaitHalt(t, node, "log.dir.failure.timeout.ms (1000 ms)", 30*time.Second)
+}
+
+// awaitHalt waits up to within for b to halt, for a reason that names
+// reason.
+func awaitHalt(t *testing.T, b *Broker, reason string, within time.Duration) {
+	t.Helper()
 	select {
-	case err := <-node.Fatal():
-		if !strings.Contains(err.Error(), "log.dir.failure.timeout.ms (1000 ms)") {
-			t.Fatalf("halted for another reason: %v", err)
+	case err := <-b.Fatal():
+		if !strings.Contains(err.Error(), reason) {
+			t.Fatalf("halted for %v, want %q", err, reason)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the broker did not halt with its failed dir unreported")
+	case <-time.After(within):
+		t.Fatalf("the broker did not halt (%s) within %v", reason, within)
+	}
+}
+
+// notHalted fails the test if b has halted.
+func notHalted(t *testing.T, b *Broker, what string) {
+	t.Helper()
+	select {
+	case err := <-b.Fatal():
+		t.Fatalf("the broker halted %s: %v", what, err)
+	default:
 	}
 }
