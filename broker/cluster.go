@@ -156,7 +156,7 @@ func (b *Broker) startController(dirPath string) error {
 	}
 	cl.ctl = ctl
 	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.controllerSecurity())
-	cl.fetchers = newFetcherManager(b)
+	cl.fetchers = newFetcherManager(b, cfg.Cluster.NumReplicaFetchers)
 	if cfg.hasRole("broker") {
 		cl.stateChange = b.loggers.LoggerAt(stateChangeLoggerName, "INFO")
 		cl.partitionLog = b.loggers.Logger(partitionLoggerName)

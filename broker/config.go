@@ -435,7 +435,7 @@ func checked(validate func(string) error) func(*Config, string) error {
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
-// recovery threads (DynamicThreadPool), cordoned.log.dirs (Kafka 4.3's
+// recovery threads and the replica fetchers (DynamicThreadPool), cordoned.log.dirs (Kafka 4.3's
 // DynamicLogConfig), producer.id.expiration.ms and
 // transaction.partition.verification.enable
 // (DynamicProducerStateManagerConfig), the share groups' dead-letter
@@ -446,7 +446,7 @@ func checked(validate func(string) error) func(*Config, string) error {
 var dynamicBrokerKeys = func() map[string]bool {
 	keys := map[string]bool{"log.cleaner.threads": true, "log.cleaner.backoff.ms": true, "log.cleaner.dedupe.buffer.size": true,
 		"log.cleaner.io.max.bytes.per.second": true,
-		"num.recovery.threads.per.data.dir":   true, "producer.id.expiration.ms": true,
+		"num.recovery.threads.per.data.dir":   true, "num.replica.fetchers": true, "producer.id.expiration.ms": true,
 		"transaction.partition.verification.enable": true,
 		"max.connections.per.ip":                    true, "max.connections.per.ip.overrides": true,
 		"max.connections": true, "max.connection.creation.rate": true,

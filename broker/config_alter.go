@@ -426,6 +426,7 @@ var threadCounts = []struct {
 }{
 	{"log.cleaner.threads", func(c *Config) int { return c.CleanerThreads }},
 	{"num.recovery.threads.per.data.dir", func(c *Config) int { return c.RecoveryThreads }},
+	{"num.replica.fetchers", func(c *Config) int { return c.Cluster.NumReplicaFetchers }},
 }
 
 // validateThreadCounts refuses, as Kafka's DynamicThreadPool and
@@ -459,7 +460,7 @@ func dynamicValidator(name string) func(string) error {
 	switch name {
 	case "log.cleaner.threads":
 		return intAtLeast(0)
-	case "num.recovery.threads.per.data.dir", "producer.id.expiration.ms":
+	case "num.recovery.threads.per.data.dir", "num.replica.fetchers", "producer.id.expiration.ms":
 		return intAtLeast(1)
 	case "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size":
 		return longAtLeast(0)

@@ -32,6 +32,7 @@ type ClusterConfig struct {
 	ReplicaFetchBackoff         time.Duration // after a failed fetch
 	ReplicaSocketTimeout        time.Duration // how long a fetch waits for its response
 	ReplicaSocketReceiveBuffer  int           // SO_RCVBUF of the fetcher's connections; -1: the kernel's
+	NumReplicaFetchers          int           // fetchers per leader this node follows partitions of
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
 	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
@@ -101,6 +102,11 @@ var clusterKeys = []configKey{
 	{"replica.socket.receive.buffer.bytes", "INT", "65536", "The socket receive buffer for network requests to the leader for replicating data; -1 leaves the kernel's.", func(c *Config, v string) error {
 		n, err := parseSocketBuffer(v)
 		c.Cluster.ReplicaSocketReceiveBuffer = n
+		return err
+	}},
+	{"num.replica.fetchers", "INT", "1", "Number of fetcher threads used to replicate records from each source broker. The total number of fetchers on each broker is bound by num.replica.fetchers multiplied by the number of brokers in the cluster. Increasing this value can increase the degree of I/O parallelism in the follower and leader broker at the cost of higher CPU and memory utilization.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Cluster.NumReplicaFetchers = int(n)
 		return err
 	}},
 	{"replica.socket.timeout.ms", "INT", "30000", "The socket timeout for network requests. Its value should be at least replica.fetch.wait.max.ms", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaSocketTimeout })},

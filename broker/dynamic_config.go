@@ -78,8 +78,8 @@ func (b *Broker) reloadLiveConfig() {
 
 // setLiveConfig installs a new effective configuration and applies it to
 // every topic (their settings derive from the broker defaults), to the
-// log dir's background work and to accept loops waiting for a connection
-// slot.
+// log dir's background work, to accept loops waiting for a connection
+// slot and to the number of replica fetchers.
 func (b *Broker) setLiveConfig(c *Config) {
 	old := b.live.cur.Swap(c)
 	b.connCounts.limitsChanged()
@@ -88,4 +88,7 @@ func (b *Broker) setLiveConfig(c *Config) {
 	}
 	b.applyDirSettings(old)
 	b.applyThrottles()
+	if b.cluster != nil && (old == nil || old.Cluster.NumReplicaFetchers != c.Cluster.NumReplicaFetchers) {
+		b.cluster.fetchers.resize(c.Cluster.NumReplicaFetchers)
+	}
 }

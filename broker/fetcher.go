@@ -1,15 +1,15 @@
 package broker
 
-// The follower's side of replication: one replicaFetcher per leader,
-// copying the leader's batches for every partition this node follows
-// there (Kafka's ReplicaFetcherThread). A partition that starts following
-// (a new leader or leader epoch) is first truncated to where its log
-// agrees with the leader's: OffsetForLeaderEpoch with its latest epoch
-// gives the end of that epoch on the leader, and everything at or above it
-// here goes. Then fetches at the log end offset, naming this node as the
-// replica, bring batches that are appended unchanged (offsets, epochs and
-// CRCs are the leader's) and the leader's high watermark, which the
-// follower adopts up to its own log end.
+// The follower's side of replication: num.replica.fetchers replicaFetchers
+// per leader, each copying the leader's batches for its share of the
+// partitions this node follows there (Kafka's ReplicaFetcherThread). A
+// partition that starts following (a new leader or leader epoch) is first
+// truncated to where its log agrees with the leader's: OffsetForLeaderEpoch
+// with its latest epoch gives the end of that epoch on the leader, and
+// everything at or above it here goes. Then fetches at the log end offset,
+// naming this node as the replica, bring batches that are appended
+// unchanged (offsets, epochs and CRCs are the leader's) and the leader's
+// high watermark, which the follower adopts up to its own log end.
 
 import (
 	"context"
@@ -21,20 +21,30 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/keyhash"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// fetcherManager runs num.replica.fetchers fetchers per leader, each
+// copying the partitions Kafka's fetcher id gives it (keyhash.Fetcher), so
+// that one slow partition or a large batch does not hold up every other
+// one this node follows from the same leader.
 type fetcherManager struct {
-	b        *Broker
-	mu       sync.Mutex
-	byLeader map[int32]*replicaFetcher
-	closed   bool
+	b      *Broker
+	mu     sync.Mutex
+	n      int32 // fetchers per leader
+	byKey  map[fetcherKey]*replicaFetcher
+	closed bool
 }
 
-func newFetcherManager(b *Broker) *fetcherManager {
-	return &fetcherManager{b: b, byLeader: map[int32]*replicaFetcher{}}
+// fetcherKey names a fetcher: the leader it copies from and its number
+// among that leader's fetchers.
+type fetcherKey struct{ leader, id int32 }
+
+func newFetcherManager(b *Broker, fetchersPerLeader int) *fetcherManager {
+	return &fetcherManager{b: b, n: int32(fetchersPerLeader), byKey: map[fetcherKey]*replicaFetcher{}}
 }
 
 // followed is a partition a fetcher copies, with where it stands.
@@ -62,11 +72,11 @@ func (s followed) ready(now time.Time) bool {
 }
 
 type replicaFetcher struct {
-	m      *fetcherManager
-	leader int32
-	mu     sync.Mutex
-	parts  map[*partition]*followed
-	kick   chan struct{} // wakes a fetcher that follows nothing
+	m     *fetcherManager
+	key   fetcherKey
+	mu    sync.Mutex
+	parts map[*partition]*followed
+	kick  chan struct{} // wakes a fetcher that follows nothing
 	// restart abandons the request in flight (a fetch may be waiting up
 	// to replica.fetch.wait.max.ms for partitions that have nothing new)
 	// so that a partition just followed is truncated and fetched at once:
@@ -84,30 +94,57 @@ func (m *fetcherManager) follow(p *partition, leader, epoch int32) {
 	if m.closed {
 		return
 	}
-	for id, f := range m.byLeader {
-		if id != leader {
+	m.add(p, leader, &followed{epoch: epoch, truncate: true})
+}
+
+// add puts p on its fetcher for leader in state s, off every other one;
+// m.mu is held.
+func (m *fetcherManager) add(p *partition, leader int32, s *followed) {
+	key := fetcherKey{leader, keyhash.Fetcher(p.topic.name, p.index, m.n)}
+	for k, f := range m.byKey {
+		if k != key {
 			f.drop(p)
 		}
 	}
-	f := m.byLeader[leader]
+	f := m.byKey[key]
 	if f == nil {
-		f = &replicaFetcher{m: m, leader: leader, parts: map[*partition]*followed{},
+		f = &replicaFetcher{m: m, key: key, parts: map[*partition]*followed{},
 			kick: make(chan struct{}, 1), restart: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-		m.byLeader[leader] = f
+		m.byKey[key] = f
 		go f.run()
 	}
 	f.mu.Lock()
-	f.parts[p] = &followed{epoch: epoch, truncate: true}
+	f.parts[p] = s
 	f.mu.Unlock()
 	f.wake()
 	f.interrupt()
+}
+
+// resize changes the number of fetchers per leader (num.replica.fetchers
+// altered at runtime), as Kafka's resizeThreadPool does: every fetcher
+// stops, and each partition goes on to its fetcher under the new count
+// where it stood, truncated or not.
+func (m *fetcherManager) resize(fetchersPerLeader int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || int32(fetchersPerLeader) == m.n {
+		return
+	}
+	old := m.byKey
+	m.byKey, m.n = map[fetcherKey]*replicaFetcher{}, int32(fetchersPerLeader)
+	stopFetchers(old)
+	for k, f := range old {
+		for p, s := range f.parts { // f has stopped: nothing else touches parts
+			m.add(p, k.leader, s)
+		}
+	}
 }
 
 // remove stops copying p.
 func (m *fetcherManager) remove(p *partition) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, f := range m.byLeader {
+	for _, f := range m.byKey {
 		f.drop(p)
 	}
 }
@@ -115,11 +152,18 @@ func (m *fetcherManager) remove(p *partition) {
 func (m *fetcherManager) close() {
 	m.mu.Lock()
 	m.closed = true
-	fetchers := m.byLeader
-	m.byLeader = map[int32]*replicaFetcher{}
+	fetchers := m.byKey
+	m.byKey = map[fetcherKey]*replicaFetcher{}
 	m.mu.Unlock()
+	stopFetchers(fetchers)
+}
+
+// stopFetchers stops every fetcher and waits until each has.
+func stopFetchers(fetchers map[fetcherKey]*replicaFetcher) {
 	for _, f := range fetchers {
 		close(f.stop)
+	}
+	for _, f := range fetchers {
 		<-f.done
 	}
 }
@@ -202,7 +246,7 @@ func (f *replicaFetcher) run() {
 			}
 			continue
 		}
-		addr := b.cluster.brokerAddr(f.leader)
+		addr := b.cluster.brokerAddr(f.key.leader)
 		if addr == "" {
 			if !backoff() {
 				return
@@ -216,7 +260,7 @@ func (f *replicaFetcher) run() {
 			var err error
 			// replica.socket.timeout.ms bounds each request (f.request),
 			// so franz-go's own timeout must not come first.
-			opts := append(b.interBrokerClientOpts(addr, "gregor-replica-"+strconv.Itoa(int(b.cfg.NodeID)), b.cfg.Cluster.ReplicaSocketReceiveBuffer),
+			opts := append(b.interBrokerClientOpts(addr, f.clientID(), b.cfg.Cluster.ReplicaSocketReceiveBuffer),
 				kgo.RequestTimeoutOverhead(b.cfg.Cluster.ReplicaSocketTimeout))
 			client, err = kgo.NewClient(opts...)
 			if err != nil {
@@ -251,6 +295,12 @@ func (f *replicaFetcher) run() {
 			return
 		}
 	}
+}
+
+// clientID names the fetcher in its requests as Kafka's does:
+// broker-<this node>-fetcher-<fetcher id>.
+func (f *replicaFetcher) clientID() string {
+	return "broker-" + strconv.Itoa(int(f.m.b.cfg.NodeID)) + "-fetcher-" + strconv.Itoa(int(f.key.id))
 }
 
 // request sends one request to the leader and waits for its response at

@@ -1,24 +1,41 @@
 // Package keyhash places a coordinator's key (a group id, a transactional
 // id, a share-partition's "group:topicId:partition") in a partition of the
 // coordinator's internal topic exactly as Kafka does, so that a key has the
-// same coordinator whichever broker computes it.
+// same coordinator whichever broker computes it; and a followed partition
+// on one of a follower's replica fetchers, as Kafka's fetcher manager does.
 package keyhash
 
 import "unicode/utf16"
 
-// Partition is Kafka's Utils.abs(key.hashCode()) % partitions: Java's
-// String.hashCode over UTF-16 code units in wrapping int32 arithmetic,
-// with Integer.MIN_VALUE taken to 0 by Utils.abs.
+// Partition is Kafka's Utils.abs(key.hashCode()) % partitions.
 func Partition(key string, partitions int32) int32 {
+	return abs(stringHash(key)) % partitions
+}
+
+// Fetcher is Kafka's AbstractFetcherManager.getFetcherId: which of
+// fetchers fetchers copies a topic's partition,
+// Utils.abs(31 * topic.hashCode() + partition) % fetchers.
+func Fetcher(topic string, partition, fetchers int32) int32 {
+	return abs(31*stringHash(topic)+partition) % fetchers
+}
+
+// stringHash is Java's String.hashCode: over UTF-16 code units, in
+// wrapping int32 arithmetic.
+func stringHash(s string) int32 {
 	var h int32
-	for _, u := range utf16.Encode([]rune(key)) {
+	for _, u := range utf16.Encode([]rune(s)) {
 		h = 31*h + int32(u)
 	}
+	return h
+}
+
+// abs is Kafka's Utils.abs, which takes Integer.MIN_VALUE to 0.
+func abs(h int32) int32 {
 	switch {
 	case h == -1<<31:
-		h = 0
+		return 0
 	case h < 0:
-		h = -h
+		return -h
 	}
-	return h % partitions
+	return h
 }

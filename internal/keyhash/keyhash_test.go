@@ -23,3 +23,24 @@ func TestPartitionIsKafkas(t *testing.T) {
 		}
 	}
 }
+
+// The expected fetchers are Utils.abs(31 * topic.hashCode() + partition) %
+// n computed by Java: 31 * "polygenelubricants".hashCode() wraps to
+// Integer.MIN_VALUE, so its partition 0 goes to fetcher 0.
+func TestFetcherIsKafkas(t *testing.T) {
+	for _, tc := range []struct {
+		topic        string
+		partition, n int32
+		want         int32
+	}{
+		{"orders", 0, 3, 2}, {"orders", 7, 3, 1}, {"orders", 0, 4, 1}, {"orders", 49, 4, 0},
+		{"hello", 3, 4, 3}, {"hello", 49, 4, 1},
+		{"polygenelubricants", 0, 3, 0}, {"polygenelubricants", 3, 4, 1},
+		{"__consumer_offsets", 7, 3, 1}, {"__consumer_offsets", 49, 4, 2},
+		{"orders", 5, 1, 0},
+	} {
+		if got := Fetcher(tc.topic, tc.partition, tc.n); got != tc.want {
+			t.Errorf("Fetcher(%q, %d, %d) = %d, want %d", tc.topic, tc.partition, tc.n, got, tc.want)
+		}
+	}
+}
