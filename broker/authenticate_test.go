@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/properties"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -473,7 +474,7 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	props, err := ReadProperties(path)
+	props, err := properties.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/gregor-broker/gregor/broker"
+	"github.com/gregor-broker/gregor/internal/properties"
 )
 
 const usage = `usage:
@@ -84,7 +85,7 @@ func parseServeArgs(args []string) (serveArgs, error) {
 		case strings.HasPrefix(a, "-"):
 			return sa, fmt.Errorf("unknown flag %s\n%s", a, usage)
 		default:
-			file, err := broker.ReadProperties(a)
+			file, err := properties.Read(a)
 			if err != nil {
 				return sa, err
 			}

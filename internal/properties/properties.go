@@ -1,4 +1,7 @@
-package broker
+// Package properties reads Java properties files: Kafka's
+// server.properties, and the files Kafka's FileConfigProvider takes
+// secrets from.
+package properties
 
 import (
 	"bufio"
@@ -6,10 +9,10 @@ import (
 	"strings"
 )
 
-// ReadProperties reads a Java properties file such as Kafka's
+// Read reads a Java properties file such as Kafka's
 // server.properties: '#' and '!' comments, key=value, key:value or
 // "key value", and lines continued with a trailing backslash.
-func ReadProperties(path string) (map[string]string, error) {
+func Read(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
