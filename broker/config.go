@@ -15,6 +15,7 @@ import (
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/gregor-broker/gregor/delegation"
+	"github.com/gregor-broker/gregor/internal/configprovider"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 	fsasl "github.com/twmb/franz-go/pkg/sasl"
@@ -223,6 +224,7 @@ var brokerKeys = []configKey{
 		c.MetadataLogDir = v
 		return nil
 	}},
+	{configprovider.Key, "LIST", "", "Comma-separated alias names for config providers, whose variables ${alias:path:key} in the other keys are replaced at start: Kafka's FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider, named by config.providers.<alias>.class and configured by config.providers.<alias>.param.*.", func(*Config, string) error { return nil }},
 	{"cordoned.log.dirs", "LIST", "", "A comma-separated list of the directories that are cordoned. Entries in this list must be entries in log.dirs or log.dir configuration. This can also be set to * to cordon all log directories.", func(c *Config, v string) error {
 		c.CordonedLogDirs = splitList(v)
 		return nil
@@ -487,9 +489,21 @@ func DefaultConfig() Config {
 }
 
 // ParseConfig builds a Config from key/value pairs (server.properties and
-// overrides). It returns warnings for keys it does not know and an error
-// naming the key of the first bad value.
+// overrides), their config providers' variables resolved first
+// (configprovider). It returns warnings for keys it does not know and an
+// error naming the key of the first bad value.
 func ParseConfig(props map[string]string) (Config, []string, error) {
+	props, err := configprovider.Resolve(props)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	return parseResolved(props)
+}
+
+// parseResolved is ParseConfig for properties whose variables are
+// resolved: the static ones a node started with and the dynamic layers
+// over them, which Kafka stores and applies as they are written.
+func parseResolved(props map[string]string) (Config, []string, error) {
 	c := Config{values: map[string]string{}, explicit: map[string]bool{}}
 	c.Log = logstore.DefaultConfig()
 	var warnings []string
@@ -509,7 +523,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 			}
 			continue
 		}
-		if findKey(k) == nil && !isListenerKey(k) {
+		if findKey(k) == nil && !isListenerKey(k) && !configprovider.IsProviderKey(k) {
 			if knownUnusedKeys[k] {
 				warnings = append(warnings, fmt.Sprintf("config key %s is accepted but not used by Gregor yet", k))
 			} else {

@@ -40,7 +40,7 @@ func overlay(static *Config, layers ...map[string]string) (*Config, error) {
 			props[k] = v
 		}
 	}
-	c, _, err := ParseConfig(props)
+	c, _, err := parseResolved(props)
 	if err != nil {
 		return nil, err
 	}
