@@ -116,6 +116,13 @@ type Config struct {
 	// its last transaction's markers are being written.
 	AddPartitionsRetryBackoff, AddPartitionsRetryMax time.Duration
 
+	// How long a coordinator's write waits for its internal topic's ISR:
+	// offsets.commit.timeout.ms for groups, share.coordinator.write.timeout.ms
+	// for share-group state, and for transactions request.timeout.ms, which
+	// also bounds a broker's requests to another broker (forwarded share
+	// state, transaction markers and verification), as in Kafka.
+	OffsetsCommitTimeout, ShareStateWriteTimeout, RequestTimeout time.Duration
+
 	// Quota is how client quotas measure rates (quota.window.*).
 	Quota quota.Config
 	// Throttles are the replication and log-dir move throttles

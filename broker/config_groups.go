@@ -43,6 +43,11 @@ var groupKeys = []configKey{
 		c.Groups.OffsetsRetentionCheckInterval = time.Duration(n) * time.Millisecond
 		return err
 	}},
+	{"offsets.commit.timeout.ms", "INT", "5000", "Offset commit will be delayed until all replicas for the offsets topic receive the commit or this timeout is reached. This is similar to the producer request timeout. This is applied to all the writes made by the coordinator.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.OffsetsCommitTimeout = time.Duration(n) * time.Millisecond
+		return err
+	}},
 	{"offset.metadata.max.bytes", "INT", "4096", "The maximum size for a metadata entry associated with an offset commit.", func(c *Config, v string) error {
 		n, err := parseInt(v, 0, math.MaxInt32)
 		c.Groups.OffsetMetadataMaxBytes = int(n)

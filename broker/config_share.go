@@ -93,6 +93,11 @@ var shareKeys = []configKey{
 		c.ShareStateMinISR = n
 		return err
 	}},
+	{"share.coordinator.write.timeout.ms", "INT", "5000", "The duration in milliseconds that the share coordinator will wait for all replicas of the share-group state topic to receive a write.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.ShareStateWriteTimeout = time.Duration(n) * time.Millisecond
+		return err
+	}},
 	{"share.coordinator.state.topic.segment.bytes", "INT", "104857600", "The log segment size for the share-group state topic.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.ShareStateSegmentBytes = n

@@ -30,6 +30,7 @@ var txnKeys = []configKey{
 		c.TxnStateSegmentBytes = n
 		return err
 	}},
+	{"request.timeout.ms", "INT", "30000", "How long a broker waits for another broker's answer (forwarded share-group state, transaction markers and verification), and how long the transaction coordinator's writes wait for the ISR of its topic.", millis(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"transaction.max.timeout.ms", "INT", "900000", "The maximum allowed timeout for transactions; a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.Transactions.MaxTimeout = time.Duration(n) * time.Millisecond

@@ -26,6 +26,8 @@ type coordinatorTopic struct {
 	unload            func(partition int32)
 	// what a partition not led here is answered
 	notHere int16
+	// how long an append waits for the ISR before REQUEST_TIMED_OUT
+	writeTimeout time.Duration
 
 	ensureMu sync.Mutex // serialises the topic's creation
 }
@@ -173,7 +175,7 @@ func (ct *coordinatorTopic) append(p int32, batch []byte) (int64, error) {
 		return -1, err
 	}
 	pt.appended()
-	return res.BaseOffset, awaitHighWatermark(pt, st, res.LastOffset+1, ct.notHere)
+	return res.BaseOffset, awaitHighWatermark(pt, st, res.LastOffset+1, ct.notHere, ct.writeTimeout)
 }
 
 // Replay reads the partition from its start to its high watermark.
@@ -185,19 +187,17 @@ func (ct *coordinatorTopic) Replay(p int32, fn func([]byte) error) error {
 	return pt.log.ReplayCommitted(fn)
 }
 
-// commitTimeout bounds how long a coordinator write waits for the ISR.
-const commitTimeout = 10 * time.Second
-
 // awaitHighWatermark waits until the partition's high watermark reaches
-// end, or fails (with notLeader) when leadership moves or the timeout passes.
-func awaitHighWatermark(p *partition, st *replicaState, end int64, notLeader int16) error {
+// end, or fails: with notLeader when leadership moves, with
+// REQUEST_TIMED_OUT when timeout passes.
+func awaitHighWatermark(p *partition, st *replicaState, end int64, notLeader int16, timeout time.Duration) error {
 	if p.log.HighWatermark() >= end {
 		return nil
 	}
 	w := newWaiter()
 	p.addWaiter(w)
 	defer p.removeWaiter(w)
-	timer := time.NewTimer(commitTimeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for p.log.HighWatermark() < end {
 		if cur := p.state.Load(); cur.leader != p.topic.node || cur.leaderEpoch != st.leaderEpoch {

@@ -35,7 +35,8 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 			"compression.type": "producer",
 			"segment.bytes":    strconv.FormatInt(b.cfg.OffsetsSegmentBytes, 10),
 		},
-		notHere: errNotCoordinator,
+		notHere:      errNotCoordinator,
+		writeTimeout: b.cfg.OffsetsCommitTimeout,
 	}}
 	gc.load = func(p, _ int32) error { return gc.Load(p) }
 	gc.unload = func(p int32) { gc.Unload(p) }

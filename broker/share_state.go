@@ -42,7 +42,8 @@ func newShareStateCoordinator(b *Broker) *shareStateCoordinator {
 			"segment.bytes":                  strconv.FormatInt(b.cfg.ShareStateSegmentBytes, 10),
 			"unclean.leader.election.enable": "false",
 		},
-		notHere: errNotCoordinator,
+		notHere:      errNotCoordinator,
+		writeTimeout: b.cfg.ShareStateWriteTimeout,
 	}, peers: newPeerClients(b, "gregor-share-state")}
 	sc.load = func(p, _ int32) error { return sc.Load(p) }
 	sc.unload = func(p int32) { sc.Unload(p) }
@@ -120,7 +121,7 @@ func (sc *shareStateCoordinator) callOnce(k shareKey, req kmsg.Request, local fu
 	if client == nil {
 		return nil, errCoordinatorNotAvailable
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.RequestTimeout)
 	defer cancel()
 	resp, err := client.SeedBrokers()[0].Request(ctx, req)
 	if err != nil {

@@ -40,7 +40,8 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 			"segment.bytes":                  strconv.FormatInt(b.cfg.TxnStateSegmentBytes, 10),
 			"unclean.leader.election.enable": "false",
 		},
-		notHere: errNotCoordinator,
+		notHere:      errNotCoordinator,
+		writeTimeout: b.cfg.RequestTimeout,
 	}, peers: newPeerClients(b, "gregor-txn-markers")}
 	tc.load = func(p, leaderEpoch int32) error { return tc.Load(p, leaderEpoch) }
 	tc.unload = func(p int32) { tc.Unload(p) }
@@ -128,7 +129,7 @@ func (tc *txnCoordinator) sendMarkers(leader int32, producerID int64, producerEp
 		marker.Topics[j].Partitions = append(marker.Topics[j].Partitions, tp.Partition)
 	}
 	req.Markers = append(req.Markers, marker)
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), tc.b.cfg.RequestTimeout)
 	defer cancel()
 	resp, err := client.SeedBrokers()[0].Request(ctx, req)
 	if err != nil {
@@ -168,7 +169,7 @@ func (b *Broker) writeMarker(p *partition, producerID int64, producerEpoch int16
 		return logstore.ErrorCode(err)
 	}
 	p.appended()
-	if err := awaitHighWatermark(p, st, res.LastOffset+1, errNotLeaderOrFollower); err != nil {
+	if err := awaitHighWatermark(p, st, res.LastOffset+1, errNotLeaderOrFollower, b.cfg.RequestTimeout); err != nil {
 		return logstore.ErrorCode(err)
 	}
 	if p.topic.name == offsetsTopic {

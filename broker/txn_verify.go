@@ -204,7 +204,7 @@ func (tc *txnCoordinator) addOrVerify(id string, pid int64, epoch int16, tps []t
 		if client == nil {
 			return fail(errCoordinatorNotAvailable)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), tc.b.cfg.RequestTimeout)
 		defer cancel()
 		r, err := client.SeedBrokers()[0].Request(ctx, req)
 		if err != nil {
