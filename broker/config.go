@@ -166,6 +166,9 @@ type Config struct {
 	// listenerProps are the listener-prefixed keys (security.go), kept out
 	// of values: they hold passwords, which DescribeConfigs must not show.
 	listenerProps map[string]string
+	// providerProps configure the config providers (config.providers.*),
+	// which resolve the dynamic configs' variables too.
+	providerProps map[string]string
 }
 
 // Listener is one entry of listeners / advertised.listeners: NAME://host:port.
@@ -496,21 +499,15 @@ func DefaultConfig() Config {
 }
 
 // ParseConfig builds a Config from key/value pairs (server.properties and
-// overrides), their config providers' variables resolved first
-// (configprovider). It returns warnings for keys it does not know and an
-// error naming the key of the first bad value.
+// overrides, or those with the dynamic configs over them), their config
+// providers' variables resolved first (configprovider). It returns
+// warnings for keys it does not know and an error naming the key of the
+// first bad value.
 func ParseConfig(props map[string]string) (Config, []string, error) {
 	props, err := configprovider.Resolve(props)
 	if err != nil {
 		return Config{}, nil, err
 	}
-	return parseResolved(props)
-}
-
-// parseResolved is ParseConfig for properties whose variables are
-// resolved: the static ones a node started with and the dynamic layers
-// over them, which Kafka stores and applies as they are written.
-func parseResolved(props map[string]string) (Config, []string, error) {
 	c := Config{values: map[string]string{}, explicit: map[string]bool{}}
 	c.Log = logstore.DefaultConfig()
 	var warnings []string
@@ -573,10 +570,13 @@ func parseResolved(props map[string]string) (Config, []string, error) {
 	if err := c.validateCluster(); err != nil {
 		return c, warnings, err
 	}
-	c.listenerProps = map[string]string{}
+	c.listenerProps, c.providerProps = map[string]string{}, map[string]string{}
 	for k, v := range resolved {
-		if isListenerKey(k) {
+		switch {
+		case isListenerKey(k):
 			c.listenerProps[k] = v
+		case configprovider.IsProviderKey(k):
+			c.providerProps[k] = v
 		}
 	}
 	if err := c.resolveSecurity(); err != nil {

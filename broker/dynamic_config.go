@@ -28,11 +28,17 @@ func (c *Config) staticProps() map[string]string {
 		out[k] = c.values[k]
 	}
 	maps.Copy(out, c.listenerProps)
+	maps.Copy(out, c.providerProps)
 	return out
 }
 
 // overlay parses the static props with the dynamic layers applied in
-// order, later ones winning.
+// order, later ones winning. The config providers resolve the layers'
+// variables as they resolved the static ones, as Kafka's new KafkaConfig
+// over the dynamic configs does: a dynamic key whose literal text passes
+// its check (a free-form string, a store location or password) takes the
+// provider's value, while the stored config and its synonym keep the
+// variable.
 func overlay(static *Config, layers ...map[string]string) (*Config, error) {
 	props := static.staticProps()
 	for _, l := range layers {
@@ -40,7 +46,7 @@ func overlay(static *Config, layers ...map[string]string) (*Config, error) {
 			props[k] = v
 		}
 	}
-	c, _, err := parseResolved(props)
+	c, _, err := ParseConfig(props)
 	if err != nil {
 		return nil, err
 	}
