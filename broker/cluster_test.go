@@ -1241,3 +1241,19 @@ func TestClusterInitialRegistrationTimeout(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	notHalted(t, live.nodes[1], "once registered")
 }
+
+// A broker restarted while the controller still holds its last
+// registration (it stopped without a controlled shutdown, and its session
+// has not expired) is refused registration as a duplicate; after
+// initial.broker.registration.timeout.ms it halts, as Kafka's broker gives
+// up, rather than serve without being registered.
+func TestClusterRefusedRegistrationHalts(t *testing.T) {
+	c := clusterProps(t, 1, 1, map[string]string{"initial.broker.registration.timeout.ms": "1500",
+		"broker.session.timeout.ms": "60000", "controlled.shutdown.enable": "false"})
+	c.startAll()
+	c.stop(1)
+	if err := c.start(1); err != nil { // it knows the cluster id: the start does not wait to register
+		t.Fatalf("restart: %v", err)
+	}
+	awaitHalt(t, c.nodes[1], "initial.broker.registration.timeout.ms (1500 ms)", 20*time.Second)
+}
