@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -90,9 +91,12 @@ type Config struct {
 	// ElectionTimeout (controller.quorum.election.timeout.ms, default 1s)
 	// is how long a voter waits for the leader before calling an election.
 	ElectionTimeout time.Duration
-	// SnapshotThreshold is raft's: the number of entries after which a
-	// snapshot is taken (0: raft's default).
-	SnapshotThreshold uint64
+	// SnapshotMaxBytes (metadata.log.max.record.bytes.between.snapshots;
+	// 0: Kafka's 20 MB) and SnapshotMaxInterval
+	// (metadata.log.max.snapshot.interval.ms; 0: never by time) are when a
+	// snapshot is written (snapshots.go).
+	SnapshotMaxBytes    int64
+	SnapshotMaxInterval time.Duration
 	// Security is how raft and the Client reach CONTROLLER listeners (and
 	// observers' listeners, which have their protocol): TLS for SSL, a
 	// SASL login for SASL_PLAINTEXT and SASL_SSL. Zero: plain TCP.
@@ -118,6 +122,8 @@ type Controller struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	loopDone  chan struct{}
+	// snapshotsDone is closed when snapshotLoop has returned.
+	snapshotsDone chan struct{}
 
 	// mu serialises the active controller's work: each request reads the
 	// image, proposes its records and waits for them to be applied before
@@ -172,8 +178,11 @@ func Start(cfg Config) (*Controller, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Controller{cfg: cfg, log: cfg.Logger, fsm: newFSM(cfg.Logger),
-		closed: make(chan struct{}), loopDone: make(chan struct{})}
+	if cfg.SnapshotMaxBytes <= 0 {
+		cfg.SnapshotMaxBytes = defaultSnapshotMaxBytes
+	}
+	c := &Controller{cfg: cfg, log: cfg.Logger, fsm: newFSM(cfg.Logger, cfg.SnapshotMaxBytes),
+		closed: make(chan struct{}), loopDone: make(chan struct{}), snapshotsDone: make(chan struct{})}
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: slogWriter{cfg.Logger}})
 
 	store, err := raftboltdb.NewBoltStore(filepath.Join(cfg.Dir, "raft.db"))
@@ -209,9 +218,7 @@ func Start(cfg Config) (*Controller, error) {
 		rc.ElectionTimeout = cfg.ElectionTimeout
 		rc.LeaderLeaseTimeout = cfg.ElectionTimeout / 2
 	}
-	if cfg.SnapshotThreshold > 0 {
-		rc.SnapshotThreshold = cfg.SnapshotThreshold
-	}
+	rc.SnapshotThreshold = math.MaxUint64 // snapshotLoop decides
 	if cfg.commitTimeout > 0 {
 		rc.CommitTimeout = cfg.commitTimeout
 	}
@@ -232,6 +239,7 @@ func Start(cfg Config) (*Controller, error) {
 	fallback := c.configuredAddress
 	c.stream.fallback.Store(&fallback)
 	go c.leadershipLoop(notify)
+	go c.snapshotLoop()
 	if !existing && voter {
 		if err := r.BootstrapCluster(voterConfiguration(cfg.Voters)).Error(); err != nil &&
 			!errors.Is(err, raft.ErrCantBootstrap) {
@@ -330,6 +338,7 @@ func (c *Controller) close(resign bool) error {
 		}
 		err = c.raft.Shutdown().Error()
 		<-c.loopDone
+		<-c.snapshotsDone
 		c.stream.Close()
 		if cerr := c.store.Close(); err == nil {
 			err = cerr

@@ -15,17 +15,22 @@ import (
 )
 
 // fsm is the raft state machine: it holds the current image and swaps in a
-// new one on every applied entry, then wakes the Changed waiters.
+// new one on every applied entry, then wakes the Changed waiters. It also
+// counts the record bytes applied since the last snapshot (snapshots.go).
 type fsm struct {
 	log   *slog.Logger
 	image atomic.Pointer[Image]
 
 	mu      sync.Mutex
 	changed chan struct{}
+
+	unsnapshotted atomic.Int64  // bytes of records applied since the last snapshot
+	snapshotBytes int64         // how many make a snapshot due
+	snapshotDue   chan struct{} // signalled when they are reached
 }
 
-func newFSM(log *slog.Logger) *fsm {
-	f := &fsm{log: log, changed: make(chan struct{})}
+func newFSM(log *slog.Logger, snapshotBytes int64) *fsm {
+	f := &fsm{log: log, changed: make(chan struct{}), snapshotBytes: snapshotBytes, snapshotDue: make(chan struct{}, 1)}
 	f.image.Store(emptyImage())
 	return f
 }
@@ -56,6 +61,12 @@ func (f *fsm) Apply(l *raft.Log) interface{} {
 		return nil
 	}
 	f.publish(f.image.Load().apply(l.Index, recs))
+	if f.unsnapshotted.Add(int64(len(l.Data))) >= f.snapshotBytes {
+		select {
+		case f.snapshotDue <- struct{}{}:
+		default:
+		}
+	}
 	return nil
 }
 
@@ -83,7 +94,12 @@ type snapshotForm struct {
 
 type fsmSnapshot struct{ img *Image }
 
-func (f *fsm) Snapshot() (raft.FSMSnapshot, error) { return fsmSnapshot{f.image.Load()}, nil }
+// Snapshot captures the image; raft calls it between applies, so the
+// bytes counted so far are exactly those the snapshot holds.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.unsnapshotted.Store(0)
+	return fsmSnapshot{f.image.Load()}, nil
+}
 
 func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
@@ -147,5 +163,6 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		img.DelegationTokens = delegation.Applied(img.DelegationTokens, delegation.Change{Set: &t})
 	}
 	f.publish(img)
+	f.unsnapshotted.Store(0)
 	return nil
 }
