@@ -146,6 +146,8 @@ func (b *Broker) startController(dirPath string) error {
 		LeaderImbalanceCheckInterval: cfg.Cluster.LeaderImbalanceCheck,
 		UncleanElectionCheckInterval: cfg.Cluster.UncleanElectionCheck,
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
+		SnapshotMaxBytes:             cfg.Cluster.SnapshotMaxBytes,
+		SnapshotMaxInterval:          cfg.Cluster.SnapshotMaxInterval,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
 		Security:                     cfg.controllerSecurity(),

@@ -1196,9 +1196,10 @@ func TestClusterFollowersFetchWithTheSmallestResponse(t *testing.T) {
 
 // metadata.log.dir puts a cluster node's raft log (and, on a
 // controller-only node, its meta.properties) there instead of in the first
-// log dir.
+// log dir, and its snapshots, written after
+// metadata.log.max.record.bytes.between.snapshots.
 func TestClusterMetadataLogDir(t *testing.T) {
-	c := clusterProps(t, 3, 0, nil)
+	c := clusterProps(t, 3, 0, map[string]string{"metadata.log.max.record.bytes.between.snapshots": "1024"})
 	metaDirs := make([]string, len(c.props))
 	for i := range c.props {
 		metaDirs[i] = filepath.Join(t.TempDir(), "metadata")
@@ -1219,6 +1220,10 @@ func TestClusterMetadataLogDir(t *testing.T) {
 				return (err == nil) == want
 			})
 		}
+		c.waitFor(fmt.Sprintf("node %d: a metadata snapshot once 1024 bytes of records were applied", i+1), func() bool {
+			snaps, _ := os.ReadDir(filepath.Join(metaDirs[i], raftDirName, "snapshots"))
+			return len(snaps) > 0
+		})
 	}
 }
 

@@ -33,6 +33,8 @@ type ClusterConfig struct {
 	ReplicaSocketTimeout        time.Duration // how long a fetch waits for its response
 	ReplicaSocketReceiveBuffer  int           // SO_RCVBUF of the fetcher's connections; -1: the kernel's
 	NumReplicaFetchers          int           // fetchers per leader this node follows partitions of
+	ConnectionSetupTimeout      time.Duration // socket.connection.setup.timeout.ms (interbroker_dial.go)
+	ConnectionSetupTimeoutMax   time.Duration // socket.connection.setup.timeout.max.ms
 	AutoLeaderRebalance         bool
 	LeaderImbalanceCheck        time.Duration
 	UncleanElectionCheck        time.Duration // unclean.leader.election.interval.ms
@@ -44,6 +46,8 @@ type ClusterConfig struct {
 	BrokerSessionTimeout        time.Duration
 	BrokerHeartbeatInterval     time.Duration
 	ElectionTimeout             time.Duration
+	SnapshotMaxBytes            int64         // metadata.log.max.record.bytes.between.snapshots
+	SnapshotMaxInterval         time.Duration // metadata.log.max.snapshot.interval.ms
 	ControlledShutdownEnabled   bool
 	RackAwareReads              bool // replica.selector.class is the RackAwareReplicaSelector (read_replica.go)
 }
@@ -109,6 +113,16 @@ var clusterKeys = []configKey{
 		c.Cluster.NumReplicaFetchers = int(n)
 		return err
 	}},
+	{"socket.connection.setup.timeout.ms", "LONG", "10000", "The amount of time the client will wait for the socket connection to be established. If the connection is not built before the timeout elapses, clients will close the socket channel. This value is the initial backoff value and will increase exponentially for each consecutive connection failure, up to the socket.connection.setup.timeout.max.ms value.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
+		c.Cluster.ConnectionSetupTimeout = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"socket.connection.setup.timeout.max.ms", "LONG", "30000", "The maximum amount of time the client will wait for the socket connection to be established. The connection setup timeout will increase exponentially for each consecutive connection failure up to this maximum. To avoid connection storms, a randomization factor of 0.2 will be applied to the timeout resulting in a random range between 20% below and 20% above the computed value.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
+		c.Cluster.ConnectionSetupTimeoutMax = time.Duration(n) * time.Millisecond
+		return err
+	}},
 	{"replica.socket.timeout.ms", "INT", "30000", "The socket timeout for network requests. Its value should be at least replica.fetch.wait.max.ms", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaSocketTimeout })},
 	{"auto.leader.rebalance.enable", "BOOLEAN", "true", "Move leadership back to preferred replicas in the background.", func(c *Config, v string) error {
 		b, err := parseBool(v)
@@ -134,6 +148,16 @@ var clusterKeys = []configKey{
 	{"broker.session.timeout.ms", "INT", "9000", "A broker that sends no heartbeat for this long is fenced by the controller.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerSessionTimeout })},
 	{"broker.heartbeat.interval.ms", "INT", "2000", "The length of time in milliseconds between broker heartbeats.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerHeartbeatInterval })},
 	{"controller.quorum.election.timeout.ms", "INT", "1000", "How long a controller waits for the quorum leader before calling an election.", millis(func(c *Config) *time.Duration { return &c.Cluster.ElectionTimeout })},
+	{"metadata.log.max.record.bytes.between.snapshots", "LONG", "20971520", "This is the maximum number of bytes in the log between the latest snapshot and the high-watermark needed before generating a new snapshot. To generate snapshots based on the time elapsed, see metadata.log.max.snapshot.interval.ms. The node will generate a snapshot when either the maximum time interval is reached or the maximum bytes limit is reached.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt64)
+		c.Cluster.SnapshotMaxBytes = n
+		return err
+	}},
+	{"metadata.log.max.snapshot.interval.ms", "LONG", "3600000", "This is the maximum number of milliseconds to wait to generate a snapshot if there are committed records in the log that are not included in the latest snapshot. A value of zero disables time based snapshot generation.", func(c *Config, v string) error {
+		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
+		c.Cluster.SnapshotMaxInterval = time.Duration(n) * time.Millisecond
+		return err
+	}},
 	{"controlled.shutdown.enable", "BOOLEAN", "true", "Move leadership away before a node shuts down.", func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.Cluster.ControlledShutdownEnabled = b

@@ -13,7 +13,6 @@ package broker
 
 import (
 	"context"
-	"crypto/tls"
 	"net"
 	"slices"
 	"strconv"
@@ -570,38 +569,14 @@ func (cl *cluster) brokerAddr(id int32) string {
 }
 
 // interBrokerClientOpts are the options of a client to another broker's
-// address on the inter-broker listener, logging in as that listener asks;
-// rcvBuf above 0 is its connections' SO_RCVBUF (the replica fetcher's
+// address on the inter-broker listener, logging in as that listener asks
+// and connecting through an interBrokerDialer; rcvBuf above 0 is its
+// connections' SO_RCVBUF (the replica fetcher's
 // replica.socket.receive.buffer.bytes), else the kernel's.
 func (b *Broker) interBrokerClientOpts(addr, clientID string, rcvBuf int) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(clientID)}
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(clientID), kgo.Dialer(b.newInterBrokerDialer(rcvBuf).dial)}
 	if m := b.cfg.InterBrokerSASL; m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
-	t := b.liveClientCertificate(b.cfg.interBrokerTLS())
-	switch {
-	case rcvBuf > 0:
-		opts = append(opts, kgo.Dialer(dialWithReceiveBuffer(rcvBuf, t)))
-	case t != nil:
-		opts = append(opts, kgo.DialTLSConfig(t.Clone()))
-	}
 	return opts
-}
-
-// dialWithReceiveBuffer dials with SO_RCVBUF set to size before the
-// connection is made (so the window offered in the handshake fits it), over
-// TLS when t is not nil, naming the host dialed as the server unless t
-// names one, as franz-go's DialTLSConfig does.
-func dialWithReceiveBuffer(size int, t *tls.Config) func(ctx context.Context, network, host string) (net.Conn, error) {
-	d := &net.Dialer{Control: setReceiveBuffer(size)}
-	return func(ctx context.Context, network, host string) (net.Conn, error) {
-		if t == nil {
-			return d.DialContext(ctx, network, host)
-		}
-		cfg := t.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(host)
-		}
-		return (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, network, host)
-	}
 }

@@ -13,8 +13,9 @@ package broker
 // trust store that does not trust the key store), since the other brokers
 // must go on accepting this one. Every handshake takes the listener's TLS
 // config from the live configuration, so new connections get the new
-// stores and those already made keep their session; a replica's client
-// certificate is the live one at each new connection to a leader. The
+// stores and those already made keep their session; a connection to
+// another broker (interbroker_dial.go) takes the live key and trust stores
+// of the inter-broker listener. The
 // same alteration naming the same file reloads it, which is how a store
 // replaced in place is taken up.
 
@@ -192,24 +193,4 @@ func (b *Broker) serverTLS(l *listener) *tls.Config {
 		}
 	}
 	return l.security.TLS
-}
-
-// liveClientCertificate makes a replica's TLS config present the live key
-// store of the inter-broker listener at each new connection.
-func (b *Broker) liveClientCertificate(t *tls.Config) *tls.Config {
-	if t == nil || len(t.Certificates) == 0 {
-		return t
-	}
-	t = t.Clone()
-	fallback := t.Certificates[0]
-	t.Certificates = nil
-	t.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-		if live := b.liveConfig(); live != nil {
-			if c := live.interBrokerTLS(); c != nil && len(c.Certificates) > 0 {
-				return &c.Certificates[0], nil
-			}
-		}
-		return &fallback, nil
-	}
-	return t
 }

@@ -412,10 +412,10 @@ func TestClusterTLS(t *testing.T) {
 	}
 }
 
-// The replica fetcher's dialer sets replica.socket.receive.buffer.bytes
-// before connecting, in plain TCP and over TLS, where it names the host
-// dialed (whose address the certificate holds) as the server as franz-go
-// does.
+// The inter-broker dialer sets replica.socket.receive.buffer.bytes (for
+// the replica fetcher) before connecting, in plain TCP and over TLS, where
+// it names the host dialed (whose address the certificate holds) as the
+// server as franz-go does.
 func TestReplicaDialerReceiveBuffer(t *testing.T) {
 	pki := newTestPKI(t)
 	_, server := pki.keyStore("server", pkix.Name{CommonName: "server"})
@@ -438,7 +438,8 @@ func TestReplicaDialerReceiveBuffer(t *testing.T) {
 		if secure {
 			cfg = pki.clientTLS()
 		}
-		nc, err := dialWithReceiveBuffer(12345, cfg)(ctxT(t), "tcp", ln.Addr().String())
+		d := &interBrokerDialer{rcvBuf: 12345}
+		nc, err := d.connect(ctxT(t), "tcp", ln.Addr().String(), cfg)
 		if err != nil {
 			t.Fatalf("TLS %v: %v", secure, err)
 		}
