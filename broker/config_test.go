@@ -21,6 +21,13 @@ func TestParseConfigDefaultsAndErrors(t *testing.T) {
 	if c.SocketSendBufferBytes != 102400 || c.SocketReceiveBufferBytes != 102400 {
 		t.Fatalf("socket buffers %d/%d, Kafka's defaults are 102400", c.SocketSendBufferBytes, c.SocketReceiveBufferBytes)
 	}
+	if q := c.Quota; q.Samples != 11 || q.Window != time.Second || q.MutationSamples != 11 || q.MutationWindow != time.Second {
+		t.Fatalf("quota windows %+v, Kafka's defaults are 11 of 1 s for both", q)
+	}
+	if q, _, err := ParseConfig(map[string]string{"controller.quota.window.num": "3", "controller.quota.window.size.seconds": "2"}); err != nil ||
+		q.Quota.MutationSamples != 3 || q.Quota.MutationWindow != 2*time.Second || q.Quota.Samples != 11 {
+		t.Fatalf("controller quota windows: %+v %v", q.Quota, err)
+	}
 	props := map[string]string{"log.roll.hours": "2", "index.interval.bytes": "100", "no.such.key": "x", "log.dirs": "/a,/b"}
 	c, warnings, err := ParseConfig(props)
 	if err != nil {

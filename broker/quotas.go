@@ -39,6 +39,16 @@ var quotaKeys = []configKey{
 		c.Quota.Window = time.Duration(n) * time.Second
 		return err
 	}},
+	{"controller.quota.window.num", "INT", "11", "The number of samples to retain in memory for controller mutation quotas.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Quota.MutationSamples = int(n)
+		return err
+	}},
+	{"controller.quota.window.size.seconds", "INT", "1", "The time span of each sample for controller mutations quotas.", func(c *Config, v string) error {
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.Quota.MutationWindow = time.Duration(n) * time.Second
+		return err
+	}},
 }
 
 func init() {

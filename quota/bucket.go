@@ -4,8 +4,8 @@ import "time"
 
 // Controller mutations (controller_mutation_rate, KIP-599) are measured
 // with Kafka's token bucket rather than a sampled rate: a client may
-// create or delete a burst of Samples x Window seconds' worth of
-// partitions at once, after which the bucket refills at the quota's rate.
+// create or delete a burst of MutationSamples x MutationWindow seconds'
+// worth of partitions at once, after which the bucket refills at the quota's rate.
 // A request that finds the bucket in debt is refused (from the versions
 // where Kafka is strict) or throttled until the debt is paid.
 
@@ -30,7 +30,7 @@ func (m *Manager) Mutations(user, clientID string, permits float64, now time.Tim
 	if !ok {
 		return 0
 	}
-	burst := bound * float64(m.cfg.Samples) * m.cfg.Window.Seconds()
+	burst := bound * float64(m.cfg.MutationSamples) * m.cfg.MutationWindow.Seconds()
 	ms := now.UnixMilli()
 	m.mu.Lock()
 	defer m.mu.Unlock()

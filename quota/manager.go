@@ -10,14 +10,20 @@ import (
 )
 
 // Config is the measurement of rates: Samples windows of Window each
-// (quota.window.num, quota.window.size.seconds).
+// (quota.window.num, quota.window.size.seconds), and for
+// controller_mutation_rate MutationSamples of MutationWindow
+// (controller.quota.window.num, controller.quota.window.size.seconds).
 type Config struct {
-	Samples int
-	Window  time.Duration
+	Samples         int
+	Window          time.Duration
+	MutationSamples int
+	MutationWindow  time.Duration
 }
 
-// DefaultConfig is Kafka's: 11 samples of one second.
-func DefaultConfig() Config { return Config{Samples: 11, Window: time.Second} }
+// DefaultConfig is Kafka's: 11 samples of one second, for both.
+func DefaultConfig() Config {
+	return Config{Samples: 11, Window: time.Second, MutationSamples: 11, MutationWindow: time.Second}
+}
 
 // Manager measures clients against the quotas in force and says how long
 // one over its quota must be throttled. It is safe for concurrent use.
@@ -44,13 +50,15 @@ type sensorKey struct {
 	key, user, clientID, ip string
 }
 
-// usable is cfg with at least one sample of a positive window.
+// usable is cfg with at least one sample of a positive window, for both.
 func (cfg Config) usable() Config {
-	if cfg.Samples < 1 {
-		cfg.Samples = 1
-	}
+	cfg.Samples = max(cfg.Samples, 1)
+	cfg.MutationSamples = max(cfg.MutationSamples, 1)
 	if cfg.Window <= 0 {
 		cfg.Window = time.Second
+	}
+	if cfg.MutationWindow <= 0 {
+		cfg.MutationWindow = time.Second
 	}
 	return cfg
 }

@@ -236,10 +236,11 @@ func TestRateSpreadsOverWindows(t *testing.T) {
 	}
 }
 
-// controller_mutation_rate is a token bucket: a burst of samples x window
-// seconds of the rate, then debt paid back at the rate.
+// controller_mutation_rate is a token bucket: a burst of the controller
+// quota's samples x window seconds of the rate (not the client quotas'),
+// then debt paid back at the rate.
 func TestMutationBucket(t *testing.T) {
-	m := NewManager(Config{Samples: 2, Window: time.Second})
+	m := NewManager(Config{Samples: 11, Window: time.Second, MutationSamples: 2, MutationWindow: time.Second})
 	m.Set(stored(entry(map[string]float64{ControllerMutationRate: 5}, Part{ClientID, name("admin")})))
 	now := time.Unix(1000, 0)
 	if d := m.Mutations("alice", "admin", 10, now); d != 0 {
