@@ -46,6 +46,7 @@ type ClusterConfig struct {
 	BrokerSessionTimeout        time.Duration
 	BrokerHeartbeatInterval     time.Duration
 	ElectionTimeout             time.Duration
+	AutoJoin                    bool          // controller.quorum.auto.join.enable
 	SnapshotMaxBytes            int64         // metadata.log.max.record.bytes.between.snapshots
 	SnapshotMaxInterval         time.Duration // metadata.log.max.snapshot.interval.ms
 	ControlledShutdownEnabled   bool
@@ -156,6 +157,11 @@ var clusterKeys = []configKey{
 	{"metadata.log.max.snapshot.interval.ms", "LONG", "3600000", "This is the maximum number of milliseconds to wait to generate a snapshot if there are committed records in the log that are not included in the latest snapshot. A value of zero disables time based snapshot generation.", func(c *Config, v string) error {
 		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
 		c.Cluster.SnapshotMaxInterval = time.Duration(n) * time.Millisecond
+		return err
+	}},
+	{"controller.quorum.auto.join.enable", "BOOLEAN", "false", "Controls whether a KRaft controller should automatically join the cluster metadata partition for its cluster id: a controller that is not a voter of a dynamic quorum asks the active controller to add it (AddRaftVoter), and asks again if it is removed.", func(c *Config, v string) error {
+		b, err := parseBool(v)
+		c.Cluster.AutoJoin = b
 		return err
 	}},
 	{"controlled.shutdown.enable", "BOOLEAN", "true", "Move leadership away before a node shuts down.", func(c *Config, v string) error {

@@ -94,10 +94,13 @@ func (cl *cluster) controllerEndpoints() []controller.Endpoint {
 // (UpdateRaftVoter), as a KRaft voter does, from the moment its metadata
 // dir's meta.properties has a directory id: a static quorum's leader
 // upgrades to kraft.version 1 only once every voter has
-// (coordinator/controller/kraft_upgrade.go).
+// (coordinator/controller/kraft_upgrade.go). With
+// controller.quorum.auto.join.enable, a controller that is not a voter
+// asks to become one instead (autoJoin).
 func (cl *cluster) updateVoterLoop() {
 	var dirID [16]byte
-	var told uint64 // the raft term whose leader was told
+	var told uint64       // the raft term whose leader was told
+	var joinRefused int16 // the last refusal of an auto-join, logged once
 	for {
 		select {
 		case <-cl.stop:
@@ -109,6 +112,12 @@ func (cl *cluster) updateVoterLoop() {
 			if dirID == [16]byte{} {
 				continue
 			}
+		}
+		if _, voter := cl.ctl.Voters()[cl.b.cfg.NodeID]; !voter {
+			if cl.b.cfg.Cluster.AutoJoin {
+				joinRefused = cl.autoJoin(dirID, joinRefused)
+			}
+			continue
 		}
 		req, term := cl.ctl.VoterUpdate(dirID, cl.controllerEndpoints())
 		if req == nil || term == told {
@@ -130,6 +139,40 @@ func (cl *cluster) updateVoterLoop() {
 			told = term
 		}
 	}
+}
+
+// autoJoin asks the active controller to make this controller a voter
+// with its directory id and CONTROLLER endpoints (AddRaftVoter), as a
+// KRaft observer does with controller.quorum.auto.join.enable; it is asked
+// again at every tick while this node is not a voter (one removed joins
+// again, as in Kafka). A refusal is logged when it differs from the last
+// one, whose code it returns; a static quorum refuses every time
+// (UNSUPPORTED_VERSION), a lagging observer until it has caught up.
+func (cl *cluster) autoJoin(dirID [16]byte, lastRefusal int16) int16 {
+	req := kmsg.NewPtrAddRaftVoterRequest()
+	req.ClusterID = kmsg.StringPtr(cl.ctl.Image().ClusterID)
+	req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = cl.b.cfg.NodeID, dirID, 5000
+	for _, e := range cl.controllerEndpoints() {
+		req.Listeners = append(req.Listeners, kmsg.AddRaftVoterRequestListener{Name: e.Listener, Host: e.Host, Port: uint16(e.Port)})
+	}
+	ctx, cancel := cl.sendContext(10 * time.Second)
+	resp, err := cl.client.Send(ctx, req)
+	cancel()
+	if err != nil {
+		return lastRefusal
+	}
+	r := resp.(*kmsg.AddRaftVoterResponse)
+	switch {
+	case r.ErrorCode == 0:
+		cl.b.logger.Info("joined the controller quorum as a voter (controller.quorum.auto.join.enable)", "directory.id", logstore.UUIDString(dirID))
+	case r.ErrorCode != lastRefusal && r.ErrorCode != kerr.NotController.Code:
+		msg := errorMessageText(r.ErrorCode)
+		if r.ErrorMessage != nil {
+			msg = *r.ErrorMessage
+		}
+		cl.b.logger.Warn("the active controller refused this controller's auto-join", "error", msg)
+	}
+	return r.ErrorCode
 }
 
 // formattedQuorum returns the voters that bootstrap this node's quorum:

@@ -98,6 +98,33 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 	})
 }
 
+// With controller.quorum.auto.join.enable a controller that is not a voter
+// of a dynamic quorum asks to become one as soon as it has its directory
+// id, without an operator's add-controller; removed, it asks again.
+func TestClusterControllerAutoJoin(t *testing.T) {
+	c := clusterProps(t, 3, 0, map[string]string{"controller.quorum.auto.join.enable": "true"})
+	formatInitialControllers(t, c)
+	c.startAll()
+	_, dirID := startFourthController(t, c)
+	voter4 := func() bool {
+		for _, b := range c.nodes {
+			if _, ok := b.cluster.ctl.Voters()[4]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	c.waitFor("node 4 a voter everywhere", voter4)
+	remove := kmsg.NewPtrRemoveRaftVoterRequest()
+	remove.VoterID, remove.VoterDirectoryID = 4, dirID
+	if resp, err := remove.RequestWith(ctxT(t), c.client()); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("removing node 4: %v %+v", err, resp)
+	}
+	joins := func() int { return strings.Count(c.log.String(), `msg="joined the controller quorum as a voter`) }
+	c.waitFor("node 4 to join a second time", func() bool { return joins() == 2 })
+	c.waitFor("node 4 a voter again", voter4)
+}
+
 // A static quorum (controller.quorum.voters) is kraft.version 0: its
 // brokers list the feature as supported but not finalized, and it refuses
 // voter changes with UNSUPPORTED_VERSION, as Kafka's does. A formatted
