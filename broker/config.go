@@ -746,17 +746,13 @@ func parseInt(v string, min, max int64) (int64, error) {
 	return n, nil
 }
 
-// parseSocketBuffer reads a socket buffer size: bytes, or -1 for the
-// kernel's default (and its autotuning).
 // checkpointEvery applies one of the checkpoint intervals, in ms, at least 0.
 func checkpointEvery(field func(*logstore.CheckpointIntervals) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
-		*field(&c.Checkpoints) = time.Duration(n) * time.Millisecond
-		return err
-	}
+	return longMillis(0, func(c *Config) *time.Duration { return field(&c.Checkpoints) })
 }
 
+// parseSocketBuffer reads a socket buffer size: bytes, or -1 for the
+// kernel's default (and its autotuning).
 func parseSocketBuffer(v string) (int, error) {
 	n, err := parseInt(v, -1, math.MaxInt32)
 	if err == nil && n == 0 {

@@ -114,16 +114,8 @@ var clusterKeys = []configKey{
 		c.Cluster.NumReplicaFetchers = int(n)
 		return err
 	}},
-	{"socket.connection.setup.timeout.ms", "LONG", "10000", "The amount of time the client will wait for the socket connection to be established. If the connection is not built before the timeout elapses, clients will close the socket channel. This value is the initial backoff value and will increase exponentially for each consecutive connection failure, up to the socket.connection.setup.timeout.max.ms value.", func(c *Config, v string) error {
-		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
-		c.Cluster.ConnectionSetupTimeout = time.Duration(n) * time.Millisecond
-		return err
-	}},
-	{"socket.connection.setup.timeout.max.ms", "LONG", "30000", "The maximum amount of time the client will wait for the socket connection to be established. The connection setup timeout will increase exponentially for each consecutive connection failure up to this maximum. To avoid connection storms, a randomization factor of 0.2 will be applied to the timeout resulting in a random range between 20% below and 20% above the computed value.", func(c *Config, v string) error {
-		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
-		c.Cluster.ConnectionSetupTimeoutMax = time.Duration(n) * time.Millisecond
-		return err
-	}},
+	{"socket.connection.setup.timeout.ms", "LONG", "10000", "The amount of time the client will wait for the socket connection to be established. If the connection is not built before the timeout elapses, clients will close the socket channel. This value is the initial backoff value and will increase exponentially for each consecutive connection failure, up to the socket.connection.setup.timeout.max.ms value.", longMillis(0, func(c *Config) *time.Duration { return &c.Cluster.ConnectionSetupTimeout })},
+	{"socket.connection.setup.timeout.max.ms", "LONG", "30000", "The maximum amount of time the client will wait for the socket connection to be established. The connection setup timeout will increase exponentially for each consecutive connection failure up to this maximum. To avoid connection storms, a randomization factor of 0.2 will be applied to the timeout resulting in a random range between 20% below and 20% above the computed value.", longMillis(0, func(c *Config) *time.Duration { return &c.Cluster.ConnectionSetupTimeoutMax })},
 	{"replica.socket.timeout.ms", "INT", "30000", "The socket timeout for network requests. Its value should be at least replica.fetch.wait.max.ms", millis(func(c *Config) *time.Duration { return &c.Cluster.ReplicaSocketTimeout })},
 	{"auto.leader.rebalance.enable", "BOOLEAN", "true", "Move leadership back to preferred replicas in the background.", func(c *Config, v string) error {
 		b, err := parseBool(v)
@@ -135,17 +127,9 @@ var clusterKeys = []configKey{
 		c.Cluster.LeaderImbalanceCheck = time.Duration(n) * time.Second
 		return err
 	}},
-	{"log.dir.failure.timeout.ms", "LONG", "30000", "If the broker is unable to successfully communicate to the controller that some log directory has failed for longer than this time, the broker will fail and shut down.", func(c *Config, v string) error {
-		n, err := parseInt(v, 1, math.MaxInt64/int64(time.Millisecond))
-		c.Cluster.LogDirFailureTimeout = time.Duration(n) * time.Millisecond
-		return err
-	}},
+	{"log.dir.failure.timeout.ms", "LONG", "30000", "If the broker is unable to successfully communicate to the controller that some log directory has failed for longer than this time, the broker will fail and shut down.", longMillis(1, func(c *Config) *time.Duration { return &c.Cluster.LogDirFailureTimeout })},
 	{"initial.broker.registration.timeout.ms", "INT", "60000", "When initially registering with the controller quorum, the number of milliseconds to wait before declaring failure and exiting the broker process.", millis(func(c *Config) *time.Duration { return &c.Cluster.InitialRegistrationTimeout })},
-	{"unclean.leader.election.interval.ms", "LONG", "300000", "The frequency with which the controller checks if it should perform an unclean leader election for leaderless partitions.", func(c *Config, v string) error {
-		n, err := parseInt(v, 1, math.MaxInt64/int64(time.Millisecond))
-		c.Cluster.UncleanElectionCheck = time.Duration(n) * time.Millisecond
-		return err
-	}},
+	{"unclean.leader.election.interval.ms", "LONG", "300000", "The frequency with which the controller checks if it should perform an unclean leader election for leaderless partitions.", longMillis(1, func(c *Config) *time.Duration { return &c.Cluster.UncleanElectionCheck })},
 	{"broker.session.timeout.ms", "INT", "9000", "A broker that sends no heartbeat for this long is fenced by the controller.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerSessionTimeout })},
 	{"broker.heartbeat.interval.ms", "INT", "2000", "The length of time in milliseconds between broker heartbeats.", millis(func(c *Config) *time.Duration { return &c.Cluster.BrokerHeartbeatInterval })},
 	{"controller.quorum.election.timeout.ms", "INT", "1000", "How long a controller waits for the quorum leader before calling an election.", millis(func(c *Config) *time.Duration { return &c.Cluster.ElectionTimeout })},
@@ -154,11 +138,7 @@ var clusterKeys = []configKey{
 		c.Cluster.SnapshotMaxBytes = n
 		return err
 	}},
-	{"metadata.log.max.snapshot.interval.ms", "LONG", "3600000", "This is the maximum number of milliseconds to wait to generate a snapshot if there are committed records in the log that are not included in the latest snapshot. A value of zero disables time based snapshot generation.", func(c *Config, v string) error {
-		n, err := parseInt(v, 0, math.MaxInt64/int64(time.Millisecond))
-		c.Cluster.SnapshotMaxInterval = time.Duration(n) * time.Millisecond
-		return err
-	}},
+	{"metadata.log.max.snapshot.interval.ms", "LONG", "3600000", "This is the maximum number of milliseconds to wait to generate a snapshot if there are committed records in the log that are not included in the latest snapshot. A value of zero disables time based snapshot generation.", longMillis(0, func(c *Config) *time.Duration { return &c.Cluster.SnapshotMaxInterval })},
 	{"controller.quorum.auto.join.enable", "BOOLEAN", "false", "Controls whether a KRaft controller should automatically join the cluster metadata partition for its cluster id: a controller that is not a voter of a dynamic quorum asks the active controller to add it (AddRaftVoter), and asks again if it is removed.", func(c *Config, v string) error {
 		b, err := parseBool(v)
 		c.Cluster.AutoJoin = b
@@ -175,6 +155,15 @@ func init() {
 	brokerKeys = append(brokerKeys, clusterKeys...)
 	for _, k := range []string{"process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers"} {
 		delete(knownUnusedKeys, k)
+	}
+}
+
+// longMillis parses a LONG key of milliseconds, at least lo, into field.
+func longMillis(lo int64, field func(c *Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := parseInt(v, lo, math.MaxInt64/int64(time.Millisecond))
+		*field(c) = time.Duration(n) * time.Millisecond
+		return err
 	}
 }
 
