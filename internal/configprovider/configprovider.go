@@ -161,9 +161,12 @@ func allowedPaths(list string) ([]string, error) {
 	return out, nil
 }
 
-// permitted is path, cleaned, if it lies under one of allowed (whole path
-// elements, as Java's Path.startsWith compares), or nothing.
+// permitted is path, cleaned, if it is given and lies under one of allowed
+// (whole path elements, as Java's Path.startsWith compares), or nothing.
 func permitted(allowed []string, path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
 	clean := filepath.Clean(path)
 	if allowed == nil {
 		return clean, true
@@ -180,9 +183,6 @@ func permitted(allowed []string, path string) (string, bool) {
 type fileProvider struct{ allowed []string }
 
 func (f fileProvider) get(path string, keys []string) (map[string]string, error) {
-	if path == "" {
-		return nil, nil
-	}
 	path, ok := permitted(f.allowed, path)
 	if !ok {
 		return nil, nil
@@ -199,9 +199,6 @@ func (f fileProvider) get(path string, keys []string) (map[string]string, error)
 type dirProvider struct{ allowed []string }
 
 func (d dirProvider) get(path string, keys []string) (map[string]string, error) {
-	if path == "" {
-		return nil, nil
-	}
 	dir, ok := permitted(d.allowed, path)
 	if !ok {
 		return nil, nil
