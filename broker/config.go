@@ -54,6 +54,7 @@ type Config struct {
 	MessageTimestampType     string // CreateTime or LogAppendTime
 	FetchSessionCacheSlots   int
 	RecoveryThreads          int // num.recovery.threads.per.data.dir
+	MoveThreads              int // num.replica.alter.log.dirs.threads; 0: one per log dir
 	Log                      logstore.Config
 
 	// Connection limits (connlimits.go).
@@ -252,6 +253,14 @@ var brokerKeys = []configKey{
 	{"num.recovery.threads.per.data.dir", "INT", "2", "The number of threads per data directory to be used for log recovery at startup and flushing at shutdown.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt32)
 		c.RecoveryThreads = int(n)
+		return err
+	}},
+	{"num.replica.alter.log.dirs.threads", "INT", "", "The number of threads that can move replicas between log directories, which may include disk I/O. The default value is equal to the number of directories specified in the log.dir or log.dirs configuration property.", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		n, err := parseInt(v, 1, math.MaxInt32)
+		c.MoveThreads = int(n)
 		return err
 	}},
 	{"default.replication.factor", "INT", "1", "The replication factor for automatically created topics.", func(c *Config, v string) error {

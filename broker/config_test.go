@@ -24,6 +24,15 @@ func TestParseConfigDefaultsAndErrors(t *testing.T) {
 	if q := c.Quota; q.Samples != 11 || q.Window != time.Second || q.MutationSamples != 11 || q.MutationWindow != time.Second {
 		t.Fatalf("quota windows %+v, Kafka's defaults are 11 of 1 s for both", q)
 	}
+	if c.MoveThreads != 0 {
+		t.Fatalf("num.replica.alter.log.dirs.threads %d by default, want 0 (one per log dir)", c.MoveThreads)
+	}
+	if m, _, err := ParseConfig(map[string]string{"num.replica.alter.log.dirs.threads": "3"}); err != nil || m.MoveThreads != 3 {
+		t.Fatalf("num.replica.alter.log.dirs.threads=3: %d %v", m.MoveThreads, err)
+	}
+	if _, _, err := ParseConfig(map[string]string{"num.replica.alter.log.dirs.threads": "0"}); err == nil {
+		t.Fatal("num.replica.alter.log.dirs.threads=0 was accepted")
+	}
 	if q, _, err := ParseConfig(map[string]string{"controller.quota.window.num": "3", "controller.quota.window.size.seconds": "2"}); err != nil ||
 		q.Quota.MutationSamples != 3 || q.Quota.MutationWindow != 2*time.Second || q.Quota.Samples != 11 {
 		t.Fatalf("controller quota windows: %+v %v", q.Quota, err)

@@ -161,7 +161,7 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 	if cfg.clustered() {
 		open = logstore.OpenDirsKeepingFailed // log_dir_failure.go
 	}
-	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, logstore.OpenOptions{RecoveryThreads: cfg.RecoveryThreads,
+	dir, err := open(cfg.LogDirs, clusterID, cfg.NodeID, cfg.Log, logstore.OpenOptions{RecoveryThreads: cfg.RecoveryThreads, MoveThreads: cfg.MoveThreads,
 		Logger: b.loggers.Logger(logManagerLoggerName), CleanerLogger: b.loggers.LoggerAt(logCleanerLoggerName, "INFO")})
 	if err != nil {
 		b.abortStart()

@@ -25,6 +25,7 @@ type Dirs struct {
 	mu        sync.Mutex // guards preferred, moves and a log changing dirs; taken before Dir.mu
 	preferred map[TopicPartition]*Dir
 	moves     map[TopicPartition]*move
+	moveSlots chan struct{} // one per move copying at once (OpenOptions.MoveThreads)
 	throttle  atomic.Pointer[MoveThrottle]
 	// cordoned tells which dirs (by absolute path) take no new partition
 	// (KIP-1066); nil: none.
@@ -120,6 +121,11 @@ func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, o
 	if len(absPaths) == 0 {
 		return nil, errors.New("no log dir configured")
 	}
+	moveThreads := opts.MoveThreads
+	if moveThreads < 1 {
+		moveThreads = len(absPaths)
+	}
+	ds.moveSlots = make(chan struct{}, moveThreads)
 	if clusterID == "" {
 		for _, p := range absPaths {
 			if m, err := readMetaProperties(filepath.Join(p, metaPropertiesFile)); err == nil {

@@ -349,3 +349,64 @@ func TestMoveInterruptedByACrash(t *testing.T) {
 		t.Errorf("dirs in a: %v", names)
 	}
 }
+
+// gateThrottle holds every move's copying while closed.
+type gateThrottle struct{ open atomic.Bool }
+
+func (g *gateThrottle) Exceeded(time.Time) bool { return !g.open.Load() }
+func (g *gateThrottle) Record(int64, time.Time) {}
+
+// OpenOptions.MoveThreads (num.replica.alter.log.dirs.threads) bounds the
+// logs copied at once: with one, a second move waits while the first
+// copies (one future dir in the destination), with Kafka's default (one
+// per log dir, two here) both copy; every move ends once the copying may
+// go on.
+func TestMoveThreadsBoundTheCopies(t *testing.T) {
+	for _, tc := range []struct{ threads, copying int }{{1, 1}, {0, 2}} {
+		a, b := t.TempDir(), t.TempDir()
+		ds, err := OpenDirs([]string{a, b}, "", 1, testConfig(), OpenOptions{MoveThreads: tc.threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gate := &gateThrottle{}
+		ds.SetMoveThrottle(gate)
+		tps := []TopicPartition{{"first", 0}, {"second", 0}}
+		for _, tp := range tps { // both in a, to be created
+			if err := ds.MoveLog(tp, a); ErrorCode(err) != CodeReplicaNotAvailable {
+				t.Fatal(err)
+			}
+		}
+		for _, l := range createIn(t, ds, testConfig(), tps...) {
+			appendN(t, l, 800, 50) // over moveFinalBytes (1 MB): the gate holds the copy
+		}
+		for _, tp := range tps {
+			if err := ds.MoveLog(tp, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		futures := func() int {
+			n := 0
+			for _, name := range partitionDirs(t, b) {
+				if strings.HasSuffix(name, futureDirSuffix) {
+					n++
+				}
+			}
+			return n
+		}
+		waitFor(t, "the moves copying", func() bool { return futures() == tc.copying })
+		time.Sleep(300 * time.Millisecond)
+		if n, moves := futures(), len(ds.Moves()); n != tc.copying || moves != 2 {
+			t.Fatalf("MoveThreads %d: %d logs copying and %d moves listed, want %d and 2", tc.threads, n, moves, tc.copying)
+		}
+		gate.open.Store(true)
+		waitFor(t, "both moves", func() bool { return len(ds.Moves()) == 0 })
+		for _, tp := range tps {
+			if l := ds.Log(tp); l == nil || filepath.Dir(l.Dir()) != b {
+				t.Fatalf("MoveThreads %d: %s not moved", tc.threads, tp)
+			}
+		}
+		if err := ds.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -64,6 +64,23 @@ func (ds *Dirs) waitThrottle(m *move) error {
 	return nil
 }
 
+// awaitMoveSlot waits until fewer than OpenOptions.MoveThreads logs are
+// being copied and takes a slot, as Kafka's num.replica.alter.log.dirs.threads
+// bound the fetchers that fill future logs; a move canceled meanwhile
+// gives up.
+func (ds *Dirs) awaitMoveSlot(m *move) error {
+	for {
+		select {
+		case ds.moveSlots <- struct{}{}:
+			return nil
+		case <-time.After(10 * time.Millisecond):
+			if m.canceled.Load() {
+				return errMoveCanceled
+			}
+		}
+	}
+}
+
 // throttled records bytes copied against the throttle.
 func (ds *Dirs) throttled(n int64) {
 	if t := ds.throttle.Load(); t != nil {
@@ -187,7 +204,11 @@ func (ds *Dirs) Moves() []LogMove {
 
 func (ds *Dirs) runMove(m *move, l *Log) {
 	defer close(m.done)
-	err := ds.copyAndSwap(m, l)
+	err := ds.awaitMoveSlot(m)
+	if err == nil {
+		err = ds.copyAndSwap(m, l)
+		<-ds.moveSlots
+	}
 	ds.mu.Lock()
 	delete(ds.moves, m.tp)
 	ds.mu.Unlock()

@@ -9,6 +9,10 @@ type OpenOptions struct {
 	// of a dir are opened (and recovered) at once, and closed at once by
 	// Close; below 1 means 1.
 	RecoveryThreads int
+	// MoveThreads is num.replica.alter.log.dirs.threads: how many logs are
+	// copied to another dir at once (the other moves wait their turn);
+	// below 1, one per log dir, Kafka's default.
+	MoveThreads int
 	// Logger receives the log manager's messages: recovery, failed dirs,
 	// moves, flushes and retention. Nil: slog.Default().
 	Logger *slog.Logger
