@@ -235,7 +235,7 @@ var brokerKeys = []configKey{
 		c.MetadataLogDir = v
 		return nil
 	}},
-	{configprovider.Key, "LIST", "", "Comma-separated alias names for config providers, whose variables ${alias:path:key} in the other keys are replaced at start: Kafka's FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider, named by config.providers.<alias>.class and configured by config.providers.<alias>.param.*.", func(*Config, string) error { return nil }},
+	{configprovider.Key, "LIST", "", "Comma-separated alias names for config providers, whose variables ${alias:path:key} in the other keys, static or dynamic, are replaced by their values: Kafka's FileConfigProvider, DirectoryConfigProvider and EnvVarConfigProvider, named by config.providers.<alias>.class and configured by config.providers.<alias>.param.*.", func(*Config, string) error { return nil }},
 	{"cordoned.log.dirs", "LIST", "", "A comma-separated list of the directories that are cordoned. Entries in this list must be entries in log.dirs or log.dir configuration. This can also be set to * to cordon all log directories.", func(c *Config, v string) error {
 		c.CordonedLogDirs = splitList(v)
 		return nil
@@ -456,8 +456,9 @@ func checked(validate func(string) error) func(*Config, string) error {
 // runtime, per broker or cluster-wide, as Kafka's DynamicBrokerConfig
 // allows: the first broker synonym of every topic config
 // (DynamicLogConfig), the cleaner's threads, backoff and buffer, the
-// recovery threads and the replica fetchers (DynamicThreadPool), cordoned.log.dirs (Kafka 4.3's
-// DynamicLogConfig), producer.id.expiration.ms and
+// recovery threads and the replica fetchers (DynamicThreadPool),
+// cordoned.log.dirs (Kafka 4.3's DynamicLogConfig),
+// producer.id.expiration.ms and
 // transaction.partition.verification.enable
 // (DynamicProducerStateManagerConfig), the share groups' dead-letter
 // queue prefix and auto-creation (GroupCoordinatorConfig's
