@@ -96,11 +96,15 @@ func (cl *cluster) controllerEndpoints() []controller.Endpoint {
 // upgrades to kraft.version 1 only once every voter has
 // (coordinator/controller/kraft_upgrade.go). With
 // controller.quorum.auto.join.enable, a controller that is not a voter
-// asks to become one instead (autoJoin).
+// asks to become one instead (autoJoin). A controller whose id votes
+// with another directory id (it came back with a new disk) is no voter
+// to KRaft: auto-join first removes that vote, as KRaft's observer does;
+// without it the operator's remove-controller and add-controller do.
 func (cl *cluster) updateVoterLoop() {
 	var dirID [16]byte
 	var told uint64       // the raft term whose leader was told
 	var joinRefused int16 // the last refusal of an auto-join, logged once
+	var staleLogged bool
 	for {
 		select {
 		case <-cl.stop:
@@ -112,6 +116,19 @@ func (cl *cluster) updateVoterLoop() {
 			if dirID == [16]byte{} {
 				continue
 			}
+		}
+		oldDir, stale := cl.ctl.StaleVote(dirID)
+		switch {
+		case stale && cl.b.cfg.Cluster.AutoJoin:
+			joinRefused = cl.leaveStaleVote(oldDir, joinRefused)
+			continue
+		case stale:
+			if !staleLogged {
+				cl.b.logger.Warn("this controller's id votes with another directory id: remove that voter (kafka-metadata-quorum remove-controller) and add this one (add-controller), or set controller.quorum.auto.join.enable",
+					"directory.id", logstore.UUIDString(dirID), "voting.directory.id", logstore.UUIDString(oldDir))
+				staleLogged = true
+			}
+			continue
 		}
 		if _, voter := cl.ctl.Voters()[cl.b.cfg.NodeID]; !voter {
 			if cl.b.cfg.Cluster.AutoJoin {
@@ -155,24 +172,48 @@ func (cl *cluster) autoJoin(dirID [16]byte, lastRefusal int16) int16 {
 	for _, e := range cl.controllerEndpoints() {
 		req.Listeners = append(req.Listeners, kmsg.AddRaftVoterRequestListener{Name: e.Listener, Host: e.Host, Port: uint16(e.Port)})
 	}
+	return cl.sendVoterChange(req, lastRefusal, "joined the controller quorum as a voter (controller.quorum.auto.join.enable)", dirID)
+}
+
+// leaveStaleVote asks the active controller to remove the vote this
+// node's id holds with its former directory id (RemoveRaftVoter), so that
+// autoJoin can add it back with its own.
+func (cl *cluster) leaveStaleVote(oldDir [16]byte, lastRefusal int16) int16 {
+	req := kmsg.NewPtrRemoveRaftVoterRequest()
+	req.ClusterID = kmsg.StringPtr(cl.ctl.Image().ClusterID)
+	req.VoterID, req.VoterDirectoryID = cl.b.cfg.NodeID, oldDir
+	return cl.sendVoterChange(req, lastRefusal, "removed this controller's vote with its former directory id (controller.quorum.auto.join.enable)", oldDir)
+}
+
+// sendVoterChange sends an auto-join's AddRaftVoter or RemoveRaftVoter and
+// logs its outcome: done, or a refusal that differs from the last one,
+// whose code it returns.
+func (cl *cluster) sendVoterChange(req kmsg.Request, lastRefusal int16, done string, dirID [16]byte) int16 {
 	ctx, cancel := cl.sendContext(10 * time.Second)
 	resp, err := cl.client.Send(ctx, req)
 	cancel()
 	if err != nil {
 		return lastRefusal
 	}
-	r := resp.(*kmsg.AddRaftVoterResponse)
+	var code int16
+	var message *string
+	switch r := resp.(type) {
+	case *kmsg.AddRaftVoterResponse:
+		code, message = r.ErrorCode, r.ErrorMessage
+	case *kmsg.RemoveRaftVoterResponse:
+		code, message = r.ErrorCode, r.ErrorMessage
+	}
 	switch {
-	case r.ErrorCode == 0:
-		cl.b.logger.Info("joined the controller quorum as a voter (controller.quorum.auto.join.enable)", "directory.id", logstore.UUIDString(dirID))
-	case r.ErrorCode != lastRefusal && r.ErrorCode != kerr.NotController.Code:
-		msg := errorMessageText(r.ErrorCode)
-		if r.ErrorMessage != nil {
-			msg = *r.ErrorMessage
+	case code == 0:
+		cl.b.logger.Info(done, "directory.id", logstore.UUIDString(dirID))
+	case code != lastRefusal && code != kerr.NotController.Code:
+		msg := errorMessageText(code)
+		if message != nil {
+			msg = *message
 		}
 		cl.b.logger.Warn("the active controller refused this controller's auto-join", "error", msg)
 	}
-	return r.ErrorCode
+	return code
 }
 
 // formattedQuorum returns the voters that bootstrap this node's quorum:

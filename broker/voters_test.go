@@ -100,7 +100,8 @@ func TestClusterAddAndRemoveControllers(t *testing.T) {
 
 // With controller.quorum.auto.join.enable a controller that is not a voter
 // of a dynamic quorum asks to become one as soon as it has its directory
-// id, without an operator's add-controller; removed, it asks again.
+// id, without an operator's add-controller; removed, it asks again; back
+// with a new disk, it replaces the vote its id held with the old one.
 func TestClusterControllerAutoJoin(t *testing.T) {
 	c := clusterProps(t, 3, 0, map[string]string{"controller.quorum.auto.join.enable": "true"})
 	formatInitialControllers(t, c)
@@ -123,6 +124,35 @@ func TestClusterControllerAutoJoin(t *testing.T) {
 	joins := func() int { return strings.Count(c.log.String(), `msg="joined the controller quorum as a voter`) }
 	c.waitFor("node 4 to join a second time", func() bool { return joins() == 2 })
 	c.waitFor("node 4 a voter again", voter4)
+
+	// Back with a new disk (an empty log dir, so another directory id),
+	// node 4 removes the vote its id holds with the old one and joins
+	// with its own, as a KRaft observer with auto-join does.
+	c.stop(3)
+	c.props[3]["log.dirs"] = t.TempDir()
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	var newDir [16]byte
+	waitUntil(t, "node 4's new meta.properties", 30*time.Second, func() bool {
+		newDir, _ = logstore.DirectoryID(c.props[3]["log.dirs"])
+		return newDir != [16]byte{}
+	})
+	if newDir == dirID {
+		t.Fatal("the new log dir has the old directory id")
+	}
+	c.waitFor("node 4 a voter with its new directory id everywhere", func() bool {
+		for _, b := range c.nodes {
+			rc := b.cluster.ctl.Image().Controllers[4]
+			if rc == nil || rc.DirectoryID != newDir {
+				return false
+			}
+		}
+		return voter4() && joins() == 3
+	})
+	if !strings.Contains(c.log.String(), `msg="removed this controller's vote with its former directory id`) {
+		t.Fatal("node 4 joined without removing its former vote")
+	}
 }
 
 // A static quorum (controller.quorum.voters) is kraft.version 0: its
@@ -235,7 +265,9 @@ func startFourthController(t *testing.T, c *testCluster) (int, [16]byte) {
 
 // formatInitialControllers prepares the voters' log dirs as kafka-storage
 // format --initial-controllers does (the voters, with directory ids, in
-// the metadata log's bootstrap snapshot) and configures every node with
+// the metadata log's bootstrap snapshot; each voter's meta.properties with
+// its directory id; the other nodes' dirs with the snapshot alone, as
+// --no-initial-controllers leaves a dir but for the voters) and configures every node with
 // controller.quorum.bootstrap.servers instead of controller.quorum.voters.
 // It returns the directory ids by node id.
 func formatInitialControllers(t *testing.T, c *testCluster) map[int32][16]byte {
@@ -272,6 +304,7 @@ func formatInitialControllers(t *testing.T, c *testCluster) map[int32][16]byte {
 		FirstSequence: -1, Records: rec.AppendTo(nil)}
 	batch.Length = int32(len(batch.AppendTo(nil)) - 12) // after the base offset and the length
 	snapshot := batch.AppendTo(nil)
+	clusterID := logstore.UUIDString(logstore.RandomUUID())
 	for _, p := range c.props {
 		dir := filepath.Join(p["log.dirs"], "__cluster_metadata-0")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -279,6 +312,13 @@ func formatInitialControllers(t *testing.T, c *testCluster) map[int32][16]byte {
 		}
 		if err := os.WriteFile(filepath.Join(dir, "00000000000000000000-0000000000.checkpoint"), snapshot, 0o644); err != nil {
 			t.Fatal(err)
+		}
+		id, _ := strconv.Atoi(p["node.id"])
+		if dirID, voter := dirIDs[int32(id)]; voter {
+			meta := fmt.Sprintf("node.id=%d\ndirectory.id=%s\nversion=1\ncluster.id=%s\n", id, logstore.UUIDString(dirID), clusterID)
+			if err := os.WriteFile(filepath.Join(p["log.dirs"], "meta.properties"), []byte(meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		delete(p, "controller.quorum.voters")
 		p["controller.quorum.bootstrap.servers"] = strings.Join(addrs, ",")

@@ -69,6 +69,26 @@ func (c *Controller) VoterUpdate(directoryID [16]byte, endpoints []Endpoint) (*k
 	return req, term
 }
 
+// StaleVote returns the directory id this node's id votes with in a
+// dynamic quorum when that is not directoryID, the node's own: the node
+// came back with another metadata dir (a new disk). KRaft takes such a
+// node for an observer, its id's vote for another replica's, which
+// RemoveRaftVoter must name before the node can be added again.
+func (c *Controller) StaleVote(directoryID [16]byte) ([16]byte, bool) {
+	if _, voter := c.Voters()[c.cfg.NodeID]; !voter {
+		return [16]byte{}, false
+	}
+	img := c.Image()
+	if features.Level(img.Features, features.KRaftVersion) < 1 {
+		return [16]byte{}, false
+	}
+	rc := img.Controllers[c.cfg.NodeID]
+	if rc == nil || rc.DirectoryID == [16]byte{} || rc.DirectoryID == directoryID {
+		return [16]byte{}, false
+	}
+	return rc.DirectoryID, true
+}
+
 // sameAddresses reports whether two endpoint lists name the same
 // listeners at the same hosts and ports (UpdateRaftVoter carries no
 // security protocol).
