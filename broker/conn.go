@@ -345,6 +345,11 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		return encodeResponse(correlationID, resp), nil
 	}
 	if !ok {
+		if c.b.cluster == nil && joinsQuorum(key) {
+			return nil, fmt.Errorf("%s from another node, which a single node does not serve: it runs alone (without controller.quorum.voters, "+
+				"its controller.quorum.bootstrap.servers naming at most itself) and no node can join it; start every node "+
+				"of a cluster with controller.quorum.voters, or format their dirs with kafka-storage format --initial-controllers", kmsg.NameForKey(key))
+		}
 		return nil, fmt.Errorf("request for api key %d, which is not served", key)
 	}
 	if version < h.min || version > h.max {
@@ -401,4 +406,15 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		}
 	}
 	return encodeResponse(correlationID, resp), nil
+}
+
+// joinsQuorum reports whether key is a request another node sends to join
+// a cluster's controllers: BrokerRegistration, BrokerHeartbeat,
+// ControllerRegistration.
+func joinsQuorum(key int16) bool {
+	switch kmsg.Key(key) {
+	case kmsg.BrokerRegistration, kmsg.BrokerHeartbeat, kmsg.ControllerRegistration:
+		return true
+	}
+	return false
 }

@@ -326,6 +326,26 @@ func formatInitialControllers(t *testing.T, c *testCluster) map[int32][16]byte {
 	return dirIDs
 }
 
+// A node asking to join a single node (a broker started with Kafka's
+// shipped server.properties as its controller) is refused as a request
+// Kafka's broker does not serve, a closed connection, and the single
+// node's log says why and what to do instead.
+func TestSingleNodeSaysWhyNoNodeCanJoin(t *testing.T) {
+	b, log := startBrokerLogged(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()})
+	for _, req := range []kmsg.Request{kmsg.NewPtrBrokerRegistrationRequest(), kmsg.NewPtrControllerRegistrationRequest()} {
+		rc := dialRaw(t, b)
+		if _, err := rc.tryRequest(req); err == nil {
+			t.Fatalf("a single node answered %s", kmsg.NameForKey(req.Key()))
+		}
+		rc.expectClosed()
+		want := kmsg.NameForKey(req.Key()) + " from another node, which a single node does not serve"
+		waitUntil(t, "the reason in the log", 10*time.Second, func() bool { return strings.Contains(log.String(), want) })
+	}
+	if !strings.Contains(log.String(), "kafka-storage format --initial-controllers") {
+		t.Fatal("the reason does not say how to start a cluster")
+	}
+}
+
 // controller.quorum.bootstrap.servers naming only this node (Kafka's own
 // server.properties) runs the single node; naming other controllers
 // joins their quorum; controller.quorum.voters wins over them.
