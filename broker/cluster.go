@@ -48,6 +48,9 @@ type cluster struct {
 	client      *controller.Client
 	incarnation [16]byte
 	epoch       atomic.Int64 // from BrokerRegistration; -1 before
+	// metadataDirID is the metadata dir's directory id once known
+	// (metadataDirectoryID).
+	metadataDirID atomic.Pointer[[16]byte]
 	// registered closes at the first registration, which must come within
 	// initial.broker.registration.timeout.ms of the node's start.
 	registered     chan struct{}
@@ -134,6 +137,7 @@ func (b *Broker) startController(dirPath string) error {
 		Dir:                          filepath.Join(dirPath, raftDirName),
 		ClusterID:                    logstore.FormattedClusterID(dirPath),
 		InitialControllers:           initial,
+		DirectoryID:                  cl.metadataDirectoryID,
 		BootstrapFeatures:            boot.features,
 		BootstrapScram:               boot.scram,
 		SessionTimeout:               cfg.Cluster.BrokerSessionTimeout,

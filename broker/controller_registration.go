@@ -112,8 +112,7 @@ func (cl *cluster) updateVoterLoop() {
 		case <-time.After(500 * time.Millisecond):
 		}
 		if dirID == [16]byte{} {
-			dirID, _ = logstore.DirectoryID(cl.b.cfg.metadataDir())
-			if dirID == [16]byte{} {
+			if dirID = cl.metadataDirectoryID(); dirID == [16]byte{} {
 				continue
 			}
 		}
@@ -156,6 +155,19 @@ func (cl *cluster) updateVoterLoop() {
 			told = term
 		}
 	}
+}
+
+// metadataDirectoryID is the directory id of this node's metadata dir's
+// meta.properties, zero until the file has one; once read it is kept.
+func (cl *cluster) metadataDirectoryID() [16]byte {
+	if id := cl.metadataDirID.Load(); id != nil {
+		return *id
+	}
+	id, _ := logstore.DirectoryID(cl.b.cfg.metadataDir())
+	if id != [16]byte{} {
+		cl.metadataDirID.Store(&id)
+	}
+	return id
 }
 
 // autoJoin asks the active controller to make this controller a voter

@@ -155,6 +155,85 @@ func TestClusterControllerAutoJoin(t *testing.T) {
 	}
 }
 
+// A voter back with a new disk (an empty log dir, another directory id)
+// takes no part in elections while its id votes with the old directory
+// id, as KRaft's observer: with it and one of the other three voters left,
+// nobody is elected (its vote would have made a majority). Once its old
+// vote is removed and it is added with its new directory id, it votes.
+func TestClusterControllerWithNewDiskDoesNotVote(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	formatInitialControllers(t, c)
+	c.startAll()
+	port, oldDir := startFourthController(t, c)
+	cl := c.client()
+	add := kmsg.NewPtrAddRaftVoterRequest()
+	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, oldDir, 10000
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: uint16(port)}}
+	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("adding node 4: %v %+v", err, resp)
+	}
+
+	c.stop(3)
+	c.props[3]["log.dirs"] = t.TempDir()
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	node4 := c.nodes[3].cluster
+	c.waitFor("node 4 to learn that its id votes with the old directory id", func() bool {
+		_, stale := node4.ctl.StaleVote(node4.metadataDirectoryID())
+		return stale
+	})
+	active := func() int {
+		for i, b := range c.nodes {
+			if b != nil && b.cluster.ctl.Active() {
+				return i
+			}
+		}
+		return -1
+	}
+	var leader int
+	c.waitFor("an active controller", func() bool { leader = active(); return leader >= 0 })
+	if leader == 3 {
+		t.Fatal("node 4 became the active controller with a vote that is not its own")
+	}
+	c.stop(leader)
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if i := active(); i >= 0 {
+			t.Fatalf("node %d became the active controller with node 4's vote", i+1)
+		}
+	}
+	if err := c.start(leader); err != nil {
+		t.Fatal(err)
+	}
+
+	newDir := node4.metadataDirectoryID()
+	remove := kmsg.NewPtrRemoveRaftVoterRequest()
+	remove.VoterID, remove.VoterDirectoryID = 4, oldDir
+	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("removing node 4's old vote: %v %+v", err, resp)
+	}
+	add.VoterDirectoryID = newDir
+	if resp, err := add.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("adding node 4 with its new directory id: %v %+v", err, resp)
+	}
+	c.waitFor("node 4 to know its vote is its own", func() bool {
+		rc := node4.ctl.Image().Controllers[4]
+		_, voter := node4.ctl.Voters()[4]
+		return rc != nil && rc.DirectoryID == newDir && voter
+	})
+	c.waitFor("an active controller", func() bool { leader = active(); return leader >= 0 })
+	if leader == 3 {
+		// Node 4 leads: restarted, it follows whom the other three elect.
+		c.stop(3)
+		if err := c.start(3); err != nil {
+			t.Fatal(err)
+		}
+		c.waitFor("an active controller other than node 4", func() bool { leader = active(); return leader >= 0 && leader != 3 })
+	}
+	c.stop(leader)
+	c.waitFor("an active controller elected with node 4's vote", func() bool { return active() >= 0 })
+}
+
 // A static quorum (controller.quorum.voters) is kraft.version 0: its
 // brokers list the feature as supported but not finalized, and it refuses
 // voter changes with UNSUPPORTED_VERSION, as Kafka's does. A formatted

@@ -49,6 +49,10 @@ type Config struct {
 	// node's metadata dir, which the first active controller takes; empty
 	// means a random one.
 	ClusterID string
+	// DirectoryID returns the directory id of this node's metadata dir
+	// (zero while it has none), which its vote must be recorded with
+	// (votes.go). Nil: every node votes, whatever its directory id.
+	DirectoryID func() [16]byte
 	// InitialControllers are the voters kafka-storage format
 	// --initial-controllers named, with their directory ids, which the
 	// first active controller records with the cluster id.
@@ -135,6 +139,11 @@ type Controller struct {
 	reported map[int32]reportedVoter // UpdateRaftVoter per voter, this term (kraft_upgrade.go)
 
 	voterChange sync.Mutex // held by the voter change in progress (voters.go)
+
+	// startedEmpty: this node started on an empty raft dir without being
+	// a voter to bootstrap; it votes once its directory id has the vote
+	// (votes.go).
+	startedEmpty bool
 }
 
 const applyTimeout = 10 * time.Second
@@ -228,9 +237,11 @@ func Start(cfg Config) (*Controller, error) {
 		store.Close()
 		return nil, err
 	}
-	r, err := raft.NewRaft(rc, c.fsm, logs, store, snaps, trans)
+	c.startedEmpty = !existing && !voter
+	gate := newVoteGate(trans, rc.LocalID, c.mayVote)
+	r, err := raft.NewRaft(rc, c.fsm, logs, store, snaps, gate)
 	if err != nil {
-		trans.Close()
+		gate.Close()
 		store.Close()
 		return nil, fmt.Errorf("controller: starting raft: %w", err)
 	}

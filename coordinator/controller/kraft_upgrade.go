@@ -78,15 +78,11 @@ func (c *Controller) StaleVote(directoryID [16]byte) ([16]byte, bool) {
 	if _, voter := c.Voters()[c.cfg.NodeID]; !voter {
 		return [16]byte{}, false
 	}
-	img := c.Image()
-	if features.Level(img.Features, features.KRaftVersion) < 1 {
+	recorded, known := c.votingDirectory()
+	if !known || recorded == directoryID {
 		return [16]byte{}, false
 	}
-	rc := img.Controllers[c.cfg.NodeID]
-	if rc == nil || rc.DirectoryID == [16]byte{} || rc.DirectoryID == directoryID {
-		return [16]byte{}, false
-	}
-	return rc.DirectoryID, true
+	return recorded, true
 }
 
 // sameAddresses reports whether two endpoint lists name the same
