@@ -154,14 +154,14 @@ func (b *Broker) startController(dirPath string) error {
 		SnapshotMaxInterval:          cfg.Cluster.SnapshotMaxInterval,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
-		Security:                     cfg.controllerSecurity(),
+		Security:                     b.liveControllerSecurity(),
 		Logger:                       b.loggers.Logger(controllerLoggerName).With("component", "controller"),
 	})
 	if err != nil {
 		return fmt.Errorf("starting the controller: %w", err)
 	}
 	cl.ctl = ctl
-	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), cfg.controllerSecurity())
+	cl.client = controller.NewClient(cfg.controllerAddrs(), fmt.Sprintf("gregor-broker-%d", cfg.NodeID), b.liveControllerSecurity())
 	cl.fetchers = newFetcherManager(b, cfg.Cluster.NumReplicaFetchers)
 	if cfg.hasRole("broker") {
 		cl.stateChange = b.loggers.LoggerAt(stateChangeLoggerName, "INFO")

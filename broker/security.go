@@ -245,6 +245,22 @@ func (c *Config) controllerSecurity() controller.Security {
 	return controller.Security{TLS: c.ControllerTLS, SASL: c.ControllerSASL}
 }
 
+// liveControllerSecurity is controllerSecurity taking the TLS config from
+// the live configuration at every connection, so that the controller
+// listener's key and trust stores altered at runtime (tls_reload.go) serve
+// the next raft stream and controller request, as they serve the
+// listener's next handshake.
+func (b *Broker) liveControllerSecurity() controller.Security {
+	sec := b.cfg.controllerSecurity()
+	sec.LiveTLS = func() *tls.Config {
+		if live := b.liveConfig(); live != nil {
+			return live.ControllerTLS
+		}
+		return b.cfg.ControllerTLS
+	}
+	return sec
+}
+
 // saslLogin is how this node logs in, as a client, to its listener named
 // listener with mechanism: with the username and password options of that
 // mechanism's JAAS config there, or for OAUTHBEARER an unsecured token

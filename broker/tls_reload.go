@@ -15,7 +15,8 @@ package broker
 // config from the live configuration, so new connections get the new
 // stores and those already made keep their session; a connection to
 // another broker (interbroker_dial.go) takes the live key and trust stores
-// of the inter-broker listener. The
+// of the inter-broker listener, and raft's streams and the controller
+// client those of the CONTROLLER listener (liveControllerSecurity). The
 // same alteration naming the same file reloads it, which is how a store
 // replaced in place is taken up.
 

@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509/pkix"
 	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -176,4 +178,55 @@ func TestDynamicKeyStoreInterBroker(t *testing.T) {
 			t.Fatalf("acks=all with every replica fetching after the renewal: %v", err)
 		}
 	}
+}
+
+// The CONTROLLER listener's key store renewed at runtime is the one this
+// node's raft streams and controller requests present from the next
+// connection on, as the listener serves it from the next handshake; the
+// quorum goes on electing leaders and committing.
+func TestDynamicKeyStoreController(t *testing.T) {
+	pki := newTestPKI(t)
+	c := startCluster(t, 3, pki.clusterProps("PLAINTEXT:SSL,CONTROLLER:SSL"))
+	_, serverCert := pki.keyStore("listener", pkix.Name{CommonName: "listener"})
+	presented := func(b *Broker) []byte {
+		t.Helper()
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{serverCert}, ClientAuth: tls.RequireAnyClientCert})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		peer := make(chan []byte, 1)
+		go func() {
+			conn, err := ln.Accept()
+			if err != nil {
+				peer <- nil
+				return
+			}
+			defer conn.Close()
+			tc := conn.(*tls.Conn)
+			if tc.Handshake() != nil || len(tc.ConnectionState().PeerCertificates) == 0 {
+				peer <- nil
+				return
+			}
+			peer <- tc.ConnectionState().PeerCertificates[0].Raw
+		}()
+		conn, err := b.liveControllerSecurity().Dial(ctxT(t), ln.Addr().String(), "test", 10*time.Second)
+		if err != nil {
+			t.Fatalf("dialling as node %d's controller connections do: %v", b.cfg.NodeID, err)
+		}
+		defer conn.Close()
+		return <-peer
+	}
+	before := presented(c.nodes[0])
+	renewed, pair := pki.keyStore("renewed-node", pkix.Name{CommonName: "node"})
+	adm := kadm.NewClient(c.client(kgo.DialTLSConfig(pki.clientTLS())))
+	resps, err := adm.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "listener.name.controller.ssl.keystore.location", Value: kmsg.StringPtr(renewed)}}, 1)
+	if err != nil || len(resps) != 1 || resps[0].Err != nil {
+		t.Fatalf("renewing node 1's CONTROLLER key store: %+v %v", resps, err)
+	}
+	after := presented(c.nodes[0])
+	if bytes.Equal(after, before) || !bytes.Equal(after, pair.Certificate[0]) {
+		t.Fatal("node 1's controller connections do not present the renewed certificate")
+	}
+	checkControllerFailover(t, c, kgo.DialTLSConfig(pki.clientTLS()))
 }

@@ -102,8 +102,20 @@ func (s *streamLayer) dialRaft(address raft.ServerAddress, timeout time.Duration
 // is set, and logged in with SASL when SASL is set (SaslHandshake v1 and
 // SaslAuthenticate, as Kafka's clients log in).
 type Security struct {
-	TLS  *tls.Config
-	SASL sasl.Mechanism
+	TLS *tls.Config
+	// LiveTLS, when set, is called at every connection instead of TLS:
+	// the key and trust stores altered at runtime serve the next
+	// connection (raft's streams and the controller client alike).
+	LiveTLS func() *tls.Config
+	SASL    sasl.Mechanism
+}
+
+// tlsConfig is the TLS config of the next connection, nil for none.
+func (s Security) tlsConfig() *tls.Config {
+	if s.LiveTLS != nil {
+		return s.LiveTLS()
+	}
+	return s.TLS
 }
 
 // raftClientID names raft streams' logins in the listener's logs.
@@ -118,10 +130,10 @@ func (s Security) Dial(ctx context.Context, address, clientID string, timeout ti
 	d := &net.Dialer{}
 	var conn net.Conn
 	var err error
-	if s.TLS == nil {
+	if t := s.tlsConfig(); t == nil {
 		conn, err = d.DialContext(ctx, "tcp", address)
 	} else {
-		conn, err = (&tls.Dialer{NetDialer: d, Config: s.TLS}).DialContext(ctx, "tcp", address)
+		conn, err = (&tls.Dialer{NetDialer: d, Config: t}).DialContext(ctx, "tcp", address)
 	}
 	if err != nil || s.SASL == nil {
 		return conn, err
