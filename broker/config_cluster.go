@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gregor-broker/gregor/internal/connsetup"
 )
 
 // ClusterConfig is what a node of a cluster needs beyond a single node's
@@ -328,4 +330,10 @@ func (c *Config) validateCluster() error {
 		return fmt.Errorf("invalid value for config key listeners: The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller")
 	}
 	return nil
+}
+
+// connectionSetup is a new count of one client's failed connection
+// setups, timed by socket.connection.setup.timeout.ms and .max.ms.
+func (c *Config) connectionSetup() *connsetup.Policy {
+	return connsetup.New(c.Cluster.ConnectionSetupTimeout, c.Cluster.ConnectionSetupTimeoutMax)
 }

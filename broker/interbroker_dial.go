@@ -8,44 +8,27 @@ package broker
 //   - a connection (TCP and the TLS handshake) not set up within
 //     socket.connection.setup.timeout.ms is given up, and each consecutive
 //     failure to the same address doubles that, up to
-//     socket.connection.setup.timeout.max.ms, with Kafka's 20% jitter
-//     (its ExponentialBackoff); a connection set up starts over;
+//     socket.connection.setup.timeout.max.ms (internal/connsetup);
 //   - SO_RCVBUF is set before connecting when asked
 //     (replica.socket.receive.buffer.bytes).
 
 import (
 	"context"
 	"crypto/tls"
-	"math"
-	"math/rand/v2"
 	"net"
-	"sync"
-	"time"
-)
 
-// setupTimeout is Kafka's ExponentialBackoff with multiplier 2 and jitter
-// 0.2: the time allowed to a connection after failures consecutive
-// failures.
-func setupTimeout(initial, maxTimeout time.Duration, failures int) time.Duration {
-	if maxTimeout <= initial {
-		return initial
-	}
-	exp := min(float64(failures), math.Log2(float64(maxTimeout)/float64(max(initial, time.Millisecond))))
-	d := time.Duration(float64(initial) * math.Pow(2, exp) * (0.8 + 0.4*rand.Float64()))
-	return min(d, maxTimeout)
-}
+	"github.com/gregor-broker/gregor/internal/connsetup"
+)
 
 // interBrokerDialer dials other brokers for one client.
 type interBrokerDialer struct {
 	b      *Broker
 	rcvBuf int // above 0: SO_RCVBUF
-
-	mu       sync.Mutex
-	failures map[string]int // consecutive failed setups, by address
+	setup  *connsetup.Policy
 }
 
 func (b *Broker) newInterBrokerDialer(rcvBuf int) *interBrokerDialer {
-	return &interBrokerDialer{b: b, rcvBuf: rcvBuf, failures: map[string]int{}}
+	return &interBrokerDialer{b: b, rcvBuf: rcvBuf, setup: b.cfg.connectionSetup()}
 }
 
 func (d *interBrokerDialer) dial(ctx context.Context, network, host string) (net.Conn, error) {
@@ -53,19 +36,10 @@ func (d *interBrokerDialer) dial(ctx context.Context, network, host string) (net
 	if cfg == nil {
 		cfg = &d.b.cfg
 	}
-	d.mu.Lock()
-	timeout := setupTimeout(cfg.Cluster.ConnectionSetupTimeout, cfg.Cluster.ConnectionSetupTimeoutMax, d.failures[host])
-	d.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, d.setup.Timeout(host))
 	defer cancel()
 	nc, err := d.connect(ctx, network, host, cfg.interBrokerTLS())
-	d.mu.Lock()
-	if err != nil {
-		d.failures[host]++
-	} else {
-		delete(d.failures, host)
-	}
-	d.mu.Unlock()
+	d.setup.Done(host, err)
 	return nc, err
 }
 

@@ -249,9 +249,12 @@ func (c *Config) controllerSecurity() controller.Security {
 // the live configuration at every connection, so that the controller
 // listener's key and trust stores altered at runtime (tls_reload.go) serve
 // the next raft stream and controller request, as they serve the
-// listener's next handshake.
+// listener's next handshake, and giving each connection the setup time of
+// socket.connection.setup.timeout.ms, as the inter-broker connections
+// have it.
 func (b *Broker) liveControllerSecurity() controller.Security {
 	sec := b.cfg.controllerSecurity()
+	sec.Setup = b.cfg.connectionSetup()
 	sec.LiveTLS = func() *tls.Config {
 		if live := b.liveConfig(); live != nil {
 			return live.ControllerTLS

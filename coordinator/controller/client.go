@@ -138,7 +138,7 @@ func (c *Client) sendTo(ctx context.Context, id int32, req kmsg.Request) (kmsg.R
 }
 
 // voterDialTimeout bounds connecting to a voter (its TLS handshake and
-// SASL login included).
+// SASL login included) when Security has no Setup.
 const voterDialTimeout = 5 * time.Second
 
 // Close closes the client's connections.

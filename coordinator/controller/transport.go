@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gregor-broker/gregor/internal/connsetup"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -108,6 +109,10 @@ type Security struct {
 	// connection (raft's streams and the controller client alike).
 	LiveTLS func() *tls.Config
 	SASL    sasl.Mechanism
+	// Setup, when set, gives each connection its setup time
+	// (socket.connection.setup.timeout.ms, growing with the failures to
+	// the address) instead of the timeout Dial is given.
+	Setup *connsetup.Policy
 }
 
 // tlsConfig is the TLS config of the next connection, nil for none.
@@ -123,8 +128,19 @@ const raftClientID = "gregor-raft"
 
 // Dial connects to address and completes the TLS handshake (checking the
 // certificate names address's host unless TLS says otherwise) and the
-// SASL login, all within timeout.
+// SASL login, all within timeout, or the time Setup gives.
 func (s Security) Dial(ctx context.Context, address, clientID string, timeout time.Duration) (net.Conn, error) {
+	if s.Setup != nil {
+		timeout = s.Setup.Timeout(address)
+	}
+	conn, err := s.dial(ctx, address, clientID, timeout)
+	if s.Setup != nil {
+		s.Setup.Done(address, err)
+	}
+	return conn, err
+}
+
+func (s Security) dial(ctx context.Context, address, clientID string, timeout time.Duration) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	d := &net.Dialer{}
