@@ -97,24 +97,21 @@ func (g *voteGate) forward() {
 // refuse answers rpc itself when it asks this node for a vote or to take
 // over the leadership and mayVote says no.
 func (g *voteGate) refuse(rpc raft.RPC) bool {
-	var resp any
 	switch rpc.Command.(type) {
-	case *raft.RequestVoteRequest:
-		resp = &raft.RequestVoteResponse{RPCHeader: g.header(), Term: g.term()}
-	case *raft.RequestPreVoteRequest:
-		resp = &raft.RequestPreVoteResponse{RPCHeader: g.header(), Term: g.term()}
-	case *raft.TimeoutNowRequest:
-		resp = &raft.TimeoutNowResponse{RPCHeader: g.header()}
+	case *raft.RequestVoteRequest, *raft.RequestPreVoteRequest, *raft.TimeoutNowRequest:
 	default:
 		return false
 	}
 	if g.mayVote() {
 		return false
 	}
-	if _, handOver := rpc.Command.(*raft.TimeoutNowRequest); handOver {
-		rpc.Respond(resp, errNoVote)
-	} else {
-		rpc.Respond(resp, nil)
+	switch rpc.Command.(type) {
+	case *raft.RequestVoteRequest:
+		rpc.Respond(&raft.RequestVoteResponse{RPCHeader: g.header(), Term: g.term()}, nil)
+	case *raft.RequestPreVoteRequest:
+		rpc.Respond(&raft.RequestPreVoteResponse{RPCHeader: g.header(), Term: g.term()}, nil)
+	default:
+		rpc.Respond(&raft.TimeoutNowResponse{RPCHeader: g.header()}, errNoVote)
 	}
 	return true
 }
