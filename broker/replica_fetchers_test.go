@@ -42,7 +42,11 @@ func TestClusterNumReplicaFetchers(t *testing.T) {
 	placed := func(n int32) bool {
 		ids := map[int32]bool{}
 		for _, b := range c.nodes {
-			for _, p := range b.topics.get("fanned").partitions() {
+			tp := b.topics.get("fanned")
+			if tp == nil { // CreateTopics answers once the controller has it, before every node does
+				return false
+			}
+			for _, p := range tp.partitions() {
 				st := p.state.Load()
 				if st == nil || st.leader == b.cfg.NodeID {
 					continue

@@ -92,8 +92,9 @@ func TestReplicationThrottle(t *testing.T) {
 	}
 	c.waitFor("every broker throttling", func() bool {
 		for _, b := range c.nodes {
-			if b.throttles.leader.Bound() != 1000000 || b.throttles.follower.Bound() != 1000000 ||
-				!b.topics.get("slow").settings.Load().followerThrottled.all {
+			tp := b.topics.get("slow")
+			if tp == nil || b.throttles.leader.Bound() != 1000000 || b.throttles.follower.Bound() != 1000000 ||
+				!tp.settings.Load().followerThrottled.all {
 				return false
 			}
 		}
