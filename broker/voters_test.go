@@ -187,6 +187,7 @@ func TestClusterControllerWithNewDiskDoesNotVote(t *testing.T) {
 		_, stale := node4.ctl.StaleVote(node4.metadataDirectoryID())
 		return stale
 	})
+	newDir := node4.metadataDirectoryID()
 	candidate := newRaftCandidate(t)
 	node4Addr := raft.ServerAddress(fmt.Sprintf("127.0.0.1:%d", port))
 	if granted, err := candidate.vote(node4Addr); err != nil || granted {
@@ -196,7 +197,33 @@ func TestClusterControllerWithNewDiskDoesNotVote(t *testing.T) {
 		t.Fatalf("node 4 with a new disk asked for a pre-vote: granted %v, err %v", granted, err)
 	}
 
-	newDir := node4.metadataDirectoryID()
+	// Restarted after catching up, node 4 finds raft state in its dir, and
+	// with the other controllers down no leader gives it the records that
+	// say whose vote its id is: the mark left by its empty start keeps it
+	// from voting all the same.
+	for i := range c.nodes {
+		c.stop(i)
+	}
+	if err := c.start(3); err != nil {
+		t.Fatal(err)
+	}
+	if _, known := c.nodes[3].cluster.ctl.StaleVote(newDir); known {
+		t.Fatal("node 4 learnt whose vote its id is with no leader up: the restart checks nothing")
+	}
+	candidate = newRaftCandidate(t) // the old one's connection went with node 4's last process
+	if granted, err := candidate.vote(node4Addr); err != nil || granted {
+		t.Fatalf("node 4 restarted with a new disk asked for its vote: granted %v, err %v", granted, err)
+	}
+	errs := make(chan error, 3)
+	for i := range 3 { // together: each waits for a quorum to register with
+		go func() { errs <- c.start(i) }()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	remove := kmsg.NewPtrRemoveRaftVoterRequest()
 	remove.VoterID, remove.VoterDirectoryID = 4, oldDir
 	if resp, err := remove.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
@@ -209,6 +236,11 @@ func TestClusterControllerWithNewDiskDoesNotVote(t *testing.T) {
 	c.waitFor("node 4 to grant its vote with its new directory id", func() bool {
 		granted, err := candidate.vote(node4Addr)
 		return err == nil && granted
+	})
+	mark := filepath.Join(c.props[3]["log.dirs"], raftDirName, "awaiting-vote")
+	c.waitFor("node 4's awaiting-vote mark removed", func() bool {
+		_, err := os.Stat(mark)
+		return os.IsNotExist(err)
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gregor-broker/gregor/delegation"
@@ -140,10 +141,10 @@ type Controller struct {
 
 	voterChange sync.Mutex // held by the voter change in progress (voters.go)
 
-	// startedEmpty: this node started on an empty raft dir without being
-	// a voter to bootstrap; it votes once its directory id has the vote
-	// (votes.go).
-	startedEmpty bool
+	// awaitingVote: this node started on an empty raft dir without being
+	// a voter to bootstrap, and its directory id has not had the vote
+	// since (votes.go). Kept across restarts by a file in the raft dir.
+	awaitingVote atomic.Bool
 }
 
 const applyTimeout = 10 * time.Second
@@ -237,7 +238,11 @@ func Start(cfg Config) (*Controller, error) {
 		store.Close()
 		return nil, err
 	}
-	c.startedEmpty = !existing && !voter
+	if err := c.markAwaitingVote(!existing && !voter); err != nil {
+		trans.Close()
+		store.Close()
+		return nil, err
+	}
 	gate := newVoteGate(trans, rc.LocalID, c.mayVote)
 	r, err := raft.NewRaft(rc, c.fsm, logs, store, snaps, gate)
 	if err != nil {
@@ -251,6 +256,7 @@ func Start(cfg Config) (*Controller, error) {
 	c.stream.fallback.Store(&fallback)
 	go c.leadershipLoop(notify)
 	go c.snapshotLoop()
+	go c.watchForVote()
 	if !existing && voter {
 		if err := r.BootstrapCluster(voterConfiguration(cfg.Voters)).Error(); err != nil &&
 			!errors.Is(err, raft.ErrCantBootstrap) {

@@ -2,9 +2,13 @@ package controller
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/gregor-broker/gregor/internal/features"
+	"github.com/gregor-broker/gregor/logstore"
 	"github.com/hashicorp/raft"
 )
 
@@ -49,7 +53,52 @@ func (c *Controller) mayVote() bool {
 	if known && own != [16]byte{} && recorded != own {
 		return false
 	}
-	return !c.startedEmpty || known && recorded == own
+	return !c.awaitingVote.Load() || known && recorded == own
+}
+
+// awaitingVoteFile, in the raft dir, says that this node has been waiting
+// for its directory id's vote since it started on an empty raft dir. A
+// restart after the node has caught up on the log would otherwise find a
+// raft dir with state and vote again before applying the records that say
+// whose vote its id is.
+const awaitingVoteFile = "awaiting-vote"
+
+// markAwaitingVote sets awaitingVote when this node starts empty, writing
+// the file before raft stores anything, or when the file is there from an
+// earlier start.
+func (c *Controller) markAwaitingVote(startedEmpty bool) error {
+	path := filepath.Join(c.cfg.Dir, awaitingVoteFile)
+	if !startedEmpty {
+		_, err := os.Stat(path)
+		c.awaitingVote.Store(err == nil)
+		return nil
+	}
+	c.awaitingVote.Store(true)
+	note := "This controller started on an empty metadata dir: it votes once its directory id has been given its node id's vote (kafka-metadata-quorum add-controller).\n"
+	if err := logstore.WriteFileAtomic(path, []byte(note)); err != nil {
+		return fmt.Errorf("controller: recording that this node awaits its vote: %w", err)
+	}
+	return nil
+}
+
+// watchForVote clears awaitingVote, and removes its file, once the image
+// gives this node's directory id its node id's vote.
+func (c *Controller) watchForVote() {
+	for c.awaitingVote.Load() && c.cfg.DirectoryID != nil {
+		changed := c.fsm.changedCh()
+		if recorded, known := c.votingDirectory(); known && recorded == c.cfg.DirectoryID() {
+			if err := os.Remove(filepath.Join(c.cfg.Dir, awaitingVoteFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				c.log.Warn("controller: removing the awaiting-vote mark", "err", err)
+			}
+			c.awaitingVote.Store(false)
+			return
+		}
+		select {
+		case <-changed:
+		case <-c.closed:
+			return
+		}
+	}
 }
 
 var errNoVote = errors.New("controller: this node does not vote: its directory id does not hold its node id's vote")
