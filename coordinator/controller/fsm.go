@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -90,6 +92,7 @@ type snapshotForm struct {
 	ACLs             []acl.Change            `json:",omitempty"`
 	Features         map[string]int16        `json:",omitempty"`
 	DelegationTokens []delegation.Token      `json:",omitempty"`
+	Controllers      []*RegisteredController `json:",omitempty"`
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -111,6 +114,9 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	}
 	for _, name := range img.SortedTopicNames() {
 		form.Topics = append(form.Topics, img.Topics[name])
+	}
+	for _, id := range slices.Sorted(maps.Keys(img.Controllers)) {
+		form.Controllers = append(form.Controllers, img.Controllers[id])
 	}
 	for res, values := range img.Configs {
 		form.Configs = append(form.Configs, ConfigRecord{Resource: res, Values: values})
@@ -159,6 +165,12 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		}
 	}
 	img.Features = form.Features
+	for _, rc := range form.Controllers {
+		if img.Controllers == nil {
+			img.Controllers = map[int32]*RegisteredController{}
+		}
+		img.Controllers[rc.ID] = rc
+	}
 	for _, t := range form.DelegationTokens {
 		img.DelegationTokens = delegation.Applied(img.DelegationTokens, delegation.Change{Set: &t})
 	}
