@@ -80,6 +80,7 @@ type cluster struct {
 	applied      atomic.Pointer[controller.Image]
 	fenced       atomic.Bool
 	strayChecked bool // guarded by applyMu
+	adopting     bool // the metadata dir holds a single node's metadata (adopt.go)
 
 	// the dynamic broker configs last installed; guarded by applyMu
 	appliedBroker, appliedCluster map[string]string
@@ -113,6 +114,21 @@ func (b *Broker) startController(dirPath string) error {
 	}
 	voters, initial := formattedQuorum(cfg, formatted.Voters)
 	boot := b.bootstrapFrom(formatted)
+	single, err := readSingleNodeMetadata(&cfg, dirPath) // adopt.go
+	if err != nil {
+		return err
+	}
+	var adopted []controller.Record
+	if single != nil {
+		cl.adopting, adopted = true, single.records
+		if len(single.features) > 0 {
+			boot.features = maps.Clone(boot.features)
+			if boot.features == nil {
+				boot.features = map[string]int16{}
+			}
+			maps.Copy(boot.features, single.features)
+		}
+	}
 	if _, voter := voters[cfg.NodeID]; !voter {
 		// A broker-only node follows the log on its inter-broker
 		// listener; a controller that is not a voter yet on its
@@ -140,6 +156,7 @@ func (b *Broker) startController(dirPath string) error {
 		DirectoryID:                  cl.metadataDirectoryID,
 		BootstrapFeatures:            boot.features,
 		BootstrapScram:               boot.scram,
+		Adopted:                      adopted,
 		SessionTimeout:               cfg.Cluster.BrokerSessionTimeout,
 		HeartbeatInterval:            cfg.Cluster.BrokerHeartbeatInterval,
 		DefaultPartitions:            cfg.NumPartitions,

@@ -347,8 +347,8 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	if !ok {
 		if c.b.cluster == nil && joinsQuorum(key) {
 			return nil, fmt.Errorf("%s from another node, which a single node does not serve: it runs alone (without controller.quorum.voters, "+
-				"its controller.quorum.bootstrap.servers naming at most itself) and no node can join it; start every node "+
-				"of a cluster with controller.quorum.voters, or format their dirs with kafka-storage format --initial-controllers", kmsg.NameForKey(key))
+				"its controller.quorum.bootstrap.servers naming at most itself) and no node can join it; restart it with "+
+				"controller.quorum.voters naming only itself, and it starts a cluster's quorum with all it holds, which other nodes can join", kmsg.NameForKey(key))
 		}
 		return nil, fmt.Errorf("request for api key %d, which is not served", key)
 	}

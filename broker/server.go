@@ -156,6 +156,12 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 			b.abortStart()
 			return nil, err
 		}
+		if b.cluster.adopting {
+			if err := b.cluster.checkAdopted(dirPath); err != nil {
+				b.abortStart()
+				return nil, err
+			}
+		}
 	}
 	open := logstore.OpenDirs
 	if cfg.clustered() {

@@ -496,8 +496,8 @@ func TestSingleNodeSaysWhyNoNodeCanJoin(t *testing.T) {
 		want := kmsg.NameForKey(req.Key()) + " from another node, which a single node does not serve"
 		waitUntil(t, "the reason in the log", 10*time.Second, func() bool { return strings.Contains(log.String(), want) })
 	}
-	if !strings.Contains(log.String(), "kafka-storage format --initial-controllers") {
-		t.Fatal("the reason does not say how to start a cluster")
+	if !strings.Contains(log.String(), "restart it with controller.quorum.voters naming only itself") {
+		t.Fatal("the reason does not say how to grow into a cluster")
 	}
 }
 

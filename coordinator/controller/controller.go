@@ -65,6 +65,10 @@ type Config struct {
 	// bootstrap snapshot's records.
 	BootstrapFeatures map[string]int16
 	BootstrapScram    []sasl.CredentialChange
+	// Adopted are records the first active controller appends to the
+	// bootstrap ones if it is this node: a single node's metadata, which
+	// the quorum starts from (broker/adopt.go).
+	Adopted []Record
 	// SessionTimeout (broker.session.timeout.ms) fences a broker that has
 	// not heartbeated for that long; HeartbeatInterval
 	// (broker.heartbeat.interval.ms) is what brokers are expected to use.
@@ -448,9 +452,12 @@ func (c *Controller) becomeActive(ctx context.Context) {
 		for i := range c.cfg.BootstrapScram {
 			recs = append(recs, Record{ScramCredential: &c.cfg.BootstrapScram[i]})
 		}
+		recs = append(recs, c.cfg.Adopted...)
 	}
-	if elrEnabled(c.Image()) {
-		recs = append(recs, c.clusterMinISRRecords(c.Image())...)
+	// The cluster's min.insync.replicas, judged by the image this batch
+	// makes: its feature levels and adopted configs count.
+	if next := c.Image().apply(c.Image().Offset, recs); elrEnabled(next) {
+		recs = append(recs, c.clusterMinISRRecords(next)...)
 	}
 	if _, err := c.propose(recs); err != nil {
 		c.mu.Unlock()

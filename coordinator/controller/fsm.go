@@ -81,18 +81,19 @@ func (f *fsm) StoreConfiguration(uint64, raft.Configuration) { f.publish(f.image
 // snapshotForm is the JSON written by snapshots: the image without its
 // derived index and with configs as a list (struct keys are not JSON keys).
 type snapshotForm struct {
-	ClusterID        string
-	Offset           uint64
-	Brokers          []*Broker
-	Topics           []*Topic
-	Configs          []ConfigRecord
-	NextProducerID   int64
-	ClientQuotas     []quota.Entry
-	ScramCredentials []sasl.CredentialChange `json:",omitempty"`
-	ACLs             []acl.Change            `json:",omitempty"`
-	Features         map[string]int16        `json:",omitempty"`
-	DelegationTokens []delegation.Token      `json:",omitempty"`
-	Controllers      []*RegisteredController `json:",omitempty"`
+	ClusterID         string
+	Offset            uint64
+	Brokers           []*Broker
+	Topics            []*Topic
+	Configs           []ConfigRecord
+	NextProducerID    int64
+	ClientQuotas      []quota.Entry
+	ScramCredentials  []sasl.CredentialChange `json:",omitempty"`
+	ACLs              []acl.Change            `json:",omitempty"`
+	Features          map[string]int16        `json:",omitempty"`
+	DelegationTokens  []delegation.Token      `json:",omitempty"`
+	Controllers       []*RegisteredController `json:",omitempty"`
+	AdoptedSingleNode *int32                  `json:",omitempty"`
 }
 
 type fsmSnapshot struct{ img *Image }
@@ -108,7 +109,8 @@ func (s fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	img := s.img
 	form := snapshotForm{ClusterID: img.ClusterID, Offset: img.Offset, NextProducerID: img.NextProducerID,
 		ClientQuotas: quota.Sorted(img.ClientQuotas), ScramCredentials: sasl.Changes(img.ScramCredentials),
-		ACLs: acl.Changes(img.ACLs), Features: img.Features, DelegationTokens: delegation.Sorted(img.DelegationTokens)}
+		ACLs: acl.Changes(img.ACLs), Features: img.Features, DelegationTokens: delegation.Sorted(img.DelegationTokens),
+		AdoptedSingleNode: img.AdoptedSingleNode}
 	for _, id := range img.SortedBrokerIDs() {
 		form.Brokers = append(form.Brokers, img.Brokers[id])
 	}
@@ -164,7 +166,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 			c.Apply(img.ScramCredentials)
 		}
 	}
-	img.Features = form.Features
+	img.Features, img.AdoptedSingleNode = form.Features, form.AdoptedSingleNode
 	for _, rc := range form.Controllers {
 		if img.Controllers == nil {
 			img.Controllers = map[int32]*RegisteredController{}

@@ -137,6 +137,9 @@ type Image struct {
 	// Controllers are the registered controllers, replaced like
 	// ScramCredentials.
 	Controllers map[int32]*RegisteredController `json:",omitempty"`
+	// AdoptedSingleNode is the node whose single node's metadata the
+	// quorum started from, if any.
+	AdoptedSingleNode *int32 `json:",omitempty"`
 }
 
 func emptyImage() *Image {

@@ -43,6 +43,9 @@ type Record struct {
 	Controller *RegisteredController `json:",omitempty"`
 	// UnregisterController removes a controller's registration (its id).
 	UnregisterController *int32 `json:",omitempty"`
+	// AdoptedSingleNode names the node whose single node's metadata the
+	// quorum's first batch carried (Config.Adopted).
+	AdoptedSingleNode *int32 `json:",omitempty"`
 }
 
 // RegisterBroker installs a broker incarnation; its epoch becomes the raft
@@ -208,5 +211,8 @@ func (n *Image) applyOne(index uint64, r Record, fresh map[[16]byte]bool) {
 	case r.UnregisterController != nil:
 		n.Controllers = maps.Clone(n.Controllers)
 		delete(n.Controllers, *r.UnregisterController)
+	case r.AdoptedSingleNode != nil:
+		id := *r.AdoptedSingleNode
+		n.AdoptedSingleNode = &id
 	}
 }

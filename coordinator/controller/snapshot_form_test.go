@@ -25,7 +25,7 @@ func (*memorySink) Close() error  { return nil }
 // A snapshot holds the whole image: restored, it equals the image that was
 // written, with something in every field a record can set.
 func TestSnapshotKeepsEveryField(t *testing.T) {
-	clusterID, next, broker, controller := "cid", int64(7000), int32(2), int32(3)
+	clusterID, next, adopted, broker, controller := "cid", int64(7000), int32(1), int32(2), int32(3)
 	topic := &Topic{Name: "t", ID: [16]byte{1}, Partitions: []Partition{{Replicas: []int32{2}, ISR: []int32{2}, Leader: 2, LeaderEpoch: 4,
 		PartitionEpoch: 5, ELR: []int32{1}, LastKnownELR: []int32{1}, Directories: map[int32][16]byte{2: {9}}}}}
 	features := map[string]int16{"metadata.version": 29}
@@ -50,6 +50,7 @@ func TestSnapshotKeepsEveryField(t *testing.T) {
 		{DelegationToken: &delegation.Change{Set: &token}},
 		{Controller: &RegisteredController{ID: controller, IncarnationID: [16]byte{3}, Endpoints: []Endpoint{{Listener: "CONTROLLER", Host: "h", Port: 2}},
 			DirectoryID: [16]byte{4}}},
+		{AdoptedSingleNode: &adopted},
 	}
 	img := emptyImage().apply(42, recs)
 

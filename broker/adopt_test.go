@@ -1,0 +1,182 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gregor-broker/gregor/internal/freeport"
+	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// singleNodeWithData runs a single node on node i's dir and node id (and
+// its offsets.topic.num.partitions, which must not change), with a topic
+// of two partitions and a config override, ten records produced by an
+// idempotent producer, a group's committed offsets, a SCRAM user and a
+// client quota; it returns the topic's id.
+func singleNodeWithData(t *testing.T, c *testCluster, i int) [16]byte {
+	t.Helper()
+	single := startBroker(t, map[string]string{"log.dirs": c.props[i]["log.dirs"], "node.id": c.props[i]["node.id"],
+		"offsets.topic.num.partitions": c.props[i]["offsets.topic.num.partitions"]})
+	cl := newClient(t, single, kgo.DefaultProduceTopic("kept"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	adm := kadm.NewClient(cl)
+	created, err := adm.CreateTopic(ctxT(t), 2, 1, map[string]*string{"retention.ms": kadm.StringPtr("123456789")}, "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "kept", Partition: 0, At: 3, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctxT(t), "readers", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("committing: %v %v", err, resp.Error())
+	}
+	if _, err := adm.AlterUserSCRAMs(ctxT(t), nil, []kadm.UpsertSCRAM{{User: "alice", Mechanism: kadm.ScramSha256, Iterations: 4096, Password: "pw"}}); err != nil {
+		t.Fatal(err)
+	}
+	quota := []kadm.AlterClientQuotaEntry{{Entity: []kadm.ClientQuotaEntityComponent{{Type: "client-id", Name: kadm.StringPtr("slow")}},
+		Ops: []kadm.AlterClientQuotaOp{{Key: "producer_byte_rate", Value: 1024}}}}
+	if _, err := adm.AlterClientQuotas(ctxT(t), quota); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	single.Close()
+	return created.ID
+}
+
+// A single node restarted as the only voter of a new controller quorum
+// brings everything it held into the cluster, where a broker that joins
+// takes a replica of its topic; before, the node deleted its partitions as
+// strays.
+func TestSingleNodeGrowsIntoCluster(t *testing.T) {
+	c := clusterProps(t, 1, 0, nil)
+	dir := c.props[0]["log.dirs"]
+	topicID := singleNodeWithData(t, c, 0)
+	var single metaData
+	if raw, err := os.ReadFile(filepath.Join(dir, metaFileName)); err != nil || json.Unmarshal(raw, &single) != nil {
+		t.Fatalf("the single node's metadata: %v", err)
+	}
+
+	// A broker that joins later: node 2, with the quorum's voter.
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joiner := maps.Clone(c.props[0])
+	joiner["node.id"], joiner["process.roles"] = "2", "broker"
+	joiner["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[0])
+	joiner["log.dirs"] = t.TempDir()
+	joiner["offsets.topic.replication.factor"] = "1"
+	c.props = append(c.props, joiner)
+	c.nodes = append(c.nodes, nil)
+	c.brokers = 2
+	c.startAll()
+
+	if _, err := os.Stat(filepath.Join(dir, metaFileName+adoptedSuffix)); err != nil {
+		t.Fatalf("the single node's metadata file not renamed: %v", err)
+	}
+	cl := c.client()
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctxT(t), "kept")
+	if err != nil || topics["kept"].ID != topicID || len(topics["kept"].Partitions) != 2 {
+		t.Fatalf("the topic in the cluster: %+v, %v; want id %x and 2 partitions", topics["kept"], err, topicID)
+	}
+	described, err := adm.DescribeTopicConfigs(ctxT(t), "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := described.On("kept", func(rc *kadm.ResourceConfig) error {
+		for _, cv := range rc.Configs {
+			if cv.Key == "retention.ms" && cv.MaybeValue() == "123456789" {
+				return nil
+			}
+		}
+		return errors.New("retention.ms not 123456789")
+	}); err != nil {
+		t.Fatalf("the topic's config: %v %v", v, err)
+	}
+	committed, err := adm.FetchOffsets(ctxT(t), "readers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := committed.Lookup("kept", 0); !ok || o.At != 3 {
+		t.Fatalf("the group's committed offset: %+v, want 3", o)
+	}
+	users, err := adm.DescribeUserSCRAMs(ctxT(t), "alice")
+	if err != nil || users["alice"].Err != nil || len(users["alice"].CredInfos) != 1 {
+		t.Fatalf("the SCRAM user: %+v %v", users, err)
+	}
+	quotas, err := adm.DescribeClientQuotas(ctxT(t), false, nil)
+	if err != nil || len(quotas) != 1 || quotas[0].Values[0].Value != 1024 {
+		t.Fatalf("the client quotas: %+v %v", quotas, err)
+	}
+	if img := c.nodes[0].cluster.image(); img.NextProducerID < single.NextProducerID || single.NextProducerID == 0 {
+		t.Fatalf("next producer id %d, the single node had handed out ids below %d", img.NextProducerID, single.NextProducerID)
+	}
+
+	// The joined broker takes a replica and copies the records.
+	plan := kadm.AlterPartitionAssignmentsReq{}
+	plan.Assign("kept", 0, []int32{1, 2})
+	if _, err := adm.AlterPartitionAssignments(ctxT(t), plan); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("node 2 holding partition 0's five records in the ISR", func() bool {
+		p := c.nodes[1].topics.get("kept").partition(0)
+		ip := c.nodes[0].imagePartition("kept", [16]byte{}, false, 0)
+		return p != nil && p.log.LogEndOffset() == 5 && ip != nil && len(ip.ISR) == 2
+	})
+	c.stop(1)
+	c.stop(0)
+	if err := c.start(0); err != nil {
+		t.Fatal(err)
+	}
+	read := c.client(kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for got := 0; got < 10; {
+		fs := read.PollFetches(ctxT(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+}
+
+// A single node's dirs in a quorum that another node started, with the
+// same cluster id: the node refuses to start and keeps every partition and
+// the metadata file, where it deleted them as strays before.
+func TestSingleNodeDataNotTakenByAnotherQuorum(t *testing.T) {
+	c := clusterProps(t, 1, 1, nil) // node 1 a controller, node 2 a broker
+	dir := c.props[1]["log.dirs"]
+	singleNodeWithData(t, c, 1)
+	clusterID := logstore.FormattedClusterID(dir)
+	if _, err := logstore.EnsureMetaProperties(c.props[0]["log.dirs"], clusterID, 1); err != nil {
+		t.Fatal(err)
+	}
+	c.props[1]["initial.broker.registration.timeout.ms"] = "20000"
+	if err := c.start(0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.stop(0) })
+	err := c.start(1)
+	if err == nil {
+		c.stop(1)
+		t.Fatal("node 2 started on a single node's dirs that the quorum did not take")
+	}
+	if !strings.Contains(err.Error(), "another node started the quorum") {
+		t.Fatalf("node 2's start: %v", err)
+	}
+	for _, name := range []string{metaFileName, "kept-0", "kept-1"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatalf("%s after the refused start: %v", name, err)
+		}
+	}
+}
