@@ -48,13 +48,18 @@ func readSingleNodeMetadata(cfg *Config, dirPath string) (*singleNodeMetadata, e
 	if _, err := os.Stat(filepath.Join(dirPath, metaFileName)); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if !cfg.hasRole("broker") {
-		return nil, fmt.Errorf("%s holds a single node's metadata (%s): only a node with the broker role can bring it into a cluster",
-			dirPath, metaFileName)
-	}
 	meta, err := openMetaStore(dirPath)
 	if err != nil {
 		return nil, err
+	}
+	// A single node counts its starts in the file; a cluster node of an
+	// earlier version wrote one without them when it deleted a topic.
+	if _, err := os.Stat(filepath.Join(dirPath, raftDirName)); err == nil && meta.data.QuorumEpoch == 0 {
+		return nil, nil
+	}
+	if !cfg.hasRole("broker") {
+		return nil, fmt.Errorf("%s holds a single node's metadata (%s): only a node with the broker role can bring it into a cluster",
+			dirPath, metaFileName)
 	}
 	topics, err := singleNodeTopics(cfg)
 	if err != nil {

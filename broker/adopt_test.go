@@ -180,3 +180,37 @@ func TestSingleNodeDataNotTakenByAnotherQuorum(t *testing.T) {
 		}
 	}
 }
+
+// A cluster node does not write the single node's metadata file (it did
+// when it deleted a topic), and one left by an earlier version, which
+// counts no starts, is not taken for a single node's: the node restarts
+// and keeps its partitions.
+func TestClusterNodeIsNoSingleNode(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	adm := kadm.NewClient(c.client())
+	for _, name := range []string{"kept", "gone"} {
+		if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := adm.DeleteTopic(ctxT(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	dir := c.props[0]["log.dirs"]
+	c.waitFor("gone deleted", func() bool { return c.nodes[0].topics.get("gone") == nil })
+	c.stop(0) // after the deletion's last step
+	path := filepath.Join(dir, metaFileName)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a cluster node wrote %s: %v", path, err)
+	}
+	if err := os.WriteFile(path, []byte(`{"topic_configs":{},"next_producer_id":0,"metadata_offset":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.start(0); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the node unfenced", func() bool { return !c.nodes[0].cluster.fenced.Load() })
+	if _, err := os.Stat(filepath.Join(dir, "kept-0")); err != nil || c.nodes[0].topics.get("kept") == nil {
+		t.Fatalf("kept after the restart: %v", err)
+	}
+}

@@ -316,8 +316,10 @@ func (r *topicRegistry) delete(t *topic) error {
 		}
 		p.wake()
 	}
-	if err := r.b.meta.update(func(d *metaData) { delete(d.TopicConfigs, t.name) }); err != nil && firstErr == nil {
-		firstErr = err
+	if r.b.cluster == nil { // a cluster's topic configs are the controller's
+		if err := r.b.meta.update(func(d *metaData) { delete(d.TopicConfigs, t.name) }); err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
 	r.b.logger.Info("deleted topic", "topic", t.name)
 	return firstErr
