@@ -31,7 +31,8 @@ import (
 // naming this node as the one adopted. Once the node sees that record in
 // the quorum's metadata the file is renamed gregor-metadata.json.adopted.
 // A quorum another node started has not adopted it: the node refuses to
-// start, its data untouched, rather than lose it.
+// start, its data untouched, rather than lose it. There is no way back: a
+// single node refuses a cluster node's dirs (refuseClusterDir).
 
 const adoptedSuffix = ".adopted"
 
@@ -149,6 +150,18 @@ func singleNodeTopics(cfg *Config) ([]controller.Record, error) {
 		recs = append(recs, controller.Record{Topic: t})
 	}
 	return recs, nil
+}
+
+// refuseClusterDir keeps a single node off a cluster node's dirs: their
+// topics' configs and replicas' states are in the quorum's log, and a
+// single node would serve every partition as its leader with the default
+// configs (a compacted topic's records deleted by time).
+func refuseClusterDir(dirPath string) error {
+	if _, err := os.Stat(filepath.Join(dirPath, raftDirName)); err == nil {
+		return fmt.Errorf("%s holds a cluster node's metadata (%s): start the node with its cluster's controller.quorum.voters "+
+			"or controller.quorum.bootstrap.servers; a single node cannot take a cluster node's dirs", dirPath, raftDirName)
+	}
+	return nil
 }
 
 // checkAdopted makes sure the quorum started from this node's single node

@@ -214,3 +214,28 @@ func TestClusterNodeIsNoSingleNode(t *testing.T) {
 		t.Fatalf("kept after the restart: %v", err)
 	}
 }
+
+// A cluster node's dirs started as a single node (its config without the
+// quorum) are refused: the single node would lead every partition with
+// the default configs, deleting a compacted topic's records by time.
+func TestSingleNodeRefusesClusterDirs(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	if _, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	c.stop(0)
+	dir := c.props[0]["log.dirs"]
+	cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := New(cfg, nil); err == nil {
+		b.Close()
+		t.Fatal("a single node started on a cluster node's dirs")
+	} else if !strings.Contains(err.Error(), "holds a cluster node's metadata") {
+		t.Fatalf("the refusal: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kept-0")); err != nil {
+		t.Fatal(err)
+	}
+}

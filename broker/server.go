@@ -162,6 +162,9 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 				return nil, err
 			}
 		}
+	} else if err := refuseClusterDir(dirPath); err != nil {
+		b.abortStart()
+		return nil, err
 	}
 	open := logstore.OpenDirs
 	if cfg.clustered() {
