@@ -7,13 +7,21 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/gregor-broker/gregor/delegation"
 	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/gregor-broker/gregor/quota"
+	"github.com/gregor-broker/gregor/sasl"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // singleNodeWithData runs a single node on node i's dir and node id (and
@@ -237,5 +245,84 @@ func TestSingleNodeRefusesClusterDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kept-0")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every field of a single node's metadata file is carried into the
+// quorum's records, or named here as a single node's own: a field added to
+// metaData fails this test until adopt.go takes it.
+func TestAdoptionCarriesEveryMetadataField(t *testing.T) {
+	configOf := func(typ int8, name string) func([]controller.Record) bool {
+		return func(recs []controller.Record) bool {
+			return slices.ContainsFunc(recs, func(r controller.Record) bool {
+				return r.Config != nil && r.Config.Resource == controller.ConfigResource{Type: typ, Name: name} && r.Config.Values["k"] == "v"
+			})
+		}
+	}
+	some := func(has func(controller.Record) bool) func([]controller.Record) bool {
+		return func(recs []controller.Record) bool { return slices.ContainsFunc(recs, has) }
+	}
+	carried := map[string]func([]controller.Record) bool{
+		"TopicConfigs":         configOf(controller.ResourceTopic, "t"),
+		"GroupConfigs":         configOf(controller.ResourceGroup, "g"),
+		"ClientMetricsConfigs": configOf(controller.ResourceClientMetrics, "m"),
+		"BrokerConfigs":        configOf(controller.ResourceBroker, "7"),
+		"ClusterBrokerConfigs": configOf(controller.ResourceBroker, ""),
+		"NextProducerID":       some(func(r controller.Record) bool { return r.NextProducerID != nil && *r.NextProducerID == 5000 }),
+		"ClientQuotas":         some(func(r controller.Record) bool { return r.ClientQuota != nil }),
+		"ScramCredentials":     some(func(r controller.Record) bool { return r.ScramCredential != nil && r.ScramCredential.User == "alice" }),
+		"ACLs":                 some(func(r controller.Record) bool { return r.ACL != nil && r.ACL.Binding.Principal == "User:alice" }),
+		"DelegationTokens":     some(func(r controller.Record) bool { return r.DelegationToken != nil && r.DelegationToken.Set.ID == "tok" }),
+		"Features":             nil, // the bootstrap feature levels, checked below
+		"FeaturesEpoch":        nil, // a single node's count of feature updates
+		"QuorumEpoch":          nil, // a single node's count of its starts
+		"MetadataOffset":       nil, // a single node's count of metadata changes
+	}
+	typ := reflect.TypeOf(metaData{})
+	for i := range typ.NumField() {
+		if _, ok := carried[typ.Field(i).Name]; !ok {
+			t.Errorf("metaData.%s is neither carried into a cluster nor named a single node's own", typ.Field(i).Name)
+		}
+	}
+
+	values := map[string]string{"k": "v"}
+	named := map[string]map[string]string{"t": values}
+	cred := sasl.Credential{Salt: []byte("s"), StoredKey: []byte("k"), ServerKey: []byte("v"), Iterations: 4096}
+	alice := acl.Binding{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t", PatternType: kmsg.ACLResourcePatternTypeLiteral,
+		Principal: "User:alice", Host: "*", Operation: kmsg.ACLOperationRead, Permission: kmsg.ACLPermissionTypeAllow}
+	single := metaData{TopicConfigs: named, GroupConfigs: map[string]map[string]string{"g": values},
+		ClientMetricsConfigs: map[string]map[string]string{"m": values}, BrokerConfigs: values, ClusterBrokerConfigs: values,
+		NextProducerID: 5000, ClientQuotas: map[string]quota.Entry{"q": {Entity: quota.Entity{{Type: "client-id", Name: kmsg.StringPtr("c")}},
+			Values: map[string]float64{"producer_byte_rate": 1}}},
+		ScramCredentials: map[string]sasl.Credential{sasl.CredentialKey("alice", sasl.ScramMechanismNamed("SCRAM-SHA-256")): cred},
+		ACLs:             map[string]acl.Binding{alice.Key(): alice}, Features: map[string]int16{"metadata.version": 21, "kraft.version": 1},
+		FeaturesEpoch: 1, DelegationTokens: map[string]delegation.Token{"tok": {ID: "tok", Owner: "User:alice", HMAC: []byte("h")}},
+		QuorumEpoch: 3, MetadataOffset: 9}
+	dir := t.TempDir()
+	raw, err := json.Marshal(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, metaFileName), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := ParseConfig(map[string]string{"node.id": "7", "log.dirs": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSingleNodeMetadata(&cfg, dir)
+	if err != nil || got == nil {
+		t.Fatalf("reading the single node's metadata: %v %v", got, err)
+	}
+	for field, found := range carried {
+		if found != nil && !found(got.records) {
+			t.Errorf("metaData.%s is not in the records: %+v", field, got.records)
+		}
+	}
+	if !maps.Equal(got.features, map[string]int16{"metadata.version": 21}) {
+		t.Errorf("the feature levels carried: %v, want metadata.version alone (kraft.version is the new quorum's)", got.features)
+	}
+	if last := got.records[len(got.records)-1]; last.AdoptedSingleNode == nil || *last.AdoptedSingleNode != 7 {
+		t.Errorf("no record names node 7 adopted: %+v", last)
 	}
 }
