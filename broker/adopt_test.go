@@ -15,7 +15,6 @@ import (
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/delegation"
-	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
@@ -76,17 +75,8 @@ func TestSingleNodeGrowsIntoCluster(t *testing.T) {
 	}
 
 	// A broker that joins later: node 2, with the quorum's voter.
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	joiner := maps.Clone(c.props[0])
-	joiner["node.id"], joiner["process.roles"] = "2", "broker"
-	joiner["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", ports[0])
-	joiner["log.dirs"] = t.TempDir()
+	joiner, _ := c.addNode(2, "broker", "PLAINTEXT")
 	joiner["offsets.topic.replication.factor"] = "1"
-	c.props = append(c.props, joiner)
-	c.nodes = append(c.nodes, nil)
 	c.brokers = 2
 	c.startAll()
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -109,6 +110,24 @@ func clusterProps(t testing.TB, voterCount, brokerOnly int, extra map[string]str
 
 // startAll starts every node and waits until the brokers are registered
 // and unfenced.
+// addNode adds to the cluster's configs, not started, node id with the
+// given roles and one listener of that name on a free port, its other
+// props node 1's; it returns the node's props and port.
+func (c *testCluster) addNode(id int, roles, listener string) (map[string]string, int) {
+	c.t.Helper()
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	props := maps.Clone(c.props[0])
+	props["node.id"], props["process.roles"] = fmt.Sprint(id), roles
+	props["listeners"] = fmt.Sprintf("%s://127.0.0.1:%d", listener, ports[0])
+	props["log.dirs"] = c.t.TempDir()
+	c.props = append(c.props, props)
+	c.nodes = append(c.nodes, nil)
+	return props, ports[0]
+}
+
 func (c *testCluster) startAll() {
 	t, n, brokers := c.t, len(c.nodes), c.brokers
 	t.Helper()

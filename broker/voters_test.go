@@ -397,25 +397,17 @@ func TestStaticQuorumConfig(t *testing.T) {
 // written its meta.properties, the directory id there.
 func startFourthController(t *testing.T, c *testCluster) (int, [16]byte) {
 	t.Helper()
-	ports, err := freeport.Ports(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	props := maps.Clone(c.props[0])
-	props["node.id"], props["process.roles"] = "4", "controller"
-	props["listeners"] = fmt.Sprintf("CONTROLLER://127.0.0.1:%d", ports[0])
-	props["log.dirs"] = t.TempDir()
-	c.props = append(c.props, props)
-	c.nodes = append(c.nodes, nil)
+	props, port := c.addNode(4, "controller", "CONTROLLER")
 	if err := c.start(3); err != nil {
 		t.Fatal(err)
 	}
 	var dirID [16]byte
 	waitUntil(t, "the new controller's meta.properties", 30*time.Second, func() bool {
+		var err error
 		dirID, err = logstore.DirectoryID(props["log.dirs"])
 		return err == nil && dirID != [16]byte{}
 	})
-	return ports[0], dirID
+	return port, dirID
 }
 
 // formatInitialControllers prepares the voters' log dirs as kafka-storage
