@@ -22,7 +22,7 @@ import (
 // directories; a cluster node knows what the controller quorum's log says
 // and deletes the partitions it does not name as strays. So a node started
 // in a cluster on a single node's dirs first reads that metadata
-// (singleNodeMetadata), and the quorum's first active controller, when it
+// (readSingleNodeMetadata), and the quorum's first active controller, when it
 // is this node (the only voter of a new quorum is), writes it into the
 // quorum's first batch: every topic with its id and its partitions, this
 // node their only replica, leader and ISR; the topic, broker, group and
@@ -171,7 +171,7 @@ func (cl *cluster) checkAdopted(dirPath string) error {
 	img := cl.ctl.Image()
 	if img.AdoptedSingleNode == nil || *img.AdoptedSingleNode != cl.b.cfg.NodeID {
 		return fmt.Errorf("%s holds a single node's metadata (%s), which the controller quorum did not take: another node started the quorum. "+
-			"Start this node alone as the only voter of a new quorum (controller.quorum.voters naming only it, no %s dir), then add the others",
+			"Remove its %s dir and start it alone as the only voter of a new quorum (controller.quorum.voters naming only it), then add the others",
 			dirPath, metaFileName, raftDirName)
 	}
 	path := filepath.Join(dirPath, metaFileName)
