@@ -15,6 +15,7 @@ import (
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/delegation"
+	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/quota"
 	"github.com/gregor-broker/gregor/sasl"
@@ -314,5 +315,43 @@ func TestAdoptionCarriesEveryMetadataField(t *testing.T) {
 	}
 	if last := got.records[len(got.records)-1]; last.AdoptedSingleNode == nil || *last.AdoptedSingleNode != 7 {
 		t.Errorf("no record names node 7 adopted: %+v", last)
+	}
+}
+
+// Kafka's way to grow a quorum of one (KIP-853): the node formatted
+// --standalone, then controllers added. A single node on such a dir,
+// restarted with controller.quorum.bootstrap.servers naming another
+// controller too, starts a dynamic quorum from everything it held, and a
+// controller with auto-join becomes its second voter.
+func TestStandaloneSingleNodeGrowsIntoDynamicQuorum(t *testing.T) {
+	c := clusterProps(t, 1, 0, map[string]string{"controller.quorum.auto.join.enable": "true"})
+	formatInitialControllers(t, c) // one voter: kafka-storage format --standalone
+	topicID := singleNodeWithData(t, c, 0)
+	_, port := c.addNode(2, "controller", "CONTROLLER")
+	bootstrap := c.props[0]["controller.quorum.bootstrap.servers"] + fmt.Sprintf(",127.0.0.1:%d", port)
+	for _, p := range c.props {
+		p["controller.quorum.bootstrap.servers"] = bootstrap
+	}
+	c.brokers = 1
+	c.startAll()
+
+	img := c.nodes[0].cluster.image()
+	if kraft := img.Features[features.KRaftVersion]; kraft != 1 {
+		t.Fatalf("kraft.version %d, want 1: a dynamic quorum", kraft)
+	}
+	if tp := img.Topics["kept"]; tp == nil || tp.ID != topicID {
+		t.Fatalf("the single node's topic in the quorum: %+v", tp)
+	}
+	c.waitFor("node 2 a voter", func() bool {
+		_, voter := c.nodes[0].cluster.ctl.Voters()[2]
+		return voter
+	})
+	read := c.client(kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for got := 0; got < 10; {
+		fs := read.PollFetches(ctxT(t))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
 	}
 }
