@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/gregor-broker/gregor/cmd/gregor/clustertest"
 	"github.com/gregor-broker/gregor/compat/harness"
 	"github.com/gregor-broker/gregor/internal/freeport"
 )
@@ -64,6 +67,63 @@ func (e *cliEnv) checkFormattedDir(t *testing.T) {
 	p.Stop()
 	if after, err := os.ReadFile(checkpoints[0]); err != nil || !bytes.Equal(after, before) {
 		t.Fatalf("the metadata log's checkpoint after gregor ran: %v, changed %v", err, !bytes.Equal(after, before))
+	}
+	e.checkStandaloneGrows(t, dir, settings, clusterID, alice)
+}
+
+// checkStandaloneGrows takes the quorum of one checkFormattedDir ran to
+// two controllers, as Kafka's docs grow a node formatted --standalone
+// (KIP-853): restarted with controller.quorum.bootstrap.servers naming the
+// controller to come as well, the node starts a dynamic quorum from all it
+// held (its topic, the SCRAM user, metadata.version 3.9-IV0); a second node,
+// formatted --no-initial-controllers, joins it as an observer and
+// kafka-metadata-quorum add-controller makes it a voter.
+func (e *cliEnv) checkStandaloneGrows(t *testing.T, dir string, settings []string, clusterID, alice string) {
+	ports, err := freeport.Ports(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := strings.TrimPrefix(settings[2], "controller.quorum.bootstrap.servers=")
+	bootstrap := fmt.Sprintf("controller.quorum.bootstrap.servers=%s,127.0.0.1:%d", first, ports[0])
+	p := harness.Start(t, dir, append(settings, bootstrap)...)
+	if out := strings.TrimSpace(e.run(t, "", e.cls.topics, "--bootstrap-server", p.Addr, "--list")); out != "after-format" {
+		t.Fatalf("kafka-topics --list once the single node started a quorum:\n%s", out)
+	}
+	if out := strings.TrimSpace(e.run(t, "", e.cls.topics, "--bootstrap-server", p.ListenerAddr(t, "SASL_PLAINTEXT"), "--command-config", alice, "--list")); out != "after-format" {
+		t.Fatalf("kafka-topics --list as alice in the quorum:\n%s", out)
+	}
+	if out := e.run(t, "", e.cls.features, "--bootstrap-server", p.Addr, "describe"); !strings.Contains(out, "FinalizedVersionLevel: 3.9-IV0") ||
+		!regexp.MustCompile(`Feature: kraft.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1`).MatchString(out) {
+		t.Fatalf("kafka-features describe of the quorum grown from --standalone:\n%s", out)
+	}
+
+	dir2 := filepath.Join(t.TempDir(), "second")
+	second := []string{
+		"process.roles=broker,controller",
+		"node.id=2",
+		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", ports[0]),
+		"controller.listener.names=CONTROLLER",
+		bootstrap,
+	}
+	props := filepath.Join(t.TempDir(), "second.properties")
+	if err := os.WriteFile(props, []byte(strings.Join(append(second, "log.dirs="+dir2), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, "", e.cls.storage, "format", "-t", clusterID, "-c", props, "--no-initial-controllers")
+	harness.Start(t, dir2, second...)
+	controller := []string{"--bootstrap-controller", first}
+	dirID := metaPropertiesValue(t, dir2, "directory.id")
+	want := fmt.Sprintf("Added controller 2 with directory id %s and endpoints: CONTROLLER://127.0.0.1:%d", dirID, ports[0])
+	clustertest.Eventually(t, time.Minute, "add-controller to add the second node", func() error {
+		r := e.try(t, "", e.cls.quorum, append(controller, "--command-config", props, "add-controller")...)
+		if strings.TrimSpace(r.stdout) != want {
+			return fmt.Errorf("add-controller: %v\n%s%s", r.err, r.stdout, r.stderr)
+		}
+		return nil
+	})
+	out := e.run(t, "", e.cls.quorum, append(controller, "describe", "--status")...)
+	if !strings.Contains(out, fmt.Sprintf(`{"id": 2, "directoryId": "%s"`, dirID)) || strings.Count(out, `"directoryId"`) != 2 {
+		t.Fatalf("describe --status after add-controller: want two voters, node 2 with directory id %s:\n%s", dirID, out)
 	}
 }
 
