@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/coordinator/controller"
@@ -60,6 +61,15 @@ func singleNodeWithData(t *testing.T, c *testCluster, i int) [16]byte {
 	cl.Close()
 	single.Close()
 	return created.ID
+}
+
+// readKept checks that the cluster serves the ten records
+// singleNodeWithData produced.
+func readKept(t *testing.T, c *testCluster) {
+	t.Helper()
+	if got := consumeCluster(t, c, "kept", kgo.ReadUncommitted(), 10, 5*time.Second); len(got) != 10 || got[0] != "0" || got[9] != "9" {
+		t.Fatalf("the records of kept: %v, want 0 to 9", got)
+	}
 }
 
 // A single node restarted as the only voter of a new controller quorum
@@ -139,14 +149,7 @@ func TestSingleNodeGrowsIntoCluster(t *testing.T) {
 	if err := c.start(0); err != nil {
 		t.Fatal(err)
 	}
-	read := c.client(kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for got := 0; got < 10; {
-		fs := read.PollFetches(ctxT(t))
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
+	readKept(t, c)
 }
 
 // A single node's dirs in a quorum that another node started, with the
@@ -346,12 +349,5 @@ func TestStandaloneSingleNodeGrowsIntoDynamicQuorum(t *testing.T) {
 		_, voter := c.nodes[0].cluster.ctl.Voters()[2]
 		return voter
 	})
-	read := c.client(kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	for got := 0; got < 10; {
-		fs := read.PollFetches(ctxT(t))
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		got += fs.NumRecords()
-	}
+	readKept(t, c)
 }
