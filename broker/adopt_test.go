@@ -25,15 +25,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// singleNodeWithData runs a single node on node i's dir and node id (and
+// singleNodeWithData runs a single node on node i's dirs and node id (and
 // its offsets.topic.num.partitions, which must not change), with a topic
 // of two partitions and a config override, ten records produced by an
 // idempotent producer, a group's committed offsets, a SCRAM user and a
 // client quota; it returns the topic's id.
 func singleNodeWithData(t *testing.T, c *testCluster, i int) [16]byte {
 	t.Helper()
-	single := startBroker(t, map[string]string{"log.dirs": c.props[i]["log.dirs"], "node.id": c.props[i]["node.id"],
-		"offsets.topic.num.partitions": c.props[i]["offsets.topic.num.partitions"]})
+	props := map[string]string{"log.dirs": c.props[i]["log.dirs"], "node.id": c.props[i]["node.id"],
+		"offsets.topic.num.partitions": c.props[i]["offsets.topic.num.partitions"]}
+	if dir, ok := c.props[i]["metadata.log.dir"]; ok {
+		props["metadata.log.dir"] = dir
+	}
+	single := startBroker(t, props)
 	cl := newClient(t, single, kgo.DefaultProduceTopic("kept"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	adm := kadm.NewClient(cl)
 	created, err := adm.CreateTopic(ctxT(t), 2, 1, map[string]*string{"retention.ms": kadm.StringPtr("123456789")}, "kept")
@@ -319,6 +323,20 @@ func TestAdoptionCarriesEveryMetadataField(t *testing.T) {
 	if last := got.records[len(got.records)-1]; last.AdoptedSingleNode == nil || *last.AdoptedSingleNode != 7 {
 		t.Errorf("no record names node 7 adopted: %+v", last)
 	}
+}
+
+// A single node that kept its metadata apart (metadata.log.dir), in a dir
+// without meta.properties, grows too: the quorum takes the log dirs'
+// cluster id, not a new one the log dirs would be refused for.
+func TestSingleNodeWithMetadataDirGrowsIntoCluster(t *testing.T) {
+	c := clusterProps(t, 1, 0, nil)
+	c.props[0]["metadata.log.dir"] = t.TempDir()
+	topicID := singleNodeWithData(t, c, 0)
+	c.startAll()
+	if tp := c.nodes[0].cluster.image().Topics["kept"]; tp == nil || tp.ID != topicID {
+		t.Fatalf("the single node's topic in the quorum: %+v", tp)
+	}
+	readKept(t, c)
 }
 
 // Kafka's way to grow a quorum of one (KIP-853): the node formatted

@@ -118,8 +118,12 @@ func (b *Broker) startController(dirPath string) error {
 	if err != nil {
 		return err
 	}
+	clusterID := logstore.FormattedClusterID(dirPath)
 	var adopted []controller.Record
 	if single != nil {
+		if clusterID == "" { // a metadata.log.dir apart, unformatted: the log dirs know
+			clusterID = logstore.FormattedClusterID(cfg.LogDirs[0])
+		}
 		cl.adopting, adopted = true, single.records
 		if len(single.features) > 0 {
 			boot.features = maps.Clone(boot.features)
@@ -151,7 +155,7 @@ func (b *Broker) startController(dirPath string) error {
 		NodeID:                       cfg.NodeID,
 		Voters:                       voters,
 		Dir:                          filepath.Join(dirPath, raftDirName),
-		ClusterID:                    logstore.FormattedClusterID(dirPath),
+		ClusterID:                    clusterID,
 		InitialControllers:           initial,
 		DirectoryID:                  cl.metadataDirectoryID,
 		BootstrapFeatures:            boot.features,
