@@ -5,7 +5,6 @@ package broker
 // transaction, so that its end marker reaches the group's offsets.
 
 import (
-	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -18,7 +17,7 @@ func handleAddOffsetsToTxn(b *Broker, c *conn, req *kmsg.AddOffsetsToTxnRequest)
 	case !c.authorizedGroup(kmsg.ACLOperationRead, req.Group):
 		resp.ErrorCode = errGroupAuthorization
 	default:
-		tp := txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(req.Group, b.cfg.Groups.NumPartitions)}
+		tp := txn.TopicPartition{Topic: offsetsTopic, Partition: b.groups.partitionOf(req.Group)}
 		return b.txns.AddOffsetsToTxn(req, tp), nil
 	}
 	return resp, nil

@@ -13,7 +13,6 @@ package broker
 import (
 	"time"
 
-	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/coordinator/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,7 +94,7 @@ func txnOffsetCommitByName(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 // coordinator maps the verification's NOT_ENOUGH_REPLICAS so), a fenced
 // epoch as INVALID_PRODUCER_EPOCH.
 func addOffsetsPartition(b *Broker, req *kmsg.TxnOffsetCommitRequest) int16 {
-	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: group.PartitionFor(req.Group, b.cfg.Groups.NumPartitions)}
+	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: b.groups.partitionOf(req.Group)}
 	ask := func() int16 {
 		return b.txns.addOrVerify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, []txn.TopicPartition{tp}, false)[0]
 	}

@@ -543,6 +543,11 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	self := b.cfg.NodeID
 	r := b.topics
 	cl.applyDynamicConfigs()
+	for _, ct := range []*coordinatorTopic{b.groups.coordinatorTopic, b.txns.coordinatorTopic, b.shareState.coordinatorTopic} {
+		if it := img.Topics[ct.name]; it != nil {
+			ct.takeCount(int32(len(it.Partitions))) // before any partition of it is led here
+		}
+	}
 	b.quotas.Set(img.ClientQuotas)
 	b.installACLs(img.ACLs)
 	if prev := cl.applied.Load(); prev != nil {

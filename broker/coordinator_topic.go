@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,9 +18,13 @@ import (
 // single node), and it is the coordinator's log: appends go through the
 // partition's log and return once the high watermark passes them.
 type coordinatorTopic struct {
-	b                 *Broker
-	name              string
-	numPartitions     int32
+	b             *Broker
+	name          string
+	numPartitions int32 // configured: what the topic is created with
+	// keys is the coordinator's count of partitions it maps keys to
+	keys              partitionCounter
+	countMu           sync.Mutex
+	countTaken        bool  // the topic has been seen: keys has its count
 	replicationFactor int16 // in a cluster
 	configs           map[string]string
 	load              func(partition, leaderEpoch int32) error
@@ -32,6 +37,13 @@ type coordinatorTopic struct {
 	ensureMu sync.Mutex // serialises the topic's creation
 }
 
+// partitionCounter is a coordinator's count of the topic's partitions it
+// maps keys to.
+type partitionCounter interface {
+	PartitionCount() int32
+	SetPartitionCount(n int32) error
+}
+
 // start loads the partitions of an existing topic in the background on a
 // single node; its keys answer COORDINATOR_LOAD_IN_PROGRESS meanwhile.
 func (ct *coordinatorTopic) start() {
@@ -39,10 +51,7 @@ func (ct *coordinatorTopic) start() {
 	if t == nil {
 		return
 	}
-	if err := ct.checkPartitionCount(t); err != nil {
-		ct.b.logger.Error("coordinator not started", "topic", ct.name, "err", err)
-		return
-	}
+	ct.takeCount(int32(len(t.partitions())))
 	ct.b.wg.Add(1)
 	go func() {
 		defer ct.b.wg.Done()
@@ -50,12 +59,42 @@ func (ct *coordinatorTopic) start() {
 	}()
 }
 
-func (ct *coordinatorTopic) checkPartitionCount(t *topic) error {
-	if n := len(t.partitions()); n != int(ct.numPartitions) {
-		return fmt.Errorf("%s has %d partitions but the configuration says %d; it must not change after deployment",
-			ct.name, n, ct.numPartitions)
+// takeCount makes the coordinator map keys to the n partitions the topic
+// has when this process first sees it, before any of them is loaded: as
+// in Kafka, whose coordinators take an existing topic's count at start,
+// the configured count (offsets.topic.num.partitions, ...) only creates
+// the topic, and a count changed later (partitions added) counts from the
+// next start.
+func (ct *coordinatorTopic) takeCount(n int32) {
+	ct.countMu.Lock()
+	defer ct.countMu.Unlock()
+	if ct.countTaken {
+		return
 	}
-	return nil
+	ct.countTaken = true
+	if n == ct.keys.PartitionCount() {
+		return
+	}
+	if err := ct.keys.SetPartitionCount(n); err != nil {
+		ct.b.logger.Error("the coordinator cannot take the topic's partition count", "topic", ct.name, "partitions", n, "err", err)
+		return
+	}
+	ct.b.logger.Warn("the topic's partition count differs from the configured one; keys map to the topic's, as it was created",
+		"topic", ct.name, "partitions", n, "configured", ct.numPartitions)
+}
+
+// leaderOf is the node leading the partition a key maps to in the image
+// (partitionFor maps it, given the coordinator's count), or -1.
+func (ct *coordinatorTopic) leaderOf(img *controller.Image, partitionFor func(n int32) int32) int32 {
+	if img == nil || img.Topics[ct.name] == nil {
+		return -1
+	}
+	parts := img.Topics[ct.name].Partitions
+	p := partitionFor(ct.keys.PartitionCount())
+	if p < 0 || int(p) >= len(parts) {
+		return -1
+	}
+	return parts[p].Leader
 }
 
 func (ct *coordinatorTopic) loadAll(t *topic) {
@@ -85,6 +124,7 @@ func (ct *coordinatorTopic) ensureTopic() int16 {
 		ct.b.logger.Error("creating "+ct.name+" failed", "err", err)
 		return errCoordinatorNotAvailable
 	}
+	ct.takeCount(ct.numPartitions)
 	ct.loadAll(t)
 	return 0
 }
@@ -135,11 +175,7 @@ func (ct *coordinatorTopic) coordinatorFor(c *conn, partitionFor func(n int32) i
 		host, port := b.advertisedAddr(c)
 		return 0, b.cfg.NodeID, host, int32(port)
 	}
-	t := b.cluster.image().Topics[ct.name]
-	if t == nil {
-		return errCoordinatorNotAvailable, -1, "", -1
-	}
-	leader := t.Partitions[partitionFor(int32(len(t.Partitions)))].Leader
+	leader := ct.leaderOf(b.cluster.image(), partitionFor)
 	host, port, _, ok := b.brokerEndpoint(c, leader)
 	if !ok {
 		return errCoordinatorNotAvailable, -1, "", -1

@@ -43,6 +43,7 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	cfg := b.cfg.groupConfig()
 	cfg.GroupConfigs = b.groupConfigFor
 	gc.Coordinator = group.New(cfg, gc, nil, b.loggers.Logger(groupLoggerName))
+	gc.keys = gc.Coordinator
 	gc.UseTopics(brokerTopics{b})
 	return gc
 }
@@ -96,6 +97,11 @@ func (gc *groupCoordinator) Append(p int32, batch []byte) (int64, error) {
 // coordinator answers FindCoordinator for a group.
 func (gc *groupCoordinator) coordinator(c *conn, groupID string) (int16, int32, string, int32) {
 	return gc.coordinatorFor(c, func(n int32) int32 { return group.PartitionFor(groupID, n) })
+}
+
+// partitionOf is the __consumer_offsets partition of a group.
+func (gc *groupCoordinator) partitionOf(groupID string) int32 {
+	return group.PartitionFor(groupID, gc.PartitionCount())
 }
 
 // awaitGroupResponse waits for a parked JoinGroup or SyncGroup to be

@@ -48,6 +48,7 @@ func newShareStateCoordinator(b *Broker) *shareStateCoordinator {
 	sc.load = func(p, _ int32) error { return sc.Load(p) }
 	sc.unload = func(p int32) { sc.Unload(p) }
 	sc.Coordinator = sharestate.New(sc, b.cfg.ShareStateNumPartitions, time.Now)
+	sc.keys = sc.Coordinator
 	return sc
 }
 
@@ -105,11 +106,7 @@ func (sc *shareStateCoordinator) callOnce(k shareKey, req kmsg.Request, local fu
 		resp := local()
 		return resp, code(resp)
 	}
-	t := b.cluster.image().Topics[sc.name]
-	if t == nil {
-		return nil, errCoordinatorNotAvailable
-	}
-	leader := t.Partitions[sharestate.PartitionFor(k.group, k.topicID, k.partition, int32(len(t.Partitions)))].Leader
+	leader := sc.leaderOf(b.cluster.image(), func(n int32) int32 { return sharestate.PartitionFor(k.group, k.topicID, k.partition, n) })
 	switch {
 	case leader < 0:
 		return nil, errCoordinatorNotAvailable

@@ -46,6 +46,7 @@ func newTxnCoordinator(b *Broker) *txnCoordinator {
 	tc.load = func(p, leaderEpoch int32) error { return tc.Load(p, leaderEpoch) }
 	tc.unload = func(p int32) { tc.Unload(p) }
 	tc.Coordinator = txn.New(b.cfg.txnConfig(), tc, tc, b.producerIDs.allocate, nil, b.loggers.Logger(txnLoggerName))
+	tc.keys = tc.Coordinator
 	return tc
 }
 

@@ -246,9 +246,5 @@ func (tc *txnCoordinator) coordinatorNode(id string) int32 {
 	if b.cluster == nil {
 		return b.cfg.NodeID
 	}
-	t := b.cluster.image().Topics[tc.name]
-	if t == nil || len(t.Partitions) == 0 {
-		return -1
-	}
-	return t.Partitions[group.PartitionFor(id, int32(len(t.Partitions)))].Leader
+	return tc.leaderOf(b.cluster.image(), func(n int32) int32 { return group.PartitionFor(id, n) })
 }

@@ -197,9 +197,9 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 	if id == "" {
 		return nil, errInvalidGroupID
 	}
-	p := PartitionFor(id, c.cfg.NumPartitions)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	p := PartitionFor(id, int32(len(c.parts)))
 	if code := c.servesLocked(p); code != 0 {
 		return nil, code
 	}
@@ -221,7 +221,35 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 func (c *Coordinator) Serves(id string) int16 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.servesLocked(PartitionFor(id, c.cfg.NumPartitions))
+	return c.servesLocked(PartitionFor(id, int32(len(c.parts))))
+}
+
+// PartitionCount is the number of __consumer_offsets partitions group ids
+// map to.
+func (c *Coordinator) PartitionCount() int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int32(len(c.parts))
+}
+
+// SetPartitionCount maps group ids to n partitions from now on instead of
+// Config.NumPartitions: an existing __consumer_offsets keeps the count it
+// was created with, whatever offsets.topic.num.partitions says now (Kafka
+// takes the topic's count when its coordinator starts). It fails while a
+// partition is loaded or loading: their groups would move.
+func (c *Coordinator) SetPartitionCount(n int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n <= 0 {
+		return fmt.Errorf("partition count %d", n)
+	}
+	for p, st := range c.parts {
+		if st != notOwned {
+			return fmt.Errorf("__consumer_offsets-%d is loaded", p)
+		}
+	}
+	c.parts = make([]partitionState, n)
+	return nil
 }
 
 func (c *Coordinator) servesLocked(p int32) int16 {

@@ -103,3 +103,56 @@ func TestPartitionForMatchesJava(t *testing.T) {
 		}
 	}
 }
+
+// A coordinator configured with another partition count than its topic has
+// takes the topic's (SetPartitionCount) and finds the groups where they
+// were committed; the count cannot change under loaded partitions.
+func TestPartitionCountOfTheTopic(t *testing.T) {
+	const group = "g1"
+	if PartitionFor(group, 3) == PartitionFor(group, 7) {
+		t.Fatalf("%s maps to one partition with 3 and 7 partitions: the test checks nothing", group)
+	}
+	log := openLogDir(t, t.TempDir(), 3)
+	defer log.dir.Close()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	start := func(configured, topic int32) *Coordinator {
+		cfg := DefaultConfig()
+		cfg.NumPartitions = configured
+		c := New(cfg, log, newManualClock(), logger)
+		if configured != topic {
+			if err := c.SetPartitionCount(topic); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := c.PartitionCount(); got != topic {
+			t.Fatalf("partition count %d, want %d", got, topic)
+		}
+		for p := range topic {
+			if err := c.Load(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+	c := start(3, 3)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 8, group, -1
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
+	if code := c.OffsetCommit(commit, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("commit: error %d", code)
+	}
+	if err := c.SetPartitionCount(7); err == nil {
+		t.Fatal("the partition count changed under loaded partitions")
+	}
+	c.Close()
+
+	c = start(7, 3)
+	defer c.Close()
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version = 8
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: group}}
+	g := c.OffsetFetch(fetch).Groups[0]
+	if g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Partitions[0].Offset != 7 {
+		t.Fatalf("fetch after the configured count changed: %+v", g)
+	}
+}

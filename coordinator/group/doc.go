@@ -55,8 +55,9 @@
 // OffsetCommitKey/Value, versions 1 and 3, and GroupMetadataKey/Value,
 // versions 2 and 3; consumer and share groups have records of their own,
 // consumer_records.go and share_records.go), so Kafka's tools read them. A group belongs to
-// partition abs(javaHashCode(groupID)) % offsets.topic.num.partitions, as
-// in Kafka. The coordinator writes through the Log interface (the broker's
+// partition abs(javaHashCode(groupID)) % the topic's partition count
+// (offsets.topic.num.partitions unless SetPartitionCount says what an
+// existing topic has), as in Kafka. The coordinator writes through the Log interface (the broker's
 // append path for that partition) and answers only after the append;
 // records with a nil value are tombstones. At start, and whenever a
 // partition becomes ours, Load replays it: offsets are restored, and a group

@@ -21,13 +21,12 @@ type Log interface {
 // Coordinator keeps the state of the share-partitions of the
 // __share_group_state partitions it has loaded.
 type Coordinator struct {
-	log           Log
-	numPartitions int32
-	now           func() time.Time
-	refusal       int16 // set by Refusing: every share-partition's answer
+	log     Log
+	now     func() time.Time
+	refusal int16 // set by Refusing: every share-partition's answer
 
 	mu    sync.Mutex
-	parts []*partition // nil: never loaded here
+	parts []*partition // one per partition of the topic; nil: never loaded here
 }
 
 // Refusing is a coordinator that answers every share-partition of every
@@ -73,7 +72,34 @@ func New(log Log, numPartitions int32, now func() time.Time) *Coordinator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Coordinator{log: log, numPartitions: numPartitions, now: now, parts: make([]*partition, numPartitions)}
+	return &Coordinator{log: log, now: now, parts: make([]*partition, max(numPartitions, 0))}
+}
+
+// PartitionCount is the number of __share_group_state partitions
+// share-partitions map to.
+func (c *Coordinator) PartitionCount() int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int32(len(c.parts))
+}
+
+// SetPartitionCount maps share-partitions to n partitions from now on: an
+// existing __share_group_state keeps the count it was created with (Kafka
+// takes the topic's count when its coordinator starts). It fails once a
+// partition has been loaded.
+func (c *Coordinator) SetPartitionCount(n int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n <= 0 {
+		return fmt.Errorf("partition count %d", n)
+	}
+	for _, p := range c.parts {
+		if p != nil {
+			return fmt.Errorf("__share_group_state-%d is loaded", p.id)
+		}
+	}
+	c.parts = make([]*partition, n)
+	return nil
 }
 
 // Load replays a partition of __share_group_state, which this node now
@@ -83,11 +109,12 @@ func New(log Log, numPartitions int32, now func() time.Time) *Coordinator {
 // load (answered NOT_COORDINATOR if their append returns after this) are
 // waited for before the replay.
 func (c *Coordinator) Load(n int32) error {
-	if n < 0 || n >= c.numPartitions {
-		return fmt.Errorf("__share_group_state-%d: partition out of range (%d partitions)", n, c.numPartitions)
-	}
 	p := &partition{id: n, loading: true, locks: map[spKey]*keyLock{}}
 	c.mu.Lock()
+	if n < 0 || int(n) >= len(c.parts) {
+		c.mu.Unlock()
+		return fmt.Errorf("__share_group_state-%d: partition out of range (%d partitions)", n, len(c.parts))
+	}
 	old := c.parts[n]
 	c.parts[n] = p
 	c.mu.Unlock()
@@ -121,10 +148,11 @@ func (c *Coordinator) Load(n int32) error {
 // NOT_COORDINATOR, and requests in flight are answered NOT_COORDINATOR
 // once their append returns.
 func (c *Coordinator) Unload(n int32) {
-	if n < 0 || n >= c.numPartitions {
+	c.mu.Lock()
+	if n < 0 || int(n) >= len(c.parts) {
+		c.mu.Unlock()
 		return
 	}
-	c.mu.Lock()
 	p := c.parts[n]
 	if p != nil {
 		p.unloaded = true
@@ -157,12 +185,11 @@ func (c *Coordinator) lock(k spKey) (*held, int16) {
 	if c.refusal != 0 {
 		return nil, c.refusal
 	}
-	if c.numPartitions <= 0 {
-		return nil, errNotCoordinator
-	}
-	n := PartitionFor(k.group, k.topicID, k.partition, c.numPartitions)
 	c.mu.Lock()
-	p := c.parts[n]
+	var p *partition
+	if len(c.parts) > 0 {
+		p = c.parts[PartitionFor(k.group, k.topicID, k.partition, int32(len(c.parts)))]
+	}
 	switch {
 	case p == nil || p.unloaded:
 		c.mu.Unlock()

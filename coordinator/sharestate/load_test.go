@@ -284,3 +284,29 @@ func writeRequest(k spKey, w writeArgs) *kmsg.WriteShareGroupStateRequest {
 	req.Topics = append(req.Topics, t)
 	return req
 }
+
+// A coordinator configured with another partition count than its topic has
+// takes the topic's (SetPartitionCount) and finds the share-partitions
+// where they were written; the count cannot change under loaded partitions.
+func TestPartitionCountOfTheTopic(t *testing.T) {
+	h := newHarness(t)
+	partition := int32(0)
+	for PartitionFor("g", topicA, partition, 3) == PartitionFor("g", topicA, partition, 7) {
+		partition++
+	}
+	h.expect("initialize", h.initialize("g", topicA, partition, 1, 40), 0)
+	if err := h.c.SetPartitionCount(7); err == nil {
+		t.Fatal("the partition count changed under loaded partitions")
+	}
+	for p := range h.n {
+		h.c.Unload(p)
+	}
+	h.c = New(h.logs, 7, h.clock.now) // changed after deployment; the topic keeps 3
+	if err := h.c.SetPartitionCount(h.n); err != nil {
+		t.Fatal(err)
+	}
+	h.loadAll()
+	if got := h.read("g", topicA, partition, 0); got.ErrorCode != 0 || got.StartOffset != 40 {
+		t.Fatalf("read after the configured count changed: %+v", got)
+	}
+}

@@ -101,7 +101,40 @@ func New(cfg Config, log Log, markers Markers, allocateProducerID func() (int64,
 // id: Kafka's Utils.abs(transactionalId.hashCode) % partitions, the same
 // function the group coordinator uses for group ids.
 func (c *Coordinator) PartitionFor(transactionalID string) int32 {
-	return group.PartitionFor(transactionalID, c.cfg.NumPartitions)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.partitionForLocked(transactionalID)
+}
+
+func (c *Coordinator) partitionForLocked(transactionalID string) int32 {
+	return group.PartitionFor(transactionalID, int32(len(c.parts)))
+}
+
+// PartitionCount is the number of __transaction_state partitions
+// transactional ids map to.
+func (c *Coordinator) PartitionCount() int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int32(len(c.parts))
+}
+
+// SetPartitionCount maps transactional ids to n partitions from now on
+// instead of Config.NumPartitions: an existing __transaction_state keeps
+// the count it was created with (Kafka takes the topic's count when its
+// coordinator starts). It fails while a partition is loaded.
+func (c *Coordinator) SetPartitionCount(n int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n <= 0 {
+		return fmt.Errorf("partition count %d", n)
+	}
+	for _, p := range c.parts {
+		if p != nil {
+			return fmt.Errorf("__transaction_state-%d is loaded", p.id)
+		}
+	}
+	c.parts = make([]*partition, n)
+	return nil
 }
 
 // Load replays a partition of __transaction_state, which this node now
@@ -238,7 +271,7 @@ func (c *Coordinator) lookup(id string) (*txnMetadata, *partition, int16) {
 	if c.closed {
 		return nil, nil, errCoordinatorNotAvail
 	}
-	p := c.parts[c.PartitionFor(id)]
+	p := c.parts[c.partitionForLocked(id)]
 	switch {
 	case p == nil:
 		return nil, nil, errNotCoordinator
@@ -280,7 +313,7 @@ func (c *Coordinator) acquireOrCreate(id string, timeoutMs int32) (*txnMetadata,
 			return nil, errorCode(err)
 		}
 		c.mu.Lock()
-		p := c.parts[c.PartitionFor(id)]
+		p := c.parts[c.partitionForLocked(id)]
 		switch {
 		case c.closed:
 			c.mu.Unlock()

@@ -83,8 +83,9 @@
 // __transaction_state, in Kafka's own formats (kmsg's TxnMetadataKey v0
 // and TxnMetadataValue v1, whose tagged fields a V2 transaction fills), so
 // Kafka's tools read them. An id belongs to partition
-// abs(javaHashCode(id)) % transaction.state.log.num.partitions, as in
-// Kafka. Every change is written through the Log interface and answered
+// abs(javaHashCode(id)) % the topic's partition count
+// (transaction.state.log.num.partitions unless SetPartitionCount says what
+// an existing topic has), as in Kafka. Every change is written through the Log interface and answered
 // only after the append; a failed append changes nothing in memory and is
 // answered with Kafka's mapping of the append error (NOT_COORDINATOR,
 // COORDINATOR_NOT_AVAILABLE, ...). Expired ids get a tombstone (nil value).

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -264,5 +265,37 @@ func TestUnloadWhileLoading(t *testing.T) {
 	h.expect("after the cut-short load", h.describe("a").ErrorCode, kerr.NotCoordinator.Code)
 	if err := h.c.Load(h.cfg.NumPartitions, 9); err == nil {
 		t.Fatal("loaded a partition out of range")
+	}
+}
+
+// A coordinator configured with another partition count than its topic has
+// takes the topic's (SetPartitionCount) and finds the transactional ids
+// where they were written; the count cannot change under loaded partitions.
+func TestPartitionCountOfTheTopic(t *testing.T) {
+	const id = "a"
+	if group.PartitionFor(id, 3) == group.PartitionFor(id, 7) {
+		t.Fatalf("%s maps to one partition with 3 and 7 partitions: the test checks nothing", id)
+	}
+	h := newHarness(t)
+	pid, epoch := h.mustInit(id)
+	if err := h.c.SetPartitionCount(7); err == nil {
+		t.Fatal("the partition count changed under loaded partitions")
+	}
+	h.c.Close()
+	h.cfg.NumPartitions = 7 // changed after deployment; the topic keeps 3
+	h.c = New(h.cfg, h.logs, h.rec, h.allocate, h.clock, h.logger)
+	if err := h.c.SetPartitionCount(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.c.PartitionFor(id); got != group.PartitionFor(id, 3) {
+		t.Fatalf("%s maps to partition %d, want %d", id, got, group.PartitionFor(id, 3))
+	}
+	for p := range int32(3) {
+		if err := h.c.Load(p, h.epoch+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := h.describe(id); d.ErrorCode != 0 || d.ProducerID != pid || d.ProducerEpoch != epoch {
+		t.Fatalf("after the configured count changed: %+v, want producer %d epoch %d", d, pid, epoch)
 	}
 }
