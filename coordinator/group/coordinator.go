@@ -240,16 +240,11 @@ func (c *Coordinator) PartitionCount() int32 {
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n <= 0 {
-		return fmt.Errorf("partition count %d", n)
+	parts, err := keyhash.Resize("__consumer_offsets", c.parts, n)
+	if err == nil {
+		c.parts = parts
 	}
-	for p, st := range c.parts {
-		if st != notOwned {
-			return fmt.Errorf("__consumer_offsets-%d is loaded", p)
-		}
-	}
-	c.parts = make([]partitionState, n)
-	return nil
+	return err
 }
 
 func (c *Coordinator) servesLocked(p int32) int16 {

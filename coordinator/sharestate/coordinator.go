@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gregor-broker/gregor/internal/keyhash"
 )
 
 // Log is the coordinator's view of the __share_group_state partitions; it
@@ -90,16 +92,11 @@ func (c *Coordinator) PartitionCount() int32 {
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n <= 0 {
-		return fmt.Errorf("partition count %d", n)
+	parts, err := keyhash.Resize("__share_group_state", c.parts, n)
+	if err == nil {
+		c.parts = parts
 	}
-	for _, p := range c.parts {
-		if p != nil {
-			return fmt.Errorf("__share_group_state-%d is loaded", p.id)
-		}
-	}
-	c.parts = make([]*partition, n)
-	return nil
+	return err
 }
 
 // Load replays a partition of __share_group_state, which this node now

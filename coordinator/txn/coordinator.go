@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/group"
+	"github.com/gregor-broker/gregor/internal/keyhash"
 )
 
 // Log is the coordinator's view of the __transaction_state partitions; it
@@ -125,16 +126,11 @@ func (c *Coordinator) PartitionCount() int32 {
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n <= 0 {
-		return fmt.Errorf("partition count %d", n)
+	parts, err := keyhash.Resize("__transaction_state", c.parts, n)
+	if err == nil {
+		c.parts = parts
 	}
-	for _, p := range c.parts {
-		if p != nil {
-			return fmt.Errorf("__transaction_state-%d is loaded", p.id)
-		}
-	}
-	c.parts = make([]*partition, n)
-	return nil
+	return err
 }
 
 // Load replays a partition of __transaction_state, which this node now

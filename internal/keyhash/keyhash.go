@@ -5,7 +5,10 @@
 // on one of a follower's replica fetchers, as Kafka's fetcher manager does.
 package keyhash
 
-import "unicode/utf16"
+import (
+	"fmt"
+	"unicode/utf16"
+)
 
 // Partition is Kafka's Utils.abs(key.hashCode()) % partitions.
 func Partition(key string, partitions int32) int32 {
@@ -38,4 +41,20 @@ func abs(h int32) int32 {
 		return -h
 	}
 	return h
+}
+
+// Resize is a coordinator's SetPartitionCount: n partitions of state (the
+// zero value: not loaded) in place of parts, which must all be unloaded,
+// since keys move when the count changes.
+func Resize[T comparable](topic string, parts []T, n int32) ([]T, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%s: partition count %d", topic, n)
+	}
+	var unloaded T
+	for i, p := range parts {
+		if p != unloaded {
+			return nil, fmt.Errorf("%s-%d is loaded", topic, i)
+		}
+	}
+	return make([]T, n), nil
 }
