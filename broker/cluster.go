@@ -543,11 +543,6 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	self := b.cfg.NodeID
 	r := b.topics
 	cl.applyDynamicConfigs()
-	for _, ct := range []*coordinatorTopic{b.groups.coordinatorTopic, b.txns.coordinatorTopic, b.shareState.coordinatorTopic} {
-		if it := img.Topics[ct.name]; it != nil {
-			ct.takeCount(int32(len(it.Partitions))) // before any partition of it is led here
-		}
-	}
 	b.quotas.Set(img.ClientQuotas)
 	b.installACLs(img.ACLs)
 	if prev := cl.applied.Load(); prev != nil {
@@ -559,6 +554,11 @@ func (cl *cluster) applyImage(img *controller.Image) {
 			if err := r.delete(t); err != nil {
 				b.logger.Error("deleting topic failed", "topic", t.name, "err", err)
 			}
+		}
+	}
+	for _, ct := range b.coordinatorTopics() {
+		if it := img.Topics[ct.name]; it != nil {
+			ct.takeCount(it.ID, int32(len(it.Partitions))) // once an earlier topic of the name is gone, before any partition is led
 		}
 	}
 	// Leadership the image gives this node id belongs to the incarnation

@@ -51,6 +51,42 @@ func TestClusterCoordinatorsKeepTheTopicsPartitionCount(t *testing.T) {
 		}
 	}
 	checkCoordinatorsAfterChange(t, c.addrs(), 5)
+
+	// Deleted, the topic comes back with the configured count, which
+	// every node then maps the groups to.
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.DeleteTopics(ctxT(t), offsetsTopic); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("every node to drop "+offsetsTopic, func() bool {
+		for _, b := range c.nodes {
+			if b.topics.get(offsetsTopic) != nil {
+				return false
+			}
+		}
+		return true
+	})
+	for i, g := range countGroups {
+		var o kadm.Offsets
+		o.AddOffset("in", 0, int64(10+i), -1)
+		if err := commitOnce(adm, g, o); err != nil {
+			t.Fatalf("committing for %s to the new topic: %v", g, err)
+		}
+	}
+	for i, b := range c.nodes {
+		if got := b.groups.PartitionCount(); got != 5 {
+			t.Fatalf("node %d maps groups to %d partitions, want the new topic's 5", i+1, got)
+		}
+	}
+	for i, g := range countGroups {
+		offsets, err := adm.FetchOffsets(ctxT(t), g)
+		if err == nil {
+			err = offsets.Error()
+		}
+		if o, ok := offsets.Lookup("in", 0); err != nil || !ok || o.At != int64(10+i) {
+			t.Fatalf("%s's offset in the new topic: %+v (found %v, %v), want %d", g, o, ok, err, 10+i)
+		}
+	}
 }
 
 // countGroups are groups committed before the change; at least one of
@@ -141,5 +177,71 @@ func checkCoordinatorsAfterChange(t *testing.T, seeds []string, changedTo int32)
 	want := slices.Sorted(slices.Values(append(values("out", 10), values("more", 10)...)))
 	if got := pollValues(reader, 20, 2*time.Second); !slices.Equal(got, want) {
 		t.Fatalf("read_committed %q got %v, want %v", "out", got, want)
+	}
+}
+
+// Deleting __consumer_offsets ends its groups here, as Kafka's coordinator
+// resigns the partitions of a deleted topic: the topic made again on the
+// next FindCoordinator starts empty, with the partition count it is
+// created with, and the groups committed to it from then on survive a
+// restart.
+func TestDeletedOffsetsTopicStartsOver(t *testing.T) {
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"offsets.topic.num.partitions": "3"}
+	b := startBrokerWith(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "in"); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(adm *kadm.Client, g string, at int64) {
+		t.Helper()
+		var o kadm.Offsets
+		o.AddOffset("in", 0, at, -1)
+		if err := commitOnce(adm, g, o); err != nil {
+			t.Fatalf("committing for %s: %v", g, err)
+		}
+	}
+	committed := func(adm *kadm.Client, g string) int64 {
+		t.Helper()
+		offsets, err := adm.FetchOffsets(ctxT(t), g)
+		if err == nil {
+			err = offsets.Error()
+		}
+		if err != nil {
+			t.Fatalf("fetching %s's offsets: %v", g, err)
+		}
+		if o, ok := offsets.Lookup("in", 0); ok {
+			return o.At
+		}
+		return -1
+	}
+	commit(adm, "g0", 5)
+	b.Close()
+
+	props["offsets.topic.num.partitions"] = "7"
+	b = startBrokerWith(t, props)
+	adm = newAdmin(t, b)
+	if got := committed(adm, "g0"); got != 5 {
+		t.Fatalf("g0's offset after the restart %d, want 5", got)
+	}
+	if _, err := adm.DeleteTopics(ctxT(t), offsetsTopic); err != nil {
+		t.Fatal(err)
+	}
+	if got := committed(adm, "g0"); got != -1 {
+		t.Fatalf("g0's offset after __consumer_offsets was deleted %d, want none", got)
+	}
+	if got := b.groups.PartitionCount(); got != 7 {
+		t.Fatalf("the coordinator maps groups to %d partitions, want the new topic's 7", got)
+	}
+	for i, g := range countGroups {
+		commit(adm, g, int64(10+i))
+	}
+	b.Close()
+	b = startBrokerWith(t, props)
+	adm = newAdmin(t, b)
+	for i, g := range countGroups {
+		if got := committed(adm, g); got != int64(10+i) {
+			t.Fatalf("%s's offset after a restart %d, want %d", g, got, 10+i)
+		}
 	}
 }

@@ -18,13 +18,9 @@ import (
 // single node), and it is the coordinator's log: appends go through the
 // partition's log and return once the high watermark passes them.
 type coordinatorTopic struct {
-	b             *Broker
-	name          string
-	numPartitions int32 // configured: what the topic is created with
-	// keys is the coordinator's count of partitions it maps keys to
-	keys              partitionCounter
-	countMu           sync.Mutex
-	countTaken        bool  // the topic has been seen: keys has its count
+	b                 *Broker
+	name              string
+	numPartitions     int32 // configured: what the topic is created with
 	replicationFactor int16 // in a cluster
 	configs           map[string]string
 	load              func(partition, leaderEpoch int32) error
@@ -35,6 +31,12 @@ type coordinatorTopic struct {
 	writeTimeout time.Duration
 
 	ensureMu sync.Mutex // serialises the topic's creation
+
+	// keys is the coordinator's count of partitions it maps keys to,
+	// taken from the topic of id countOf
+	keys    partitionCounter
+	countMu sync.Mutex
+	countOf [16]byte
 }
 
 // partitionCounter is a coordinator's count of the topic's partitions it
@@ -51,7 +53,7 @@ func (ct *coordinatorTopic) start() {
 	if t == nil {
 		return
 	}
-	ct.takeCount(int32(len(t.partitions())))
+	ct.takeCount(t.id, int32(len(t.partitions())))
 	ct.b.wg.Add(1)
 	go func() {
 		defer ct.b.wg.Done()
@@ -59,19 +61,19 @@ func (ct *coordinatorTopic) start() {
 	}()
 }
 
-// takeCount makes the coordinator map keys to the n partitions the topic
+// takeCount makes the coordinator map keys to the n partitions topic id
 // has when this process first sees it, before any of them is loaded: as
 // in Kafka, whose coordinators take an existing topic's count at start,
 // the configured count (offsets.topic.num.partitions, ...) only creates
 // the topic, and a count changed later (partitions added) counts from the
-// next start.
-func (ct *coordinatorTopic) takeCount(n int32) {
+// next start. A topic of the name made again (another id) brings its own.
+func (ct *coordinatorTopic) takeCount(id [16]byte, n int32) {
 	ct.countMu.Lock()
 	defer ct.countMu.Unlock()
-	if ct.countTaken {
+	if ct.countOf == id {
 		return
 	}
-	ct.countTaken = true
+	ct.countOf = id
 	if n == ct.keys.PartitionCount() {
 		return
 	}
@@ -81,6 +83,26 @@ func (ct *coordinatorTopic) takeCount(n int32) {
 	}
 	ct.b.logger.Warn("the topic's partition count differs from the configured one; keys map to the topic's, as it was created",
 		"topic", ct.name, "partitions", n, "configured", ct.numPartitions)
+}
+
+// deleted unloads the partitions of the coordinator's deleted topic, as
+// Kafka's coordinators resign them: their keys are gone with it.
+func (ct *coordinatorTopic) deleted(t *topic) {
+	if t.name != ct.name {
+		return
+	}
+	for i := range t.partitions() {
+		ct.unload(int32(i))
+	}
+}
+
+// coordinatorTopics are the internal topics of the coordinators (none
+// before they start).
+func (b *Broker) coordinatorTopics() []*coordinatorTopic {
+	if b.groups == nil || b.txns == nil || b.shareState == nil {
+		return nil
+	}
+	return []*coordinatorTopic{b.groups.coordinatorTopic, b.txns.coordinatorTopic, b.shareState.coordinatorTopic}
 }
 
 // leaderOf is the node leading the partition a key maps to in the image
@@ -124,7 +146,7 @@ func (ct *coordinatorTopic) ensureTopic() int16 {
 		ct.b.logger.Error("creating "+ct.name+" failed", "err", err)
 		return errCoordinatorNotAvailable
 	}
-	ct.takeCount(ct.numPartitions)
+	ct.takeCount(t.id, ct.numPartitions)
 	ct.loadAll(t)
 	return 0
 }

@@ -321,6 +321,9 @@ func (r *topicRegistry) delete(t *topic) error {
 			firstErr = err
 		}
 	}
+	for _, ct := range r.b.coordinatorTopics() {
+		ct.deleted(t)
+	}
 	r.b.logger.Info("deleted topic", "topic", t.name)
 	return firstErr
 }
