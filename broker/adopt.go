@@ -43,6 +43,25 @@ type singleNodeMetadata struct {
 	features map[string]int16
 }
 
+// bootstrap is what the new quorum starts from besides the records: the
+// formatted cluster id or, where metadata.log.dir is apart and unformatted,
+// the log dirs' (which would be refused under another); and the formatted
+// feature levels with the single node's over them.
+func (s *singleNodeMetadata) bootstrap(cfg *Config, clusterID string, formatted map[string]int16) (string, map[string]int16) {
+	if clusterID == "" {
+		clusterID = logstore.FormattedClusterID(cfg.LogDirs[0])
+	}
+	if len(s.features) == 0 {
+		return clusterID, formatted
+	}
+	levels := maps.Clone(formatted)
+	if levels == nil {
+		levels = map[string]int16{}
+	}
+	maps.Copy(levels, s.features)
+	return clusterID, levels
+}
+
 // readSingleNodeMetadata reads gregor-metadata.json and the partition dirs
 // of a node starting in a cluster.
 func readSingleNodeMetadata(cfg *Config, dirPath string) (*singleNodeMetadata, error) {

@@ -121,17 +121,8 @@ func (b *Broker) startController(dirPath string) error {
 	clusterID := logstore.FormattedClusterID(dirPath)
 	var adopted []controller.Record
 	if single != nil {
-		if clusterID == "" { // a metadata.log.dir apart, unformatted: the log dirs know
-			clusterID = logstore.FormattedClusterID(cfg.LogDirs[0])
-		}
 		cl.adopting, adopted = true, single.records
-		if len(single.features) > 0 {
-			boot.features = maps.Clone(boot.features)
-			if boot.features == nil {
-				boot.features = map[string]int16{}
-			}
-			maps.Copy(boot.features, single.features)
-		}
+		clusterID, boot.features = single.bootstrap(&cfg, clusterID, boot.features)
 	}
 	if _, voter := voters[cfg.NodeID]; !voter {
 		// A broker-only node follows the log on its inter-broker
