@@ -240,7 +240,7 @@ func (c *Coordinator) PartitionCount() int32 {
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	parts, err := keyhash.Resize("__consumer_offsets", c.parts, n)
+	parts, err := keyhash.Resize("__consumer_offsets", c.parts, n, func(st partitionState) bool { return st != notOwned })
 	if err == nil {
 		c.parts = parts
 	}

@@ -144,6 +144,12 @@ func TestPartitionCountOfTheTopic(t *testing.T) {
 	if err := c.SetPartitionCount(7); err == nil {
 		t.Fatal("the partition count changed under loaded partitions")
 	}
+	for p := range int32(3) {
+		c.Unload(p)
+	}
+	if err := c.SetPartitionCount(7); err != nil {
+		t.Fatalf("with every partition unloaded (its topic deleted): %v", err)
+	}
 	c.Close()
 
 	c = start(7, 3)

@@ -87,12 +87,12 @@ func (c *Coordinator) PartitionCount() int32 {
 
 // SetPartitionCount maps share-partitions to n partitions from now on: an
 // existing __share_group_state keeps the count it was created with (Kafka
-// takes the topic's count when its coordinator starts). It fails once a
-// partition has been loaded.
+// takes the topic's count when its coordinator starts). It fails while a
+// partition is loaded.
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	parts, err := keyhash.Resize("__share_group_state", c.parts, n)
+	parts, err := keyhash.Resize("__share_group_state", c.parts, n, func(p *partition) bool { return p != nil && !p.unloaded })
 	if err == nil {
 		c.parts = parts
 	}

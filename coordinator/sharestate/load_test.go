@@ -301,6 +301,9 @@ func TestPartitionCountOfTheTopic(t *testing.T) {
 	for p := range h.n {
 		h.c.Unload(p)
 	}
+	if err := h.c.SetPartitionCount(7); err != nil {
+		t.Fatalf("with every partition unloaded (its topic deleted): %v", err)
+	}
 	h.c = New(h.logs, 7, h.clock.now) // changed after deployment; the topic keeps 3
 	if err := h.c.SetPartitionCount(h.n); err != nil {
 		t.Fatal(err)

@@ -126,7 +126,7 @@ func (c *Coordinator) PartitionCount() int32 {
 func (c *Coordinator) SetPartitionCount(n int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	parts, err := keyhash.Resize("__transaction_state", c.parts, n)
+	parts, err := keyhash.Resize("__transaction_state", c.parts, n, func(p *partition) bool { return p != nil })
 	if err == nil {
 		c.parts = parts
 	}

@@ -281,6 +281,12 @@ func TestPartitionCountOfTheTopic(t *testing.T) {
 	if err := h.c.SetPartitionCount(7); err == nil {
 		t.Fatal("the partition count changed under loaded partitions")
 	}
+	for p := range int32(3) {
+		h.c.Unload(p)
+	}
+	if err := h.c.SetPartitionCount(7); err != nil {
+		t.Fatalf("with every partition unloaded (its topic deleted): %v", err)
+	}
 	h.c.Close()
 	h.cfg.NumPartitions = 7 // changed after deployment; the topic keeps 3
 	h.c = New(h.cfg, h.logs, h.rec, h.allocate, h.clock, h.logger)

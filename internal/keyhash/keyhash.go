@@ -44,15 +44,14 @@ func abs(h int32) int32 {
 }
 
 // Resize is a coordinator's SetPartitionCount: n partitions of state (the
-// zero value: not loaded) in place of parts, which must all be unloaded,
+// zero value: never loaded) in place of parts, none of which may be loaded,
 // since keys move when the count changes.
-func Resize[T comparable](topic string, parts []T, n int32) ([]T, error) {
+func Resize[T any](topic string, parts []T, n int32, loaded func(T) bool) ([]T, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("%s: partition count %d", topic, n)
 	}
-	var unloaded T
 	for i, p := range parts {
-		if p != unloaded {
+		if loaded(p) {
 			return nil, fmt.Errorf("%s-%d is loaded", topic, i)
 		}
 	}

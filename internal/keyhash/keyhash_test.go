@@ -1,6 +1,9 @@
 package keyhash
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // The expected partitions are Kafka's Utils.abs(s.hashCode()) % n for the
 // classic String.hashCode values: "hello" is 99162322 and
@@ -42,5 +45,19 @@ func TestFetcherIsKafkas(t *testing.T) {
 		if got := Fetcher(tc.topic, tc.partition, tc.n); got != tc.want {
 			t.Errorf("Fetcher(%q, %d, %d) = %d, want %d", tc.topic, tc.partition, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestResize(t *testing.T) {
+	loaded := func(v int) bool { return v != 0 }
+	if _, err := Resize("t", []int{0, 1, 0}, 5, loaded); err == nil || err.Error() != "t-1 is loaded" {
+		t.Fatalf("resizing under a loaded partition: %v", err)
+	}
+	if _, err := Resize("t", []int{0, 0}, 0, loaded); err == nil {
+		t.Fatal("resized to no partitions")
+	}
+	got, err := Resize("t", []int{0, 0, 0}, 5, loaded)
+	if err != nil || len(got) != 5 || slices.ContainsFunc(got, loaded) {
+		t.Fatalf("Resize to 5: %v, %v", got, err)
 	}
 }
