@@ -98,8 +98,10 @@ func duplicateListedPartitions(topics []kmsg.ListOffsetsRequestTopic) map[logsto
 // lookupOffset answers one ListOffsets query: timestamp, offset, leader
 // epoch, and an error code: INVALID_RECORD when a lookup by timestamp must
 // decompress a record above the topic's max.decompressed.message.bytes, as
-// Kafka's InvalidRecordException. A read_committed consumer sees only
-// offsets below the last stable offset.
+// Kafka's InvalidRecordException. As in Kafka's ReplicaManager, a record
+// found by timestamp or max timestamp is answered only when it is below
+// the last fetchable offset (the last stable offset for read_committed,
+// else the high watermark); otherwise no offset.
 func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int32, int16) {
 	l := p.log
 	leaderEpoch := p.state.Load().leaderEpoch
@@ -119,7 +121,7 @@ func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int
 		if err != nil {
 			return noTimestamp, -1, noLeaderEpoch, protocol.ErrorCode(err)
 		}
-		if off < 0 {
+		if off < 0 || off >= fetchable {
 			return noTimestamp, -1, noLeaderEpoch, 0
 		}
 		return maxTs, off, leaderEpoch, 0

@@ -573,6 +573,40 @@ func TestListOffsetsMaxTimestamp(t *testing.T) {
 	}
 }
 
+// TestListOffsetsMaxTimestampFetchable: as Kafka's ReplicaManager, the
+// record with the largest timestamp is answered only when a consumer of
+// the request's isolation level could fetch it: read_committed sees no
+// offset while it is in an open transaction, read_uncommitted sees it.
+func TestListOffsetsMaxTimestampFetchable(t *testing.T) {
+	b, rc := startWithTopic(t, "maxts-lso")
+	if p := produceRaw(t, rc, 9, "maxts-lso", [16]byte{}, 0, testBatch(2, "plain", -1, -1, -1, time.Now().UnixMilli()-60000)); p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	pid, epoch := initTxnProducer(t, rc, "maxts-txn")
+	addPartitionRaw(t, rc, "maxts-txn", pid, epoch, "maxts-lso")
+	if code := produceTxnRaw(t, rc, "maxts-txn", "maxts-lso", txnBatch(1, "open", pid, epoch, 0)); code != 0 {
+		t.Fatalf("transactional produce: error %d", code)
+	}
+	maxTs := func(isolation int8) kmsg.ListOffsetsResponseTopicPartition {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(10)
+		req.ReplicaID, req.IsolationLevel = -1, isolation
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "maxts-lso", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -3, CurrentLeaderEpoch: -1}}}}
+		return rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	}
+	if lp := maxTs(1); lp.ErrorCode != 0 || lp.Offset != -1 || lp.Timestamp != -1 {
+		t.Fatalf("read_committed with the newest record in an open transaction: %+v, want no offset", lp)
+	}
+	if lp := maxTs(0); lp.ErrorCode != 0 || lp.Offset != 2 {
+		t.Fatalf("read_uncommitted: %+v, want offset 2", lp)
+	}
+	endTxnRaw(t, rc, "maxts-txn", pid, epoch, true)
+	waitFor(t, func() bool { return b.topics.get("maxts-lso").partitions()[0].log.LastStableOffset() == 4 })
+	if lp := maxTs(1); lp.ErrorCode != 0 || lp.Offset != 2 {
+		t.Fatalf("read_committed after the commit: %+v, want offset 2", lp)
+	}
+}
+
 // TestListOffsetsSentinelsByVersion: each sentinel timestamp answers from
 // the version that introduced it and is UNSUPPORTED_VERSION before; without
 // tiered storage the tiered sentinels (-5, -6) find no offset; a partition
