@@ -147,9 +147,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 // partition (ProduceRequest.validateRecords), the batch's own integrity
 // (protocol.ValidateBatchInfo, which also holds each record of a compressed
 // batch to max.decompressed.message.bytes), max.message.bytes, zstd only
-// from v7 (checked first, as Kafka's ProduceRequest does), and for
-// CreateTime topics record timestamps within
-// message.timestamp.before.max.ms / after.max.ms of now.
+// from v7 (checked first, as Kafka's ProduceRequest does), and each
+// record by refuseRecords: keys on compacted topics, and for CreateTime
+// topics timestamps within message.timestamp.before.max.ms / after.max.ms
+// of now. A CreateTime batch is stored with its records' largest
+// timestamp as maxTimestamp.
 func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
 	p, records := j.p, j.records
 	settings := p.topic.settings.Load()
@@ -170,16 +172,22 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 	if err != nil {
 		return protocol.ErrorCode(err), err.Error()
 	}
-	if settings.compact && info.NullKeys > 0 {
-		return refuseKeyless(p, records, sp)
-	}
 	now := time.Now().UnixMilli()
+	markedLogAppendTime := h.Attributes&protocol.AttrTimestampType != 0
+	if settings.compact && info.NullKeys > 0 || markedLogAppendTime ||
+		!settings.logAppendTime && timestampOutOfWindow(info, now, settings) {
+		if code, msg := refuseRecords(p, records, now, settings, sp); code != 0 {
+			return code, msg
+		}
+	}
 	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch,
 		RequireTxnVerification: j.verifyTxn, TxnVerification: j.txnToken}
 	if settings.logAppendTime {
 		opts.LogAppendTime = now
-	} else if timestampOutOfWindow(info, now, settings) {
-		return kerr.InvalidTimestamp.Code, fmt.Sprintf("Timestamps %d..%d are out of the range allowed by message.timestamp.before.max.ms / after.max.ms", info.MinTimestamp, info.MaxTimestamp)
+	} else if maxTs := createTimeMax(h, info); markedLogAppendTime || h.MaxTimestamp != maxTs {
+		// Kafka stores a CreateTime batch with its records' largest
+		// timestamp, whatever the producer's header said.
+		protocol.SetCreateTime(records, maxTs)
 	}
 	if settings.codec >= 0 && settings.codec != h.Compression() {
 		// compression.type names a codec: store the batch with it.
@@ -207,35 +215,82 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 	return 0, ""
 }
 
-// timestampOutOfWindow applies message.timestamp.before.max.ms and
-// after.max.ms, written so that no extreme value overflows.
+// timestampOutOfWindow reports whether any record timestamp of the
+// batch is outside the message.timestamp.before.max.ms / after.max.ms
+// window around now.
 func timestampOutOfWindow(info protocol.BatchInfo, now int64, s *topicSettings) bool {
 	if info.MinTimestamp == protocol.NoTimestamp {
 		return false
 	}
-	return info.MinTimestamp < now-s.timestampBeforeMax ||
-		(info.MaxTimestamp > now && info.MaxTimestamp-now > s.timestampAfterMax)
+	return outOfWindow(info.MinTimestamp, now, s) || outOfWindow(info.MaxTimestamp, now, s)
 }
 
-// refuseKeyless answers a batch with keyless records sent to a compacted
-// topic as Kafka's LogValidator does: INVALID_RECORD, one record error per
-// keyless record (its index in the batch), and a summary message.
-func refuseKeyless(p *partition, records []byte, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
-	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", p.topic.name, p.index)
-	var shown []string
+// outOfWindow applies the window to one timestamp, written so that no
+// extreme value overflows.
+func outOfWindow(ts, now int64, s *topicSettings) bool {
+	return ts < now-s.timestampBeforeMax || (ts > now && ts-now > s.timestampAfterMax)
+}
+
+// createTimeMax is the maxTimestamp Kafka's LogValidator gives a batch of
+// a CreateTime topic: its records' largest timestamp (for a batch the
+// producer marked LogAppendTime, which every record reads as its
+// maxTimestamp, that one).
+func createTimeMax(h protocol.BatchHeader, info protocol.BatchInfo) int64 {
+	if h.Attributes&protocol.AttrTimestampType != 0 {
+		return h.MaxTimestamp
+	}
+	return info.MaxTimestamp
+}
+
+// refuseRecords checks each record of a batch as Kafka's LogValidator does
+// and, when any fails, answers with one record error per failing record
+// (its index in the batch): a keyless record on a compacted topic; a
+// CreateTime record timestamp outside message.timestamp.before.max.ms /
+// after.max.ms of now; a batch the producer marked LogAppendTime (unless
+// it is a CreateTime topic and the timestamp is in the window). The error
+// is INVALID_TIMESTAMP when a timestamp failed, else INVALID_RECORD with
+// a summary; 0 when every record passes.
+func refuseRecords(p *partition, records []byte, now int64, s *topicSettings, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	keyless := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d", p.topic.name, p.index)
+	marked := len(records) > attributesLow && records[attributesLow]&protocol.AttrTimestampType != 0
+	var errs []kmsg.ProduceResponseTopicPartitionErrorRecord
+	badTimestamp := false
 	i := int32(0)
 	protocol.Records(records, func(r *protocol.Record) error {
-		if r.Key == nil {
-			sp.ErrorRecords = append(sp.ErrorRecords, kmsg.ProduceResponseTopicPartitionErrorRecord{RelativeOffset: i, ErrorMessage: kmsg.StringPtr(msg)})
-			if len(shown) < 3 {
-				shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", i, msg))
+		var msg string
+		switch {
+		case s.compact && r.Key == nil:
+			msg = keyless
+		case !s.logAppendTime && r.Timestamp != protocol.NoTimestamp:
+			if outOfWindow(r.Timestamp, now, s) {
+				msg = fmt.Sprintf("Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+					r.Timestamp, r.Offset, now-s.timestampBeforeMax, now+s.timestampAfterMax)
+				badTimestamp = true
 			}
+		case marked:
+			msg = fmt.Sprintf("Invalid timestamp type in message DefaultRecord(offset=%d, timestamp=%d, key=%d bytes, value=%d bytes). Producer should not set timestamp type to LogAppendTime.",
+				r.Offset, r.Timestamp, len(r.Key), len(r.Value))
+			badTimestamp = true
+		}
+		if msg != "" {
+			errs = append(errs, kmsg.ProduceResponseTopicPartitionErrorRecord{RelativeOffset: i, ErrorMessage: kmsg.StringPtr(msg)})
 		}
 		i++
 		return nil
 	})
+	if len(errs) == 0 {
+		return 0, ""
+	}
+	sp.ErrorRecords = errs
+	if badTimestamp {
+		return kerr.InvalidTimestamp.Code, "One or more records have been rejected due to invalid timestamp"
+	}
+	var shown []string
+	for _, e := range errs[:min(len(errs), 3)] {
+		shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", e.RelativeOffset, *e.ErrorMessage))
+	}
 	return kerr.InvalidRecord.Code, fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
-		len(sp.ErrorRecords), strings.Join(shown, ", "))
+		len(errs), strings.Join(shown, ", "))
 }
 
 // attributesLow is the offset of the low byte of a batch's int16

@@ -2,8 +2,10 @@ package broker
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/gregor-broker/gregor/protocol"
 )
 
 func TestIdempotentRetriesAreDeduplicated(t *testing.T) {
@@ -405,6 +409,100 @@ func TestTimestampWindow(t *testing.T) {
 	two := append(testBatch(1, "a", -1, -1, -1, 0), testBatch(1, "b", -1, -1, -1, 0)...)
 	if p := produceRaw(t, rc, 9, "ts", [16]byte{}, 0, two); p.ErrorCode != kerr.InvalidRecord.Code {
 		t.Fatalf("two batches in one partition: error %d", p.ErrorCode)
+	}
+}
+
+// stampedBatch builds an uncompressed v2 batch with one record per
+// timestamp, keyed "k<i>" but for record keyless (-1: none), whose header
+// claims maxTimestamp maxTs.
+func stampedBatch(maxTs int64, keyless int, timestamps ...int64) []byte {
+	var records []byte
+	for i, ts := range timestamps {
+		r := kmsg.Record{TimestampDelta64: ts - timestamps[0], OffsetDelta: int32(i), Key: []byte("k" + strconv.Itoa(i)), Value: []byte("v")}
+		if i == keyless {
+			r.Key = nil
+		}
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		records = r.AppendTo(records)
+	}
+	rb := kmsg.RecordBatch{
+		Length: int32(protocol.BatchHeaderSize - protocol.LogOverhead + len(records)),
+		Magic:  2, LastOffsetDelta: int32(len(timestamps) - 1), FirstTimestamp: timestamps[0], MaxTimestamp: maxTs,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(timestamps)), Records: records,
+	}
+	raw := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[17:], protocol.BatchCRC(raw))
+	return raw
+}
+
+// TestTimestampRecordErrors: as Kafka's LogValidator, a batch with
+// records out of the message.timestamp.*.max.ms window is refused with
+// INVALID_TIMESTAMP and a record error naming each such record, so that a
+// client fails those records with InvalidTimestampException and the
+// others with a generic error; a producer may not mark its batch
+// LogAppendTime.
+func TestTimestampRecordErrors(t *testing.T) {
+	b, rc := startWithTopic(t, "ts-errors")
+	now := time.Now().UnixMilli()
+	p := produceRaw(t, rc, 9, "ts-errors", [16]byte{}, 0, stampedBatch(now+2*3600000, -1, now, now+2*3600000, now))
+	if p.ErrorCode != kerr.InvalidTimestamp.Code || p.ErrorMessage == nil || *p.ErrorMessage != "One or more records have been rejected due to invalid timestamp" {
+		t.Fatalf("future record: error %d %v", p.ErrorCode, p.ErrorMessage)
+	}
+	want := fmt.Sprintf("Timestamp %d of message with offset 1 is out of range. The timestamp should be within [", now+2*3600000)
+	if len(p.ErrorRecords) != 1 || p.ErrorRecords[0].RelativeOffset != 1 || p.ErrorRecords[0].ErrorMessage == nil ||
+		!strings.HasPrefix(*p.ErrorRecords[0].ErrorMessage, want) {
+		t.Fatalf("record errors %+v, want record 1 %q...", p.ErrorRecords, want)
+	}
+
+	// Keyless records on a compacted topic and bad timestamps together:
+	// every record's error, and INVALID_TIMESTAMP as in Kafka.
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")}, "ts-compact"); err != nil {
+		t.Fatal(err)
+	}
+	p = produceRaw(t, rc, 9, "ts-compact", [16]byte{}, 0, stampedBatch(now+2*3600000, 0, now, now+2*3600000))
+	if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 2 {
+		t.Fatalf("future records on a compacted topic: error %d, record errors %+v", p.ErrorCode, p.ErrorRecords)
+	}
+
+	// A batch the producer marked LogAppendTime.
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"message.timestamp.type": kmsg.StringPtr("LogAppendTime")}, "ts-lat"); err != nil {
+		t.Fatal(err)
+	}
+	marked := testBatch(2, "lat", -1, -1, -1, now)
+	protocol.SetLogAppendTime(marked, now)
+	p = produceRaw(t, rc, 9, "ts-lat", [16]byte{}, 0, marked)
+	if p.ErrorCode != kerr.InvalidTimestamp.Code || len(p.ErrorRecords) != 2 {
+		t.Fatalf("batch marked LogAppendTime: error %d, record errors %+v", p.ErrorCode, p.ErrorRecords)
+	}
+	if leo := b.topics.get("ts-lat").partitions()[0].log.LogEndOffset(); leo != 0 {
+		t.Fatalf("log end offset %d after refused batches", leo)
+	}
+}
+
+// TestCreateTimeMaxTimestampFromRecords: as Kafka's LogValidator, a
+// CreateTime batch is stored with the largest of its records'
+// timestamps as maxTimestamp whatever its header claimed, so lookups by
+// timestamp, max timestamp and retention see the records' times.
+func TestCreateTimeMaxTimestampFromRecords(t *testing.T) {
+	b, rc := startWithTopic(t, "ts-max")
+	now := time.Now().UnixMilli()
+	if p := produceRaw(t, rc, 9, "ts-max", [16]byte{}, 0, stampedBatch(now-5000, -1, now-5000, now-1000)); p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	res, err := b.topics.get("ts-max").partitions()[0].log.Read(0, 1<<20, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := protocol.ParseBatchHeader(res.Records); h.MaxTimestamp != now-1000 || h.CRC != protocol.BatchCRC(res.Records) {
+		t.Fatalf("stored maxTimestamp %d (crc ok %v), want %d", h.MaxTimestamp, h.CRC == protocol.BatchCRC(res.Records), now-1000)
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(10)
+	req.ReplicaID = -1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "ts-max", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: now - 2000, CurrentLeaderEpoch: -1}}}}
+	if lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; lp.ErrorCode != 0 || lp.Offset != 1 || lp.Timestamp != now-1000 {
+		t.Fatalf("by timestamp: %+v, want offset 1", lp)
 	}
 }
 

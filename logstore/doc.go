@@ -77,7 +77,9 @@
 // LogAppendTime. The file holds the batches exactly as the producer sent
 // them, with baseOffset and partitionLeaderEpoch rewritten (the CRC does not
 // cover those) and, for LogAppendTime topics, the attributes and maxTimestamp
-// stamped and the CRC recomputed.
+// stamped and the CRC recomputed (the broker also sets, as Kafka does, a
+// CreateTime batch's maxTimestamp to its records' largest timestamp when
+// the producer's header said otherwise).
 //
 // # .index: sparse offset index, 8-byte entries
 //

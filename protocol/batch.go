@@ -142,3 +142,12 @@ func SetLogAppendTime(batch []byte, ts int64) {
 	binary.BigEndian.PutUint64(batch[35:], uint64(ts))
 	binary.BigEndian.PutUint32(batch[17:], BatchCRC(batch))
 }
+
+// SetCreateTime marks a batch as CreateTime with maxTimestamp ts and
+// recomputes its CRC (Kafka's setMaxTimestamp(CREATE_TIME, ts)).
+func SetCreateTime(batch []byte, ts int64) {
+	attrs := binary.BigEndian.Uint16(batch[21:]) &^ AttrTimestampType
+	binary.BigEndian.PutUint16(batch[21:], attrs)
+	binary.BigEndian.PutUint64(batch[35:], uint64(ts))
+	binary.BigEndian.PutUint32(batch[17:], BatchCRC(batch))
+}
