@@ -370,7 +370,7 @@ var brokerKeys = []configKey{
 	{"log.flush.scheduler.interval.ms", "LONG", maxLong, "The frequency in ms that the log flusher checks whether any log needs to be flushed to disk; the default of log.flush.interval.ms.", checked(validLong)},
 	{"log.retention.hours", "INT", "168", "The number of hours to keep a log file before deleting it; log.retention.minutes and log.retention.ms take precedence.", checked(intAtLeast(math.MinInt32))},
 	{"log.retention.minutes", "INT", "", "The number of minutes to keep a log file before deleting it; log.retention.ms takes precedence.", checked(intAtLeast(math.MinInt32))},
-	{"log.retention.ms", "LONG", "", "The number of milliseconds to keep a log file before deleting it; -1 means no time limit.", checked(longAtLeast(-1))},
+	{"log.retention.ms", "LONG", "", "The number of milliseconds to keep a log file before deleting it; a negative value means no time limit.", checked(validLong)},
 	{"log.retention.bytes", "LONG", "-1", "The maximum size of the log before deleting it; -1 means no limit.", checked(validLong)},
 	{"log.retention.check.interval.ms", "LONG", "300000", "The frequency in milliseconds that the log cleaner checks whether any log is eligible for deletion.", func(c *Config, v string) error {
 		n, err := parseInt(v, 1, math.MaxInt64)

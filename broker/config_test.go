@@ -258,6 +258,7 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		{map[string]string{"log.retention.minutes": "0", "log.retention.hours": "5"}, "invalid value for config key log.retention.minutes: log.retention.ms must be unlimited (-1) or, greater than or equal to 1"},
 		{map[string]string{"log.retention.ms": "-1"}, ""},
 		{map[string]string{"log.retention.hours": "-5"}, ""},
+		{map[string]string{"log.retention.ms": "-2"}, ""},
 		{map[string]string{"log.retention.hours": "0", "log.retention.ms": "1"}, ""},
 		{map[string]string{"log.cleaner.dedupe.buffer.size": "1048576"}, "invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."},
 		{map[string]string{"log.cleaner.dedupe.buffer.size": "4194304", "log.cleaner.threads": "4"}, "invalid value for config key log.cleaner.dedupe.buffer.size: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."},
@@ -274,6 +275,16 @@ func TestRelatedKeysValidatedAsKafkaDoes(t *testing.T) {
 		{map[string]string{"queued.max.request.bytes": "0"}, ""},
 		{map[string]string{"queued.max.request.bytes": "-1"}, ""},
 	})
+	// As Kafka's logRetentionTimeMillis: any negative retention is unlimited.
+	for _, props := range []map[string]string{{"log.retention.ms": "-2"}, {"log.retention.minutes": "-3"}, {"log.retention.hours": "-5"}} {
+		c, _, err := ParseConfig(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms := c.settingsFor(nil).log.RetentionMs; ms != -1 {
+			t.Fatalf("%v: retention.ms %d, want -1 (unlimited)", props, ms)
+		}
+	}
 	_, warnings, err := ParseConfig(map[string]string{"broker.heartbeat.interval.ms": "5000"})
 	if err != nil || len(warnings) != 1 || !strings.HasPrefix(warnings[0], "broker.heartbeat.interval.ms (5000 ms) must be less than or equal to half of the broker.session.timeout.ms (9000 ms).") {
 		t.Fatalf("heartbeat over half the session timeout: warnings %q, %v", warnings, err)

@@ -156,14 +156,16 @@ func validateTopicConfigs(configs map[string]string, live *Config) error {
 // topicDefault is a topic config's value when the topic does not override
 // it: the first of its broker synonyms that has a value (the broker's
 // effective values, dynamic ones included), converted to the topic
-// config's unit; the static default for configs without synonyms.
+// config's unit (a negative retention, in any unit, is -1: unlimited, as
+// Kafka's logRetentionTimeMillis has it); the static default for configs
+// without synonyms.
 func (c *Config) topicDefault(key *topicConfigKey) string {
 	for _, s := range key.synonyms {
 		v := c.values[s.name]
 		if v == "" {
 			continue
 		}
-		if s.toMs > 1 {
+		if s.toMs > 1 || key.name == "retention.ms" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				continue
