@@ -682,7 +682,11 @@ func TestListOffsetsMaxTimestampFetchable(t *testing.T) {
 	}
 	pid, epoch := initTxnProducer(t, rc, "maxts-txn")
 	addPartitionRaw(t, rc, "maxts-txn", pid, epoch, "maxts-lso")
-	if code := produceTxnRaw(t, rc, "maxts-txn", "maxts-lso", txnBatch(1, "open", pid, epoch, 0)); code != 0 {
+	// A minute ahead, so that the commit marker written later stays older.
+	open := testBatch(1, "open", pid, epoch, 0, time.Now().UnixMilli()+60000)
+	open[22] |= protocol.AttrTransactional
+	binary.BigEndian.PutUint32(open[17:], protocol.BatchCRC(open))
+	if code := produceTxnRaw(t, rc, "maxts-txn", "maxts-lso", open); code != 0 {
 		t.Fatalf("transactional produce: error %d", code)
 	}
 	maxTs := func(isolation int8) kmsg.ListOffsetsResponseTopicPartition {
