@@ -413,7 +413,7 @@ func TestBrokerSynonymPrecedence(t *testing.T) {
 	if s := cfg.settingsFor(map[string]string{"segment.jitter.ms": "500"}); s.log.SegmentJitterMs != 500 {
 		t.Fatalf("segment.jitter.ms override: %d", s.log.SegmentJitterMs)
 	}
-	for key, bad := range map[string]string{"log.retention.ms": "-2", "log.cleanup.policy": "keep", "compression.type": "brotli", "log.cleaner.min.cleanable.ratio": "2"} {
+	for key, bad := range map[string]string{"log.retention.ms": "soon", "log.cleanup.policy": "keep", "compression.type": "brotli", "log.cleaner.min.cleanable.ratio": "2"} {
 		if _, _, err := ParseConfig(map[string]string{key: bad}); err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%s: %v", key, bad, err)
 		}
