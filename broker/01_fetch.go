@@ -81,7 +81,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if req.SessionID != 0 {
 			b.sessions.remove(req.SessionID)
 		}
-		if session = b.sessions.create(); session != nil {
+		if session = b.sessions.create(byID); session != nil {
 			session.mu.Lock()
 			for _, sp := range requested {
 				session.upsert(*sp)
@@ -94,9 +94,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			return resp, nil
 		}
 		session.mu.Lock()
-		if session.epoch != req.SessionEpoch {
+		if code := session.check(req.SessionEpoch, byID); code != 0 {
 			session.mu.Unlock()
-			resp.ErrorCode = errInvalidFetchSessionEpoch
+			resp.ErrorCode = code
 			return resp, nil
 		}
 		for _, sp := range requested {
@@ -106,6 +106,14 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			for _, p := range ft.Partitions {
 				session.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
 			}
+		}
+		if len(session.partitions) == 0 {
+			// As Kafka: a session left empty is closed, the fetch
+			// answered sessionless.
+			session.mu.Unlock()
+			b.sessions.remove(session.id)
+			session = nil
+			break
 		}
 		requested = session.partitions
 		incremental = true
@@ -226,9 +234,12 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 
 	for i, res := range results {
 		sp := targets[i].sp
-		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 ||
+		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 || res.PreferredReadReplica >= 0 ||
 			res.HighWatermark != sp.sentHighWatermark || res.LogStartOffset != sp.sentLogStart
 		sp.sentHighWatermark, sp.sentLogStart = res.HighWatermark, res.LogStartOffset
+		if res.ErrorCode != 0 {
+			sp.sentHighWatermark = -1 // sent again once the error is gone
+		}
 		if incremental && !changed {
 			continue
 		}
@@ -240,6 +251,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		rt.Partitions = append(rt.Partitions, res)
 	}
 	if incremental {
+		session.rotate(func(i int) bool { return len(results[i].RecordBatches) > 0 })
 		session.nextEpoch()
 	}
 	return resp, nil

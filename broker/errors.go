@@ -22,6 +22,7 @@ var (
 	errUnknownLeaderEpoch       = kerr.UnknownLeaderEpoch.Code
 	errFetchSessionIDNotFound   = kerr.FetchSessionIDNotFound.Code
 	errInvalidFetchSessionEpoch = kerr.InvalidFetchSessionEpoch.Code
+	errFetchSessionTopicID      = kerr.FetchSessionTopicIDError.Code
 	errUnknownServerError       = kerr.UnknownServerError.Code
 	errUnsupportedEndpointType  = kerr.UnsupportedEndpointType.Code
 	errMismatchedEndpointType   = kerr.MismatchedEndpointType.Code

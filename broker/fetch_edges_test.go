@@ -1,0 +1,126 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// sessionFetch is a v12 fetch of partitions 0..n-1 of topic at the given
+// offsets, in session id/epoch.
+func sessionFetch(topic string, id, epoch int32, offsets ...int64) *kmsg.FetchRequest {
+	req := fetchReq(12, topic, 0, 0, 0)
+	req.SessionID, req.SessionEpoch = id, epoch
+	req.Topics[0].Partitions = nil
+	for i, off := range offsets {
+		req.Topics[0].Partitions = append(req.Topics[0].Partitions, kmsg.FetchRequestTopicPartition{
+			Partition: int32(i), FetchOffset: off, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, LogStartOffset: -1})
+	}
+	return req
+}
+
+// partitionsWithRecords lists the partitions of a response that carry records.
+func partitionsWithRecords(resp *kmsg.FetchResponse) []int32 {
+	var out []int32
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if len(p.RecordBatches) > 0 {
+				out = append(out, p.Partition)
+			}
+		}
+	}
+	return out
+}
+
+// Kafka's IncrementalFetchContext moves a partition that returned records
+// to the end of the session, so that under a small fetch.max.bytes the
+// partitions take turns; otherwise the session's first partition would
+// take every fetch while it has data.
+func TestIncrementalFetchRotatesPartitionsWithRecords(t *testing.T) {
+	_, rc := startWithTopic(t, "x")
+	createTopicRaw(t, rc, "rr", 2)
+	for p := int32(0); p < 2; p++ {
+		for i := 0; i < 3; i++ {
+			produceRaw(t, rc, 9, "rr", [16]byte{}, p, testBatch(1, "v", -1, -1, -1, 0))
+		}
+	}
+	full := sessionFetch("rr", 0, 0, 0, 0)
+	full.MaxBytes = 1 // one batch in all (KIP-74)
+	resp := rc.request(full).(*kmsg.FetchResponse)
+	if got := partitionsWithRecords(resp); resp.SessionID == 0 || len(got) != 1 || got[0] != 0 {
+		t.Fatalf("full fetch: session %d, records from %v", resp.SessionID, got)
+	}
+	id := resp.SessionID
+	// Partition 0 moves on; it is still first in the session, so it reads.
+	inc := sessionFetch("rr", id, 1, 1)
+	inc.MaxBytes = 1
+	resp = rc.request(inc).(*kmsg.FetchResponse)
+	if got := partitionsWithRecords(resp); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("first incremental fetch: records from %v, want partition 0", got)
+	}
+	// Partition 0 returned records, so now partition 1 comes first.
+	inc = sessionFetch("rr", id, 2, 2)
+	inc.MaxBytes = 1
+	resp = rc.request(inc).(*kmsg.FetchResponse)
+	if got := partitionsWithRecords(resp); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("second incremental fetch: records from %v, want partition 1", got)
+	}
+}
+
+// An incremental fetch that forgets the session's last partition closes
+// the session: Kafka answers it sessionless (session id 0) and the id is
+// gone.
+func TestIncrementalFetchEmptyingTheSessionClosesIt(t *testing.T) {
+	_, rc := startWithTopic(t, "empty")
+	resp := rc.request(sessionFetch("empty", 0, 0, 0)).(*kmsg.FetchResponse)
+	id := resp.SessionID
+	if id == 0 {
+		t.Fatal("no session created")
+	}
+	inc := sessionFetch("empty", id, 1)
+	inc.Topics = nil
+	inc.ForgottenTopics = []kmsg.FetchRequestForgottenTopic{{Topic: "empty", Partitions: []int32{0}}}
+	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != 0 || resp.SessionID != 0 {
+		t.Fatalf("emptying incremental fetch: error %d, session %d, want 0 and 0", resp.ErrorCode, resp.SessionID)
+	}
+	inc = sessionFetch("empty", id, 2, 0)
+	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != errFetchSessionIDNotFound {
+		t.Fatalf("fetch in the closed session: error %d, want FETCH_SESSION_ID_NOT_FOUND", resp.ErrorCode)
+	}
+}
+
+// A session opened by topic names (Fetch v12) cannot go on by topic ids
+// (v13+), nor the other way: FETCH_SESSION_TOPIC_ID_ERROR, as Kafka's
+// FetchManager.newContext.
+func TestFetchSessionKeepsItsTopicNaming(t *testing.T) {
+	_, rc := startWithTopic(t, "naming")
+	byName := rc.request(sessionFetch("naming", 0, 0, 0)).(*kmsg.FetchResponse)
+	if byName.SessionID == 0 {
+		t.Fatal("no session created")
+	}
+	inc := sessionFetch("naming", byName.SessionID, 1)
+	inc.SetVersion(13)
+	inc.Topics = nil
+	if resp := rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != kerr.FetchSessionTopicIDError.Code {
+		t.Fatalf("v13 fetch in a v12 session: error %d, want FETCH_SESSION_TOPIC_ID_ERROR", resp.ErrorCode)
+	}
+}
+
+// A partition that answered an error is sent again in the next
+// incremental response even when its offsets did not move: Kafka forgets
+// the high watermark it last sent after an error.
+func TestIncrementalFetchResendsAPartitionAfterAnError(t *testing.T) {
+	_, rc := startWithTopic(t, "oops")
+	produceRaw(t, rc, 9, "oops", [16]byte{}, 0, testBatch(2, "v", -1, -1, -1, 0))
+	resp := rc.request(sessionFetch("oops", 0, 0, 2)).(*kmsg.FetchResponse)
+	id := resp.SessionID
+	resp = rc.request(sessionFetch("oops", id, 1, 9)).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != errOffsetOutOfRange {
+		t.Fatalf("fetch past the end: %+v", resp.Topics)
+	}
+	resp = rc.request(sessionFetch("oops", id, 2, 2)).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 || resp.Topics[0].Partitions[0].HighWatermark != 2 {
+		t.Fatalf("fetch back at the end after the error: %+v, want the partition with high watermark 2", resp.Topics)
+	}
+}
