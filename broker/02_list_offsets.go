@@ -99,19 +99,20 @@ func duplicateListedPartitions(topics []kmsg.ListOffsetsRequestTopic) map[logsto
 // epoch, and an error code: INVALID_RECORD when a lookup by timestamp must
 // decompress a record above the topic's max.decompressed.message.bytes, as
 // Kafka's InvalidRecordException. A read_committed consumer sees only
-// offsets below the last stable offset.
+// offsets below the last stable offset. As Kafka, the leader epoch is
+// the current one for the latest offset, else the one the offset found
+// was written in.
 func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int32, int16) {
 	l := p.log
-	leaderEpoch := p.state.Load().leaderEpoch
 	fetchable := l.HighWatermark()
 	if readCommitted {
 		fetchable = l.LastStableOffset()
 	}
 	switch ts {
 	case timestampLatest:
-		return noTimestamp, fetchable, leaderEpoch, 0
+		return noTimestamp, fetchable, p.state.Load().leaderEpoch, 0
 	case timestampEarliest, timestampEarliestLocal:
-		return noTimestamp, l.LogStartOffset(), leaderEpoch, 0
+		return noTimestamp, l.LogStartOffset(), l.EarliestEpoch(), 0
 	case timestampLatestTiered, timestampEarliestPending:
 		return noTimestamp, -1, noLeaderEpoch, 0
 	case timestampMax:
@@ -122,7 +123,7 @@ func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int
 		if off < 0 {
 			return noTimestamp, -1, noLeaderEpoch, 0
 		}
-		return maxTs, off, leaderEpoch, 0
+		return maxTs, off, l.EpochForOffset(off), 0
 	}
 	if ts < 0 {
 		return noTimestamp, -1, noLeaderEpoch, 0
@@ -134,5 +135,5 @@ func lookupOffset(p *partition, ts int64, readCommitted bool) (int64, int64, int
 	if !ok || off >= fetchable {
 		return noTimestamp, -1, noLeaderEpoch, 0
 	}
-	return foundTs, off, leaderEpoch, 0
+	return foundTs, off, l.EpochForOffset(off), 0
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -123,4 +124,52 @@ func TestIncrementalFetchResendsAPartitionAfterAnError(t *testing.T) {
 	if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 || resp.Topics[0].Partitions[0].HighWatermark != 2 {
 		t.Fatalf("fetch back at the end after the error: %+v, want the partition with high watermark 2", resp.Topics)
 	}
+}
+
+// newLeaderEpoch moves a single node's partition to the next leader epoch,
+// as a re-election would.
+func newLeaderEpoch(t *testing.T, b *Broker, topic string, index int32) int32 {
+	t.Helper()
+	p := b.topics.get(topic).partition(index)
+	st := *p.state.Load()
+	st.leaderEpoch++
+	p.state.Store(&st)
+	if err := p.log.AssignLeaderEpoch(st.leaderEpoch); err != nil {
+		t.Fatal(err)
+	}
+	return st.leaderEpoch
+}
+
+// ListOffsets answers with the leader epoch of the offset it finds (the
+// epoch of the log start for EARLIEST, of the record's batch for a
+// timestamp or MAX_TIMESTAMP), as Kafka's UnifiedLog.fetchOffsetByTimestamp;
+// only LATEST has the current leader epoch.
+func TestListOffsetsLeaderEpochIsTheOffsets(t *testing.T) {
+	b, rc := startWithTopic(t, "epochs")
+	list := func(ts, offset int64, epoch int32) {
+		t.Helper()
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(9)
+		req.ReplicaID = -1
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "epochs", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: ts, CurrentLeaderEpoch: 1}}}}
+		lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		if lp.ErrorCode != 0 || lp.Offset != offset || lp.LeaderEpoch != epoch {
+			t.Errorf("timestamp %d: %+v, want offset %d epoch %d", ts, lp, offset, epoch)
+		}
+	}
+	now := time.Now().UnixMilli()
+	produceRaw(t, rc, 9, "epochs", [16]byte{}, 0, testBatch(3, "old", -1, -1, -1, now-2000))
+	if e := newLeaderEpoch(t, b, "epochs", 0); e != 1 {
+		t.Fatalf("leader epoch %d", e)
+	}
+	produceRaw(t, rc, 9, "epochs", [16]byte{}, 0, testBatch(2, "new", -1, -1, -1, now-5000))
+	list(-1, 5, 1)
+	list(-2, 0, 0)
+	list(-4, 0, 0)
+	list(-3, 0, 0)
+	list(now-6000, 0, 0)
+	list(now-1000, -1, -1)
+	produceRaw(t, rc, 9, "epochs", [16]byte{}, 0, testBatch(1, "later", -1, -1, -1, now))
+	list(now-1000, 5, 1)
+	list(-3, 5, 1)
 }

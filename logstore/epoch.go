@@ -99,6 +99,23 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 	}
 }
 
+// epochFor is Kafka's LeaderEpochFileCache.epochForOffset: the epoch of
+// the entry starting at offset, else of the last one starting before it;
+// -1 when none does.
+func (c *epochCache) epochFor(offset int64) int32 {
+	epoch := int32(-1)
+	for _, e := range c.entries {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch = e.Epoch
+		if e.StartOffset == offset {
+			break
+		}
+	}
+	return epoch
+}
+
 // truncateFromEnd drops the epochs starting at or after endOffset (the log
 // was cut there).
 func (c *epochCache) truncateFromEnd(endOffset int64) bool {
