@@ -8,7 +8,8 @@ package broker
 // A fetch naming a replica id is a follower's: it reads up to the log end
 // offset rather than the high watermark, and its fetch offset tells the
 // leader how far the follower has got (replica.go). A partition led by
-// another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
+// another broker answers NOT_LEADER_OR_FOLLOWER, and an older current
+// leader epoch FENCED_LEADER_EPOCH, both with the leader from v16 (KIP-951).
 // A consumer's records count against its consumer_byte_rate quota; a
 // fetch over it is answered empty with the throttle time (quotas.go).
 // A follower's fetch of a replica under the leader-side replication
@@ -148,7 +149,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 				}
 			}
 		}
-		if targets[i].leader >= 0 && req.Version >= 16 {
+		if req.Version < 16 { // as Kafka, the current leader is told from v16
+			targets[i].leader, targets[i].leaderEpoch = -1, -1
+		} else if targets[i].leader >= 0 {
 			b.addFetchEndpoint(resp, c, targets[i].leader)
 		}
 	}
@@ -316,10 +319,13 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID, fromAnyReplica b
 	if p.offline() {
 		return fetchTarget{sp: sp, errorCode: errKafkaStorageError, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
-	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
+	st := p.state.Load()
+	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code == errFencedLeaderEpoch {
+		return fetchTarget{sp: sp, errorCode: code, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
+	} else if code != 0 {
 		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
-	if st := p.state.Load(); st.leader != t.node && !(fromAnyReplica && slices.Contains(st.replicas, t.node)) {
+	if st.leader != t.node && !(fromAnyReplica && slices.Contains(st.replicas, t.node)) {
 		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
 	}
 	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1, preferred: -1}

@@ -173,3 +173,33 @@ func TestListOffsetsLeaderEpochIsTheOffsets(t *testing.T) {
 	list(now-1000, 5, 1)
 	list(-3, 5, 1)
 }
+
+// A fetch with an older current leader epoch is FENCED_LEADER_EPOCH and,
+// from v16, names the current leader (KIP-951; its endpoint comes as for
+// NOT_LEADER_OR_FOLLOWER, see TestClusterNotLeaderNamesTheLeader), as Kafka's
+// KafkaApis.handleFetchRequest; a newer one is UNKNOWN_LEADER_EPOCH
+// without a leader.
+func TestFetchFencedLeaderEpochNamesTheLeader(t *testing.T) {
+	b, rc := startWithTopic(t, "fenced")
+	newLeaderEpoch(t, b, "fenced", 0)
+	for _, c := range []struct {
+		version       int16
+		current       int32
+		code          int16
+		leader, epoch int32
+	}{
+		{16, 0, errFencedLeaderEpoch, b.cfg.NodeID, 1},
+		{18, 0, errFencedLeaderEpoch, b.cfg.NodeID, 1},
+		{15, 0, errFencedLeaderEpoch, -1, -1},
+		{16, 2, errUnknownLeaderEpoch, -1, -1},
+		{16, 1, 0, -1, -1},
+	} {
+		req := fetchReq(c.version, "fenced", 0, 0, 0)
+		req.Topics[0].TopicID = b.topics.get("fenced").id
+		req.Topics[0].Partitions[0].CurrentLeaderEpoch = c.current
+		p := rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != c.code || p.CurrentLeader.LeaderID != c.leader || p.CurrentLeader.LeaderEpoch != c.epoch {
+			t.Errorf("v%d epoch %d: error %d, leader %+v; want %d, %d/%d", c.version, c.current, p.ErrorCode, p.CurrentLeader, c.code, c.leader, c.epoch)
+		}
+	}
+}
