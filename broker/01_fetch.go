@@ -17,7 +17,9 @@ package broker
 // (replication_throttle.go).
 // A read_committed fetch reads up to the last stable offset and lists the
 // aborted transactions among the batches it returns, which the client
-// skips. From v11 a consumer may read a follower, and the leader may send
+// skips. A fetch (v12+) giving the epoch of its last record is checked
+// against the leader's epochs: a diverged log gets the diverging epoch
+// instead of records (KIP-595's follower truncation, as Kafka). From v11 a consumer may read a follower, and the leader may send
 // it to one in its rack (read_replica.go, KIP-392).
 
 import (
@@ -138,7 +140,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1, preferred: -1}
 		}
 		if p := targets[i].partition; replica >= 0 && p != nil {
-			b.followerFetched(p, replica, replicaEpochOf(req), sp.fetchOffset, sp.logStartOffset, now)
+			if code, _, end := divergence(p.log, sp); code == 0 && end < 0 { // as Kafka, else it has not caught up
+				b.followerFetched(p, replica, replicaEpochOf(req), sp.fetchOffset, sp.logStartOffset, now)
+			}
 			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
 		}
 		if p := targets[i].partition; fromAnyReplica && p != nil && p.state.Load().leader == p.topic.node {
@@ -237,7 +241,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 
 	for i, res := range results {
 		sp := targets[i].sp
-		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 || res.PreferredReadReplica >= 0 ||
+		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 || res.PreferredReadReplica >= 0 || res.DivergingEpoch.EndOffset >= 0 ||
 			res.HighWatermark != sp.sentHighWatermark || res.LogStartOffset != sp.sentLogStart
 		sp.sentHighWatermark, sp.sentLogStart = res.HighWatermark, res.LogStartOffset
 		if res.ErrorCode != 0 {
@@ -351,7 +355,8 @@ var noAbortedTxns = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 // (fetch_splice.go), or as copied bytes when z is nil. The first partition
 // that has data may exceed the limits by one batch (KIP-74), so a consumer
 // always progresses; later partitions only take what fits. It returns the
-// bytes read and whether a partition failed.
+// bytes read and whether a partition failed or diverged (the fetch is
+// then answered at once).
 func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchResponseTopicPartition, maxBytes int64, z *fetchSplice, bound fetchBound) (int64, bool) {
 	if z != nil {
 		z.reset()
@@ -389,6 +394,12 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		case readToLastStable:
 			upTo = lso
 			res.AbortedTransactions = noAbortedTxns
+		}
+		if code, epoch, end := divergence(l, t.sp); code != 0 || end >= 0 {
+			res.ErrorCode, res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = code, epoch, end
+			failed = true // answered at once, as an error
+			results[i] = res
+			continue
 		}
 		limit := min(int64(t.sp.maxBytes), maxBytes-total)
 		if limit < 0 {
@@ -437,6 +448,26 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		results[i] = res
 	}
 	return total, failed
+}
+
+// divergence is Kafka's check of a fetch that gives the epoch of its last
+// record (Partition.readRecords): an epoch the leader cannot place, or a
+// fetch offset below the log start, is OFFSET_OUT_OF_RANGE; a fetcher
+// whose log diverged from the leader's (the leader's largest epoch at or
+// below it is older, or ends before the fetch offset) is to be told that
+// epoch and where it ends, to truncate there. end is -1 otherwise.
+func divergence(l *logstore.Log, sp *sessionPartition) (code int16, epoch int32, end int64) {
+	if sp.lastFetchedEpoch < 0 {
+		return 0, -1, -1
+	}
+	epoch, end = l.EndOffsetForEpoch(sp.lastFetchedEpoch)
+	switch {
+	case epoch < 0 || end < 0 || sp.fetchOffset < l.LogStartOffset():
+		return errOffsetOutOfRange, -1, -1
+	case epoch < sp.lastFetchedEpoch || end < sp.fetchOffset:
+		return 0, epoch, end
+	}
+	return 0, -1, -1
 }
 
 // throttledBytes is what the last read took of throttled replicas.

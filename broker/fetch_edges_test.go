@@ -203,3 +203,45 @@ func TestFetchFencedLeaderEpochNamesTheLeader(t *testing.T) {
 		}
 	}
 }
+
+// A fetch giving the epoch of the last record it has (last_fetched_epoch,
+// v12+) is checked against the leader's epochs, as Kafka's
+// Partition.readRecords: a log that diverged gets no records but the
+// diverging epoch (the largest epoch at or below it and where that ends
+// here), at once; an epoch the leader cannot place is OFFSET_OUT_OF_RANGE.
+func TestFetchLastFetchedEpochDiverging(t *testing.T) {
+	b, rc := startWithTopic(t, "diverge")
+	produceRaw(t, rc, 9, "diverge", [16]byte{}, 0, testBatch(3, "e0", -1, -1, -1, 0))
+	newLeaderEpoch(t, b, "diverge", 0)
+	produceRaw(t, rc, 9, "diverge", [16]byte{}, 0, testBatch(2, "e1", -1, -1, -1, 0))
+	for _, c := range []struct {
+		lastEpoch int32
+		offset    int64
+		code      int16
+		records   bool
+		divEpoch  int32
+		divEnd    int64
+	}{
+		{-1, 4, 0, true, -1, -1},
+		{0, 3, 0, true, -1, -1},
+		{1, 4, 0, true, -1, -1},
+		{1, 5, 0, false, -1, -1},
+		{0, 4, 0, false, 0, 3},
+		{7, 4, errOffsetOutOfRange, false, -1, -1},
+	} {
+		req := fetchReq(12, "diverge", c.offset, 10000, 1)
+		req.Topics[0].Partitions[0].LastFetchedEpoch = c.lastEpoch
+		if c.records || c.divEnd < 0 && c.code == 0 {
+			req.MaxWaitMillis = 0
+		}
+		start := time.Now()
+		p := rc.request(req).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		if p.ErrorCode != c.code || (len(p.RecordBatches) > 0) != c.records ||
+			p.DivergingEpoch.Epoch != c.divEpoch || p.DivergingEpoch.EndOffset != c.divEnd {
+			t.Errorf("last epoch %d at %d: error %d, %d bytes, diverging %+v", c.lastEpoch, c.offset, p.ErrorCode, len(p.RecordBatches), p.DivergingEpoch)
+		}
+		if c.divEnd >= 0 && (p.HighWatermark != 5 || time.Since(start) > 5*time.Second) {
+			t.Errorf("diverging answer: high watermark %d after %v", p.HighWatermark, time.Since(start))
+		}
+	}
+}

@@ -12,7 +12,8 @@ import (
 // what it last told the client. Later fetches (epoch 1, 2, ...) list only
 // partitions whose fetch position changed plus the ones to forget, and the
 // response carries only partitions with news: records, an error, or a
-// moved high watermark or log start offset, a preferred read replica. A
+// moved high watermark or log start offset, a preferred read replica, a
+// diverging epoch. A
 // partition that answered an error is sent again once it recovers, and one
 // that returned records goes to the end of the session, so that the
 // partitions take turns at the response's byte limit, as Kafka's
@@ -39,6 +40,7 @@ type sessionPartition struct {
 	fetchOffset        int64
 	maxBytes           int32
 	currentLeaderEpoch int32
+	lastFetchedEpoch   int32 // the epoch of the fetcher's last record (v12+), or -1
 	logStartOffset     int64 // a follower's own (its fetch says), -1 for consumers
 	// what the last response said; -1 before the first response
 	sentHighWatermark, sentLogStart int64
@@ -58,6 +60,7 @@ type fetchSession struct {
 func (s *fetchSession) upsert(sp sessionPartition) {
 	if cur, ok := s.index[sp.key]; ok {
 		cur.fetchOffset, cur.maxBytes, cur.currentLeaderEpoch, cur.logStartOffset = sp.fetchOffset, sp.maxBytes, sp.currentLeaderEpoch, sp.logStartOffset
+		cur.lastFetchedEpoch = sp.lastFetchedEpoch
 		return
 	}
 	sp.sentHighWatermark, sp.sentLogStart = -1, -1
