@@ -245,3 +245,32 @@ func TestFetchLastFetchedEpochDiverging(t *testing.T) {
 		}
 	}
 }
+
+// offsetForEpoch asks the leader where epoch ends.
+func offsetForEpoch(t *testing.T, rc *rawConn, topic string, current, epoch int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.SetVersion(4)
+	req.ReplicaID = -1
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: topic, Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: current, LeaderEpoch: epoch}}}}
+	return rc.request(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
+}
+
+// A leader epoch that wrote nothing is forgotten when the next one starts
+// at the same offset, as Kafka's LeaderEpochFileCache.assign drops the
+// entries a new one starts at or before: OffsetForLeaderEpoch for it
+// names the epoch before, and the empty epoch is in no answer.
+func TestLeaderEpochWithoutRecordsIsReplaced(t *testing.T) {
+	b, rc := startWithTopic(t, "idle")
+	produceRaw(t, rc, 9, "idle", [16]byte{}, 0, testBatch(5, "v", -1, -1, -1, 0))
+	newLeaderEpoch(t, b, "idle", 0) // epoch 1 starts at 5 and writes nothing
+	newLeaderEpoch(t, b, "idle", 0) // epoch 2 starts at 5
+	for _, c := range []struct {
+		epoch, wantEpoch int32
+		wantEnd          int64
+	}{{0, 0, 5}, {1, 0, 5}, {2, 2, 5}, {3, -1, -1}} {
+		if p := offsetForEpoch(t, rc, "idle", 2, c.epoch); p.ErrorCode != 0 || p.LeaderEpoch != c.wantEpoch || p.EndOffset != c.wantEnd {
+			t.Errorf("epoch %d: %+v, want epoch %d end %d", c.epoch, p, c.wantEpoch, c.wantEnd)
+		}
+	}
+}

@@ -45,13 +45,14 @@ func (c *epochCache) latest() int32 {
 }
 
 // assign records that epoch starts at offset, if epoch is newer than every
-// epoch seen; it reports whether anything changed.
+// epoch seen, dropping the epochs that start at or after offset (they
+// wrote nothing), as Kafka's LeaderEpochFileCache.assign; it reports
+// whether anything changed.
 func (c *epochCache) assign(epoch int32, offset int64) bool {
 	if epoch < 0 || epoch <= c.latest() {
 		return false
 	}
-	c.entries = append(c.entries, epochEntry{epoch, offset})
-	return true
+	return c.assignReplicated(epoch, offset)
 }
 
 // assignReplicated is Kafka's LeaderEpochFileCache.assign, for epochs
