@@ -16,6 +16,7 @@ var (
 	errInvalidConfig            = kerr.InvalidConfig.Code
 	errInvalidRequest           = kerr.InvalidRequest.Code
 	errOffsetOutOfRange         = kerr.OffsetOutOfRange.Code
+	errOffsetNotAvailable       = kerr.OffsetNotAvailable.Code
 	errMessageTooLarge          = kerr.MessageTooLarge.Code
 	errInvalidRequiredAcks      = kerr.InvalidRequiredAcks.Code
 	errFencedLeaderEpoch        = kerr.FencedLeaderEpoch.Code

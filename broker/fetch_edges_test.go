@@ -274,3 +274,76 @@ func TestLeaderEpochWithoutRecordsIsReplaced(t *testing.T) {
 		}
 	}
 }
+
+// listOffset asks ListOffsets v9 for one timestamp of partition 0.
+func listOffset(t *testing.T, rc *rawConn, topic string, replica int32, isolation int8, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.SetVersion(9)
+	req.ReplicaID, req.IsolationLevel = replica, isolation
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: ts, CurrentLeaderEpoch: -1}}}}
+	return rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+}
+
+// As Kafka's ReplicaManager.fetchOffset: a consumer (replica id -1) sees
+// offsets below the high watermark, or the last stable offset when
+// read_committed, MAX_TIMESTAMP included; a follower or a debugging
+// request (-2) sees the whole log, whatever isolation level it names.
+func TestListOffsetsBoundsByRequester(t *testing.T) {
+	b, rc := startWithTopic(t, "bounds")
+	old := time.Now().Add(-10 * time.Second).UnixMilli()
+	produceRaw(t, rc, 9, "bounds", [16]byte{}, 0, testBatch(2, "old", -1, -1, -1, old))
+	open := txnProducer(t, b, "bounds-open")
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	produceStrings(t, open, "bounds", "pending") // offset 2, the newest timestamp
+	for _, c := range []struct {
+		replica   int32
+		isolation int8
+		ts        int64
+		offset    int64
+	}{
+		{-1, 1, -1, 2},
+		{-1, 1, -3, -1},
+		{-1, 0, -3, 2},
+		{-1, 1, old + 1000, -1},
+		{-1, 0, old + 1000, 2},
+		{1, 1, -1, 3},
+		{1, 1, -3, 2},
+		{-2, 1, -1, 3},
+	} {
+		if lp := listOffset(t, rc, "bounds", c.replica, c.isolation, c.ts); lp.ErrorCode != 0 || lp.Offset != c.offset {
+			t.Errorf("replica %d isolation %d timestamp %d: %+v, want offset %d", c.replica, c.isolation, c.ts, lp, c.offset)
+		}
+	}
+}
+
+// A leader whose high watermark has not yet reached the start of its
+// epoch answers a consumer's LATEST (and a lookup that would pass the high
+// watermark) with OFFSET_NOT_AVAILABLE, LEADER_NOT_AVAILABLE before v5, as
+// Kafka's Partition.fetchOffsetForTimestamp; EARLIEST is still answered.
+func TestListOffsetsWhileTheHighWatermarkLags(t *testing.T) {
+	b, rc := startWithTopic(t, "lag")
+	produceRaw(t, rc, 9, "lag", [16]byte{}, 0, testBatch(2, "v", -1, -1, -1, 0))
+	p := b.topics.get("lag").partition(0)
+	p.leader.mu.Lock()
+	p.leader.epochStart = p.log.HighWatermark() + 1 // as a new leader whose followers held more
+	p.leader.mu.Unlock()
+	for _, c := range []struct {
+		version int16
+		ts      int64
+		code    int16
+	}{{9, -1, kerr.OffsetNotAvailable.Code}, {4, -1, errLeaderNotAvailable}, {9, -3, 0}, {9, -2, 0}} {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(c.version)
+		req.ReplicaID = -1
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "lag", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: c.ts, CurrentLeaderEpoch: -1}}}}
+		if lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; lp.ErrorCode != c.code {
+			t.Errorf("v%d timestamp %d: %+v, want error %d", c.version, c.ts, lp, c.code)
+		}
+	}
+	if lp := listOffset(t, rc, "lag", 1, 0, -1); lp.ErrorCode != 0 || lp.Offset != 2 {
+		t.Errorf("a follower's latest: %+v", lp)
+	}
+}
