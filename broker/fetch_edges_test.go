@@ -347,3 +347,35 @@ func TestListOffsetsWhileTheHighWatermarkLags(t *testing.T) {
 		t.Errorf("a follower's latest: %+v", lp)
 	}
 }
+
+// On a follower, as Kafka's Partition.getLocalLog: a stale current leader
+// epoch is FENCED_LEADER_EPOCH before it is NOT_LEADER_OR_FOLLOWER, for
+// ListOffsets and OffsetForLeaderEpoch alike; a debugging ListOffsets
+// (replica id -2) is answered.
+func TestFollowerChecksTheLeaderEpochFirst(t *testing.T) {
+	b, rc := startWithTopic(t, "follow")
+	produceRaw(t, rc, 9, "follow", [16]byte{}, 0, testBatch(2, "v", -1, -1, -1, 0))
+	newLeaderEpoch(t, b, "follow", 0)
+	p := b.topics.get("follow").partition(0)
+	st := *p.state.Load()
+	st.leader = b.cfg.NodeID + 1 // this node now follows
+	p.state.Store(&st)
+	for _, c := range []struct {
+		replica, current int32
+		code             int16
+	}{{-1, 0, errFencedLeaderEpoch}, {-1, 1, errNotLeaderOrFollower}, {-1, -1, errNotLeaderOrFollower}, {-2, 1, 0}} {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(9)
+		req.ReplicaID = c.replica
+		req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "follow", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: -1, CurrentLeaderEpoch: c.current}}}}
+		if lp := rc.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]; lp.ErrorCode != c.code || c.code == 0 && lp.Offset != 2 {
+			t.Errorf("ListOffsets replica %d epoch %d: %+v, want error %d", c.replica, c.current, lp, c.code)
+		}
+		if c.replica != -1 {
+			continue
+		}
+		if op := offsetForEpoch(t, rc, "follow", c.current, 0); op.ErrorCode != c.code {
+			t.Errorf("OffsetForLeaderEpoch epoch %d: %+v, want error %d", c.current, op, c.code)
+		}
+	}
+}
