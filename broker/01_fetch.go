@@ -372,6 +372,7 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		res.RecordBatches = noRecords // empty, never null: librdkafka refuses a null record set
 		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = t.leader, t.leaderEpoch
 		if t.partition == nil {
+			res.HighWatermark = -1 // as Kafka's INVALID_HIGH_WATERMARK
 			failed = true
 			results[i] = res
 			continue

@@ -379,3 +379,17 @@ func TestFollowerChecksTheLeaderEpochFirst(t *testing.T) {
 		}
 	}
 }
+
+// A partition that cannot be read answers the high watermark -1, as
+// Kafka's FetchResponse.partitionResponse (INVALID_HIGH_WATERMARK).
+func TestFetchErrorHasNoHighWatermark(t *testing.T) {
+	_, rc := startWithTopic(t, "hwm")
+	req := fetchReq(12, "hwm", 0, 0, 0)
+	req.Topics[0].Partitions[0].Partition = 7
+	req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: "nope", Partitions: req.Topics[0].Partitions})
+	for _, rt := range rc.request(req).(*kmsg.FetchResponse).Topics {
+		if p := rt.Partitions[0]; p.ErrorCode != errUnknownTopicOrPartition || p.HighWatermark != -1 || p.LogStartOffset != -1 || p.LastStableOffset != -1 {
+			t.Errorf("%s: %+v", rt.Topic, p)
+		}
+	}
+}
