@@ -8,7 +8,8 @@ package broker
 // A fetch naming a replica id is a follower's: it reads up to the log end
 // offset rather than the high watermark, and its fetch offset tells the
 // leader how far the follower has got (replica.go). A partition led by
-// another broker answers NOT_LEADER_OR_FOLLOWER with the leader (KIP-951).
+// another broker answers NOT_LEADER_OR_FOLLOWER, and an older current
+// leader epoch FENCED_LEADER_EPOCH, both with the leader from v16 (KIP-951).
 // A consumer's records count against its consumer_byte_rate quota; a
 // fetch over it is answered empty with the throttle time (quotas.go).
 // A follower's fetch of a replica under the leader-side replication
@@ -16,7 +17,9 @@ package broker
 // (replication_throttle.go).
 // A read_committed fetch reads up to the last stable offset and lists the
 // aborted transactions among the batches it returns, which the client
-// skips. From v11 a consumer may read a follower, and the leader may send
+// skips. A fetch (v12+) giving the epoch of its last record is checked
+// against the leader's epochs: a diverged log gets the diverging epoch
+// instead of records (KIP-595's follower truncation, as Kafka). From v11 a consumer may read a follower, and the leader may send
 // it to one in its rack (read_replica.go, KIP-392).
 
 import (
@@ -81,7 +84,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if req.SessionID != 0 {
 			b.sessions.remove(req.SessionID)
 		}
-		if session = b.sessions.create(); session != nil {
+		if session = b.sessions.create(byID); session != nil {
 			session.mu.Lock()
 			for _, sp := range requested {
 				session.upsert(*sp)
@@ -94,9 +97,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			return resp, nil
 		}
 		session.mu.Lock()
-		if session.epoch != req.SessionEpoch {
+		if code := session.check(req.SessionEpoch, byID); code != 0 {
 			session.mu.Unlock()
-			resp.ErrorCode = errInvalidFetchSessionEpoch
+			resp.ErrorCode = code
 			return resp, nil
 		}
 		for _, sp := range requested {
@@ -106,6 +109,14 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			for _, p := range ft.Partitions {
 				session.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
 			}
+		}
+		if len(session.partitions) == 0 {
+			// As Kafka: a session left empty is closed, the fetch
+			// answered sessionless.
+			session.mu.Unlock()
+			b.sessions.remove(session.id)
+			session = nil
+			break
 		}
 		requested = session.partitions
 		incremental = true
@@ -129,7 +140,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 			targets[i] = fetchTarget{sp: sp, errorCode: errTopicAuthorization, leader: -1, leaderEpoch: -1, preferred: -1}
 		}
 		if p := targets[i].partition; replica >= 0 && p != nil {
-			b.followerFetched(p, replica, replicaEpochOf(req), sp.fetchOffset, sp.logStartOffset, now)
+			if code, _, end := divergence(p.log, sp); code == 0 && end < 0 { // as Kafka, else it has not caught up
+				b.followerFetched(p, replica, replicaEpochOf(req), sp.fetchOffset, sp.logStartOffset, now)
+			}
 			targets[i].throttled = p.topic.settings.Load().leaderThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, replica)
 		}
 		if p := targets[i].partition; fromAnyReplica && p != nil && p.state.Load().leader == p.topic.node {
@@ -140,7 +153,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 				}
 			}
 		}
-		if targets[i].leader >= 0 && req.Version >= 16 {
+		if req.Version < 16 { // as Kafka, the current leader is told from v16
+			targets[i].leader, targets[i].leaderEpoch = -1, -1
+		} else if targets[i].leader >= 0 {
 			b.addFetchEndpoint(resp, c, targets[i].leader)
 		}
 	}
@@ -226,9 +241,12 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 
 	for i, res := range results {
 		sp := targets[i].sp
-		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 ||
+		changed := len(res.RecordBatches) > 0 || res.ErrorCode != 0 || res.PreferredReadReplica >= 0 || res.DivergingEpoch.EndOffset >= 0 ||
 			res.HighWatermark != sp.sentHighWatermark || res.LogStartOffset != sp.sentLogStart
 		sp.sentHighWatermark, sp.sentLogStart = res.HighWatermark, res.LogStartOffset
+		if res.ErrorCode != 0 {
+			sp.sentHighWatermark = -1 // sent again once the error is gone
+		}
 		if incremental && !changed {
 			continue
 		}
@@ -240,6 +258,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		rt.Partitions = append(rt.Partitions, res)
 	}
 	if incremental {
+		session.rotate(func(i int) bool { return len(results[i].RecordBatches) > 0 })
 		session.nextEpoch()
 	}
 	return resp, nil
@@ -304,10 +323,13 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID, fromAnyReplica b
 	if p.offline() {
 		return fetchTarget{sp: sp, errorCode: errKafkaStorageError, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
-	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code != 0 {
+	st := p.state.Load()
+	if code := p.checkLeaderEpoch(sp.currentLeaderEpoch); code == errFencedLeaderEpoch {
+		return fetchTarget{sp: sp, errorCode: code, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
+	} else if code != 0 {
 		return fetchTarget{sp: sp, errorCode: code, leader: -1, leaderEpoch: -1, preferred: -1}
 	}
-	if st := p.state.Load(); st.leader != t.node && !(fromAnyReplica && slices.Contains(st.replicas, t.node)) {
+	if st.leader != t.node && !(fromAnyReplica && slices.Contains(st.replicas, t.node)) {
 		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
 	}
 	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1, preferred: -1}
@@ -333,7 +355,8 @@ var noAbortedTxns = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 // (fetch_splice.go), or as copied bytes when z is nil. The first partition
 // that has data may exceed the limits by one batch (KIP-74), so a consumer
 // always progresses; later partitions only take what fits. It returns the
-// bytes read and whether a partition failed.
+// bytes read and whether a partition failed or diverged (the fetch is
+// then answered at once).
 func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchResponseTopicPartition, maxBytes int64, z *fetchSplice, bound fetchBound) (int64, bool) {
 	if z != nil {
 		z.reset()
@@ -349,6 +372,7 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		res.RecordBatches = noRecords // empty, never null: librdkafka refuses a null record set
 		res.CurrentLeader.LeaderID, res.CurrentLeader.LeaderEpoch = t.leader, t.leaderEpoch
 		if t.partition == nil {
+			res.HighWatermark = -1 // as Kafka's INVALID_HIGH_WATERMARK
 			failed = true
 			results[i] = res
 			continue
@@ -371,6 +395,12 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		case readToLastStable:
 			upTo = lso
 			res.AbortedTransactions = noAbortedTxns
+		}
+		if code, epoch, end := divergence(l, t.sp); code != 0 || end >= 0 {
+			res.ErrorCode, res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = code, epoch, end
+			failed = true // answered at once, as an error
+			results[i] = res
+			continue
 		}
 		limit := min(int64(t.sp.maxBytes), maxBytes-total)
 		if limit < 0 {
@@ -419,6 +449,26 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		results[i] = res
 	}
 	return total, failed
+}
+
+// divergence is Kafka's check of a fetch that gives the epoch of its last
+// record (Partition.readRecords): an epoch the leader cannot place, or a
+// fetch offset below the log start, is OFFSET_OUT_OF_RANGE; a fetcher
+// whose log diverged from the leader's (the leader's largest epoch at or
+// below it is older, or ends before the fetch offset) is to be told that
+// epoch and where it ends, to truncate there. end is -1 otherwise.
+func divergence(l *logstore.Log, sp *sessionPartition) (code int16, epoch int32, end int64) {
+	if sp.lastFetchedEpoch < 0 {
+		return 0, -1, -1
+	}
+	epoch, end = l.EndOffsetForEpoch(sp.lastFetchedEpoch)
+	switch {
+	case epoch < 0 || end < 0 || sp.fetchOffset < l.LogStartOffset():
+		return errOffsetOutOfRange, -1, -1
+	case epoch < sp.lastFetchedEpoch || end < sp.fetchOffset:
+		return 0, epoch, end
+	}
+	return 0, -1, -1
 }
 
 // throttledBytes is what the last read took of throttled replicas.

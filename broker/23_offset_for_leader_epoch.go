@@ -5,7 +5,8 @@ package broker
 // the current one), from the leader-epoch-checkpoint. Followers use it to
 // truncate a diverged tail after a leader change, consumers to detect
 // truncation (KIP-320). Only the leader answers; the current leader epoch,
-// when given, is checked as for Fetch.
+// when given, is checked first, as for Fetch (a stale one is
+// FENCED_LEADER_EPOCH on a follower too, as Kafka's Partition.getLocalLog).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -16,9 +17,12 @@ func offsetForLeaderEpochHandler(b *Broker, c *conn, req *kmsg.OffsetForLeaderEp
 		st := kmsg.OffsetForLeaderEpochResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.OffsetForLeaderEpochResponseTopicPartition{Partition: rp.Partition, LeaderEpoch: -1, EndOffset: -1}
-			p, code := b.leaderPartition(t, rt.Topic, rp.Partition)
+			p, code := b.replicaPartition(t, rt.Topic, rp.Partition)
 			if code == 0 {
 				code = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			}
+			if code == 0 && !p.isLeader() {
+				code = errNotLeaderOrFollower
 			}
 			if sp.ErrorCode = code; code == 0 {
 				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)

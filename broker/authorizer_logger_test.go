@@ -76,7 +76,7 @@ func TestAuthorizerAuditLog(t *testing.T) {
 		req.ReplicaID, req.MaxBytes = -1, 1<<20
 		ft := kmsg.FetchRequestTopic{Topic: "orders", TopicID: b.topics.get("orders").id}
 		for p := range int32(3) {
-			ft.Partitions = append(ft.Partitions, kmsg.FetchRequestTopicPartition{Partition: p, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LogStartOffset: -1})
+			ft.Partitions = append(ft.Partitions, kmsg.FetchRequestTopicPartition{Partition: p, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, LogStartOffset: -1})
 		}
 		req.Topics = []kmsg.FetchRequestTopic{ft}
 		resp, err := req.RequestWith(ctxT(t), alice)

@@ -221,7 +221,7 @@ func fetchReq(version int16, topic string, offset int64, maxWait, minBytes int32
 	req.SetVersion(version)
 	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
 	req.MaxWaitMillis, req.MinBytes = maxWait, minBytes
-	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: offset, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+	req.Topics = []kmsg.FetchRequestTopic{{Topic: topic, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: offset, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}}}}
 	return req
 }
 
@@ -314,7 +314,7 @@ func TestIncrementalFetchSessions(t *testing.T) {
 
 	full := fetchReq(12, "s1", 0, 0, 0)
 	full.SessionID, full.SessionEpoch = 0, 0
-	full.Topics = append(full.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}})
+	full.Topics = append(full.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}}})
 	resp := rc.request(full).(*kmsg.FetchResponse)
 	if resp.SessionID == 0 || len(resp.Topics) != 2 {
 		t.Fatalf("full fetch: session %d, %d topics", resp.SessionID, len(resp.Topics))
@@ -324,7 +324,7 @@ func TestIncrementalFetchSessions(t *testing.T) {
 	// Incremental: both partitions move to offset 2, the end; nothing
 	// changed anywhere, so nothing returns.
 	inc := fetchReq(12, "s1", 2, 0, 0)
-	inc.Topics = append(inc.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 2, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}})
+	inc.Topics = append(inc.Topics, kmsg.FetchRequestTopic{Topic: "s2", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 2, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}}})
 	inc.SessionID, inc.SessionEpoch = session, 1
 	if resp = rc.request(inc).(*kmsg.FetchResponse); resp.ErrorCode != 0 || len(resp.Topics) != 0 {
 		t.Fatalf("quiet incremental fetch: error %d, %+v", resp.ErrorCode, resp.Topics)

@@ -989,7 +989,7 @@ func TestClusterNotLeaderNamesTheLeader(t *testing.T) {
 	fetch.SetVersion(17)
 	fetch.ReplicaID, fetch.MaxBytes, fetch.SessionEpoch = -1, 1<<20, -1
 	fetch.Topics = []kmsg.FetchRequestTopic{{TopicID: topicID, Partitions: []kmsg.FetchRequestTopicPartition{
-		{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+		{Partition: 0, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}}}}
 	if fp := rc.request(fetch).(*kmsg.FetchResponse).Topics[0].Partitions[0]; fp.ErrorCode != 0 {
 		t.Fatalf("fetch from a follower: %+v", fp)
 	}

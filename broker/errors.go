@@ -16,12 +16,14 @@ var (
 	errInvalidConfig            = kerr.InvalidConfig.Code
 	errInvalidRequest           = kerr.InvalidRequest.Code
 	errOffsetOutOfRange         = kerr.OffsetOutOfRange.Code
+	errOffsetNotAvailable       = kerr.OffsetNotAvailable.Code
 	errMessageTooLarge          = kerr.MessageTooLarge.Code
 	errInvalidRequiredAcks      = kerr.InvalidRequiredAcks.Code
 	errFencedLeaderEpoch        = kerr.FencedLeaderEpoch.Code
 	errUnknownLeaderEpoch       = kerr.UnknownLeaderEpoch.Code
 	errFetchSessionIDNotFound   = kerr.FetchSessionIDNotFound.Code
 	errInvalidFetchSessionEpoch = kerr.InvalidFetchSessionEpoch.Code
+	errFetchSessionTopicID      = kerr.FetchSessionTopicIDError.Code
 	errUnknownServerError       = kerr.UnknownServerError.Code
 	errUnsupportedEndpointType  = kerr.UnsupportedEndpointType.Code
 	errMismatchedEndpointType   = kerr.MismatchedEndpointType.Code

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -11,7 +12,16 @@ import (
 // what it last told the client. Later fetches (epoch 1, 2, ...) list only
 // partitions whose fetch position changed plus the ones to forget, and the
 // response carries only partitions with news: records, an error, or a
-// moved high watermark, last stable offset or log start offset.
+// moved high watermark or log start offset, a preferred read replica, a
+// diverging epoch. A
+// partition that answered an error is sent again once it recovers, and one
+// that returned records goes to the end of the session, so that the
+// partitions take turns at the response's byte limit, as Kafka's
+// IncrementalFetchContext. An incremental fetch that leaves the session
+// without partitions closes it and is answered sessionless. A session
+// names topics as the fetch that opened it did (names up to v12, ids
+// from v13); a fetch naming them the other way is refused with
+// FETCH_SESSION_TOPIC_ID_ERROR.
 //
 // A session is used by one client at a time: its mutex is held for the
 // whole fetch, long poll included. The cache evicts the least recently
@@ -30,6 +40,7 @@ type sessionPartition struct {
 	fetchOffset        int64
 	maxBytes           int32
 	currentLeaderEpoch int32
+	lastFetchedEpoch   int32 // the epoch of the fetcher's last record (v12+), or -1
 	logStartOffset     int64 // a follower's own (its fetch says), -1 for consumers
 	// what the last response said; -1 before the first response
 	sentHighWatermark, sentLogStart int64
@@ -42,11 +53,14 @@ type fetchSession struct {
 	partitions []*sessionPartition
 	index      map[sessionKey]*sessionPartition
 	lastUsed   time.Time
+	byTopicID  bool                // opened by a Fetch of v13 or later
+	moved      []*sessionPartition // rotate's scratch
 }
 
 func (s *fetchSession) upsert(sp sessionPartition) {
 	if cur, ok := s.index[sp.key]; ok {
 		cur.fetchOffset, cur.maxBytes, cur.currentLeaderEpoch, cur.logStartOffset = sp.fetchOffset, sp.maxBytes, sp.currentLeaderEpoch, sp.logStartOffset
+		cur.lastFetchedEpoch = sp.lastFetchedEpoch
 		return
 	}
 	sp.sentHighWatermark, sp.sentLogStart = -1, -1
@@ -60,12 +74,24 @@ func (s *fetchSession) forget(key sessionKey) {
 		return
 	}
 	delete(s.index, key)
+	s.partitions = slices.DeleteFunc(s.partitions, func(p *sessionPartition) bool { return p.key == key })
+}
+
+// rotate moves the partitions for which returned(i) is true (they
+// returned records) after the others, each group keeping its order.
+func (s *fetchSession) rotate(returned func(i int) bool) {
+	s.moved = s.moved[:0]
+	kept := 0
 	for i, p := range s.partitions {
-		if p.key == key {
-			s.partitions = append(s.partitions[:i], s.partitions[i+1:]...)
-			break
+		if returned(i) {
+			s.moved = append(s.moved, p)
+		} else {
+			s.partitions[kept] = p
+			kept++
 		}
 	}
+	copy(s.partitions[kept:], s.moved)
+	clear(s.moved)
 }
 
 type fetchSessionCache struct {
@@ -80,7 +106,7 @@ func newFetchSessionCache(slots int) *fetchSessionCache {
 }
 
 // create opens a new session, or returns nil when the cache has no slots.
-func (c *fetchSessionCache) create() *fetchSession {
+func (c *fetchSessionCache) create(byTopicID bool) *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.slots <= 0 {
@@ -104,7 +130,7 @@ func (c *fetchSessionCache) create() *fetchSession {
 			break
 		}
 	}
-	s := &fetchSession{id: c.nextID, epoch: 1, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now()}
+	s := &fetchSession{id: c.nextID, epoch: 1, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now(), byTopicID: byTopicID}
 	c.sessions[s.id] = s
 	return s
 }
@@ -123,6 +149,19 @@ func (c *fetchSessionCache) remove(id int32) {
 	c.mu.Lock()
 	delete(c.sessions, id)
 	c.mu.Unlock()
+}
+
+// check is the error an incremental fetch in the session gets, or 0: its
+// epoch must be the session's next, and it must name topics as the fetch
+// that opened the session did. mu must be held.
+func (s *fetchSession) check(epoch int32, byTopicID bool) int16 {
+	switch {
+	case epoch != s.epoch:
+		return errInvalidFetchSessionEpoch
+	case byTopicID != s.byTopicID:
+		return errFetchSessionTopicID
+	}
+	return 0
 }
 
 // nextEpoch moves the session to the epoch its next incremental fetch

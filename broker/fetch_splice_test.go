@@ -22,7 +22,7 @@ func fetchAll(version int16, topic string, id [16]byte, partitions int32, offset
 	req.ReplicaID, req.MaxBytes, req.SessionEpoch, req.MinBytes = -1, maxBytes, -1, 1
 	rt := kmsg.FetchRequestTopic{Topic: topic, TopicID: id}
 	for p := int32(0); p < partitions; p++ {
-		rt.Partitions = append(rt.Partitions, kmsg.FetchRequestTopicPartition{Partition: p, FetchOffset: offset, PartitionMaxBytes: partMax, CurrentLeaderEpoch: -1})
+		rt.Partitions = append(rt.Partitions, kmsg.FetchRequestTopicPartition{Partition: p, FetchOffset: offset, PartitionMaxBytes: partMax, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1})
 	}
 	req.Topics = []kmsg.FetchRequestTopic{rt}
 	return req

@@ -7,7 +7,9 @@ package broker
 // truncated to where its log agrees with the leader's: OffsetForLeaderEpoch
 // with its latest epoch gives the end of that epoch on the leader, and
 // everything at or above it here goes. Then fetches at the log end offset,
-// naming this node as the replica, bring batches that are appended
+// naming this node as the replica and giving its latest epoch (a leader
+// that finds the log diverged answers with the epoch to cut at instead of
+// records, which is done the same way), bring batches that are appended
 // unchanged (offsets, epochs and CRCs are the leader's) and the leader's
 // high watermark, which the follower adopts up to its own log end.
 
@@ -371,25 +373,9 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 				f.retryLater(s)
 				continue
 			}
-			leo := p.log.LogEndOffset()
-			end := rp.EndOffset
-			if asked := p.log.LatestEpoch(); rp.LeaderEpoch >= 0 && rp.LeaderEpoch != asked {
-				// The leader does not know our latest epoch: we agree at
-				// most up to where the epoch it names ends here, as Kafka's
-				// follower truncation rule says.
-				if _, ours := p.log.EndOffsetForEpoch(rp.LeaderEpoch); ours >= 0 {
-					end = min(end, ours)
-				}
-			}
-			rp.EndOffset = end
-			if rp.EndOffset >= 0 && rp.EndOffset < leo {
-				b.logger.Info("truncating diverged replica", "topic", p.topic.name, "partition", p.index,
-					"from", leo, "to", rp.EndOffset, "leader.epoch", rp.LeaderEpoch)
-				if err := p.log.TruncateTo(rp.EndOffset); err != nil {
-					b.logger.Error("truncation failed", "topic", p.topic.name, "partition", p.index, "err", err)
-					f.retryLater(s)
-					continue
-				}
+			if err := f.cutDiverged(p, rp.LeaderEpoch, rp.EndOffset); err != nil {
+				f.retryLater(s)
+				continue
 			}
 			f.mu.Lock()
 			s.truncate = false
@@ -397,6 +383,35 @@ func (f *replicaFetcher) truncate(ctx context.Context, broker *kgo.Broker, parts
 		}
 	}
 	return true
+}
+
+// cutDiverged truncates p to where its log agrees with the leader's, given
+// the leader's largest epoch at or below p's latest and where that epoch
+// ends on the leader (OffsetForLeaderEpoch's answer, or a fetch's
+// diverging epoch). When the leader does not know p's latest epoch they
+// agree at most up to where the epoch it names ends here, as Kafka's
+// follower truncation rule says. As Kafka's UnifiedLog.truncateTo, a cut
+// at or above the log end still drops the epochs starting there (this
+// node led them without appending).
+func (f *replicaFetcher) cutDiverged(p *partition, leaderEpoch int32, end int64) error {
+	b := f.m.b
+	if asked := p.log.LatestEpoch(); leaderEpoch >= 0 && leaderEpoch != asked {
+		if _, ours := p.log.EndOffsetForEpoch(leaderEpoch); ours >= 0 {
+			end = min(end, ours)
+		}
+	}
+	if end < 0 {
+		return nil
+	}
+	if leo := p.log.LogEndOffset(); end < leo {
+		b.logger.Info("truncating diverged replica", "topic", p.topic.name, "partition", p.index,
+			"from", leo, "to", end, "leader.epoch", leaderEpoch)
+	}
+	if err := p.log.TruncateTo(end); err != nil {
+		b.logger.Error("truncation failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		return err
+	}
+	return nil
 }
 
 // retryLater puts off asking again where s should be truncated, and wakes
@@ -505,6 +520,9 @@ func (f *replicaFetcher) applyFetched(p *partition, rp *kmsg.FetchResponseTopicP
 	b := f.m.b
 	switch rp.ErrorCode {
 	case 0:
+		if rp.DivergingEpoch.EndOffset >= 0 { // no records: cut, then fetch again
+			return f.cutDiverged(p, rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset) == nil
+		}
 	case errOffsetOutOfRange:
 		// Behind the leader's log start (retention moved it): start over
 		// there, as Kafka's truncateFullyAndStartAt.

@@ -83,6 +83,13 @@ type leaderState struct {
 	pendingISR []int32
 }
 
+// start is the log end offset at which this node's leader epoch began.
+func (ls *leaderState) start() int64 {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.epochStart
+}
+
 // reset starts follower tracking for a new leader epoch beginning at
 // offset start; every replica in the ISR counts as caught up now, as in
 // Kafka's makeLeader.

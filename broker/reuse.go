@@ -133,7 +133,7 @@ func (r *reuse) requestedPartitions(req *kmsg.FetchRequest) []*sessionPartition 
 		for _, rp := range rt.Partitions {
 			r.requested[i] = sessionPartition{
 				key:         sessionKey{topic: rt.Topic, topicID: rt.TopicID, partition: rp.Partition},
-				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch,
+				fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch, lastFetchedEpoch: rp.LastFetchedEpoch,
 				logStartOffset: rp.LogStartOffset, sentHighWatermark: -1, sentLogStart: -1,
 			}
 			r.requestedAt[i] = &r.requested[i]

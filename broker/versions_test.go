@@ -228,7 +228,7 @@ func TestProduceFetchListOffsetsVersions(t *testing.T) {
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(v)
 		req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
-		req.Topics = []kmsg.FetchRequestTopic{{Topic: "pf", TopicID: id, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 3, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1}}}}
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "pf", TopicID: id, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, FetchOffset: 3, PartitionMaxBytes: 1 << 20, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1}}}}
 		resp := rc.request(req).(*kmsg.FetchResponse)
 		fp := resp.Topics[0].Partitions[0]
 		if fp.ErrorCode != 0 || fp.HighWatermark != next || (v >= 5 && fp.LogStartOffset != 0) {

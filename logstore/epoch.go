@@ -45,13 +45,14 @@ func (c *epochCache) latest() int32 {
 }
 
 // assign records that epoch starts at offset, if epoch is newer than every
-// epoch seen; it reports whether anything changed.
+// epoch seen, dropping the epochs that start at or after offset (they
+// wrote nothing), as Kafka's LeaderEpochFileCache.assign; it reports
+// whether anything changed.
 func (c *epochCache) assign(epoch int32, offset int64) bool {
 	if epoch < 0 || epoch <= c.latest() {
 		return false
 	}
-	c.entries = append(c.entries, epochEntry{epoch, offset})
-	return true
+	return c.assignReplicated(epoch, offset)
 }
 
 // assignReplicated is Kafka's LeaderEpochFileCache.assign, for epochs
@@ -97,6 +98,23 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 	default:
 		return c.entries[i-1].Epoch, c.entries[i].StartOffset
 	}
+}
+
+// epochFor is Kafka's LeaderEpochFileCache.epochForOffset: the epoch of
+// the entry starting at offset, else of the last one starting before it;
+// -1 when none does.
+func (c *epochCache) epochFor(offset int64) int32 {
+	epoch := int32(-1)
+	for _, e := range c.entries {
+		if e.StartOffset > offset {
+			break
+		}
+		epoch = e.Epoch
+		if e.StartOffset == offset {
+			break
+		}
+	}
+	return epoch
 }
 
 // truncateFromEnd drops the epochs starting at or after endOffset (the log

@@ -177,3 +177,24 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64)
 	defer l.mu.Unlock()
 	return l.epochs.endOffsetFor(epoch, l.end.Load())
 }
+
+// EpochForOffset is the leader epoch that offset was written in, by
+// leader-epoch-checkpoint (Kafka's LeaderEpochFileCache.epochForOffset),
+// or -1 when no known epoch starts at or before it.
+func (l *Log) EpochForOffset(offset int64) int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epochs.epochFor(offset)
+}
+
+// EarliestEpoch is the earliest known leader epoch if it starts at or
+// before the log start offset, else -1: the epoch Kafka's ListOffsets
+// gives with the earliest offset.
+func (l *Log) EarliestEpoch() int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.epochs.entries) == 0 || l.epochs.entries[0].StartOffset > l.logStart.Load() {
+		return -1
+	}
+	return l.epochs.entries[0].Epoch
+}
