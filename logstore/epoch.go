@@ -3,8 +3,10 @@ package logstore
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 )
 
 // epochEntry says leader epoch Epoch started at offset StartOffset.
@@ -13,11 +15,33 @@ type epochEntry struct {
 	StartOffset int64
 }
 
+// epochEntries are a partition's leader epochs, oldest first.
+type epochEntries []epochEntry
+
 // epochCache is the leader-epoch-checkpoint of one partition, kept in memory
-// and rewritten (atomically, fsynced) whenever it changes. Guarded by Log.mu.
+// and rewritten (atomically, fsynced) whenever it changes. entries is
+// guarded by Log.mu; view is a copy of it, published after every change,
+// for readers that must not wait for an append (a leader checks every
+// follower fetch's last fetched epoch against it).
 type epochCache struct {
 	path    string
-	entries []epochEntry
+	entries epochEntries
+	view    atomic.Pointer[epochEntries]
+}
+
+// set replaces the entries and publishes a copy to view's readers.
+func (c *epochCache) set(entries epochEntries) {
+	c.entries = entries
+	v := slices.Clone(entries)
+	c.view.Store(&v)
+}
+
+// read is the entries as last published, without Log.mu.
+func (c *epochCache) read() epochEntries {
+	if v := c.view.Load(); v != nil {
+		return *v
+	}
+	return nil
 }
 
 func loadEpochCache(dir string) (*epochCache, error) {
@@ -26,22 +50,26 @@ func loadEpochCache(dir string) (*epochCache, error) {
 	if err != nil {
 		return nil, err
 	}
+	var entries epochEntries
 	for _, r := range rows {
 		e, err1 := strconv.ParseInt(r[0], 10, 32)
 		off, err2 := strconv.ParseInt(r[1], 10, 64)
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("%s: malformed entry %v", c.path, r)
 		}
-		c.entries = append(c.entries, epochEntry{int32(e), off})
+		entries = append(entries, epochEntry{int32(e), off})
 	}
+	c.set(entries)
 	return c, nil
 }
 
-func (c *epochCache) latest() int32 {
-	if len(c.entries) == 0 {
+func (c *epochCache) latest() int32 { return c.entries.latest() }
+
+func (es epochEntries) latest() int32 {
+	if len(es) == 0 {
 		return -1
 	}
-	return c.entries[len(c.entries)-1].Epoch
+	return es[len(es)-1].Epoch
 }
 
 // assign records that epoch starts at offset, if epoch is newer than every
@@ -71,7 +99,7 @@ func (c *epochCache) assignReplicated(epoch int32, offset int64) bool {
 	for n > 0 && (c.entries[n-1].Epoch >= epoch || c.entries[n-1].StartOffset >= offset) {
 		n--
 	}
-	c.entries = append(c.entries[:n], epochEntry{epoch, offset})
+	c.set(append(c.entries[:n], epochEntry{epoch, offset}))
 	return true
 }
 
@@ -81,31 +109,31 @@ func (c *epochCache) assignReplicated(epoch int32, offset int64) bool {
 // when the epoch is undefined (-1), above every known epoch, or the cache
 // is empty. A requested epoch below every known one gives itself and the
 // first known epoch's start offset (the data before it is gone).
-func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
-	if epoch == -1 || len(c.entries) == 0 {
+func (es epochEntries) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
+	if epoch == -1 || len(es) == 0 {
 		return -1, -1
 	}
-	if epoch == c.latest() {
+	if epoch == es.latest() {
 		return epoch, logEnd
 	}
 	// The first entry with a higher epoch.
-	i := sort.Search(len(c.entries), func(i int) bool { return c.entries[i].Epoch > epoch })
+	i := sort.Search(len(es), func(i int) bool { return es[i].Epoch > epoch })
 	switch {
-	case i == len(c.entries):
+	case i == len(es):
 		return -1, -1
 	case i == 0:
-		return epoch, c.entries[0].StartOffset
+		return epoch, es[0].StartOffset
 	default:
-		return c.entries[i-1].Epoch, c.entries[i].StartOffset
+		return es[i-1].Epoch, es[i].StartOffset
 	}
 }
 
 // epochFor is Kafka's LeaderEpochFileCache.epochForOffset: the epoch of
 // the entry starting at offset, else of the last one starting before it;
 // -1 when none does.
-func (c *epochCache) epochFor(offset int64) int32 {
+func (es epochEntries) epochFor(offset int64) int32 {
 	epoch := int32(-1)
-	for _, e := range c.entries {
+	for _, e := range es {
 		if e.StartOffset > offset {
 			break
 		}
@@ -124,9 +152,11 @@ func (c *epochCache) truncateFromEnd(endOffset int64) bool {
 	for n > 0 && c.entries[n-1].StartOffset >= endOffset {
 		n--
 	}
-	changed := n != len(c.entries)
-	c.entries = c.entries[:n]
-	return changed
+	if n == len(c.entries) {
+		return false
+	}
+	c.set(c.entries[:n])
+	return true
 }
 
 func (c *epochCache) bytes() []byte {
@@ -152,6 +182,6 @@ func (c *epochCache) truncateFromStart(startOffset int64) bool {
 		return false
 	}
 	kept := epochEntry{c.entries[n-1].Epoch, startOffset}
-	c.entries = append([]epochEntry{kept}, c.entries[n:]...)
+	c.set(append(epochEntries{kept}, c.entries[n:]...))
 	return true
 }

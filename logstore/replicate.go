@@ -161,9 +161,7 @@ func checkReplicated(batches []byte, end int64) (descs []appendedBatch, from int
 // LatestEpoch is the latest leader epoch in leader-epoch-checkpoint, -1
 // when there is none.
 func (l *Log) LatestEpoch() int32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.epochs.latest()
+	return l.epochs.read().latest()
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch for this log, as Kafka's
@@ -171,30 +169,27 @@ func (l *Log) LatestEpoch() int32 {
 // epoch, and the start offset of the first epoch above it, or the log end
 // offset when epoch is the latest. (-1, -1) when epoch is -1 or above the
 // latest, or no epoch is known. An epoch below the earliest known gives
-// (epoch, start of the earliest).
+// (epoch, start of the earliest). Like the other readers of the epochs
+// below, it does not wait for an append; as in Kafka, the epochs and the
+// log end are read one after the other.
 func (l *Log) EndOffsetForEpoch(epoch int32) (foundEpoch int32, endOffset int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.epochs.endOffsetFor(epoch, l.end.Load())
+	return l.epochs.read().endOffsetFor(epoch, l.end.Load())
 }
 
 // EpochForOffset is the leader epoch that offset was written in, by
 // leader-epoch-checkpoint (Kafka's LeaderEpochFileCache.epochForOffset),
 // or -1 when no known epoch starts at or before it.
 func (l *Log) EpochForOffset(offset int64) int32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.epochs.epochFor(offset)
+	return l.epochs.read().epochFor(offset)
 }
 
 // EarliestEpoch is the earliest known leader epoch if it starts at or
 // before the log start offset, else -1: the epoch Kafka's ListOffsets
 // gives with the earliest offset.
 func (l *Log) EarliestEpoch() int32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.epochs.entries) == 0 || l.epochs.entries[0].StartOffset > l.logStart.Load() {
+	es := l.epochs.read()
+	if len(es) == 0 || es[0].StartOffset > l.logStart.Load() {
 		return -1
 	}
-	return l.epochs.entries[0].Epoch
+	return es[0].Epoch
 }

@@ -181,7 +181,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if err := l.step("write leader-epoch-checkpoint"); err != nil {
 		return err
 	}
-	l.epochs.entries = nil
+	l.epochs.set(nil)
 	if err := l.writeEpochsIf(true); err != nil {
 		return err
 	}
