@@ -7,8 +7,10 @@ import (
 )
 
 // OffsetCommit stores a group's offsets. Members commit with their
-// generation; standalone consumers (and admin tools) with generation -1 and
-// no member id, accepted while the group has no members. A partition that
+// generation, which keeps a classic member's session alive in Stable and
+// PreparingRebalance, as a heartbeat does; standalone consumers (and admin
+// tools) with generation -1 and no member id, accepted while the group has
+// no members. A partition that
 // does not exist (partitionExists) answers UNKNOWN_TOPIC_OR_PARTITION before
 // the group is looked at, as Kafka's KafkaApis filters them out: a request
 // naming only such partitions neither touches nor creates the group.
@@ -56,6 +58,10 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExist
 	defer g.mu.Unlock()
 	if code := c.validateCommit(g, req, codes); code != 0 {
 		return answer(code)
+	}
+	if m := g.members[req.MemberID]; m != nil && g.consumer == nil && (g.state == Stable || g.state == PreparingRebalance) {
+		// A classic member's commit keeps its session alive, as in Kafka.
+		c.armHeartbeat(g, m, m.sessionTimeout)
 	}
 	now := c.clock.Now().UnixMilli()
 	expire := int64(-1)
