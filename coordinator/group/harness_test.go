@@ -315,7 +315,7 @@ func (s *script) run(fields []string) {
 			got = append(got, codeName(m.ErrorCode))
 		}
 		if resp.ErrorCode != 0 {
-			got = []string{codeName(resp.ErrorCode)}
+			got = []string{"top-level", codeName(resp.ErrorCode)}
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			s.fatalf("leave: got %v, want %v", got, want)

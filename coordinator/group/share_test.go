@@ -481,8 +481,8 @@ func TestShareGroupKinds(t *testing.T) {
 		t.Fatalf("Heartbeat to a share group: %d", code)
 	}
 	leave := &kmsg.LeaveGroupRequest{Version: 5, Group: "sh", Members: []kmsg.LeaveGroupRequestMember{{MemberID: "a"}}}
-	if code := f.c.LeaveGroup(leave).ErrorCode; code != errUnknownMemberID {
-		t.Fatalf("LeaveGroup to a share group: %d", code)
+	if r := f.c.LeaveGroup(leave); r.ErrorCode != 0 || len(r.Members) != 1 || r.Members[0].ErrorCode != errUnknownMemberID {
+		t.Fatalf("LeaveGroup to a share group: %+v", r)
 	}
 	commit.Group, commit.Generation, commit.MemberID = "sh", -1, ""
 	if code := f.c.OffsetCommit(commit, exists).Topics[0].Partitions[0].ErrorCode; code != errGroupIDNotFound {
