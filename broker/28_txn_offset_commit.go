@@ -36,7 +36,6 @@ func handleTxnOffsetCommit(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 }
 
 func txnOffsetCommitByName(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
-	exists := func(name string) bool { return b.topics.get(name) != nil }
 	commit := func(r *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 		if r.Version >= 5 && r.Group != "" {
 			code := b.groups.Serves(r.Group)
@@ -47,7 +46,7 @@ func txnOffsetCommitByName(b *Broker, c *conn, req *kmsg.TxnOffsetCommitRequest)
 				return txnOffsetCommitFailed(r, code)
 			}
 		}
-		return b.groups.TxnOffsetCommit(r, exists)
+		return b.groups.TxnOffsetCommit(r, b.partitionExists)
 	}
 	txnOK := c.authorizedTxnID(kmsg.ACLOperationWrite, req.TransactionalID)
 	groupOK := c.authorizedGroup(kmsg.ACLOperationRead, req.Group)

@@ -327,6 +327,11 @@ func TestGroupRequestErrors(t *testing.T) {
 	if code := rc.request(c).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("commit to a missing topic: %d", code)
 	}
+	// Kafka's KafkaApis checks each partition too: "t" has only partition 0.
+	c.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}, {Partition: 1, Offset: 1}}}}
+	if ps := rc.request(c).(*kmsg.OffsetCommitResponse).Topics[0].Partitions; ps[0].ErrorCode != 0 || ps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("commit to partitions 0 and 1 of a one-partition topic: %d, %d", ps[0].ErrorCode, ps[1].ErrorCode)
+	}
 	big := make([]byte, 5000)
 	meta := string(big)
 	c.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, Metadata: &meta}}}}

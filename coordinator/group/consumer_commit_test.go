@@ -41,7 +41,7 @@ func TestConsumerCommitWithOlderEpoch(t *testing.T) {
 		p := kmsg.NewOffsetCommitRequestTopicPartition()
 		p.Partition, p.Offset = partition, 10
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{p}}}
-		resp := c.OffsetCommit(req, func(string) bool { return true })
+		resp := c.OffsetCommit(req, func(string, int32) bool { return true })
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
 
@@ -98,7 +98,7 @@ func TestConsumerCommitWithOlderEpoch(t *testing.T) {
 		req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "txn", "g", 1, 0
 		req.MemberID, req.Generation = "a", 3
 		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: keep, Offset: 10, LeaderEpoch: -1}}}}
-		if code := c.TxnOffsetCommit(req, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != want {
+		if code := c.TxnOffsetCommit(req, func(string, int32) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != want {
 			t.Errorf("TxnOffsetCommit v%d with a newer epoch: code %d, want %d", version, code, want)
 		}
 	}

@@ -392,7 +392,7 @@ func TestConsumerGroupOffsetChecks(t *testing.T) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Version, req.Group, req.MemberID, req.Generation = version, "g", member, epoch
 		req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
-		return f.c.OffsetCommit(req, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode
+		return f.c.OffsetCommit(req, func(string, int32) bool { return true }).Topics[0].Partitions[0].ErrorCode
 	}
 	for _, tc := range []struct {
 		name    string
@@ -710,7 +710,7 @@ func TestConsumerGroupKindSurvivesRestart(t *testing.T) {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version, commit.Group, commit.MemberID, commit.Generation = 9, "g", "a", a.epoch
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 42}}}}
-	if code := f.c.OffsetCommit(commit, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
+	if code := f.c.OffsetCommit(commit, func(string, int32) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatalf("commit: %d", code)
 	}
 	f = f.restart()

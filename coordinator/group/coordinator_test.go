@@ -138,7 +138,7 @@ func TestPartitionCountOfTheTopic(t *testing.T) {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version, commit.Group, commit.Generation = 8, group, -1
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}}}
-	if code := c.OffsetCommit(commit, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
+	if code := c.OffsetCommit(commit, func(string, int32) bool { return true }).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatalf("commit: error %d", code)
 	}
 	if err := c.SetPartitionCount(7); err == nil {

@@ -29,7 +29,9 @@
 //
 // A rebalance collects JoinGroup requests: each is parked until every known
 // member has rejoined or the rebalance timeout (the largest of the members')
-// passes; members that did not rejoin are removed. The generation then
+// passes; dynamic members that did not rejoin are removed, static ones stay
+// (they may be restarting; their session timeout removes them) and the
+// leader, a member that did rejoin, assigns to them too. The generation then
 // increases, a protocol is chosen by vote among those every member supports,
 // and each parked JoinGroup is answered; the leader's answer lists the
 // members and their metadata so that it can compute the assignment

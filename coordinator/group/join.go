@@ -64,7 +64,7 @@ func (c *Coordinator) JoinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 	}
 	switch {
 	case !c.acceptsJoin(g, req.MemberID):
-		j.fail(errGroupMaxSizeReached, req.MemberID)
+		c.refuseJoin(g, &j)
 	case req.MemberID == "":
 		c.joinNewMember(g, &j)
 	default:
@@ -94,6 +94,21 @@ func (c *Coordinator) acceptsJoin(g *classicGroup, memberID string) bool {
 		return m != nil || len(g.members) < c.cfg.MaxSize
 	}
 	return true
+}
+
+// refuseJoin answers GROUP_MAX_SIZE_REACHED and, as Kafka does, removes the
+// member: in a rebalance of a full group, the last members to rejoin are
+// out, static ones too (a static member that does not rejoin stays).
+func (c *Coordinator) refuseJoin(g *classicGroup, j *joinRequest) {
+	id := j.req.MemberID
+	if m := g.members[id]; m != nil {
+		g.remove(m) // it has no parked JoinGroup, or it would be accepted
+	}
+	if slot, ok := g.pending[id]; ok {
+		slot.stop()
+		delete(g.pending, id)
+	}
+	j.fail(errGroupMaxSizeReached, "")
 }
 
 func (c *Coordinator) joinNewMember(g *classicGroup, j *joinRequest) {
@@ -381,26 +396,29 @@ func (c *Coordinator) maybeCompleteJoin(g *classicGroup) {
 	}
 }
 
-// completeJoin ends the join phase: members that did not rejoin are
-// removed, the generation moves on and every parked JoinGroup is answered.
+// completeJoin ends the join phase: dynamic members that did not rejoin
+// are removed, the generation moves on and every parked JoinGroup is
+// answered.
 func (c *Coordinator) completeJoin(g *classicGroup) {
 	if g.state != PreparingRebalance {
 		return
 	}
 	g.joinTimer.stop()
 	g.delayRemaining = -1
+	// Static members that did not rejoin stay: they may be restarting, and
+	// come back with their instance id (as in Kafka).
 	for _, m := range g.sortedMembers() {
-		if m.awaitingJoin == nil {
+		if m.awaitingJoin == nil && m.instanceID == nil {
 			c.logger.Info("removing member that did not rejoin", "group", g.id, "member", m.id)
 			g.remove(m)
 		}
 	}
-	// The leader must be a member that rejoined.
-	if _, ok := g.members[g.leader]; !ok {
-		g.leader = ""
-		if ms := g.sortedMembers(); len(ms) > 0 {
-			g.leader = ms[0].id
-		}
+	if !g.electJoinedLeader() && len(g.members) > 0 {
+		// Only static members that did not rejoin are left: wait for them
+		// (their session timeouts remove the ones that never come back).
+		c.logger.Info("no member rejoined, waiting another rebalance timeout", "group", g.id)
+		c.after(g, &g.joinTimer, g.rebalanceTimeout(), func() { c.completeJoin(g) })
+		return
 	}
 	g.generation++
 	now := c.clock.Now()
@@ -415,10 +433,11 @@ func (c *Coordinator) completeJoin(g *classicGroup) {
 	g.protocol = g.selectProtocol()
 	g.transition(CompletingRebalance, now)
 	for _, m := range g.sortedMembers() {
-		respond, version := m.awaitingJoin, m.awaitingJoinVer
-		m.awaitingJoin = nil
+		if respond := m.awaitingJoin; respond != nil {
+			m.awaitingJoin = nil
+			respond(c.joinResponse(g, m, m.awaitingJoinVer, m.id == g.leader, false))
+		}
 		m.isNew = false
-		respond(c.joinResponse(g, m, version, m.id == g.leader, false))
 		c.armHeartbeat(g, m, m.sessionTimeout)
 		g.pendingSync[m.id] = true
 	}

@@ -127,7 +127,7 @@ func (cc *classicClient) commit(generation int32) int16 {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version, req.Group, req.MemberID, req.Generation = 8, "g", cc.id, generation
 	req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: cc.owned[0], Offset: 7}}}}
-	return cc.f.c.OffsetCommit(req, func(string) bool { return true }).Topics[0].Partitions[0].ErrorCode
+	return cc.f.c.OffsetCommit(req, func(string, int32) bool { return true }).Topics[0].Partitions[0].ErrorCode
 }
 
 // asMember is what the classic client owns, for checkDisjoint.

@@ -7,26 +7,42 @@ import (
 )
 
 // OffsetCommit stores a group's offsets. Members commit with their
-// generation; standalone consumers (and admin tools) with generation -1 and
-// no member id, accepted while the group has no members. topicExists
-// answers UNKNOWN_TOPIC_OR_PARTITION for topics the broker does not have.
-func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists func(string) bool) *kmsg.OffsetCommitResponse {
+// generation, which keeps a classic member's session alive in Stable and
+// PreparingRebalance, as a heartbeat does; standalone consumers (and admin
+// tools) with generation -1 and no member id, accepted while the group has
+// no members. A partition that
+// does not exist (partitionExists) answers UNKNOWN_TOPIC_OR_PARTITION before
+// the group is looked at, as Kafka's KafkaApis filters them out: a request
+// naming only such partitions neither touches nor creates the group.
+func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExists func(topic string, partition int32) bool) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	answer := func(codeFor func(t string, p kmsg.OffsetCommitRequestTopicPartition) int16) {
+	codes, anyExists := unknownPartitions(req.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, []int32) {
+		ps := make([]int32, len(t.Partitions))
+		for i, p := range t.Partitions {
+			ps[i] = p.Partition
+		}
+		return t.Topic, ps
+	}, partitionExists)
+	// answer gives each partition its code, or otherwise.
+	answer := func(otherwise int16) *kmsg.OffsetCommitResponse {
 		for _, t := range req.Topics {
 			rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
 			for _, p := range t.Partitions {
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: codeFor(t.Topic, p)})
+				code, ok := codes[topicPartition{t.Topic, p.Partition}]
+				if !ok {
+					code = otherwise
+				}
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
+		return resp
 	}
-	all := func(code int16) func(string, kmsg.OffsetCommitRequestTopicPartition) int16 {
-		return func(string, kmsg.OffsetCommitRequestTopicPartition) int16 { return code }
+	if !anyExists {
+		return answer(0)
 	}
 	if req.Group == "" {
-		answer(all(errInvalidGroupID))
-		return resp
+		return answer(errInvalidGroupID)
 	}
 	g, code := c.acquire(req.Group, req.Generation < 0)
 	if code == errGroupIDNotFound {
@@ -37,13 +53,15 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 		}
 	}
 	if code != 0 {
-		answer(all(code))
-		return resp
+		return answer(code)
 	}
 	defer g.mu.Unlock()
-	if code := c.validateCommit(g, req); code != 0 {
-		answer(all(code))
-		return resp
+	if code := c.validateCommit(g, req, codes); code != 0 {
+		return answer(code)
+	}
+	if m := g.members[req.MemberID]; m != nil && g.consumer == nil && (g.state == Stable || g.state == PreparingRebalance) {
+		// A classic member's commit keeps its session alive, as in Kafka.
+		c.armHeartbeat(g, m, m.sessionTimeout)
 	}
 	now := c.clock.Now().UnixMilli()
 	expire := int64(-1)
@@ -51,11 +69,13 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 		expire = now + req.RetentionTimeMillis
 	}
 	var commits []offsetCommit
-	codes := map[topicPartition]int16{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
-			meta, code := c.checkCommit(t.Topic, p.Metadata, topicExists)
+			if _, unknown := codes[tp]; unknown {
+				continue
+			}
+			meta, code := c.checkMetadata(p.Metadata)
 			if code != 0 {
 				codes[tp] = code
 				continue
@@ -77,19 +97,32 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, topicExists fu
 			}
 		}
 	}
-	answer(func(t string, p kmsg.OffsetCommitRequestTopicPartition) int16 {
-		return codes[topicPartition{t, p.Partition}]
-	})
-	return resp
+	return answer(0)
 }
 
-// checkCommit applies the per-partition checks of a commit (plain or
-// transactional): the topic exists and the metadata fits
-// offset.metadata.max.bytes. It returns the metadata to store, or a code.
-func (c *Coordinator) checkCommit(topic string, metadata *string, topicExists func(string) bool) (string, int16) {
+// unknownPartitions maps each partition of topics that partitionExists
+// denies to UNKNOWN_TOPIC_OR_PARTITION, and reports whether any exists: if
+// none does (or none is named), Kafka answers without the coordinator.
+func unknownPartitions[T any](topics []T, parts func(T) (string, []int32), partitionExists func(string, int32) bool) (codes map[topicPartition]int16, anyExists bool) {
+	codes = map[topicPartition]int16{}
+	for _, t := range topics {
+		name, ps := parts(t)
+		for _, p := range ps {
+			if partitionExists(name, p) {
+				anyExists = true
+			} else {
+				codes[topicPartition{name, p}] = errUnknownTopicOrPart
+			}
+		}
+	}
+	return codes, anyExists
+}
+
+// checkMetadata applies offset.metadata.max.bytes to a committed
+// partition's metadata (plain or transactional). It returns the metadata
+// to store, or OFFSET_METADATA_TOO_LARGE.
+func (c *Coordinator) checkMetadata(metadata *string) (string, int16) {
 	switch {
-	case !topicExists(topic):
-		return "", errUnknownTopicOrPart
 	case metadata != nil && len(*metadata) > c.cfg.OffsetMetadataMaxBytes:
 		return "", errOffsetMetadataTooLarge
 	case metadata == nil:
@@ -104,8 +137,8 @@ type offsetCommit struct {
 }
 
 // validateCommit is Kafka's ClassicGroup.validateOffsetCommit, or
-// ConsumerGroup's for a consumer group.
-func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequest) int16 {
+// ConsumerGroup's for a consumer group, for the partitions without a code.
+func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequest, codes map[topicPartition]int16) int16 {
 	if g.state == Dead {
 		return errCoordinatorNotAvail
 	}
@@ -116,7 +149,9 @@ func (c *Coordinator) validateCommit(g *classicGroup, req *kmsg.OffsetCommitRequ
 		var commits []topicPartition
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				commits = append(commits, topicPartition{t.Topic, p.Partition})
+				if tp := (topicPartition{t.Topic, p.Partition}); codes[tp] == 0 {
+					commits = append(commits, tp)
+				}
 			}
 		}
 		if g.streams != nil {

@@ -446,7 +446,7 @@ func TestShareGroupKinds(t *testing.T) {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Version, commit.Group, commit.Generation = 9, "offsets", -1
 	commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}}}}
-	exists := func(string) bool { return true }
+	exists := func(string, int32) bool { return true }
 	if code := f.c.OffsetCommit(commit, exists).Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Fatalf("simple commit: %d", code)
 	}
@@ -481,8 +481,8 @@ func TestShareGroupKinds(t *testing.T) {
 		t.Fatalf("Heartbeat to a share group: %d", code)
 	}
 	leave := &kmsg.LeaveGroupRequest{Version: 5, Group: "sh", Members: []kmsg.LeaveGroupRequestMember{{MemberID: "a"}}}
-	if code := f.c.LeaveGroup(leave).ErrorCode; code != errUnknownMemberID {
-		t.Fatalf("LeaveGroup to a share group: %d", code)
+	if r := f.c.LeaveGroup(leave); r.ErrorCode != 0 || len(r.Members) != 1 || r.Members[0].ErrorCode != errUnknownMemberID {
+		t.Fatalf("LeaveGroup to a share group: %+v", r)
 	}
 	commit.Group, commit.Generation, commit.MemberID = "sh", -1, ""
 	if code := f.c.OffsetCommit(commit, exists).Topics[0].Partitions[0].ErrorCode; code != errGroupIDNotFound {
@@ -910,7 +910,7 @@ func TestTopicsDeleted(t *testing.T) {
 		{Topic: "gone", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 5}, {Partition: 1, Offset: 6}}},
 		{Topic: "kept", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 7}}},
 	}
-	if r := f.c.OffsetCommit(commit, func(string) bool { return true }); r.Topics[0].Partitions[0].ErrorCode != 0 {
+	if r := f.c.OffsetCommit(commit, func(string, int32) bool { return true }); r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("commit: %+v", r)
 	}
 	f.shareMember("a", "gone", "kept").mustHeartbeat()

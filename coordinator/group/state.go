@@ -372,6 +372,23 @@ func (g *classicGroup) selectProtocol() string {
 	return best
 }
 
+// electJoinedLeader makes sure the leader is a member that rejoined in this
+// rebalance, choosing the earliest one that did if the leader did not
+// (Kafka's maybeElectNewJoinedLeader). It reports false when no member
+// rejoined.
+func (g *classicGroup) electJoinedLeader() bool {
+	if m := g.members[g.leader]; m != nil && m.awaitingJoin != nil {
+		return true
+	}
+	for _, m := range g.sortedMembers() {
+		if m.awaitingJoin != nil {
+			g.leader = m.id
+			return true
+		}
+	}
+	return false
+}
+
 func (g *classicGroup) rebalanceTimeout() time.Duration {
 	var d time.Duration
 	for _, m := range g.members {

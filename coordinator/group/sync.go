@@ -188,7 +188,22 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	if req.Version < 3 {
 		leaving = []kmsg.LeaveGroupRequestMember{{MemberID: req.MemberID}}
 	}
+	// A group that is not found (or not one LeaveGroup serves) is
+	// UNKNOWN_MEMBER_ID for each member, as Kafka's GroupCoordinatorService
+	// answers it; before v3 that is the top-level code.
+	notFound := func() *kmsg.LeaveGroupResponse {
+		for _, l := range leaving {
+			resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: errUnknownMemberID})
+		}
+		if req.Version < 3 {
+			resp.ErrorCode, resp.Members = errUnknownMemberID, nil
+		}
+		return resp
+	}
 	g, code := c.acquireForMember(req.Group)
+	if code == errUnknownMemberID {
+		return notFound()
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -196,8 +211,7 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	defer g.mu.Unlock()
 	switch {
 	case g.share != nil, g.streams != nil:
-		resp.ErrorCode = errUnknownMemberID // Kafka: "Group g not found."
-		return resp
+		return notFound() // Kafka: "Group g not found."
 	case g.state == Dead:
 		resp.ErrorCode = errCoordinatorNotAvail
 		return resp

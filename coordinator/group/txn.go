@@ -22,9 +22,19 @@ const firstTxnCommitGroupErrorsVersion = 6
 // OffsetMetadataManager maps both; from v6 (KIP-1319) they are
 // GROUP_ID_NOT_FOUND and STALE_MEMBER_EPOCH. The log refuses a stale
 // producer epoch: INVALID_PRODUCER_EPOCH, the code Kafka answers with.
-func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExists func(string) bool) *kmsg.TxnOffsetCommitResponse {
+//
+// A partition that does not exist (partitionExists) answers
+// UNKNOWN_TOPIC_OR_PARTITION before the group is looked at, as in Kafka's
+// KafkaApis; a request naming only such partitions goes no further.
+func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, partitionExists func(topic string, partition int32) bool) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	codes := map[topicPartition]int16{}
+	codes, anyExists := unknownPartitions(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) (string, []int32) {
+		ps := make([]int32, len(t.Partitions))
+		for i, p := range t.Partitions {
+			ps[i] = p.Partition
+		}
+		return t.Topic, ps
+	}, partitionExists)
 	answer := func(otherwise int16) *kmsg.TxnOffsetCommitResponse {
 		for _, t := range req.Topics {
 			rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
@@ -43,6 +53,9 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 		}
 		return resp
 	}
+	if !anyExists {
+		return answer(0)
+	}
 	if req.Group == "" {
 		return answer(errInvalidGroupID)
 	}
@@ -60,7 +73,9 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 	var committed []topicPartition
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			committed = append(committed, topicPartition{t.Topic, p.Partition})
+			if tp := (topicPartition{t.Topic, p.Partition}); codes[tp] == 0 {
+				committed = append(committed, tp)
+			}
 		}
 	}
 	if code := validateTxnCommit(g, generation, memberID, instanceID, committed, c.topicImage()); code != 0 {
@@ -75,7 +90,10 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, topicExi
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := topicPartition{t.Topic, p.Partition}
-			meta, code := c.checkCommit(t.Topic, p.Metadata, topicExists)
+			if _, unknown := codes[tp]; unknown {
+				continue
+			}
+			meta, code := c.checkMetadata(p.Metadata)
 			if code != 0 {
 				codes[tp] = code
 				continue

@@ -21,7 +21,7 @@ func txnCommitRequest(version int16, group string, producerID int64, epoch int16
 	return req
 }
 
-func allTopics(string) bool { return true }
+func allTopics(string, int32) bool { return true }
 
 // TxnOffsetCommit for a partition not ours, or still loading, answers as
 // Kafka: NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS (before v2, which
