@@ -628,3 +628,30 @@ func TestCleanerHonoursRecordLimit(t *testing.T) {
 	}
 	pm.checkCompacted(t, plainLog, plainLog.active().base, false)
 }
+
+// max.compaction.lag.ms shortens segment.ms for a compacted log (Kafka's
+// LogConfig.maxSegmentMs), so records in the active segment become
+// cleanable within the lag; a log without the compact policy rolls by
+// segment.ms alone.
+func TestMaxCompactionLagRollsTheActiveSegment(t *testing.T) {
+	cfg := compactConfig()
+	cfg.SegmentMs = int64(time.Hour / time.Millisecond)
+	cfg.MaxCompactionLagMs = 100
+	_, l := newCompactedLog(t, cfg)
+	for _, ts := range []int64{1000, 1100, 1101} {
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("v")}}, ts, 0, -1, -1, -1), noStamp)
+	}
+	// 1101 is more than max.compaction.lag.ms newer than the first batch.
+	if got := fmt.Sprint(segmentBases(l)); got != "[0 2]" {
+		t.Fatalf("compacted log segments %s, want [0 2]", got)
+	}
+
+	cfg.Compact, cfg.Delete = false, true
+	_, l = newTestLog(t, cfg)
+	for _, ts := range []int64{1000, 1100, 1101} {
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("v")}}, ts, 0, -1, -1, -1), noStamp)
+	}
+	if got := fmt.Sprint(segmentBases(l)); got != "[0]" {
+		t.Fatalf("delete-only log segments %s, want [0]", got)
+	}
+}

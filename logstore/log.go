@@ -343,8 +343,9 @@ func (l *Log) noteEpochs(batches []byte) error {
 // shouldRoll is Kafka's LogSegment.shouldRoll: the offsets no longer fit
 // a 4-byte relative offset (a follower's batch after a long gap, even into
 // an empty segment), or the segment is not empty and the append would
-// overflow segment.bytes, segment.ms less the segment's jitter has passed
-// since the first batch (by the batches' timestamps, or by the clock when
+// overflow segment.bytes, segment.ms (max.compaction.lag.ms when shorter
+// and the log is compacted, Config.maxSegmentMs) less the segment's
+// jitter has passed since the first batch (by the batches' timestamps, or by the clock when
 // they have none), or an index is full.
 func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool {
 	if !s.idx.canAppend(lastOffset) {
@@ -360,7 +361,7 @@ func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool 
 	} else {
 		waited = time.Since(s.created).Milliseconds()
 	}
-	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs-s.rollJitterMs ||
+	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.maxSegmentMs()-s.rollJitterMs ||
 		s.idx.full() || s.tidx.full()
 }
 
