@@ -655,3 +655,19 @@ func TestMaxCompactionLagRollsTheActiveSegment(t *testing.T) {
 		t.Fatalf("delete-only log segments %s, want [0]", got)
 	}
 }
+
+// Each cleaner thread's offset map is sized from its share of
+// log.cleaner.dedupe.buffer.size, at most 2 GiB of it (Kafka's
+// SkimpyOffsetMap takes an int size and ignores the excess).
+func TestDedupeBufferPerThreadCap(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	defer d.Close()
+	d.SetCleanerDedupeBufferSize(4<<20, 2) // (2 MiB / 24 bytes) * 0.9
+	if want := 78642; d.cleaner.mapEntries != want {
+		t.Fatalf("4 MiB over 2 threads: %d entries, want %d", d.cleaner.mapEntries, want)
+	}
+	d.SetCleanerDedupeBufferSize(8<<30, 2) // ((2^31 - 1) / 24) * 0.9
+	if want := 80530636; d.cleaner.mapEntries != want {
+		t.Fatalf("4 GiB per thread: %d entries, want the 2 GiB cap's %d", d.cleaner.mapEntries, want)
+	}
+}

@@ -18,6 +18,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -77,11 +78,13 @@ func newCleaner(d *Dir) (*cleaner, error) {
 	return c, nil
 }
 
-// setDedupeBuffer sizes each thread's offset map from the shared buffer.
+// setDedupeBuffer sizes each thread's offset map from the shared buffer:
+// its share, but no more than 2 GiB, as Kafka ignores the excess.
 func (c *cleaner) setDedupeBuffer(bytes int64, threads int) {
 	c.mu.Lock()
 	c.dedupeBytes, c.nThreads = bytes, max(threads, 1)
-	c.mapEntries = int(float64(bytes/int64(c.nThreads)/offsetMapEntryBytes) * offsetMapLoad)
+	perThread := min(bytes/int64(c.nThreads), math.MaxInt32)
+	c.mapEntries = int(float64(perThread/offsetMapEntryBytes) * offsetMapLoad)
 	c.mu.Unlock()
 }
 
@@ -103,7 +106,8 @@ func (d *Dir) SetCleaner(threads int, backoff time.Duration) {
 
 // SetCleanerDedupeBufferSize sets the memory for the cleaners' offset maps
 // (log.cleaner.dedupe.buffer.size, default 128 MiB), shared by threads
-// cleaner threads: 24 bytes per key at a 0.9 load, as Kafka counts.
+// cleaner threads: 24 bytes per key at a 0.9 load, as Kafka counts, and
+// at most 2 GiB per thread.
 // SetCleaner later divides the size by its own thread count.
 func (d *Dir) SetCleanerDedupeBufferSize(bytes int64, threads int) {
 	d.cleaner.setDedupeBuffer(bytes, threads)
