@@ -7,7 +7,11 @@ package logstore
 // max.compaction.lag.ms has passed, and clean it (clean.go); when there is
 // none they wait log.cleaner.backoff.ms. After each clean the new first
 // dirty offset goes to cleaner-offset-checkpoint in the log dir (the same
-// CheckpointFile format as the other offset checkpoints). A log whose clean
+// CheckpointFile format as the other offset checkpoints). After each
+// attempt that did not fail a thread also runs retention (retention.go) on
+// the compacted logs, which the Dir's retention check leaves to the
+// cleaner as Kafka's does: with no thread (log.cleaner.enable=false) their
+// segments stay. A log whose clean
 // fails with an error other than an abort is left alone until the Dir is
 // reopened, as Kafka marks it uncleanable; when what failed was a record
 // above max.decompressed.message.bytes, only until that limit changes.
@@ -165,6 +169,11 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 		if err != nil && !errors.Is(err, errCleanAborted) {
 			c.d.cleanerLogger.Error("logstore: log cleaning failed", "dir", c.d.path, "err", err)
 		}
+		if err == nil {
+			if err := c.d.retentionPass(false, c.retainable); err != nil {
+				c.d.logger.Error("logstore: retention failed", "dir", c.d.path, "err", err)
+			}
+		}
 		if aborted() {
 			return
 		}
@@ -178,6 +187,14 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// retainable picks the logs whose retention the cleaner's threads run
+// after each attempt to clean (Kafka's LogCleanerManager.deletableLogs):
+// the compacted logs, but those whose clean failed.
+func (c *cleaner) retainable(l *Log) bool {
+	cfg := l.Config()
+	return cfg.Compact && !c.isUncleanable(l.tp, cfg)
 }
 
 // cleanFilthiest cleans the compacted log most in need (see the top of
