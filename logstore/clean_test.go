@@ -671,3 +671,43 @@ func TestDedupeBufferPerThreadCap(t *testing.T) {
 		t.Fatalf("4 GiB per thread: %d entries, want the 2 GiB cap's %d", d.cleaner.mapEntries, want)
 	}
 }
+
+// A clean in progress stops when the log's cleanup policy drops compact
+// (Kafka's LogManager.updateTopicConfig aborts it): the segments not yet
+// swapped in keep every record, and no first dirty offset is recorded.
+func TestCleanStopsWhenCompactIsTurnedOff(t *testing.T) {
+	cfg := compactConfig()
+	d, l := newCompactedLog(t, cfg)
+	m := newModel()
+	m.fillKeyed(t, l, rand.New(rand.NewSource(5)), 120, 10)
+	l.SetHighWatermark(l.LogEndOffset())
+	if n := len(l.segments()); n < 4 {
+		t.Fatalf("%d segments, want several groups to clean", n)
+	}
+	lastSeg := l.segments()[len(l.segments())-2]
+	before := lastSeg.size.Load()
+	// Once the first group is swapped in, the policy changes before the
+	// next batch is read (the throttle's clock is read for every batch,
+	// outside the log's lock, where step is called).
+	swapped, changed := false, false
+	d.cleaner.step = func(string) error { swapped = true; return nil }
+	th := NewIOThrottle(1e18)
+	th.now = func() time.Time {
+		if swapped && !changed {
+			changed = true
+			cfg.Compact, cfg.Delete = false, true
+			l.SetConfig(cfg)
+		}
+		return time.Now()
+	}
+	d.SetCleanerThrottle(th)
+	if _, err := d.CleanNow(l.TopicPartition()); !errors.Is(err, errCleanAborted) {
+		t.Fatalf("clean after compact was turned off: %v", err)
+	}
+	if _, ok := d.CleanerCheckpoint(l.TopicPartition()); ok {
+		t.Fatal("an aborted clean recorded a first dirty offset")
+	}
+	if s := l.segments()[len(l.segments())-2]; s != lastSeg || s.size.Load() != before {
+		t.Fatal("the last segment to clean was cleaned after compact was turned off")
+	}
+}

@@ -169,13 +169,13 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 		if err != nil && !errors.Is(err, errCleanAborted) {
 			c.d.cleanerLogger.Error("logstore: log cleaning failed", "dir", c.d.path, "err", err)
 		}
-		if err == nil {
+		if aborted() {
+			return
+		}
+		if err == nil || errors.Is(err, errCleanAborted) {
 			if err := c.d.retentionPass(false, c.retainable); err != nil {
 				c.d.logger.Error("logstore: retention failed", "dir", c.d.path, "err", err)
 			}
-		}
-		if aborted() {
-			return
 		}
 		if cleaned {
 			continue
@@ -246,7 +246,9 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 	if o.step == nil {
 		o.step = noStep
 	}
-	o.aborted = func() bool { return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 }
+	o.aborted = func() bool {
+		return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 || l.notCompact.Load()
+	}
 	before, start := l.Size(), time.Now()
 	end, err := l.clean(ltc, o)
 	if errors.Is(err, errCleanAborted) {

@@ -42,10 +42,13 @@ type Log struct {
 
 	// cleanMu is held while the cleaner rewrites this log's segments or
 	// retention deletes them (one at a time); cleanAbort asks a clean in
-	// progress to stop (DeleteLog). owner is the Dir the log belongs to
-	// (delayed file deletion, checkpoints).
+	// progress to stop (DeleteLog), and so does notCompact (the cleanup
+	// policy no longer has compact, as Kafka's LogManager.updateTopicConfig
+	// aborts the cleaning). owner is the Dir the log belongs to (delayed
+	// file deletion, checkpoints).
 	cleanMu    sync.Mutex
 	cleanAbort atomic.Bool
+	notCompact atomic.Bool  // !cfg.Compact
 	cleanPause atomic.Int32 // truncations waiting for cleanMu: a clean in progress stops
 	owner      atomic.Pointer[Dir]
 
@@ -118,6 +121,7 @@ func (l *Log) Dir() string {
 func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	l.cfg = cfg.withDefaults()
+	l.notCompact.Store(!l.cfg.Compact)
 	l.mu.Unlock()
 }
 
