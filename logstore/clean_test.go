@@ -711,3 +711,39 @@ func TestCleanStopsWhenCompactIsTurnedOff(t *testing.T) {
 		t.Fatal("the last segment to clean was cleaned after compact was turned off")
 	}
 }
+
+// An empty key is a key, and an empty value is a value, not a tombstone,
+// as in Kafka (hasKey / hasValue: not null): a rebuilt batch keeps them
+// empty, even as the first bytes a clean copies.
+func TestCleanKeepsEmptyKeysAndValues(t *testing.T) {
+	d, l := newCompactedLog(t, compactConfig())
+	mustAppend(t, l, keyedBatch(t, []kv{{"", []byte{}}, {"k", []byte("1")}}, 1000, 0, -1, -1, -1), noStamp) // 0-1
+	mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("2")}}, 1000, 0, -1, -1, -1), noStamp)                 // 2: supersedes 1
+	l.mu.Lock()
+	if _, err := l.roll(l.end.Load()); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Unlock()
+	mustAppend(t, l, keyedBatch(t, []kv{{"x", []byte("3")}}, 1000, 0, -1, -1, -1), noStamp) // active
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := d.CleanNow(l.TopicPartition()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Read(0, 1<<20, l.LogEndOffset()) // the cleaned segment
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := 0; p < len(res.Records) && err == nil; {
+		h := decodeHeader(res.Records[p:])
+		err = protocol.Records(res.Records[p:p+h.Size()], func(r *protocol.Record) error {
+			got = append(got, fmt.Sprintf("%d key nil=%v %q value nil=%v %q", r.Offset, r.Key == nil, r.Key, r.Value == nil, r.Value))
+			return nil
+		})
+		p += h.Size()
+	}
+	want := []string{`0 key nil=false "" value nil=false ""`, `2 key nil=false "k" value nil=false "2"`}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("after cleaning: %q %v, want %q", got, err, want)
+	}
+}
