@@ -347,7 +347,29 @@ func (c *cleaner) truncateCheckpoint(tp TopicPartition, end int64) error {
 	return c.d.writeCheckpoint(cleanerFile, c.checkpoints)
 }
 
-// forget drops a deleted log from the checkpoint.
+// handOver passes tp's first dirty offset and uncleanable mark to the
+// cleaner of the dir the log moved to, as Kafka's alterCheckpointDir.
+func (c *cleaner) handOver(tp TopicPartition, to *cleaner) {
+	c.mu.Lock()
+	off, dirtyFrom := c.checkpoints[tp]
+	mark, uncleanable := c.uncleanable[tp]
+	c.mu.Unlock()
+	c.forget(tp)
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	if uncleanable {
+		to.uncleanable[tp] = mark
+	}
+	if !dirtyFrom {
+		return
+	}
+	to.checkpoints[tp] = off
+	if err := to.d.writeCheckpoint(cleanerFile, to.checkpoints); err != nil {
+		to.d.cleanerLogger.Error("logstore: writing the cleaner checkpoint failed", "dir", to.d.path, "err", err)
+	}
+}
+
+// forget drops a deleted (or moved) log from the checkpoint.
 func (c *cleaner) forget(tp TopicPartition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
