@@ -11,10 +11,11 @@ package logstore
 // attempt that did not fail a thread also runs retention (retention.go) on
 // the compacted logs, which the Dir's retention check leaves to the
 // cleaner as Kafka's does: with no thread (log.cleaner.enable=false) their
-// segments stay. A log whose clean
-// fails with an error other than an abort is left alone until the Dir is
-// reopened, as Kafka marks it uncleanable; when what failed was a record
-// above max.decompressed.message.bytes, only until that limit changes.
+// segments stay. A log whose clean fails with an error other than an
+// abort is left alone until the Dir is reopened, as Kafka marks it
+// uncleanable; when what failed was a record above
+// max.decompressed.message.bytes, only until that limit changes. A clean
+// in progress is aborted when the log's policy drops compact.
 //
 // Retention and cleaning of one log exclude each other through the log's
 // cleanMu; threads skip a log another thread holds.
