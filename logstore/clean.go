@@ -515,8 +515,10 @@ func (f *recordFilter) save(b []byte) []byte {
 	if b == nil {
 		return nil
 	}
-	// A fresh slice when the arena would move, so earlier copies stay valid.
-	if len(f.arena)+len(b) > cap(f.arena) {
+	// A fresh slice when the arena would move, so earlier copies stay
+	// valid; and never a nil one, or an empty key or value saved first
+	// would come out null (no key, a tombstone).
+	if len(f.arena)+len(b) > cap(f.arena) || f.arena == nil {
 		f.arena = make([]byte, 0, max(2*cap(f.arena), len(b), 4096))
 	}
 	f.arena = append(f.arena, b...)

@@ -628,3 +628,122 @@ func TestCleanerHonoursRecordLimit(t *testing.T) {
 	}
 	pm.checkCompacted(t, plainLog, plainLog.active().base, false)
 }
+
+// max.compaction.lag.ms shortens segment.ms for a compacted log (Kafka's
+// LogConfig.maxSegmentMs), so records in the active segment become
+// cleanable within the lag; a log without the compact policy rolls by
+// segment.ms alone.
+func TestMaxCompactionLagRollsTheActiveSegment(t *testing.T) {
+	cfg := compactConfig()
+	cfg.SegmentMs = int64(time.Hour / time.Millisecond)
+	cfg.MaxCompactionLagMs = 100
+	_, l := newCompactedLog(t, cfg)
+	for _, ts := range []int64{1000, 1100, 1101} {
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("v")}}, ts, 0, -1, -1, -1), noStamp)
+	}
+	// 1101 is more than max.compaction.lag.ms newer than the first batch.
+	if got := fmt.Sprint(segmentBases(l)); got != "[0 2]" {
+		t.Fatalf("compacted log segments %s, want [0 2]", got)
+	}
+
+	cfg.Compact, cfg.Delete = false, true
+	_, l = newTestLog(t, cfg)
+	for _, ts := range []int64{1000, 1100, 1101} {
+		mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("v")}}, ts, 0, -1, -1, -1), noStamp)
+	}
+	if got := fmt.Sprint(segmentBases(l)); got != "[0]" {
+		t.Fatalf("delete-only log segments %s, want [0]", got)
+	}
+}
+
+// Each cleaner thread's offset map is sized from its share of
+// log.cleaner.dedupe.buffer.size, at most 2 GiB of it (Kafka's
+// SkimpyOffsetMap takes an int size and ignores the excess).
+func TestDedupeBufferPerThreadCap(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	defer d.Close()
+	d.SetCleanerDedupeBufferSize(4<<20, 2) // (2 MiB / 24 bytes) * 0.9
+	if want := 78642; d.cleaner.mapEntries != want {
+		t.Fatalf("4 MiB over 2 threads: %d entries, want %d", d.cleaner.mapEntries, want)
+	}
+	d.SetCleanerDedupeBufferSize(8<<30, 2) // ((2^31 - 1) / 24) * 0.9
+	if want := 80530636; d.cleaner.mapEntries != want {
+		t.Fatalf("4 GiB per thread: %d entries, want the 2 GiB cap's %d", d.cleaner.mapEntries, want)
+	}
+}
+
+// A clean in progress stops when the log's cleanup policy drops compact
+// (Kafka's LogManager.updateTopicConfig aborts it): the segments not yet
+// swapped in keep every record, and no first dirty offset is recorded.
+func TestCleanStopsWhenCompactIsTurnedOff(t *testing.T) {
+	cfg := compactConfig()
+	d, l := newCompactedLog(t, cfg)
+	m := newModel()
+	m.fillKeyed(t, l, rand.New(rand.NewSource(5)), 120, 10)
+	l.SetHighWatermark(l.LogEndOffset())
+	if n := len(l.segments()); n < 4 {
+		t.Fatalf("%d segments, want several groups to clean", n)
+	}
+	lastSeg := l.segments()[len(l.segments())-2]
+	before := lastSeg.size.Load()
+	// Once the first group is swapped in, the policy changes before the
+	// next batch is read (the throttle's clock is read for every batch,
+	// outside the log's lock, where step is called).
+	swapped, changed := false, false
+	d.cleaner.step = func(string) error { swapped = true; return nil }
+	th := NewIOThrottle(1e18)
+	th.now = func() time.Time {
+		if swapped && !changed {
+			changed = true
+			cfg.Compact, cfg.Delete = false, true
+			l.SetConfig(cfg)
+		}
+		return time.Now()
+	}
+	d.SetCleanerThrottle(th)
+	if _, err := d.CleanNow(l.TopicPartition()); !errors.Is(err, errCleanAborted) {
+		t.Fatalf("clean after compact was turned off: %v", err)
+	}
+	if _, ok := d.CleanerCheckpoint(l.TopicPartition()); ok {
+		t.Fatal("an aborted clean recorded a first dirty offset")
+	}
+	if s := l.segments()[len(l.segments())-2]; s != lastSeg || s.size.Load() != before {
+		t.Fatal("the last segment to clean was cleaned after compact was turned off")
+	}
+}
+
+// An empty key is a key, and an empty value is a value, not a tombstone,
+// as in Kafka (hasKey / hasValue: not null): a rebuilt batch keeps them
+// empty, even as the first bytes a clean copies.
+func TestCleanKeepsEmptyKeysAndValues(t *testing.T) {
+	d, l := newCompactedLog(t, compactConfig())
+	mustAppend(t, l, keyedBatch(t, []kv{{"", []byte{}}, {"k", []byte("1")}}, 1000, 0, -1, -1, -1), noStamp) // 0-1
+	mustAppend(t, l, keyedBatch(t, []kv{{"k", []byte("2")}}, 1000, 0, -1, -1, -1), noStamp)                 // 2: supersedes 1
+	l.mu.Lock()
+	if _, err := l.roll(l.end.Load()); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Unlock()
+	mustAppend(t, l, keyedBatch(t, []kv{{"x", []byte("3")}}, 1000, 0, -1, -1, -1), noStamp) // active
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := d.CleanNow(l.TopicPartition()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Read(0, 1<<20, l.LogEndOffset()) // the cleaned segment
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := 0; p < len(res.Records) && err == nil; {
+		h := decodeHeader(res.Records[p:])
+		err = protocol.Records(res.Records[p:p+h.Size()], func(r *protocol.Record) error {
+			got = append(got, fmt.Sprintf("%d key nil=%v %q value nil=%v %q", r.Offset, r.Key == nil, r.Key, r.Value == nil, r.Value))
+			return nil
+		})
+		p += h.Size()
+	}
+	want := []string{`0 key nil=false "" value nil=false ""`, `2 key nil=false "k" value nil=false "2"`}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("after cleaning: %q %v, want %q", got, err, want)
+	}
+}

@@ -7,10 +7,15 @@ package logstore
 // max.compaction.lag.ms has passed, and clean it (clean.go); when there is
 // none they wait log.cleaner.backoff.ms. After each clean the new first
 // dirty offset goes to cleaner-offset-checkpoint in the log dir (the same
-// CheckpointFile format as the other offset checkpoints). A log whose clean
-// fails with an error other than an abort is left alone until the Dir is
-// reopened, as Kafka marks it uncleanable; when what failed was a record
-// above max.decompressed.message.bytes, only until that limit changes.
+// CheckpointFile format as the other offset checkpoints). After each
+// attempt that did not fail a thread also runs retention (retention.go) on
+// the compacted logs, which the Dir's retention check leaves to the
+// cleaner as Kafka's does: with no thread (log.cleaner.enable=false) their
+// segments stay. A log whose clean fails with an error other than an
+// abort is left alone until the Dir is reopened, as Kafka marks it
+// uncleanable; when what failed was a record above
+// max.decompressed.message.bytes, only until that limit changes. A clean
+// in progress is aborted when the log's policy drops compact.
 //
 // Retention and cleaning of one log exclude each other through the log's
 // cleanMu; threads skip a log another thread holds.
@@ -18,6 +23,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -77,11 +83,13 @@ func newCleaner(d *Dir) (*cleaner, error) {
 	return c, nil
 }
 
-// setDedupeBuffer sizes each thread's offset map from the shared buffer.
+// setDedupeBuffer sizes each thread's offset map from the shared buffer:
+// its share, but no more than 2 GiB, as Kafka ignores the excess.
 func (c *cleaner) setDedupeBuffer(bytes int64, threads int) {
 	c.mu.Lock()
 	c.dedupeBytes, c.nThreads = bytes, max(threads, 1)
-	c.mapEntries = int(float64(bytes/int64(c.nThreads)/offsetMapEntryBytes) * offsetMapLoad)
+	perThread := min(bytes/int64(c.nThreads), math.MaxInt32)
+	c.mapEntries = int(float64(perThread/offsetMapEntryBytes) * offsetMapLoad)
 	c.mu.Unlock()
 }
 
@@ -103,7 +111,8 @@ func (d *Dir) SetCleaner(threads int, backoff time.Duration) {
 
 // SetCleanerDedupeBufferSize sets the memory for the cleaners' offset maps
 // (log.cleaner.dedupe.buffer.size, default 128 MiB), shared by threads
-// cleaner threads: 24 bytes per key at a 0.9 load, as Kafka counts.
+// cleaner threads: 24 bytes per key at a 0.9 load, as Kafka counts, and
+// at most 2 GiB per thread.
 // SetCleaner later divides the size by its own thread count.
 func (d *Dir) SetCleanerDedupeBufferSize(bytes int64, threads int) {
 	d.cleaner.setDedupeBuffer(bytes, threads)
@@ -164,6 +173,11 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 		if aborted() {
 			return
 		}
+		if err == nil || errors.Is(err, errCleanAborted) {
+			if err := c.d.retentionPass(false, c.retainable); err != nil {
+				c.d.logger.Error("logstore: retention failed", "dir", c.d.path, "err", err)
+			}
+		}
 		if cleaned {
 			continue
 		}
@@ -174,6 +188,14 @@ func (c *cleaner) loop(stop chan struct{}, backoff time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// retainable picks the logs whose retention the cleaner's threads run
+// after each attempt to clean (Kafka's LogCleanerManager.deletableLogs):
+// the compacted logs, but those whose clean failed.
+func (c *cleaner) retainable(l *Log) bool {
+	cfg := l.Config()
+	return cfg.Compact && !c.isUncleanable(l.tp, cfg)
 }
 
 // cleanFilthiest cleans the compacted log most in need (see the top of
@@ -225,7 +247,9 @@ func (c *cleaner) cleanLog(l *Log, aborted func() bool) (int64, error) {
 	if o.step == nil {
 		o.step = noStep
 	}
-	o.aborted = func() bool { return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 }
+	o.aborted = func() bool {
+		return aborted() || l.cleanAbort.Load() || l.cleanPause.Load() > 0 || l.notCompact.Load()
+	}
 	before, start := l.Size(), time.Now()
 	end, err := l.clean(ltc, o)
 	if errors.Is(err, errCleanAborted) {
@@ -324,7 +348,29 @@ func (c *cleaner) truncateCheckpoint(tp TopicPartition, end int64) error {
 	return c.d.writeCheckpoint(cleanerFile, c.checkpoints)
 }
 
-// forget drops a deleted log from the checkpoint.
+// handOver passes tp's first dirty offset and uncleanable mark to the
+// cleaner of the dir the log moved to, as Kafka's alterCheckpointDir.
+func (c *cleaner) handOver(tp TopicPartition, to *cleaner) {
+	c.mu.Lock()
+	off, dirtyFrom := c.checkpoints[tp]
+	mark, uncleanable := c.uncleanable[tp]
+	c.mu.Unlock()
+	c.forget(tp)
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	if uncleanable {
+		to.uncleanable[tp] = mark
+	}
+	if !dirtyFrom {
+		return
+	}
+	to.checkpoints[tp] = off
+	if err := to.d.writeCheckpoint(cleanerFile, to.checkpoints); err != nil {
+		to.d.cleanerLogger.Error("logstore: writing the cleaner checkpoint failed", "dir", to.d.path, "err", err)
+	}
+}
+
+// forget drops a deleted (or moved) log from the checkpoint.
 func (c *cleaner) forget(tp TopicPartition) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -77,7 +77,9 @@ type Config struct {
 	MinCompactionLagMs int64
 	// MaxCompactionLagMs (max.compaction.lag.ms): a log whose oldest dirty
 	// segment started more than this long ago is cleaned whatever its
-	// dirty ratio. Default math.MaxInt64 (never); Kafka's minimum is 1.
+	// dirty ratio, and the active segment of a compacted log rolls once it
+	// spans this long when that is shorter than SegmentMs. Default
+	// math.MaxInt64 (never); Kafka's minimum is 1.
 	MaxCompactionLagMs int64
 	// MinCleanableDirtyRatio (min.cleanable.dirty.ratio): the cleaner
 	// picks a log only when dirty bytes / (clean + dirty bytes) is above
@@ -156,6 +158,17 @@ func (c Config) randomRollJitter() int64 {
 		segmentMs = DefaultSegmentMs
 	}
 	return rand.Int64N(min(c.SegmentJitterMs, segmentMs))
+}
+
+// maxSegmentMs is how long the active segment may take before it rolls
+// (Kafka's LogConfig.maxSegmentMs): segment.ms, or max.compaction.lag.ms
+// when the log is compacted and that is shorter, so that no record stays
+// in the active segment, which the cleaner never touches, for longer.
+func (c Config) maxSegmentMs() int64 {
+	if c.Compact {
+		return min(c.SegmentMs, c.MaxCompactionLagMs)
+	}
+	return c.SegmentMs
 }
 
 // withDefaults fills from DefaultConfig the fields Kafka does not allow at

@@ -452,7 +452,8 @@ func (d *Dir) writeLogStartsLocked() error {
 
 // logStartMoved is called by a log whose start offset DeleteRecords moved:
 // the checkpoint is written at once, and a retention pass is asked for to
-// delete the segments now wholly below the start.
+// delete the segments now wholly below the start (a compacted log's are
+// left to the cleaner's next pass).
 func (d *Dir) logStartMoved() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -691,7 +692,7 @@ func (d *Dir) periodic(interval func() time.Duration, kicked <-chan struct{}, pa
 // retentionCheck is the retention worker's pass (kicked after
 // DeleteRecords moved a log start offset).
 func (d *Dir) retentionCheck() {
-	if err := d.retentionPass(false); err != nil {
+	if err := d.retentionPass(false, notCompacted); err != nil {
 		d.logger.Error("logstore: retention failed", "dir", d.path, "err", err)
 	}
 }
@@ -700,13 +701,23 @@ func (d *Dir) retentionCheck() {
 // retention.go) and, if any log start offset moved, writes
 // log-start-offset-checkpoint. A log being cleaned is waited for (the
 // background passes skip it until the next interval).
-func (d *Dir) RunRetentionNow() error { return d.retentionPass(true) }
+func (d *Dir) RunRetentionNow() error { return d.retentionPass(true, func(*Log) bool { return true }) }
 
-func (d *Dir) retentionPass(wait bool) error {
+// notCompacted picks the logs the retention check passes over: those
+// without the compact policy, as Kafka's LogManager.cleanupLogs; the
+// cleaner's threads run retention on the others (cleaner.go).
+func notCompacted(l *Log) bool { return !l.Config().Compact }
+
+// retentionPass runs retention on the logs which picks; wait: wait for a
+// log being cleaned rather than skip it.
+func (d *Dir) retentionPass(wait bool, which func(*Log) bool) error {
 	now := time.Now().UnixMilli()
 	var errs []error
 	deleted := 0
 	for _, l := range d.Logs() {
+		if !which(l) {
+			continue
+		}
 		if wait {
 			l.cleanMu.Lock()
 		} else if !l.cleanMu.TryLock() {

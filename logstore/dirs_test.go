@@ -2,6 +2,8 @@ package logstore
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -408,5 +410,38 @@ func TestMoveThreadsBoundTheCopies(t *testing.T) {
 		if err := ds.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A compacted log moved to another dir takes its first dirty offset along
+// (Kafka's LogCleanerManager.alterCheckpointDir): the new dir's
+// cleaner-offset-checkpoint has it, and the log is not dirty again.
+func TestMoveLogKeepsTheCleanerCheckpoint(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	ds := openTestDirs(t, a, b)
+	defer ds.Close()
+	for _, d := range ds.All() {
+		d.SetCleaner(0, time.Second)
+	}
+	tp := TopicPartition{"compacted", 0}
+	l := createIn(t, ds, compactConfig(), tp)[0]
+	newModel().fillKeyed(t, l, rand.New(rand.NewSource(6)), 60, 10)
+	from, to := ds.All()[0], ds.All()[1]
+	end, err := from.CleanNow(tp)
+	if err != nil || end == 0 {
+		t.Fatalf("clean: %d %v", end, err)
+	}
+	if err := ds.MoveLog(tp, b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the move", func() bool { return len(ds.Moves()) == 0 })
+	if off, ok := to.CleanerCheckpoint(tp); !ok || off != end {
+		t.Fatalf("the new dir's cleaner checkpoint: %d %v, want %d", off, ok, end)
+	}
+	if _, ok := from.CleanerCheckpoint(tp); ok {
+		t.Fatal("the old dir still has a cleaner checkpoint for the log")
+	}
+	if got := string(readFileOrEmpty(filepath.Join(b, cleanerFile))); !strings.Contains(got, fmt.Sprintf("compacted 0 %d\n", end)) {
+		t.Fatalf("the new dir's %s: %q", cleanerFile, got)
 	}
 }

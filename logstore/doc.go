@@ -198,7 +198,8 @@
 //
 // # Log lifecycle
 //
-// Retention (retention.go): every log.retention.check.interval.ms whole
+// Retention (retention.go): every log.retention.check.interval.ms (for a
+// compacted log, after each attempt of a cleaner thread, as in Kafka) whole
 // segments go from the start of each log: those below the log start offset
 // (moved by DeleteRecords), and with the delete policy those beyond
 // retention.bytes or retention.ms, the active one included once everything

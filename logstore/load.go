@@ -64,6 +64,7 @@ func newLog(dir string, tp TopicPartition, topicID [16]byte, cfg Config, logger 
 	}
 	l := &Log{tp: tp, dir: dir, topicID: topicID, cfg: cfg.withDefaults(), producers: newProducerState(), txns: newTxnState(), logger: logger}
 	l.lastFlush.Store(time.Now().UnixMilli())
+	l.notCompact.Store(!l.cfg.Compact)
 	return l
 }
 

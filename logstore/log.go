@@ -42,10 +42,13 @@ type Log struct {
 
 	// cleanMu is held while the cleaner rewrites this log's segments or
 	// retention deletes them (one at a time); cleanAbort asks a clean in
-	// progress to stop (DeleteLog). owner is the Dir the log belongs to
-	// (delayed file deletion, checkpoints).
+	// progress to stop (DeleteLog), and so does notCompact (the cleanup
+	// policy no longer has compact, as Kafka's LogManager.updateTopicConfig
+	// aborts the cleaning). owner is the Dir the log belongs to (delayed
+	// file deletion, checkpoints).
 	cleanMu    sync.Mutex
 	cleanAbort atomic.Bool
+	notCompact atomic.Bool  // !cfg.Compact
 	cleanPause atomic.Int32 // truncations waiting for cleanMu: a clean in progress stops
 	owner      atomic.Pointer[Dir]
 
@@ -118,6 +121,7 @@ func (l *Log) Dir() string {
 func (l *Log) SetConfig(cfg Config) {
 	l.mu.Lock()
 	l.cfg = cfg.withDefaults()
+	l.notCompact.Store(!l.cfg.Compact)
 	l.mu.Unlock()
 }
 
@@ -343,8 +347,9 @@ func (l *Log) noteEpochs(batches []byte) error {
 // shouldRoll is Kafka's LogSegment.shouldRoll: the offsets no longer fit
 // a 4-byte relative offset (a follower's batch after a long gap, even into
 // an empty segment), or the segment is not empty and the append would
-// overflow segment.bytes, segment.ms less the segment's jitter has passed
-// since the first batch (by the batches' timestamps, or by the clock when
+// overflow segment.bytes, segment.ms (max.compaction.lag.ms when shorter
+// and the log is compacted, Config.maxSegmentMs) less the segment's
+// jitter has passed since the first batch (by the batches' timestamps, or by the clock when
 // they have none), or an index is full.
 func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool {
 	if !s.idx.canAppend(lastOffset) {
@@ -360,7 +365,7 @@ func (l *Log) shouldRoll(s *segment, appendBytes, maxTs, lastOffset int64) bool 
 	} else {
 		waited = time.Since(s.created).Milliseconds()
 	}
-	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.SegmentMs-s.rollJitterMs ||
+	return size > l.cfg.SegmentBytes-appendBytes || waited > l.cfg.maxSegmentMs()-s.rollJitterMs ||
 		s.idx.full() || s.tidx.full()
 }
 

@@ -347,7 +347,7 @@ func (ds *Dirs) copyAndSwap(m *move, l *Log) (err error) {
 	from.mu.Lock()
 	delete(from.logs, l.tp)
 	from.mu.Unlock()
-	from.cleaner.forget(l.tp)
+	from.cleaner.handOver(l.tp, m.to.cleaner)
 
 	delay := time.Duration(l.cfg.FileDeleteDelayMs) * time.Millisecond
 	for _, s := range segs {

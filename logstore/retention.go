@@ -4,7 +4,9 @@ package logstore
 // whole segments below it or past the topic's retention limits go.
 //
 // Every retention check (log.retention.check.interval.ms) the Dir runs
-// Kafka's UnifiedLog.deleteOldSegments on each log: segments wholly below
+// Kafka's UnifiedLog.deleteOldSegments on each log without the compact
+// policy, and the cleaner's threads run it on the compacted logs after
+// each attempt to clean (cleaner.go), as Kafka's: segments wholly below
 // the log start offset always go; with the delete policy also the oldest
 // segments while the log is larger than retention.bytes by at least their
 // size, and those whose largest timestamp is more than retention.ms old.
@@ -31,7 +33,7 @@ const DefaultRetentionCheckInterval = 5 * time.Minute
 // DeleteRecordsBefore moves the log start offset up to offset (DeleteRecords),
 // never back, and writes log-start-offset-checkpoint; the segments wholly
 // below the new start are deleted by the next retention pass, which it
-// starts. offset -1 means the high watermark (DeleteRecordsRequest's
+// starts (a compacted log's by the cleaner's next pass). offset -1 means the high watermark (DeleteRecordsRequest's
 // HIGH_WATERMARK). An offset above the high watermark, or negative, is
 // refused with OFFSET_OUT_OF_RANGE. It returns the log start offset (the
 // low watermark of the DeleteRecords response).

@@ -368,3 +368,38 @@ func TestConfigDefaultsAndLiterals(t *testing.T) {
 		t.Fatalf("unlimited lost: %+v", got)
 	}
 }
+
+// As in Kafka (LogManager.cleanupLogs leaves compacted logs to the
+// cleaner, whose threads run deleteOldSegments on them after each
+// cleaning attempt), the retention check passes over compacted logs: the
+// cleaner's threads apply their retention, every log.cleaner.backoff.ms
+// when idle, and with no cleaner thread (log.cleaner.enable=false) nothing
+// does.
+func TestCompactedLogsRetainedByTheCleaner(t *testing.T) {
+	d := openTestDir(t, t.TempDir())
+	defer d.Close()
+	d.SetCleaner(0, time.Hour)
+	cfg := retentionConfig()
+	cfg.RetentionMs = 1000
+	plainLog, err := d.CreateLog(TopicPartition{"plain", 0}, RandomUUID(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Compact, cfg.Delete = true, true
+	cfg.MinCleanableDirtyRatio = 1 // never cleaned: only retention moves its start
+	both, err := d.CreateLog(TopicPartition{"both", 0}, RandomUUID(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*Log{plainLog, both} {
+		appendAt(t, l, 6, 3, time.Now().UnixMilli()-5000)
+	}
+	d.SetRetentionCheckInterval(5 * time.Millisecond)
+	waitFor(t, "background retention", func() bool { return plainLog.LogStartOffset() == 18 })
+	time.Sleep(50 * time.Millisecond) // several more retention checks
+	if both.LogStartOffset() != 0 {
+		t.Fatalf("the retention check deleted segments of a compacted log: start %d", both.LogStartOffset())
+	}
+	d.SetCleaner(1, 5*time.Millisecond)
+	waitFor(t, "the cleaner's retention", func() bool { return both.LogStartOffset() == 18 })
+}

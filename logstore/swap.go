@@ -37,7 +37,8 @@ import (
 	"time"
 )
 
-// errCleanAborted stops a clean that must not go on (Close, DeleteLog).
+// errCleanAborted stops a clean that must not go on (Close, DeleteLog, a
+// cleanup policy without compact, a truncation or move waiting).
 var errCleanAborted = errors.New("log cleaning aborted")
 
 // replaceSegments swaps the cleaned segment in for old (the steps above).
