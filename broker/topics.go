@@ -204,18 +204,10 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.byName[name]; ok {
-		return nil, &createError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
-	}
-	for other := range r.byName {
-		if collides(name, other) {
-			return nil, &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
-		}
+	if ce := r.nameTakenLocked(name); ce != nil {
+		return nil, ce
 	}
 	t := &topic{name: name, node: r.b.cfg.NodeID}
-	if validateOnly {
-		return t, nil
-	}
 	for {
 		rand.Read(t.id[:])
 		t.id[6] = t.id[6]&0x0f | 0x40 // version 4, as Kafka's Uuid.randomUuid
@@ -223,6 +215,9 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 		if _, taken := r.byID[t.id]; !taken && t.id != [16]byte{} {
 			break
 		}
+	}
+	if validateOnly { // Kafka answers with the id the topic would have had
+		return t, nil
 	}
 	// Write the overrides, or clear any a crash left behind from an earlier
 	// topic of the same name: the metadata change that makes the topic.
@@ -245,6 +240,26 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 	r.byID[t.id] = t
 	r.b.logger.Info("created topic", "topic", name, "partitions", n)
 	return t, nil
+}
+
+// nameTaken refuses a new topic's name that an existing topic has, or
+// that collides with one's once '.' and '_' are taken alike.
+func (r *topicRegistry) nameTaken(name string) *createError {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.nameTakenLocked(name)
+}
+
+func (r *topicRegistry) nameTakenLocked(name string) *createError {
+	if _, ok := r.byName[name]; ok {
+		return &createError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+	}
+	for other := range r.byName {
+		if collides(name, other) {
+			return &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
+		}
+	}
+	return nil
 }
 
 // addPartitionsLocked grows t to n partitions; the caller holds r.mu.

@@ -1,0 +1,98 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// createTopicsEntry sends one CreateTopics v7 with the given entries and
+// returns the answers.
+func createTopicsEntry(rc *rawConn, validateOnly bool, topics ...kmsg.CreateTopicsRequestTopic) []kmsg.CreateTopicsResponseTopic {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.ValidateOnly = validateOnly
+	req.Topics = topics
+	return rc.request(req).(*kmsg.CreateTopicsResponse).Topics
+}
+
+// A CreateTopics entry wrong in several ways gets the error of Kafka's
+// first check (ReplicationControlManager.createTopics): the name and its
+// collisions, then an existing topic, then the configs (null values, then
+// invalid ones), then the replication factor, then the partition count.
+// An application that creates its topics at start and ignores
+// TOPIC_ALREADY_EXISTS must not see INVALID_REPLICATION_FACTOR because it
+// asks for more replicas than this node has.
+func TestCreateTopicsChecksInKafkasOrder(t *testing.T) {
+	_, rc := startWithTopic(t, "exists")
+	createTopicRaw(t, rc, "a.b", 1)
+	badCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "segment.bytes", Value: kmsg.StringPtr("lots")}
+	nullCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "retention.ms"}
+	nullCfg2 := kmsg.CreateTopicsRequestTopicConfig{Name: "cleanup.policy"}
+	entry := func(name string, partitions int32, rf int16, cfg ...kmsg.CreateTopicsRequestTopicConfig) kmsg.CreateTopicsRequestTopic {
+		return kmsg.CreateTopicsRequestTopic{Topic: name, NumPartitions: partitions, ReplicationFactor: rf, Configs: cfg}
+	}
+	for _, c := range []struct {
+		what  string
+		topic kmsg.CreateTopicsRequestTopic
+		code  int16
+		msg   string
+	}{
+		{"existing topic, too many replicas", entry("exists", 1, 3), errTopicAlreadyExists, "Topic 'exists' already exists."},
+		{"existing topic, no partitions", entry("exists", 0, 1), errTopicAlreadyExists, "Topic 'exists' already exists."},
+		{"existing topic, invalid config", entry("exists", 1, 1, badCfg), errTopicAlreadyExists, "Topic 'exists' already exists."},
+		{"invalid name, no partitions", entry("bad/name", 0, 0), errInvalidTopic, ""},
+		{"colliding name, no partitions", entry("a_b", 0, 0), errInvalidTopic, "Topic 'a_b' collides with existing topic: a.b"},
+		{"invalid config, too many replicas", entry("cfg", 1, 3, badCfg), errInvalidConfig, ""},
+		{"null configs", entry("nulls", 1, 1, nullCfg, nullCfg2), errInvalidConfig, "Null value not supported for topic configs: retention.ms,cleanup.policy"},
+		{"no partitions, no replicas", entry("zero", 0, 0), errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."},
+	} {
+		got := createTopicsEntry(rc, false, c.topic)[0]
+		if got.ErrorCode != c.code || c.msg != "" && (got.ErrorMessage == nil || *got.ErrorMessage != c.msg) {
+			t.Errorf("%s: error %d %q, want %d %q", c.what, got.ErrorCode, ps(got.ErrorMessage), c.code, c.msg)
+		}
+	}
+	if got := createTopicsEntry(rc, false, entry("nulls", 1, 1))[0]; got.ErrorCode != 0 {
+		t.Fatalf("the topic refused for its null configs was made: %d", got.ErrorCode)
+	}
+}
+
+// Kafka's controller names the duplicates of a CreateTopics request
+// "Duplicate topic name." (ControllerApis.createTopics).
+func TestCreateTopicsDuplicateEntries(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for _, got := range createTopicsEntry(rc, false,
+		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1},
+		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1}) {
+		if got.ErrorCode != errInvalidRequest || ps(got.ErrorMessage) != "Duplicate topic name." {
+			t.Errorf("duplicate: %d %q", got.ErrorCode, ps(got.ErrorMessage))
+		}
+	}
+	if b.topics.get("twice") != nil {
+		t.Fatal("a duplicated topic was created")
+	}
+}
+
+// A validate-only CreateTopics answers, as Kafka's controller does, with
+// the topic id the topic would have had (a fresh one), and creates
+// nothing.
+func TestCreateTopicsValidateOnlyTopicID(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	got := createTopicsEntry(rc, true, kmsg.CreateTopicsRequestTopic{Topic: "dry", NumPartitions: 2, ReplicationFactor: 1})[0]
+	if got.ErrorCode != 0 || got.TopicID == [16]byte{} || got.NumPartitions != 2 || got.ReplicationFactor != 1 {
+		t.Fatalf("validate-only: error %d, id %x, %d partitions, factor %d", got.ErrorCode, got.TopicID, got.NumPartitions, got.ReplicationFactor)
+	}
+	if b.topics.get("dry") != nil {
+		t.Fatal("validate-only created the topic")
+	}
+}
+
+// ps is an error message, or "" when there is none.
+func ps(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
