@@ -37,7 +37,12 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 	}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)
+	answered := map[string]bool{}
 	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[rt.Topic] = true
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
 		var t *topic
 		var code int16

@@ -57,17 +57,16 @@ func TestCreateTopicsChecksInKafkasOrder(t *testing.T) {
 	}
 }
 
-// Kafka's controller names the duplicates of a CreateTopics request
-// "Duplicate topic name." (ControllerApis.createTopics).
+// Kafka's controller answers a topic named twice in a CreateTopics request
+// once, "Duplicate topic name." (ControllerApis.createTopics).
 func TestCreateTopicsDuplicateEntries(t *testing.T) {
 	b := startBroker(t, nil)
 	rc := dialRaw(t, b)
-	for _, got := range createTopicsEntry(rc, false,
+	answers := createTopicsEntry(rc, false,
 		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1},
-		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1}) {
-		if got.ErrorCode != errInvalidRequest || ps(got.ErrorMessage) != "Duplicate topic name." {
-			t.Errorf("duplicate: %d %q", got.ErrorCode, ps(got.ErrorMessage))
-		}
+		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1})
+	if len(answers) != 1 || answers[0].ErrorCode != errInvalidRequest || ps(answers[0].ErrorMessage) != "Duplicate topic name." {
+		t.Errorf("duplicate: %d answers, first %d %q; want one, INVALID_REQUEST", len(answers), answers[0].ErrorCode, ps(answers[0].ErrorMessage))
 	}
 	if b.topics.get("twice") != nil {
 		t.Fatal("a duplicated topic was created")

@@ -292,12 +292,8 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if t == nil {
 		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
 	}
-	// Kafka 4's messages (ReplicationControlManager.createPartitions).
-	if total == int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", total)}
-	}
-	if total < int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", name, len(t.partitions()), total)}
+	if total <= int32(len(t.partitions())) {
+		return &createError{errInvalidPartitions, notAnIncrease(name, len(t.partitions()), total)}
 	}
 	if validateOnly {
 		return nil
@@ -306,6 +302,15 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 		return err
 	}
 	return r.b.meta.committed()
+}
+
+// notAnIncrease is Kafka 4's message for a CreatePartitions count that
+// does not add a partition (ReplicationControlManager.createPartitions).
+func notAnIncrease(topic string, have int, count int32) string {
+	if int(count) == have {
+		return fmt.Sprintf("Topic already has %d partition(s).", count)
+	}
+	return fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", topic, have, count)
 }
 
 // delete removes a topic and its data.
