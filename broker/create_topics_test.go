@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -94,4 +95,60 @@ func ps(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// Invalid topic names are refused with Kafka's messages (Topic.validate
+// since Kafka 3.4); the length is counted in characters, as Java counts.
+func TestTopicNameMessages(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	long := strings.Repeat("x", 250)
+	for name, msg := range map[string]string{
+		"":                       "Topic name is invalid: the empty string is not allowed",
+		".":                      "Topic name is invalid: '.' is not allowed",
+		"..":                     "Topic name is invalid: '..' is not allowed",
+		long:                     "Topic name is invalid: the length of '" + long + "' is longer than the max allowed length 249",
+		`bad"name`:               `Topic name is invalid: 'bad"name' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'`,
+		strings.Repeat("é", 200): "Topic name is invalid: '" + strings.Repeat("é", 200) + "' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'",
+	} {
+		got := createTopicsEntry(rc, false, kmsg.CreateTopicsRequestTopic{Topic: name, NumPartitions: 1, ReplicationFactor: 1})[0]
+		if got.ErrorCode != errInvalidTopic || ps(got.ErrorMessage) != msg {
+			t.Errorf("%.20q: %d %q, want %q", name, got.ErrorCode, ps(got.ErrorMessage), msg)
+		}
+	}
+}
+
+// Altering the configs of a topic resource checks its name first, as
+// Kafka's ControllerConfigurationValidator does: no name is INVALID_REQUEST
+// "Default topic resources are not allowed.", an invalid one
+// INVALID_TOPIC_EXCEPTION, before the values and whether the topic exists.
+func TestAlterTopicConfigsChecksTheName(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for _, c := range []struct {
+		name string
+		code int16
+		msg  string
+	}{
+		{"", errInvalidRequest, "Default topic resources are not allowed."},
+		{"bad/name", errInvalidTopic, "Topic name is invalid: 'bad/name' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"},
+		{"missing", errUnknownTopicOrPartition, "The topic 'missing' does not exist."},
+	} {
+		inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		inc.SetVersion(1)
+		inc.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: c.name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("1000")}}}}
+		got := rc.request(inc).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		if got.ErrorCode != c.code || ps(got.ErrorMessage) != c.msg {
+			t.Errorf("IncrementalAlterConfigs %q: %d %q, want %d %q", c.name, got.ErrorCode, ps(got.ErrorMessage), c.code, c.msg)
+		}
+		legacy := kmsg.NewPtrAlterConfigsRequest()
+		legacy.SetVersion(2)
+		legacy.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: c.name,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("x")}}}}
+		lgot := rc.request(legacy).(*kmsg.AlterConfigsResponse).Resources[0]
+		if c.code != errUnknownTopicOrPartition && (lgot.ErrorCode != c.code || ps(lgot.ErrorMessage) != c.msg) {
+			t.Errorf("AlterConfigs %q: %d %q, want %d %q", c.name, lgot.ErrorCode, ps(lgot.ErrorMessage), c.code, c.msg)
+		}
+	}
 }

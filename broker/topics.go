@@ -2,11 +2,13 @@ package broker
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
 
 	"github.com/gregor-broker/gregor/logstore"
 )
@@ -363,23 +365,25 @@ func (r *topicRegistry) wakeAll() {
 // suffix and the deletion marker in directory names).
 const maxTopicNameLength = 249
 
-// validateTopicName applies Kafka's rules (Topic.validate).
+// validateTopicName applies Kafka's rules with its messages
+// (Topic.validate); the length counts UTF-16 units, as Java's does.
 func validateTopicName(name string) error {
-	if name == "" {
-		return fmt.Errorf("Topic name is illegal, it can't be empty")
+	reason := ""
+	switch {
+	case name == "":
+		reason = "the empty string is not allowed"
+	case name == "." || name == "..":
+		reason = fmt.Sprintf("'%s' is not allowed", name)
+	case len(utf16.Encode([]rune(name))) > maxTopicNameLength:
+		reason = fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, maxTopicNameLength)
+	case strings.IndexFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}) >= 0:
+		reason = fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", name)
+	default:
+		return nil
 	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("Topic name cannot be \".\" or \"..\"")
-	}
-	if len(name) > maxTopicNameLength {
-		return fmt.Errorf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
-		}
-	}
-	return nil
+	return errors.New("Topic name is invalid: " + reason)
 }
 
 // collides reports whether two different names map to the same metric
