@@ -152,6 +152,11 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		b.logger.Error("creating topic", "topic", rt.Topic, "err", err)
 		return nil, errUnknownServerError, err.Error()
 	}
+	if !validateOnly {
+		for _, ct := range b.coordinatorTopics() {
+			ct.created(t)
+		}
+	}
 	return t, 0, ""
 }
 

@@ -206,3 +206,20 @@ func TestMetadataInvalidNamesAndInternalTopics(t *testing.T) {
 		t.Fatalf("committing after __consumer_offsets was auto-created: %v %v", err, resp.Error())
 	}
 }
+
+// __consumer_offsets created by hand (Kafka allows it) serves the node's
+// groups at once, as when FindCoordinator makes it: before, they were all
+// NOT_COORDINATOR until a restart.
+func TestCoordinatorTopicCreatedByHand(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "__consumer_offsets", 3)
+	createTopicRaw(t, rc, "data", 1)
+	var offsets kadm.Offsets
+	offsets.Add(kadm.Offset{Topic: "data", Partition: 0, At: 7})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if resp, err := newAdmin(t, b).CommitOffsets(ctx, "g", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("committing after __consumer_offsets was created by hand: %v %v", err, resp.Error())
+	}
+}
