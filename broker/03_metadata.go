@@ -194,34 +194,45 @@ func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Me
 		}
 		name := *rt.Topic
 		t = b.topics.get(name)
-		if t == nil && autoCreate && c.mayAutoCreate(name) {
-			created, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
-			if err != nil {
-				code := errUnknownServerError
-				if ce, ok := err.(*createError); ok {
-					code = ce.code
-				}
-				if code == errTopicAlreadyExists {
-					t = b.topics.get(name)
-				} else {
-					resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
-						ErrorCode: code, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
-					})
-					continue
-				}
-			} else {
-				t = created
-			}
+		code := errUnknownTopicOrPartition
+		if validateTopicName(name) != nil {
+			code = errInvalidTopic // as Kafka answers, whether or not it may create
+		} else if t == nil && autoCreate && c.mayAutoCreate(name) {
+			t, code = b.autoCreateTopic(name)
 		}
 		if t == nil {
 			resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
-				ErrorCode: errUnknownTopicOrPartition, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
+				ErrorCode: code, Topic: &name, IsInternal: isInternal(name), AuthorizedOperations: unknownAuthorizedOperations,
 			})
 			continue
 		}
 		resp.Topics = append(resp.Topics, b.topicMetadata(t, req.IncludeTopicAuthorizedOperations))
 	}
 	return resp
+}
+
+// autoCreateTopic makes a topic a Metadata request named, as Kafka's
+// AutoTopicCreationManager does: a coordinator's internal topic as the
+// coordinator makes it (its partition count and configs, and loaded), any
+// other with num.partitions. It returns the topic or why there is none.
+func (b *Broker) autoCreateTopic(name string) (*topic, int16) {
+	for _, ct := range b.coordinatorTopics() {
+		if ct.name == name {
+			if code := ct.ensureTopic(); code != 0 {
+				return nil, errLeaderNotAvailable
+			}
+			return b.topics.get(name), 0
+		}
+	}
+	t, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
+	if ce, ok := err.(*createError); ok && ce.code == errTopicAlreadyExists {
+		return b.topics.get(name), 0
+	} else if ok {
+		return nil, ce.code
+	} else if err != nil {
+		return nil, errUnknownServerError
+	}
+	return t, 0
 }
 
 func (b *Broker) topicMetadata(t *topic, includeOperations bool) kmsg.MetadataResponseTopic {

@@ -3,7 +3,8 @@ package broker
 // CreateTopics, versions 2-7: Kafka's name rules and '.'/'_' collisions,
 // num.partitions and default.replication.factor for -1, replication
 // factors above the live brokers refused, manual assignments checked
-// against the brokers, configs validated, validate-only, from v5 the
+// against the brokers, configs validated (null values refused), each entry
+// checked in the order of Kafka's controller, validate-only, from v5 the
 // resulting partitions, factor and configs in the response, the
 // partitions counted against controller_mutation_rate (quotas.go), and a
 // request that would make more than Kafka's 10,000 metadata records
@@ -11,6 +12,7 @@ package broker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,21 +37,22 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 	}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)
+	answered := map[string]bool{}
 	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[rt.Topic] = true
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
+		var t *topic
 		var code int16
 		var msg string
 		if counts[rt.Topic] > 1 {
-			code, msg = errInvalidRequest, fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic)
-		} else if validateTopicName(rt.Topic) == nil && !q.admit(b.partitionsCreated(rt)) {
-			code, msg = errThrottlingQuotaExceeded, *throttledMessage
+			code, msg = errInvalidRequest, "Duplicate topic name."
 		} else {
-			var t *topic
-			t, code, msg = b.createTopic(rt, req.ValidateOnly)
+			t, code, msg = b.createTopic(rt, req.ValidateOnly, q)
 			if t != nil {
-				if !req.ValidateOnly {
-					st.TopicID = t.id
-				}
+				st.TopicID = t.id
 				st.NumPartitions = partitionCount(rt, b.cfg.NumPartitions)
 				st.ReplicationFactor = 1
 				for _, cfg := range b.describeTopicConfigs(configMap(rt.Configs), nil, false, false) {
@@ -88,25 +91,48 @@ func configMap(configs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 	return m
 }
 
-// createTopic checks one CreateTopics entry and creates the topic.
-func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool) (*topic, int16, string) {
+// createTopic checks one CreateTopics entry in the order of Kafka's
+// controller (ReplicationControlManager.createTopics), so that an entry
+// wrong in several ways gets Kafka's error: the name, an existing topic,
+// the configs, the replicas and partitions asked for, then the mutation
+// quota (nil: none, for the broker's own topics); then it creates the
+// topic.
+func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool, q *mutationQuota) (*topic, int16, string) {
 	if rt.Topic == controller.MetadataTopic {
 		return nil, errInvalidRequest, controller.MetadataTopicRefusal
+	}
+	if err := validateTopicName(rt.Topic); err != nil {
+		return nil, errInvalidTopic, err.Error()
+	}
+	if ce := b.topics.nameTaken(rt.Topic); ce != nil {
+		return nil, ce.code, ce.msg
+	}
+	var nulls []string
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return nil, errInvalidConfig, "Null value not supported for topic configs: " + strings.Join(nulls, ",")
+	}
+	if err := validateTopicConfigs(configMap(rt.Configs), b.liveConfig()); err != nil {
+		return nil, errInvalidConfig, err.Error()
 	}
 	if len(rt.ReplicaAssignment) > 0 {
 		if code, msg := controller.ManualAssignmentRefusal(rt, b.assignedBroker); code != 0 {
 			return nil, code, msg
 		}
 	} else {
+		if rt.ReplicationFactor == 0 || rt.ReplicationFactor < -1 {
+			return nil, errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
+		}
 		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
 			return nil, errInvalidPartitions, "Number of partitions was set to an invalid non-positive value."
 		}
 		rf := rt.ReplicationFactor
 		if rf == -1 {
 			rf = b.cfg.DefaultReplicationFactor
-		}
-		if rf <= 0 {
-			return nil, errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
 		}
 		if b.dirs.AllCordoned() {
 			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): %s", rf, errAllDirsCordoned)
@@ -115,6 +141,9 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, liveBrokers)
 		}
 	}
+	if !q.admit(b.partitionsCreated(rt)) {
+		return nil, errThrottlingQuotaExceeded, *throttledMessage
+	}
 	t, err := b.topics.create(rt.Topic, partitionCount(rt, b.cfg.NumPartitions), configMap(rt.Configs), validateOnly)
 	if err != nil {
 		if ce, ok := err.(*createError); ok {
@@ -122,6 +151,11 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		}
 		b.logger.Error("creating topic", "topic", rt.Topic, "err", err)
 		return nil, errUnknownServerError, err.Error()
+	}
+	if !validateOnly {
+		for _, ct := range b.coordinatorTopics() {
+			ct.created(t)
+		}
 	}
 	return t, 0, ""
 }

@@ -30,49 +30,58 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 	}
 	q := c.mutationQuota(req.Version, 3)
 	defer q.finish(resp)
+	answered := map[string]bool{}
 	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[rt.Topic] = true
 		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
-		code, msg := errThrottlingQuotaExceeded, *throttledMessage
-		if q.admit(b.partitionsAdded(rt)) {
-			code, msg = b.createPartitions(rt, counts[rt.Topic] > 1, req.ValidateOnly)
+		code, msg := errInvalidRequest, kmsg.StringPtr("Duplicate topic name.")
+		if counts[rt.Topic] == 1 {
+			code, msg = b.createPartitions(rt, req.ValidateOnly, q)
 		}
-		st.ErrorCode = code
-		if code != 0 {
-			st.ErrorMessage = &msg
-		}
+		st.ErrorCode, st.ErrorMessage = code, msg
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
 }
 
-func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, duplicate, validateOnly bool) (int16, string) {
-	if duplicate {
-		return errInvalidRequest, fmt.Sprintf("Duplicate topic in request: %s", rt.Topic)
-	}
+// createPartitions checks one topic in the order of Kafka's controller
+// (ReplicationControlManager.createPartitions), so that a request wrong in
+// several ways gets Kafka's error: the topic, the count, the number of
+// assignments, the mutation quota, then each assignment; then it adds the
+// partitions. The message is nil where Kafka gives none.
+func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, q *mutationQuota) (int16, *string) {
 	t := b.topics.get(rt.Topic)
 	if t == nil {
-		return errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
+		return errUnknownTopicOrPartition, nil
 	}
-	if rt.Assignment != nil {
-		if added := int(rt.Count) - len(t.partitions()); len(rt.Assignment) != added {
-			return errInvalidReplicaAssignment, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(rt.Assignment))
-		}
-		for i, a := range rt.Assignment {
-			if err := controller.CheckManualAssignment(int32(len(t.partitions())+i), a.Replicas, 1, b.assignedBroker); err != nil {
-				return errInvalidReplicaAssignment, err.Error()
-			}
+	have := len(t.partitions())
+	if int(rt.Count) <= have {
+		return errInvalidPartitions, kmsg.StringPtr(notAnIncrease(rt.Topic, have, rt.Count))
+	}
+	if added := int(rt.Count) - have; rt.Assignment != nil && len(rt.Assignment) != added {
+		return errInvalidReplicaAssignment, kmsg.StringPtr(fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(rt.Assignment)))
+	}
+	if !q.admit(rt.Count - int32(have)) {
+		return errThrottlingQuotaExceeded, throttledMessage
+	}
+	for i, a := range rt.Assignment {
+		if err := controller.CheckManualAssignment(int32(have+i), a.Replicas, 1, b.assignedBroker); err != nil {
+			return errInvalidReplicaAssignment, kmsg.StringPtr(err.Error())
 		}
 	}
 	// With an assignment, CheckManualAssignment has refused a cordoned node.
-	if int(rt.Count) > len(t.partitions()) && rt.Assignment == nil && b.dirs.AllCordoned() {
-		return errInvalidReplicationFactor, "Unable to replicate the partition 1 time(s): " + errAllDirsCordoned
+	if rt.Assignment == nil && b.dirs.AllCordoned() {
+		return errInvalidReplicationFactor, kmsg.StringPtr("Unable to replicate the partition 1 time(s): " + errAllDirsCordoned)
 	}
 	if err := b.topics.addPartitions(rt.Topic, rt.Count, validateOnly); err != nil {
 		if ce, ok := err.(*createError); ok {
-			return ce.code, ce.msg
+			return ce.code, &ce.msg
 		}
 		b.logger.Error("creating partitions", "topic", rt.Topic, "err", err)
-		return errUnknownServerError, err.Error()
+		return errUnknownServerError, kmsg.StringPtr(err.Error())
 	}
-	return 0, ""
+	return 0, nil
 }

@@ -132,7 +132,7 @@ func (b *Broker) createInternalTopics(c *conn, topics []group.InternalTopic) {
 		return
 	}
 	for _, rt := range req.Topics {
-		if _, code, msg := b.createTopic(rt, false); code != 0 && code != errTopicAlreadyExists {
+		if _, code, msg := b.createTopic(rt, false, nil); code != 0 && code != errTopicAlreadyExists {
 			b.logger.Warn("creating a streams group's internal topic failed", "topic", rt.Topic, "error", errorMessageText(code), "message", msg)
 		} else if code == 0 {
 			b.logger.Info("created a streams group's internal topic", "topic", rt.Topic, "partitions", rt.NumPartitions)

@@ -6,8 +6,8 @@ package broker
 // request is checked (each resource once, each key once, no null values),
 // broker resources are validated as the broker does before forwarding
 // (node id, only dynamic keys, valid values: INVALID_REQUEST), topic
-// resources as the controller does (known names and valid values:
-// INVALID_CONFIG, then the topic must exist). Unless validate-only, the
+// resources as the controller does (a valid topic name, known config names
+// and valid values: INVALID_CONFIG, then the topic must exist). Unless validate-only, the
 // new overrides are written to the metastore and applied to the live logs
 // before the response. Alterations are serialised by liveConfig.mu.
 
@@ -211,6 +211,13 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 	next, cerr := nextOverrides(b.topicOverrides(r.name), r, incremental, notList, listDefault)
 	if cerr != nil {
 		return cerr
+	}
+	// Kafka's ControllerConfigurationValidator checks the name first.
+	if r.name == "" {
+		return configErr(errInvalidRequest, "Default topic resources are not allowed.")
+	}
+	if err := validateTopicName(r.name); err != nil {
+		return configErr(errInvalidTopic, "%s", err.Error())
 	}
 	if err := validateTopicConfigs(next, b.liveConfig()); err != nil {
 		return configErr(errInvalidConfig, "%s", err.Error())

@@ -146,9 +146,19 @@ func (ct *coordinatorTopic) ensureTopic() int16 {
 		ct.b.logger.Error("creating "+ct.name+" failed", "err", err)
 		return errCoordinatorNotAvailable
 	}
-	ct.takeCount(t.id, ct.numPartitions)
-	ct.loadAll(t)
+	ct.created(t)
 	return 0
+}
+
+// created makes the coordinator take a topic of its name just created on
+// a single node, by ensureTopic or by a client's CreateTopics (which Kafka
+// allows): it maps keys to the topic's partitions and loads them.
+func (ct *coordinatorTopic) created(t *topic) {
+	if t.name != ct.name || ct.b.cluster != nil {
+		return
+	}
+	ct.takeCount(t.id, int32(len(t.partitions())))
+	ct.loadAll(t)
 }
 
 // ensureClusterTopic creates the topic through the controller.

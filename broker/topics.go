@@ -2,11 +2,13 @@ package broker
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
 
 	"github.com/gregor-broker/gregor/logstore"
 )
@@ -204,18 +206,10 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.byName[name]; ok {
-		return nil, &createError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
-	}
-	for other := range r.byName {
-		if collides(name, other) {
-			return nil, &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
-		}
+	if ce := r.nameTakenLocked(name); ce != nil {
+		return nil, ce
 	}
 	t := &topic{name: name, node: r.b.cfg.NodeID}
-	if validateOnly {
-		return t, nil
-	}
 	for {
 		rand.Read(t.id[:])
 		t.id[6] = t.id[6]&0x0f | 0x40 // version 4, as Kafka's Uuid.randomUuid
@@ -223,6 +217,9 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 		if _, taken := r.byID[t.id]; !taken && t.id != [16]byte{} {
 			break
 		}
+	}
+	if validateOnly { // Kafka answers with the id the topic would have had
+		return t, nil
 	}
 	// Write the overrides, or clear any a crash left behind from an earlier
 	// topic of the same name: the metadata change that makes the topic.
@@ -245,6 +242,26 @@ func (r *topicRegistry) create(name string, n int32, configs map[string]string, 
 	r.byID[t.id] = t
 	r.b.logger.Info("created topic", "topic", name, "partitions", n)
 	return t, nil
+}
+
+// nameTaken refuses a new topic's name that an existing topic has, or
+// that collides with one's once '.' and '_' are taken alike.
+func (r *topicRegistry) nameTaken(name string) *createError {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.nameTakenLocked(name)
+}
+
+func (r *topicRegistry) nameTakenLocked(name string) *createError {
+	if _, ok := r.byName[name]; ok {
+		return &createError{errTopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", name)}
+	}
+	for other := range r.byName {
+		if collides(name, other) {
+			return &createError{errInvalidTopic, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)}
+		}
+	}
+	return nil
 }
 
 // addPartitionsLocked grows t to n partitions; the caller holds r.mu.
@@ -277,12 +294,8 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if t == nil {
 		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
 	}
-	// Kafka 4's messages (ReplicationControlManager.createPartitions).
-	if total == int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", total)}
-	}
-	if total < int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", name, len(t.partitions()), total)}
+	if total <= int32(len(t.partitions())) {
+		return &createError{errInvalidPartitions, notAnIncrease(name, len(t.partitions()), total)}
 	}
 	if validateOnly {
 		return nil
@@ -291,6 +304,15 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 		return err
 	}
 	return r.b.meta.committed()
+}
+
+// notAnIncrease is Kafka 4's message for a CreatePartitions count that
+// does not add a partition (ReplicationControlManager.createPartitions).
+func notAnIncrease(topic string, have int, count int32) string {
+	if int(count) == have {
+		return fmt.Sprintf("Topic already has %d partition(s).", count)
+	}
+	return fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", topic, have, count)
 }
 
 // delete removes a topic and its data.
@@ -343,23 +365,25 @@ func (r *topicRegistry) wakeAll() {
 // suffix and the deletion marker in directory names).
 const maxTopicNameLength = 249
 
-// validateTopicName applies Kafka's rules (Topic.validate).
+// validateTopicName applies Kafka's rules with its messages
+// (Topic.validate); the length counts UTF-16 units, as Java's does.
 func validateTopicName(name string) error {
-	if name == "" {
-		return fmt.Errorf("Topic name is illegal, it can't be empty")
+	reason := ""
+	switch {
+	case name == "":
+		reason = "the empty string is not allowed"
+	case name == "." || name == "..":
+		reason = fmt.Sprintf("'%s' is not allowed", name)
+	case len(utf16.Encode([]rune(name))) > maxTopicNameLength:
+		reason = fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, maxTopicNameLength)
+	case strings.IndexFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}) >= 0:
+		reason = fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", name)
+	default:
+		return nil
 	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("Topic name cannot be \".\" or \"..\"")
-	}
-	if len(name) > maxTopicNameLength {
-		return fmt.Errorf("Topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("Topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
-		}
-	}
-	return nil
+	return errors.New("Topic name is invalid: " + reason)
 }
 
 // collides reports whether two different names map to the same metric
