@@ -374,7 +374,7 @@ func validateTopicName(name string) error {
 		reason = "the empty string is not allowed"
 	case name == "." || name == "..":
 		reason = fmt.Sprintf("'%s' is not allowed", name)
-	case len(utf16.Encode([]rune(name))) > maxTopicNameLength:
+	case len(name) > maxTopicNameLength && utf16Length(name) > maxTopicNameLength:
 		reason = fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, maxTopicNameLength)
 	case strings.IndexFunc(name, func(c rune) bool {
 		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
@@ -384,6 +384,16 @@ func validateTopicName(name string) error {
 		return nil
 	}
 	return errors.New("Topic name is invalid: " + reason)
+}
+
+// utf16Length is the length of s in Java's chars (UTF-16 units), never
+// more than its length in bytes.
+func utf16Length(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 // collides reports whether two different names map to the same metric
