@@ -1,6 +1,7 @@
 package group
 
 import (
+	"iter"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,12 +17,14 @@ import (
 // naming only such partitions neither touches nor creates the group.
 func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExists func(topic string, partition int32) bool) *kmsg.OffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	codes, anyExists := unknownPartitions(req.Topics, func(t kmsg.OffsetCommitRequestTopic) (string, []int32) {
-		ps := make([]int32, len(t.Partitions))
-		for i, p := range t.Partitions {
-			ps[i] = p.Partition
+	codes, anyExists := unknownPartitions(func(yield func(string, int32) bool) {
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				if !yield(t.Topic, p.Partition) {
+					return
+				}
+			}
 		}
-		return t.Topic, ps
 	}, partitionExists)
 	// answer gives each partition its code, or otherwise.
 	answer := func(otherwise int16) *kmsg.OffsetCommitResponse {
@@ -100,19 +103,16 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExist
 	return answer(0)
 }
 
-// unknownPartitions maps each partition of topics that partitionExists
+// unknownPartitions maps each of the partitions that partitionExists
 // denies to UNKNOWN_TOPIC_OR_PARTITION, and reports whether any exists: if
 // none does (or none is named), Kafka answers without the coordinator.
-func unknownPartitions[T any](topics []T, parts func(T) (string, []int32), partitionExists func(string, int32) bool) (codes map[topicPartition]int16, anyExists bool) {
+func unknownPartitions(partitions iter.Seq2[string, int32], partitionExists func(string, int32) bool) (codes map[topicPartition]int16, anyExists bool) {
 	codes = map[topicPartition]int16{}
-	for _, t := range topics {
-		name, ps := parts(t)
-		for _, p := range ps {
-			if partitionExists(name, p) {
-				anyExists = true
-			} else {
-				codes[topicPartition{name, p}] = errUnknownTopicOrPart
-			}
+	for name, p := range partitions {
+		if partitionExists(name, p) {
+			anyExists = true
+		} else {
+			codes[topicPartition{name, p}] = errUnknownTopicOrPart
 		}
 	}
 	return codes, anyExists

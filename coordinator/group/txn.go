@@ -28,12 +28,14 @@ const firstTxnCommitGroupErrorsVersion = 6
 // KafkaApis; a request naming only such partitions goes no further.
 func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest, partitionExists func(topic string, partition int32) bool) *kmsg.TxnOffsetCommitResponse {
 	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-	codes, anyExists := unknownPartitions(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) (string, []int32) {
-		ps := make([]int32, len(t.Partitions))
-		for i, p := range t.Partitions {
-			ps[i] = p.Partition
+	codes, anyExists := unknownPartitions(func(yield func(string, int32) bool) {
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				if !yield(t.Topic, p.Partition) {
+					return
+				}
+			}
 		}
-		return t.Topic, ps
 	}, partitionExists)
 	answer := func(otherwise int16) *kmsg.TxnOffsetCommitResponse {
 		for _, t := range req.Topics {
