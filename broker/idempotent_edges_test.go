@@ -1,0 +1,41 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// An idempotent InitProducerId (no transactional id) naming only one of
+// the KIP-360 producer id and epoch is INVALID_REQUEST, as KafkaApis
+// checks the pair before the coordinator sees the request; both or
+// neither get a new producer id.
+func TestInitProducerIDIdempotentHalfKIP360(t *testing.T) {
+	_, rc := startWithTopic(t, "ipid")
+	for _, c := range []struct {
+		pid   int64
+		epoch int16
+		want  int16
+	}{
+		{-1, 3, kerr.InvalidRequest.Code},
+		{7, -1, kerr.InvalidRequest.Code},
+		{-1, -1, 0},
+		{7, 3, 0},
+	} {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(4)
+		req.TransactionTimeoutMillis = -1
+		req.ProducerID, req.ProducerEpoch = c.pid, c.epoch
+		resp := rc.request(req).(*kmsg.InitProducerIDResponse)
+		if resp.ErrorCode != c.want {
+			t.Fatalf("pid %d epoch %d: error %d, want %d", c.pid, c.epoch, resp.ErrorCode, c.want)
+		}
+		if c.want != 0 && (resp.ProducerID != -1 || resp.ProducerEpoch != -1) {
+			t.Fatalf("pid %d epoch %d: refused with producer %d epoch %d", c.pid, c.epoch, resp.ProducerID, resp.ProducerEpoch)
+		}
+		if c.want == 0 && (resp.ProducerID < 0 || resp.ProducerEpoch != 0) {
+			t.Fatalf("pid %d epoch %d: producer %d epoch %d", c.pid, c.epoch, resp.ProducerID, resp.ProducerEpoch)
+		}
+	}
+}
