@@ -123,7 +123,9 @@ func orInvalidState(sameResult bool, code int16) int16 {
 }
 
 // prepareEnd writes PrepareCommit or PrepareAbort (with the epoch bumped
-// when fencing), then starts writing its markers; t.mu is held. bump is
+// when fencing), then starts writing its markers; t.mu is held. A V2 abort
+// from a state with no transaction open (Empty, Complete*) starts its
+// transaction now. bump is
 // transactions V2's bump at every end: the markers carry the new epoch,
 // and an exhausted epoch gets the producer id it moves to when complete.
 // Gregor finalizes transaction.version 2, so fencing bumps twice, as
@@ -153,6 +155,11 @@ func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence, bump bool) int16
 		}
 	}
 	next.lastUpdate = c.clock.Now().UnixMilli()
+	if t.state != stateOngoing {
+		// A V2 abort with no partition added: its start is now, as in
+		// Kafka (prepareAbortOrCommit with noPartitionAdded).
+		next.startTime = next.lastUpdate
+	}
 	if code := c.write(t, &next); code != 0 {
 		return code
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -156,4 +157,38 @@ func TestTransactionsV2EpochExhausted(t *testing.T) {
 	h.expectEnd("commit retried with the old producer id", code, gotPID, gotEpoch, next, 0)
 	h.expect("next transaction on the new id", h.brokerAdd("x", next, 0, tp("t", 0)), 0)
 	h.expect("its batch", h.logs.produce("t", 0, next, 0, 0), 0)
+}
+
+// TestTransactionsV2EmptyAbortStartTime: an abort with no partition added
+// (from Empty, or after a completed transaction) takes its update time as
+// the transaction's start, as Kafka's prepareAbortOrCommit does with
+// noPartitionAdded: DescribeTransactions shows it, and ListTransactions'
+// duration filter does not take it for a transaction running since 1970.
+func TestTransactionsV2EmptyAbortStartTime(t *testing.T) {
+	h := newHarness(t)
+	pid, e := h.mustInit("s")
+	h.clock.Advance(time.Second)
+	now := h.clock.Now().UnixMilli()
+	code, _, _ := h.endV2("s", pid, e, false)
+	h.expect("abort from Empty", code, 0)
+	if d := h.waitState("s", "CompleteAbort"); d.StartTimestamp != now {
+		t.Fatalf("abort from Empty: start %d, want %d", d.StartTimestamp, now)
+	}
+	list := kmsg.NewPtrListTransactionsRequest()
+	list.Version, list.DurationFilterMillis = 1, time.Hour.Milliseconds()
+	if got := h.c.ListTransactions(list).TransactionStates; len(got) != 0 {
+		t.Fatalf("listed as running for an hour: %+v", got)
+	}
+
+	h.expect("leader adds", h.brokerAdd("s", pid, e+1, tp("t", 0)), 0)
+	code, _, _ = h.endV2("s", pid, e+1, true)
+	h.expect("commit", code, 0)
+	h.waitState("s", "CompleteCommit")
+	h.clock.Advance(time.Second)
+	now = h.clock.Now().UnixMilli()
+	code, _, _ = h.endV2("s", pid, e+2, false)
+	h.expect("abort after the commit", code, 0)
+	if d := h.waitState("s", "CompleteAbort"); d.StartTimestamp != now {
+		t.Fatalf("abort after a commit: start %d, want %d", d.StartTimestamp, now)
+	}
 }
