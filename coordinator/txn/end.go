@@ -269,8 +269,10 @@ func (c *Coordinator) complete(t *txnMetadata, job *markerJob) {
 	clear(next.partitions)
 	if next.nextProducerID >= 0 {
 		// The bump exhausted the epoch: the markers carried the last one,
-		// and the producer goes on with the id it was given.
-		next.prevProducerID, next.lastProducerEpoch = t.producerID, t.producerEpoch
+		// and the producer goes on with the id it was given. The last
+		// epoch stays the one the client last used (set by prepareEnd),
+		// as in Kafka's prepareComplete, for a KIP-360 retry.
+		next.prevProducerID = t.producerID
 		next.producerID, next.producerEpoch, next.nextProducerID = t.nextProducerID, 0, -1
 	}
 	next.lastUpdate = c.clock.Now().UnixMilli()

@@ -192,3 +192,31 @@ func TestTransactionsV2EmptyAbortStartTime(t *testing.T) {
 		t.Fatalf("abort after a commit: start %d, want %d", d.StartTimestamp, now)
 	}
 }
+
+// TestTransactionsV2EpochExhaustedLastEpoch: once a V2 EndTxn has moved
+// the producer to a new id, the last epoch remembered is the one the
+// client last used (Kafka's prepareComplete keeps lastProducerEpoch at
+// the last usable epoch), so a KIP-360 InitProducerId naming the old id
+// at that epoch, a producer that never got the EndTxn answer, is a retry
+// answered with the new id, not fenced.
+func TestTransactionsV2EpochExhaustedLastEpoch(t *testing.T) {
+	h := newHarness(t)
+	pid, _ := h.mustInit("y")
+	last := int16(math.MaxInt16 - 1)
+	f := txnFields{producerID: pid, prevProducerID: -1, nextProducerID: -1, producerEpoch: last, lastProducerEpoch: -1,
+		timeoutMs: 60000, state: stateEmpty, startTime: -1, lastUpdate: h.clock.Now().UnixMilli()}
+	if err := h.c.appendRecords(h.c.PartitionFor("y"), []keyValue{{txnKey("y"), txnValue(&f)}}); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	h.expect("leader adds", h.brokerAdd("y", pid, last, tp("t", 0)), 0)
+	next := h.nextPID.Load()
+	code, _, _ := h.endV2("y", pid, last, true)
+	h.expect("commit", code, 0)
+	h.waitState("y", "CompleteCommit")
+	r := h.initExpect("y", pid, last, 5)
+	h.expect("init with the old id at its last epoch", r.ErrorCode, 0)
+	if r.ProducerID != next || r.ProducerEpoch != 0 {
+		t.Fatalf("init answered producer %d epoch %d, want %d/0", r.ProducerID, r.ProducerEpoch, next)
+	}
+}
