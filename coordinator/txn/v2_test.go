@@ -220,3 +220,33 @@ func TestTransactionsV2EpochExhaustedLastEpoch(t *testing.T) {
 		t.Fatalf("init answered producer %d epoch %d, want %d/0", r.ProducerID, r.ProducerEpoch, next)
 	}
 }
+
+// TestAddPartitionsPendingFirst: while a transaction's markers are being
+// written, AddPartitionsToTxn answers CONCURRENT_TRANSACTIONS before it
+// looks at the producer id and epoch, as Kafka 4.3's
+// handleAddPartitionsToTransaction does: a V2 producer whose EndTxn at the
+// last epoch moved it to a new producer id uses that id at once, and must
+// be told to retry, not that its id is unknown.
+func TestAddPartitionsPendingFirst(t *testing.T) {
+	h := newHarness(t)
+	pid, _ := h.mustInit("z")
+	last := int16(math.MaxInt16 - 1)
+	f := txnFields{producerID: pid, prevProducerID: -1, nextProducerID: -1, producerEpoch: last, lastProducerEpoch: -1,
+		timeoutMs: 60000, state: stateEmpty, startTime: -1, lastUpdate: h.clock.Now().UnixMilli()}
+	if err := h.c.appendRecords(h.c.PartitionFor("z"), []keyValue{{txnKey("z"), txnValue(&f)}}); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	h.expect("leader adds", h.brokerAdd("z", pid, last, tp("t", 0)), 0)
+	h.rec.hold()
+	code, next, epoch := h.endV2("z", pid, last, true)
+	h.expect("commit", code, 0)
+	h.waitCalls(1)
+	h.expect("leader adds for the new producer id while the markers are written",
+		h.brokerAdd("z", next, epoch, tp("t", 0)), kerr.ConcurrentTransactions.Code)
+	h.expect("producer adds with an old epoch while the markers are written",
+		h.add("z", pid, last-1, tp("t", 1)), kerr.ConcurrentTransactions.Code)
+	h.rec.release()
+	h.waitState("z", "CompleteCommit")
+	h.expect("leader adds for the new producer id", h.brokerAdd("z", next, epoch, tp("t", 0)), 0)
+}
