@@ -39,3 +39,29 @@ func TestInitProducerIDIdempotentHalfKIP360(t *testing.T) {
 		}
 	}
 }
+
+// A producer's AddPartitionsToTxn (v0-3) naming an internal topic gets
+// TOPIC_AUTHORIZATION_FAILED for it whatever the ACLs say, and the other
+// partitions OPERATION_NOT_ATTEMPTED: KafkaApis leaves internal topics out
+// of the topics it authorizes.
+func TestAddPartitionsToTxnInternalTopic(t *testing.T) {
+	_, rc := startWithTopic(t, "apint")
+	pid, epoch := initTxnProducer(t, rc, "apint-txn") // creates __transaction_state
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(3)
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = "apint-txn", pid, epoch
+	req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{
+		{Topic: "apint", Partitions: []int32{0}},
+		{Topic: "__transaction_state", Partitions: []int32{0}},
+	}
+	resp := rc.request(req).(*kmsg.AddPartitionsToTxnResponse)
+	got := map[string]int16{}
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			got[rt.Topic] = p.ErrorCode
+		}
+	}
+	if got["apint"] != kerr.OperationNotAttempted.Code || got["__transaction_state"] != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("answers %v, want OPERATION_NOT_ATTEMPTED and TOPIC_AUTHORIZATION_FAILED", got)
+	}
+}
