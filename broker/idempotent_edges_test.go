@@ -65,3 +65,26 @@ func TestAddPartitionsToTxnInternalTopic(t *testing.T) {
 		t.Fatalf("answers %v, want OPERATION_NOT_ATTEMPTED and TOPIC_AUTHORIZATION_FAILED", got)
 	}
 }
+
+// A produce with a transactional batch but no transactional id (or one the
+// principal may not write) is refused whole, every partition with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, before anything else is checked,
+// as KafkaApis.handleProduceRequest does.
+func TestProduceTransactionalWithoutTransactionalID(t *testing.T) {
+	_, rc := startWithTopic(t, "ptx")
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(11)
+	req.Acks, req.TimeoutMillis = -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{
+		{Topic: "ptx", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(1, "plain", -1, -1, -1, 0)}}},
+		{Topic: "no-such-topic", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: txnBatch(1, "txn", 5, 0, 0)}}},
+	}
+	resp := rc.request(req).(*kmsg.ProduceResponse)
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if p.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code || p.BaseOffset != -1 {
+				t.Fatalf("%s-%d: error %d base offset %d, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", rt.Topic, p.Partition, p.ErrorCode, p.BaseOffset)
+			}
+		}
+	}
+}
