@@ -45,7 +45,8 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 		return errInvalidPIDMapping
 	}
 	defer t.mu.Unlock()
-	retry, epochOK := t.endEpoch(req.ProducerID, req.ProducerEpoch)
+	v2 := req.Version >= 5 // the request's rules, as Kafka decides
+	retry, epochOK := t.endEpoch(req.ProducerID, req.ProducerEpoch, v2)
 	switch {
 	case t.producerID != req.ProducerID && !retry:
 		return errInvalidPIDMapping
@@ -54,16 +55,16 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 	case t.pending != noPending:
 		return errConcurrentTxns
 	}
-	commit, bump := req.Commit, req.Version >= 5
+	commit := req.Commit
 	switch t.state {
 	case stateOngoing:
-		code = c.prepareEnd(t, commit, false, bump)
+		code = c.prepareEnd(t, commit, false, v2)
 	case stateCompleteCommit, stateCompleteAbort:
 		sameResult := commit == (t.state == stateCompleteCommit)
 		switch {
-		case retry || !t.txnV2():
+		case retry || !v2:
 			code = orInvalidState(sameResult, 0)
-		case bump && !commit:
+		case !commit:
 			code = c.prepareEnd(t, false, false, true)
 		default:
 			code = errInvalidTxnState
@@ -74,7 +75,7 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 		code = orInvalidState(!commit, errConcurrentTxns)
 	case stateEmpty:
 		code = errInvalidTxnState
-		if bump && !commit {
+		if v2 && !commit {
 			code = c.prepareEnd(t, false, false, true)
 		}
 	default:
@@ -91,14 +92,16 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 }
 
 // endEpoch checks the producer id and epoch of an EndTxn (Kafka's
-// TransactionCoordinator.endTransaction). In V1 the epoch must be the
-// current one. In V2 the epoch was bumped by the EndTxn being retried, so
+// TransactionCoordinator.endTransaction), by the rules of the request's
+// version (v2: EndTxn v5), whatever the transaction's last change was. In
+// V1 the epoch must be the current one. In V2 the epoch was bumped by the
+// EndTxn being retried, so
 // a Prepare or Complete state takes the epoch before it (or, when the bump
 // exhausted the epoch, the previous producer id at its last epoch); a
 // Complete state also takes the current epoch, for a new abort. retry
 // reports a retried V2 EndTxn.
-func (t *txnMetadata) endEpoch(pid int64, epoch int16) (retry, ok bool) {
-	if !t.txnV2() {
+func (t *txnMetadata) endEpoch(pid int64, epoch int16, v2 bool) (retry, ok bool) {
+	if !v2 {
 		return false, epoch == t.producerEpoch
 	}
 	bumped := t.producerEpoch == epoch+1

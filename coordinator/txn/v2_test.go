@@ -250,3 +250,29 @@ func TestAddPartitionsPendingFirst(t *testing.T) {
 	h.waitState("z", "CompleteCommit")
 	h.expect("leader adds for the new producer id", h.brokerAdd("z", next, epoch, tp("t", 0)), 0)
 }
+
+// TestEndTxnRulesByRequestVersion: EndTxn follows the rules of its own
+// version, as Kafka's handleEndTransaction does (v5 transactions V2,
+// earlier V1), whatever version the transaction's last change had. A
+// producer that moves to V2 after transaction.version is upgraded may
+// abort with nothing added right after a V1 commit: the epoch is bumped.
+// One that moves back to V1 retries a V1 commit with the current epoch.
+func TestEndTxnRulesByRequestVersion(t *testing.T) {
+	h := newHarness(t)
+	pid, e := h.mustInit("r")
+	h.expect("V1 add", h.add("r", pid, e, tp("t", 0)), 0)
+	h.expect("V1 commit", h.end("r", pid, e, true), 0)
+	h.waitState("r", "CompleteCommit")
+	code, _, _ := h.endV2("r", pid, e, true)
+	h.expect("V2 commit with nothing open after a V1 commit", code, kerr.InvalidTxnState.Code)
+	code, gotPID, gotEpoch := h.endV2("r", pid, e, false)
+	h.expectEnd("V2 abort with nothing open after a V1 commit", code, gotPID, gotEpoch, pid, e+1)
+	h.waitState("r", "CompleteAbort")
+
+	h.expect("V2 add", h.brokerAdd("r", pid, e+1, tp("t", 0)), 0)
+	code, _, _ = h.endV2("r", pid, e+1, true)
+	h.expect("V2 commit", code, 0)
+	h.waitState("r", "CompleteCommit")
+	h.expect("V1 commit at the current epoch after a V2 commit", h.end("r", pid, e+2, true), 0)
+	h.expect("V1 commit at the epoch before the V2 bump", h.end("r", pid, e+1, true), kerr.ProducerFenced.Code)
+}
