@@ -16,8 +16,10 @@ package broker
 // Every partition is checked first; the appends follow, spread over the
 // cores when the request is large (produce_spread.go). The request's size
 // counts against the client's producer_byte_rate quota (quotas.go).
-// Transactional batches need WRITE on the request's transactional id and,
-// when they would open a transaction, the transaction coordinator's word
+// Transactional batches need WRITE on the request's transactional id (a
+// request with one and without it is refused whole, every partition with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as in Kafka) and, when they
+// would open a transaction, the transaction coordinator's word
 // that the partition is in it (txn_verify.go); the log checks their
 // producer epoch and keeps the transaction open until the coordinator's
 // marker (logstore).
@@ -39,8 +41,11 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	failed := false
 	jobs := c.reuse.appends[:0]
-	// As Kafka: transactional batches need WRITE on the request's transactional id.
+	// As Kafka: transactional batches need WRITE on the request's
+	// transactional id, or the whole request is refused before anything
+	// else is checked.
 	txnOK := req.TransactionID != nil && c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionID)
+	refuseAll := !txnOK && hasTransactionalBatch(req)
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -60,6 +65,8 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			// redirects the producer; zeros would put it in every answer.
 			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = -1, -1
 			switch p := t.partition(rp.Partition); {
+			case refuseAll:
+				sp.ErrorCode = errTxnIDAuthFailed
 			case !validAcks:
 				sp.ErrorCode = errInvalidRequiredAcks
 			case denied:
@@ -83,8 +90,6 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
 			case req.Acks == -1 && p.tooFewInsync():
 				sp.ErrorCode = errNotEnoughReplicas
-			case transactional(rp.Records) && !txnOK:
-				sp.ErrorCode = errTxnIDAuthFailed
 			default:
 				jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
 					topic: len(resp.Topics) - 1, part: len(st.Partitions)})
@@ -297,6 +302,19 @@ func refuseRecords(p *partition, records []byte, now int64, s *topicSettings, sp
 // attributes, which hold the codec and the transactional flag (the
 // attributes are checked in full when the batch is validated).
 const attributesLow = 22
+
+// hasTransactionalBatch reports whether any partition of req starts with
+// a transactional batch (Kafka's RequestUtils.hasTransactionalRecords).
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if transactional(rp.Records) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // transactional reports whether records start with a transactional batch.
 func transactional(records []byte) bool {

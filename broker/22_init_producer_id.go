@@ -3,7 +3,9 @@ package broker
 // InitProducerId, versions 0-5. Without a transactional id (idempotent
 // producers) every call gets a fresh producer id with epoch 0 (Kafka does
 // the same, including the KIP-360 epoch-bump retries). With one, WRITE on
-// it is needed and the transaction coordinator answers.
+// it is needed and the transaction coordinator answers. Either way, a
+// request naming only one of the KIP-360 producer id and epoch is
+// INVALID_REQUEST, checked after authorization, as KafkaApis does.
 
 import (
 	"github.com/gregor-broker/gregor/logstore"
@@ -23,6 +25,10 @@ func handleInitProducerID(b *Broker, c *conn, req *kmsg.InitProducerIDRequest) (
 	// As Kafka: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic.
 	if !c.authorizedClusterProbe(kmsg.ACLOperationIdempotentWrite) && !c.authorizedAnyTopic(kmsg.ACLOperationWrite) {
 		resp.ErrorCode = errClusterAuthorization
+		return resp, nil
+	}
+	if (req.ProducerID == -1) != (req.ProducerEpoch == -1) {
+		resp.ErrorCode = errInvalidRequest
 		return resp, nil
 	}
 	id, err := b.producerIDs.allocate()

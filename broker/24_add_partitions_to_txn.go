@@ -1,7 +1,8 @@
 package broker
 
 // AddPartitionsToTxn, versions 0-5. Versions 0-3 are the producer's: WRITE
-// on the transactional id and on each topic, and the topics must exist;
+// on the transactional id and on each topic, which may not be internal
+// (TOPIC_AUTHORIZATION_FAILED, as in Kafka), and the topics must exist;
 // if any partition is refused the others get OPERATION_NOT_ATTEMPTED, as
 // in Kafka. Versions 4-5 are broker-to-broker (KIP-890's verification,
 // batched by transaction) and need CLUSTER_ACTION.
@@ -25,7 +26,8 @@ func handleAddPartitionsToTxn(b *Broker, c *conn, req *kmsg.AddPartitionsToTxnRe
 		switch {
 		case !txnOK:
 			code = errTxnIDAuthFailed
-		case !c.authorizedTopic(kmsg.ACLOperationWrite, t.Topic):
+		case isInternal(t.Topic) || !c.authorizedTopic(kmsg.ACLOperationWrite, t.Topic):
+			// Kafka leaves internal topics out of those it authorizes.
 			code = errTopicAuthorization
 		}
 		codes[i] = make([]int16, len(t.Partitions))

@@ -98,12 +98,18 @@ func (c *Coordinator) addPartitions(id string, producerID int64, epoch int16, tp
 		return errInvalidPIDMapping
 	}
 	defer t.mu.Unlock()
+	// A pending transition is checked first, as in Kafka 4.3: a V2
+	// producer whose EndTxn moved it to a new producer id (the epoch was
+	// exhausted) uses that id before the transaction completes and takes
+	// it, and must be told to retry.
 	switch {
+	case t.pending != noPending:
+		return errConcurrentTxns
 	case t.producerID != producerID:
 		return errInvalidPIDMapping
 	case t.producerEpoch != epoch:
 		return errProducerFenced
-	case t.pending != noPending, t.state == statePrepareCommit, t.state == statePrepareAbort:
+	case t.state == statePrepareCommit, t.state == statePrepareAbort:
 		return errConcurrentTxns
 	case t.state == stateOngoing && t.hasAll(tps):
 		return 0 // nothing new: no write

@@ -68,11 +68,12 @@
 // When the bump reaches the last epoch, a new producer id is allocated
 // (nextProducerID) and taken once the transaction completes. Each
 // transaction records the version of the client request that last changed
-// it (clientVersion, ClientTransactionVersion in the record): for a V2
-// transaction a retried EndTxn carries the epoch before the bump (or the
+// it (clientVersion, ClientTransactionVersion in the record), which its
+// markers carry. An EndTxn follows the rules of its own version, as in
+// Kafka: a retried EndTxn v5 carries the epoch before the bump (or the
 // previous producer id at the last epoch) and is answered as a retry,
-// and an abort with no transaction open bumps the epoch and completes at
-// once (a produce may have failed before adding its partition). Since
+// and a v5 abort with no transaction open bumps the epoch and completes
+// at once (a produce may have failed before adding its partition). Since
 // Gregor finalizes V2, fencing an open transaction (timeout, or a new
 // producer's InitProducerId) bumps the epoch twice, as Kafka's coordinator
 // does at that version: once to fence, once for the end.

@@ -45,7 +45,8 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 		return errInvalidPIDMapping
 	}
 	defer t.mu.Unlock()
-	retry, epochOK := t.endEpoch(req.ProducerID, req.ProducerEpoch)
+	v2 := req.Version >= 5 // the request's rules, as Kafka decides
+	retry, epochOK := t.endEpoch(req.ProducerID, req.ProducerEpoch, v2)
 	switch {
 	case t.producerID != req.ProducerID && !retry:
 		return errInvalidPIDMapping
@@ -54,16 +55,16 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 	case t.pending != noPending:
 		return errConcurrentTxns
 	}
-	commit, bump := req.Commit, req.Version >= 5
+	commit := req.Commit
 	switch t.state {
 	case stateOngoing:
-		code = c.prepareEnd(t, commit, false, bump)
+		code = c.prepareEnd(t, commit, false, v2)
 	case stateCompleteCommit, stateCompleteAbort:
 		sameResult := commit == (t.state == stateCompleteCommit)
 		switch {
-		case retry || !t.txnV2():
+		case retry || !v2:
 			code = orInvalidState(sameResult, 0)
-		case bump && !commit:
+		case !commit:
 			code = c.prepareEnd(t, false, false, true)
 		default:
 			code = errInvalidTxnState
@@ -74,7 +75,7 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 		code = orInvalidState(!commit, errConcurrentTxns)
 	case stateEmpty:
 		code = errInvalidTxnState
-		if bump && !commit {
+		if v2 && !commit {
 			code = c.prepareEnd(t, false, false, true)
 		}
 	default:
@@ -91,14 +92,16 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 }
 
 // endEpoch checks the producer id and epoch of an EndTxn (Kafka's
-// TransactionCoordinator.endTransaction). In V1 the epoch must be the
-// current one. In V2 the epoch was bumped by the EndTxn being retried, so
+// TransactionCoordinator.endTransaction), by the rules of the request's
+// version (v2: EndTxn v5), whatever the transaction's last change was. In
+// V1 the epoch must be the current one. In V2 the epoch was bumped by the
+// EndTxn being retried, so
 // a Prepare or Complete state takes the epoch before it (or, when the bump
 // exhausted the epoch, the previous producer id at its last epoch); a
 // Complete state also takes the current epoch, for a new abort. retry
 // reports a retried V2 EndTxn.
-func (t *txnMetadata) endEpoch(pid int64, epoch int16) (retry, ok bool) {
-	if !t.txnV2() {
+func (t *txnMetadata) endEpoch(pid int64, epoch int16, v2 bool) (retry, ok bool) {
+	if !v2 {
 		return false, epoch == t.producerEpoch
 	}
 	bumped := t.producerEpoch == epoch+1
@@ -123,7 +126,9 @@ func orInvalidState(sameResult bool, code int16) int16 {
 }
 
 // prepareEnd writes PrepareCommit or PrepareAbort (with the epoch bumped
-// when fencing), then starts writing its markers; t.mu is held. bump is
+// when fencing), then starts writing its markers; t.mu is held. A V2 abort
+// from a state with no transaction open (Empty, Complete*) starts its
+// transaction now. bump is
 // transactions V2's bump at every end: the markers carry the new epoch,
 // and an exhausted epoch gets the producer id it moves to when complete.
 // Gregor finalizes transaction.version 2, so fencing bumps twice, as
@@ -153,6 +158,11 @@ func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence, bump bool) int16
 		}
 	}
 	next.lastUpdate = c.clock.Now().UnixMilli()
+	if t.state != stateOngoing {
+		// A V2 abort with no partition added: its start is now, as in
+		// Kafka (prepareAbortOrCommit with noPartitionAdded).
+		next.startTime = next.lastUpdate
+	}
 	if code := c.write(t, &next); code != 0 {
 		return code
 	}
@@ -262,8 +272,10 @@ func (c *Coordinator) complete(t *txnMetadata, job *markerJob) {
 	clear(next.partitions)
 	if next.nextProducerID >= 0 {
 		// The bump exhausted the epoch: the markers carried the last one,
-		// and the producer goes on with the id it was given.
-		next.prevProducerID, next.lastProducerEpoch = t.producerID, t.producerEpoch
+		// and the producer goes on with the id it was given. The last
+		// epoch stays the one the client last used (set by prepareEnd),
+		// as in Kafka's prepareComplete, for a KIP-360 retry.
+		next.prevProducerID = t.producerID
 		next.producerID, next.producerEpoch, next.nextProducerID = t.nextProducerID, 0, -1
 	}
 	next.lastUpdate = c.clock.Now().UnixMilli()

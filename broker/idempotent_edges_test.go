@@ -1,0 +1,90 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// An idempotent InitProducerId (no transactional id) naming only one of
+// the KIP-360 producer id and epoch is INVALID_REQUEST, as KafkaApis
+// checks the pair before the coordinator sees the request; both or
+// neither get a new producer id.
+func TestInitProducerIDIdempotentHalfKIP360(t *testing.T) {
+	_, rc := startWithTopic(t, "ipid")
+	for _, c := range []struct {
+		pid   int64
+		epoch int16
+		want  int16
+	}{
+		{-1, 3, kerr.InvalidRequest.Code},
+		{7, -1, kerr.InvalidRequest.Code},
+		{-1, -1, 0},
+		{7, 3, 0},
+	} {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(4)
+		req.TransactionTimeoutMillis = -1
+		req.ProducerID, req.ProducerEpoch = c.pid, c.epoch
+		resp := rc.request(req).(*kmsg.InitProducerIDResponse)
+		if resp.ErrorCode != c.want {
+			t.Fatalf("pid %d epoch %d: error %d, want %d", c.pid, c.epoch, resp.ErrorCode, c.want)
+		}
+		if c.want != 0 && (resp.ProducerID != -1 || resp.ProducerEpoch != -1) {
+			t.Fatalf("pid %d epoch %d: refused with producer %d epoch %d", c.pid, c.epoch, resp.ProducerID, resp.ProducerEpoch)
+		}
+		if c.want == 0 && (resp.ProducerID < 0 || resp.ProducerEpoch != 0) {
+			t.Fatalf("pid %d epoch %d: producer %d epoch %d", c.pid, c.epoch, resp.ProducerID, resp.ProducerEpoch)
+		}
+	}
+}
+
+// A producer's AddPartitionsToTxn (v0-3) naming an internal topic gets
+// TOPIC_AUTHORIZATION_FAILED for it whatever the ACLs say, and the other
+// partitions OPERATION_NOT_ATTEMPTED: KafkaApis leaves internal topics out
+// of the topics it authorizes.
+func TestAddPartitionsToTxnInternalTopic(t *testing.T) {
+	_, rc := startWithTopic(t, "apint")
+	pid, epoch := initTxnProducer(t, rc, "apint-txn") // creates __transaction_state
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.SetVersion(3)
+	req.TransactionalID, req.ProducerID, req.ProducerEpoch = "apint-txn", pid, epoch
+	req.Topics = []kmsg.AddPartitionsToTxnRequestTopic{
+		{Topic: "apint", Partitions: []int32{0}},
+		{Topic: "__transaction_state", Partitions: []int32{0}},
+	}
+	resp := rc.request(req).(*kmsg.AddPartitionsToTxnResponse)
+	got := map[string]int16{}
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			got[rt.Topic] = p.ErrorCode
+		}
+	}
+	if got["apint"] != kerr.OperationNotAttempted.Code || got["__transaction_state"] != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("answers %v, want OPERATION_NOT_ATTEMPTED and TOPIC_AUTHORIZATION_FAILED", got)
+	}
+}
+
+// A produce with a transactional batch but no transactional id (or one the
+// principal may not write) is refused whole, every partition with
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, before anything else is checked,
+// as KafkaApis.handleProduceRequest does.
+func TestProduceTransactionalWithoutTransactionalID(t *testing.T) {
+	_, rc := startWithTopic(t, "ptx")
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(11)
+	req.Acks, req.TimeoutMillis = -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{
+		{Topic: "ptx", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(1, "plain", -1, -1, -1, 0)}}},
+		{Topic: "no-such-topic", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: txnBatch(1, "txn", 5, 0, 0)}}},
+	}
+	resp := rc.request(req).(*kmsg.ProduceResponse)
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if p.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code || p.BaseOffset != -1 {
+				t.Fatalf("%s-%d: error %d base offset %d, want TRANSACTIONAL_ID_AUTHORIZATION_FAILED", rt.Topic, p.Partition, p.ErrorCode, p.BaseOffset)
+			}
+		}
+	}
+}
