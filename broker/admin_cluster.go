@@ -2,14 +2,15 @@ package broker
 
 // In a cluster, admin requests that change metadata are forwarded to the
 // active controller, as Kafka's brokers forward them: the broker first
-// applies the checks it can make alone (duplicate entries, topic names,
-// config values), sends the rest in one request, merges the answers, and
+// checks each entry on its own image in the order of Kafka's controller,
+// with the controller's checks, so that the mutation quota (kept here)
+// comes last as in Kafka; it sends the rest in one request, merges the
+// answers, and
 // waits until its own image shows the change, so a client that created a
 // topic can produce to this broker at once.
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net"
 	"strconv"
@@ -43,29 +44,44 @@ func (cl *cluster) awaitImage(timeout time.Duration, cond func(*controller.Image
 	}
 }
 
+// clusterCreateTopics checks each entry on this broker's image in the
+// order of Kafka's controller, the mutation quota last (newTopicRefusal,
+// with the controller's own checks of existing names and placement), and
+// forwards those that pass, which the controller checks again.
 func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
+	if b.excessiveCreateTopics(req, counts) {
+		return controller.ExcessiveCreateTopics(req), nil
+	}
+	img := b.cluster.image()
+	taken := func(name string) (int16, string) { return controller.TopicNameTaken(img, name) }
+	place := func(rt kmsg.CreateTopicsRequestTopic) (int16, string) {
+		_, code, msg := b.cluster.ctl.PlaceTopic(img, rt, controller.MaxRecordsPerUserOp)
+		return code, msg
+	}
 	fwd := newest(kmsg.NewPtrCreateTopicsRequest())
 	fwd.TimeoutMillis, fwd.ValidateOnly = req.TimeoutMillis, req.ValidateOnly
 	local := map[string]kmsg.CreateTopicsResponseTopic{}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)
 	for _, rt := range req.Topics {
+		if _, ok := local[rt.Topic]; ok {
+			continue // Kafka answers a topic named twice once
+		}
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
-		switch {
-		case counts[rt.Topic] > 1:
-			st.ErrorCode, st.ErrorMessage = errInvalidRequest, kmsg.StringPtr(fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic))
-		case validateTopicName(rt.Topic) != nil:
-			st.ErrorCode, st.ErrorMessage = errInvalidTopic, kmsg.StringPtr(validateTopicName(rt.Topic).Error())
-		case validateTopicConfigs(configMap(rt.Configs), b.liveConfig()) != nil:
-			st.ErrorCode, st.ErrorMessage = errInvalidConfig, kmsg.StringPtr(validateTopicConfigs(configMap(rt.Configs), b.liveConfig()).Error())
-		case !q.admit(b.partitionsCreated(rt)):
-			st.ErrorCode, st.ErrorMessage = errThrottlingQuotaExceeded, throttledMessage
-		default:
+		code, msg := errInvalidRequest, controller.DuplicateTopicName
+		if counts[rt.Topic] == 1 {
+			code, msg = b.newTopicRefusal(rt, taken, place)
+		}
+		if code == 0 && !q.admit(b.partitionsCreated(rt)) {
+			code, msg = errThrottlingQuotaExceeded, *throttledMessage
+		}
+		if code == 0 {
 			fwd.Topics = append(fwd.Topics, rt)
 			continue
 		}
+		st.ErrorCode, st.ErrorMessage = code, kmsg.StringPtr(msg)
 		local[rt.Topic] = st
 	}
 	answered := map[string]kmsg.CreateTopicsResponseTopic{}
@@ -83,7 +99,12 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 		}
 	}
 	var created []string
+	done := map[string]bool{}
 	for _, rt := range req.Topics {
+		if done[rt.Topic] {
+			continue
+		}
+		done[rt.Topic] = true
 		st, ok := local[rt.Topic]
 		if !ok {
 			st = answered[rt.Topic]

@@ -23,9 +23,9 @@ const MaxRecordsPerUserOp = 10000
 const ExcessiveBatch = "Unable to perform excessively large batch operation."
 
 // createTopics handles CreateTopics. The broker has already checked topic
-// names and config values; here the controller checks existence, counts
-// and assignments, places replicas and writes all topics of the request in
-// one batch.
+// names and config values; here the controller answers a topic named twice
+// once, checks the rest in Kafka's order (buildTopic), places replicas and
+// writes all topics of the request in one batch.
 func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	img := c.Image()
@@ -34,10 +34,19 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
+	answered := map[string]bool{}
 	room := MaxRecordsPerUserOp
 	for _, t := range req.Topics {
+		if answered[t.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[t.Topic] = true
 		rt := kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1}
-		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1, room)
+		var topic *Topic
+		code, msg := kerr.InvalidRequest.Code, DuplicateTopicName
+		if seen[t.Topic] == 1 {
+			topic, code, msg = c.buildTopic(img, t, room)
+		}
 		if code == kerr.PolicyViolation.Code {
 			return ExcessiveCreateTopics(req)
 		}
@@ -63,6 +72,10 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	return resp
 }
 
+// DuplicateTopicName is Kafka's answer (INVALID_REQUEST) to a topic named
+// twice in CreateTopics, CreatePartitions or DeleteTopics.
+const DuplicateTopicName = "Duplicate topic name."
+
 // ExcessiveCreateTopics refuses every topic of req: it would make more
 // than MaxRecordsPerUserOp records (a single node answers the same).
 func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
@@ -74,20 +87,58 @@ func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResp
 	return resp
 }
 
-// buildTopic checks one topic of CreateTopics and places its replicas;
-// room is how many records the request may still make.
-func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, duplicate bool, room int) (*Topic, int16, string) {
-	switch {
-	case duplicate:
-		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Duplicate topic name %s in the request.", t.Topic)
-	case t.Topic == MetadataTopic:
+// buildTopic checks one topic of CreateTopics in the order of Kafka's
+// ReplicationControlManager.createTopics (but for the name rules and the
+// config values, which the broker checks between them) and places its
+// replicas; room is how many records the request may still make.
+func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
+	if t.Topic == MetadataTopic {
 		return nil, kerr.InvalidRequest.Code, MetadataTopicRefusal
-	case img.Topics[t.Topic] != nil:
-		return nil, kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", t.Topic)
 	}
-	if other := collidingTopic(img, t.Topic); other != "" {
-		return nil, kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", t.Topic, other)
+	if code, msg := TopicNameTaken(img, t.Topic); code != 0 {
+		return nil, code, msg
 	}
+	if code, msg := NullConfigsRefusal(t.Configs); code != 0 {
+		return nil, code, msg
+	}
+	return c.PlaceTopic(img, t, room)
+}
+
+// TopicNameTaken refuses a new topic's name that a topic of img has
+// (TOPIC_ALREADY_EXISTS), or that collides with one's once '.' and '_'
+// are taken alike (INVALID_TOPIC_EXCEPTION).
+func TopicNameTaken(img *Image, name string) (int16, string) {
+	if img.Topics[name] != nil {
+		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", name)
+	}
+	if other := collidingTopic(img, name); other != "" {
+		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)
+	}
+	return 0, ""
+}
+
+// NullConfigsRefusal refuses CreateTopics configs without a value, naming
+// them all, as Kafka's controller does.
+func NullConfigsRefusal(cfgs []kmsg.CreateTopicsRequestTopicConfig) (int16, string) {
+	var nulls []string
+	for _, c := range cfgs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return kerr.InvalidConfig.Code, "Null value not supported for topic configs: " + strings.Join(nulls, ",")
+	}
+	return 0, ""
+}
+
+// PlaceTopic checks a new topic's replicas and partitions in Kafka's
+// order (a manual assignment, or the replication factor, then the
+// partition count) and places them on img's brokers; room is how many
+// records the request may still make (PolicyViolation when it is
+// exceeded). A broker runs it on its own image before the mutation
+// quota, which Kafka checks after placement.
+func (c *Controller) PlaceTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
 	topic := &Topic{Name: t.Topic, ID: newUUID()}
 	if len(t.ReplicaAssignment) > 0 {
 		if code, msg := ManualAssignmentRefusal(t, img.assignedBroker); code != 0 {
@@ -106,17 +157,17 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 		return topic, 0, ""
 	}
 	n, rf := t.NumPartitions, t.ReplicationFactor
+	if rf == 0 || rf < -1 {
+		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
+	}
+	if n == 0 || n < -1 {
+		return nil, kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value."
+	}
 	if n == -1 {
 		n = c.cfg.DefaultPartitions
 	}
 	if rf == -1 {
 		rf = c.cfg.DefaultReplicationFactor
-	}
-	if n <= 0 {
-		return nil, kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value."
-	}
-	if rf <= 0 {
-		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
 	}
 	if 1+int(n)+len(topicConfigs(t.Configs)) > room {
 		return nil, kerr.PolicyViolation.Code, ExcessiveBatch

@@ -1,0 +1,60 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// In a cluster too, a CreateTopics entry wrong in several ways gets the
+// error of Kafka's first check (ReplicationControlManager.createTopics):
+// the name and its collisions, an existing topic, the configs (null
+// values, then invalid ones), the replication factor, the partition
+// count. A topic named twice is answered once, "Duplicate topic name."
+// (ControllerApis.createTopics), and a validate-only request answers
+// with a topic id.
+func TestClusterCreateTopicsChecksInKafkasOrder(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	rc := dialRaw(t, c.nodes[0])
+	createTopicRaw(t, rc, "exists", 1)
+	createTopicRaw(t, rc, "a.b", 1)
+	badCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "segment.bytes", Value: kmsg.StringPtr("lots")}
+	nullCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "retention.ms"}
+	nullCfg2 := kmsg.CreateTopicsRequestTopicConfig{Name: "cleanup.policy"}
+	entry := func(name string, partitions int32, rf int16, cfg ...kmsg.CreateTopicsRequestTopicConfig) kmsg.CreateTopicsRequestTopic {
+		return kmsg.CreateTopicsRequestTopic{Topic: name, NumPartitions: partitions, ReplicationFactor: rf, Configs: cfg}
+	}
+	for _, c := range []struct {
+		what  string
+		topic kmsg.CreateTopicsRequestTopic
+		code  int16
+		msg   string
+	}{
+		{"existing topic, too many replicas", entry("exists", 1, 3), errTopicAlreadyExists, "Topic 'exists' already exists."},
+		{"existing topic, invalid config", entry("exists", 1, 1, badCfg), errTopicAlreadyExists, "Topic 'exists' already exists."},
+		{"invalid name, no partitions", entry("bad/name", 0, 0), errInvalidTopic, ""},
+		{"colliding name, invalid config", entry("a_b", 1, 1, badCfg), errInvalidTopic, "Topic 'a_b' collides with existing topic: a.b"},
+		{"invalid config, too many replicas", entry("cfg", 1, 3, badCfg), errInvalidConfig, ""},
+		{"null configs", entry("nulls", 1, 1, nullCfg, nullCfg2), errInvalidConfig, "Null value not supported for topic configs: retention.ms,cleanup.policy"},
+		{"no partitions, no replicas", entry("zero", 0, 0), errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."},
+	} {
+		got := createTopicsEntry(rc, false, c.topic)[0]
+		if got.ErrorCode != c.code || c.msg != "" && ps(got.ErrorMessage) != c.msg {
+			t.Errorf("%s: error %d %q, want %d %q", c.what, got.ErrorCode, ps(got.ErrorMessage), c.code, c.msg)
+		}
+	}
+	if got := createTopicsEntry(rc, false, entry("nulls", 1, 1))[0]; got.ErrorCode != 0 {
+		t.Fatalf("the topic refused for its null configs was made: %d", got.ErrorCode)
+	}
+	answers := createTopicsEntry(rc, false, entry("twice", 1, 1), entry("twice", 1, 1))
+	if len(answers) != 1 || answers[0].ErrorCode != errInvalidRequest || ps(answers[0].ErrorMessage) != "Duplicate topic name." {
+		t.Errorf("duplicate: %+v; want one answer, INVALID_REQUEST \"Duplicate topic name.\"", answers)
+	}
+	dry := createTopicsEntry(rc, true, entry("dry", 2, 1))[0]
+	if dry.ErrorCode != 0 || dry.TopicID == [16]byte{} || dry.NumPartitions != 2 {
+		t.Errorf("validate-only: error %d, id %x, %d partitions", dry.ErrorCode, dry.TopicID, dry.NumPartitions)
+	}
+	if c.nodes[0].topicExists("twice") || c.nodes[0].topicExists("dry") {
+		t.Error("a duplicated or validated topic was created")
+	}
+}
