@@ -133,24 +133,30 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 	return resp, nil
 }
 
+// clusterDeleteTopics refuses malformed entries (controller.SortDeletions,
+// with this broker's image), takes the mutation quota for the others and
+// forwards those it admits.
 func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	q := c.mutationQuota(req.Version, 5)
-	var refused []kmsg.DeleteTopicsResponseTopic
-	if q != nil {
-		fwd := *req
-		fwd.Topics, fwd.TopicNames = nil, nil
-		for _, w := range topicsToDelete(req) {
-			if !q.admit(b.partitionCountOf(b.topicNameOf(w))) {
-				refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID,
-					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
-			} else if req.Version >= 6 {
-				fwd.Topics = append(fwd.Topics, w)
-			} else {
-				fwd.TopicNames = append(fwd.TopicNames, *w.Topic)
-			}
+	valid, refused := controller.SortDeletions(controller.DeletionEntries(req), func(name string) ([16]byte, bool) {
+		if img := b.cluster.image(); img != nil && img.Topics[name] != nil {
+			return img.Topics[name].ID, true
 		}
-		req = &fwd
+		return [16]byte{}, false
+	})
+	fwd := *req
+	fwd.Topics, fwd.TopicNames = nil, nil
+	for _, w := range valid {
+		if !q.admit(b.partitionCountOf(b.topicNameOf(w))) {
+			refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID,
+				ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
+		} else if req.Version >= 6 {
+			fwd.Topics = append(fwd.Topics, w)
+		} else {
+			fwd.TopicNames = append(fwd.TopicNames, *w.Topic)
+		}
 	}
+	req = &fwd
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	if len(req.Topics)+len(req.TopicNames) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -56,5 +57,58 @@ func TestClusterCreateTopicsChecksInKafkasOrder(t *testing.T) {
 	}
 	if c.nodes[0].topicExists("twice") || c.nodes[0].topicExists("dry") {
 		t.Error("a duplicated or validated topic was created")
+	}
+}
+
+// In a cluster too, malformed DeleteTopics entries are refused with
+// INVALID_REQUEST and Kafka's messages (ControllerApis.deleteTopics), and
+// nothing they name is deleted.
+func TestClusterDeleteTopicsMalformedEntries(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	b := c.nodes[0]
+	rc := dialRaw(t, b)
+	ids := map[string][16]byte{}
+	for _, name := range []string{"twice", "byid", "both", "mapped"} {
+		ids[name] = createTopicRaw(t, rc, name, 1)
+	}
+	name := kmsg.StringPtr
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.SetVersion(6)
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{
+		{Topic: name("twice")}, {Topic: name("twice")},
+		{TopicID: ids["byid"]}, {TopicID: ids["byid"]},
+		{Topic: name("both"), TopicID: ids["both"]},
+		{},
+		{Topic: name("mapped")}, {TopicID: ids["mapped"]},
+	}
+	type answer struct {
+		name string
+		id   [16]byte
+		code int16
+		msg  string
+	}
+	var got []answer
+	for _, st := range rc.request(req).(*kmsg.DeleteTopicsResponse).Topics {
+		got = append(got, answer{ps(st.Topic), st.TopicID, st.ErrorCode, ps(st.ErrorMessage)})
+	}
+	want := []answer{
+		{"twice", [16]byte{}, errInvalidRequest, "Duplicate topic name."},
+		{"", ids["byid"], errInvalidRequest, "Duplicate topic id."},
+		{"both", ids["both"], errInvalidRequest, "You may not specify both topic name and topic id."},
+		{"", [16]byte{}, errInvalidRequest, "Neither topic name nor id were specified."},
+		{"mapped", ids["mapped"], errInvalidRequest, "The provided topic name maps to an ID that was already supplied."},
+	}
+	if len(got) != len(want) {
+		t.Errorf("answers %+v, want %+v", got, want)
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("no answer %+v in %+v", w, got)
+		}
+	}
+	for name := range ids {
+		if !b.topicExists(name) {
+			t.Errorf("%s was deleted", name)
+		}
 	}
 }

@@ -207,7 +207,8 @@ func topicConfigs(cfgs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 	return out
 }
 
-// deleteTopics handles DeleteTopics by name (v0-5) or by name or id (v6+).
+// deleteTopics handles DeleteTopics by name (v0-5) or by name or id (v6+),
+// refusing malformed entries as Kafka does (SortDeletions).
 func (c *Controller) deleteTopics(req *kmsg.DeleteTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	img := c.Image()
@@ -236,16 +237,99 @@ func (c *Controller) deleteTopics(req *kmsg.DeleteTopicsRequest) kmsg.Response {
 		}
 		return rt
 	}
-	for _, n := range req.TopicNames {
-		resp.Topics = append(resp.Topics, del(kmsg.StringPtr(n), [16]byte{}))
-	}
-	for _, t := range req.Topics {
+	valid, refused := SortDeletions(DeletionEntries(req), img.topicID)
+	resp.Topics = refused
+	for _, t := range valid {
 		resp.Topics = append(resp.Topics, del(t.Topic, t.TopicID))
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
 	return resp
+}
+
+// SortDeletions parts a DeleteTopics request's entries as Kafka's
+// ControllerApis.deleteTopics does: those to delete, and the malformed
+// ones, refused with INVALID_REQUEST and nothing deleted: an entry with
+// both a name and an id or neither, a name or an id given twice (one
+// answer for all its copies), and a name whose topic's id the request
+// also gives (only the name is answered, as in Kafka). idOf gives a
+// topic's id by its name.
+func SortDeletions(entries []kmsg.DeleteTopicsRequestTopic, idOf func(name string) ([16]byte, bool)) (valid []kmsg.DeleteTopicsRequestTopic, refused []kmsg.DeleteTopicsResponseTopic) {
+	var none [16]byte
+	names, ids := map[string]int{}, map[[16]byte]int{}
+	for _, w := range entries {
+		switch {
+		case w.Topic != nil && w.TopicID == none:
+			names[*w.Topic]++
+		case w.Topic == nil && w.TopicID != none:
+			ids[w.TopicID]++
+		}
+	}
+	mappedID := func(name string) ([16]byte, bool) {
+		if id, ok := idOf(name); ok && names[name] == 1 && ids[id] > 0 {
+			return id, true
+		}
+		return none, false
+	}
+	mapped := map[[16]byte]bool{}
+	for name := range names {
+		if id, ok := mappedID(name); ok {
+			mapped[id] = true
+		}
+	}
+	refuse := func(name *string, id [16]byte, msg string) {
+		refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: name, TopicID: id, ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: kmsg.StringPtr(msg)})
+	}
+	answered := map[any]bool{}
+	for _, w := range entries {
+		switch {
+		case w.Topic == nil && w.TopicID == none:
+			refuse(nil, none, "Neither topic name nor id were specified.")
+		case w.Topic != nil && w.TopicID != none:
+			refuse(w.Topic, w.TopicID, "You may not specify both topic name and topic id.")
+		case w.Topic != nil && names[*w.Topic] > 1:
+			if !answered[*w.Topic] {
+				refuse(w.Topic, none, DuplicateTopicName)
+			}
+			answered[*w.Topic] = true
+		case w.Topic == nil && ids[w.TopicID] > 1:
+			if !answered[w.TopicID] {
+				refuse(nil, w.TopicID, "Duplicate topic id.")
+			}
+			answered[w.TopicID] = true
+		case w.Topic != nil:
+			if id, ok := mappedID(*w.Topic); ok {
+				refuse(w.Topic, id, "The provided topic name maps to an ID that was already supplied.")
+			} else {
+				valid = append(valid, w)
+			}
+		case !mapped[w.TopicID]:
+			valid = append(valid, w)
+		}
+	}
+	return valid, refused
+}
+
+// topicID is the id of the topic named name, if img has it.
+func (img *Image) topicID(name string) ([16]byte, bool) {
+	if t := img.Topics[name]; t != nil {
+		return t.ID, true
+	}
+	return [16]byte{}, false
+}
+
+// DeletionEntries are a DeleteTopics request's topics, by name or id
+// (before v6 names only).
+func DeletionEntries(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTopic {
+	if req.Version >= 6 {
+		return req.Topics
+	}
+	var out []kmsg.DeleteTopicsRequestTopic
+	for _, name := range req.TopicNames {
+		out = append(out, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
+	}
+	return out
 }
 
 // createPartitions handles CreatePartitions: new partitions take the
