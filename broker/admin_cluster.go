@@ -178,22 +178,37 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 	return resp, nil
 }
 
+// clusterCreatePartitions answers a topic named twice once, makes the
+// controller's first checks on this broker's image
+// (controller.PartitionIncreaseRefusal), then takes the mutation quota,
+// as Kafka's controller checks it before the assignments, and forwards
+// the topics it admits.
 func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	q := c.mutationQuota(req.Version, 3)
+	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
 	var refused []kmsg.CreatePartitionsResponseTopic
-	if q != nil {
-		fwd := *req
-		fwd.Topics = nil
-		for _, rt := range req.Topics {
-			if !q.admit(b.partitionsAdded(rt)) {
-				refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
-					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
-			} else {
-				fwd.Topics = append(fwd.Topics, rt)
-			}
+	fwd := *req
+	fwd.Topics = nil
+	answered := map[string]bool{}
+	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue // Kafka answers a topic named twice once
 		}
-		req = &fwd
+		answered[rt.Topic] = true
+		code, msg := errInvalidRequest, kmsg.StringPtr(controller.DuplicateTopicName)
+		if counts[rt.Topic] == 1 {
+			code, msg = controller.PartitionIncreaseRefusal(rt, int(b.partitionCountOf(rt.Topic)))
+		}
+		if code == 0 && !q.admit(b.partitionsAdded(rt)) {
+			code, msg = errThrottlingQuotaExceeded, throttledMessage
+		}
+		if code == 0 {
+			fwd.Topics = append(fwd.Topics, rt)
+		} else {
+			refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic, ErrorCode: code, ErrorMessage: msg})
+		}
 	}
+	req = &fwd
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	if len(req.Topics) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)

@@ -112,3 +112,38 @@ func TestClusterDeleteTopicsMalformedEntries(t *testing.T) {
 		}
 	}
 }
+
+// In a cluster too, CreatePartitions answers a topic named twice once,
+// an unknown topic UNKNOWN_TOPIC_OR_PARTITION without a message, and a
+// count that is no increase before looking at the assignments.
+func TestClusterCreatePartitionsChecksInKafkasOrder(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	rc := dialRaw(t, c.nodes[0])
+	createTopicRaw(t, rc, "grow", 1)
+	one := []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	req.SetVersion(3)
+	req.Topics = []kmsg.CreatePartitionsRequestTopic{
+		{Topic: "twice", Count: 2}, {Topic: "twice", Count: 2},
+		{Topic: "nope", Count: 2},
+		{Topic: "grow", Count: 1, Assignment: one},
+	}
+	type answer struct {
+		code int16
+		msg  *string
+	}
+	got := map[string][]answer{}
+	for _, st := range rc.request(req).(*kmsg.CreatePartitionsResponse).Topics {
+		got[st.Topic] = append(got[st.Topic], answer{st.ErrorCode, st.ErrorMessage})
+	}
+	for topic, w := range map[string]answer{
+		"twice": {errInvalidRequest, kmsg.StringPtr("Duplicate topic name.")},
+		"nope":  {errUnknownTopicOrPartition, nil},
+		"grow":  {errInvalidPartitions, kmsg.StringPtr("Topic already has 1 partition(s).")},
+	} {
+		a := got[topic]
+		if len(a) != 1 || a[0].code != w.code || (a[0].msg == nil) != (w.msg == nil) || ps(a[0].msg) != ps(w.msg) {
+			t.Errorf("%s: answers %+v; want one, error %d %q", topic, a, w.code, ps(w.msg))
+		}
+	}
+}

@@ -343,15 +343,24 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 	}
 	var recs []Record
 	room := MaxRecordsPerUserOp
+	answered := map[string]bool{}
 	for _, t := range req.Topics {
+		if answered[t.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[t.Topic] = true
 		rt := kmsg.CreatePartitionsResponseTopic{Topic: t.Topic}
-		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1, room)
+		var added []Record
+		code, msg := kerr.InvalidRequest.Code, kmsg.StringPtr(DuplicateTopicName)
+		if seen[t.Topic] == 1 {
+			added, code, msg = addPartitions(img, t, room)
+		}
 		if code == kerr.PolicyViolation.Code {
 			return ExcessiveCreatePartitions(req)
 		}
 		room -= len(added)
 		if code != 0 {
-			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
+			rt.ErrorCode, rt.ErrorMessage = code, msg
 		} else if !req.ValidateOnly {
 			recs = append(recs, added...)
 		}
@@ -374,42 +383,55 @@ func ExcessiveCreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePa
 	return resp
 }
 
-// addPartitions checks one topic of CreatePartitions and returns the
-// records of its new partitions; room is how many the request may still add.
-func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bool, room int) ([]Record, int16, string) {
-	topic := img.Topics[t.Topic]
+// PartitionIncreaseRefusal makes the first checks of Kafka's
+// ReplicationControlManager.createPartitions on a topic that has have
+// partitions (0: it does not exist), in its order and words: an unknown
+// topic (no message), a count that is no increase, then a number of
+// assignments other than the partitions added. The mutation quota and
+// each assignment come after. The message is nil where Kafka gives none.
+func PartitionIncreaseRefusal(t kmsg.CreatePartitionsRequestTopic, have int) (int16, *string) {
 	switch {
-	case duplicate:
-		return nil, kerr.InvalidRequest.Code, "Duplicate topic name in the request."
-	case topic == nil:
-		return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", t.Topic)
-	case int(t.Count) < len(topic.Partitions):
-		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.",
-			t.Topic, len(topic.Partitions), t.Count)
-	case int(t.Count) == len(topic.Partitions):
-		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partition(s).", t.Count)
+	case have == 0:
+		return kerr.UnknownTopicOrPartition.Code, nil
+	case int(t.Count) == have:
+		return kerr.InvalidPartitions.Code, kmsg.StringPtr(fmt.Sprintf("Topic already has %d partition(s).", have))
+	case int(t.Count) < have:
+		return kerr.InvalidPartitions.Code, kmsg.StringPtr(fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", t.Topic, have, t.Count))
+	case t.Assignment != nil && len(t.Assignment) != int(t.Count)-have:
+		return kerr.InvalidReplicaAssignment.Code, kmsg.StringPtr(fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", int(t.Count)-have, len(t.Assignment)))
+	}
+	return 0, nil
+}
+
+// addPartitions checks one topic of CreatePartitions in the order of
+// Kafka's controller and returns the records of its new partitions; room
+// is how many the request may still add.
+func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, room int) ([]Record, int16, *string) {
+	topic := img.Topics[t.Topic]
+	have := 0
+	if topic != nil {
+		have = len(topic.Partitions)
+	}
+	if code, msg := PartitionIncreaseRefusal(t, have); code != 0 {
+		return nil, code, msg
 	}
 	extra := t.Count - int32(len(topic.Partitions))
 	if int(extra) > room {
-		return nil, kerr.PolicyViolation.Code, ExcessiveBatch
+		return nil, kerr.PolicyViolation.Code, kmsg.StringPtr(ExcessiveBatch)
 	}
 	var assignment [][]int32
 	if t.Assignment != nil {
-		if len(t.Assignment) != int(extra) {
-			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
-				extra, len(t.Assignment))
-		}
 		for i, a := range t.Assignment {
 			index, want := int32(len(topic.Partitions)+i), len(topic.Partitions[0].Replicas)
 			if err := CheckManualAssignment(index, a.Replicas, want, img.assignedBroker); err != nil {
-				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
+				return nil, kerr.InvalidReplicaAssignment.Code, kmsg.StringPtr(err.Error())
 			}
 			assignment = append(assignment, append([]int32(nil), a.Replicas...))
 		}
 	} else {
 		var err error
 		if assignment, err = placeReplicas(img, extra, int16(len(topic.Partitions[0].Replicas))); err != nil {
-			return nil, kerr.InvalidReplicationFactor.Code, err.Error()
+			return nil, kerr.InvalidReplicationFactor.Code, kmsg.StringPtr(err.Error())
 		}
 	}
 	var recs []Record
@@ -417,7 +439,7 @@ func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bo
 		recs = append(recs, Record{Partition: &PartitionRecord{TopicID: topic.ID,
 			Index: int32(len(topic.Partitions) + i), Partition: newPartition(img, replicas)}})
 	}
-	return recs, 0, ""
+	return recs, 0, nil
 }
 
 // newUUID returns a random Kafka Uuid (never the zero uuid).
