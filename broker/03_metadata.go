@@ -216,13 +216,11 @@ func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Me
 // coordinator makes it (its partition count and configs, and loaded), any
 // other with num.partitions. It returns the topic or why there is none.
 func (b *Broker) autoCreateTopic(name string) (*topic, int16) {
-	for _, ct := range b.coordinatorTopics() {
-		if ct.name == name {
-			if code := ct.ensureTopic(); code != 0 {
-				return nil, errLeaderNotAvailable
-			}
-			return b.topics.get(name), 0
+	if ct := b.coordinatorTopicNamed(name); ct != nil {
+		if code := ct.ensureTopic(); code != 0 {
+			return nil, errLeaderNotAvailable
 		}
+		return b.topics.get(name), 0
 	}
 	t, err := b.topics.create(name, b.cfg.NumPartitions, nil, false)
 	if ce, ok := err.(*createError); ok && ce.code == errTopicAlreadyExists {

@@ -12,7 +12,6 @@ package broker
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,13 +25,7 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 	}
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
-	records := 0
-	for _, rt := range req.Topics {
-		if n := b.partitionsCreated(rt); n > 0 && counts[rt.Topic] == 1 && validateTopicName(rt.Topic) == nil {
-			records += 1 + int(n) + len(configMap(rt.Configs))
-		}
-	}
-	if records > controller.MaxRecordsPerUserOp {
+	if b.excessiveCreateTopics(req, counts) {
 		return controller.ExcessiveCreateTopics(req), nil
 	}
 	q := c.mutationQuota(req.Version, 6)
@@ -48,7 +41,7 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 		var code int16
 		var msg string
 		if counts[rt.Topic] > 1 {
-			code, msg = errInvalidRequest, "Duplicate topic name."
+			code, msg = errInvalidRequest, controller.DuplicateTopicName
 		} else {
 			t, code, msg = b.createTopic(rt, req.ValidateOnly, q)
 			if t != nil {
@@ -91,55 +84,57 @@ func configMap(configs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 	return m
 }
 
-// createTopic checks one CreateTopics entry in the order of Kafka's
-// controller (ReplicationControlManager.createTopics), so that an entry
-// wrong in several ways gets Kafka's error: the name, an existing topic,
-// the configs, the replicas and partitions asked for, then the mutation
-// quota (nil: none, for the broker's own topics); then it creates the
-// topic.
-func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool, q *mutationQuota) (*topic, int16, string) {
+// excessiveCreateTopics reports whether req would make more than
+// Kafka's 10,000 metadata records: it is then refused whole, before
+// anything is placed, as Kafka's controller refuses it.
+func (b *Broker) excessiveCreateTopics(req *kmsg.CreateTopicsRequest, counts map[string]int) bool {
+	records := 0
+	for _, rt := range req.Topics {
+		if n := b.partitionsCreated(rt); n > 0 && counts[rt.Topic] == 1 && validateTopicName(rt.Topic) == nil {
+			records += 1 + int(n) + len(configMap(rt.Configs))
+		}
+	}
+	return records > controller.MaxRecordsPerUserOp
+}
+
+// newTopicRefusal checks one CreateTopics entry, on a single node and in
+// a cluster, in the order of Kafka's controller
+// (ReplicationControlManager.createTopics), so that an entry wrong in
+// several ways gets Kafka's error: the name, an existing or colliding
+// topic (taken), the configs (null values, then their values), then the
+// replicas and partitions asked for (place). The mutation quota comes
+// after these.
+func (b *Broker) newTopicRefusal(rt kmsg.CreateTopicsRequestTopic, taken func(name string) (int16, string), place func(kmsg.CreateTopicsRequestTopic) (int16, string)) (int16, string) {
 	if rt.Topic == controller.MetadataTopic {
-		return nil, errInvalidRequest, controller.MetadataTopicRefusal
+		return errInvalidRequest, controller.MetadataTopicRefusal
 	}
 	if err := validateTopicName(rt.Topic); err != nil {
-		return nil, errInvalidTopic, err.Error()
+		return errInvalidTopic, err.Error()
 	}
-	if ce := b.topics.nameTaken(rt.Topic); ce != nil {
-		return nil, ce.code, ce.msg
+	if code, msg := taken(rt.Topic); code != 0 {
+		return code, msg
 	}
-	var nulls []string
-	for _, c := range rt.Configs {
-		if c.Value == nil {
-			nulls = append(nulls, c.Name)
-		}
-	}
-	if len(nulls) > 0 {
-		return nil, errInvalidConfig, "Null value not supported for topic configs: " + strings.Join(nulls, ",")
+	if code, msg := controller.NullConfigsRefusal(rt.Configs); code != 0 {
+		return code, msg
 	}
 	if err := validateTopicConfigs(configMap(rt.Configs), b.liveConfig()); err != nil {
-		return nil, errInvalidConfig, err.Error()
+		return errInvalidConfig, err.Error()
 	}
-	if len(rt.ReplicaAssignment) > 0 {
-		if code, msg := controller.ManualAssignmentRefusal(rt, b.assignedBroker); code != 0 {
-			return nil, code, msg
+	return place(rt)
+}
+
+// createTopic checks one CreateTopics entry (newTopicRefusal), then the
+// mutation quota (nil: none, for the broker's own topics), and creates
+// the topic.
+func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool, q *mutationQuota) (*topic, int16, string) {
+	taken := func(name string) (int16, string) {
+		if ce := b.topics.nameTaken(name); ce != nil {
+			return ce.code, ce.msg
 		}
-	} else {
-		if rt.ReplicationFactor == 0 || rt.ReplicationFactor < -1 {
-			return nil, errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
-		}
-		if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
-			return nil, errInvalidPartitions, "Number of partitions was set to an invalid non-positive value."
-		}
-		rf := rt.ReplicationFactor
-		if rf == -1 {
-			rf = b.cfg.DefaultReplicationFactor
-		}
-		if b.dirs.AllCordoned() {
-			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): %s", rf, errAllDirsCordoned)
-		}
-		if rf > liveBrokers {
-			return nil, errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, liveBrokers)
-		}
+		return 0, ""
+	}
+	if code, msg := b.newTopicRefusal(rt, taken, b.placeOnThisNode); code != 0 {
+		return nil, code, msg
 	}
 	if !q.admit(b.partitionsCreated(rt)) {
 		return nil, errThrottlingQuotaExceeded, *throttledMessage
@@ -158,6 +153,31 @@ func (b *Broker) createTopic(rt kmsg.CreateTopicsRequestTopic, validateOnly bool
 		}
 	}
 	return t, 0, ""
+}
+
+// placeOnThisNode checks a new topic's replicas and partitions as
+// Kafka's controller would with this node the one registered broker.
+func (b *Broker) placeOnThisNode(rt kmsg.CreateTopicsRequestTopic) (int16, string) {
+	if len(rt.ReplicaAssignment) > 0 {
+		return controller.ManualAssignmentRefusal(rt, b.assignedBroker)
+	}
+	if rt.ReplicationFactor == 0 || rt.ReplicationFactor < -1 {
+		return errInvalidReplicationFactor, "Replication factor must be larger than 0, or -1 to use the default value."
+	}
+	if rt.NumPartitions == 0 || rt.NumPartitions < -1 {
+		return errInvalidPartitions, "Number of partitions was set to an invalid non-positive value."
+	}
+	rf := rt.ReplicationFactor
+	if rf == -1 {
+		rf = b.cfg.DefaultReplicationFactor
+	}
+	if b.dirs.AllCordoned() {
+		return errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): %s", rf, errAllDirsCordoned)
+	}
+	if rf > liveBrokers {
+		return errInvalidReplicationFactor, fmt.Sprintf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.", rf, rf, liveBrokers)
+	}
+	return 0, ""
 }
 
 // assignedBroker is a single node's answer to a manual assignment's

@@ -1,14 +1,17 @@
 package broker
 
 // DeleteTopics, versions 1-6: by name, and from v6 by name or id;
-// malformed entries refused as Kafka refuses them (sortDeletions). The
+// malformed entries refused as Kafka refuses them (controller.SortDeletions). The
 // topic's partition directories are removed, then the groups' offsets and
 // share state in it (topicsDeleted). The partitions count against
 // controller_mutation_rate (quotas.go). With delete.topic.enable=false
 // nothing is deleted: the node that decides (this one alone, a cluster's
 // controller) refuses every topic first, as Kafka's controller does.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // deletionEnabled serves DeleteTopics with serve, unless this node
 // decides (a single node, or the controller listener of a cluster's
@@ -27,7 +30,7 @@ func deletionEnabled(onController bool, serve handlerFunc) handlerFunc {
 			code = errInvalidRequest
 		}
 		resp := del.ResponseKind().(*kmsg.DeleteTopicsResponse)
-		for _, t := range topicsToDelete(del) {
+		for _, t := range controller.DeletionEntries(del) {
 			resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: t.Topic, TopicID: t.TopicID, ErrorCode: code})
 		}
 		return resp, nil
@@ -43,7 +46,7 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 	defer q.finish(resp)
 	deleted := map[string][16]byte{}
 	defer func() { b.topicsDeleted(deleted) }()
-	valid, refused := b.sortDeletions(topicsToDelete(req))
+	valid, refused := b.sortDeletions(controller.DeletionEntries(req))
 	resp.Topics = refused
 	for _, w := range valid {
 		st := kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID}
@@ -75,78 +78,15 @@ func deleteTopicsHandler(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest) (*km
 }
 
 // sortDeletions parts a DeleteTopics request's entries as Kafka's
-// ControllerApis.deleteTopics does: those to delete, and the malformed
-// ones, refused with INVALID_REQUEST and nothing deleted: an entry with
-// both a name and an id or neither, a name or an id given twice (one
-// answer for all its copies), and a name whose topic's id the request
-// also gives (only the name is answered, as in Kafka).
+// ControllerApis.deleteTopics does (controller.SortDeletions), with this
+// node's topics' ids.
 func (b *Broker) sortDeletions(entries []kmsg.DeleteTopicsRequestTopic) (valid []kmsg.DeleteTopicsRequestTopic, refused []kmsg.DeleteTopicsResponseTopic) {
-	var none [16]byte
-	names, ids := map[string]int{}, map[[16]byte]int{}
-	for _, w := range entries {
-		switch {
-		case w.Topic != nil && w.TopicID == none:
-			names[*w.Topic]++
-		case w.Topic == nil && w.TopicID != none:
-			ids[w.TopicID]++
-		}
-	}
-	mappedID := func(name string) ([16]byte, bool) {
-		if t := b.topics.get(name); t != nil && names[name] == 1 && ids[t.id] > 0 {
+	return controller.SortDeletions(entries, func(name string) ([16]byte, bool) {
+		if t := b.topics.get(name); t != nil {
 			return t.id, true
 		}
-		return none, false
-	}
-	mapped := map[[16]byte]bool{}
-	for name := range names {
-		if id, ok := mappedID(name); ok {
-			mapped[id] = true
-		}
-	}
-	refuse := func(name *string, id [16]byte, msg string) {
-		refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: name, TopicID: id, ErrorCode: errInvalidRequest, ErrorMessage: kmsg.StringPtr(msg)})
-	}
-	answered := map[any]bool{}
-	for _, w := range entries {
-		switch {
-		case w.Topic == nil && w.TopicID == none:
-			refuse(nil, none, "Neither topic name nor id were specified.")
-		case w.Topic != nil && w.TopicID != none:
-			refuse(w.Topic, w.TopicID, "You may not specify both topic name and topic id.")
-		case w.Topic != nil && names[*w.Topic] > 1:
-			if !answered[*w.Topic] {
-				refuse(w.Topic, none, "Duplicate topic name.")
-			}
-			answered[*w.Topic] = true
-		case w.Topic == nil && ids[w.TopicID] > 1:
-			if !answered[w.TopicID] {
-				refuse(nil, w.TopicID, "Duplicate topic id.")
-			}
-			answered[w.TopicID] = true
-		case w.Topic != nil:
-			if id, ok := mappedID(*w.Topic); ok {
-				refuse(w.Topic, id, "The provided topic name maps to an ID that was already supplied.")
-			} else {
-				valid = append(valid, w)
-			}
-		case !mapped[w.TopicID]:
-			valid = append(valid, w)
-		}
-	}
-	return valid, refused
-}
-
-// topicsToDelete are the request's topics, by name or id (before v6 names
-// only).
-func topicsToDelete(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTopic {
-	if req.Version >= 6 {
-		return req.Topics
-	}
-	var out []kmsg.DeleteTopicsRequestTopic
-	for _, name := range req.TopicNames {
-		out = append(out, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
-	}
-	return out
+		return [16]byte{}, false
+	})
 }
 
 // topicsDeleted forgets, in the background, what the groups coordinated

@@ -7,8 +7,6 @@ package broker
 // refuses it (controller.MaxRecordsPerUserOp).
 
 import (
-	"fmt"
-
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -37,7 +35,7 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 		}
 		answered[rt.Topic] = true
 		st := kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic}
-		code, msg := errInvalidRequest, kmsg.StringPtr("Duplicate topic name.")
+		code, msg := errInvalidRequest, kmsg.StringPtr(controller.DuplicateTopicName)
 		if counts[rt.Topic] == 1 {
 			code, msg = b.createPartitions(rt, req.ValidateOnly, q)
 		}
@@ -53,16 +51,12 @@ func createPartitionsHandler(b *Broker, c *conn, req *kmsg.CreatePartitionsReque
 // assignments, the mutation quota, then each assignment; then it adds the
 // partitions. The message is nil where Kafka gives none.
 func (b *Broker) createPartitions(rt kmsg.CreatePartitionsRequestTopic, validateOnly bool, q *mutationQuota) (int16, *string) {
-	t := b.topics.get(rt.Topic)
-	if t == nil {
-		return errUnknownTopicOrPartition, nil
+	have := 0
+	if t := b.topics.get(rt.Topic); t != nil {
+		have = len(t.partitions())
 	}
-	have := len(t.partitions())
-	if int(rt.Count) <= have {
-		return errInvalidPartitions, kmsg.StringPtr(notAnIncrease(rt.Topic, have, rt.Count))
-	}
-	if added := int(rt.Count) - have; rt.Assignment != nil && len(rt.Assignment) != added {
-		return errInvalidReplicaAssignment, kmsg.StringPtr(fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", added, len(rt.Assignment)))
+	if code, msg := controller.PartitionIncreaseRefusal(rt, have); code != 0 {
+		return code, msg
 	}
 	if !q.admit(rt.Count - int32(have)) {
 		return errThrottlingQuotaExceeded, throttledMessage

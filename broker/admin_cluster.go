@@ -2,14 +2,15 @@ package broker
 
 // In a cluster, admin requests that change metadata are forwarded to the
 // active controller, as Kafka's brokers forward them: the broker first
-// applies the checks it can make alone (duplicate entries, topic names,
-// config values), sends the rest in one request, merges the answers, and
+// checks each entry on its own image in the order of Kafka's controller,
+// with the controller's checks, so that the mutation quota (kept here)
+// comes last as in Kafka; it sends the rest in one request, merges the
+// answers, and
 // waits until its own image shows the change, so a client that created a
 // topic can produce to this broker at once.
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net"
 	"strconv"
@@ -43,29 +44,44 @@ func (cl *cluster) awaitImage(timeout time.Duration, cond func(*controller.Image
 	}
 }
 
+// clusterCreateTopics checks each entry on this broker's image in the
+// order of Kafka's controller, the mutation quota last (newTopicRefusal,
+// with the controller's own checks of existing names and placement), and
+// forwards those that pass, which the controller checks again.
 func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	counts := countNames(req.Topics, func(rt kmsg.CreateTopicsRequestTopic) string { return rt.Topic })
+	if b.excessiveCreateTopics(req, counts) {
+		return controller.ExcessiveCreateTopics(req), nil
+	}
+	img := b.cluster.image()
+	taken := func(name string) (int16, string) { return controller.TopicNameTaken(img, name) }
+	place := func(rt kmsg.CreateTopicsRequestTopic) (int16, string) {
+		_, code, msg := b.cluster.ctl.PlaceTopic(img, rt, controller.MaxRecordsPerUserOp)
+		return code, msg
+	}
 	fwd := newest(kmsg.NewPtrCreateTopicsRequest())
 	fwd.TimeoutMillis, fwd.ValidateOnly = req.TimeoutMillis, req.ValidateOnly
 	local := map[string]kmsg.CreateTopicsResponseTopic{}
 	q := c.mutationQuota(req.Version, 6)
 	defer q.finish(resp)
 	for _, rt := range req.Topics {
+		if _, ok := local[rt.Topic]; ok {
+			continue // Kafka answers a topic named twice once
+		}
 		st := kmsg.CreateTopicsResponseTopic{Topic: rt.Topic, NumPartitions: -1, ReplicationFactor: -1}
-		switch {
-		case counts[rt.Topic] > 1:
-			st.ErrorCode, st.ErrorMessage = errInvalidRequest, kmsg.StringPtr(fmt.Sprintf("Create topics request contains multiple entries for the topic %s", rt.Topic))
-		case validateTopicName(rt.Topic) != nil:
-			st.ErrorCode, st.ErrorMessage = errInvalidTopic, kmsg.StringPtr(validateTopicName(rt.Topic).Error())
-		case validateTopicConfigs(configMap(rt.Configs), b.liveConfig()) != nil:
-			st.ErrorCode, st.ErrorMessage = errInvalidConfig, kmsg.StringPtr(validateTopicConfigs(configMap(rt.Configs), b.liveConfig()).Error())
-		case !q.admit(b.partitionsCreated(rt)):
-			st.ErrorCode, st.ErrorMessage = errThrottlingQuotaExceeded, throttledMessage
-		default:
+		code, msg := errInvalidRequest, controller.DuplicateTopicName
+		if counts[rt.Topic] == 1 {
+			code, msg = b.newTopicRefusal(rt, taken, place)
+		}
+		if code == 0 && !q.admit(b.partitionsCreated(rt)) {
+			code, msg = errThrottlingQuotaExceeded, *throttledMessage
+		}
+		if code == 0 {
 			fwd.Topics = append(fwd.Topics, rt)
 			continue
 		}
+		st.ErrorCode, st.ErrorMessage = code, kmsg.StringPtr(msg)
 		local[rt.Topic] = st
 	}
 	answered := map[string]kmsg.CreateTopicsResponseTopic{}
@@ -83,7 +99,12 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 		}
 	}
 	var created []string
+	done := map[string]bool{}
 	for _, rt := range req.Topics {
+		if done[rt.Topic] {
+			continue
+		}
+		done[rt.Topic] = true
 		st, ok := local[rt.Topic]
 		if !ok {
 			st = answered[rt.Topic]
@@ -112,24 +133,30 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 	return resp, nil
 }
 
+// clusterDeleteTopics refuses malformed entries (controller.SortDeletions,
+// with this broker's image), takes the mutation quota for the others and
+// forwards those it admits.
 func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	q := c.mutationQuota(req.Version, 5)
-	var refused []kmsg.DeleteTopicsResponseTopic
-	if q != nil {
-		fwd := *req
-		fwd.Topics, fwd.TopicNames = nil, nil
-		for _, w := range topicsToDelete(req) {
-			if !q.admit(b.partitionCountOf(b.topicNameOf(w))) {
-				refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID,
-					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
-			} else if req.Version >= 6 {
-				fwd.Topics = append(fwd.Topics, w)
-			} else {
-				fwd.TopicNames = append(fwd.TopicNames, *w.Topic)
-			}
+	valid, refused := controller.SortDeletions(controller.DeletionEntries(req), func(name string) ([16]byte, bool) {
+		if img := b.cluster.image(); img != nil && img.Topics[name] != nil {
+			return img.Topics[name].ID, true
 		}
-		req = &fwd
+		return [16]byte{}, false
+	})
+	fwd := *req
+	fwd.Topics, fwd.TopicNames = nil, nil
+	for _, w := range valid {
+		if !q.admit(b.partitionCountOf(b.topicNameOf(w))) {
+			refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: w.Topic, TopicID: w.TopicID,
+				ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
+		} else if req.Version >= 6 {
+			fwd.Topics = append(fwd.Topics, w)
+		} else {
+			fwd.TopicNames = append(fwd.TopicNames, *w.Topic)
+		}
 	}
+	req = &fwd
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	if len(req.Topics)+len(req.TopicNames) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
@@ -151,22 +178,37 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 	return resp, nil
 }
 
+// clusterCreatePartitions answers a topic named twice once, makes the
+// controller's first checks on this broker's image
+// (controller.PartitionIncreaseRefusal), then takes the mutation quota,
+// as Kafka's controller checks it before the assignments, and forwards
+// the topics it admits.
 func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	q := c.mutationQuota(req.Version, 3)
+	counts := countNames(req.Topics, func(rt kmsg.CreatePartitionsRequestTopic) string { return rt.Topic })
 	var refused []kmsg.CreatePartitionsResponseTopic
-	if q != nil {
-		fwd := *req
-		fwd.Topics = nil
-		for _, rt := range req.Topics {
-			if !q.admit(b.partitionsAdded(rt)) {
-				refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic,
-					ErrorCode: errThrottlingQuotaExceeded, ErrorMessage: throttledMessage})
-			} else {
-				fwd.Topics = append(fwd.Topics, rt)
-			}
+	fwd := *req
+	fwd.Topics = nil
+	answered := map[string]bool{}
+	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue // Kafka answers a topic named twice once
 		}
-		req = &fwd
+		answered[rt.Topic] = true
+		code, msg := errInvalidRequest, kmsg.StringPtr(controller.DuplicateTopicName)
+		if counts[rt.Topic] == 1 {
+			code, msg = controller.PartitionIncreaseRefusal(rt, int(b.partitionCountOf(rt.Topic)))
+		}
+		if code == 0 && !q.admit(b.partitionsAdded(rt)) {
+			code, msg = errThrottlingQuotaExceeded, throttledMessage
+		}
+		if code == 0 {
+			fwd.Topics = append(fwd.Topics, rt)
+		} else {
+			refused = append(refused, kmsg.CreatePartitionsResponseTopic{Topic: rt.Topic, ErrorCode: code, ErrorMessage: msg})
+		}
 	}
+	req = &fwd
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	if len(req.Topics) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)

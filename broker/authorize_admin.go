@@ -13,6 +13,7 @@ package broker
 // replica).
 
 import (
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -64,7 +65,7 @@ func authorizeCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest, se
 // be deleted.
 func authorizeDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest, serve typedFunc[*kmsg.DeleteTopicsRequest, *kmsg.DeleteTopicsResponse]) (*kmsg.DeleteTopicsResponse, error) {
 	clusterDelete := c.authorizedClusterProbe(kmsg.ACLOperationDelete)
-	topics := topicsToDelete(req)
+	topics := controller.DeletionEntries(req)
 	var allowed, refused []kmsg.DeleteTopicsRequestTopic
 	for _, t := range topics {
 		name := b.topicNameOf(t)

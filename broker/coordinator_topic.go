@@ -105,6 +105,16 @@ func (b *Broker) coordinatorTopics() []*coordinatorTopic {
 	return []*coordinatorTopic{b.groups.coordinatorTopic, b.txns.coordinatorTopic, b.shareState.coordinatorTopic}
 }
 
+// coordinatorTopicNamed is the coordinator topic of that name, or nil.
+func (b *Broker) coordinatorTopicNamed(name string) *coordinatorTopic {
+	for _, ct := range b.coordinatorTopics() {
+		if ct.name == name {
+			return ct
+		}
+	}
+	return nil
+}
+
 // leaderOf is the node leading the partition a key maps to in the image
 // (partitionFor maps it, given the coordinator's count), or -1.
 func (ct *coordinatorTopic) leaderOf(img *controller.Image, partitionFor func(n int32) int32) int32 {

@@ -110,21 +110,27 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			continue
 		}
 		code := errUnknownTopicOrPartition
-		if autoCreate && c.mayAutoCreate(name) {
+		if validateTopicName(name) != nil {
+			code = errInvalidTopic // as Kafka answers, whether or not it may create
+		} else if autoCreate && c.mayAutoCreate(name) {
 			code = b.autoCreate(c, name)
 		}
 		resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
-			ErrorCode: code, Topic: &name, AuthorizedOperations: unknownAuthorizedOperations,
+			ErrorCode: code, Topic: &name, IsInternal: isInternal(name), AuthorizedOperations: unknownAuthorizedOperations,
 		})
 	}
 	return resp
 }
 
-// autoCreate asks the controller for a topic a client named; the answer
-// for the client is LEADER_NOT_AVAILABLE (being created) or why not.
+// autoCreate asks the controller for a topic a client named, as Kafka's
+// AutoTopicCreationManager does: a coordinator's internal topic as the
+// coordinator makes it (its partition count, replication factor and
+// configs), any other with the defaults. The answer for the client is
+// LEADER_NOT_AVAILABLE (being created) or why not.
 func (b *Broker) autoCreate(c *conn, name string) int16 {
-	if err := validateTopicName(name); err != nil {
-		return errInvalidTopic
+	if ct := b.coordinatorTopicNamed(name); ct != nil {
+		ct.ensureTopic()
+		return errLeaderNotAvailable
 	}
 	req := newest(kmsg.NewPtrCreateTopicsRequest())
 	rt := kmsg.NewCreateTopicsRequestTopic()

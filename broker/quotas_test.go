@@ -509,6 +509,28 @@ func checkMutationQuota(t *testing.T, b *Broker, adm *kadm.Client) {
 	if r := create(7, map[string]int32{"m1": 1}); r.Topics[0].ErrorCode != kerr.TopicAlreadyExists.Code {
 		t.Fatalf("CreateTopics of an existing topic in debt: code %d, want TOPIC_ALREADY_EXISTS", r.Topics[0].ErrorCode)
 	}
+	// In debt, the checks Kafka makes before the quota still answer: a
+	// replication factor no broker count meets, a count that adds no
+	// partition, and a topic named twice.
+	tooMany := kmsg.NewPtrCreateTopicsRequest()
+	tooMany.SetVersion(7)
+	tooMany.TimeoutMillis = 10000
+	tooMany.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "m5", NumPartitions: 1, ReplicationFactor: 3}}
+	if r := dial().request(tooMany).(*kmsg.CreateTopicsResponse); r.Topics[0].ErrorCode != kerr.InvalidReplicationFactor.Code {
+		t.Fatalf("CreateTopics of 3 replicas on 1 broker in debt: code %d, want INVALID_REPLICATION_FACTOR", r.Topics[0].ErrorCode)
+	}
+	same := kmsg.NewPtrCreatePartitionsRequest()
+	same.SetVersion(3)
+	same.TimeoutMillis, same.Topics = 10000, []kmsg.CreatePartitionsRequestTopic{{Topic: "m2", Count: 10}}
+	if r := dial().request(same).(*kmsg.CreatePartitionsResponse); r.Topics[0].ErrorCode != kerr.InvalidPartitions.Code {
+		t.Fatalf("CreatePartitions to the same count in debt: code %d, want INVALID_PARTITIONS", r.Topics[0].ErrorCode)
+	}
+	twice := kmsg.NewPtrDeleteTopicsRequest()
+	twice.SetVersion(5)
+	twice.TimeoutMillis, twice.TopicNames = 10000, []string{"m1", "m1"}
+	if r := dial().request(twice).(*kmsg.DeleteTopicsResponse); len(r.Topics) != 1 || r.Topics[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("DeleteTopics of a topic named twice in debt: %+v, want one INVALID_REQUEST", r.Topics)
+	}
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.SetVersion(5)
 	del.TimeoutMillis, del.TopicNames = 10000, []string{"m1"}

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"unicode/utf16"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // topic is one topic and its partitions. The partitions slice only grows
@@ -294,8 +296,8 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 	if t == nil {
 		return &createError{errUnknownTopicOrPartition, "This server does not host this topic-partition."}
 	}
-	if total <= int32(len(t.partitions())) {
-		return &createError{errInvalidPartitions, notAnIncrease(name, len(t.partitions()), total)}
+	if code, msg := controller.PartitionIncreaseRefusal(kmsg.CreatePartitionsRequestTopic{Topic: name, Count: total}, len(t.partitions())); code != 0 {
+		return &createError{code, *msg}
 	}
 	if validateOnly {
 		return nil
@@ -304,15 +306,6 @@ func (r *topicRegistry) addPartitions(name string, total int32, validateOnly boo
 		return err
 	}
 	return r.b.meta.committed()
-}
-
-// notAnIncrease is Kafka 4's message for a CreatePartitions count that
-// does not add a partition (ReplicationControlManager.createPartitions).
-func notAnIncrease(topic string, have int, count int32) string {
-	if int(count) == have {
-		return fmt.Sprintf("Topic already has %d partition(s).", count)
-	}
-	return fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", topic, have, count)
 }
 
 // delete removes a topic and its data.

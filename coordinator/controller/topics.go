@@ -23,9 +23,9 @@ const MaxRecordsPerUserOp = 10000
 const ExcessiveBatch = "Unable to perform excessively large batch operation."
 
 // createTopics handles CreateTopics. The broker has already checked topic
-// names and config values; here the controller checks existence, counts
-// and assignments, places replicas and writes all topics of the request in
-// one batch.
+// names and config values; here the controller answers a topic named twice
+// once, checks the rest in Kafka's order (buildTopic), places replicas and
+// writes all topics of the request in one batch.
 func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	img := c.Image()
@@ -34,10 +34,19 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	for _, t := range req.Topics {
 		seen[t.Topic]++
 	}
+	answered := map[string]bool{}
 	room := MaxRecordsPerUserOp
 	for _, t := range req.Topics {
+		if answered[t.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[t.Topic] = true
 		rt := kmsg.CreateTopicsResponseTopic{Topic: t.Topic, NumPartitions: -1, ReplicationFactor: -1}
-		topic, code, msg := c.buildTopic(img, t, seen[t.Topic] > 1, room)
+		var topic *Topic
+		code, msg := kerr.InvalidRequest.Code, DuplicateTopicName
+		if seen[t.Topic] == 1 {
+			topic, code, msg = c.buildTopic(img, t, room)
+		}
 		if code == kerr.PolicyViolation.Code {
 			return ExcessiveCreateTopics(req)
 		}
@@ -63,6 +72,10 @@ func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	return resp
 }
 
+// DuplicateTopicName is Kafka's answer (INVALID_REQUEST) to a topic named
+// twice in CreateTopics, CreatePartitions or DeleteTopics.
+const DuplicateTopicName = "Duplicate topic name."
+
 // ExcessiveCreateTopics refuses every topic of req: it would make more
 // than MaxRecordsPerUserOp records (a single node answers the same).
 func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
@@ -74,20 +87,58 @@ func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResp
 	return resp
 }
 
-// buildTopic checks one topic of CreateTopics and places its replicas;
-// room is how many records the request may still make.
-func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, duplicate bool, room int) (*Topic, int16, string) {
-	switch {
-	case duplicate:
-		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Duplicate topic name %s in the request.", t.Topic)
-	case t.Topic == MetadataTopic:
+// buildTopic checks one topic of CreateTopics in the order of Kafka's
+// ReplicationControlManager.createTopics (but for the name rules and the
+// config values, which the broker checks between them) and places its
+// replicas; room is how many records the request may still make.
+func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
+	if t.Topic == MetadataTopic {
 		return nil, kerr.InvalidRequest.Code, MetadataTopicRefusal
-	case img.Topics[t.Topic] != nil:
-		return nil, kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", t.Topic)
 	}
-	if other := collidingTopic(img, t.Topic); other != "" {
-		return nil, kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", t.Topic, other)
+	if code, msg := TopicNameTaken(img, t.Topic); code != 0 {
+		return nil, code, msg
 	}
+	if code, msg := NullConfigsRefusal(t.Configs); code != 0 {
+		return nil, code, msg
+	}
+	return c.PlaceTopic(img, t, room)
+}
+
+// TopicNameTaken refuses a new topic's name that a topic of img has
+// (TOPIC_ALREADY_EXISTS), or that collides with one's once '.' and '_'
+// are taken alike (INVALID_TOPIC_EXCEPTION).
+func TopicNameTaken(img *Image, name string) (int16, string) {
+	if img.Topics[name] != nil {
+		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("Topic '%s' already exists.", name)
+	}
+	if other := collidingTopic(img, name); other != "" {
+		return kerr.InvalidTopicException.Code, fmt.Sprintf("Topic '%s' collides with existing topic: %s", name, other)
+	}
+	return 0, ""
+}
+
+// NullConfigsRefusal refuses CreateTopics configs without a value, naming
+// them all, as Kafka's controller does.
+func NullConfigsRefusal(cfgs []kmsg.CreateTopicsRequestTopicConfig) (int16, string) {
+	var nulls []string
+	for _, c := range cfgs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+		}
+	}
+	if len(nulls) > 0 {
+		return kerr.InvalidConfig.Code, "Null value not supported for topic configs: " + strings.Join(nulls, ",")
+	}
+	return 0, ""
+}
+
+// PlaceTopic checks a new topic's replicas and partitions in Kafka's
+// order (a manual assignment, or the replication factor, then the
+// partition count) and places them on img's brokers; room is how many
+// records the request may still make (PolicyViolation when it is
+// exceeded). A broker runs it on its own image before the mutation
+// quota, which Kafka checks after placement.
+func (c *Controller) PlaceTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
 	topic := &Topic{Name: t.Topic, ID: newUUID()}
 	if len(t.ReplicaAssignment) > 0 {
 		if code, msg := ManualAssignmentRefusal(t, img.assignedBroker); code != 0 {
@@ -106,17 +157,17 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, dup
 		return topic, 0, ""
 	}
 	n, rf := t.NumPartitions, t.ReplicationFactor
+	if rf == 0 || rf < -1 {
+		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
+	}
+	if n == 0 || n < -1 {
+		return nil, kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value."
+	}
 	if n == -1 {
 		n = c.cfg.DefaultPartitions
 	}
 	if rf == -1 {
 		rf = c.cfg.DefaultReplicationFactor
-	}
-	if n <= 0 {
-		return nil, kerr.InvalidPartitions.Code, "Number of partitions was set to an invalid non-positive value."
-	}
-	if rf <= 0 {
-		return nil, kerr.InvalidReplicationFactor.Code, "Replication factor must be larger than 0, or -1 to use the default value."
 	}
 	if 1+int(n)+len(topicConfigs(t.Configs)) > room {
 		return nil, kerr.PolicyViolation.Code, ExcessiveBatch
@@ -156,7 +207,8 @@ func topicConfigs(cfgs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 	return out
 }
 
-// deleteTopics handles DeleteTopics by name (v0-5) or by name or id (v6+).
+// deleteTopics handles DeleteTopics by name (v0-5) or by name or id (v6+),
+// refusing malformed entries as Kafka does (SortDeletions).
 func (c *Controller) deleteTopics(req *kmsg.DeleteTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	img := c.Image()
@@ -185,16 +237,99 @@ func (c *Controller) deleteTopics(req *kmsg.DeleteTopicsRequest) kmsg.Response {
 		}
 		return rt
 	}
-	for _, n := range req.TopicNames {
-		resp.Topics = append(resp.Topics, del(kmsg.StringPtr(n), [16]byte{}))
-	}
-	for _, t := range req.Topics {
+	valid, refused := SortDeletions(DeletionEntries(req), img.topicID)
+	resp.Topics = refused
+	for _, t := range valid {
 		resp.Topics = append(resp.Topics, del(t.Topic, t.TopicID))
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
 	}
 	return resp
+}
+
+// SortDeletions parts a DeleteTopics request's entries as Kafka's
+// ControllerApis.deleteTopics does: those to delete, and the malformed
+// ones, refused with INVALID_REQUEST and nothing deleted: an entry with
+// both a name and an id or neither, a name or an id given twice (one
+// answer for all its copies), and a name whose topic's id the request
+// also gives (only the name is answered, as in Kafka). idOf gives a
+// topic's id by its name.
+func SortDeletions(entries []kmsg.DeleteTopicsRequestTopic, idOf func(name string) ([16]byte, bool)) (valid []kmsg.DeleteTopicsRequestTopic, refused []kmsg.DeleteTopicsResponseTopic) {
+	var none [16]byte
+	names, ids := map[string]int{}, map[[16]byte]int{}
+	for _, w := range entries {
+		switch {
+		case w.Topic != nil && w.TopicID == none:
+			names[*w.Topic]++
+		case w.Topic == nil && w.TopicID != none:
+			ids[w.TopicID]++
+		}
+	}
+	mappedID := func(name string) ([16]byte, bool) {
+		if id, ok := idOf(name); ok && names[name] == 1 && ids[id] > 0 {
+			return id, true
+		}
+		return none, false
+	}
+	mapped := map[[16]byte]bool{}
+	for name := range names {
+		if id, ok := mappedID(name); ok {
+			mapped[id] = true
+		}
+	}
+	refuse := func(name *string, id [16]byte, msg string) {
+		refused = append(refused, kmsg.DeleteTopicsResponseTopic{Topic: name, TopicID: id, ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: kmsg.StringPtr(msg)})
+	}
+	answered := map[any]bool{}
+	for _, w := range entries {
+		switch {
+		case w.Topic == nil && w.TopicID == none:
+			refuse(nil, none, "Neither topic name nor id were specified.")
+		case w.Topic != nil && w.TopicID != none:
+			refuse(w.Topic, w.TopicID, "You may not specify both topic name and topic id.")
+		case w.Topic != nil && names[*w.Topic] > 1:
+			if !answered[*w.Topic] {
+				refuse(w.Topic, none, DuplicateTopicName)
+			}
+			answered[*w.Topic] = true
+		case w.Topic == nil && ids[w.TopicID] > 1:
+			if !answered[w.TopicID] {
+				refuse(nil, w.TopicID, "Duplicate topic id.")
+			}
+			answered[w.TopicID] = true
+		case w.Topic != nil:
+			if id, ok := mappedID(*w.Topic); ok {
+				refuse(w.Topic, id, "The provided topic name maps to an ID that was already supplied.")
+			} else {
+				valid = append(valid, w)
+			}
+		case !mapped[w.TopicID]:
+			valid = append(valid, w)
+		}
+	}
+	return valid, refused
+}
+
+// topicID is the id of the topic named name, if img has it.
+func (img *Image) topicID(name string) ([16]byte, bool) {
+	if t := img.Topics[name]; t != nil {
+		return t.ID, true
+	}
+	return [16]byte{}, false
+}
+
+// DeletionEntries are a DeleteTopics request's topics, by name or id
+// (before v6 names only).
+func DeletionEntries(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTopic {
+	if req.Version >= 6 {
+		return req.Topics
+	}
+	var out []kmsg.DeleteTopicsRequestTopic
+	for _, name := range req.TopicNames {
+		out = append(out, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
+	}
+	return out
 }
 
 // createPartitions handles CreatePartitions: new partitions take the
@@ -208,15 +343,24 @@ func (c *Controller) createPartitions(req *kmsg.CreatePartitionsRequest) kmsg.Re
 	}
 	var recs []Record
 	room := MaxRecordsPerUserOp
+	answered := map[string]bool{}
 	for _, t := range req.Topics {
+		if answered[t.Topic] {
+			continue // Kafka answers a topic named twice once
+		}
+		answered[t.Topic] = true
 		rt := kmsg.CreatePartitionsResponseTopic{Topic: t.Topic}
-		added, code, msg := addPartitions(img, t, seen[t.Topic] > 1, room)
+		var added []Record
+		code, msg := kerr.InvalidRequest.Code, kmsg.StringPtr(DuplicateTopicName)
+		if seen[t.Topic] == 1 {
+			added, code, msg = addPartitions(img, t, room)
+		}
 		if code == kerr.PolicyViolation.Code {
 			return ExcessiveCreatePartitions(req)
 		}
 		room -= len(added)
 		if code != 0 {
-			rt.ErrorCode, rt.ErrorMessage = code, kmsg.StringPtr(msg)
+			rt.ErrorCode, rt.ErrorMessage = code, msg
 		} else if !req.ValidateOnly {
 			recs = append(recs, added...)
 		}
@@ -239,42 +383,55 @@ func ExcessiveCreatePartitions(req *kmsg.CreatePartitionsRequest) *kmsg.CreatePa
 	return resp
 }
 
-// addPartitions checks one topic of CreatePartitions and returns the
-// records of its new partitions; room is how many the request may still add.
-func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bool, room int) ([]Record, int16, string) {
-	topic := img.Topics[t.Topic]
+// PartitionIncreaseRefusal makes the first checks of Kafka's
+// ReplicationControlManager.createPartitions on a topic that has have
+// partitions (0: it does not exist), in its order and words: an unknown
+// topic (no message), a count that is no increase, then a number of
+// assignments other than the partitions added. The mutation quota and
+// each assignment come after. The message is nil where Kafka gives none.
+func PartitionIncreaseRefusal(t kmsg.CreatePartitionsRequestTopic, have int) (int16, *string) {
 	switch {
-	case duplicate:
-		return nil, kerr.InvalidRequest.Code, "Duplicate topic name in the request."
-	case topic == nil:
-		return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", t.Topic)
-	case int(t.Count) < len(topic.Partitions):
-		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.",
-			t.Topic, len(topic.Partitions), t.Count)
-	case int(t.Count) == len(topic.Partitions):
-		return nil, kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partition(s).", t.Count)
+	case have == 0:
+		return kerr.UnknownTopicOrPartition.Code, nil
+	case int(t.Count) == have:
+		return kerr.InvalidPartitions.Code, kmsg.StringPtr(fmt.Sprintf("Topic already has %d partition(s).", have))
+	case int(t.Count) < have:
+		return kerr.InvalidPartitions.Code, kmsg.StringPtr(fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", t.Topic, have, t.Count))
+	case t.Assignment != nil && len(t.Assignment) != int(t.Count)-have:
+		return kerr.InvalidReplicaAssignment.Code, kmsg.StringPtr(fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", int(t.Count)-have, len(t.Assignment)))
+	}
+	return 0, nil
+}
+
+// addPartitions checks one topic of CreatePartitions in the order of
+// Kafka's controller and returns the records of its new partitions; room
+// is how many the request may still add.
+func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, room int) ([]Record, int16, *string) {
+	topic := img.Topics[t.Topic]
+	have := 0
+	if topic != nil {
+		have = len(topic.Partitions)
+	}
+	if code, msg := PartitionIncreaseRefusal(t, have); code != 0 {
+		return nil, code, msg
 	}
 	extra := t.Count - int32(len(topic.Partitions))
 	if int(extra) > room {
-		return nil, kerr.PolicyViolation.Code, ExcessiveBatch
+		return nil, kerr.PolicyViolation.Code, kmsg.StringPtr(ExcessiveBatch)
 	}
 	var assignment [][]int32
 	if t.Assignment != nil {
-		if len(t.Assignment) != int(extra) {
-			return nil, kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.",
-				extra, len(t.Assignment))
-		}
 		for i, a := range t.Assignment {
 			index, want := int32(len(topic.Partitions)+i), len(topic.Partitions[0].Replicas)
 			if err := CheckManualAssignment(index, a.Replicas, want, img.assignedBroker); err != nil {
-				return nil, kerr.InvalidReplicaAssignment.Code, err.Error()
+				return nil, kerr.InvalidReplicaAssignment.Code, kmsg.StringPtr(err.Error())
 			}
 			assignment = append(assignment, append([]int32(nil), a.Replicas...))
 		}
 	} else {
 		var err error
 		if assignment, err = placeReplicas(img, extra, int16(len(topic.Partitions[0].Replicas))); err != nil {
-			return nil, kerr.InvalidReplicationFactor.Code, err.Error()
+			return nil, kerr.InvalidReplicationFactor.Code, kmsg.StringPtr(err.Error())
 		}
 	}
 	var recs []Record
@@ -282,7 +439,7 @@ func addPartitions(img *Image, t kmsg.CreatePartitionsRequestTopic, duplicate bo
 		recs = append(recs, Record{Partition: &PartitionRecord{TopicID: topic.ID,
 			Index: int32(len(topic.Partitions) + i), Partition: newPartition(img, replicas)}})
 	}
-	return recs, 0, ""
+	return recs, 0, nil
 }
 
 // newUUID returns a random Kafka Uuid (never the zero uuid).
