@@ -169,32 +169,34 @@ func TestManualAssignmentsOnASingleNode(t *testing.T) {
 // (UNKNOWN_TOPIC_OR_PARTITION with no message), a count that is no
 // increase, then the number of assignments.
 func TestCreatePartitionsChecksInKafkasOrder(t *testing.T) {
-	_, rc := startWithTopic(t, "grow")
-	one := []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}
-	req := kmsg.NewPtrCreatePartitionsRequest()
-	req.SetVersion(3)
-	req.Topics = []kmsg.CreatePartitionsRequestTopic{
-		{Topic: "twice", Count: 2}, {Topic: "twice", Count: 2},
-		{Topic: "nope", Count: 2},
-		{Topic: "grow", Count: 1, Assignment: one},
-	}
-	type answer struct {
-		topic string
-		code  int16
-		msg   *string
-	}
-	got := map[string][]answer{}
-	for _, st := range rc.request(req).(*kmsg.CreatePartitionsResponse).Topics {
-		got[st.Topic] = append(got[st.Topic], answer{st.Topic, st.ErrorCode, st.ErrorMessage})
-	}
-	for _, w := range []answer{
-		{"twice", errInvalidRequest, kmsg.StringPtr("Duplicate topic name.")},
-		{"nope", errUnknownTopicOrPartition, nil},
-		{"grow", errInvalidPartitions, kmsg.StringPtr("Topic already has 1 partition(s).")},
-	} {
-		a := got[w.topic]
-		if len(a) != 1 || a[0].code != w.code || (a[0].msg == nil) != (w.msg == nil) || w.msg != nil && *a[0].msg != *w.msg {
-			t.Errorf("%s: %d answers, first %+v; want one, error %d %q", w.topic, len(a), a, w.code, ps(w.msg))
+	onBothLayouts(t, func(t *testing.T, _ *Broker, rc *rawConn) {
+		createTopicRaw(t, rc, "grow", 1)
+		one := []kmsg.CreatePartitionsRequestTopicAssignment{{Replicas: []int32{1}}}
+		req := kmsg.NewPtrCreatePartitionsRequest()
+		req.SetVersion(3)
+		req.Topics = []kmsg.CreatePartitionsRequestTopic{
+			{Topic: "twice", Count: 2}, {Topic: "twice", Count: 2},
+			{Topic: "nope", Count: 2},
+			{Topic: "grow", Count: 1, Assignment: one},
 		}
-	}
+		type answer struct {
+			topic string
+			code  int16
+			msg   *string
+		}
+		got := map[string][]answer{}
+		for _, st := range rc.request(req).(*kmsg.CreatePartitionsResponse).Topics {
+			got[st.Topic] = append(got[st.Topic], answer{st.Topic, st.ErrorCode, st.ErrorMessage})
+		}
+		for _, w := range []answer{
+			{"twice", errInvalidRequest, kmsg.StringPtr("Duplicate topic name.")},
+			{"nope", errUnknownTopicOrPartition, nil},
+			{"grow", errInvalidPartitions, kmsg.StringPtr("Topic already has 1 partition(s).")},
+		} {
+			a := got[w.topic]
+			if len(a) != 1 || a[0].code != w.code || (a[0].msg == nil) != (w.msg == nil) || w.msg != nil && *a[0].msg != *w.msg {
+				t.Errorf("%s: %d answers, first %+v; want one, error %d %q", w.topic, len(a), a, w.code, ps(w.msg))
+			}
+		}
+	})
 }

@@ -28,7 +28,11 @@ func createTopicsEntry(rc *rawConn, validateOnly bool, topics ...kmsg.CreateTopi
 // TOPIC_ALREADY_EXISTS must not see INVALID_REPLICATION_FACTOR because it
 // asks for more replicas than this node has.
 func TestCreateTopicsChecksInKafkasOrder(t *testing.T) {
-	_, rc := startWithTopic(t, "exists")
+	onBothLayouts(t, checkCreateTopicsOrder)
+}
+
+func checkCreateTopicsOrder(t *testing.T, _ *Broker, rc *rawConn) {
+	createTopicRaw(t, rc, "exists", 1)
 	createTopicRaw(t, rc, "a.b", 1)
 	badCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "segment.bytes", Value: kmsg.StringPtr("lots")}
 	nullCfg := kmsg.CreateTopicsRequestTopicConfig{Name: "retention.ms"}
@@ -64,32 +68,32 @@ func TestCreateTopicsChecksInKafkasOrder(t *testing.T) {
 // Kafka's controller answers a topic named twice in a CreateTopics request
 // once, "Duplicate topic name." (ControllerApis.createTopics).
 func TestCreateTopicsDuplicateEntries(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	answers := createTopicsEntry(rc, false,
-		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1},
-		kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1})
-	if len(answers) != 1 || answers[0].ErrorCode != errInvalidRequest || ps(answers[0].ErrorMessage) != "Duplicate topic name." {
-		t.Errorf("duplicate: %d answers, first %d %q; want one, INVALID_REQUEST", len(answers), answers[0].ErrorCode, ps(answers[0].ErrorMessage))
-	}
-	if b.topics.get("twice") != nil {
-		t.Fatal("a duplicated topic was created")
-	}
+	onBothLayouts(t, func(t *testing.T, b *Broker, rc *rawConn) {
+		answers := createTopicsEntry(rc, false,
+			kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1},
+			kmsg.CreateTopicsRequestTopic{Topic: "twice", NumPartitions: 1, ReplicationFactor: 1})
+		if len(answers) != 1 || answers[0].ErrorCode != errInvalidRequest || ps(answers[0].ErrorMessage) != "Duplicate topic name." {
+			t.Errorf("duplicate: %d answers, first %d %q; want one, INVALID_REQUEST", len(answers), answers[0].ErrorCode, ps(answers[0].ErrorMessage))
+		}
+		if b.topicExists("twice") {
+			t.Fatal("a duplicated topic was created")
+		}
+	})
 }
 
 // A validate-only CreateTopics answers, as Kafka's controller does, with
 // the topic id the topic would have had (a fresh one), and creates
 // nothing.
 func TestCreateTopicsValidateOnlyTopicID(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	got := createTopicsEntry(rc, true, kmsg.CreateTopicsRequestTopic{Topic: "dry", NumPartitions: 2, ReplicationFactor: 1})[0]
-	if got.ErrorCode != 0 || got.TopicID == [16]byte{} || got.NumPartitions != 2 || got.ReplicationFactor != 1 {
-		t.Fatalf("validate-only: error %d, id %x, %d partitions, factor %d", got.ErrorCode, got.TopicID, got.NumPartitions, got.ReplicationFactor)
-	}
-	if b.topics.get("dry") != nil {
-		t.Fatal("validate-only created the topic")
-	}
+	onBothLayouts(t, func(t *testing.T, b *Broker, rc *rawConn) {
+		got := createTopicsEntry(rc, true, kmsg.CreateTopicsRequestTopic{Topic: "dry", NumPartitions: 2, ReplicationFactor: 1})[0]
+		if got.ErrorCode != 0 || got.TopicID == [16]byte{} || got.NumPartitions != 2 || got.ReplicationFactor != 1 {
+			t.Fatalf("validate-only: error %d, id %x, %d partitions, factor %d", got.ErrorCode, got.TopicID, got.NumPartitions, got.ReplicationFactor)
+		}
+		if b.topicExists("dry") {
+			t.Fatal("validate-only created the topic")
+		}
+	})
 }
 
 // ps is an error message, or "" when there is none.

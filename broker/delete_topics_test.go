@@ -57,8 +57,10 @@ func TestDeleteTopicDisabled(t *testing.T) {
 // name and an id in one entry, neither, and a name whose id the request
 // also gives (Kafka answers only the name).
 func TestDeleteTopicsMalformedEntries(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
+	onBothLayouts(t, checkMalformedDeletions)
+}
+
+func checkMalformedDeletions(t *testing.T, b *Broker, rc *rawConn) {
 	ids := map[string][16]byte{}
 	for _, name := range []string{"twice", "byid", "both", "mapped"} {
 		ids[name] = createTopicRaw(t, rc, name, 1)
@@ -99,7 +101,7 @@ func TestDeleteTopicsMalformedEntries(t *testing.T) {
 		}
 	}
 	for name := range ids {
-		if b.topics.get(name) == nil {
+		if !b.topicExists(name) {
 			t.Errorf("%s was deleted", name)
 		}
 	}
@@ -108,7 +110,7 @@ func TestDeleteTopicsMalformedEntries(t *testing.T) {
 	old.SetVersion(5)
 	old.TopicNames = []string{"twice", "twice"}
 	resp := rc.request(old).(*kmsg.DeleteTopicsResponse)
-	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != errInvalidRequest || ps(resp.Topics[0].ErrorMessage) != "Duplicate topic name." || b.topics.get("twice") == nil {
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != errInvalidRequest || ps(resp.Topics[0].ErrorMessage) != "Duplicate topic name." || !b.topicExists("twice") {
 		t.Errorf("v5 duplicate: %+v", resp.Topics)
 	}
 }

@@ -155,6 +155,20 @@ func encodeRequest(req kmsg.Request, correlationID int32) []byte {
 
 // startWithTopic starts a default broker, creates a one-partition topic
 // and returns a raw connection to it.
+// onBothLayouts runs check against a single node and against a
+// one-node cluster (a broker and its controller), each fresh, with a raw
+// connection to the broker.
+func onBothLayouts(t *testing.T, check func(t *testing.T, b *Broker, rc *rawConn)) {
+	t.Run("single node", func(t *testing.T) {
+		b := startBroker(t, nil)
+		check(t, b, dialRaw(t, b))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		b := startCluster(t, 1, nil).nodes[0]
+		check(t, b, dialRaw(t, b))
+	})
+}
+
 func startWithTopic(t *testing.T, topic string) (*Broker, *rawConn) {
 	t.Helper()
 	b := startBroker(t, nil)
