@@ -1,10 +1,6 @@
 package broker
 
-import (
-	"testing"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "testing"
 
 // In a cluster too, Metadata names an invalid topic
 // INVALID_TOPIC_EXCEPTION whether or not it may create topics, and
@@ -14,24 +10,11 @@ func TestClusterMetadataInvalidNamesAndInternalTopics(t *testing.T) {
 	c := startCluster(t, 1, map[string]string{"offsets.topic.num.partitions": "2", "transaction.state.log.num.partitions": "3", "transaction.state.log.replication.factor": "1"})
 	b := c.nodes[0]
 	rc := dialRaw(t, b)
-	metadata := func(allow bool, names ...string) map[string]kmsg.MetadataResponseTopic {
-		req := kmsg.NewPtrMetadataRequest()
-		req.SetVersion(12)
-		req.AllowAutoTopicCreation = allow
-		for _, n := range names {
-			req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(n)})
-		}
-		out := map[string]kmsg.MetadataResponseTopic{}
-		for _, mt := range rc.request(req).(*kmsg.MetadataResponse).Topics {
-			out[ps(mt.Topic)] = mt
-		}
-		return out
-	}
-	got := metadata(false, "bad/name", "missing")
+	got := metadataOf(rc, false, "bad/name", "missing")
 	if got["bad/name"].ErrorCode != errInvalidTopic || got["missing"].ErrorCode != errUnknownTopicOrPartition {
 		t.Errorf("auto-creation not allowed: bad/name %d, missing %d", got["bad/name"].ErrorCode, got["missing"].ErrorCode)
 	}
-	metadata(true, "__consumer_offsets", "__transaction_state")
+	metadataOf(rc, true, "__consumer_offsets", "__transaction_state")
 	for name, want := range map[string]int{"__consumer_offsets": 2, "__transaction_state": 3} {
 		c.waitFor(name+" auto-created", func() bool { return b.partitionCountOf(name) > 0 })
 		if n := b.partitionCountOf(name); n != int32(want) {

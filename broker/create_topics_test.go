@@ -1,10 +1,8 @@
 package broker
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -166,31 +164,18 @@ func TestAlterTopicConfigsChecksTheName(t *testing.T) {
 // make them (Kafka's AutoTopicCreationManager): their own partition
 // counts and configs, not num.partitions.
 func TestMetadataInvalidNamesAndInternalTopics(t *testing.T) {
-	metadata := func(rc *rawConn, allow bool, names ...string) map[string]kmsg.MetadataResponseTopic {
-		req := kmsg.NewPtrMetadataRequest()
-		req.SetVersion(12)
-		req.AllowAutoTopicCreation = allow
-		for _, n := range names {
-			req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(n)})
-		}
-		out := map[string]kmsg.MetadataResponseTopic{}
-		for _, mt := range rc.request(req).(*kmsg.MetadataResponse).Topics {
-			out[ps(mt.Topic)] = mt
-		}
-		return out
-	}
 	off := startBroker(t, map[string]string{"auto.create.topics.enable": "false"})
 	on := startBroker(t, map[string]string{"offsets.topic.num.partitions": "2", "transaction.state.log.num.partitions": "3"})
 	for _, c := range []struct {
 		b     *Broker
 		allow bool
 	}{{off, true}, {on, false}} {
-		got := metadata(dialRaw(t, c.b), c.allow, "bad/name", "missing")
+		got := metadataOf(dialRaw(t, c.b), c.allow, "bad/name", "missing")
 		if got["bad/name"].ErrorCode != errInvalidTopic || got["missing"].ErrorCode != errUnknownTopicOrPartition {
 			t.Errorf("auto-creation off (allowed %v): bad/name %d, missing %d", c.allow, got["bad/name"].ErrorCode, got["missing"].ErrorCode)
 		}
 	}
-	got := metadata(dialRaw(t, on), true, "__consumer_offsets", "__transaction_state")
+	got := metadataOf(dialRaw(t, on), true, "__consumer_offsets", "__transaction_state")
 	for name, want := range map[string]int{"__consumer_offsets": 2, "__transaction_state": 3} {
 		if mt := got[name]; mt.ErrorCode != 0 || len(mt.Partitions) != want || !mt.IsInternal {
 			t.Errorf("%s auto-created: error %d, %d partitions, internal %v; want %d partitions", name, mt.ErrorCode, len(mt.Partitions), mt.IsInternal, want)
@@ -201,14 +186,34 @@ func TestMetadataInvalidNamesAndInternalTopics(t *testing.T) {
 	}
 	// The group coordinator loaded the partitions it was made with: before,
 	// every group of the node was NOT_COORDINATOR until a restart.
-	createTopicRaw(t, dialRaw(t, on), "data", 1)
+	if err := commitToNewTopic(t, on); err != nil {
+		t.Fatalf("committing after __consumer_offsets was auto-created: %v", err)
+	}
+}
+
+// metadataOf asks for names' metadata (v12, allowing auto-creation or
+// not) and returns the answers by topic.
+func metadataOf(rc *rawConn, allow bool, names ...string) map[string]kmsg.MetadataResponseTopic {
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	req.AllowAutoTopicCreation = allow
+	for _, n := range names {
+		req.Topics = append(req.Topics, kmsg.MetadataRequestTopic{Topic: kmsg.StringPtr(n)})
+	}
+	out := map[string]kmsg.MetadataResponseTopic{}
+	for _, mt := range rc.request(req).(*kmsg.MetadataResponse).Topics {
+		out[ps(mt.Topic)] = mt
+	}
+	return out
+}
+
+// commitToNewTopic creates a topic "data" on b and commits group g's
+// offset for it.
+func commitToNewTopic(t *testing.T, b *Broker) error {
+	createTopicRaw(t, dialRaw(t, b), "data", 1)
 	var offsets kadm.Offsets
 	offsets.Add(kadm.Offset{Topic: "data", Partition: 0, At: 7})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if resp, err := newAdmin(t, on).CommitOffsets(ctx, "g", offsets); err != nil || resp.Error() != nil {
-		t.Fatalf("committing after __consumer_offsets was auto-created: %v %v", err, resp.Error())
-	}
+	return commitOnce(newAdmin(t, b), "g", offsets)
 }
 
 // __consumer_offsets created by hand (Kafka allows it) serves the node's
@@ -218,12 +223,7 @@ func TestCoordinatorTopicCreatedByHand(t *testing.T) {
 	b := startBroker(t, nil)
 	rc := dialRaw(t, b)
 	createTopicRaw(t, rc, "__consumer_offsets", 3)
-	createTopicRaw(t, rc, "data", 1)
-	var offsets kadm.Offsets
-	offsets.Add(kadm.Offset{Topic: "data", Partition: 0, At: 7})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if resp, err := newAdmin(t, b).CommitOffsets(ctx, "g", offsets); err != nil || resp.Error() != nil {
-		t.Fatalf("committing after __consumer_offsets was created by hand: %v %v", err, resp.Error())
+	if err := commitToNewTopic(t, b); err != nil {
+		t.Fatalf("committing after __consumer_offsets was created by hand: %v", err)
 	}
 }
