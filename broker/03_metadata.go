@@ -14,6 +14,7 @@ import (
 	"net"
 
 	"github.com/gregor-broker/gregor/acl"
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -195,7 +196,7 @@ func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Me
 		name := *rt.Topic
 		t = b.topics.get(name)
 		code := errUnknownTopicOrPartition
-		if validateTopicName(name) != nil {
+		if controller.ValidateTopicName(name) != nil {
 			code = errInvalidTopic // as Kafka answers, whether or not it may create
 		} else if t == nil && autoCreate && c.mayAutoCreate(name) {
 			t, code = b.autoCreateTopic(name)

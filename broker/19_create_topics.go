@@ -90,7 +90,7 @@ func configMap(configs []kmsg.CreateTopicsRequestTopicConfig) map[string]string 
 func (b *Broker) excessiveCreateTopics(req *kmsg.CreateTopicsRequest, counts map[string]int) bool {
 	records := 0
 	for _, rt := range req.Topics {
-		if n := b.partitionsCreated(rt); n > 0 && counts[rt.Topic] == 1 && validateTopicName(rt.Topic) == nil {
+		if n := b.partitionsCreated(rt); n > 0 && counts[rt.Topic] == 1 && controller.ValidateTopicName(rt.Topic) == nil {
 			records += 1 + int(n) + len(configMap(rt.Configs))
 		}
 	}
@@ -108,7 +108,7 @@ func (b *Broker) newTopicRefusal(rt kmsg.CreateTopicsRequestTopic, taken func(na
 	if rt.Topic == controller.MetadataTopic {
 		return errInvalidRequest, controller.MetadataTopicRefusal
 	}
-	if err := validateTopicName(rt.Topic); err != nil {
+	if err := controller.ValidateTopicName(rt.Topic); err != nil {
 		return errInvalidTopic, err.Error()
 	}
 	if code, msg := taken(rt.Topic); code != 0 {

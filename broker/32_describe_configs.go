@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -38,7 +39,7 @@ func describeConfigsHandler(b *Broker, c *conn, req *kmsg.DescribeConfigsRequest
 		var msg string
 		switch r.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			if err := validateTopicName(r.ResourceName); err != nil {
+			if err := controller.ValidateTopicName(r.ResourceName); err != nil {
 				rr.ErrorCode, msg = errInvalidTopic, err.Error()
 			} else if !b.topicExists(r.ResourceName) {
 				rr.ErrorCode = errUnknownTopicOrPartition

@@ -17,6 +17,7 @@ package broker
 import (
 	"slices"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -72,7 +73,7 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 		if mt.ErrorCode != 0 {
 			if !all { // a listing skips a topic deleted meanwhile
 				rt.ErrorCode = mt.ErrorCode
-				if validateTopicName(name) != nil {
+				if controller.ValidateTopicName(name) != nil {
 					rt.ErrorCode = errInvalidTopic
 				}
 				resp.Topics = append(resp.Topics, rt)

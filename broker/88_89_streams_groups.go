@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -57,7 +58,7 @@ func handleStreamsGroupHeartbeat(b *Broker, c *conn, req *kmsg.StreamsGroupHeart
 			switch {
 			case isInternal(t):
 				internal = append(internal, t)
-			case validateTopicName(t) != nil:
+			case controller.ValidateTopicName(t) != nil:
 				invalid = append(invalid, t)
 			case !c.authorizedTopic(kmsg.ACLOperationDescribe, t):
 				unauthorized = append(unauthorized, t)

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -216,7 +217,7 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 	if r.name == "" {
 		return configErr(errInvalidRequest, "Default topic resources are not allowed.")
 	}
-	if err := validateTopicName(r.name); err != nil {
+	if err := controller.ValidateTopicName(r.name); err != nil {
 		return configErr(errInvalidTopic, "%s", err.Error())
 	}
 	if err := validateTopicConfigs(next, b.liveConfig()); err != nil {

@@ -110,7 +110,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			continue
 		}
 		code := errUnknownTopicOrPartition
-		if validateTopicName(name) != nil {
+		if controller.ValidateTopicName(name) != nil {
 			code = errInvalidTopic // as Kafka answers, whether or not it may create
 		} else if autoCreate && c.mayAutoCreate(name) {
 			code = b.autoCreate(c, name)

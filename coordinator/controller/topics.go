@@ -88,12 +88,17 @@ func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResp
 }
 
 // buildTopic checks one topic of CreateTopics in the order of Kafka's
-// ReplicationControlManager.createTopics (but for the name rules and the
-// config values, which the broker checks between them) and places its
+// ReplicationControlManager.createTopics (but for the config values, which
+// the broker checks between the name and the rest) and places its
 // replicas; room is how many records the request may still make.
 func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
 	if t.Topic == MetadataTopic {
 		return nil, kerr.InvalidRequest.Code, MetadataTopicRefusal
+	}
+	if err := ValidateTopicName(t.Topic); err != nil {
+		// A broker has refused it already; a client of the controller
+		// listener (bootstrap.controllers) comes here directly.
+		return nil, kerr.InvalidTopicException.Code, err.Error()
 	}
 	if code, msg := TopicNameTaken(img, t.Topic); code != 0 {
 		return nil, code, msg

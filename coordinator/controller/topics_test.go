@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,6 +51,14 @@ func TestCreateTopicsPlacement(t *testing.T) {
 	}
 	if r := createTopic(t, cl, MetadataTopic, 1, 1, nil); r.ErrorCode != kerr.InvalidRequest.Code || *r.ErrorMessage != MetadataTopicRefusal {
 		t.Fatalf("the metadata topic: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	// A client of the controller listener reaches the controller without
+	// a broker's checks: the controller refuses invalid names itself.
+	for _, name := range []string{"has space", "..", strings.Repeat("x", 250)} {
+		if r := createTopic(t, cl, name, 1, 1, nil); r.ErrorCode != kerr.InvalidTopicException.Code || r.ErrorMessage == nil ||
+			!strings.HasPrefix(*r.ErrorMessage, "Topic name is invalid: ") {
+			t.Fatalf("invalid name %.20q: %d %v", name, r.ErrorCode, r.ErrorMessage)
+		}
 	}
 	createTopic(t, cl, "with.dot", 1, 1, nil)
 	if r := createTopic(t, cl, "with_dot", 1, 1, nil); r.ErrorCode != kerr.InvalidTopicException.Code {
