@@ -72,6 +72,7 @@ func assignmentOf(tps []topicPartitionID) assignment {
 // assignorMember is what an assignor knows of a member.
 type assignorMember struct {
 	id       string
+	instance *string           // its group.instance.id, nil for a dynamic member
 	topics   map[[16]byte]bool // subscribed topics that exist
 	previous assignment        // its previous target assignment
 }
@@ -79,11 +80,26 @@ type assignorMember struct {
 // assign runs the named assignor. partitions gives each subscribed
 // topic's partition count.
 func assign(name string, members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
-	sort.Slice(members, func(i, j int) bool { return members[i].id < members[j].id })
 	if name == "range" {
+		sort.Slice(members, func(i, j int) bool { return rangeBefore(members[i], members[j]) })
 		return assignRange(members, partitions)
 	}
+	sort.Slice(members, func(i, j int) bool { return members[i].id < members[j].id })
 	return assignUniform(members, partitions)
+}
+
+// rangeBefore is the order in which the range assignor hands out ranges,
+// Kafka's RangeAssignor.sortMemberIds: static members first, by instance
+// id, then dynamic members by member id. A static member's new
+// incarnation, which has a new member id, so gets the same ranges.
+func rangeBefore(a, b assignorMember) bool {
+	switch {
+	case a.instance != nil && b.instance != nil:
+		return *a.instance < *b.instance
+	case a.instance != nil || b.instance != nil:
+		return a.instance != nil
+	}
+	return a.id < b.id
 }
 
 // assignUniform spreads every subscribed partition so that no member that
@@ -152,7 +168,8 @@ func assignUniform(members []assignorMember, partitions map[[16]byte]int32) map[
 
 // assignRange gives each member a contiguous range of every topic it
 // subscribes to, as Kafka's RangeAssignor does: the topic's subscribers in
-// member id order, the first (partitions % subscribers) one partition more.
+// the order of rangeBefore, the first (partitions % subscribers) one
+// partition more.
 func assignRange(members []assignorMember, partitions map[[16]byte]int32) map[string]assignment {
 	owner := map[topicPartitionID]int{}
 	for _, t := range sortedTopicIDs(partitions) {

@@ -583,7 +583,7 @@ func (c *Coordinator) computeTarget(g *classicGroup) {
 	cg := g.consumer
 	members := make([]assignorMember, 0, len(cg.members))
 	for _, m := range cg.members {
-		members = append(members, assignorMember{id: m.id, topics: m.subscribes(cg.subscribed), previous: cg.target[m.id]})
+		members = append(members, assignorMember{id: m.id, instance: m.instanceID, topics: m.subscribes(cg.subscribed), previous: cg.target[m.id]})
 	}
 	partitions := map[[16]byte]int32{}
 	for _, t := range cg.subscribed {

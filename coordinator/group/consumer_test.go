@@ -3,6 +3,7 @@ package group
 import (
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -791,5 +792,27 @@ func TestDeletedConsumerGroupStaysDeleted(t *testing.T) {
 	}
 	if list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5}); len(list.Groups) != 0 {
 		t.Fatalf("groups after a restart: %+v", list.Groups)
+	}
+}
+
+// The range assignor hands out ranges to static members first, in
+// instance id order, then to dynamic members in member id order, as
+// Kafka's RangeAssignor: a static member keeps its range across restarts,
+// whatever member id its new incarnation draws.
+func TestConsumerGroupRangeOrdersStaticMembersByInstance(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.ConsumerAssignors = []string{"range"} })
+	f.topics.set("t", 1, 6)
+	first, second := "i-a", "i-b"
+	za, ab, dyn := f.member("m-z", "t"), f.member("m-a", "t"), f.member("m-0", "t")
+	za.instance, ab.instance = &first, &second
+	for _, m := range []*testMember{za, ab, dyn} {
+		m.mustHeartbeat()
+	}
+	want := map[string][]int32{"m-z": {0, 1}, "m-a": {2, 3}, "m-0": {4, 5}}
+	for _, m := range f.describe().Members {
+		tps := m.TargetAssignment.TopicPartitions
+		if len(tps) != 1 || !slices.Equal(tps[0].Partitions, want[m.MemberID]) {
+			t.Errorf("member %s (instance %s) has target %+v, want partitions %v", m.MemberID, deref(m.InstanceID), tps, want[m.MemberID])
+		}
 	}
 }
