@@ -660,7 +660,10 @@ func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch i
 			if m.assigned.has(t, p) {
 				continue
 			}
-			if _, held := cg.owners[tp]; held {
+			// A partition the member itself is revoking is not held by
+			// another: with the revocation acknowledged it is its own
+			// again at once, as Kafka's CurrentAssignmentBuilder.
+			if _, held := cg.owners[tp]; held && !m.revoking.has(t, p) {
 				unreleased = true
 				continue
 			}

@@ -816,3 +816,31 @@ func TestConsumerGroupRangeOrdersStaticMembersByInstance(t *testing.T) {
 		}
 	}
 }
+
+// A partition a member was revoking that its new target gives back to it
+// is assigned to it as it acknowledges the revocation, not a heartbeat
+// later: it is no other member's, as Kafka's CurrentAssignmentBuilder
+// sees it.
+func TestConsumerGroupRevokedPartitionComesBack(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 2)
+	a, b := f.member("a", "t"), f.member("b", "t")
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	a.mustHeartbeat() // told to keep one partition: it revokes the other
+	if a.epoch != 1 || a.owned.count() != 1 {
+		t.Fatalf("revoking member: epoch %d, %d partitions; want epoch 1 and 1", a.epoch, a.owned.count())
+	}
+	leave := b.request()
+	leave.MemberEpoch = leaveEpoch
+	if resp := f.c.ConsumerGroupHeartbeat(leave, "", "", nil); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	a.mustHeartbeat() // acknowledges the revocation; its target is both again
+	if a.epoch != 3 || a.owned.count() != 2 {
+		t.Fatalf("after acknowledging: epoch %d, %d partitions; want epoch 3 and both", a.epoch, a.owned.count())
+	}
+	if st := f.describe().State; st != "Stable" {
+		t.Fatalf("state %q, want Stable", st)
+	}
+}
