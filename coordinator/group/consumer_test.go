@@ -465,8 +465,9 @@ func TestConsumerGroupProtocolKinds(t *testing.T) {
 	}
 	m := f.member("a", "t")
 	m.group = "classic"
-	if resp := m.heartbeat(); resp.ErrorCode != errGroupIDNotFound {
-		t.Fatalf("consumer heartbeat to a live classic group: %d, want GROUP_ID_NOT_FOUND", resp.ErrorCode)
+	if resp := m.heartbeat(); resp.ErrorCode != errGroupIDNotFound ||
+		deref(resp.ErrorMessage) != "Cannot upgrade classic group classic to consumer group because online upgrade is disabled." {
+		t.Fatalf("consumer heartbeat to a live classic group: %d (%s), want GROUP_ID_NOT_FOUND saying why, as Kafka", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 
 	a := f.member("a", "t")

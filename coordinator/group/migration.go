@@ -2,6 +2,7 @@ package group
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -90,21 +91,22 @@ func (m *consumerMember) stopTimers() {
 }
 
 // upgradable reports whether a ConsumerGroupHeartbeat may turn this
-// classic group with members into a consumer group; code is the refusal
-// otherwise.
+// classic group with members into a consumer group; code and msg are the
+// refusal otherwise, with Kafka's messages (validateOnlineUpgrade), which
+// the client's exception carries.
 func (c *Coordinator) upgradable(g *classicGroup) (ok bool, code int16, msg string) {
-	notConsumer := "Group " + g.id + " is not a consumer group."
+	cannot := "Cannot upgrade classic group " + g.id + " to consumer group because "
 	switch {
 	case !c.cfg.upgradeEnabled():
 		c.logger.Info("not upgrading classic group to a consumer group: online upgrade is disabled", "group", g.id)
-		return false, errGroupIDNotFound, notConsumer
+		return false, errGroupIDNotFound, cannot + "online upgrade is disabled."
 	case g.protocolType != "consumer":
 		c.logger.Info("not upgrading classic group to a consumer group: it does not use the consumer protocol", "group", g.id, "protocolType", g.protocolType)
-		return false, errGroupIDNotFound, notConsumer
+		return false, errGroupIDNotFound, cannot + "the group does not use the consumer embedded protocol."
 	case len(g.members) > c.cfg.ConsumerMaxSize:
-		return false, errGroupIDNotFound, notConsumer
+		return false, errGroupIDNotFound, cannot + "the group size exceeds the consumer group maximum size."
 	case len(g.members) == c.cfg.ConsumerMaxSize:
-		return false, errGroupMaxSizeReached, "The consumer group has reached its maximum capacity."
+		return false, errGroupMaxSizeReached, fmt.Sprintf("The consumer group has reached its maximum capacity of %d members.", c.cfg.ConsumerMaxSize)
 	}
 	return true, 0, ""
 }
