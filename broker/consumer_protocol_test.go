@@ -461,3 +461,49 @@ func TestOnlineGroupMigration(t *testing.T) {
 	c1.stop()
 	c2.stop()
 }
+
+// A consumer-protocol member's regex is resolved against every topic,
+// internal ones too, as Kafka's group coordinator resolves it against
+// its whole metadata image: a pattern matching __consumer_offsets is
+// assigned its partitions.
+func TestConsumerProtocolRegexMatchesInternalTopics(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	cl := newClient(t, b)
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.CoordinatorKey = "g" // creates __consumer_offsets
+	var id [16]byte
+	waitUntil(t, "__consumer_offsets created", 30*time.Second, func() bool {
+		if _, err := find.RequestWith(ctxT(t), cl); err != nil {
+			return false
+		}
+		meta := kmsg.NewPtrMetadataRequest()
+		meta.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("__consumer_offsets")}}
+		resp, err := meta.RequestWith(ctxT(t), cl)
+		if err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+			return false
+		}
+		id = resp.Topics[0].TopicID
+		return true
+	})
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "m-1", 60000
+	hb.SubscribedTopicRegex = kmsg.StringPtr("__consumer_off.*")
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	var got []int32
+	waitUntil(t, "the regex assigned", 30*time.Second, func() bool {
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			return false
+		}
+		hb.MemberEpoch = resp.MemberEpoch
+		if resp.Assignment != nil {
+			got = nil
+			for _, tp := range resp.Assignment.Topics {
+				if tp.TopicID == id {
+					got = tp.Partitions
+				}
+			}
+		}
+		return len(got) > 0
+	})
+}

@@ -68,6 +68,10 @@ func (t brokerTopics) Topic(name string) ([16]byte, int32, bool) {
 	return tp.id, int32(len(tp.partitions())), true
 }
 
+// Names lists every topic, internal ones too: Kafka resolves a
+// consumer group's regex against all the topics of its metadata image
+// (GroupMetadataManager.refreshRegularExpressions), filtered only by the
+// member's DESCRIBE rights.
 func (t brokerTopics) Names() []string {
 	var names []string
 	if cl := t.b.cluster; cl != nil {
@@ -79,13 +83,7 @@ func (t brokerTopics) Names() []string {
 			names = append(names, tp.name)
 		}
 	}
-	out := names[:0]
-	for _, n := range names {
-		if !isInternal(n) {
-			out = append(out, n)
-		}
-	}
-	return out
+	return names
 }
 
 // Append is the group coordinator's write to its partition; it returns

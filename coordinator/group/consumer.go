@@ -168,7 +168,8 @@ type Topics interface {
 	// Topic returns a topic's id and partition count; ok is false when it
 	// does not exist.
 	Topic(name string) (id [16]byte, partitions int32, ok bool)
-	// Names lists the topics a pattern may match: all but internal ones.
+	// Names lists the topics a pattern may match: all of them, internal
+	// ones too, as in Kafka.
 	Names() []string
 }
 
