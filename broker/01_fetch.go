@@ -232,7 +232,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		break
 	}
 	if replica < 0 {
-		if ms := c.recordQuota(quota.ConsumerByteRate, bytes, req.Version, 8); ms > 0 {
+		if ms := c.recordQuota(quota.ConsumerByteRate, bytes); ms > 0 {
 			return b.throttledFetch(c, resp, ms, bytes, session, incremental, z), nil
 		}
 	} else if throttled := throttledBytes(targets); throttled > 0 {

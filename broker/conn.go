@@ -51,13 +51,12 @@ type conn struct {
 	lastReauth     time.Time
 
 	// Set by a handler whose client is over its quota (quotas.go): how long
-	// to read nothing more, and whether to hold the response that long too.
-	throttle               time.Duration
-	throttleBeforeResponse bool
-	requestSize            int          // of the request being handled
-	audit                  []auditEntry // the request's authorizations, for kafka.authorizer.logger
-	queuedBytes            int64        // what it holds of queued.max.request.bytes (request_memory.go)
-	idleDeadlineSet        time.Time    // when the read deadline was last pushed (connlimits.go)
+	// to read nothing more once the response is sent.
+	throttle        time.Duration
+	requestSize     int          // of the request being handled
+	audit           []auditEntry // the request's authorizations, for kafka.authorizer.logger
+	queuedBytes     int64        // what it holds of queued.max.request.bytes (request_memory.go)
+	idleDeadlineSet time.Time    // when the read deadline was last pushed (connlimits.go)
 	// waited is how long the request being handled sat parked (a fetch's
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
@@ -239,11 +238,8 @@ func (c *conn) serve() {
 			c.failAuthentication(resp)
 			return
 		}
-		throttle, before := c.throttle, c.throttleBeforeResponse
+		throttle := c.throttle
 		c.throttle = 0
-		if before && !c.pause(throttle) {
-			return
-		}
 		if resp != nil {
 			select {
 			case c.out <- resp:
@@ -251,7 +247,7 @@ func (c *conn) serve() {
 				return
 			}
 		}
-		if !before && !c.pause(throttle) {
+		if !c.pause(throttle) {
 			return
 		}
 	}

@@ -10,10 +10,10 @@ package broker
 // A produce request's size counts against its client's producer quota
 // once its records are appended; a fetch's records against the consumer
 // quota, and a fetch over it is answered without records (its bytes are
-// taken back). Either way the response carries the throttle time, and the
-// connection reads no further request until it has passed: after sending
-// the response for the versions whose clients wait themselves (KIP-219:
-// Produce v6+, Fetch v8+), before sending it for older ones. A client
+// taken back). Either way the response carries the throttle time and is
+// sent at once, and the connection reads no further request until the
+// throttle has passed (KIP-219): for every version, as Kafka mutes the
+// channel after the response whether or not the client waits itself. A client
 // authenticated with SASL is its user; without authentication every client
 // is the user ANONYMOUS, as in Kafka.
 
@@ -73,9 +73,9 @@ func (b *Broker) installQuotas() {
 
 // recordQuota counts bytes against the connection's quota for key and, when
 // the client is over it, arranges the throttle: the connection pauses before
-// its next request (and, below kip219Version, before sending this response).
-// It returns the throttle time in milliseconds for the response.
-func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16) int32 {
+// its next request. It returns the throttle time in milliseconds for the
+// response.
+func (c *conn) recordQuota(key string, bytes int64) int32 {
 	if !c.b.quotas.Active(key) {
 		return 0
 	}
@@ -83,7 +83,7 @@ func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16
 	if d <= 0 {
 		return 0
 	}
-	c.throttle, c.throttleBeforeResponse = d, version < kip219Version
+	c.throttle = d
 	return int32(min(d.Milliseconds(), math.MaxInt32))
 }
 
@@ -105,10 +105,10 @@ func (c *conn) throttleWith(d time.Duration, resp kmsg.Response) {
 	c.throttle = d
 	ms := int32(min(d.Milliseconds(), math.MaxInt32))
 	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
-		current, after := tr.Throttle()
-		c.throttleBeforeResponse = !after
-		if st, ok := resp.(kmsg.SetThrottleResponse); ok && ms > current {
-			st.SetThrottle(ms)
+		if st, ok := resp.(kmsg.SetThrottleResponse); ok {
+			if current, _ := tr.Throttle(); ms > current {
+				st.SetThrottle(ms)
+			}
 		}
 	}
 }
