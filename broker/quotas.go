@@ -165,13 +165,16 @@ var throttledMessage = kmsg.StringPtr("The throttling quota has been exceeded.")
 
 // exemptFromRequestQuota reports the requests Kafka does not count
 // against request quotas: those of other brokers (replicas' fetches,
-// WriteTxnMarkers, AddPartitionsToTxn's verification) and the SASL
-// exchange before a client is authenticated.
+// WriteTxnMarkers, AddPartitionsToTxn's verification), produce requests
+// with acks=0 (which get no response) and the SASL exchange before a
+// client is authenticated.
 func exemptFromRequestQuota(c *conn, req kmsg.Request) bool {
 	if c.auth != nil {
 		return true
 	}
 	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		return r.Acks == 0
 	case *kmsg.FetchRequest:
 		return replicaOf(r) >= 0
 	case *kmsg.WriteTxnMarkersRequest:

@@ -546,3 +546,41 @@ func checkMutationQuota(t *testing.T, b *Broker, adm *kadm.Client) {
 		t.Fatalf("topics after the refusals: %v %v", topics.Names(), err)
 	}
 }
+
+// setRawShare gives the raw connections' client id a request_percentage
+// quota and waits for the broker to enforce it.
+func setRawShare(t *testing.T, b *Broker, percent float64) {
+	t.Helper()
+	res := alterQuotas(t, newAdmin(t, b), kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "raw-test"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: percent}}})
+	if res[0].Err != nil {
+		t.Fatalf("request_percentage refused: %v %s", res[0].Err, res[0].ErrMessage)
+	}
+	waitFor(t, func() bool { return b.quotas.Active("request_percentage") })
+}
+
+// Kafka does not count an acks=0 produce against the request quota
+// (KafkaApis answers it with sendNoOpResponseExemptThrottle): a producer
+// that sends them is not paused for a request_percentage it exceeds.
+func TestAcksZeroExemptFromRequestQuota(t *testing.T) {
+	b, rc := startWithTopic(t, "fire")
+	setRawShare(t, b, 0.0001) // ten microseconds of a core over the ten seconds measured
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks = 0
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "fire", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(4, "z", -1, -1, -1, 0)}}}}
+	start := time.Now()
+	for i := range 10 {
+		if _, err := rc.nc.Write(encodeRequest(req, int32(100+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	rc.corrID = 200
+	rc.request(md)
+	// Counted, each would have paused the connection for up to a second.
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("ten acks=0 produces and a Metadata request took %v: the produces were throttled", took)
+	}
+}
