@@ -61,6 +61,11 @@ type conn struct {
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
 	waited time.Duration
+	// started is when the request being handled began; uncounted is set
+	// while its time is still to count against request_percentage
+	// (quotas.go).
+	started   time.Time
+	uncounted bool
 	// openedShareSession is set once a share session was opened here,
 	// which the connection's end closes.
 	openedShareSession bool
@@ -368,11 +373,10 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		c.splice.reset() // ranges belong to the fetch that made them
 	}
 	var resp kmsg.Response
-	var started time.Time
-	counted := c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
+	c.uncounted = c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
 	logged := c.requestLogging()
-	if counted || logged {
-		started, c.waited = time.Now(), 0
+	if c.uncounted || logged {
+		c.started, c.waited = time.Now(), 0
 	}
 	if denied := c.clusterDenied(req); denied != nil {
 		resp = denied
@@ -383,11 +387,9 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if counted {
-		c.recordRequestTime(time.Since(started)-c.waited, resp)
-	}
+	c.throttleWith(c.requestThrottle(), resp)
 	if logged {
-		c.logCompleted(key, version, correlationID, time.Since(started), resp)
+		c.logCompleted(key, version, correlationID, time.Since(c.started), resp)
 	}
 	if resp == nil {
 		return nil, err

@@ -87,13 +87,21 @@ func (c *conn) recordQuota(key string, bytes int64) int32 {
 	return int32(min(d.Milliseconds(), math.MaxInt32))
 }
 
-// recordRequestTime counts a request's handling time against the
-// connection's request_percentage quota and, when the client is over it,
-// throttles the connection and puts the time in resp.
-func (c *conn) recordRequestTime(busy time.Duration, resp kmsg.Response) {
+// requestThrottle counts the handling time of the request so far (less the
+// time it sat parked) against the connection's request_percentage quota,
+// once per request, and returns the throttle for a client over it: 0 when
+// the request is exempt, within its quota, or already counted. handle
+// counts the time when the handler returns; a fetch counts it before it
+// answers, since Kafka answers a fetch over either quota without records.
+func (c *conn) requestThrottle() time.Duration {
+	if !c.uncounted {
+		return 0
+	}
+	c.uncounted = false
 	const percentPerNanosecond = 100.0 / float64(time.Second)
-	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(max(busy, 0))*percentPerNanosecond, time.Now())
-	c.throttleWith(min(d, c.b.cfg.Quota.Window), resp) // Kafka bounds a request quota's throttle by a window
+	busy := max(time.Since(c.started)-c.waited, 0)
+	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(busy)*percentPerNanosecond, time.Now())
+	return min(d, c.b.cfg.Quota.Window) // Kafka bounds a request quota's throttle by a window
 }
 
 // throttleWith throttles the connection for d, unless it already is for

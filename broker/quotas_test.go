@@ -584,3 +584,32 @@ func TestAcksZeroExemptFromRequestQuota(t *testing.T) {
 		t.Fatalf("ten acks=0 produces and a Metadata request took %v: the produces were throttled", took)
 	}
 }
+
+// Kafka answers a fetch over the client's request_percentage as one over
+// its consumer_byte_rate: without records, with the throttle time.
+func TestFetchOverRequestQuotaAnsweredEmpty(t *testing.T) {
+	b, rc := startWithTopic(t, "busy")
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(9)
+	produce.Acks, produce.TimeoutMillis = 1, 5000
+	produce.Topics = []kmsg.ProduceRequestTopic{{Topic: "busy", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(4, "r", -1, -1, -1, 0)}}}}
+	if p := rc.request(produce).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	setRawShare(t, b, 0.0001)
+	for range 10 {
+		r := rc.request(fetchReq(12, "busy", 0, 0, 1)).(*kmsg.FetchResponse)
+		if r.ThrottleMillis == 0 {
+			continue
+		}
+		for _, tp := range r.Topics {
+			for _, p := range tp.Partitions {
+				if len(p.RecordBatches) > 0 {
+					t.Fatalf("a fetch throttled %d ms by the request quota carried %d bytes of records", r.ThrottleMillis, len(p.RecordBatches))
+				}
+			}
+		}
+		return
+	}
+	t.Fatal("ten fetches at 0.0001% of a core were not throttled")
+}
