@@ -133,7 +133,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	}
 	c.reuse.appends = jobs[:0]
 	c.reuse.waits = waits
-	resp.ThrottleMillis = c.recordQuota(quota.ProducerByteRate, int64(c.requestSize), req.Version, 6)
+	resp.ThrottleMillis = c.recordQuota(quota.ProducerByteRate, int64(c.requestSize))
 	if req.Acks == 0 {
 		if failed {
 			return nil, fmt.Errorf("acks=0 produce failed; closing the connection so the client notices")

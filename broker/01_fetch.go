@@ -11,7 +11,8 @@ package broker
 // another broker answers NOT_LEADER_OR_FOLLOWER, and an older current
 // leader epoch FENCED_LEADER_EPOCH, both with the leader from v16 (KIP-951).
 // A consumer's records count against its consumer_byte_rate quota; a
-// fetch over it is answered empty with the throttle time (quotas.go).
+// fetch over it, or over the client's request_percentage, is answered
+// empty with the throttle time (quotas.go).
 // A follower's fetch of a replica under the leader-side replication
 // throttle gets no records for it while the throttle is over its rate
 // (replication_throttle.go).
@@ -23,6 +24,7 @@ package broker
 // it to one in its rack (read_replica.go, KIP-392).
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -232,8 +234,13 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		break
 	}
 	if replica < 0 {
-		if ms := c.recordQuota(quota.ConsumerByteRate, bytes, req.Version, 8); ms > 0 {
-			return b.throttledFetch(c, resp, ms, bytes, session, incremental, z), nil
+		// As Kafka: both quotas counted, and a fetch over either is
+		// answered without records.
+		overRequests := c.requestThrottle()
+		ms := c.recordQuota(quota.ConsumerByteRate, bytes)
+		if overRequests > 0 || ms > 0 {
+			c.throttle = max(c.throttle, overRequests)
+			return b.throttledFetch(c, resp, int32(min(c.throttle.Milliseconds(), math.MaxInt32)), bytes, session, incremental, z), nil
 		}
 	} else if throttled := throttledBytes(targets); throttled > 0 {
 		b.throttles.leader.Record(throttled, time.Now())

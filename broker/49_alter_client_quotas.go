@@ -1,10 +1,11 @@
 package broker
 
-// AlterClientQuotas, versions 0-1: set or remove producer_byte_rate and
-// consumer_byte_rate of users, client ids, their pairs and defaults, with
-// validate_only; Kafka's other quota keys are refused with INVALID_REQUEST
-// (package quota validates). A single node stores them in its metadata
-// file; in a cluster the request goes to the controller (registry_controller.go).
+// AlterClientQuotas, versions 0-1: set or remove the byte rates,
+// request_percentage and controller_mutation_rate of users, client ids,
+// their pairs and defaults, and connection_creation_rate of ips, with
+// validate_only; package quota validates as Kafka's controller does. A
+// single node stores them in its metadata file; in a cluster the request
+// goes to the controller (registry_controller.go).
 
 import (
 	"maps"

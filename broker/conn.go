@@ -51,17 +51,21 @@ type conn struct {
 	lastReauth     time.Time
 
 	// Set by a handler whose client is over its quota (quotas.go): how long
-	// to read nothing more, and whether to hold the response that long too.
-	throttle               time.Duration
-	throttleBeforeResponse bool
-	requestSize            int          // of the request being handled
-	audit                  []auditEntry // the request's authorizations, for kafka.authorizer.logger
-	queuedBytes            int64        // what it holds of queued.max.request.bytes (request_memory.go)
-	idleDeadlineSet        time.Time    // when the read deadline was last pushed (connlimits.go)
+	// to read nothing more once the response is sent.
+	throttle        time.Duration
+	requestSize     int          // of the request being handled
+	audit           []auditEntry // the request's authorizations, for kafka.authorizer.logger
+	queuedBytes     int64        // what it holds of queued.max.request.bytes (request_memory.go)
+	idleDeadlineSet time.Time    // when the read deadline was last pushed (connlimits.go)
 	// waited is how long the request being handled sat parked (a fetch's
 	// long poll, acks=all, a group join), which its request quota does
 	// not count.
 	waited time.Duration
+	// started is when the request being handled began; uncounted is set
+	// while its time is still to count against request_percentage
+	// (quotas.go).
+	started   time.Time
+	uncounted bool
 	// openedShareSession is set once a share session was opened here,
 	// which the connection's end closes.
 	openedShareSession bool
@@ -239,11 +243,8 @@ func (c *conn) serve() {
 			c.failAuthentication(resp)
 			return
 		}
-		throttle, before := c.throttle, c.throttleBeforeResponse
+		throttle := c.throttle
 		c.throttle = 0
-		if before && !c.pause(throttle) {
-			return
-		}
 		if resp != nil {
 			select {
 			case c.out <- resp:
@@ -251,7 +252,7 @@ func (c *conn) serve() {
 				return
 			}
 		}
-		if !before && !c.pause(throttle) {
+		if !c.pause(throttle) {
 			return
 		}
 	}
@@ -372,11 +373,10 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 		c.splice.reset() // ranges belong to the fetch that made them
 	}
 	var resp kmsg.Response
-	var started time.Time
-	counted := c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
+	c.uncounted = c.b.quotas.Active(quota.RequestPercentage) && !exemptFromRequestQuota(c, req)
 	logged := c.requestLogging()
-	if counted || logged {
-		started, c.waited = time.Now(), 0
+	if c.uncounted || logged {
+		c.started, c.waited = time.Now(), 0
 	}
 	if denied := c.clusterDenied(req); denied != nil {
 		resp = denied
@@ -387,11 +387,9 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if counted {
-		c.recordRequestTime(time.Since(started)-c.waited, resp)
-	}
+	c.throttleWith(c.requestThrottle(), resp)
 	if logged {
-		c.logCompleted(key, version, correlationID, time.Since(started), resp)
+		c.logCompleted(key, version, correlationID, time.Since(c.started), resp)
 	}
 	if resp == nil {
 		return nil, err

@@ -10,10 +10,10 @@ package broker
 // A produce request's size counts against its client's producer quota
 // once its records are appended; a fetch's records against the consumer
 // quota, and a fetch over it is answered without records (its bytes are
-// taken back). Either way the response carries the throttle time, and the
-// connection reads no further request until it has passed: after sending
-// the response for the versions whose clients wait themselves (KIP-219:
-// Produce v6+, Fetch v8+), before sending it for older ones. A client
+// taken back). Either way the response carries the throttle time and is
+// sent at once, and the connection reads no further request until the
+// throttle has passed (KIP-219): for every version, as Kafka mutes the
+// channel after the response whether or not the client waits itself. A client
 // authenticated with SASL is its user; without authentication every client
 // is the user ANONYMOUS, as in Kafka.
 
@@ -73,9 +73,9 @@ func (b *Broker) installQuotas() {
 
 // recordQuota counts bytes against the connection's quota for key and, when
 // the client is over it, arranges the throttle: the connection pauses before
-// its next request (and, below kip219Version, before sending this response).
-// It returns the throttle time in milliseconds for the response.
-func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16) int32 {
+// its next request. It returns the throttle time in milliseconds for the
+// response.
+func (c *conn) recordQuota(key string, bytes int64) int32 {
 	if !c.b.quotas.Active(key) {
 		return 0
 	}
@@ -83,17 +83,25 @@ func (c *conn) recordQuota(key string, bytes int64, version, kip219Version int16
 	if d <= 0 {
 		return 0
 	}
-	c.throttle, c.throttleBeforeResponse = d, version < kip219Version
+	c.throttle = d
 	return int32(min(d.Milliseconds(), math.MaxInt32))
 }
 
-// recordRequestTime counts a request's handling time against the
-// connection's request_percentage quota and, when the client is over it,
-// throttles the connection and puts the time in resp.
-func (c *conn) recordRequestTime(busy time.Duration, resp kmsg.Response) {
+// requestThrottle counts the handling time of the request so far (less the
+// time it sat parked) against the connection's request_percentage quota,
+// once per request, and returns the throttle for a client over it: 0 when
+// the request is exempt, within its quota, or already counted. handle
+// counts the time when the handler returns; a fetch counts it before it
+// answers, since Kafka answers a fetch over either quota without records.
+func (c *conn) requestThrottle() time.Duration {
+	if !c.uncounted {
+		return 0
+	}
+	c.uncounted = false
 	const percentPerNanosecond = 100.0 / float64(time.Second)
-	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(max(busy, 0))*percentPerNanosecond, time.Now())
-	c.throttleWith(min(d, c.b.cfg.Quota.Window), resp) // Kafka bounds a request quota's throttle by a window
+	busy := max(time.Since(c.started)-c.waited, 0)
+	d := c.b.quotas.Record(quota.RequestPercentage, c.principal(), c.clientID, float64(busy)*percentPerNanosecond, time.Now())
+	return min(d, c.b.cfg.Quota.Window) // Kafka bounds a request quota's throttle by a window
 }
 
 // throttleWith throttles the connection for d, unless it already is for
@@ -105,10 +113,10 @@ func (c *conn) throttleWith(d time.Duration, resp kmsg.Response) {
 	c.throttle = d
 	ms := int32(min(d.Milliseconds(), math.MaxInt32))
 	if tr, ok := resp.(kmsg.ThrottleResponse); ok {
-		current, after := tr.Throttle()
-		c.throttleBeforeResponse = !after
-		if st, ok := resp.(kmsg.SetThrottleResponse); ok && ms > current {
-			st.SetThrottle(ms)
+		if st, ok := resp.(kmsg.SetThrottleResponse); ok {
+			if current, _ := tr.Throttle(); ms > current {
+				st.SetThrottle(ms)
+			}
 		}
 	}
 }
@@ -165,13 +173,16 @@ var throttledMessage = kmsg.StringPtr("The throttling quota has been exceeded.")
 
 // exemptFromRequestQuota reports the requests Kafka does not count
 // against request quotas: those of other brokers (replicas' fetches,
-// WriteTxnMarkers, AddPartitionsToTxn's verification) and the SASL
-// exchange before a client is authenticated.
+// WriteTxnMarkers, AddPartitionsToTxn's verification), produce requests
+// with acks=0 (which get no response) and the SASL exchange before a
+// client is authenticated.
 func exemptFromRequestQuota(c *conn, req kmsg.Request) bool {
 	if c.auth != nil {
 		return true
 	}
 	switch r := req.(type) {
+	case *kmsg.ProduceRequest:
+		return r.Acks == 0
 	case *kmsg.FetchRequest:
 		return replicaOf(r) >= 0
 	case *kmsg.WriteTxnMarkersRequest:

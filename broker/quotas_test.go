@@ -336,9 +336,10 @@ func TestQuotaAPIsAtBothVersions(t *testing.T) {
 	}
 }
 
-// KIP-219: a throttled Produce v6+ is answered at once and the connection
-// pauses afterwards (the next request waits); an older version's answer
-// itself waits out the throttle.
+// KIP-219: a throttled Produce is answered at once and the connection
+// pauses afterwards (the next request waits), at v9 as at v5: Kafka mutes
+// the channel after the response whatever the version, though clients
+// older than v6 do not wait themselves.
 func TestThrottleTimingFollowsKIP219(t *testing.T) {
 	b := startBroker(t, map[string]string{"quota.window.num": "2", "quota.window.size.seconds": "1"})
 	rc := dialRaw(t, b)
@@ -366,25 +367,23 @@ func TestThrottleTimingFollowsKIP219(t *testing.T) {
 		return resp, time.Since(start)
 	}
 
-	resp, answered := produce(rc, 9)
-	throttle := time.Duration(resp.ThrottleMillis) * time.Millisecond
-	if throttle < time.Second {
-		t.Fatalf("produce v9 over the quota: throttle %v, want about 2 s", throttle)
-	}
-	if answered > throttle/2 {
-		t.Fatalf("produce v9 was answered after %v, not before its %v throttle", answered, throttle)
-	}
-	start := time.Now()
-	rc.request(kmsg.NewPtrMetadataRequest())
-	if waited := time.Since(start) + answered; waited < throttle*9/10 {
-		t.Fatalf("the next request was served %v after the throttled produce, within its %v throttle", waited, throttle)
-	}
-
-	old := dialRaw(t, b)
-	resp, answered = produce(old, 5)
-	throttle = time.Duration(resp.ThrottleMillis) * time.Millisecond
-	if throttle < time.Second || answered < throttle*9/10 {
-		t.Fatalf("produce v5 over the quota: answered after %v with throttle %v; the answer must wait it out", answered, throttle)
+	for _, v := range []int16{9, 5} {
+		if v == 5 {
+			rc = dialRaw(t, b)
+		}
+		resp, answered := produce(rc, v)
+		throttle := time.Duration(resp.ThrottleMillis) * time.Millisecond
+		if throttle < time.Second {
+			t.Fatalf("produce v%d over the quota: throttle %v, want about 2 s", v, throttle)
+		}
+		if answered > throttle/2 {
+			t.Fatalf("produce v%d was answered after %v, not before its %v throttle", v, answered, throttle)
+		}
+		start := time.Now()
+		rc.request(kmsg.NewPtrMetadataRequest())
+		if waited := time.Since(start) + answered; waited < throttle*9/10 {
+			t.Fatalf("after produce v%d the next request was served %v after the throttled produce, within its %v throttle", v, waited, throttle)
+		}
 	}
 }
 
@@ -546,4 +545,71 @@ func checkMutationQuota(t *testing.T, b *Broker, adm *kadm.Client) {
 	if topics, err := adm.ListTopics(ctxT(t)); err != nil || topics.Has("m3") || !topics.Has("m1") || !topics.Has("m4") {
 		t.Fatalf("topics after the refusals: %v %v", topics.Names(), err)
 	}
+}
+
+// setRawShare gives the raw connections' client id a request_percentage
+// quota and waits for the broker to enforce it.
+func setRawShare(t *testing.T, b *Broker, percent float64) {
+	t.Helper()
+	res := alterQuotas(t, newAdmin(t, b), kadm.AlterClientQuotaEntry{Entity: quotaEntity("client-id", "raw-test"),
+		Ops: []kadm.AlterClientQuotaOp{{Key: "request_percentage", Value: percent}}})
+	if res[0].Err != nil {
+		t.Fatalf("request_percentage refused: %v %s", res[0].Err, res[0].ErrMessage)
+	}
+	waitFor(t, func() bool { return b.quotas.Active("request_percentage") })
+}
+
+// Kafka does not count an acks=0 produce against the request quota
+// (KafkaApis answers it with sendNoOpResponseExemptThrottle): a producer
+// that sends them is not paused for a request_percentage it exceeds.
+func TestAcksZeroExemptFromRequestQuota(t *testing.T) {
+	b, rc := startWithTopic(t, "fire")
+	setRawShare(t, b, 0.0001) // ten microseconds of a core over the ten seconds measured
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks = 0
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "fire", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(4, "z", -1, -1, -1, 0)}}}}
+	start := time.Now()
+	for i := range 10 {
+		if _, err := rc.nc.Write(encodeRequest(req, int32(100+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(12)
+	rc.corrID = 200
+	rc.request(md)
+	// Counted, each would have paused the connection for up to a second.
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("ten acks=0 produces and a Metadata request took %v: the produces were throttled", took)
+	}
+}
+
+// Kafka answers a fetch over the client's request_percentage as one over
+// its consumer_byte_rate: without records, with the throttle time.
+func TestFetchOverRequestQuotaAnsweredEmpty(t *testing.T) {
+	b, rc := startWithTopic(t, "busy")
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(9)
+	produce.Acks, produce.TimeoutMillis = 1, 5000
+	produce.Topics = []kmsg.ProduceRequestTopic{{Topic: "busy", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: testBatch(4, "r", -1, -1, -1, 0)}}}}
+	if p := rc.request(produce).(*kmsg.ProduceResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 {
+		t.Fatalf("produce: error %d", p.ErrorCode)
+	}
+	setRawShare(t, b, 0.0001)
+	for range 10 {
+		r := rc.request(fetchReq(12, "busy", 0, 0, 1)).(*kmsg.FetchResponse)
+		if r.ThrottleMillis == 0 {
+			continue
+		}
+		for _, tp := range r.Topics {
+			for _, p := range tp.Partitions {
+				if len(p.RecordBatches) > 0 {
+					t.Fatalf("a fetch throttled %d ms by the request quota carried %d bytes of records", r.ThrottleMillis, len(p.RecordBatches))
+				}
+			}
+		}
+		return
+	}
+	t.Fatal("ten fetches at 0.0001% of a core were not throttled")
 }

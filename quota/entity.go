@@ -274,7 +274,9 @@ func NewFilter(components []Component, strict bool) (*Filter, error) {
 			}
 			f.typed[c.Type] = true
 		default:
-			return nil, &UnsupportedError{Msg: fmt.Sprintf("Unsupported match type %d", c.Match)}
+			// INVALID_REQUEST, where an unknown entity type is
+			// UNSUPPORTED_VERSION: ClientQuotasImage.describe's choice.
+			return nil, invalid("Unknown match type %d", c.Match)
 		}
 	}
 	_, ipExact := f.exact[IP]

@@ -12,12 +12,15 @@ import (
 // Alter applies an AlterClientQuotas request to the stored entries (keyed
 // by Entity.Key) and returns its response and the entries whose values
 // change (empty Values: the entity is removed). An invalid entity is
-// refused alone; the others still apply, as in Kafka. With validateOnly
-// nothing changes.
+// refused alone; the others still apply, as in Kafka. An entity named
+// again has one answer, as Kafka's (a map by entity): the later entry is
+// ignored and the entity's answer becomes INVALID_REQUEST, though the
+// first entry's changes stand, as in Kafka. With validateOnly nothing
+// changes.
 func Alter(req *kmsg.AlterClientQuotasRequest, stored map[string]Entry) (*kmsg.AlterClientQuotasResponse, []Entry) {
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	var changed []Entry
-	seen := map[string]bool{}
+	answered := map[string]int{} // entity key -> its entry in resp.Entries
 	for _, re := range req.Entries {
 		out := kmsg.AlterClientQuotasResponseEntry{}
 		parts := make([]Part, len(re.Entity))
@@ -30,10 +33,12 @@ func Alter(req *kmsg.AlterClientQuotasRequest, stored map[string]Entry) (*kmsg.A
 			if err != nil {
 				return err
 			}
-			if seen[e.Key()] {
-				return invalid("Ignoring duplicate entity %s", e)
+			if i, dup := answered[e.Key()]; dup {
+				resp.Entries[i].ErrorCode = kerr.InvalidRequest.Code
+				resp.Entries[i].ErrorMessage = kmsg.StringPtr("Ignoring duplicate entity " + e.String())
+				return errDuplicate
 			}
-			seen[e.Key()] = true
+			answered[e.Key()] = len(resp.Entries)
 			ops := make([]Op, len(re.Ops))
 			for i, op := range re.Ops {
 				ops[i] = Op{Key: op.Key, Value: op.Value, Remove: op.Remove}
@@ -48,6 +53,9 @@ func Alter(req *kmsg.AlterClientQuotasRequest, stored map[string]Entry) (*kmsg.A
 			}
 			return nil
 		}()
+		if err == errDuplicate {
+			continue
+		}
 		if err != nil {
 			out.ErrorCode = kerr.InvalidRequest.Code
 			out.ErrorMessage = kmsg.StringPtr(err.Error())
@@ -56,6 +64,9 @@ func Alter(req *kmsg.AlterClientQuotasRequest, stored map[string]Entry) (*kmsg.A
 	}
 	return resp, changed
 }
+
+// errDuplicate is an entry whose entity Alter has already answered.
+var errDuplicate = errors.New("duplicate entity")
 
 // Describe answers a DescribeClientQuotas request from the stored entries.
 func Describe(req *kmsg.DescribeClientQuotasRequest, entries []Entry) *kmsg.DescribeClientQuotasResponse {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func name(s string) *string { return &s }
@@ -119,6 +122,7 @@ func TestFilterMatchesAsKafka(t *testing.T) {
 		{{Type: User, Match: MatchDefault, Name: name("x")}},
 		{{Type: User, Match: MatchSpecified}, {Type: User, Match: MatchDefault}},
 		{{Type: IP, Match: MatchSpecified}, {Type: User, Match: MatchSpecified}},
+		{{Type: User, Match: 3}},
 	} {
 		var inv *InvalidError
 		if _, err := NewFilter(comps, false); !errors.As(err, &inv) {
@@ -128,9 +132,6 @@ func TestFilterMatchesAsKafka(t *testing.T) {
 	var unsup *UnsupportedError
 	if _, err := NewFilter([]Component{{Type: "group", Match: MatchSpecified}}, false); !errors.As(err, &unsup) {
 		t.Errorf("unknown entity type: %v, want UNSUPPORTED_VERSION", err)
-	}
-	if _, err := NewFilter([]Component{{Type: User, Match: 3}}, false); !errors.As(err, &unsup) {
-		t.Errorf("unknown match type: %v, want UNSUPPORTED_VERSION", err)
 	}
 }
 
@@ -332,5 +333,39 @@ func TestConnectionRate(t *testing.T) {
 	}
 	if d := NewConnectionRate(Config{Samples: 2, Window: time.Second}).Record(0, now); d != time.Second {
 		t.Fatalf("rate 0: %v, want a window", d)
+	}
+}
+
+// Kafka answers AlterClientQuotas from a map by entity: an entity named
+// twice has one answer, INVALID_REQUEST, though its first entry's changes
+// are stored. The Java admin client takes the first answer for an entity,
+// so two answers would read as success.
+func TestAlterAnswersAnEntityOnce(t *testing.T) {
+	entry := func(client, key string, value float64) kmsg.AlterClientQuotasRequestEntry {
+		return kmsg.AlterClientQuotasRequestEntry{
+			Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: ClientID, Name: name(client)}},
+			Ops:    []kmsg.AlterClientQuotasRequestEntryOp{{Key: key, Value: value}},
+		}
+	}
+	req := kmsg.NewPtrAlterClientQuotasRequest()
+	req.Entries = []kmsg.AlterClientQuotasRequestEntry{
+		entry("a", ProducerByteRate, 100),
+		entry("b", ProducerByteRate, 100),
+		entry("a", ConsumerByteRate, 200),
+	}
+	resp, changed := Alter(req, nil)
+	if len(resp.Entries) != 2 {
+		t.Fatalf("%d answers, want one per entity: %+v", len(resp.Entries), resp.Entries)
+	}
+	a, b := resp.Entries[0], resp.Entries[1]
+	if *a.Entity[0].Name != "a" || a.ErrorCode != kerr.InvalidRequest.Code || a.ErrorMessage == nil ||
+		!strings.Contains(*a.ErrorMessage, "Ignoring duplicate entity") {
+		t.Errorf("the entity named twice: %+v", a)
+	}
+	if *b.Entity[0].Name != "b" || b.ErrorCode != 0 {
+		t.Errorf("the other entity: %+v", b)
+	}
+	if len(changed) != 2 || changed[0].Values[ProducerByteRate] != 100 || len(changed[0].Values) != 1 {
+		t.Errorf("changed %+v, want a's and b's first entries", changed)
 	}
 }
