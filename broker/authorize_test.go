@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
@@ -340,4 +341,37 @@ func mustList(t *testing.T, adm *kadm.Client) []string {
 		t.Fatal(err)
 	}
 	return listed.TransactionalIDs()
+}
+
+// A described group's authorized operations are the asker's, as Kafka's
+// KafkaApis computes them for each group described without an error:
+// alice's READ implies DESCRIBE and her ALTER_CONFIGS DESCRIBE_CONFIGS,
+// but she may not DELETE; a super user may do all five of a group's.
+func TestDescribedGroupAuthorizedOperations(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		// DescribeGroups v5 (Kafka 2.7's): a group nobody has joined is
+		// described as Dead, without an error.
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), kgo.MaxVersions(kversion.V2_7_0()))
+	}
+	adm := kadm.NewClient(login("admin"))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("billing").Operations(kadm.OpRead, kadm.OpAlterConfigs))
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups, req.IncludeAuthorizedOperations = []string{"billing"}, true
+	for _, c := range []struct {
+		who  string
+		want int32
+	}{
+		{"alice", 1<<opRead | 1<<opDescribe | 1<<opDescribeConfigs | 1<<opAlterConfigs},
+		{"admin", 1<<opRead | 1<<opDelete | 1<<opDescribe | 1<<opDescribeConfigs | 1<<opAlterConfigs},
+	} {
+		resp, err := req.RequestWith(ctxT(t), login(c.who))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := resp.Groups[0]; g.ErrorCode != 0 || g.AuthorizedOperations != c.want {
+			t.Errorf("%s: %+v, want authorized operations %b", c.who, g, c.want)
+		}
+	}
 }
