@@ -40,6 +40,7 @@ const (
 var (
 	topicOperationList   = []int{opRead, opWrite, opCreate, opDelete, opAlter, opDescribe, opDescribeConfigs, opAlterConfigs}
 	clusterOperationList = []int{opCreate, opClusterAction, opDescribeConfigs, opAlterConfigs, opIdempotentWrite, opAlter, opDescribe}
+	groupOperationList   = []int{opRead, opDelete, opDescribe, opDescribeConfigs, opAlterConfigs}
 	topicOperations      = operationBits(topicOperationList...)
 	clusterOperations    = operationBits(clusterOperationList...)
 )

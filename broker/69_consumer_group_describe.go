@@ -34,7 +34,9 @@ func handleConsumerGroupDescribe(b *Broker, c *conn, req *kmsg.ConsumerGroupDesc
 				out.ErrorMessage = &msg
 			}
 			resp.Groups[i] = out
+			continue
 		}
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
 	}
 	return resp, nil
 }

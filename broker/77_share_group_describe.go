@@ -36,7 +36,9 @@ func handleShareGroupDescribe(b *Broker, c *conn, req *kmsg.ShareGroupDescribeRe
 				out.ErrorMessage = &msg
 			}
 			resp.Groups[i] = out
+			continue
 		}
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.GroupID, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
 	}
 	return resp, nil
 }

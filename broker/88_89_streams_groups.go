@@ -176,7 +176,9 @@ func handleStreamsGroupDescribe(b *Broker, c *conn, req *kmsg.StreamsGroupDescri
 				out.ErrorMessage = &msg
 			}
 			resp.Groups[i] = out
+			continue
 		}
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
 	}
 	return resp, nil
 }

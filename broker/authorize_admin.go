@@ -7,7 +7,7 @@ package broker
 // listener) and answers the others TOPIC_AUTHORIZATION_FAILED (or
 // CLUSTER_AUTHORIZATION_FAILED for broker configs), as Kafka does. The
 // operations are Kafka's: CREATE on the cluster or the topic to create
-// it, DELETE to delete it or its records, ALTER to add partitions,
+// it (and DESCRIBE_CONFIGS on it to be shown its configs), DELETE to delete it or its records, ALTER to add partitions,
 // DESCRIBE_CONFIGS / ALTER_CONFIGS for configs, READ to describe its
 // producers, DESCRIBE for OffsetForLeaderEpoch (CLUSTER_ACTION from a
 // replica).
@@ -36,13 +36,24 @@ func authorizedSubset[T any](items []T, ok func(T) bool) (allowed, refused []T) 
 }
 
 func authorizeCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest, serve typedFunc[*kmsg.CreateTopicsRequest, *kmsg.CreateTopicsResponse]) (*kmsg.CreateTopicsResponse, error) {
-	// As Kafka: CREATE on the cluster, or else on each topic.
+	// As Kafka's ControllerApis: CREATE on the cluster, or else on each
+	// topic. A name given twice, and the metadata topic's, are not
+	// checked: the handler refuses them (INVALID_REQUEST).
 	clusterCreate := c.authorizedClusterProbe(kmsg.ACLOperationCreate)
+	counts := countNames(req.Topics, func(t kmsg.CreateTopicsRequestTopic) string { return t.Topic })
+	unchecked := func(name string) bool { return counts[name] > 1 || name == controller.MetadataTopic }
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreateTopicsRequestTopic) bool {
-		return clusterCreate || c.authorizedTopic(kmsg.ACLOperationCreate, t.Topic)
+		return clusterCreate || unchecked(t.Topic) || c.authorizedTopic(kmsg.ACLOperationCreate, t.Topic)
 	})
-	if refused == nil {
-		return serve(b, c, req)
+	// A topic is created, but its configs, partition count and
+	// replication factor are shown, only to a principal that may
+	// DESCRIBE_CONFIGS it; the others get the config error code
+	// TOPIC_AUTHORIZATION_FAILED.
+	describable := map[string]bool{}
+	for _, t := range req.Topics {
+		if _, done := describable[t.Topic]; !done && !unchecked(t.Topic) {
+			describable[t.Topic] = c.authorizedProbe(kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, t.Topic)
+		}
 	}
 	sub := *req
 	sub.Topics = allowed
@@ -50,15 +61,21 @@ func authorizeCreateTopics(b *Broker, c *conn, req *kmsg.CreateTopicsRequest, se
 	if err != nil {
 		return nil, err
 	}
+	for i := range resp.Topics {
+		if t := &resp.Topics[i]; t.ErrorCode == 0 && !describable[t.Topic] {
+			t.Configs, t.NumPartitions, t.ReplicationFactor, t.ConfigErrorCode = nil, -1, -1, errTopicAuthorization
+		}
+	}
 	for _, t := range refused {
 		resp.Topics = append(resp.Topics, kmsg.CreateTopicsResponseTopic{Topic: t.Topic, ErrorCode: errTopicAuthorization,
-			ErrorMessage: errorMessage(errTopicAuthorization), NumPartitions: -1, ReplicationFactor: -1})
+			ErrorMessage: kmsg.StringPtr("Authorization failed."), NumPartitions: -1, ReplicationFactor: -1})
 	}
 	return resp, nil
 }
 
 // authorizeDeleteTopics authorizes as Kafka's ControllerApis.deleteTopics:
-// DELETE on the cluster allows every topic; otherwise a topic the
+// DELETE on the cluster allows every topic; a malformed entry is the
+// handler's to refuse whatever the ACLs; otherwise a topic the
 // principal may not describe is TOPIC_AUTHORIZATION_FAILED whether or not
 // it exists (and, asked for by id, answered without its name), one it may
 // describe is left to the handler if unknown and refused if it may not
@@ -72,6 +89,8 @@ func authorizeDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest, se
 		known := name != "" && (t.Topic == nil || b.topicExists(name))
 		switch {
 		case clusterDelete || t.Topic == nil && !known: // an unknown id is the handler's
+			allowed = append(allowed, t)
+		case malformedDeletion(topics, t): // the handler's too: refused before any authorization
 			allowed = append(allowed, t)
 		case !c.authorizedTopic(kmsg.ACLOperationDescribe, name):
 			refused = append(refused, kmsg.DeleteTopicsRequestTopic{Topic: t.Topic, TopicID: t.TopicID})
@@ -106,9 +125,32 @@ func authorizeDeleteTopics(b *Broker, c *conn, req *kmsg.DeleteTopicsRequest, se
 	return resp, nil
 }
 
+// malformedDeletion reports whether the handler refuses a DeleteTopics
+// entry as malformed (INVALID_REQUEST) whatever the ACLs, as Kafka's
+// ControllerApis.deleteTopics does before it authorizes: one with both a
+// name and an id or neither, or whose name or id the request gives twice.
+func malformedDeletion(entries []kmsg.DeleteTopicsRequestTopic, t kmsg.DeleteTopicsRequestTopic) bool {
+	var none [16]byte
+	if (t.Topic == nil) == (t.TopicID == none) {
+		return true
+	}
+	copies := 0
+	for _, e := range entries {
+		if t.Topic != nil && e.Topic != nil && e.TopicID == none && *e.Topic == *t.Topic ||
+			t.Topic == nil && e.Topic == nil && e.TopicID == t.TopicID {
+			copies++
+		}
+	}
+	return copies > 1
+}
+
 func authorizeCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsRequest, serve typedFunc[*kmsg.CreatePartitionsRequest, *kmsg.CreatePartitionsResponse]) (*kmsg.CreatePartitionsResponse, error) {
+	// As Kafka's ControllerApis: ALTER on each topic, but a name given
+	// twice is not checked (the handler refuses it, INVALID_REQUEST), and
+	// a refusal carries no message.
+	counts := countNames(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) string { return t.Topic })
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool {
-		return c.authorizedTopic(kmsg.ACLOperationAlter, t.Topic)
+		return counts[t.Topic] > 1 || c.authorizedTopic(kmsg.ACLOperationAlter, t.Topic)
 	})
 	if refused == nil {
 		return serve(b, c, req)
@@ -120,7 +162,7 @@ func authorizeCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsReq
 		return nil, err
 	}
 	for _, t := range refused {
-		resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic, ErrorCode: errTopicAuthorization, ErrorMessage: errorMessage(errTopicAuthorization)})
+		resp.Topics = append(resp.Topics, kmsg.CreatePartitionsResponseTopic{Topic: t.Topic, ErrorCode: errTopicAuthorization})
 	}
 	return resp, nil
 }

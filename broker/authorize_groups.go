@@ -139,11 +139,24 @@ func authorizeOffsetFetch(c *conn, req *kmsg.OffsetFetchRequest, resp *kmsg.Offs
 
 // authorizeDescribeGroups replaces the groups the principal may not
 // describe with GROUP_AUTHORIZATION_FAILED.
-func authorizeDescribeGroups(c *conn, resp *kmsg.DescribeGroupsResponse) {
+func authorizeDescribeGroups(c *conn, req *kmsg.DescribeGroupsRequest, resp *kmsg.DescribeGroupsResponse) {
 	for i, g := range resp.Groups {
 		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
 			resp.Groups[i] = kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations}
+			continue
 		}
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
+	}
+}
+
+// groupAuthorizedOperations sets a described group's authorized
+// operations to those the principal may perform on it, as Kafka's
+// KafkaApis does for each group described without an error when the
+// request asks; otherwise (and without an authorizer, when the
+// coordinator's answer already holds every operation) it leaves ops be.
+func (c *conn) groupAuthorizedOperations(requested bool, group string, code int16, ops *int32) {
+	if requested && code == 0 && c.b.authorizer.Load() != nil {
+		*ops = c.allowedOperations(kmsg.ACLResourceTypeGroup, group, groupOperationList)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
@@ -340,4 +341,134 @@ func mustList(t *testing.T, adm *kadm.Client) []string {
 		t.Fatal(err)
 	}
 	return listed.TransactionalIDs()
+}
+
+// A described group's authorized operations are the asker's, as Kafka's
+// KafkaApis computes them for each group described without an error:
+// alice's READ implies DESCRIBE and her ALTER_CONFIGS DESCRIBE_CONFIGS,
+// but she may not DELETE; a super user may do all five of a group's.
+func TestDescribedGroupAuthorizedOperations(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		// DescribeGroups v5 (Kafka 2.7's): a group nobody has joined is
+		// described as Dead, without an error.
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism(), kgo.MaxVersions(kversion.V2_7_0()))
+	}
+	adm := kadm.NewClient(login("admin"))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("billing").Operations(kadm.OpRead, kadm.OpAlterConfigs))
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups, req.IncludeAuthorizedOperations = []string{"billing"}, true
+	for _, c := range []struct {
+		who  string
+		want int32
+	}{
+		{"alice", 1<<opRead | 1<<opDescribe | 1<<opDescribeConfigs | 1<<opAlterConfigs},
+		{"admin", 1<<opRead | 1<<opDelete | 1<<opDescribe | 1<<opDescribeConfigs | 1<<opAlterConfigs},
+	} {
+		resp, err := req.RequestWith(ctxT(t), login(c.who))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := resp.Groups[0]; g.ErrorCode != 0 || g.AuthorizedOperations != c.want {
+			t.Errorf("%s: %+v, want authorized operations %b", c.who, g, c.want)
+		}
+	}
+}
+
+// CreateTopics as Kafka's ControllerApis authorizes it: a topic alice may
+// create but not DESCRIBE_CONFIGS is created without its configs,
+// partition count and replication factor in the answer (config error
+// TOPIC_AUTHORIZATION_FAILED); one she may not create is refused with
+// "Authorization failed."; a name given twice, and the metadata topic's,
+// are INVALID_REQUEST whatever her ACLs. CreatePartitions and DeleteTopics
+// the same way.
+func TestTopicAdminACLs(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	adm := kadm.NewClient(login("admin"))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("alice-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpCreate))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Topics("alice-shown").Operations(kadm.OpAlterConfigs))
+	req := kmsg.NewPtrCreateTopicsRequest()
+	for _, name := range []string{"alice-shown", "alice-hidden", "bobs", "twice", "twice", "__cluster_metadata"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 2, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctxT(t), login("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]kmsg.CreateTopicsResponseTopic{}
+	for _, rt := range resp.Topics {
+		if _, dup := got[rt.Topic]; dup {
+			t.Errorf("%s answered twice", rt.Topic)
+		}
+		got[rt.Topic] = rt
+	}
+	if len(got) != 5 {
+		t.Fatalf("answers %+v", resp.Topics)
+	}
+	if s := got["alice-shown"]; s.ErrorCode != 0 || s.ConfigErrorCode != 0 || s.NumPartitions != 2 || s.ReplicationFactor != 1 || len(s.Configs) == 0 {
+		t.Errorf("alice-shown: %+v", s)
+	}
+	if h := got["alice-hidden"]; h.ErrorCode != 0 || h.ConfigErrorCode != kerr.TopicAuthorizationFailed.Code ||
+		h.NumPartitions != -1 || h.ReplicationFactor != -1 || len(h.Configs) != 0 || h.TopicID == [16]byte{} {
+		t.Errorf("alice-hidden: %+v", h)
+	}
+	if b.topics.get("alice-hidden") == nil {
+		t.Error("alice-hidden was not created")
+	}
+	if r := got["bobs"]; r.ErrorCode != kerr.TopicAuthorizationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != "Authorization failed." {
+		t.Errorf("bobs: %+v", r)
+	}
+	for name, msg := range map[string]string{"twice": "Duplicate topic name.", "__cluster_metadata": "Creation of internal topic __cluster_metadata is prohibited."} {
+		if r := got[name]; r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != msg {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+
+	// CreatePartitions likewise: without ALTER, TOPIC_AUTHORIZATION_FAILED
+	// and no message; a name given twice, INVALID_REQUEST once.
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	for _, name := range []string{"alice-shown", "twice", "twice"} {
+		cp.Topics = append(cp.Topics, kmsg.CreatePartitionsRequestTopic{Topic: name, Count: 3})
+	}
+	cpResp, err := cp.RequestWith(ctxT(t), login("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpResp.Topics) != 2 {
+		t.Fatalf("CreatePartitions answers %+v", cpResp.Topics)
+	}
+	for _, r := range cpResp.Topics {
+		switch {
+		case r.Topic == "alice-shown" && r.ErrorCode == kerr.TopicAuthorizationFailed.Code && r.ErrorMessage == nil:
+		case r.Topic == "twice" && r.ErrorCode == kerr.InvalidRequest.Code && r.ErrorMessage != nil && *r.ErrorMessage == "Duplicate topic name.":
+		default:
+			t.Errorf("CreatePartitions %s: %+v", r.Topic, r)
+		}
+	}
+
+	// DeleteTopics refuses malformed entries before it authorizes: a name
+	// given twice, or a name with an id, is INVALID_REQUEST.
+	dt := kmsg.NewPtrDeleteTopicsRequest()
+	dt.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("payroll")}, {Topic: kmsg.StringPtr("payroll")},
+		{Topic: kmsg.StringPtr("ledger"), TopicID: [16]byte{1}}}
+	dtResp, err := dt.RequestWith(ctxT(t), login("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"payroll": "Duplicate topic name.", "ledger": "You may not specify both topic name and topic id."}
+	if len(dtResp.Topics) != len(want) {
+		t.Fatalf("DeleteTopics answers %+v", dtResp.Topics)
+	}
+	for _, r := range dtResp.Topics {
+		if r.Topic == nil || r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != want[*r.Topic] {
+			t.Errorf("DeleteTopics: %+v", r)
+		}
+	}
 }

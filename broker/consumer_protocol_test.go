@@ -351,12 +351,14 @@ func TestConsumerProtocolRegexFollowsACLs(t *testing.T) {
 	if g := resp.Groups[0]; g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 {
 		t.Fatalf("bob, who may not describe orders-eu, was shown %+v", g)
 	}
+	// alice's READ on the group implies DESCRIBE, and she may describe
+	// the one topic of its assignments. Asked, the answer carries those
+	// two operations, hers on the group.
+	req.IncludeAuthorizedOperations = true
 	if resp, err = req.RequestWith(ctxT(t), login("alice")); err != nil {
 		t.Fatal(err)
 	}
-	// alice's READ on the group implies DESCRIBE, and she may describe
-	// the one topic of its assignments.
-	if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != 1 {
+	if g := resp.Groups[0]; g.ErrorCode != 0 || len(g.Members) != 1 || g.AuthorizedOperations != 1<<opRead|1<<opDescribe {
 		t.Fatalf("alice describing her group: %+v", g)
 	}
 }

@@ -395,6 +395,25 @@ func TestAuthorizedOperationsWhenAsked(t *testing.T) {
 	if got := rc.request(dc).(*kmsg.DescribeClusterResponse).ClusterAuthorizedOperations; got != resp.AuthorizedOperations {
 		t.Fatalf("describe cluster operations %b, metadata said %b", got, resp.AuthorizedOperations)
 	}
+	// A group's: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS,
+	// for a group described without an error only: v5's Dead group, not
+	// v6's GROUP_ID_NOT_FOUND nor NOT_COORDINATOR before the group
+	// coordinator's topic exists.
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups, dg.IncludeAuthorizedOperations = []string{"nobody"}, true
+	dg.SetVersion(5)
+	if g := rc.request(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; g.ErrorCode != errNotCoordinator || g.AuthorizedOperations != unknownAuthorizedOperations {
+		t.Errorf("DescribeGroups before FindCoordinator: %+v", g)
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "nobody"
+	rc.request(fc)
+	for v, want := range map[int16]int32{5: 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11, 6: unknownAuthorizedOperations} {
+		dg.SetVersion(v)
+		if g := rc.request(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; g.AuthorizedOperations != want {
+			t.Errorf("DescribeGroups v%d: %+v, want group operations %b", v, g, want)
+		}
+	}
 }
 
 func TestEmptyPartitionHasLeaderEpochZero(t *testing.T) {

@@ -9,8 +9,11 @@ import (
 )
 
 // groupAuthorizedOperations is the bitfield of the ACL operations on a
-// group (READ, DELETE, DESCRIBE): with no authorizer, all are allowed.
-const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8
+// group (Kafka's AclEntry.supportedOperations: READ, DELETE, DESCRIBE,
+// DESCRIBE_CONFIGS, ALTER_CONFIGS): with no authorizer, all are allowed.
+// As in Kafka, only a group described without an error carries it; the
+// broker narrows it to the principal's operations under an authorizer.
+const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
 // ListGroups lists the groups, filtered by state (v4+, case-insensitive)
 // and type (v5+: "classic", "consumer" or "share").
@@ -72,9 +75,6 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 	for _, id := range req.Groups {
 		out := kmsg.NewDescribeGroupsResponseGroup()
 		out.Group = id
-		if req.IncludeAuthorizedOperations {
-			out.AuthorizedOperations = groupAuthorizedOperations
-		}
 		g, code := c.acquire(id, false)
 		msg := fmt.Sprintf("Group %s not found.", id)
 		if code == 0 && (g.consumer != nil || g.share != nil || g.streams != nil) {
@@ -110,6 +110,9 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 				out.Members = append(out.Members, dm)
 			}
 			g.mu.Unlock()
+		}
+		if req.IncludeAuthorizedOperations && out.ErrorCode == 0 {
+			out.AuthorizedOperations = groupAuthorizedOperations
 		}
 		resp.Groups = append(resp.Groups, out)
 	}

@@ -16,9 +16,6 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 	for _, id := range req.Groups {
 		out := kmsg.NewConsumerGroupDescribeResponseGroup()
 		out.Group = id
-		if req.IncludeAuthorizedOperations {
-			out.AuthorizedOperations = groupAuthorizedOperations
-		}
 		g, code := c.acquire(id, false)
 		if code == 0 && (g.consumer == nil || g.state == Dead) {
 			g.mu.Unlock()
@@ -34,6 +31,9 @@ func (c *Coordinator) ConsumerGroupDescribe(req *kmsg.ConsumerGroupDescribeReque
 		default:
 			g.consumer.describe(&out, req.Version, c.topicImage(), c.cfg.ConsumerAssignors)
 			g.mu.Unlock()
+			if req.IncludeAuthorizedOperations {
+				out.AuthorizedOperations = groupAuthorizedOperations
+			}
 		}
 		resp.Groups = append(resp.Groups, out)
 	}
