@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/gregor-broker/gregor/logstore"
 	"github.com/gregor-broker/gregor/protocol"
 	"github.com/gregor-broker/gregor/quota"
@@ -64,26 +65,39 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			// Kafka leaves the CurrentLeader tag out (-1, -1) unless it
 			// redirects the producer; zeros would put it in every answer.
 			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = -1, -1
-			switch p := t.partition(rp.Partition); {
+			// Kafka's order: KafkaApis' checks (authorization, the
+			// topic and partition known, ProduceRequest.validateRecords),
+			// then ReplicaManager's (acks, internal topics, leadership)
+			// and the partition's (min.insync.replicas).
+			p := t.partition(rp.Partition)
+			var ip *controller.Partition // known to the cluster, led elsewhere
+			if p == nil && !refuseAll && !denied {
+				ip = b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition)
+			}
+			recordsCode, recordsMsg := checkProduceRecords(rp.Records, req.Version)
+			switch {
 			case refuseAll:
 				sp.ErrorCode = errTxnIDAuthFailed
-			case !validAcks:
-				sp.ErrorCode = errInvalidRequiredAcks
 			case denied:
 				sp.ErrorCode = errTopicAuthorization
-			case p == nil && b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition) != nil:
-				ip := b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition)
+			case t == nil && ip == nil:
+				sp.ErrorCode = unknownCode
+			case p == nil && ip == nil:
+				sp.ErrorCode = errUnknownTopicOrPartition
+			case recordsCode != 0:
+				sp.ErrorCode = recordsCode
+				m := recordsMsg // escapes only on the error path
+				sp.ErrorMessage = &m
+			case !validAcks:
+				sp.ErrorCode = errInvalidRequiredAcks
+			case isInternal(name) && c.clientID != adminClientID:
+				sp.ErrorCode = errInvalidTopic
+				m := "Cannot append to internal topic " + name
+				sp.ErrorMessage = &m
+			case ip != nil:
 				sp.ErrorCode = errNotLeaderOrFollower
 				sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = ip.Leader, ip.LeaderEpoch
 				b.addProduceEndpoint(resp, c, ip.Leader)
-			case t == nil:
-				sp.ErrorCode = unknownCode
-			case p == nil:
-				sp.ErrorCode = errUnknownTopicOrPartition
-			case isInternal(t.name) && c.clientID != adminClientID:
-				sp.ErrorCode = errInvalidTopic
-				m := "Cannot append to internal topic " + t.name
-				sp.ErrorMessage = &m
 			case !p.isLeader():
 				sp.ErrorCode = errNotLeaderOrFollower
 				b.leaderHint(p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
@@ -146,32 +160,41 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	return resp, nil
 }
 
-// appendRecords validates a partition's records and appends them,
-// all-or-nothing, filling the offsets of sp. It returns a Kafka error code
-// and an optional message. The checks are Kafka's: exactly one v2 batch per
-// partition (ProduceRequest.validateRecords), the batch's own integrity
+// checkProduceRecords is Kafka's ProduceRequest.validateRecords, which
+// KafkaApis runs on each partition's records before anything else looks
+// at them: exactly one batch (framing checked as protocol.CountBatches
+// does, magic 2) and zstd only from v7. It returns a Kafka error code and
+// a message, 0 and "" when the records pass, without allocating then.
+func checkProduceRecords(records []byte, version int16) (int16, string) {
+	batches, err := protocol.CountBatches(records)
+	switch {
+	case err != nil:
+		return protocol.ErrorCode(err), err.Error()
+	case batches == 0:
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d must have at least one record batch per partition", version)
+	case compression(records) == protocol.CompressionZstd && version < 7:
+		return kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", version)
+	case batches != 1:
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version)
+	}
+	return 0, ""
+}
+
+// appendRecords validates a partition's batch (one, checkProduceRecords
+// has seen to it) and appends it, all-or-nothing, filling the offsets of
+// sp. It returns a Kafka error code and an optional message. The checks
+// are Kafka's: max.message.bytes, the batch's own integrity
 // (protocol.ValidateBatchInfo, which also holds each record of a compressed
-// batch to max.decompressed.message.bytes), max.message.bytes, zstd only
-// from v7 (checked first, as Kafka's ProduceRequest does), and each
-// record by refuseRecords: keys on compacted topics, and for CreateTime
+// batch to max.decompressed.message.bytes), and each record by
+// refuseRecords: keys on compacted topics, and for CreateTime
 // topics timestamps within message.timestamp.before.max.ms / after.max.ms
 // of now. A CreateTime batch is stored with its records' largest
 // timestamp as maxTimestamp.
 func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
 	p, records := j.p, j.records
 	settings := p.topic.settings.Load()
-	batches, err := protocol.CountBatches(records)
-	if err != nil {
-		return protocol.ErrorCode(err), err.Error()
-	}
-	if batches != 1 {
-		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version)
-	}
 	if len(records) > int(settings.maxMessageBytes) {
 		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
-	}
-	if compression(records) == protocol.CompressionZstd && version < 7 {
-		return kerr.UnsupportedCompressionType.Code, "zstd compression needs produce v7 or later"
 	}
 	h, info, err := protocol.ValidateBatchInfo(records, protocol.DefaultMaxUncompressedBatch, settings.log.MaxDecompressedRecordBytes)
 	if err != nil {

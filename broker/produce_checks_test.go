@@ -1,8 +1,11 @@
 package broker
 
 import (
+	"encoding/binary"
 	"testing"
 
+	"github.com/gregor-broker/gregor/protocol"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,5 +21,78 @@ func TestMinInsyncAboveReplicationFactorIsCapped(t *testing.T) {
 	rc := dialRaw(t, b)
 	if p := produceRaw(t, rc, 9, "capped", [16]byte{}, 0, testBatch(1, "x", -1, -1, -1, 0)); p.ErrorCode != 0 || p.BaseOffset != 0 {
 		t.Fatalf("acks=all with min.insync.replicas 2 on one replica: %+v", p)
+	}
+}
+
+// produceAcks sends one batch per (topic, partition) at version 9 with the
+// given acks and returns the partitions' answers in order.
+func produceAcks(t *testing.T, rc *rawConn, acks int16, parts ...kmsg.ProduceRequestTopic) []kmsg.ProduceResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(9)
+	req.Acks, req.TimeoutMillis = acks, 5000
+	req.Topics = parts
+	var out []kmsg.ProduceResponseTopicPartition
+	for _, rt := range rc.request(req).(*kmsg.ProduceResponse).Topics {
+		out = append(out, rt.Partitions...)
+	}
+	return out
+}
+
+func produceTo(topic string, partition int32, records []byte) kmsg.ProduceRequestTopic {
+	return kmsg.ProduceRequestTopic{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: records}}}
+}
+
+// withCodec marks an uncompressed test batch as compressed with codec
+// (its records stay as they are: the codec checks come before any
+// decompression) and fixes its CRC.
+func withCodec(batch []byte, codec byte) []byte {
+	batch[22] = batch[22]&^7 | codec
+	binary.BigEndian.PutUint32(batch[17:], protocol.BatchCRC(batch))
+	return batch
+}
+
+// As Kafka: INVALID_REQUIRED_ACKS is ReplicaManager.appendRecords' answer
+// for the partitions KafkaApis.handleProduceRequest let through, so an
+// unknown topic or partition and records ProduceRequest.validateRecords
+// refuses keep their own errors.
+func TestInvalidAcksAfterTopicAndRecordChecks(t *testing.T) {
+	_, rc := startWithTopic(t, "acks")
+	twoBatches := append(testBatch(1, "a", -1, -1, -1, 0), testBatch(1, "b", -1, -1, -1, 0)...)
+	got := produceAcks(t, rc, 2,
+		produceTo("no-such-topic", 0, testBatch(1, "x", -1, -1, -1, 0)),
+		produceTo("acks", 7, testBatch(1, "x", -1, -1, -1, 0)),
+		produceTo("acks", 0, twoBatches))
+	want := []int16{kerr.UnknownTopicOrPartition.Code, kerr.UnknownTopicOrPartition.Code, kerr.InvalidRecord.Code}
+	for i, p := range got {
+		if p.ErrorCode != want[i] {
+			t.Errorf("partition answer %d: error %d, want %d", i, p.ErrorCode, want[i])
+		}
+	}
+	if got := produceAcks(t, rc, 2, produceTo("acks", 0, testBatch(1, "x", -1, -1, -1, 0))); got[0].ErrorCode != kerr.InvalidRequiredAcks.Code {
+		t.Fatalf("acks=2 to a valid partition: error %d, want INVALID_REQUIRED_ACKS", got[0].ErrorCode)
+	}
+}
+
+// As Kafka: ProduceRequest.validateRecords (one magic-2 batch, zstd only
+// from v7), run in KafkaApis.handleProduceRequest, comes before
+// ReplicaManager's internal-topic check and before the log's
+// max.message.bytes.
+func TestProduceRecordChecksComeFirst(t *testing.T) {
+	b := startBroker(t, map[string]string{"message.max.bytes": "2000"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "first", 1)
+	findCoordinatorRaw(t, rc, "g")
+	twoBatches := append(testBatch(1, "a", -1, -1, -1, 0), testBatch(1, "b", -1, -1, -1, 0)...)
+	if got := produceAcks(t, rc, -1, produceTo(offsetsTopic, 0, twoBatches)); got[0].ErrorCode != kerr.InvalidRecord.Code {
+		t.Errorf("two batches to %s: error %d, want INVALID_RECORD", offsetsTopic, got[0].ErrorCode)
+	}
+	zstd := withCodec(testBatch(1, "z", -1, -1, -1, 0), 4)
+	if p := produceRaw(t, rc, 5, offsetsTopic, [16]byte{}, 0, zstd); p.ErrorCode != kerr.UnsupportedCompressionType.Code {
+		t.Errorf("zstd at v5 to %s: error %d, want UNSUPPORTED_COMPRESSION_TYPE", offsetsTopic, p.ErrorCode)
+	}
+	bigZstd := withCodec(testBatch(200, "big-value", -1, -1, -1, 0), 4)
+	if p := produceRaw(t, rc, 5, "first", [16]byte{}, 0, bigZstd); p.ErrorCode != kerr.UnsupportedCompressionType.Code {
+		t.Errorf("zstd at v5 over max.message.bytes: error %d, want UNSUPPORTED_COMPRESSION_TYPE", p.ErrorCode)
 	}
 }
