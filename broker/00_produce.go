@@ -47,6 +47,9 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 	// else is checked.
 	txnOK := req.TransactionID != nil && c.authorizedTxnID(kmsg.ACLOperationWrite, *req.TransactionID)
 	refuseAll := !txnOK && hasTransactionalBatch(req)
+	// The producer of the transactional batches that pass KafkaApis'
+	// checks: a second one refuses the request (below).
+	txnProducer, txnEpoch, mixedProducers := int64(-1), int16(-1), false
 	for _, rt := range req.Topics {
 		t := b.topics.get(rt.Topic)
 		unknownCode := errUnknownTopicOrPartition
@@ -88,25 +91,30 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 				sp.ErrorCode = recordsCode
 				m := recordsMsg // escapes only on the error path
 				sp.ErrorMessage = &m
-			case !validAcks:
-				sp.ErrorCode = errInvalidRequiredAcks
-			case isInternal(name) && c.clientID != adminClientID:
-				sp.ErrorCode = errInvalidTopic
-				m := "Cannot append to internal topic " + name
-				sp.ErrorMessage = &m
-			case ip != nil:
-				sp.ErrorCode = errNotLeaderOrFollower
-				sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = ip.Leader, ip.LeaderEpoch
-				b.addProduceEndpoint(resp, c, ip.Leader)
-			case !p.isLeader():
-				sp.ErrorCode = errNotLeaderOrFollower
-				b.leaderHint(p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
-				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
-			case req.Acks == -1 && p.tooFewInsync():
-				sp.ErrorCode = errNotEnoughReplicas
-			default:
-				jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
-					topic: len(resp.Topics) - 1, part: len(st.Partitions)})
+			}
+			if sp.ErrorCode == 0 {
+				mixedProducers = !sameTxnProducer(rp.Records, &txnProducer, &txnEpoch) || mixedProducers
+				switch {
+				case !validAcks:
+					sp.ErrorCode = errInvalidRequiredAcks
+				case isInternal(name) && c.clientID != adminClientID:
+					sp.ErrorCode = errInvalidTopic
+					m := "Cannot append to internal topic " + name
+					sp.ErrorMessage = &m
+				case ip != nil:
+					sp.ErrorCode = errNotLeaderOrFollower
+					sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = ip.Leader, ip.LeaderEpoch
+					b.addProduceEndpoint(resp, c, ip.Leader)
+				case !p.isLeader():
+					sp.ErrorCode = errNotLeaderOrFollower
+					b.leaderHint(p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
+					b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
+				case req.Acks == -1 && p.tooFewInsync():
+					sp.ErrorCode = errNotEnoughReplicas
+				default:
+					jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
+						topic: len(resp.Topics) - 1, part: len(st.Partitions)})
+				}
 			}
 			if sp.ErrorCode != 0 {
 				failed = true
@@ -117,7 +125,13 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			st.Partitions = append(st.Partitions, sp)
 		}
 	}
-	if txnOK && (req.Version >= 12 || b.liveConfig().TxnPartitionVerification) {
+	if mixedProducers {
+		// As Kafka's ReplicaManager.handleProduceAppend, whose exception
+		// answers the whole request; nothing is appended.
+		refuseProduce(resp, kerr.InvalidProducerIDMapping.Code, "Transactional records contained more than one producer ID")
+		clear(jobs) // nothing kept past the request
+		jobs, failed = jobs[:0], true
+	} else if txnOK && (req.Version >= 12 || b.liveConfig().TxnPartitionVerification) {
 		var refused bool
 		jobs, refused = b.verifyTxnAppends(*req.TransactionID, req.Version, jobs, resp)
 		failed = failed || refused
@@ -319,6 +333,40 @@ func refuseRecords(p *partition, records []byte, now int64, s *topicSettings, sp
 	}
 	return kerr.InvalidRecord.Code, fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
 		len(errs), strings.Join(shown, ", "))
+}
+
+// sameTxnProducer reports whether records, when they are a transactional
+// batch with a producer id, come from the producer (id and epoch) of the
+// request's earlier transactional batches, and notes it when they are
+// the first (pid -1 until then).
+func sameTxnProducer(records []byte, pid *int64, epoch *int16) bool {
+	if !transactional(records) {
+		return true
+	}
+	h, err := protocol.ParseBatchHeader(records)
+	switch {
+	case err != nil || h.ProducerID < 0:
+		return true
+	case *pid < 0:
+		*pid, *epoch = h.ProducerID, h.ProducerEpoch
+		return true
+	}
+	return h.ProducerID == *pid && h.ProducerEpoch == *epoch
+}
+
+// refuseProduce answers every partition of resp with code and msg, as
+// Kafka's ProduceRequest.getErrorResponse does for an error that ends the
+// whole request.
+func refuseProduce(resp *kmsg.ProduceResponse, code int16, msg string) {
+	resp.Brokers = nil
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			sp := &resp.Topics[i].Partitions[j]
+			*sp = kmsg.ProduceResponseTopicPartition{Partition: sp.Partition, ErrorCode: code,
+				BaseOffset: -1, LogAppendTime: -1, LogStartOffset: -1, ErrorMessage: &msg}
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = -1, -1
+		}
+	}
 }
 
 // attributesLow is the offset of the low byte of a batch's int16

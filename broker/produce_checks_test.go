@@ -96,3 +96,34 @@ func TestProduceRecordChecksComeFirst(t *testing.T) {
 		t.Errorf("zstd at v5 over max.message.bytes: error %d, want UNSUPPORTED_COMPRESSION_TYPE", p.ErrorCode)
 	}
 }
+
+// As Kafka's ReplicaManager.handleProduceAppend: transactional batches of
+// more than one producer (id and epoch) in one request refuse the whole
+// request, every partition INVALID_PRODUCER_ID_MAPPING, and nothing is
+// appended, whether or not the partitions are verified.
+func TestProduceTransactionalBatchesOfTwoProducers(t *testing.T) {
+	b := startBroker(t, map[string]string{"transaction.partition.verification.enable": "false"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "two-pids", 2)
+	req := kmsg.NewPtrProduceRequest()
+	req.SetVersion(11)
+	req.TransactionID = kmsg.StringPtr("t")
+	req.Acks, req.TimeoutMillis = -1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{
+		{Topic: "two-pids", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: txnBatch(1, "a", 7, 0, 0)}, {Partition: 1, Records: txnBatch(1, "b", 8, 0, 0)}}},
+		{Topic: "no-such-topic", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: txnBatch(1, "c", 7, 0, 0)}}},
+	}
+	resp := rc.request(req).(*kmsg.ProduceResponse)
+	for _, rt := range resp.Topics {
+		for _, p := range rt.Partitions {
+			if p.ErrorCode != kerr.InvalidProducerIDMapping.Code || p.BaseOffset != -1 {
+				t.Errorf("%s-%d: error %d, base offset %d; want INVALID_PRODUCER_ID_MAPPING, -1", rt.Topic, p.Partition, p.ErrorCode, p.BaseOffset)
+			}
+		}
+	}
+	for _, p := range b.topics.get("two-pids").partitions() {
+		if end := p.log.LogEndOffset(); end != 0 {
+			t.Errorf("partition %d: log end %d, want nothing appended", p.index, end)
+		}
+	}
+}
