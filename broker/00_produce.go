@@ -25,6 +25,7 @@ package broker
 // marker (logstore).
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -177,14 +178,16 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 // checkProduceRecords is Kafka's ProduceRequest.validateRecords, which
 // KafkaApis runs on each partition's records before anything else looks
 // at them: exactly one batch (framing checked as protocol.CountBatches
-// does, magic 2) and zstd only from v7. It returns a Kafka error code and
+// does, magic 2; records holding only part of a batch hold none, as
+// Kafka's batch iterator stops at a batch cut short) and zstd only from
+// v7. It returns a Kafka error code and
 // a message, 0 and "" when the records pass, without allocating then.
 func checkProduceRecords(records []byte, version int16) (int16, string) {
 	batches, err := protocol.CountBatches(records)
 	switch {
-	case err != nil:
+	case err != nil && (batches > 0 || !errors.Is(err, protocol.ErrShortBatch)):
 		return protocol.ErrorCode(err), err.Error()
-	case batches == 0:
+	case batches == 0: // none, or only part of one: Kafka's iterator stops there
 		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d must have at least one record batch per partition", version)
 	case compression(records) == protocol.CompressionZstd && version < 7:
 		return kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", version)

@@ -127,3 +127,21 @@ func TestProduceTransactionalBatchesOfTwoProducers(t *testing.T) {
 		}
 	}
 }
+
+// As Kafka: the records' batch iterator (ByteBufferLogInputStream) ends,
+// without an error, at a batch the bytes cut short, so records holding
+// only part of a batch have no batch at all, which
+// ProduceRequest.validateRecords refuses with INVALID_RECORD (not
+// retriable), not CORRUPT_MESSAGE.
+func TestProduceTruncatedBatchIsInvalidRecord(t *testing.T) {
+	b, rc := startWithTopic(t, "cut")
+	whole := testBatch(3, "cut", -1, -1, -1, 0)
+	for _, n := range []int{0, 5, 14, 40, len(whole) - 1} {
+		if p := produceRaw(t, rc, 9, "cut", [16]byte{}, 0, whole[:n]); p.ErrorCode != kerr.InvalidRecord.Code {
+			t.Errorf("the first %d bytes of a batch: error %d, want INVALID_RECORD", n, p.ErrorCode)
+		}
+	}
+	if end := b.topics.get("cut").partition(0).log.LogEndOffset(); end != 0 {
+		t.Fatalf("log end %d, want nothing appended", end)
+	}
+}
