@@ -112,6 +112,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 					b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
 				case req.Acks == -1 && p.tooFewInsync():
 					sp.ErrorCode = errNotEnoughReplicas
+					sp.LogStartOffset = p.log.LogStartOffset() // as Kafka: not one of appendToLocalLog's listed errors
 				default:
 					jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
 						topic: len(resp.Topics) - 1, part: len(st.Partitions)})
@@ -258,6 +259,19 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 		p.appended()
 	}
 	return 0, ""
+}
+
+// appendErrorWithoutLogStart reports the append errors that Kafka's
+// ReplicaManager.appendToLocalLog answers with log_start_offset -1, its
+// short list of expected failures; any other error carries the log's
+// start offset.
+func appendErrorWithoutLogStart(code int16) bool {
+	switch code {
+	case errUnknownTopicOrPartition, errNotLeaderOrFollower, errMessageTooLarge,
+		kerr.RecordListTooLarge.Code, kerr.CorruptMessage.Code, errKafkaStorageError:
+		return true
+	}
+	return false
 }
 
 // timestampOutOfWindow reports whether any record timestamp of the

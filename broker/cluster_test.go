@@ -568,8 +568,9 @@ func TestClusterMinInsyncReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode; code != errNotEnoughReplicas {
-		t.Fatalf("acks=all with one in-sync replica: error %d, want NOT_ENOUGH_REPLICAS", code)
+	// As Kafka, the error carries the log start offset (ReplicaManager.appendToLocalLog).
+	if pr := resp.(*kmsg.ProduceResponse).Topics[0].Partitions[0]; pr.ErrorCode != errNotEnoughReplicas || pr.LogStartOffset != 0 {
+		t.Fatalf("acks=all with one in-sync replica: error %d, log start offset %d; want NOT_ENOUGH_REPLICAS, 0", pr.ErrorCode, pr.LogStartOffset)
 	}
 	all := c.client(kgo.DefaultProduceTopic("mi"))
 	one := c.client(kgo.DefaultProduceTopic("mi"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())

@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -143,5 +144,45 @@ func TestProduceTruncatedBatchIsInvalidRecord(t *testing.T) {
 	}
 	if end := b.topics.get("cut").partition(0).log.LogEndOffset(); end != 0 {
 		t.Fatalf("log end %d, want nothing appended", end)
+	}
+}
+
+// As Kafka's ReplicaManager.appendToLocalLog: a partition whose append
+// fails with an error outside its short list (unknown partition, not
+// leader, MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, CORRUPT_MESSAGE,
+// KAFKA_STORAGE_ERROR) is answered with the log's start offset; those
+// listed, with -1.
+func TestProduceErrorsCarryLogStartOffset(t *testing.T) {
+	b := startBroker(t, map[string]string{"message.max.bytes": "2000"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "lso", 1)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"cleanup.policy": kmsg.StringPtr("compact")}, "lso-compact"); err != nil {
+		t.Fatal(err)
+	}
+	if p := produceRaw(t, rc, 9, "lso", [16]byte{}, 0, testBatch(1, "first", 1000, 0, 0, 0)); p.ErrorCode != 0 {
+		t.Fatalf("first batch: error %d", p.ErrorCode)
+	}
+	miscounted := testBatch(3, "x", -1, -1, -1, 0)
+	binary.BigEndian.PutUint32(miscounted[57:], 4)
+	binary.BigEndian.PutUint32(miscounted[17:], protocol.BatchCRC(miscounted))
+	corrupt := testBatch(1, "x", -1, -1, -1, 0)
+	corrupt[len(corrupt)-1] ^= 0xff
+	now := time.Now().UnixMilli()
+	for _, tc := range []struct {
+		name, topic string
+		batch       []byte
+		code        int16
+		logStart    int64
+	}{
+		{"out of sequence", "lso", testBatch(1, "gap", 1000, 0, 5, 0), kerr.OutOfOrderSequenceNumber.Code, 0},
+		{"count not matching lastOffsetDelta", "lso", miscounted, kerr.InvalidRecord.Code, 0},
+		{"keyless on a compacted topic", "lso-compact", stampedBatch(now, 0, now), kerr.InvalidRecord.Code, 0},
+		{"corrupt", "lso", corrupt, kerr.CorruptMessage.Code, -1},
+		{"too large", "lso", testBatch(200, "big-value", -1, -1, -1, 0), kerr.MessageTooLarge.Code, -1},
+	} {
+		if p := produceRaw(t, rc, 9, tc.topic, [16]byte{}, 0, tc.batch); p.ErrorCode != tc.code || p.LogStartOffset != tc.logStart {
+			t.Errorf("%s: error %d, log start offset %d; want %d, %d", tc.name, p.ErrorCode, p.LogStartOffset, tc.code, tc.logStart)
+		}
 	}
 }

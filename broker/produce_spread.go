@@ -152,6 +152,10 @@ func (s appendShare) run() {
 func (b *Broker) runAppends(jobs []appendJob, version int16, resp *kmsg.ProduceResponse) {
 	for i := range jobs {
 		j := &jobs[i]
-		j.code, j.msg = b.appendRecords(j, version, &resp.Topics[j.topic].Partitions[j.part])
+		sp := &resp.Topics[j.topic].Partitions[j.part]
+		j.code, j.msg = b.appendRecords(j, version, sp)
+		if j.code != 0 && !appendErrorWithoutLogStart(j.code) {
+			sp.LogStartOffset = j.p.log.LogStartOffset()
+		}
 	}
 }
