@@ -186,3 +186,28 @@ func TestProduceErrorsCarryLogStartOffset(t *testing.T) {
 		}
 	}
 }
+
+// As Kafka's KafkaApis.handleProduceRequest, which names the current leader
+// (KIP-951) in every NOT_LEADER_OR_FOLLOWER answer of produce v10 and
+// later, that of an acks=all produce whose partition changed leader while
+// it waited included.
+func TestProduceWaitNotLeaderNamesTheLeader(t *testing.T) {
+	b, _ := startWithTopic(t, "moved")
+	p := b.topics.get("moved").partition(0)
+	before := p.state.Load()
+	t.Cleanup(func() { p.state.Store(before) })
+	moved := *before
+	moved.leader, moved.leaderEpoch = before.leader+1, before.leaderEpoch+1
+	p.state.Store(&moved)
+
+	resp := kmsg.NewPtrProduceResponse()
+	sp := kmsg.ProduceResponseTopicPartition{BaseOffset: 0, LogAppendTime: -1, LogStartOffset: 0}
+	sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = -1, -1
+	resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "moved", Partitions: []kmsg.ProduceResponseTopicPartition{sp}}}
+	b.awaitReplication(newConn(b, sinkConn(t), nil), []replicationWait{{p: p, state: before, offset: p.log.HighWatermark() + 1}}, 5*time.Second, resp)
+	got := resp.Topics[0].Partitions[0]
+	if got.ErrorCode != errNotLeaderOrFollower || got.CurrentLeader.LeaderID != moved.leader || got.CurrentLeader.LeaderEpoch != moved.leaderEpoch {
+		t.Fatalf("leadership moved during the wait: error %d, current leader %+v; want NOT_LEADER_OR_FOLLOWER naming %d at epoch %d",
+			got.ErrorCode, got.CurrentLeader, moved.leader, moved.leaderEpoch)
+	}
+}

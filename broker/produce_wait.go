@@ -22,7 +22,8 @@ type replicationWait struct {
 // and sets the answers as Kafka's DelayedProduce does: committed with at
 // least min.insync.replicas in the ISR is success, committed with fewer is
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND, a lost leadership is
-// NOT_LEADER_OR_FOLLOWER, and the timeout is REQUEST_TIMED_OUT.
+// NOT_LEADER_OR_FOLLOWER naming the new leader, and the timeout is
+// REQUEST_TIMED_OUT.
 func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time.Duration, resp *kmsg.ProduceResponse) {
 	w := c.reuse.parkWaiter()
 	for _, rw := range waits {
@@ -47,6 +48,9 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 			switch {
 			case st.leader != rw.p.topic.node || st.leaderEpoch != rw.state.leaderEpoch:
 				sp.ErrorCode = errNotLeaderOrFollower
+				// As for any NOT_LEADER_OR_FOLLOWER, the new leader (KIP-951).
+				b.leaderHint(rw.p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
+				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
 			case rw.p.log.HighWatermark() >= rw.offset:
 				if len(st.isr) < rw.p.minInsync(st) {
 					sp.ErrorCode = errNotEnoughReplicasAfter
