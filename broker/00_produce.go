@@ -6,7 +6,8 @@ package broker
 // acks=1 is answered after the leader's append, acks=-1 once the high
 // watermark passes the batch (on a single node at once; in a cluster when
 // the ISR holds it, see replica.go), and refused with NOT_ENOUGH_REPLICAS
-// before the append when the ISR is smaller than min.insync.replicas. A
+// before the append when the ISR is smaller than min.insync.replicas
+// (capped at the replica count, as Kafka's effectiveMinIsr). A
 // partition led elsewhere gets NOT_LEADER_OR_FOLLOWER with the leader's
 // id, epoch and address (KIP-951). Topics are named up to v12 and given by
 // id from v13.
