@@ -472,3 +472,32 @@ func TestTopicAdminACLs(t *testing.T) {
 		}
 	}
 }
+
+// A CreateAcls, DescribeAcls or DeleteAcls naming UNKNOWN (code 0) as a
+// resource type, pattern type, operation or permission does not parse in
+// Kafka (the requests' validate, at construction), which closes the
+// connection before any authorizer is asked.
+func TestACLRequestsWithUnknownElementsClose(t *testing.T) {
+	b := startBroker(t, nil)
+	create := kmsg.NewPtrCreateACLsRequest()
+	create.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t",
+		ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationUnknown,
+		PermissionType: kmsg.ACLPermissionTypeAllow}}
+	describe := kmsg.NewPtrDescribeACLsRequest()
+	describe.ResourceType, describe.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	describe.Operation, describe.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeUnknown
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Filters = []kmsg.DeleteACLsRequestFilter{
+		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeAny, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
+		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeUnknown, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
+	}
+	for _, req := range []kmsg.Request{create, describe, del} {
+		req.SetVersion(3)
+		rc := dialRaw(t, b)
+		rc.corrID++
+		if _, err := rc.nc.Write(encodeRequest(req, rc.corrID)); err != nil {
+			t.Fatal(err)
+		}
+		rc.expectClosed()
+	}
+}
