@@ -86,7 +86,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if req.SessionID != 0 {
 			b.sessions.remove(req.SessionID)
 		}
-		if session = b.sessions.create(byID); session != nil {
+		if session = b.sessions.create(byID, replicaOf(req) >= 0, len(requested)); session != nil {
 			session.mu.Lock()
 			for _, sp := range requested {
 				session.upsert(*sp)
@@ -112,6 +112,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 				session.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
 			}
 		}
+		session.size.Store(int32(len(session.partitions)))
 		if len(session.partitions) == 0 {
 			// As Kafka: a session left empty is closed, the fetch
 			// answered sessionless.
