@@ -65,7 +65,9 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExist
 	}
 	now := c.clock.Now().UnixMilli()
 	expire := int64(-1)
-	if req.Version <= 4 && req.RetentionTimeMillis > 0 {
+	if req.Version <= 4 && req.RetentionTimeMillis != -1 {
+		// Any retention but -1 (the default) sets an expire time, 0
+		// included, as Kafka's OffsetMetadataManager.expireTimestampMs.
 		expire = now + req.RetentionTimeMillis
 	}
 	var commits []offsetCommit
