@@ -201,7 +201,7 @@ var (
 )
 
 func handleDescribeACLs(b *Broker, c *conn, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {
-	if acl.NamesUnknown(req.ResourceType, req.ResourcePatternType, req.Operation, req.PermissionType) {
+	if aclRequestNamesUnknown(req) {
 		return nil, errUnknownACLElement
 	}
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
@@ -250,11 +250,31 @@ func aclRefusal(b *Broker, c *conn, req kmsg.Request) kmsg.Response {
 // UNKNOWN, which does not parse in Kafka (acl.NamesUnknown).
 var errUnknownACLElement = errors.New("ACL request contains UNKNOWN elements")
 
-func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
-	for _, cr := range req.Creations {
-		if acl.NamesUnknown(cr.ResourceType, cr.ResourcePatternType, cr.Operation, cr.PermissionType) {
-			return nil, errUnknownACLElement
+// aclRequestNamesUnknown reports whether a CreateAcls, DescribeAcls or
+// DeleteAcls names UNKNOWN in any of its ACLs or filters.
+func aclRequestNamesUnknown(req kmsg.Request) bool {
+	switch r := req.(type) {
+	case *kmsg.CreateACLsRequest:
+		for _, cr := range r.Creations {
+			if acl.NamesUnknown(cr.ResourceType, cr.ResourcePatternType, cr.Operation, cr.PermissionType) {
+				return true
+			}
 		}
+	case *kmsg.DescribeACLsRequest:
+		return acl.NamesUnknown(r.ResourceType, r.ResourcePatternType, r.Operation, r.PermissionType)
+	case *kmsg.DeleteACLsRequest:
+		for _, f := range r.Filters {
+			if acl.NamesUnknown(f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
 	}
 	stored, _ := b.featureLevels()
 	cidr := features.Level(stored, features.MetadataVersion) >= features.CIDRACLs
@@ -262,10 +282,8 @@ func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Res
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
-	for _, f := range req.Filters {
-		if acl.NamesUnknown(f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType) {
-			return nil, errUnknownACLElement
-		}
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
 	}
 	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Delete(req, have) })
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -491,13 +492,21 @@ func TestACLRequestsWithUnknownElementsClose(t *testing.T) {
 		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeAny, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
 		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeUnknown, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
 	}
-	for _, req := range []kmsg.Request{create, describe, del} {
-		req.SetVersion(3)
-		rc := dialRaw(t, b)
-		rc.corrID++
-		if _, err := rc.nc.Write(encodeRequest(req, rc.corrID)); err != nil {
-			t.Fatal(err)
+	sendTo := func(addr string) {
+		t.Helper()
+		for _, req := range []kmsg.Request{create, describe, del} {
+			req.SetVersion(3)
+			rc := dialAddr(t, addr)
+			rc.corrID++
+			if _, err := rc.nc.Write(encodeRequest(req, rc.corrID)); err != nil {
+				t.Fatal(err)
+			}
+			rc.expectClosed()
 		}
-		rc.expectClosed()
 	}
+	sendTo(b.Addr())
+	// A cluster's CONTROLLER listener (kafka-acls --bootstrap-controller):
+	// Kafka's controller parses the requests the same way.
+	c := startCluster(t, 1, nil)
+	sendTo(strings.TrimPrefix(strings.Split(c.props[0]["listeners"], ",")[1], "CONTROLLER://"))
 }
