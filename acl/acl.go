@@ -89,19 +89,28 @@ type Filter struct {
 	Permission   kmsg.ACLPermissionType
 }
 
-// invalid reports why a filter cannot match anything meaningful, or "".
+// invalid reports why DeleteAcls refuses a filter naming a code Kafka
+// does not know (which Java reads as UNKNOWN), in AclControlManager's
+// words, or "". DescribeAcls refuses none: such a filter matches nothing.
 func (f Filter) invalid() string {
 	switch {
-	case f.ResourceType == kmsg.ACLResourceTypeUnknown || f.ResourceType > kmsg.ACLResourceTypeUser:
-		return fmt.Sprintf("Invalid resourceType %s", f.ResourceType)
-	case f.PatternType == kmsg.ACLResourcePatternTypeUnknown || f.PatternType > kmsg.ACLResourcePatternTypePrefixed:
-		return fmt.Sprintf("Invalid patternType %s", f.PatternType)
-	case f.Operation == kmsg.ACLOperationUnknown || f.Operation > twoPhaseCommit:
-		return fmt.Sprintf("Invalid operation %s", f.Operation)
-	case f.Permission == kmsg.ACLPermissionTypeUnknown || f.Permission > kmsg.ACLPermissionTypeAllow:
-		return fmt.Sprintf("Invalid permissionType %s", f.Permission)
+	case f.ResourceType <= kmsg.ACLResourceTypeUnknown || f.ResourceType > kmsg.ACLResourceTypeUser,
+		f.PatternType <= kmsg.ACLResourcePatternTypeUnknown || f.PatternType > kmsg.ACLResourcePatternTypePrefixed:
+		return "Unknown patternFilter."
+	case f.Operation <= kmsg.ACLOperationUnknown || f.Operation > twoPhaseCommit,
+		f.Permission <= kmsg.ACLPermissionTypeUnknown || f.Permission > kmsg.ACLPermissionTypeAllow:
+		return "Unknown entryFilter."
 	}
 	return ""
+}
+
+// NamesUnknown reports whether an ACL or filter names UNKNOWN (code 0) as
+// its resource type, pattern type, operation or permission: Kafka's
+// CreateAcls, DescribeAcls and DeleteAcls requests do not parse then
+// (their validate throws), which closes the connection.
+func NamesUnknown(rt kmsg.ACLResourceType, pt kmsg.ACLResourcePatternType, op kmsg.ACLOperation, perm kmsg.ACLPermissionType) bool {
+	return rt == kmsg.ACLResourceTypeUnknown || pt == kmsg.ACLResourcePatternTypeUnknown ||
+		op == kmsg.ACLOperationUnknown || perm == kmsg.ACLPermissionTypeUnknown
 }
 
 // Matches reports whether the filter selects b.

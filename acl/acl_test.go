@@ -166,8 +166,10 @@ func TestCreateDescribeDelete(t *testing.T) {
 	if got := Describe(d, have); len(got.Resources) != 3 {
 		t.Fatalf("describe all: %+v", got.Resources)
 	}
-	d.Operation = kmsg.ACLOperationUnknown
-	if got := Describe(d, have); got.ErrorCode != kerr.InvalidRequest.Code {
+	// A code Kafka does not know reads as UNKNOWN, which matches nothing:
+	// no error (AclApis.handleDescribeAcls, AclCache.acls).
+	d.Operation = 99
+	if got := Describe(d, have); got.ErrorCode != 0 || len(got.Resources) != 0 {
 		t.Fatalf("unknown operation filter: %+v", got)
 	}
 
@@ -181,5 +183,20 @@ func TestCreateDescribeDelete(t *testing.T) {
 	removed[0].Apply(have)
 	if len(have) != 2 {
 		t.Fatalf("left %v", have)
+	}
+
+	// Unknown codes are refused per filter, in AclControlManager's words.
+	del.Filters = []kmsg.DeleteACLsRequestFilter{
+		{ResourceType: 99, ResourcePatternType: literal, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
+		{ResourceType: topic, ResourcePatternType: literal, Operation: kmsg.ACLOperationAny, PermissionType: 99},
+	}
+	dresp, removed = Delete(del, have)
+	for i, want := range []string{"Unknown patternFilter.", "Unknown entryFilter."} {
+		if r := dresp.Results[i]; r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != want {
+			t.Errorf("delete filter %d: %d %v, want %q", i, r.ErrorCode, r.ErrorMessage, want)
+		}
+	}
+	if len(removed) != 0 {
+		t.Fatalf("unknown filters removed %+v", removed)
 	}
 }

@@ -76,14 +76,10 @@ func sorted(acls map[string]Binding) []Binding {
 }
 
 // Describe answers DescribeAcls: the ACLs the filter selects, grouped by
-// resource pattern.
+// resource pattern (none for a code Kafka does not know, as in Kafka).
 func Describe(req *kmsg.DescribeACLsRequest, have map[string]Binding) *kmsg.DescribeACLsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	f := filterOf(req.ResourceType, req.ResourceName, req.ResourcePatternType, req.Principal, req.Host, req.Operation, req.PermissionType)
-	if msg := f.invalid(); msg != "" {
-		resp.ErrorCode, resp.ErrorMessage = kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
-		return resp
-	}
 	index := map[string]int{}
 	for _, b := range sorted(have) {
 		if !f.Matches(b) {

@@ -86,7 +86,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		if req.SessionID != 0 {
 			b.sessions.remove(req.SessionID)
 		}
-		if session = b.sessions.create(byID); session != nil {
+		if session = b.sessions.create(byID, replicaOf(req) >= 0, len(requested)); session != nil {
 			session.mu.Lock()
 			for _, sp := range requested {
 				session.upsert(*sp)
@@ -112,6 +112,7 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 				session.forget(sessionKey{topic: ft.Topic, topicID: ft.TopicID, partition: p})
 			}
 		}
+		session.size.Store(int32(len(session.partitions)))
 		if len(session.partitions) == 0 {
 			// As Kafka: a session left empty is closed, the fetch
 			// answered sessionless.
@@ -405,6 +406,9 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		}
 		if code, epoch, end := divergence(l, t.sp); code != 0 || end >= 0 {
 			res.ErrorCode, res.DivergingEpoch.Epoch, res.DivergingEpoch.EndOffset = code, epoch, end
+			if code != 0 {
+				withoutOffsets(&res, bound)
+			}
 			failed = true // answered at once, as an error
 			results[i] = res
 			continue
@@ -436,6 +440,7 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 			if res.ErrorCode == errUnknownServerError {
 				b.logger.Error("fetch read failed", "topic", t.partition.topic.name, "partition", t.partition.index, "err", err)
 			}
+			withoutOffsets(&res, bound)
 			failed = true
 		case n > limit && (!first || t.throttled && limit == 0):
 			// only the first partition with data may exceed its limit
@@ -456,6 +461,18 @@ func (b *Broker) readFetchTargets(targets []fetchTarget, results []kmsg.FetchRes
 		results[i] = res
 	}
 	return total, failed
+}
+
+// withoutOffsets clears the offsets of a consumer's partition answered
+// with a read error (OFFSET_OUT_OF_RANGE, ...): Kafka's error answer
+// (ReplicaManager.createLogReadResult) carries -1 for the high watermark,
+// last stable offset and log start offset. A follower's (bound
+// readToLogEnd) keeps them: Gregor's fetcher restarts a replica behind the
+// leader's log start there (fetcher.go), where Kafka's lists offsets.
+func withoutOffsets(res *kmsg.FetchResponseTopicPartition, bound fetchBound) {
+	if bound != readToLogEnd {
+		res.HighWatermark, res.LastStableOffset, res.LogStartOffset = -1, -1, -1
+	}
 }
 
 // divergence is Kafka's check of a fetch that gives the epoch of its last

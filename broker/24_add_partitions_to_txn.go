@@ -5,7 +5,8 @@ package broker
 // (TOPIC_AUTHORIZATION_FAILED, as in Kafka), and the topics must exist;
 // if any partition is refused the others get OPERATION_NOT_ATTEMPTED, as
 // in Kafka. Versions 4-5 are broker-to-broker (KIP-890's verification,
-// batched by transaction) and need CLUSTER_ACTION.
+// batched by transaction) and need CLUSTER_ACTION; their partitions must
+// exist too, checked per transaction (addPartitionsBatched).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -16,7 +17,7 @@ func handleAddPartitionsToTxn(b *Broker, c *conn, req *kmsg.AddPartitionsToTxnRe
 			resp.ErrorCode = errClusterAuthorization
 			return resp, nil
 		}
-		return b.txns.AddPartitionsToTxn(req), nil
+		return b.addPartitionsBatched(req), nil
 	}
 	txnOK := c.authorizedTxnID(kmsg.ACLOperationWrite, req.TransactionalID)
 	refused := false
@@ -55,4 +56,57 @@ func handleAddPartitionsToTxn(b *Broker, c *conn, req *kmsg.AddPartitionsToTxnRe
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// addPartitionsBatched serves versions 4-5: a transaction naming a
+// partition that does not exist gets UNKNOWN_TOPIC_OR_PARTITION for it
+// and OPERATION_NOT_ATTEMPTED for the others, without the coordinator, as
+// Kafka's KafkaApis answers (verification or not); the other transactions
+// go to the coordinator, and the answers keep the request's order.
+func (b *Broker) addPartitionsBatched(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+	refused := make([]bool, len(req.Transactions))
+	passed := *req
+	passed.Transactions = nil
+	for i, tx := range req.Transactions {
+		for _, t := range tx.Topics {
+			for _, p := range t.Partitions {
+				refused[i] = refused[i] || !b.partitionExists(t.Topic, p)
+			}
+		}
+		if !refused[i] {
+			passed.Transactions = append(passed.Transactions, tx)
+		}
+	}
+	if len(passed.Transactions) == len(req.Transactions) {
+		return b.txns.AddPartitionsToTxn(req)
+	}
+	var answered []kmsg.AddPartitionsToTxnResponseTransaction
+	if len(passed.Transactions) > 0 {
+		answered = b.txns.AddPartitionsToTxn(&passed).Transactions
+	}
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	for i, tx := range req.Transactions {
+		if !refused[i] {
+			resp.Transactions = append(resp.Transactions, answered[0])
+			answered = answered[1:]
+			continue
+		}
+		res := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		res.TransactionalID = tx.TransactionalID
+		for _, t := range tx.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				rp.Partition, rp.ErrorCode = p, errOperationNotAttempted
+				if !b.partitionExists(t.Topic, p) {
+					rp.ErrorCode = errUnknownTopicOrPartition
+				}
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			res.Topics = append(res.Topics, rt)
+		}
+		resp.Transactions = append(resp.Transactions, res)
+	}
+	return resp
 }

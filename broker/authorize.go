@@ -13,6 +13,7 @@ package broker
 // answer SECURITY_DISABLED without an authorizer, as in Kafka.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -200,6 +201,9 @@ var (
 )
 
 func handleDescribeACLs(b *Broker, c *conn, req *kmsg.DescribeACLsRequest) (*kmsg.DescribeACLsResponse, error) {
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
+	}
 	resp := req.ResponseKind().(*kmsg.DescribeACLsResponse)
 	switch {
 	case !b.cfg.Authorizer:
@@ -242,13 +246,45 @@ func aclRefusal(b *Broker, c *conn, req kmsg.Request) kmsg.Response {
 	return nil
 }
 
+// errUnknownACLElement closes the connection of an ACL request naming
+// UNKNOWN, which does not parse in Kafka (acl.NamesUnknown).
+var errUnknownACLElement = errors.New("ACL request contains UNKNOWN elements")
+
+// aclRequestNamesUnknown reports whether a CreateAcls, DescribeAcls or
+// DeleteAcls names UNKNOWN in any of its ACLs or filters.
+func aclRequestNamesUnknown(req kmsg.Request) bool {
+	switch r := req.(type) {
+	case *kmsg.CreateACLsRequest:
+		for _, cr := range r.Creations {
+			if acl.NamesUnknown(cr.ResourceType, cr.ResourcePatternType, cr.Operation, cr.PermissionType) {
+				return true
+			}
+		}
+	case *kmsg.DescribeACLsRequest:
+		return acl.NamesUnknown(r.ResourceType, r.ResourcePatternType, r.Operation, r.PermissionType)
+	case *kmsg.DeleteACLsRequest:
+		for _, f := range r.Filters {
+			if acl.NamesUnknown(f.ResourceType, f.ResourcePatternType, f.Operation, f.PermissionType) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func handleCreateACLs(b *Broker, c *conn, req *kmsg.CreateACLsRequest) (kmsg.Response, error) {
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
+	}
 	stored, _ := b.featureLevels()
 	cidr := features.Level(stored, features.MetadataVersion) >= features.CIDRACLs
 	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Create(req, have, cidr) })
 }
 
 func handleDeleteACLs(b *Broker, c *conn, req *kmsg.DeleteACLsRequest) (kmsg.Response, error) {
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
+	}
 	return changeACLs(b, c, req, func(have map[string]acl.Binding) (kmsg.Response, []acl.Change) { return acl.Delete(req, have) })
 }
 

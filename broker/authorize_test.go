@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -471,4 +472,41 @@ func TestTopicAdminACLs(t *testing.T) {
 			t.Errorf("DeleteTopics: %+v", r)
 		}
 	}
+}
+
+// A CreateAcls, DescribeAcls or DeleteAcls naming UNKNOWN (code 0) as a
+// resource type, pattern type, operation or permission does not parse in
+// Kafka (the requests' validate, at construction), which closes the
+// connection before any authorizer is asked.
+func TestACLRequestsWithUnknownElementsClose(t *testing.T) {
+	b := startBroker(t, nil)
+	create := kmsg.NewPtrCreateACLsRequest()
+	create.Creations = []kmsg.CreateACLsRequestCreation{{ResourceType: kmsg.ACLResourceTypeTopic, ResourceName: "t",
+		ResourcePatternType: kmsg.ACLResourcePatternTypeLiteral, Principal: "User:a", Host: "*", Operation: kmsg.ACLOperationUnknown,
+		PermissionType: kmsg.ACLPermissionTypeAllow}}
+	describe := kmsg.NewPtrDescribeACLsRequest()
+	describe.ResourceType, describe.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	describe.Operation, describe.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeUnknown
+	del := kmsg.NewPtrDeleteACLsRequest()
+	del.Filters = []kmsg.DeleteACLsRequestFilter{
+		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeAny, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
+		{ResourceType: kmsg.ACLResourceTypeAny, ResourcePatternType: kmsg.ACLResourcePatternTypeUnknown, Operation: kmsg.ACLOperationAny, PermissionType: kmsg.ACLPermissionTypeAny},
+	}
+	sendTo := func(addr string) {
+		t.Helper()
+		for _, req := range []kmsg.Request{create, describe, del} {
+			req.SetVersion(3)
+			rc := dialAddr(t, addr)
+			rc.corrID++
+			if _, err := rc.nc.Write(encodeRequest(req, rc.corrID)); err != nil {
+				t.Fatal(err)
+			}
+			rc.expectClosed()
+		}
+	}
+	sendTo(b.Addr())
+	// A cluster's CONTROLLER listener (kafka-acls --bootstrap-controller):
+	// Kafka's controller parses the requests the same way.
+	c := startCluster(t, 1, nil)
+	sendTo(strings.TrimPrefix(strings.Split(c.props[0]["listeners"], ",")[1], "CONTROLLER://"))
 }

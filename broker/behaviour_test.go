@@ -254,8 +254,9 @@ func TestFetchLongPollIsWokenByAppend(t *testing.T) {
 	}
 
 	// Offsets outside the log: OFFSET_OUT_OF_RANGE.
-	if p := rc.request(fetchReq(12, "poll", 5, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != errOffsetOutOfRange {
-		t.Fatalf("fetch past the end: error %d", p.ErrorCode)
+	if p := rc.request(fetchReq(12, "poll", 5, 0, 0)).(*kmsg.FetchResponse).Topics[0].Partitions[0]; p.ErrorCode != errOffsetOutOfRange ||
+		p.HighWatermark != -1 || p.LastStableOffset != -1 || p.LogStartOffset != -1 {
+		t.Fatalf("fetch past the end: %+v, want OFFSET_OUT_OF_RANGE without offsets", p)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,8 +25,10 @@ import (
 // FETCH_SESSION_TOPIC_ID_ERROR.
 //
 // A session is used by one client at a time: its mutex is held for the
-// whole fetch, long poll included. The cache evicts the least recently
-// used session when max.incremental.fetch.session.cache.slots is reached.
+// whole fetch, long poll included. When max.incremental.fetch.session.cache.slots
+// are taken, a new session evicts another as Kafka's FetchSessionCache does
+// (fetchSessionCache.evict), or is not created and the fetch is answered
+// sessionless.
 
 // sessionKey names a partition in a session: by topic name up to Fetch v12,
 // by topic id from v13.
@@ -53,6 +56,9 @@ type fetchSession struct {
 	partitions []*sessionPartition
 	index      map[sessionKey]*sessionPartition
 	lastUsed   time.Time
+	created    time.Time
+	privileged bool                // opened by a follower
+	size       atomic.Int32        // partitions at its last use, for eviction
 	byTopicID  bool                // opened by a Fetch of v13 or later
 	moved      []*sessionPartition // rotate's scratch
 }
@@ -94,32 +100,30 @@ func (s *fetchSession) rotate(returned func(i int) bool) {
 	clear(s.moved)
 }
 
+// sessionEvictionAge is Kafka's MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
+// (not configurable there either).
+const sessionEvictionAge = 2 * time.Minute
+
 type fetchSessionCache struct {
 	mu       sync.Mutex
 	slots    int
 	nextID   int32
 	sessions map[int32]*fetchSession
+	now      func() time.Time
 }
 
 func newFetchSessionCache(slots int) *fetchSessionCache {
-	return &fetchSessionCache{slots: slots, sessions: map[int32]*fetchSession{}}
+	return &fetchSessionCache{slots: slots, sessions: map[int32]*fetchSession{}, now: time.Now}
 }
 
-// create opens a new session, or returns nil when the cache has no slots.
-func (c *fetchSessionCache) create(byTopicID bool) *fetchSession {
+// create opens a new session for a fetch of size partitions (privileged:
+// a follower's), or returns nil when the cache is full and evicts none.
+func (c *fetchSessionCache) create(byTopicID, privileged bool, size int) *fetchSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.slots <= 0 {
+	now := c.now()
+	if c.slots <= 0 || len(c.sessions) >= c.slots && !c.evict(privileged, size, now) {
 		return nil
-	}
-	if len(c.sessions) >= c.slots {
-		var oldest *fetchSession
-		for _, s := range c.sessions {
-			if oldest == nil || s.lastUsed.Before(oldest.lastUsed) {
-				oldest = s
-			}
-		}
-		delete(c.sessions, oldest.id)
 	}
 	for {
 		c.nextID++
@@ -130,9 +134,55 @@ func (c *fetchSessionCache) create(byTopicID bool) *fetchSession {
 			break
 		}
 	}
-	s := &fetchSession{id: c.nextID, epoch: 1, index: map[sessionKey]*sessionPartition{}, lastUsed: time.Now(), byTopicID: byTopicID}
+	s := &fetchSession{id: c.nextID, epoch: 1, index: map[sessionKey]*sessionPartition{}, lastUsed: now, created: now,
+		privileged: privileged, byTopicID: byTopicID}
+	s.size.Store(int32(size))
 	c.sessions[s.id] = s
 	return s
+}
+
+// evict makes room for a new session, as Kafka's
+// FetchSessionCacheShard.tryEvict: the least recently used session goes if
+// unused for longer than sessionEvictionAge; otherwise the least valuable
+// evictable session (a consumer's before a follower's, then the fewest
+// partitions, then the oldest id) goes if the new one is worth more. A
+// session is evictable by a follower's if it is a consumer's, and by any
+// if it had been open for longer than sessionEvictionAge at its last use.
+// c.mu is held.
+func (c *fetchSessionCache) evict(privileged bool, size int, now time.Time) bool {
+	var lru, least *fetchSession
+	for _, s := range c.sessions {
+		if lru == nil || s.lastUsed.Before(lru.lastUsed) {
+			lru = s
+		}
+		if !(privileged && !s.privileged) && s.lastUsed.Sub(s.created) <= sessionEvictionAge {
+			continue
+		}
+		if least == nil || lessValuable(s, least) {
+			least = s
+		}
+	}
+	switch {
+	case lru != nil && now.Sub(lru.lastUsed) > sessionEvictionAge:
+		delete(c.sessions, lru.id)
+	case least != nil && (privileged && !least.privileged || privileged == least.privileged && int32(size) > least.size.Load()):
+		delete(c.sessions, least.id)
+	default:
+		return false
+	}
+	return true
+}
+
+// lessValuable orders sessions as Kafka's EvictableKey: privileged, then
+// size, then id.
+func lessValuable(a, b *fetchSession) bool {
+	if a.privileged != b.privileged {
+		return !a.privileged
+	}
+	if as, bs := a.size.Load(), b.size.Load(); as != bs {
+		return as < bs
+	}
+	return a.id < b.id
 }
 
 func (c *fetchSessionCache) get(id int32) *fetchSession {
@@ -140,7 +190,7 @@ func (c *fetchSessionCache) get(id int32) *fetchSession {
 	defer c.mu.Unlock()
 	s := c.sessions[id]
 	if s != nil {
-		s.lastUsed = time.Now()
+		s.lastUsed = c.now()
 	}
 	return s
 }

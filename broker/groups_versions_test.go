@@ -371,3 +371,47 @@ func TestProduceToOffsetsTopicRefused(t *testing.T) {
 		t.Fatalf("produce to %s: %d, want INVALID_TOPIC_EXCEPTION", offsetsTopic, code)
 	}
 }
+
+// Kafka keeps offsets for the empty group id "" (GroupCoordinatorService
+// refuses only a null one in OffsetCommit and OffsetFetch, for old simple
+// consumers); the other group requests answer INVALID_GROUP_ID for it.
+func TestEmptyGroupIDOffsets(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "t", 1)
+	findCoordinatorRaw(t, rc, "")
+
+	for _, v := range []int16{2, 8, 9} {
+		alone := &rawGroup{t: t, rc: rc, group: "", generation: -1}
+		if code := alone.commit(v, 40+int64(v)); code != 0 {
+			t.Fatalf("OffsetCommit v%d to group \"\": %d", v, code)
+		}
+	}
+	for _, v := range []int16{1, 7} {
+		f := kmsg.NewPtrOffsetFetchRequest()
+		f.SetVersion(v)
+		f.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+		resp := rc.request(f).(*kmsg.OffsetFetchResponse)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].Offset != 49 {
+			t.Fatalf("OffsetFetch v%d of group \"\": %+v", v, resp)
+		}
+	}
+	f := kmsg.NewPtrOffsetFetchRequest()
+	f.SetVersion(8)
+	f.Groups = []kmsg.OffsetFetchRequestGroup{{Group: ""}}
+	if g := rc.request(f).(*kmsg.OffsetFetchResponse).Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Partitions[0].Offset != 49 {
+		t.Fatalf("OffsetFetch v8 of group \"\" (all offsets): %+v", g)
+	}
+
+	d := kmsg.NewPtrDescribeGroupsRequest()
+	d.SetVersion(5)
+	d.Groups = []string{""}
+	if code := rc.request(d).(*kmsg.DescribeGroupsResponse).Groups[0].ErrorCode; code != kerr.InvalidGroupID.Code {
+		t.Fatalf("DescribeGroups of group \"\": %d", code)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+	if code := rc.request(od).(*kmsg.OffsetDeleteResponse).ErrorCode; code != kerr.InvalidGroupID.Code {
+		t.Fatalf("OffsetDelete of group \"\": %d", code)
+	}
+}

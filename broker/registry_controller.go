@@ -173,6 +173,9 @@ func fromController[Req kmsg.Request, Resp kmsg.Response](b *Broker, c *conn, re
 // CONTROLLER listener: SECURITY_DISABLED without an authorizer, as from
 // a broker; a client needs ALTER on the cluster.
 func controllerChangeACLs(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
+	if aclRequestNamesUnknown(req) {
+		return nil, errUnknownACLElement
+	}
 	if !b.cfg.Authorizer || !c.fromNode() {
 		if r := aclRefusal(b, c, req); r != nil {
 			return r, nil

@@ -179,3 +179,65 @@ func TestTransactionVersions(t *testing.T) {
 		t.Fatalf("aborted transactions %+v, want producer %d from offset %d", p.AbortedTransactions, init.ProducerID, first)
 	}
 }
+
+// The brokers' batched AddPartitionsToTxn (v4+) checks that each
+// partition exists, as for a producer: a transaction naming one that does
+// not gets UNKNOWN_TOPIC_OR_PARTITION for it and OPERATION_NOT_ATTEMPTED
+// for the others, without the coordinator (Kafka's
+// KafkaApis.handleAddPartitionsToTxnRequest); the others are answered.
+func TestAddPartitionsToTxnBatchedUnknownPartition(t *testing.T) {
+	_, rc := startWithTopic(t, "tv")
+	init := func(id string) (int64, int16) {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.SetVersion(4)
+		fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{id}
+		rc.request(fc)
+		ip := kmsg.NewPtrInitProducerIDRequest()
+		ip.SetVersion(4)
+		ip.TransactionalID, ip.TransactionTimeoutMillis, ip.ProducerID, ip.ProducerEpoch = &id, 60000, -1, -1
+		var r *kmsg.InitProducerIDResponse
+		waitFor(t, func() bool {
+			r = rc.request(ip).(*kmsg.InitProducerIDResponse)
+			return r.ErrorCode == 0
+		})
+		return r.ProducerID, r.ProducerEpoch
+	}
+	pa, ea := init("a")
+	pb, eb := init("b")
+	for _, verify := range []bool{false, true} {
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.SetVersion(5)
+		req.Transactions = []kmsg.AddPartitionsToTxnRequestTransaction{
+			{TransactionalID: "a", ProducerID: pa, ProducerEpoch: ea, VerifyOnly: verify, Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{
+				{Topic: "tv", Partitions: []int32{0, 7}}, {Topic: "missing", Partitions: []int32{0}}}},
+			{TransactionalID: "b", ProducerID: pb, ProducerEpoch: eb, Topics: []kmsg.AddPartitionsToTxnRequestTransactionTopic{
+				{Topic: "tv", Partitions: []int32{0}}}},
+		}
+		resp := rc.request(req).(*kmsg.AddPartitionsToTxnResponse)
+		if resp.ErrorCode != 0 || len(resp.Transactions) != 2 {
+			t.Fatalf("verify %v: %+v", verify, resp)
+		}
+		for _, tx := range resp.Transactions {
+			for _, rt := range tx.Topics {
+				for _, p := range rt.Partitions {
+					want := int16(0)
+					switch {
+					case tx.TransactionalID == "b":
+					case rt.Topic == "missing" || p.Partition == 7:
+						want = errUnknownTopicOrPartition
+					default:
+						want = errOperationNotAttempted
+					}
+					if p.ErrorCode != want {
+						t.Fatalf("verify %v: %s %s-%d: %d, want %d", verify, tx.TransactionalID, rt.Topic, p.Partition, p.ErrorCode, want)
+					}
+				}
+			}
+		}
+	}
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{"a"}
+	if st := rc.request(dt).(*kmsg.DescribeTransactionsResponse).TransactionStates[0]; st.State != "Empty" || len(st.Topics) != 0 {
+		t.Fatalf("a transaction naming a missing partition was changed: %+v", st)
+	}
+}

@@ -197,6 +197,13 @@ func (c *Coordinator) acquire(id string, create bool) (*classicGroup, int16) {
 	if id == "" {
 		return nil, errInvalidGroupID
 	}
+	return c.acquireOffsets(id, create)
+}
+
+// acquireOffsets is acquire for OffsetCommit and OffsetFetch, which take
+// the empty group id too: Kafka's GroupCoordinatorService keeps offsets
+// for "" (old simple consumers commit there) and refuses only a null id.
+func (c *Coordinator) acquireOffsets(id string, create bool) (*classicGroup, int16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := PartitionFor(id, int32(len(c.parts)))

@@ -333,6 +333,9 @@ func (s *script) run(fields []string) {
 		if v, ok := kv["version"]; ok {
 			req.Version = int16(s.num(v))
 		}
+		if r, ok := kv["retention-ms"]; ok {
+			req.RetentionTimeMillis = s.num(r)
+		}
 		p := kmsg.NewOffsetCommitRequestTopicPartition()
 		p.Partition, p.Offset = int32(s.num(kv["partition"])), s.num(kv["offset"])
 		meta := kv["metadata"]

@@ -44,10 +44,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExist
 	if !anyExists {
 		return answer(0)
 	}
-	if req.Group == "" {
-		return answer(errInvalidGroupID)
-	}
-	g, code := c.acquire(req.Group, req.Generation < 0)
+	g, code := c.acquireOffsets(req.Group, req.Generation < 0)
 	if code == errGroupIDNotFound {
 		// Kafka answers ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND from v9.
 		code = errIllegalGeneration
@@ -68,7 +65,9 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest, partitionExist
 	}
 	now := c.clock.Now().UnixMilli()
 	expire := int64(-1)
-	if req.Version <= 4 && req.RetentionTimeMillis > 0 {
+	if req.Version <= 4 && req.RetentionTimeMillis != -1 {
+		// Any retention but -1 (the default) sets an expire time, 0
+		// included, as Kafka's OffsetMetadataManager.expireTimestampMs.
 		expire = now + req.RetentionTimeMillis
 	}
 	var commits []offsetCommit
@@ -230,7 +229,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 // and is checked as Kafka's ConsumerGroup.validateOffsetFetch does.
 func (c *Coordinator) fetchOffsets(groupID string, memberID *string, memberEpoch int32, asked []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) kmsg.OffsetFetchResponseGroup {
 	out := kmsg.OffsetFetchResponseGroup{Group: groupID}
-	g, code := c.acquire(groupID, false)
+	g, code := c.acquireOffsets(groupID, false)
 	if code != 0 && code != errGroupIDNotFound {
 		out.ErrorCode = code
 		return out

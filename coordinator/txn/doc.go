@@ -73,10 +73,11 @@
 // Kafka: a retried EndTxn v5 carries the epoch before the bump (or the
 // previous producer id at the last epoch) and is answered as a retry,
 // and a v5 abort with no transaction open bumps the epoch and completes
-// at once (a produce may have failed before adding its partition). Since
-// Gregor finalizes V2, fencing an open transaction (timeout, or a new
-// producer's InitProducerId) bumps the epoch twice, as Kafka's coordinator
-// does at that version: once to fence, once for the end.
+// at once (a produce may have failed before adding its partition).
+// Fencing an open transaction (timeout, or a new producer's
+// InitProducerId) bumps the epoch once, the fence's bump standing for the
+// end's, as Kafka's coordinator does since KAFKA-19367; a V2 commit at
+// the epoch before it is then answered PRODUCER_FENCED (KAFKA-20785).
 //
 // # Persistence
 //

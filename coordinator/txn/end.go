@@ -62,6 +62,12 @@ func (c *Coordinator) endTxn(req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse)
 	case stateCompleteCommit, stateCompleteAbort:
 		sameResult := commit == (t.state == stateCompleteCommit)
 		switch {
+		case retry && commit && t.state == stateCompleteAbort:
+			// Only the coordinator's own abort (a fence or a timeout) leaves
+			// a commit at the retry epoch: the producer was fenced, as
+			// Kafka answers since KAFKA-20785, not the fatal
+			// INVALID_TXN_STATE.
+			code = errProducerFenced
 		case retry || !v2:
 			code = orInvalidState(sameResult, 0)
 		case !commit:
@@ -131,8 +137,10 @@ func orInvalidState(sameResult bool, code int16) int16 {
 // transaction now. bump is
 // transactions V2's bump at every end: the markers carry the new epoch,
 // and an exhausted epoch gets the producer id it moves to when complete.
-// Gregor finalizes transaction.version 2, so fencing bumps twice, as
-// Kafka's coordinator does at that version.
+// Gregor finalizes transaction.version 2; fencing with it bumps once, the
+// fence's bump standing for the end's, as Kafka's TransactionCoordinator
+// does since KAFKA-19367 (the last epoch stays -1: the fenced producer's
+// KIP-360 InitProducerId is refused).
 func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence, bump bool) int16 {
 	next := t.clone()
 	next.state = statePrepareAbort
@@ -153,7 +161,7 @@ func (c *Coordinator) prepareEnd(t *txnMetadata, commit, fence, bump bool) int16
 			}
 			next.nextProducerID = pid
 		}
-		if next.producerEpoch < math.MaxInt16 {
+		if !fence && next.producerEpoch < math.MaxInt16 {
 			next.lastProducerEpoch, next.producerEpoch = next.producerEpoch, next.producerEpoch+1
 		}
 	}

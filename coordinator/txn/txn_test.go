@@ -169,30 +169,36 @@ func TestFenceOngoingTransaction(t *testing.T) {
 	h.expect("zombie writes", h.logs.produce("t", 0, pid, epoch, 0), 0)
 
 	// A second producer with the same transactional id starts. The abort
-	// bumps the epoch twice: once to fence, once more for the end of the
-	// transaction, as Kafka's coordinator does at transaction.version 2.
+	// bumps the epoch once, fence and end of the transaction together, as
+	// Kafka's coordinator does since KAFKA-19367 (TransactionCoordinator).
 	h.rec.hold()
 	h.expect("fencing init", h.init("a", time.Minute).ErrorCode, kerr.ConcurrentTransactions.Code)
 	h.waitCalls(1)
-	if d := h.describe("a"); d.State != "PrepareAbort" || d.ProducerEpoch != epoch+2 {
+	if d := h.describe("a"); d.State != "PrepareAbort" || d.ProducerEpoch != epoch+1 {
 		t.Fatalf("fenced: %+v", d)
 	}
 	v, _ := h.lastStateRecord("a")
-	if v.State != kmsg.TransactionStatePrepareAbort || v.ProducerEpoch != epoch+2 {
+	if v.State != kmsg.TransactionStatePrepareAbort || v.ProducerEpoch != epoch+1 {
 		t.Fatalf("fence record: %+v (PrepareEpochFence is never written)", v)
 	}
 	h.expect("retry while aborting", h.init("a", time.Minute).ErrorCode, kerr.ConcurrentTransactions.Code)
 	h.rec.release()
 	h.waitState("a", "CompleteAbort")
 	for _, p := range []int32{0, 1} {
-		want := []markerSeen{{pid, epoch + 2, h.epoch, false}}
+		want := []markerSeen{{pid, epoch + 1, h.epoch, false}}
 		if got := h.logs.markersIn("t", p); !slices.Equal(got, want) {
 			t.Fatalf("markers in t-%d: %+v, want %+v", p, got, want)
 		}
 	}
+	// A V2 zombie's commit carries the epoch the abort bumped from, as a
+	// retry would: PRODUCER_FENCED, not the fatal INVALID_TXN_STATE, as
+	// Kafka answers since KAFKA-20785.
+	h.expect("zombie v2 commit", h.endV(5, "a", pid, epoch, true), kerr.ProducerFenced.Code)
+	// KIP-360: the zombie's own epoch no longer matches.
+	h.expect("zombie init before the retry", h.initExpect("a", pid, epoch, 4).ErrorCode, kerr.ProducerFenced.Code)
 	r := h.init("a", time.Minute)
-	if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != epoch+3 {
-		t.Fatalf("retried init: %s %d/%d, want epoch %d", codeName(r.ErrorCode), r.ProducerID, r.ProducerEpoch, epoch+3)
+	if r.ErrorCode != 0 || r.ProducerID != pid || r.ProducerEpoch != epoch+2 {
+		t.Fatalf("retried init: %s %d/%d, want epoch %d", codeName(r.ErrorCode), r.ProducerID, r.ProducerEpoch, epoch+2)
 	}
 	// The zombie is fenced everywhere.
 	h.expect("zombie add", h.add("a", pid, epoch, tp("t", 2)), kerr.ProducerFenced.Code)
@@ -219,10 +225,10 @@ func TestTimedOutTransactionIsAborted(t *testing.T) {
 	}
 	h.clock.Advance(6 * time.Second) // the check at 10 s sees 10 s > 5 s
 	d := h.waitState("short", "CompleteAbort")
-	if d.ProducerEpoch != epoch+2 { // fenced, then bumped at the end
-		t.Fatalf("timed out abort kept epoch %d", d.ProducerEpoch)
+	if d.ProducerEpoch != epoch+1 { // fenced and ended with one bump
+		t.Fatalf("timed out abort: epoch %d, want %d", d.ProducerEpoch, epoch+1)
 	}
-	if got, want := h.logs.markersIn("t", 0), []markerSeen{{pid, epoch + 2, h.epoch, false}}; !slices.Equal(got, want) {
+	if got, want := h.logs.markersIn("t", 0), []markerSeen{{pid, epoch + 1, h.epoch, false}}; !slices.Equal(got, want) {
 		t.Fatalf("markers: %+v, want %+v", got, want)
 	}
 	if d := h.describe("long"); d.State != "Ongoing" {
