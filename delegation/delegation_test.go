@@ -158,3 +158,23 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestExpireOrderOfChecks: expire checks the owner before the expiry, and
+// an expiry of now removes even an expired token, as Kafka's
+// DelegationTokenControlManager.
+func TestExpireOrderOfChecks(t *testing.T) {
+	tok := create(t, 0, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok})
+	expire := func(who string, period int64) (*kmsg.ExpireDelegationTokenResponse, *Change) {
+		return Expire(cfg, tokens, 5_000, who, &kmsg.ExpireDelegationTokenRequest{HMAC: tok.HMAC, ExpiryPeriodMillis: period})
+	}
+	if resp, ch := expire("User:carol", -1); resp.ErrorCode != kerr.DelegationTokenOwnerMismatch.Code || ch != nil {
+		t.Errorf("an expired token's stranger: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp)
+	}
+	if resp, ch := expire("User:alice", 10); resp.ErrorCode != kerr.DelegationTokenExpired.Code || ch != nil {
+		t.Errorf("expiring an expired token later: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp)
+	}
+	if resp, ch := expire("User:alice", -1); resp.ErrorCode != 0 || resp.ExpiryTimestamp != 5_000 || ch == nil || ch.Remove != tok.ID {
+		t.Errorf("expiring an expired token now: %v %+v", kerr.ErrorForCode(resp.ErrorCode), ch)
+	}
+}
