@@ -29,6 +29,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -130,9 +131,9 @@ func Create(cfg Config, now int64, requester string, req *kmsg.CreateDelegationT
 		Requester: requester,
 		Renewers:  renewers,
 		IssueMs:   now,
-		MaxMs:     now + lifetime,
+		MaxMs:     after(now, lifetime),
 	}
-	t.ExpiryMs = min(t.MaxMs, now+cfg.ExpiryTimeMs)
+	t.ExpiryMs = min(t.MaxMs, after(now, cfg.ExpiryTimeMs))
 	t.HMAC = HMAC(cfg.SecretKey, t.ID)
 	t.Credentials = credentials(t.HMAC)
 	resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = t.IssueMs, t.ExpiryMs, t.MaxMs
@@ -190,9 +191,18 @@ func Expire(cfg Config, tokens map[string]Token, now int64, requester string, re
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	t.ExpiryMs = min(t.MaxMs, now+req.ExpiryPeriodMillis)
+	t.ExpiryMs = min(t.MaxMs, after(now, req.ExpiryPeriodMillis))
 	resp.ExpiryTimestamp = t.ExpiryMs
 	return resp, &Change{Set: &t}
+}
+
+// after is now plus a period, at most the largest timestamp, as Kafka
+// sums a token's lifetimes.
+func after(now, period int64) int64 {
+	if now > math.MaxInt64-period {
+		return math.MaxInt64
+	}
+	return now + period
 }
 
 // find returns a copy of the token with this HMAC, or why there is none.

@@ -1,6 +1,7 @@
 package delegation
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -176,5 +177,21 @@ func TestExpireOrderOfChecks(t *testing.T) {
 	}
 	if resp, ch := expire("User:alice", -1); resp.ErrorCode != 0 || resp.ExpiryTimestamp != 5_000 || ch == nil || ch.Remove != tok.ID {
 		t.Errorf("expiring an expired token now: %v %+v", kerr.ErrorForCode(resp.ErrorCode), ch)
+	}
+}
+
+// TestLifetimesSaturate: a lifetime or period that would overflow ends at
+// the largest timestamp, as Kafka's DelegationTokenControlManager sums.
+func TestLifetimesSaturate(t *testing.T) {
+	huge := Config{SecretKey: "secret", MaxLifetimeMs: math.MaxInt64, ExpiryTimeMs: math.MaxInt64}
+	resp, ch := Create(huge, 100, "User:alice", kmsg.NewPtrCreateDelegationTokenRequest())
+	if resp.ErrorCode != 0 || resp.MaxTimestamp != math.MaxInt64 || resp.ExpiryTimestamp != math.MaxInt64 {
+		t.Fatalf("create with the longest lifetimes: %+v", resp)
+	}
+	tok := create(t, 100, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok}, *ch)
+	er, _ := Expire(cfg, tokens, 200, "User:alice", &kmsg.ExpireDelegationTokenRequest{HMAC: tok.HMAC, ExpiryPeriodMillis: math.MaxInt64})
+	if er.ErrorCode != 0 || er.ExpiryTimestamp != tok.MaxMs {
+		t.Fatalf("expire in the longest period: %+v, want %d", er, tok.MaxMs)
 	}
 }
