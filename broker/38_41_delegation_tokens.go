@@ -64,7 +64,7 @@ func handleRenewDelegationToken(b *Broker, c *conn, req *kmsg.RenewDelegationTok
 		return ch
 	})
 	if err != nil {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, -1
+		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, 0
 	}
 	return resp, nil
 }
@@ -85,7 +85,7 @@ func handleExpireDelegationToken(b *Broker, c *conn, req *kmsg.ExpireDelegationT
 		return ch
 	})
 	if err != nil {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, -1
+		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, 0
 	}
 	return resp, nil
 }
@@ -222,9 +222,9 @@ func forwardTokenRequest[Resp kmsg.Response](b *Broker, c *conn, req kmsg.Reques
 	case *kmsg.CreateDelegationTokenResponse:
 		r.ErrorCode = kerr.RequestTimedOut.Code
 	case *kmsg.RenewDelegationTokenResponse:
-		r.ErrorCode, r.ExpiryTimestamp = kerr.RequestTimedOut.Code, -1
+		r.ErrorCode = kerr.RequestTimedOut.Code
 	case *kmsg.ExpireDelegationTokenResponse:
-		r.ErrorCode, r.ExpiryTimestamp = kerr.RequestTimedOut.Code, -1
+		r.ErrorCode = kerr.RequestTimedOut.Code
 	}
 	return resp, nil
 }

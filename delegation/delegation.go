@@ -146,7 +146,6 @@ func Create(cfg Config, now int64, requester string, req *kmsg.CreateDelegationT
 // delegation.token.expiry.time.ms, and never past the token's maximum).
 func Renew(cfg Config, tokens map[string]Token, now int64, requester string, req *kmsg.RenewDelegationTokenRequest) (*kmsg.RenewDelegationTokenResponse, *Change) {
 	resp := req.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
-	resp.ExpiryTimestamp = -1
 	t, code := find(cfg, tokens, req.HMAC)
 	switch {
 	case code != 0:
@@ -175,7 +174,6 @@ func Renew(cfg Config, tokens map[string]Token, now int64, requester string, req
 // in Kafka.
 func Expire(cfg Config, tokens map[string]Token, now int64, requester string, req *kmsg.ExpireDelegationTokenRequest) (*kmsg.ExpireDelegationTokenResponse, *Change) {
 	resp := req.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
-	resp.ExpiryTimestamp = -1
 	t, code := find(cfg, tokens, req.HMAC)
 	switch {
 	case code != 0:

@@ -195,3 +195,18 @@ func TestLifetimesSaturate(t *testing.T) {
 		t.Fatalf("expire in the longest period: %+v, want %d", er, tok.MaxMs)
 	}
 }
+
+// TestRefusalTimestamps: renew and expire refused answer an expiry
+// timestamp of 0, as the responses Kafka's DelegationTokenControlManager
+// leaves unset.
+func TestRefusalTimestamps(t *testing.T) {
+	tok := create(t, 0, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok})
+	for name, mac := range map[string][]byte{"unknown": []byte("x"), "known": tok.HMAC} {
+		rr, _ := Renew(cfg, tokens, 0, "User:carol", &kmsg.RenewDelegationTokenRequest{HMAC: mac})
+		er, _ := Expire(cfg, tokens, 0, "User:carol", &kmsg.ExpireDelegationTokenRequest{HMAC: mac})
+		if rr.ErrorCode == 0 || rr.ExpiryTimestamp != 0 || er.ErrorCode == 0 || er.ExpiryTimestamp != 0 {
+			t.Errorf("%s token: renew %+v, expire %+v", name, rr, er)
+		}
+	}
+}
