@@ -165,7 +165,7 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 	}
 	user := a.server.User()
 	if a.reauthOf != "" && user != c.user {
-		c.authFailed = fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", c.user, user)
+		c.authFailed = fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", c.user, user)
 		return nil, 0, errors.New(c.authFailed)
 	}
 	c.user, c.mechanism, c.auth = user, a.mechanism, nil

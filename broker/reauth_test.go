@@ -77,7 +77,7 @@ func TestSASLReauthentication(t *testing.T) {
 	plainLogin(t, other, "admin", "admin-secret")
 	r := plainAttempt(t, other, "bob", "bob-secret")
 	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil ||
-		*r.ErrorMessage != "Cannot change principals during re-authentication from User:admin: User:bob" {
+		*r.ErrorMessage != "Cannot change principals during re-authentication from User.admin: User.bob" {
 		t.Fatalf("re-authenticating as another user: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 
