@@ -110,7 +110,8 @@ func decodeSegment(s string, into any) error {
 // checkClaims applies Kafka's claim rules: the principal claim is a
 // non-empty string, exp is required and not past (less the clock skew),
 // iat (required when signed) is not in the future, exp is after iat, and
-// the scope, audience and issuer are what the listener asks for.
+// the scope, audience and issuer are what the listener asks for (a signed
+// token may name no audience when the listener expects none).
 func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, time.Time, error) {
 	principal, _ := claims[v.PrincipalClaim].(string)
 	if strings.TrimSpace(principal) == "" {
@@ -140,7 +141,12 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 				Reason: fmt.Sprintf("the token's scope lacks %s", want)}
 		}
 	}
-	if len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience) {
+	switch _, named := claims["aud"]; {
+	case signed && len(v.Audience) == 0 && named:
+		// jose4j's JwtConsumer, which Kafka's signed-token validator
+		// uses, refuses a token naming an audience when none is expected.
+		return "", time.Time{}, invalidToken("the token names an audience, and sasl.oauthbearer.expected.audience none")
+	case len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience):
 		return "", time.Time{}, invalidToken("the token's audience is not one of %v", v.Audience)
 	}
 	if v.Issuer != "" && claims["iss"] != v.Issuer {

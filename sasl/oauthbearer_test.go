@@ -265,7 +265,9 @@ func TestOAuthBearerJWKS(t *testing.T) {
 	}
 
 	// The identity provider rotates its key: a token naming a kid the set
-	// lacks makes it read the set again.
+	// lacks makes it read the set again. (The validator expects no
+	// audience, so the tokens name none.)
+	claims = map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "iss": "https://idp"}
 	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", Keys: NewKeySet("file://"+path, time.Hour)}
 	if user, _ := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); user != "svc" {
 		t.Fatal("token before the rotation refused")
@@ -280,5 +282,45 @@ func TestOAuthBearerJWKS(t *testing.T) {
 	}
 	if _, refusal := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); !strings.Contains(refusal, "invalid_token") {
 		t.Fatalf("token signed by the retired key: %q", refusal)
+	}
+}
+
+// jwksValidator is a JWKS validator trusting key (kid "k") with a
+// 30-second clock skew, and a signer of tokens by that key.
+func jwksValidator(t *testing.T) (*OAuthValidator, func(claims map[string]any) string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(path, jwks(t, map[string]crypto.PublicKey{"k": &key.PublicKey}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 30 * time.Second, Keys: NewKeySet("file://"+path, time.Hour)}
+	return v, func(claims map[string]any) string { return signedToken(t, "ES256", "k", key, claims) }
+}
+
+// TestOAuthBearerJWKSAudience: without sasl.oauthbearer.expected.audience
+// a signed token that names an audience is refused, as Kafka's jose4j
+// JwtConsumer (its default audience check) refuses it; with one, the
+// token must name one of them.
+func TestOAuthBearerJWKSAudience(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	plain := map[string]any{"sub": "svc", "iat": now, "exp": now + 60}
+	withAud := map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "aud": "kafka"}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(plain))); user != "svc" {
+		t.Errorf("no audience expected or named: refused %q", refusal)
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(withAud))); user != "" || refusal != `{"status":"invalid_token"}` {
+		t.Errorf("an audience named, none expected: user %q, refusal %q", user, refusal)
+	}
+	v.Audience = []string{"kafka"}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(withAud))); user != "svc" {
+		t.Errorf("the expected audience: refused %q", refusal)
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(plain))); user != "" || refusal != `{"status":"invalid_token"}` {
+		t.Errorf("an audience expected, none named: user %q, refusal %q", user, refusal)
 	}
 }
