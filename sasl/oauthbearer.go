@@ -109,7 +109,8 @@ func decodeSegment(s string, into any) error {
 
 // checkClaims applies Kafka's claim rules: the principal claim is a
 // non-empty string, exp is required and not past (less the clock skew),
-// iat (required when signed) is not in the future, exp is after iat, and
+// iat (required when signed) is not in the future, exp is after iat, a
+// signed token's nbf (if any) is not in the future (less the skew), and
 // the scope, audience and issuer are what the listener asks for (a signed
 // token may name no audience when the listener expects none).
 func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, time.Time, error) {
@@ -133,6 +134,15 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 		return "", time.Time{}, invalidToken("the token was issued at %.0f s, in the future", iat)
 	case hasIat && exp <= iat:
 		return "", time.Time{}, invalidToken("the token's expiration is not after its issue time")
+	}
+	if nbf, ok := numericClaim(claims, "nbf"); ok && signed {
+		// Only a signed token's, as jose4j checks it for Kafka.
+		switch {
+		case exp < nbf:
+			return "", time.Time{}, invalidToken("the token's expiration is before its not-before time")
+		case 1000*nbf > nowMs+skewMs:
+			return "", time.Time{}, invalidToken("the token is not valid before %.0f s", nbf)
+		}
 	}
 	scope := scopeClaim(claims[v.ScopeClaim])
 	for _, want := range v.RequiredScope {

@@ -324,3 +324,16 @@ func TestOAuthBearerJWKSAudience(t *testing.T) {
 		t.Errorf("an audience expected, none named: user %q, refusal %q", user, refusal)
 	}
 }
+
+// TestOAuthBearerJWKSNotBefore: a signed token is refused before its nbf
+// (less the clock skew), as jose4j's NumericDateValidator refuses it.
+func TestOAuthBearerJWKSNotBefore(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	for nbf, ok := range map[int64]bool{now - 60: true, now + 20: true, now + 60: false} {
+		user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": "svc", "iat": now, "exp": now + 300, "nbf": nbf})))
+		if ok != (user == "svc") {
+			t.Errorf("nbf now%+d: user %q, refusal %q", nbf-now, user, refusal)
+		}
+	}
+}
