@@ -109,7 +109,8 @@ func decodeSegment(s string, into any) error {
 
 // checkClaims applies Kafka's claim rules: the principal claim is a
 // non-empty string, exp is required and not past (less the clock skew),
-// iat (required when signed) is not in the future, exp is after iat, a
+// iat (required when signed) is not in the future and exp is after it
+// (signed: exp is not before iat, which may be in the future), a
 // signed token's nbf (if any) is not in the future (less the skew), and
 // the scope, audience and issuer are what the listener asks for (a signed
 // token may name no audience when the listener expects none).
@@ -130,9 +131,13 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 	switch {
 	case !hasIat && signed:
 		return "", time.Time{}, invalidToken("required claim missing: iat")
-	case hasIat && 1000*iat > nowMs+skewMs:
+	case hasIat && signed && exp < iat:
+		// jose4j's checks for Kafka's signed-token validator: exp not
+		// before iat, and iat may be in the future.
+		return "", time.Time{}, invalidToken("the token's expiration is before its issue time")
+	case hasIat && !signed && 1000*iat > nowMs+skewMs:
 		return "", time.Time{}, invalidToken("the token was issued at %.0f s, in the future", iat)
-	case hasIat && exp <= iat:
+	case hasIat && !signed && exp <= iat:
 		return "", time.Time{}, invalidToken("the token's expiration is not after its issue time")
 	}
 	if nbf, ok := numericClaim(claims, "nbf"); ok && signed {

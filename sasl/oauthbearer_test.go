@@ -337,3 +337,26 @@ func TestOAuthBearerJWKSNotBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthBearerJWKSIssuedAt: a signed token issued in the future, or
+// expiring at its issue time, is taken, as jose4j takes it for Kafka (no
+// iat restrictions; only exp before iat is refused); an unsecured one is
+// refused, as Kafka's OAuthBearerValidationUtils refuses it.
+func TestOAuthBearerJWKSIssuedAt(t *testing.T) {
+	v, sign := jwksValidator(t)
+	unsecured := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 30 * time.Second}
+	now := time.Now().Unix()
+	for name, claims := range map[string]map[string]any{
+		"issued in the future":    {"sub": "svc", "iat": now + 120, "exp": now + 300},
+		"expires when issued":     {"sub": "svc", "iat": now + 300, "exp": now + 300},
+		"expires before issuing?": {"sub": "svc", "iat": now + 301, "exp": now + 300},
+	} {
+		wantSigned := claims["iat"].(int64) <= claims["exp"].(int64)
+		if user, refusal := oauthExchange(t, v, firstMessage("", sign(claims))); wantSigned != (user == "svc") {
+			t.Errorf("signed, %s: user %q, refusal %q", name, user, refusal)
+		}
+		if user, _ := oauthExchange(t, unsecured, firstMessage("", unsecuredToken(t, claims))); user != "" {
+			t.Errorf("unsecured, %s: logged in", name)
+		}
+	}
+}
