@@ -109,15 +109,28 @@ func decodeSegment(s string, into any) error {
 
 // checkClaims applies Kafka's claim rules: the principal claim is a
 // non-empty string, exp is required and not past (less the clock skew),
-// iat (required when signed) is not in the future and exp is after it
-// (signed: exp is not before iat, which may be in the future), a
-// signed token's nbf (if any) is not in the future (less the skew), and
-// the scope, audience and issuer are what the listener asks for (a signed
-// token may name no audience when the listener expects none).
+// and the scope, audience and issuer are what the listener asks for.
+// Unsecured: iat, if any, is not in the future and exp is after it.
+// Signed (the checks of jose4j and ClaimValidationUtils): the principal
+// is trimmed, the scope's values neither blank nor repeated, iat is
+// required and not negative (it may be in the future), exp is not before
+// it, nbf (if any) is not in the future, and aud is absent when no
+// audience is expected.
 func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, time.Time, error) {
 	principal, _ := claims[v.PrincipalClaim].(string)
 	if strings.TrimSpace(principal) == "" {
 		return "", time.Time{}, invalidToken("required claim missing or not a string: %s", v.PrincipalClaim)
+	}
+	if signed {
+		// Kafka's ClaimValidationUtils: the subject trimmed, the scope's
+		// values neither blank nor repeated, iat not negative.
+		principal = strings.TrimSpace(principal)
+		if err := v.checkScopeValues(claims[v.ScopeClaim]); err != nil {
+			return "", time.Time{}, err
+		}
+		if iat, ok := numericClaim(claims, "iat"); ok && iat < 0 {
+			return "", time.Time{}, invalidToken("iat is negative")
+		}
 	}
 	exp, ok := numericClaim(claims, "exp")
 	if !ok {
@@ -168,6 +181,31 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 		return "", time.Time{}, invalidToken("the token's issuer is not %s", v.Issuer)
 	}
 	return principal, time.UnixMilli(int64(1000 * exp)), nil
+}
+
+// checkScopeValues refuses a signed token's scope (a string, or a list)
+// with a blank or repeated value.
+func (v *OAuthValidator) checkScopeValues(raw any) error {
+	var values []any
+	switch s := raw.(type) {
+	case string:
+		values = []any{s}
+	case []any:
+		values = s
+	}
+	seen := map[string]bool{}
+	for _, e := range values {
+		str, _ := e.(string)
+		str = strings.TrimSpace(str)
+		switch {
+		case str == "":
+			return invalidToken("the %s claim has a blank value", v.ScopeClaim)
+		case seen[str]:
+			return invalidToken("the %s claim has %s twice", v.ScopeClaim, str)
+		}
+		seen[str] = true
+	}
+	return nil
 }
 
 func numericClaim(claims map[string]any, name string) (float64, bool) {

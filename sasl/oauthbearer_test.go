@@ -360,3 +360,27 @@ func TestOAuthBearerJWKSIssuedAt(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthBearerJWKSClaimValues: Kafka's ClaimValidationUtils on a signed
+// token's claims: the subject is trimmed, the scope's values must be
+// neither blank nor repeated, and exp and iat not negative.
+func TestOAuthBearerJWKSClaimValues(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": " svc ", "iat": now, "exp": now + 60}))); user != "svc" {
+		t.Errorf("a subject with spaces: user %q, refusal %q", user, refusal)
+	}
+	for name, claims := range map[string]map[string]any{
+		"blank scope":    {"sub": "svc", "iat": now, "exp": now + 60, "scope": " "},
+		"empty in list":  {"sub": "svc", "iat": now, "exp": now + 60, "scope": []string{"a", ""}},
+		"repeated scope": {"sub": "svc", "iat": now, "exp": now + 60, "scope": []string{"a", "a"}},
+		"negative iat":   {"sub": "svc", "iat": -1, "exp": now + 60},
+	} {
+		if user, refusal := oauthExchange(t, v, firstMessage("", sign(claims))); user != "" || refusal != `{"status":"invalid_token"}` {
+			t.Errorf("%s: user %q, refusal %q", name, user, refusal)
+		}
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "scope": "a b"}))); user != "svc" {
+		t.Errorf("a scope string: refused %q", refusal)
+	}
+}
