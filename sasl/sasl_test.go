@@ -324,3 +324,16 @@ func TestAlterAndDescribe(t *testing.T) {
 		t.Fatal("deleted credential still stored")
 	}
 }
+
+// TestScramAuthzidAfterLookup: an unknown user asking for another
+// authorization id is told only that its credentials are invalid, as
+// Kafka's ScramSaslServer looks the credential up before it compares the
+// authorization id.
+func TestScramAuthzidAfterLookup(t *testing.T) {
+	none := func(string, ScramMechanism) (Credential, bool) { return Credential{}, false }
+	s, _ := New(ScramSHA256, Stores{Credentials: none})
+	_, _, err := s.Step([]byte("n,a=admin,n=nobody,r=abc"))
+	if got := failureMessage(t, err); got != invalidCredentials(ScramSHA256) {
+		t.Fatalf("unknown user with another authzid: %q", got)
+	}
+}
