@@ -4,7 +4,7 @@ package broker
 // A connection on a SASL_PLAINTEXT listener starts in the handshake state
 // and is admitted to the broker's other APIs only once authenticated:
 //
-//	handshake:  ApiVersions (any number), then SaslHandshake(mechanism)
+//	handshake:  ApiVersions (once answered without error), then SaslHandshake(mechanism)
 //	tokens:     SaslAuthenticate, one per token      (SaslHandshake v1)
 //	raw tokens: bare size-prefixed tokens, no header (SaslHandshake v0)
 //	done:       every API; the user is the connection's principal
@@ -56,6 +56,9 @@ type authExchange struct {
 	// reauthOf is the mechanism of the session being re-authenticated;
 	// badMechanism the failure when the client asked for another.
 	reauthOf, badMechanism string
+	// versionsAnswered is set once an ApiVersions before the handshake
+	// was answered without an error: Kafka takes no other.
+	versionsAnswered bool
 }
 
 // admits reports whether a request may come in the exchange's state, or
@@ -63,7 +66,7 @@ type authExchange struct {
 // the client did not acknowledge, if any.
 func (a *authExchange) admits(key int16) error {
 	switch {
-	case a.state == authHandshake && (key == 18 || key == 17):
+	case a.state == authHandshake && (key == 18 && !a.versionsAnswered || key == 17):
 		return nil
 	case a.state == authTokens && key == 36:
 		return nil

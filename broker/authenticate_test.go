@@ -201,6 +201,26 @@ func TestSASLStateMachine(t *testing.T) {
 		}
 	})
 
+	// Kafka's SaslServerAuthenticator takes one ApiVersions before the
+	// handshake (another after one it answered with an error), and
+	// closes the connection on a second.
+	t.Run("a second ApiVersions before the handshake closes the connection", func(t *testing.T) {
+		rc := saslRaw(t, b)
+		apiv := kmsg.NewPtrApiVersionsRequest()
+		apiv.SetVersion(3)
+		apiv.ClientSoftwareName, apiv.ClientSoftwareVersion = "-bad", "1.0"
+		if r := rc.request(apiv).(*kmsg.ApiVersionsResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Fatalf("ApiVersions with a bad software name: %+v", r)
+		}
+		apiv.ClientSoftwareName = "raw-test"
+		if r := rc.request(apiv).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
+			t.Fatalf("ApiVersions after a refused one: %+v", r)
+		}
+		if _, err := rc.tryRequest(apiv); err == nil {
+			t.Fatal("a second ApiVersions answered before the handshake")
+		}
+	})
+
 	t.Run("unsupported mechanism lists the enabled ones, then closes", func(t *testing.T) {
 		rc := saslRaw(t, b)
 		start := time.Now()
