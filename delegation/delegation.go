@@ -123,10 +123,8 @@ func Create(cfg Config, now int64, requester string, req *kmsg.CreateDelegationT
 	if req.MaxLifetimeMillis > 0 {
 		lifetime = min(lifetime, req.MaxLifetimeMillis)
 	}
-	var id [16]byte
-	rand.Read(id[:])
 	t := Token{
-		ID:        base64.RawURLEncoding.EncodeToString(id[:]),
+		ID:        newTokenID(),
 		Owner:     owner,
 		Requester: requester,
 		Renewers:  renewers,
@@ -192,6 +190,19 @@ func Expire(cfg Config, tokens map[string]Token, now int64, requester string, re
 	t.ExpiryMs = min(t.MaxMs, after(now, req.ExpiryPeriodMillis))
 	resp.ExpiryTimestamp = t.ExpiryMs
 	return resp, &Change{Set: &t}
+}
+
+// newTokenID is a random id written as Kafka writes a Uuid (base64url,
+// unpadded), drawn again when it would start with '-', as Kafka's
+// Uuid.randomUuid does.
+func newTokenID() string {
+	for {
+		var id [16]byte
+		rand.Read(id[:])
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 // after is now plus a period, at most the largest timestamp, as Kafka

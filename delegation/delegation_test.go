@@ -3,6 +3,7 @@ package delegation
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,6 +208,17 @@ func TestRefusalTimestamps(t *testing.T) {
 		er, _ := Expire(cfg, tokens, 0, "User:carol", &kmsg.ExpireDelegationTokenRequest{HMAC: mac})
 		if rr.ErrorCode == 0 || rr.ExpiryTimestamp != 0 || er.ErrorCode == 0 || er.ExpiryTimestamp != 0 {
 			t.Errorf("%s token: renew %+v, expire %+v", name, rr, er)
+		}
+	}
+}
+
+// TestTokenIDs: token ids are Kafka Uuids' text, which never starts with
+// '-' (Uuid.randomUuid draws again), so that tools do not take one for an
+// option.
+func TestTokenIDs(t *testing.T) {
+	for range 2000 {
+		if id := newTokenID(); len(id) != 22 || strings.HasPrefix(id, "-") {
+			t.Fatalf("token id %q", id)
 		}
 	}
 }
