@@ -160,6 +160,9 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 		c.authFailed = err.Error()
 		if f, ok := err.(*sasl.Failure); ok {
 			c.authFailed = f.Logged()
+			if a.reauthOf != "" {
+				err = f.DuringReauthentication()
+			}
 		}
 		return nil, 0, err
 	}

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // plainLogin authenticates rc with PLAIN and returns the session
@@ -129,5 +131,46 @@ func TestOAuthBearerSessionEndsWithToken(t *testing.T) {
 	time.Sleep(time.Until(time.Unix(exp, 0)) + 200*time.Millisecond)
 	if metadataOK(rc) {
 		t.Fatal("served after the token expired")
+	}
+}
+
+// A credential refused during a re-authentication is reported as Kafka's
+// SaslServerAuthenticator words it then: "during re-authentication".
+func TestReauthenticationFailureMessage(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "60000"
+	b := startBrokerWith(t, props)
+	scramUsers(t, listenerAddr(t, b, "SASL_PLAINTEXT"), "alice")
+
+	rc := saslRaw(t, b)
+	authenticate := func(token []byte) *kmsg.SASLAuthenticateResponse {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(2)
+		auth.SASLAuthBytes = token
+		return rc.request(auth).(*kmsg.SASLAuthenticateResponse)
+	}
+	if r := handshake(rc, 1, "SCRAM-SHA-256"); r.ErrorCode != 0 {
+		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	session, msg, err := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism().Authenticate(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		r := authenticate(msg)
+		if r.ErrorCode != 0 {
+			t.Fatalf("SCRAM login: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+		}
+		if done, msg, err = session.Challenge(r.SASLAuthBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := handshake(rc, 1, "SCRAM-SHA-256"); r.ErrorCode != 0 {
+		t.Fatalf("re-authentication handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	r := authenticate([]byte("n,,n=nobody,r=abc"))
+	want := "Authentication failed during re-authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"
+	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != want {
+		t.Fatalf("re-authenticating as an unknown user: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 }
