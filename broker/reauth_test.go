@@ -174,3 +174,23 @@ func TestReauthenticationFailureMessage(t *testing.T) {
 		t.Fatalf("re-authenticating as an unknown user: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 }
+
+// connections.max.reauth.ms has no lower bound in Kafka
+// (BrokerSecurityConfigs): a negative value, like 0, turns re-authentication
+// off.
+func TestNegativeConnectionsMaxReauth(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "-1"
+	props["listener.name.sasl_plaintext.scram-sha-256.connections.max.reauth.ms"] = "-5"
+	c, _, err := ParseConfig(props)
+	if err != nil {
+		t.Fatalf("negative connections.max.reauth.ms refused: %v", err)
+	}
+	for _, l := range c.Listeners {
+		for m, d := range c.Security[l.Name].MaxReauth {
+			if d > 0 {
+				t.Errorf("%s %s: session lifetime %v", l.Name, m, d)
+			}
+		}
+	}
+}
