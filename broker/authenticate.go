@@ -19,7 +19,8 @@ package broker
 // OAUTHBEARER token's exp) when that is sooner, as SaslAuthenticate tells
 // the client (KIP-368). Before then the client re-authenticates on the
 // same connection (SaslHandshake v1 and SaslAuthenticate, at most once a
-// second, as the same user with the same mechanism); a request after it
+// second, as the same user with the same mechanism); after it, a
+// SaslHandshake still starts one, as in Kafka, and any other request
 // closes the connection. A failed authentication (unknown mechanism, bad
 // credentials, a request out of turn) is logged, answered after
 // connection.failed.authentication.delay.ms, and the connection closed;

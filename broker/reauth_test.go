@@ -194,3 +194,22 @@ func TestNegativeConnectionsMaxReauth(t *testing.T) {
 		}
 	}
 }
+
+// A client may still re-authenticate after its session's end: Kafka's
+// SocketServer starts the re-authentication for a SaslHandshake before it
+// looks at the session's expiry (KafkaChannel.maybeBeginServerReauthentication),
+// which closes the connection only for other requests.
+func TestReauthenticationAfterSessionEnd(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "1000"
+	b := startBrokerWith(t, props)
+	rc := saslRaw(t, b)
+	plainLogin(t, rc, "admin", "admin-secret")
+	time.Sleep(1200 * time.Millisecond)
+	if got := plainLogin(t, rc, "admin", "admin-secret"); got != 1000 {
+		t.Fatalf("re-authenticated session lifetime %d ms, want 1000", got)
+	}
+	if !metadataOK(rc) {
+		t.Fatal("not served after re-authenticating")
+	}
+}
