@@ -510,3 +510,24 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 		t.Fatalf("resolved %+v", sec)
 	}
 }
+
+// DescribeUserScramCredentials refused for want of DESCRIBE on the cluster
+// carries no error message: Kafka's getErrorResponse takes it from
+// ApiError.fromThrowable, which leaves out an error's default message.
+func TestDescribeUserScramCredentialsDenied(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:admin"
+	b := startBrokerWith(t, props)
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	scramUsers(t, addr, "alice")
+	req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	req.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "alice"}}
+	resp, err := req.RequestWith(ctxT(t), scramClient(t, addr, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || resp.ErrorMessage != nil {
+		t.Fatalf("describe without DESCRIBE on the cluster: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+	}
+}
