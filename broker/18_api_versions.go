@@ -48,6 +48,9 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 		resp.ErrorCode = errRebootstrapRequired
 		return resp, nil
 	}
+	if c.auth != nil {
+		c.auth.versionsAnswered = true // SASL: the next must be the handshake
+	}
 	resp.ApiKeys = advertisedKeys(c.handlers())
 	if req.Version >= 3 {
 		stored, epoch := b.featureLevels()

@@ -14,6 +14,7 @@ package broker
 // delegation.token.expiry.check.interval.ms.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gregor-broker/gregor/delegation"
@@ -24,13 +25,23 @@ import (
 
 func handleCreateDelegationToken(b *Broker, c *conn, req *kmsg.CreateDelegationTokenRequest) (*kmsg.CreateDelegationTokenResponse, error) {
 	requester := c.requesterPrincipal()
-	if !c.mayManageTokens() || !c.mayCreateTokenFor(req, requester) {
-		// Answered with the principals but nothing else, as Kafka answers.
-		resp, _ := delegation.Create(delegation.Config{}, 0, requester, req)
-		resp.ErrorCode = kerr.DelegationTokenRequestNotAllowed.Code
-		if c.mayManageTokens() {
-			resp.ErrorCode = kerr.DelegationTokenAuthorizationFailed.Code
-		}
+	refuse := int16(0)
+	switch {
+	case !c.mayManageTokens():
+		refuse = kerr.DelegationTokenRequestNotAllowed.Code
+	case !c.mayCreateTokenFor(req, requester):
+		refuse = kerr.DelegationTokenAuthorizationFailed.Code
+	case slices.ContainsFunc(req.Renewers, func(r kmsg.CreateDelegationTokenRequestRenewer) bool { return r.PrincipalType != "User" }):
+		refuse = kerr.InvalidPrincipalType.Code
+	}
+	if refuse != 0 {
+		// Answered with the principals, timestamps of -1 and no token, as
+		// Kafka's KafkaApis answers before it forwards the request.
+		resp := req.ResponseKind().(*kmsg.CreateDelegationTokenResponse)
+		resp.ErrorCode = refuse
+		resp.PrincipalType, resp.PrincipalName = delegation.SplitPrincipal(delegation.Owner(req, requester))
+		resp.TokenRequesterPrincipalType, resp.TokenRequesterPrincipalName = delegation.SplitPrincipal(requester)
+		resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = -1, -1, -1
 		return resp, nil
 	}
 	if b.cluster != nil {
@@ -64,7 +75,7 @@ func handleRenewDelegationToken(b *Broker, c *conn, req *kmsg.RenewDelegationTok
 		return ch
 	})
 	if err != nil {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, -1
+		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, 0
 	}
 	return resp, nil
 }
@@ -85,7 +96,7 @@ func handleExpireDelegationToken(b *Broker, c *conn, req *kmsg.ExpireDelegationT
 		return ch
 	})
 	if err != nil {
-		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, -1
+		resp.ErrorCode, resp.ExpiryTimestamp = kerr.UnknownServerError.Code, 0
 	}
 	return resp, nil
 }
@@ -222,9 +233,9 @@ func forwardTokenRequest[Resp kmsg.Response](b *Broker, c *conn, req kmsg.Reques
 	case *kmsg.CreateDelegationTokenResponse:
 		r.ErrorCode = kerr.RequestTimedOut.Code
 	case *kmsg.RenewDelegationTokenResponse:
-		r.ErrorCode, r.ExpiryTimestamp = kerr.RequestTimedOut.Code, -1
+		r.ErrorCode = kerr.RequestTimedOut.Code
 	case *kmsg.ExpireDelegationTokenResponse:
-		r.ErrorCode, r.ExpiryTimestamp = kerr.RequestTimedOut.Code, -1
+		r.ErrorCode = kerr.RequestTimedOut.Code
 	}
 	return resp, nil
 }

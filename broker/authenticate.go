@@ -4,7 +4,7 @@ package broker
 // A connection on a SASL_PLAINTEXT listener starts in the handshake state
 // and is admitted to the broker's other APIs only once authenticated:
 //
-//	handshake:  ApiVersions (any number), then SaslHandshake(mechanism)
+//	handshake:  ApiVersions (once answered without error), then SaslHandshake(mechanism)
 //	tokens:     SaslAuthenticate, one per token      (SaslHandshake v1)
 //	raw tokens: bare size-prefixed tokens, no header (SaslHandshake v0)
 //	done:       every API; the user is the connection's principal
@@ -19,7 +19,8 @@ package broker
 // OAUTHBEARER token's exp) when that is sooner, as SaslAuthenticate tells
 // the client (KIP-368). Before then the client re-authenticates on the
 // same connection (SaslHandshake v1 and SaslAuthenticate, at most once a
-// second, as the same user with the same mechanism); a request after it
+// second, as the same user with the same mechanism); after it, a
+// SaslHandshake still starts one, as in Kafka, and any other request
 // closes the connection. A failed authentication (unknown mechanism, bad
 // credentials, a request out of turn) is logged, answered after
 // connection.failed.authentication.delay.ms, and the connection closed;
@@ -56,6 +57,9 @@ type authExchange struct {
 	// reauthOf is the mechanism of the session being re-authenticated;
 	// badMechanism the failure when the client asked for another.
 	reauthOf, badMechanism string
+	// versionsAnswered is set once an ApiVersions before the handshake
+	// was answered without an error: Kafka takes no other.
+	versionsAnswered bool
 }
 
 // admits reports whether a request may come in the exchange's state, or
@@ -63,7 +67,7 @@ type authExchange struct {
 // the client did not acknowledge, if any.
 func (a *authExchange) admits(key int16) error {
 	switch {
-	case a.state == authHandshake && (key == 18 || key == 17):
+	case a.state == authHandshake && (key == 18 && !a.versionsAnswered || key == 17):
 		return nil
 	case a.state == authTokens && key == 36:
 		return nil
@@ -157,6 +161,9 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 		c.authFailed = err.Error()
 		if f, ok := err.(*sasl.Failure); ok {
 			c.authFailed = f.Logged()
+			if a.reauthOf != "" {
+				err = f.DuringReauthentication()
+			}
 		}
 		return nil, 0, err
 	}
@@ -165,7 +172,7 @@ func (c *conn) authStep(token []byte) ([]byte, int64, error) {
 	}
 	user := a.server.User()
 	if a.reauthOf != "" && user != c.user {
-		c.authFailed = fmt.Sprintf("Cannot change principals during re-authentication from User:%s: User:%s", c.user, user)
+		c.authFailed = fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", c.user, user)
 		return nil, 0, errors.New(c.authFailed)
 	}
 	c.user, c.mechanism, c.auth = user, a.mechanism, nil

@@ -201,6 +201,26 @@ func TestSASLStateMachine(t *testing.T) {
 		}
 	})
 
+	// Kafka's SaslServerAuthenticator takes one ApiVersions before the
+	// handshake (another after one it answered with an error), and
+	// closes the connection on a second.
+	t.Run("a second ApiVersions before the handshake closes the connection", func(t *testing.T) {
+		rc := saslRaw(t, b)
+		apiv := kmsg.NewPtrApiVersionsRequest()
+		apiv.SetVersion(3)
+		apiv.ClientSoftwareName, apiv.ClientSoftwareVersion = "-bad", "1.0"
+		if r := rc.request(apiv).(*kmsg.ApiVersionsResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Fatalf("ApiVersions with a bad software name: %+v", r)
+		}
+		apiv.ClientSoftwareName = "raw-test"
+		if r := rc.request(apiv).(*kmsg.ApiVersionsResponse); r.ErrorCode != 0 || len(r.ApiKeys) == 0 {
+			t.Fatalf("ApiVersions after a refused one: %+v", r)
+		}
+		if _, err := rc.tryRequest(apiv); err == nil {
+			t.Fatal("a second ApiVersions answered before the handshake")
+		}
+	})
+
 	t.Run("unsupported mechanism lists the enabled ones, then closes", func(t *testing.T) {
 		rc := saslRaw(t, b)
 		start := time.Now()
@@ -488,5 +508,26 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 	sec := cfg.Security["SASL_PLAINTEXT"]
 	if sec.Protocol != "SASL_PLAINTEXT" || len(sec.PlainUsers) != 2 || sec.PlainUsers["alice"] != "alice-secret" || len(sec.Mechanisms) != 3 {
 		t.Fatalf("resolved %+v", sec)
+	}
+}
+
+// DescribeUserScramCredentials refused for want of DESCRIBE on the cluster
+// carries no error message: Kafka's getErrorResponse takes it from
+// ApiError.fromThrowable, which leaves out an error's default message.
+func TestDescribeUserScramCredentialsDenied(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:admin"
+	b := startBrokerWith(t, props)
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	scramUsers(t, addr, "alice")
+	req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	req.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "alice"}}
+	resp, err := req.RequestWith(ctxT(t), scramClient(t, addr, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || resp.ErrorMessage != nil {
+		t.Fatalf("describe without DESCRIBE on the cluster: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
 	}
 }

@@ -402,7 +402,7 @@ func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
 		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
 		return r
 	case *kmsg.DescribeUserSCRAMCredentialsResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
+		r.ErrorCode = code // no message: ApiError.fromThrowable leaves out the default one
 		return r
 	}
 	return controller.ErrorResponse(req, code)

@@ -329,7 +329,8 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 			c.authFailed = err.Error()
 			return nil, nil
 		}
-	} else if !c.sessionExpires.IsZero() && time.Now().After(c.sessionExpires) {
+	} else if !c.sessionExpires.IsZero() && time.Now().After(c.sessionExpires) &&
+		!(key == kmsg.SASLHandshake.Int16() && c.mayReauthenticate(version)) { // a late re-authentication, as in Kafka
 		return nil, fmt.Errorf("the SASL session of %s expired at %s without re-authentication", c.user, c.sessionExpires.Format(time.RFC3339))
 	}
 	table := c.handlers()

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // plainLogin authenticates rc with PLAIN and returns the session
@@ -77,7 +79,7 @@ func TestSASLReauthentication(t *testing.T) {
 	plainLogin(t, other, "admin", "admin-secret")
 	r := plainAttempt(t, other, "bob", "bob-secret")
 	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil ||
-		*r.ErrorMessage != "Cannot change principals during re-authentication from User:admin: User:bob" {
+		*r.ErrorMessage != "Cannot change principals during re-authentication from User.admin: User.bob" {
 		t.Fatalf("re-authenticating as another user: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
 	}
 
@@ -129,5 +131,85 @@ func TestOAuthBearerSessionEndsWithToken(t *testing.T) {
 	time.Sleep(time.Until(time.Unix(exp, 0)) + 200*time.Millisecond)
 	if metadataOK(rc) {
 		t.Fatal("served after the token expired")
+	}
+}
+
+// A credential refused during a re-authentication is reported as Kafka's
+// SaslServerAuthenticator words it then: "during re-authentication".
+func TestReauthenticationFailureMessage(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "60000"
+	b := startBrokerWith(t, props)
+	scramUsers(t, listenerAddr(t, b, "SASL_PLAINTEXT"), "alice")
+
+	rc := saslRaw(t, b)
+	authenticate := func(token []byte) *kmsg.SASLAuthenticateResponse {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(2)
+		auth.SASLAuthBytes = token
+		return rc.request(auth).(*kmsg.SASLAuthenticateResponse)
+	}
+	if r := handshake(rc, 1, "SCRAM-SHA-256"); r.ErrorCode != 0 {
+		t.Fatalf("handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	session, msg, err := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism().Authenticate(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		r := authenticate(msg)
+		if r.ErrorCode != 0 {
+			t.Fatalf("SCRAM login: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+		}
+		if done, msg, err = session.Challenge(r.SASLAuthBytes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := handshake(rc, 1, "SCRAM-SHA-256"); r.ErrorCode != 0 {
+		t.Fatalf("re-authentication handshake: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	r := authenticate([]byte("n,,n=nobody,r=abc"))
+	want := "Authentication failed during re-authentication due to invalid credentials with SASL mechanism SCRAM-SHA-256"
+	if r.ErrorCode != kerr.SaslAuthenticationFailed.Code || r.ErrorMessage == nil || *r.ErrorMessage != want {
+		t.Fatalf("re-authenticating as an unknown user: %v %v", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+	}
+}
+
+// connections.max.reauth.ms has no lower bound in Kafka
+// (BrokerSecurityConfigs): a negative value, like 0, turns re-authentication
+// off.
+func TestNegativeConnectionsMaxReauth(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "-1"
+	props["listener.name.sasl_plaintext.scram-sha-256.connections.max.reauth.ms"] = "-5"
+	c, _, err := ParseConfig(props)
+	if err != nil {
+		t.Fatalf("negative connections.max.reauth.ms refused: %v", err)
+	}
+	for _, l := range c.Listeners {
+		for m, d := range c.Security[l.Name].MaxReauth {
+			if d > 0 {
+				t.Errorf("%s %s: session lifetime %v", l.Name, m, d)
+			}
+		}
+	}
+}
+
+// A client may still re-authenticate after its session's end: Kafka's
+// SocketServer starts the re-authentication for a SaslHandshake before it
+// looks at the session's expiry (KafkaChannel.maybeBeginServerReauthentication),
+// which closes the connection only for other requests.
+func TestReauthenticationAfterSessionEnd(t *testing.T) {
+	props := saslProps(t.TempDir())
+	props["connections.max.reauth.ms"] = "1000"
+	b := startBrokerWith(t, props)
+	rc := saslRaw(t, b)
+	plainLogin(t, rc, "admin", "admin-secret")
+	time.Sleep(1200 * time.Millisecond)
+	if got := plainLogin(t, rc, "admin", "admin-secret"); got != 1000 {
+		t.Fatalf("re-authenticated session lifetime %d ms, want 1000", got)
+	}
+	if !metadataOK(rc) {
+		t.Fatal("not served after re-authenticating")
 	}
 }

@@ -107,8 +107,8 @@ var securityKeys = []configKey{
 		c.SaslControllerMechanism = v
 		return nil
 	}},
-	{"connections.max.reauth.ms", "LONG", "0", "The longest an authenticated SASL session lasts before the client must re-authenticate on its connection; 0 for no limit other than the credential's own expiry.", checked(func(v string) error {
-		_, err := parseInt(v, 0, math.MaxInt64)
+	{"connections.max.reauth.ms", "LONG", "0", "The longest an authenticated SASL session lasts before the client must re-authenticate on its connection; 0 (or less, as in Kafka) for no limit other than the credential's own expiry.", checked(func(v string) error {
+		_, err := parseInt(v, math.MinInt64, math.MaxInt64)
 		return err
 	})},
 	{"sasl.server.max.receive.size", "INT", "524288", "The largest request a client may send before it has authenticated.", func(c *Config, v string) error {
@@ -315,7 +315,7 @@ func (c *Config) saslListener(name string, sec *ListenerSecurity) error {
 			return fmt.Errorf("invalid value for config key %s: SASL mechanism %s is not supported (Gregor serves PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER)", key, m)
 		}
 		reauth, reauthKey := c.mechanismValue(name, m, "connections.max.reauth.ms")
-		ms, err := parseInt(reauth, 0, math.MaxInt64)
+		ms, err := parseInt(reauth, math.MinInt64, math.MaxInt64)
 		if reauth != "" && err != nil {
 			return fmt.Errorf("invalid value for config key %s: %v", reauthKey, err)
 		}

@@ -437,3 +437,37 @@ func TestClusterDelegationTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateDelegationTokenRefusals: the broker refuses a create that is
+// not allowed or names a renewer that is not a user before it looks at
+// the secret key, answering the principals with timestamps of -1 and no
+// token, as Kafka's KafkaApis (CreateDelegationTokenResponse.prepareResponse).
+func TestCreateDelegationTokenRefusals(t *testing.T) {
+	b := startBroker(t, saslProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	admin := saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())
+	plaintext, err := kgo.NewClient(kgo.SeedBrokers(listenerAddr(t, b, "PLAINTEXT")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plaintext.Close)
+	for name, c := range map[string]struct {
+		cl      *kgo.Client
+		renewer string
+		want    int16
+	}{
+		"group renewer": {admin, "Group", kerr.InvalidPrincipalType.Code},
+		"plaintext":     {plaintext, "User", kerr.DelegationTokenRequestNotAllowed.Code},
+	} {
+		req := kmsg.NewPtrCreateDelegationTokenRequest()
+		req.Renewers = []kmsg.CreateDelegationTokenRequestRenewer{{PrincipalType: c.renewer, PrincipalName: "x"}}
+		resp, err := req.RequestWith(ctxT(t), c.cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != c.want || resp.IssueTimestamp != -1 || resp.ExpiryTimestamp != -1 || resp.MaxTimestamp != -1 ||
+			resp.TokenID != "" || len(resp.HMAC) != 0 || resp.PrincipalType != "User" || resp.PrincipalName == "" {
+			t.Errorf("%s: %v %+v", name, kerr.ErrorForCode(resp.ErrorCode), resp)
+		}
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -122,17 +123,15 @@ func Create(cfg Config, now int64, requester string, req *kmsg.CreateDelegationT
 	if req.MaxLifetimeMillis > 0 {
 		lifetime = min(lifetime, req.MaxLifetimeMillis)
 	}
-	var id [16]byte
-	rand.Read(id[:])
 	t := Token{
-		ID:        base64.RawURLEncoding.EncodeToString(id[:]),
+		ID:        newTokenID(),
 		Owner:     owner,
 		Requester: requester,
 		Renewers:  renewers,
 		IssueMs:   now,
-		MaxMs:     now + lifetime,
+		MaxMs:     after(now, lifetime),
 	}
-	t.ExpiryMs = min(t.MaxMs, now+cfg.ExpiryTimeMs)
+	t.ExpiryMs = min(t.MaxMs, after(now, cfg.ExpiryTimeMs))
 	t.HMAC = HMAC(cfg.SecretKey, t.ID)
 	t.Credentials = credentials(t.HMAC)
 	resp.IssueTimestamp, resp.ExpiryTimestamp, resp.MaxTimestamp = t.IssueMs, t.ExpiryMs, t.MaxMs
@@ -145,8 +144,14 @@ func Create(cfg Config, now int64, requester string, req *kmsg.CreateDelegationT
 // delegation.token.expiry.time.ms, and never past the token's maximum).
 func Renew(cfg Config, tokens map[string]Token, now int64, requester string, req *kmsg.RenewDelegationTokenRequest) (*kmsg.RenewDelegationTokenResponse, *Change) {
 	resp := req.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
-	resp.ExpiryTimestamp = -1
-	t, code := usable(cfg, tokens, now, requester, req.HMAC)
+	t, code := find(cfg, tokens, req.HMAC)
+	switch {
+	case code != 0:
+	case t.expired(now):
+		code = kerr.DelegationTokenExpired.Code
+	case !t.mayRenew(requester):
+		code = kerr.DelegationTokenOwnerMismatch.Code
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp, nil
@@ -161,50 +166,74 @@ func Renew(cfg Config, tokens map[string]Token, now int64, requester string, req
 }
 
 // Expire answers an ExpireDelegationToken request: a negative period
-// removes the token now (and answers now as its expiry), another sets its
-// expiry to now plus the period (never past its maximum).
+// removes the token now (and answers now as its expiry), even one already
+// expired; another sets its expiry to now plus the period (never past its
+// maximum). Unlike renew, the requester is checked before the expiry, as
+// in Kafka.
 func Expire(cfg Config, tokens map[string]Token, now int64, requester string, req *kmsg.ExpireDelegationTokenRequest) (*kmsg.ExpireDelegationTokenResponse, *Change) {
 	resp := req.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
-	resp.ExpiryTimestamp = -1
-	t, code := usable(cfg, tokens, now, requester, req.HMAC)
+	t, code := find(cfg, tokens, req.HMAC)
+	switch {
+	case code != 0:
+	case !t.mayRenew(requester):
+		code = kerr.DelegationTokenOwnerMismatch.Code
+	case req.ExpiryPeriodMillis < 0:
+		resp.ExpiryTimestamp = now
+		return resp, &Change{Remove: t.ID}
+	case t.expired(now):
+		code = kerr.DelegationTokenExpired.Code
+	}
 	if code != 0 {
 		resp.ErrorCode = code
 		return resp, nil
 	}
-	if req.ExpiryPeriodMillis < 0 {
-		resp.ExpiryTimestamp = now
-		return resp, &Change{Remove: t.ID}
-	}
-	t.ExpiryMs = min(t.MaxMs, now+req.ExpiryPeriodMillis)
+	t.ExpiryMs = min(t.MaxMs, after(now, req.ExpiryPeriodMillis))
 	resp.ExpiryTimestamp = t.ExpiryMs
 	return resp, &Change{Set: &t}
 }
 
-// usable finds the token with this HMAC that requester may renew or
-// expire, or says why not, in Kafka's order of checks.
-func usable(cfg Config, tokens map[string]Token, now int64, requester string, mac []byte) (Token, int16) {
+// newTokenID is a random id written as Kafka writes a Uuid (base64url,
+// unpadded), drawn again when it would start with '-', as Kafka's
+// Uuid.randomUuid does.
+func newTokenID() string {
+	for {
+		var id [16]byte
+		rand.Read(id[:])
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s
+		}
+	}
+}
+
+// after is now plus a period, at most the largest timestamp, as Kafka
+// sums a token's lifetimes.
+func after(now, period int64) int64 {
+	if now > math.MaxInt64-period {
+		return math.MaxInt64
+	}
+	return now + period
+}
+
+// find returns a copy of the token with this HMAC, or why there is none.
+func find(cfg Config, tokens map[string]Token, mac []byte) (Token, int16) {
 	if !cfg.Enabled() {
 		return Token{}, kerr.DelegationTokenAuthDisabled.Code
 	}
-	var t Token
-	found := false
-	for _, c := range tokens {
-		if hmac.Equal(c.HMAC, mac) {
-			t, found = c, true
-			break
+	for _, t := range tokens {
+		if hmac.Equal(t.HMAC, mac) {
+			t.Renewers = slices.Clone(t.Renewers)
+			return t, 0
 		}
 	}
-	switch {
-	case !found:
-		return Token{}, kerr.DelegationTokenNotFound.Code
-	case t.MaxMs < now || t.ExpiryMs < now:
-		return Token{}, kerr.DelegationTokenExpired.Code
-	case t.Owner != requester && !slices.Contains(t.Renewers, requester):
-		return Token{}, kerr.DelegationTokenOwnerMismatch.Code
-	}
-	t.Renewers = slices.Clone(t.Renewers)
-	return t, 0
+	return Token{}, kerr.DelegationTokenNotFound.Code
 }
+
+// expired reports whether the token is past its expiry or maximum at now.
+func (t Token) expired(now int64) bool { return t.MaxMs < now || t.ExpiryMs < now }
+
+// mayRenew reports whether p may renew or expire the token: its owner or
+// one of its renewers.
+func (t Token) mayRenew(p string) bool { return t.Owner == p || slices.Contains(t.Renewers, p) }
 
 // Describe lists, sorted by id, the tokens a DescribeDelegationToken
 // request from requester gets: with owners (nil: any), those owned or

@@ -1,7 +1,9 @@
 package delegation
 
 import (
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,6 +157,68 @@ func TestDescribe(t *testing.T) {
 	} {
 		if got := ids(Describe(tokens, c.requester, c.owners, c.token, c.owner)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
+	}
+}
+
+// TestExpireOrderOfChecks: expire checks the owner before the expiry, and
+// an expiry of now removes even an expired token, as Kafka's
+// DelegationTokenControlManager.
+func TestExpireOrderOfChecks(t *testing.T) {
+	tok := create(t, 0, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok})
+	expire := func(who string, period int64) (*kmsg.ExpireDelegationTokenResponse, *Change) {
+		return Expire(cfg, tokens, 5_000, who, &kmsg.ExpireDelegationTokenRequest{HMAC: tok.HMAC, ExpiryPeriodMillis: period})
+	}
+	if resp, ch := expire("User:carol", -1); resp.ErrorCode != kerr.DelegationTokenOwnerMismatch.Code || ch != nil {
+		t.Errorf("an expired token's stranger: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp)
+	}
+	if resp, ch := expire("User:alice", 10); resp.ErrorCode != kerr.DelegationTokenExpired.Code || ch != nil {
+		t.Errorf("expiring an expired token later: %v %+v", kerr.ErrorForCode(resp.ErrorCode), resp)
+	}
+	if resp, ch := expire("User:alice", -1); resp.ErrorCode != 0 || resp.ExpiryTimestamp != 5_000 || ch == nil || ch.Remove != tok.ID {
+		t.Errorf("expiring an expired token now: %v %+v", kerr.ErrorForCode(resp.ErrorCode), ch)
+	}
+}
+
+// TestLifetimesSaturate: a lifetime or period that would overflow ends at
+// the largest timestamp, as Kafka's DelegationTokenControlManager sums.
+func TestLifetimesSaturate(t *testing.T) {
+	huge := Config{SecretKey: "secret", MaxLifetimeMs: math.MaxInt64, ExpiryTimeMs: math.MaxInt64}
+	resp, ch := Create(huge, 100, "User:alice", kmsg.NewPtrCreateDelegationTokenRequest())
+	if resp.ErrorCode != 0 || resp.MaxTimestamp != math.MaxInt64 || resp.ExpiryTimestamp != math.MaxInt64 {
+		t.Fatalf("create with the longest lifetimes: %+v", resp)
+	}
+	tok := create(t, 100, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok}, *ch)
+	er, _ := Expire(cfg, tokens, 200, "User:alice", &kmsg.ExpireDelegationTokenRequest{HMAC: tok.HMAC, ExpiryPeriodMillis: math.MaxInt64})
+	if er.ErrorCode != 0 || er.ExpiryTimestamp != tok.MaxMs {
+		t.Fatalf("expire in the longest period: %+v, want %d", er, tok.MaxMs)
+	}
+}
+
+// TestRefusalTimestamps: renew and expire refused answer an expiry
+// timestamp of 0, as the responses Kafka's DelegationTokenControlManager
+// leaves unset.
+func TestRefusalTimestamps(t *testing.T) {
+	tok := create(t, 0, "User:alice", -1)
+	tokens := Applied(nil, Change{Set: &tok})
+	for name, mac := range map[string][]byte{"unknown": []byte("x"), "known": tok.HMAC} {
+		rr, _ := Renew(cfg, tokens, 0, "User:carol", &kmsg.RenewDelegationTokenRequest{HMAC: mac})
+		er, _ := Expire(cfg, tokens, 0, "User:carol", &kmsg.ExpireDelegationTokenRequest{HMAC: mac})
+		if rr.ErrorCode == 0 || rr.ExpiryTimestamp != 0 || er.ErrorCode == 0 || er.ExpiryTimestamp != 0 {
+			t.Errorf("%s token: renew %+v, expire %+v", name, rr, er)
+		}
+	}
+}
+
+// TestTokenIDs: token ids are Kafka Uuids' text, which never starts with
+// '-' (Uuid.randomUuid draws again), so that tools do not take one for an
+// option.
+func TestTokenIDs(t *testing.T) {
+	for range 2000 {
+		if id := newTokenID(); len(id) != 22 || strings.HasPrefix(id, "-") {
+			t.Fatalf("token id %q", id)
 		}
 	}
 }

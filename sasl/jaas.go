@@ -67,16 +67,16 @@ func jaasTokens(s string) ([]jaasToken, error) {
 		case '=', ';':
 			toks = append(toks, jaasToken{text: s[i : i+1]})
 			i++
-		case '"':
-			end := strings.IndexByte(s[i+1:], '"')
-			if end < 0 {
+		case '"', '\'':
+			text, n, ok := jaasQuoted(s[i:])
+			if !ok {
 				return nil, fmt.Errorf("JAAS config: unterminated quoted value")
 			}
-			toks = append(toks, jaasToken{text: s[i+1 : i+1+end], quoted: true})
-			i += end + 2
+			toks = append(toks, jaasToken{text: text, quoted: true})
+			i += n
 		default:
 			j := i
-			for j < len(s) && !unicode.IsSpace(rune(s[j])) && s[j] != '=' && s[j] != ';' && s[j] != '"' {
+			for j < len(s) && !unicode.IsSpace(rune(s[j])) && s[j] != '=' && s[j] != ';' && s[j] != '"' && s[j] != '\'' {
 				j++
 			}
 			toks = append(toks, jaasToken{text: s[i:j]})
@@ -84,6 +84,47 @@ func jaasTokens(s string) ([]jaasToken, error) {
 		}
 	}
 	return toks, nil
+}
+
+// jaasQuoted reads the quoted string s starts with as Kafka's JaasConfig
+// does (Java's StreamTokenizer): up to the same quote, with backslash
+// escapes (\a \b \f \n \r \t \v, up to three octal digits, any other
+// character for itself). It returns the text and the bytes read; a string
+// that a line end or the end of s cuts short is not terminated.
+func jaasQuoted(s string) (string, int, bool) {
+	quote := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); {
+		c := s[i]
+		switch {
+		case c == quote:
+			return b.String(), i + 1, true
+		case c == '\n' || c == '\r':
+			return "", 0, false
+		case c != '\\' || i+1 == len(s):
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		i++ // the backslash
+		c = s[i]
+		i++
+		if c >= '0' && c <= '7' {
+			v, digits := int(c-'0'), 1
+			for i < len(s) && s[i] >= '0' && s[i] <= '7' && (digits == 1 || digits == 2 && c <= '3') {
+				v = v<<3 + int(s[i]-'0')
+				digits++
+				i++
+			}
+			b.WriteRune(rune(v))
+			continue
+		}
+		if e := strings.IndexByte("abfnrtv", c); e >= 0 {
+			c = "\a\b\f\n\r\t\v"[e]
+		}
+		b.WriteByte(c)
+	}
+	return "", 0, false
 }
 
 // PlainUsers returns the users a PlainLoginModule entry defines with its

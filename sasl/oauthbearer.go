@@ -109,12 +109,28 @@ func decodeSegment(s string, into any) error {
 
 // checkClaims applies Kafka's claim rules: the principal claim is a
 // non-empty string, exp is required and not past (less the clock skew),
-// iat (required when signed) is not in the future, exp is after iat, and
-// the scope, audience and issuer are what the listener asks for.
+// and the scope, audience and issuer are what the listener asks for.
+// Unsecured: iat, if any, is not in the future and exp is after it.
+// Signed (the checks of jose4j and ClaimValidationUtils): the principal
+// is trimmed, the scope's values neither blank nor repeated, iat is
+// required and not negative (it may be in the future), exp is not before
+// it, nbf (if any) is not in the future, and aud is absent when no
+// audience is expected.
 func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signed bool) (string, time.Time, error) {
 	principal, _ := claims[v.PrincipalClaim].(string)
 	if strings.TrimSpace(principal) == "" {
 		return "", time.Time{}, invalidToken("required claim missing or not a string: %s", v.PrincipalClaim)
+	}
+	if signed {
+		// Kafka's ClaimValidationUtils: the subject trimmed, the scope's
+		// values neither blank nor repeated, iat not negative.
+		principal = strings.TrimSpace(principal)
+		if err := v.checkScopeValues(claims[v.ScopeClaim]); err != nil {
+			return "", time.Time{}, err
+		}
+		if iat, ok := numericClaim(claims, "iat"); ok && iat < 0 {
+			return "", time.Time{}, invalidToken("iat is negative")
+		}
 	}
 	exp, ok := numericClaim(claims, "exp")
 	if !ok {
@@ -128,10 +144,23 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 	switch {
 	case !hasIat && signed:
 		return "", time.Time{}, invalidToken("required claim missing: iat")
-	case hasIat && 1000*iat > nowMs+skewMs:
+	case hasIat && signed && exp < iat:
+		// jose4j's checks for Kafka's signed-token validator: exp not
+		// before iat, and iat may be in the future.
+		return "", time.Time{}, invalidToken("the token's expiration is before its issue time")
+	case hasIat && !signed && 1000*iat > nowMs+skewMs:
 		return "", time.Time{}, invalidToken("the token was issued at %.0f s, in the future", iat)
-	case hasIat && exp <= iat:
+	case hasIat && !signed && exp <= iat:
 		return "", time.Time{}, invalidToken("the token's expiration is not after its issue time")
+	}
+	if nbf, ok := numericClaim(claims, "nbf"); ok && signed {
+		// Only a signed token's, as jose4j checks it for Kafka.
+		switch {
+		case exp < nbf:
+			return "", time.Time{}, invalidToken("the token's expiration is before its not-before time")
+		case 1000*nbf > nowMs+skewMs:
+			return "", time.Time{}, invalidToken("the token is not valid before %.0f s", nbf)
+		}
 	}
 	scope := scopeClaim(claims[v.ScopeClaim])
 	for _, want := range v.RequiredScope {
@@ -140,13 +169,43 @@ func (v *OAuthValidator) checkClaims(claims map[string]any, now time.Time, signe
 				Reason: fmt.Sprintf("the token's scope lacks %s", want)}
 		}
 	}
-	if len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience) {
+	switch _, named := claims["aud"]; {
+	case signed && len(v.Audience) == 0 && named:
+		// jose4j's JwtConsumer, which Kafka's signed-token validator
+		// uses, refuses a token naming an audience when none is expected.
+		return "", time.Time{}, invalidToken("the token names an audience, and sasl.oauthbearer.expected.audience none")
+	case len(v.Audience) > 0 && !audienceMatches(claims["aud"], v.Audience):
 		return "", time.Time{}, invalidToken("the token's audience is not one of %v", v.Audience)
 	}
 	if v.Issuer != "" && claims["iss"] != v.Issuer {
 		return "", time.Time{}, invalidToken("the token's issuer is not %s", v.Issuer)
 	}
 	return principal, time.UnixMilli(int64(1000 * exp)), nil
+}
+
+// checkScopeValues refuses a signed token's scope (a string, or a list)
+// with a blank or repeated value.
+func (v *OAuthValidator) checkScopeValues(raw any) error {
+	var values []any
+	switch s := raw.(type) {
+	case string:
+		values = []any{s}
+	case []any:
+		values = s
+	}
+	seen := map[string]bool{}
+	for _, e := range values {
+		str, _ := e.(string)
+		str = strings.TrimSpace(str)
+		switch {
+		case str == "":
+			return invalidToken("the %s claim has a blank value", v.ScopeClaim)
+		case seen[str]:
+			return invalidToken("the %s claim has %s twice", v.ScopeClaim, str)
+		}
+		seen[str] = true
+	}
+	return nil
 }
 
 func numericClaim(claims map[string]any, name string) (float64, bool) {

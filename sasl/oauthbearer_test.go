@@ -265,7 +265,9 @@ func TestOAuthBearerJWKS(t *testing.T) {
 	}
 
 	// The identity provider rotates its key: a token naming a kid the set
-	// lacks makes it read the set again.
+	// lacks makes it read the set again. (The validator expects no
+	// audience, so the tokens name none.)
+	claims = map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "iss": "https://idp"}
 	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", Keys: NewKeySet("file://"+path, time.Hour)}
 	if user, _ := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); user != "svc" {
 		t.Fatal("token before the rotation refused")
@@ -280,5 +282,105 @@ func TestOAuthBearerJWKS(t *testing.T) {
 	}
 	if _, refusal := oauthExchange(t, v, firstMessage("", signedToken(t, "RS256", "r1", rsaKey, claims))); !strings.Contains(refusal, "invalid_token") {
 		t.Fatalf("token signed by the retired key: %q", refusal)
+	}
+}
+
+// jwksValidator is a JWKS validator trusting key (kid "k") with a
+// 30-second clock skew, and a signer of tokens by that key.
+func jwksValidator(t *testing.T) (*OAuthValidator, func(claims map[string]any) string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(path, jwks(t, map[string]crypto.PublicKey{"k": &key.PublicKey}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 30 * time.Second, Keys: NewKeySet("file://"+path, time.Hour)}
+	return v, func(claims map[string]any) string { return signedToken(t, "ES256", "k", key, claims) }
+}
+
+// TestOAuthBearerJWKSAudience: without sasl.oauthbearer.expected.audience
+// a signed token that names an audience is refused, as Kafka's jose4j
+// JwtConsumer (its default audience check) refuses it; with one, the
+// token must name one of them.
+func TestOAuthBearerJWKSAudience(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	plain := map[string]any{"sub": "svc", "iat": now, "exp": now + 60}
+	withAud := map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "aud": "kafka"}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(plain))); user != "svc" {
+		t.Errorf("no audience expected or named: refused %q", refusal)
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(withAud))); user != "" || refusal != `{"status":"invalid_token"}` {
+		t.Errorf("an audience named, none expected: user %q, refusal %q", user, refusal)
+	}
+	v.Audience = []string{"kafka"}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(withAud))); user != "svc" {
+		t.Errorf("the expected audience: refused %q", refusal)
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(plain))); user != "" || refusal != `{"status":"invalid_token"}` {
+		t.Errorf("an audience expected, none named: user %q, refusal %q", user, refusal)
+	}
+}
+
+// TestOAuthBearerJWKSNotBefore: a signed token is refused before its nbf
+// (less the clock skew), as jose4j's NumericDateValidator refuses it.
+func TestOAuthBearerJWKSNotBefore(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	for nbf, ok := range map[int64]bool{now - 60: true, now + 20: true, now + 60: false} {
+		user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": "svc", "iat": now, "exp": now + 300, "nbf": nbf})))
+		if ok != (user == "svc") {
+			t.Errorf("nbf now%+d: user %q, refusal %q", nbf-now, user, refusal)
+		}
+	}
+}
+
+// TestOAuthBearerJWKSIssuedAt: a signed token issued in the future, or
+// expiring at its issue time, is taken, as jose4j takes it for Kafka (no
+// iat restrictions; only exp before iat is refused); an unsecured one is
+// refused, as Kafka's OAuthBearerValidationUtils refuses it.
+func TestOAuthBearerJWKSIssuedAt(t *testing.T) {
+	v, sign := jwksValidator(t)
+	unsecured := &OAuthValidator{PrincipalClaim: "sub", ScopeClaim: "scope", ClockSkew: 30 * time.Second}
+	now := time.Now().Unix()
+	for name, claims := range map[string]map[string]any{
+		"issued in the future":    {"sub": "svc", "iat": now + 120, "exp": now + 300},
+		"expires when issued":     {"sub": "svc", "iat": now + 300, "exp": now + 300},
+		"expires before issuing?": {"sub": "svc", "iat": now + 301, "exp": now + 300},
+	} {
+		wantSigned := claims["iat"].(int64) <= claims["exp"].(int64)
+		if user, refusal := oauthExchange(t, v, firstMessage("", sign(claims))); wantSigned != (user == "svc") {
+			t.Errorf("signed, %s: user %q, refusal %q", name, user, refusal)
+		}
+		if user, _ := oauthExchange(t, unsecured, firstMessage("", unsecuredToken(t, claims))); user != "" {
+			t.Errorf("unsecured, %s: logged in", name)
+		}
+	}
+}
+
+// TestOAuthBearerJWKSClaimValues: Kafka's ClaimValidationUtils on a signed
+// token's claims: the subject is trimmed, the scope's values must be
+// neither blank nor repeated, and exp and iat not negative.
+func TestOAuthBearerJWKSClaimValues(t *testing.T) {
+	v, sign := jwksValidator(t)
+	now := time.Now().Unix()
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": " svc ", "iat": now, "exp": now + 60}))); user != "svc" {
+		t.Errorf("a subject with spaces: user %q, refusal %q", user, refusal)
+	}
+	for name, claims := range map[string]map[string]any{
+		"blank scope":    {"sub": "svc", "iat": now, "exp": now + 60, "scope": " "},
+		"empty in list":  {"sub": "svc", "iat": now, "exp": now + 60, "scope": []string{"a", ""}},
+		"repeated scope": {"sub": "svc", "iat": now, "exp": now + 60, "scope": []string{"a", "a"}},
+		"negative iat":   {"sub": "svc", "iat": -1, "exp": now + 60},
+	} {
+		if user, refusal := oauthExchange(t, v, firstMessage("", sign(claims))); user != "" || refusal != `{"status":"invalid_token"}` {
+			t.Errorf("%s: user %q, refusal %q", name, user, refusal)
+		}
+	}
+	if user, refusal := oauthExchange(t, v, firstMessage("", sign(map[string]any{"sub": "svc", "iat": now, "exp": now + 60, "scope": "a b"}))); user != "svc" {
+		t.Errorf("a scope string: refused %q", refusal)
 	}
 }

@@ -32,8 +32,18 @@ func TestParseJAAS(t *testing.T) {
 		t.Fatalf("options %v", j.Options)
 	}
 	users := j.PlainUsers()
-	if len(users) != 2 || users["admin"] != "admin-secret" || users["alice"] != `a;l=i c\e` {
+	if len(users) != 2 || users["admin"] != "admin-secret" || users["alice"] != `a;l=i ce` {
 		t.Fatalf("users %v", users)
+	}
+	// Kafka's JaasConfig reads values with Java's StreamTokenizer: single
+	// or double quotes, backslash escapes (C's letters, octal, any other
+	// character for itself).
+	j, err = ParseJAAS(`Module required user_a='single' user_b="say \"hi\"" user_c="back\\slash" user_d="tab\there\101";`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Options["user_a"] != "single" || j.Options["user_b"] != `say "hi"` || j.Options["user_c"] != `back\slash` || j.Options["user_d"] != "tab\thereA" {
+		t.Fatalf("quoted values %q", j.Options)
 	}
 	for _, bad := range []string{
 		``,
@@ -322,5 +332,18 @@ func TestAlterAndDescribe(t *testing.T) {
 	}
 	if _, ok := have[CredentialKey("alice", Sha256)]; ok {
 		t.Fatal("deleted credential still stored")
+	}
+}
+
+// TestScramAuthzidAfterLookup: an unknown user asking for another
+// authorization id is told only that its credentials are invalid, as
+// Kafka's ScramSaslServer looks the credential up before it compares the
+// authorization id.
+func TestScramAuthzidAfterLookup(t *testing.T) {
+	none := func(string, ScramMechanism) (Credential, bool) { return Credential{}, false }
+	s, _ := New(ScramSHA256, Stores{Credentials: none})
+	_, _, err := s.Step([]byte("n,a=admin,n=nobody,r=abc"))
+	if got := failureMessage(t, err); got != invalidCredentials(ScramSHA256) {
+		t.Fatalf("unknown user with another authzid: %q", got)
 	}
 }

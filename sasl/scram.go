@@ -165,9 +165,8 @@ func (s *scramServer) first(msg string) ([]byte, bool, error) {
 			s.token = true
 		}
 	}
-	if authzid, _ := decodeSaslName(strings.TrimPrefix(authzAttr, "a=")); authzid != "" && authzid != user {
-		return nil, false, &Failure{Message: "Authentication failed: Client requested an authorization id that is different from username"}
-	}
+	authzid, _ := decodeSaslName(strings.TrimPrefix(authzAttr, "a="))
+	name := user
 	cred, ok := Credential{}, false
 	if s.token {
 		// The user name is the token's id; the connection becomes its owner.
@@ -179,7 +178,15 @@ func (s *scramServer) first(msg string) ([]byte, bool, error) {
 	} else {
 		cred, ok = s.creds(user, s.mech)
 	}
-	if !ok || cred.Iterations < MinIterations {
+	// Kafka's order: the credential, the authorization id (compared with
+	// the name the client gave), the iterations.
+	if !ok {
+		return nil, false, s.invalidCredentials()
+	}
+	if authzid != "" && authzid != name {
+		return nil, false, &Failure{Message: "Authentication failed: Client requested an authorization id that is different from username"}
+	}
+	if cred.Iterations < MinIterations {
 		return nil, false, s.invalidCredentials()
 	}
 	var nonce [18]byte

@@ -2,6 +2,7 @@ package sasl
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -61,6 +62,16 @@ func (f *Failure) Logged() string {
 		return f.Reason
 	}
 	return f.Message
+}
+
+// DuringReauthentication is the failure as Kafka tells it when it ends a
+// re-authentication: the generic message says "during re-authentication".
+func (f *Failure) DuringReauthentication() *Failure {
+	rest, ok := strings.CutPrefix(f.Message, "Authentication failed during authentication ")
+	if !ok {
+		return f
+	}
+	return &Failure{Message: "Authentication failed during re-authentication " + rest, Reason: f.Reason}
 }
 
 // invalidCredentials is the message Kafka gives a client for a SaslException,
