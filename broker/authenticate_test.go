@@ -511,10 +511,11 @@ listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.secu
 	}
 }
 
-// DescribeUserScramCredentials refused for want of DESCRIBE on the cluster
-// carries no error message: Kafka's getErrorResponse takes it from
-// ApiError.fromThrowable, which leaves out an error's default message.
-func TestDescribeUserScramCredentialsDenied(t *testing.T) {
+// DescribeUserScramCredentials and DescribeClientQuotas refused for want
+// of DESCRIBE / DESCRIBE_CONFIGS on the cluster carry no error message:
+// Kafka's getErrorResponse takes it from ApiError.fromThrowable, which
+// leaves out an error's default message.
+func TestClusterDescribesDeniedWithoutMessage(t *testing.T) {
 	props := saslProps(t.TempDir())
 	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 	props["super.users"] = "User:admin"
@@ -529,5 +530,14 @@ func TestDescribeUserScramCredentialsDenied(t *testing.T) {
 	}
 	if resp.ErrorCode != kerr.ClusterAuthorizationFailed.Code || resp.ErrorMessage != nil {
 		t.Fatalf("describe without DESCRIBE on the cluster: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
+	}
+	// DescribeClientQuotas' refusal goes through the same
+	// ApiError.fromThrowable (DescribeClientQuotasRequest.getErrorResponse).
+	quotas, err := kmsg.NewPtrDescribeClientQuotasRequest().RequestWith(ctxT(t), scramClient(t, addr, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if quotas.ErrorCode != kerr.ClusterAuthorizationFailed.Code || quotas.ErrorMessage != nil {
+		t.Fatalf("describe quotas without DESCRIBE_CONFIGS on the cluster: %v %v", kerr.ErrorForCode(quotas.ErrorCode), quotas.ErrorMessage)
 	}
 }

@@ -399,10 +399,10 @@ func (c *conn) clusterDenied(req kmsg.Request) kmsg.Response {
 	case *kmsg.AlterReplicaLogDirsResponse:
 		return alterReplicaLogDirsAnswer(req.(*kmsg.AlterReplicaLogDirsRequest), func(logstore.TopicPartition) int16 { return code })
 	case *kmsg.DescribeClientQuotasResponse:
-		r.ErrorCode, r.ErrorMessage = code, errorMessage(code)
+		r.ErrorCode = code // no message: ApiError.fromThrowable leaves out the default one
 		return r
 	case *kmsg.DescribeUserSCRAMCredentialsResponse:
-		r.ErrorCode = code // no message: ApiError.fromThrowable leaves out the default one
+		r.ErrorCode = code // as DescribeClientQuotas
 		return r
 	}
 	return controller.ErrorResponse(req, code)
