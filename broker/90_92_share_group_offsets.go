@@ -10,7 +10,8 @@ package broker
 // group (a new state epoch, so a leader holding the old state is fenced
 // and reads it again); and the removal of a group's state for whole
 // topics. DESCRIBE on the group (and topics) describes, READ on the group
-// alters and deletes, as in Kafka.
+// alters and deletes, as in Kafka; READ on a topic to alter or delete is
+// checked before the topic is looked up.
 
 import (
 	"slices"
@@ -144,10 +145,10 @@ func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupO
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
 			switch {
-			case !ok || p.Partition < 0 || p.Partition >= n:
-				rp.ErrorCode = errUnknownTopicOrPartition
 			case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
 				rp.ErrorCode = errTopicAuthorization
+			case !ok || p.Partition < 0 || p.Partition >= n:
+				rp.ErrorCode = errUnknownTopicOrPartition
 			case p.StartOffset < -1:
 				rp.ErrorCode = errInvalidRequest
 			default:
@@ -211,10 +212,10 @@ func handleDeleteShareGroupOffsets(b *Broker, c *conn, req *kmsg.DeleteShareGrou
 		id, _, ok := brokerTopics{b}.Topic(t.Topic)
 		rt.TopicID = id
 		switch {
-		case !ok:
-			rt.ErrorCode = errUnknownTopicOrPartition
 		case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
 			rt.ErrorCode = errTopicAuthorization
+		case !ok:
+			rt.ErrorCode = errUnknownTopicOrPartition
 		default:
 			gone := map[[16]byte][]int32{id: parts[id]}
 			rt.ErrorCode = b.deleteShareStates(req.GroupID, gone)

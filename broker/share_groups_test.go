@@ -941,3 +941,64 @@ func TestTopicDeletionDropsGroupState(t *testing.T) {
 		return sum.code == 0 && sum.start == -1
 	})
 }
+
+// TestShareGroupOffsetsTopicACLs: AlterShareGroupOffsets and
+// DeleteShareGroupOffsets check READ on each topic before looking it up,
+// so a principal without it learns nothing of which topics exist
+// (KafkaApis.handleAlterShareGroupOffsetsRequest and
+// handleDeleteShareGroupOffsetsRequest).
+func TestShareGroupOffsetsTopicACLs(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	admin := login("admin")
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.FindGroupCoordinators(ctxT(t), "workers").Error(); err != nil {
+		t.Fatal(err)
+	}
+	request := func(cl *kgo.Client, req kmsg.Request) kmsg.Response {
+		t.Helper()
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// An empty share group: a member joins and leaves.
+	for _, epoch := range []int32{0, -1} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.GroupID, hb.MemberID, hb.MemberEpoch = "workers", "m1", epoch
+		if epoch == 0 {
+			hb.SubscribedTopicNames = []string{"jobs"}
+		}
+		if code := request(admin, hb).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode; code != 0 {
+			t.Fatalf("heartbeat with epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+	}
+	alice := login("alice")
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("workers").Operations(kadm.OpRead, kadm.OpDelete))
+
+	for _, topic := range []string{"jobs", "nosuch"} {
+		alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		alter.GroupID = "workers"
+		alter.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 0}}}}
+		ar := request(alice, alter).(*kmsg.AlterShareGroupOffsetsResponse)
+		if ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+			t.Errorf("altering %s without READ on it: %v / %v, want TOPIC_AUTHORIZATION_FAILED", topic,
+				kerr.ErrorForCode(ar.ErrorCode), kerr.ErrorForCode(ar.Topics[0].Partitions[0].ErrorCode))
+		}
+		del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		del.GroupID = "workers"
+		del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: topic}}
+		dr := request(alice, del).(*kmsg.DeleteShareGroupOffsetsResponse)
+		if dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+			t.Errorf("deleting %s without READ on it: %v / %v, want TOPIC_AUTHORIZATION_FAILED", topic,
+				kerr.ErrorForCode(dr.ErrorCode), kerr.ErrorForCode(dr.Topics[0].ErrorCode))
+		}
+	}
+}
