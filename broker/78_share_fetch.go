@@ -120,17 +120,23 @@ func (b *Broker) shareRevalidate(group string, topicID [16]byte, index int32) {
 }
 
 // checkShareRequest is what every share request is checked for first:
-// share groups on, a group and member named, READ on the group.
+// share groups on, READ on the group, a group and a valid member named.
 func (b *Broker) checkShareRequest(c *conn, group, member string) int16 {
 	switch {
 	case !b.shareGroupsOn():
 		return errUnsupportedVersion
-	case group == "" || member == "":
-		return errInvalidRequest
 	case !c.authorizedGroup(kmsg.ACLOperationRead, group):
 		return errGroupAuthorization
+	case group == "" || !validShareMemberID(member):
+		return errInvalidRequest
 	}
 	return 0
+}
+
+// validShareMemberID is Kafka's isMemberIdValid for the share RPCs: not
+// empty, and no longer than a printed UUID.
+func validShareMemberID(member string) bool {
+	return member != "" && len(member) <= 36
 }
 
 // shareFetchRecords acquires records for the session's partitions,

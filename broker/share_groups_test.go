@@ -1002,3 +1002,37 @@ func TestShareGroupOffsetsTopicACLs(t *testing.T) {
 		}
 	}
 }
+
+// TestShareMemberIDChecked: ShareGroupHeartbeat, ShareFetch and
+// ShareAcknowledge refuse a member id that is empty or longer than a
+// printed UUID (36 characters) with INVALID_REQUEST, after READ on the
+// group is checked (KafkaApis.isMemberIdValid).
+func TestShareMemberIDChecked(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	findCoordinatorRaw(t, rc, "g")
+	long := "m-01234567890123456789012345678901234" // 37 characters
+	for _, member := range []string{"", long} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "g", member, []string{"jobs"}
+		if r := rc.request(hb).(*kmsg.ShareGroupHeartbeatResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("heartbeat of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+		m := &shareMember{t: t, rc: rc, group: "g", id: member}
+		if r := m.fetch(id, 1); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("fetch of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+		m.epoch = 1
+		if r := m.acknowledge(id, ack(0, 0, 1)); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("acknowledgement of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	// 36 characters is a member id.
+	m := &shareMember{t: t, rc: rc, group: "g", id: long[:36]}
+	m.heartbeat("jobs")
+	if r := m.fetch(id, 1); r.ErrorCode != 0 {
+		t.Errorf("fetch of a 36-character member id: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
