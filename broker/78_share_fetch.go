@@ -8,8 +8,9 @@ package broker
 // over the whole request (whole batches unless ShareAcquireMode is
 // record-limit, v2), locked to the member for share.record.lock.duration.ms.
 // With nothing to hand out the fetch waits up to MaxWaitMillis, woken by
-// appends and by records released. A request with renew acknowledgements
-// (v2, KIP-1222) only acknowledges. The member needs READ on the group and
+// appends and by records released. A request flagged IsRenewAck (v2,
+// KIP-1222) only acknowledges, and must ask for no records or bytes;
+// renew acknowledgements are taken only from such a request. The member needs READ on the group and
 // on each topic. Version 0 (Kafka 4.0's early access) is not served, as
 // in Kafka 4.1.
 
@@ -26,6 +27,11 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 	group, member := deref(req.GroupID), deref(req.MemberID)
 	if code := b.checkShareRequest(c, group, member); code != 0 {
 		resp.ErrorCode = code
+		return resp, nil
+	}
+	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
+		// A renewing fetch fetches nothing (KIP-1222).
+		resp.ErrorCode = errInvalidRequest
 		return resp, nil
 	}
 	resp.AcquisitionLockTimeoutMillis = int32(b.shareConfigFor(group).LockDuration / time.Millisecond)
@@ -62,7 +68,7 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 			if len(p.AcknowledgementBatches) == 0 {
 				continue
 			}
-			acks, ok := fetchAcks(p.AcknowledgementBatches, req.Version)
+			acks, ok := fetchAcks(p.AcknowledgementBatches, req.Version, req.IsRenewAck)
 			code := errInvalidRequest
 			if ok {
 				code = b.shareAcknowledge(c, group, member, t.TopicID, p.Partition, acks, &out)

@@ -1036,3 +1036,72 @@ func TestShareMemberIDChecked(t *testing.T) {
 		t.Errorf("fetch of a 36-character member id: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
 }
+
+// TestShareRenewAcknowledgements: a renew acknowledgement (KIP-1222) is
+// taken only from a request flagged IsRenewAck, else its partition is
+// answered INVALID_REQUEST; a ShareFetch flagged so must ask for nothing
+// (MaxBytes, MinBytes, MaxRecords and MaxWaitMillis 0), else it is
+// INVALID_REQUEST (KafkaApis.handleShareFetchRequest,
+// validateAcknowledgementBatches).
+func TestShareRenewAcknowledgements(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 4)); len(got) != 1 || got[0] != "0-3/1" {
+		t.Fatalf("acquired %v, want 0-3/1", got)
+	}
+
+	acknowledge := func(renewAck bool, a kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) int16 {
+		req := kmsg.NewPtrShareAcknowledgeRequest()
+		req.SetVersion(2)
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+		req.IsRenewAck = renewAck
+		req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{a}}}}}
+		resp := rc.request(req).(*kmsg.ShareAcknowledgeResponse)
+		if resp.ErrorCode == 0 {
+			m.epoch++
+		}
+		return ackCode(resp)
+	}
+	if code := acknowledge(false, ack(0, 0, 4)); code != kerr.InvalidRequest.Code {
+		t.Errorf("renewing without IsRenewAck: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	if code := acknowledge(true, ack(0, 0, 4)); code != 0 {
+		t.Errorf("renewing with IsRenewAck: %v", kerr.ErrorForCode(code))
+	}
+
+	fetch := func(renewAck bool, maxRecords int32, types ...int8) *kmsg.ShareFetchResponse {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.SetVersion(2)
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+		req.IsRenewAck, req.MaxRecords = renewAck, maxRecords
+		req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 0, 0, 0
+		req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0,
+			AcknowledgementBatches: []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 1, LastOffset: 1, AcknowledgeTypes: types}}}}}}
+		resp := rc.request(req).(*kmsg.ShareFetchResponse)
+		if resp.ErrorCode == 0 {
+			m.epoch++
+		}
+		return resp
+	}
+	if r := fetch(true, 10, 4); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("a renewing fetch asking for records: %v, want INVALID_REQUEST", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := fetch(false, 0, 4); r.ErrorCode != 0 || len(r.Topics) == 0 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("a fetch renewing without IsRenewAck: %+v, want the partition's INVALID_REQUEST", r)
+	}
+	if r := fetch(true, 0, 4); r.ErrorCode != 0 || len(r.Topics) == 0 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != 0 {
+		t.Errorf("a renewing fetch: %+v", r)
+	}
+}
