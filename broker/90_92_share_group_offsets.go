@@ -3,7 +3,10 @@ package broker
 // DescribeShareGroupOffsets (90, v0-1), AlterShareGroupOffsets (91) and
 // DeleteShareGroupOffsets (92), KIP-932's admin APIs behind
 // kafka-share-groups: a share group's start offset in each partition it
-// has state for, read from the share coordinator (with the lag, v1: the
+// has state for (none, and no error, for a partition or topic without
+// state or a group that is no share group; the group's topics the
+// principal may not DESCRIBE are left out), read from the share
+// coordinator (with the lag, v1: the
 // records between it and the high watermark not yet delivered and
 // acknowledged, where this broker has a replica to know the high
 // watermark; else -1); a new start offset for partitions of an empty
@@ -29,6 +32,11 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 		rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		rg.GroupID = g.GroupID
 		parts, code := b.groups.SharePartitions(g.GroupID)
+		if code == kerr.GroupIDNotFound.Code {
+			// Kafka reads the state of what is asked whatever the group:
+			// a group that is no share group has none.
+			parts, code = nil, 0
+		}
 		switch {
 		case !b.shareGroupsOn():
 			code = errUnsupportedVersion
@@ -41,10 +49,16 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 			continue
 		}
 		for _, name := range b.shareTopicsToDescribe(g, parts) {
+			authorized := c.authorizedTopic(kmsg.ACLOperationDescribe, name)
+			if g.Topics == nil && !authorized {
+				continue // the group's topics the principal may not see are left out
+			}
 			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 			rt.Topic = name
 			id, _, ok := brokerTopics{b}.Topic(name)
-			rt.TopicID = id
+			if ok && authorized {
+				rt.TopicID = id
+			}
 			var want []int32
 			if g.Topics == nil {
 				want = parts[id]
@@ -57,13 +71,12 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 			}
 			for _, p := range want {
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
-				rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
+				// Without state (nor topic): no start offset, and no error.
+				rp.Partition, rp.StartOffset, rp.Lag = p, -1, -1
 				switch {
-				case !ok:
-					rp.ErrorCode = errUnknownTopicOrPartition
-				case !c.authorizedTopic(kmsg.ACLOperationDescribe, name):
+				case !authorized:
 					rp.ErrorCode = errTopicAuthorization
-				case slices.Contains(parts[id], p):
+				case ok && slices.Contains(parts[id], p):
 					sum := b.shareState.summary(shareKey{g.GroupID, id, p})
 					rp.ErrorCode, rp.StartOffset, rp.LeaderEpoch = sum.code, sum.start, sum.leaderEpoch
 					if sum.code == 0 && sum.start >= 0 {

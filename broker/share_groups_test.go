@@ -1105,3 +1105,86 @@ func TestShareRenewAcknowledgements(t *testing.T) {
 		t.Errorf("a renewing fetch: %+v", r)
 	}
 }
+
+// TestDescribeShareGroupOffsetsAnswers: DescribeShareGroupOffsets answers
+// as Kafka's KafkaApis and GroupCoordinatorService do: the group's topics
+// leave out those the principal may not DESCRIBE; a topic asked for and
+// not authorized has TOPIC_AUTHORIZATION_FAILED and no topic id; a topic
+// that does not exist, a partition without state and a group that is not
+// a share group have no start offset and no error; an empty topic list
+// asks for nothing.
+func TestDescribeShareGroupOffsetsAnswers(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	admin := login("admin")
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.FindGroupCoordinators(ctxT(t), "workers", "ghost").Error(); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(cl *kgo.Client, group string, topics []kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroup {
+		t.Helper()
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.SetVersion(1)
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group, Topics: topics}}
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	}
+	topic := func(name string) kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
+		return kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: name, Partitions: []int32{0}}
+	}
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "workers", "m1", []string{"jobs", "secret"}
+	if r, err := admin.SeedBrokers()[0].Request(ctxT(t), hb); err != nil || r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode != 0 {
+		t.Fatalf("heartbeat: %v %+v", err, r)
+	}
+	if g := describe(admin, "workers", nil); g.ErrorCode != 0 || len(g.Topics) != 2 {
+		t.Fatalf("admin describing all the group's offsets: %+v", g)
+	}
+
+	alice := login("alice")
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("workers", "ghost").Topics("jobs").Operations(kadm.OpDescribe))
+	if g := describe(alice, "workers", nil); g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Topic != "jobs" {
+		t.Errorf("alice describing all the group's offsets: %+v, want jobs only", g)
+	}
+	g := describe(alice, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("secret")})
+	if g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].TopicID != [16]byte{} ||
+		g.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || g.Topics[0].Partitions[0].StartOffset != -1 {
+		t.Errorf("alice describing secret's offsets: %+v, want TOPIC_AUTHORIZATION_FAILED without a topic id", g)
+	}
+
+	noState := func(what string, g kmsg.DescribeShareGroupOffsetsResponseGroup) {
+		t.Helper()
+		if g.ErrorCode != 0 || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
+			t.Errorf("%s: %+v", what, g)
+			return
+		}
+		if p := g.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.StartOffset != -1 || p.LeaderEpoch != 0 || p.Lag != -1 {
+			t.Errorf("%s: %+v, want no error, start offset -1, leader epoch 0, lag -1", what, p)
+		}
+	}
+	g = describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("nosuch")})
+	noState("a topic that does not exist", g)
+	if len(g.Topics) == 1 && g.Topics[0].TopicID != [16]byte{} {
+		t.Errorf("a topic that does not exist has topic id %x", g.Topics[0].TopicID)
+	}
+	noState("a partition without state", describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "jobs", Partitions: []int32{5}}}))
+	noState("a group that does not exist", describe(admin, "ghost", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("jobs")}))
+	if g := describe(admin, "ghost", nil); g.ErrorCode != 0 || len(g.Topics) != 0 {
+		t.Errorf("all offsets of a group that does not exist: %+v, want none and no error", g)
+	}
+	if g := describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{}); g.ErrorCode != 0 || len(g.Topics) != 0 {
+		t.Errorf("no topics asked for: %+v", g)
+	}
+}
