@@ -12,7 +12,7 @@ package broker
 // watermark; else -1); a new start offset for partitions of an empty
 // group (a new state epoch, so a leader holding the old state is fenced
 // and reads it again); and the removal of a group's state for whole
-// topics. DESCRIBE on the group (and topics) describes, READ on the group
+// topics (UNKNOWN_TOPIC_OR_PARTITION for a topic it has none in). DESCRIBE on the group (and topics) describes, READ on the group
 // alters and deletes, as in Kafka; READ on a topic to alter or delete is
 // checked before the topic is looked up.
 
@@ -223,20 +223,25 @@ func handleDeleteShareGroupOffsets(b *Broker, c *conn, req *kmsg.DeleteShareGrou
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		rt.Topic = t.Topic
 		id, _, ok := brokerTopics{b}.Topic(t.Topic)
-		rt.TopicID = id
 		switch {
 		case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
 			rt.ErrorCode = errTopicAuthorization
 		case !ok:
 			rt.ErrorCode = errUnknownTopicOrPartition
+		case len(parts[id]) == 0:
+			rt.ErrorCode = errUnknownTopicOrPartition
+			rt.ErrorMessage = kmsg.StringPtr("There is no offset information to delete.")
 		default:
+			rt.TopicID = id
 			gone := map[[16]byte][]int32{id: parts[id]}
 			rt.ErrorCode = b.deleteShareStates(req.GroupID, gone)
 			if rt.ErrorCode == 0 {
 				rt.ErrorCode = b.groups.ForgetSharePartitions(req.GroupID, gone)
 			}
 		}
-		rt.ErrorMessage = errorMessage(rt.ErrorCode)
+		if rt.ErrorMessage == nil {
+			rt.ErrorMessage = errorMessage(rt.ErrorCode)
+		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil

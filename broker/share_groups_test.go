@@ -996,7 +996,7 @@ func TestShareGroupOffsetsTopicACLs(t *testing.T) {
 		del.GroupID = "workers"
 		del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: topic}}
 		dr := request(alice, del).(*kmsg.DeleteShareGroupOffsetsResponse)
-		if dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		if dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || dr.Topics[0].TopicID != [16]byte{} {
 			t.Errorf("deleting %s without READ on it: %v / %v, want TOPIC_AUTHORIZATION_FAILED", topic,
 				kerr.ErrorForCode(dr.ErrorCode), kerr.ErrorForCode(dr.Topics[0].ErrorCode))
 		}
@@ -1186,5 +1186,48 @@ func TestDescribeShareGroupOffsetsAnswers(t *testing.T) {
 	}
 	if g := describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{}); g.ErrorCode != 0 || len(g.Topics) != 0 {
 		t.Errorf("no topics asked for: %+v", g)
+	}
+}
+
+// TestDeleteShareGroupOffsetsAnswers: DeleteShareGroupOffsets answers a
+// topic the group has no state in UNKNOWN_TOPIC_OR_PARTITION ("There is
+// no offset information to delete."), and gives the topic id of the
+// topics whose state it deleted only (GroupMetadataManager
+// .sharePartitionsEligibleForOffsetDeletion).
+func TestDeleteShareGroupOffsetsAnswers(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	createTopicRaw(t, rc, "other", 1)
+	findCoordinatorRaw(t, rc, "workers")
+	for _, epoch := range []int32{0, -1} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.GroupID, hb.MemberID, hb.MemberEpoch = "workers", "m1", epoch
+		if epoch == 0 {
+			hb.SubscribedTopicNames = []string{"jobs"}
+		}
+		if code := rc.request(hb).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode; code != 0 {
+			t.Fatalf("heartbeat with epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = "workers"
+	del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "other"}, {Topic: "jobs"}}
+	r := rc.request(del).(*kmsg.DeleteShareGroupOffsetsResponse)
+	if r.ErrorCode != 0 || len(r.Topics) != 2 {
+		t.Fatalf("deleting: %+v", r)
+	}
+	for _, rt := range r.Topics {
+		switch rt.Topic {
+		case "other":
+			if rt.ErrorCode != kerr.UnknownTopicOrPartition.Code || rt.ErrorMessage == nil || *rt.ErrorMessage != "There is no offset information to delete." || rt.TopicID != [16]byte{} {
+				t.Errorf("a topic without state: %+v", rt)
+			}
+		case "jobs":
+			if rt.ErrorCode != 0 || rt.TopicID != id {
+				t.Errorf("a topic with state: %+v", rt)
+			}
+		}
 	}
 }
