@@ -11,7 +11,8 @@ package broker
 // acknowledged, where this broker has a replica to know the high
 // watermark; else -1); a new start offset for partitions of an empty
 // group (a new state epoch, so a leader holding the old state is fenced
-// and reads it again); and the removal of a group's state for whole
+// and reads it again; an unused group id becomes an empty share group, as
+// in Kafka); and the removal of a group's state for whole
 // topics (UNKNOWN_TOPIC_OR_PARTITION for a topic it has none in). DESCRIBE on the group (and topics) describes, READ on the group
 // alters and deletes, as in Kafka; READ on a topic to alter or delete is
 // checked before the topic is looked up.
@@ -144,7 +145,16 @@ func (b *Broker) shareLag(k shareKey, sum shareSummary) int64 {
 func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	resp.Version = req.Version
-	if code := b.checkEmptyShareGroup(c, kmsg.ACLOperationRead, req.GroupID); code != 0 {
+	var code int16
+	switch {
+	case !b.shareGroupsOn():
+		code = errUnsupportedVersion
+	case !c.authorizedGroup(kmsg.ACLOperationRead, req.GroupID):
+		code = errGroupAuthorization
+	default:
+		code = b.groups.ShareOffsetsAlterable(req.GroupID)
+	}
+	if code != 0 {
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		return resp, nil
 	}
@@ -183,16 +193,16 @@ func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupO
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(initialized) > 0 {
-		if code := b.groups.MarkShareInitialized(req.GroupID, initialized); code != 0 {
+		if code := b.groups.MarkShareOffsetsAltered(req.GroupID, initialized); code != 0 {
 			resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		}
 	}
 	return resp, nil
 }
 
-// checkEmptyShareGroup is what altering or deleting a share group's state
-// needs: share groups on, op on the group (Kafka's READ to alter, DELETE
-// to delete), a share group without members.
+// checkEmptyShareGroup is what deleting a share group's state needs:
+// share groups on, op on the group (Kafka's DELETE), a share group
+// without members.
 func (b *Broker) checkEmptyShareGroup(c *conn, op kmsg.ACLOperation, group string) int16 {
 	switch {
 	case !b.shareGroupsOn():

@@ -1231,3 +1231,50 @@ func TestDeleteShareGroupOffsetsAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterShareGroupOffsetsCreatesGroup: AlterShareGroupOffsets on a
+// group id no group uses creates the share group, empty, with the start
+// offsets asked for (GroupMetadataManager.alterShareGroupOffsets gets or
+// creates the group); a group of another kind is GROUP_ID_NOT_FOUND.
+func TestAlterShareGroupOffsetsCreatesGroup(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "jobs", 1)
+	for i := range 3 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	cl := newClient(t, b)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CommitOffsets(ctxT(t), "classic", kadm.OffsetsFromRecords(kgo.Record{Topic: "jobs", Partition: 0, Offset: 1})); err != nil {
+		t.Fatal(err)
+	}
+	alter := func(group string) *kmsg.AlterShareGroupOffsetsResponse {
+		t.Helper()
+		findCoordinatorRaw(t, rc, group)
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = group
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "jobs", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 2}}}}
+		return rc.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+	}
+	if r := alter("classic"); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("altering the share offsets of a consumer group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
+	}
+	r := alter("fresh")
+	if r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("altering the share offsets of a new group: %+v", r)
+	}
+	dreq := kmsg.NewPtrShareGroupDescribeRequest()
+	dreq.SetVersion(1)
+	dreq.GroupIDs = []string{"fresh"}
+	if g := rc.request(dreq).(*kmsg.ShareGroupDescribeResponse).Groups[0]; g.ErrorCode != 0 || g.GroupState != "Empty" {
+		t.Errorf("the new share group: %v %s", kerr.ErrorForCode(g.ErrorCode), g.GroupState)
+	}
+	oreq := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	oreq.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "fresh"}}
+	og := rc.request(oreq).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	if og.ErrorCode != 0 || len(og.Topics) != 1 || og.Topics[0].Partitions[0].StartOffset != 2 {
+		t.Errorf("the new share group's offsets: %+v, want jobs at 2", og)
+	}
+}

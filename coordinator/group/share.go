@@ -32,7 +32,8 @@ import (
 //
 // A share group is Empty without members and Stable with some; an empty one
 // stays, with the partitions whose share state it initialized, until
-// DeleteGroups deletes it. Group ids are one namespace: a share group is
+// DeleteGroups deletes it. AlterShareGroupOffsets on an unused group id
+// creates the share group, empty, as Kafka's does. Group ids are one namespace: a share group is
 // never converted to or from another kind, and the other protocols'
 // requests for it get Kafka's answers (GROUP_ID_NOT_FOUND,
 // INCONSISTENT_GROUP_PROTOCOL for JoinGroup, UNKNOWN_MEMBER_ID for the
@@ -505,7 +506,11 @@ func (c *Coordinator) ShareInitialized(group string, topicID [16]byte, partition
 // has been initialized (Kafka's initializeShareGroupState), and returns
 // once that is stored; on a failed write nothing is recorded.
 func (c *Coordinator) MarkShareInitialized(group string, parts map[[16]byte][]int32) int16 {
-	return c.changeInitialized(group, func(sg *shareGroup, names func([16]byte) string) {
+	return c.changeInitialized(group, addInitialized(parts))
+}
+
+func addInitialized(parts map[[16]byte][]int32) func(sg *shareGroup, names func([16]byte) string) {
+	return func(sg *shareGroup, names func([16]byte) string) {
 		for t, ps := range parts {
 			if len(ps) == 0 {
 				continue
@@ -517,7 +522,61 @@ func (c *Coordinator) MarkShareInitialized(group string, parts map[[16]byte][]in
 			}
 			it.partitions = sortedUniqueInt32s(append(it.partitions, ps...))
 		}
-	})
+	}
+}
+
+// ShareOffsetsAlterable answers whether AlterShareGroupOffsets may set
+// the group's start offsets: 0 for a share group without members or an id
+// no group uses (MarkShareOffsetsAltered creates the share group, as
+// Kafka's alterShareGroupOffsets gets or creates it), NON_EMPTY_GROUP for
+// a share group with members, GROUP_ID_NOT_FOUND for a group of another
+// kind, or why this coordinator cannot serve the group.
+func (c *Coordinator) ShareOffsetsAlterable(group string) int16 {
+	g, code := c.acquire(group, false)
+	switch {
+	case code == errGroupIDNotFound:
+		return 0
+	case code != 0:
+		return code
+	}
+	defer g.mu.Unlock()
+	switch {
+	case g.share == nil && g.state != Dead && g.unused():
+		return 0
+	case g.share == nil || g.state == Dead:
+		return errGroupIDNotFound
+	case len(g.share.members) > 0:
+		return errNonEmptyGroup
+	}
+	return 0
+}
+
+// MarkShareOffsetsAltered is MarkShareInitialized for the partitions
+// AlterShareGroupOffsets set, creating the share group when the id is
+// unused.
+func (c *Coordinator) MarkShareOffsetsAltered(group string, parts map[[16]byte][]int32) int16 {
+	g, code := c.acquire(group, true)
+	if code != 0 {
+		return code
+	}
+	created := false
+	if g.share == nil && g.state != Dead && g.unused() {
+		g.share, created = newShareGroup(), true
+	}
+	if g.share == nil || g.state == Dead {
+		code = errGroupIDNotFound
+	} else if code = c.changeInitializedLocked(g, addInitialized(parts)); code != 0 && created {
+		g.share = nil
+	}
+	if code == 0 && created {
+		c.logger.Info("group is a share group", "group", g.id)
+	}
+	unused := g.unused()
+	g.mu.Unlock()
+	if unused {
+		c.removeIfUnused(g)
+	}
+	return code
 }
 
 // ForgetSharePartitions removes partitions from the group's initialized

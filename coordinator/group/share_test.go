@@ -939,3 +939,35 @@ func TestTopicsDeleted(t *testing.T) {
 	f = f.restart()
 	check("after a restart")
 }
+
+// AlterShareGroupOffsets may set the offsets of an empty share group or of
+// an id no group uses, which becomes an empty share group that survives a
+// restart (Kafka's alterShareGroupOffsets gets or creates the group); a
+// group of another kind is GROUP_ID_NOT_FOUND, one with members
+// NON_EMPTY_GROUP.
+func TestShareOffsetsAltered(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	cons := f.member("c", "t")
+	cons.group = "cons"
+	cons.mustHeartbeat()
+	f.shareMember("a", "t").mustHeartbeat()
+	for id, want := range map[string]int16{"fresh": 0, "cons": errGroupIDNotFound, "g": errNonEmptyGroup} {
+		if code := f.c.ShareOffsetsAlterable(id); code != want {
+			t.Errorf("ShareOffsetsAlterable(%s): %d, want %d", id, code, want)
+		}
+	}
+	if code := f.c.MarkShareOffsetsAltered("cons", map[[16]byte][]int32{{1}: {0}}); code != errGroupIDNotFound {
+		t.Errorf("MarkShareOffsetsAltered of a consumer group: %d", code)
+	}
+	if code := f.c.MarkShareOffsetsAltered("fresh", map[[16]byte][]int32{{1}: {0, 1}}); code != 0 {
+		t.Fatalf("MarkShareOffsetsAltered of a new group: %d", code)
+	}
+	f2 := f.restart()
+	if d := f2.describeShare("fresh"); d.ErrorCode != 0 || d.GroupState != "Empty" {
+		t.Fatalf("the new share group after a restart: %+v", d)
+	}
+	if parts, code := f2.c.SharePartitions("fresh"); code != 0 || !slices.Equal(parts[[16]byte{1}], []int32{0, 1}) {
+		t.Fatalf("its partitions after a restart: %v, %d", parts, code)
+	}
+}
