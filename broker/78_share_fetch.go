@@ -48,6 +48,9 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 			}
 		}
 		if s = b.shareSessions.open(key, c); s == nil {
+			// Kafka answers only after MaxWaitMillis, so that the client
+			// does not try again at once.
+			idleWait(c, time.Duration(req.MaxWaitMillis)*time.Millisecond)
 			resp.ErrorCode = kerr.ShareSessionLimitReached.Code
 			return resp, nil
 		}
@@ -105,6 +108,22 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 	}
 	b.shareFetchRecords(c, s, req, &out)
 	return resp, nil
+}
+
+// idleWait waits d, or until the connection closes.
+func idleWait(c *conn, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.releaseRequestMemory()
+	start := time.Now()
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+	case <-c.done:
+	}
+	timer.Stop()
+	c.waited += time.Since(start)
 }
 
 // shareRevalidate drops a share-partition led here that no member holds

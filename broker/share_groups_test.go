@@ -834,7 +834,8 @@ func shareStartOffsetSum(coord *rawConn, group string) (int64, bool) {
 }
 
 // TestShareSessionLimit: beyond group.share.max.share.sessions a new
-// member's first fetch is refused with SHARE_SESSION_LIMIT_REACHED; a
+// member's first fetch is refused with SHARE_SESSION_LIMIT_REACHED, after
+// its MaxWaitMillis; a
 // member opening its session again takes no new place, and a closed
 // session frees its place.
 func TestShareSessionLimit(t *testing.T) {
@@ -846,8 +847,14 @@ func TestShareSessionLimit(t *testing.T) {
 	if r := a.fetch(id, 1); r.ErrorCode != 0 {
 		t.Fatalf("a's first fetch: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
+	start := time.Now()
 	if r := bm.fetch(id, 1); r.ErrorCode != kerr.ShareSessionLimitReached.Code {
 		t.Fatalf("b's first fetch with the cache full: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// Kafka answers it after MaxWaitMillis (200 ms here), so that the
+	// client does not retry at once (KafkaApis.handleShareFetchRequest).
+	if waited := time.Since(start); waited < 180*time.Millisecond {
+		t.Errorf("SHARE_SESSION_LIMIT_REACHED after %v, want after MaxWaitMillis", waited)
 	}
 	a.epoch = 0
 	if r := a.fetch(id, 1); r.ErrorCode != 0 {

@@ -13,7 +13,8 @@ import (
 // connection it was opened on closing, releases the records the member
 // holds in its partitions, as Kafka does. At most
 // group.share.max.share.sessions are open: a new member's first fetch
-// beyond them is answered SHARE_SESSION_LIMIT_REACHED.
+// beyond them is answered SHARE_SESSION_LIMIT_REACHED, after the fetch's
+// MaxWaitMillis as in Kafka.
 type shareSessions struct {
 	b  *Broker
 	mu sync.Mutex
