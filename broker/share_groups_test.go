@@ -1285,3 +1285,36 @@ func TestAlterShareGroupOffsetsCreatesGroup(t *testing.T) {
 		t.Errorf("the new share group's offsets: %+v, want jobs at 2", og)
 	}
 }
+
+// TestShareSessionReopenKeepsRecords: a member opening its share session
+// again (epoch 0) keeps the records it holds: they are not handed out
+// again and it may still acknowledge them. Kafka's newContext only
+// removes the previous session from the cache (ShareSessionCache.remove);
+// records are released when the session closes (epoch -1) or its
+// connection does.
+func TestShareSessionReopenKeepsRecords(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 2)); len(got) != 1 || got[0] != "0-1/1" {
+		t.Fatalf("acquired %v, want 0-1/1", got)
+	}
+	m.epoch = 0
+	if got := acquired(t, m.fetch(id, 10)); len(got) != 1 || got[0] != "2-3/1" {
+		t.Errorf("after opening the session again acquired %v, want 2-3/1 (0-1 are still the member's)", got)
+	}
+	if code := ackCode(m.acknowledge(id, ack(0, 3, 1))); code != 0 {
+		t.Errorf("accepting the records held across the new session: %v", kerr.ErrorForCode(code))
+	}
+}
