@@ -6,7 +6,8 @@ package broker
 // records fetched before, applied first. Each partition led here hands out
 // records no other member holds (share_partitions.go), up to MaxRecords
 // over the whole request (whole batches unless ShareAcquireMode is
-// record-limit, v2), locked to the member for share.record.lock.duration.ms.
+// record-limit, v2; none for a MaxRecords of 0), locked to the member for
+// share.record.lock.duration.ms.
 // With nothing to hand out the fetch waits up to MaxWaitMillis, woken by
 // appends and by records released. A request flagged IsRenewAck (v2,
 // KIP-1222) only acknowledges, and must ask for no records or bytes;
@@ -167,6 +168,9 @@ func validShareMemberID(member string) bool {
 // shareFetchRecords acquires records for the session's partitions,
 // waiting for some when there are none yet.
 func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetchRequest, out *shareFetchAnswer) {
+	if req.MaxRecords <= 0 {
+		return // nothing to acquire, as Kafka's SharePartition.acquire
+	}
 	maxRecords := int(req.MaxRecords)
 	strict := req.ShareAcquireMode == 1
 	maxBytes := int(req.MaxBytes)

@@ -1318,3 +1318,29 @@ func TestShareSessionReopenKeepsRecords(t *testing.T) {
 		t.Errorf("accepting the records held across the new session: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// TestShareFetchNoMaxRecords: a ShareFetch with MaxRecords 0 acquires
+// nothing (SharePartition.acquire: "Nothing to acquire" for
+// maxFetchRecords <= 0).
+func TestShareFetchNoMaxRecords(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 0)); len(got) != 0 {
+		t.Errorf("MaxRecords 0 acquired %v", got)
+	}
+	if got := acquired(t, m.fetch(id, 10)); len(got) != 1 || got[0] != "0-3/1" {
+		t.Errorf("then acquired %v, want 0-3/1", got)
+	}
+}
