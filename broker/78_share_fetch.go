@@ -6,7 +6,8 @@ package broker
 // records fetched before, applied first. Each partition led here hands out
 // records no other member holds (share_partitions.go), up to MaxRecords
 // over the whole request (whole batches unless ShareAcquireMode is
-// record-limit, v2; none for a MaxRecords of 0), locked to the member for
+// record-limit, v2; none for a MaxRecords of 0; new records answered in
+// runs of about BatchSize otherwise), locked to the member for
 // share.record.lock.duration.ms.
 // With nothing to hand out the fetch waits up to MaxWaitMillis, woken by
 // appends and by records released. A request flagged IsRenewAck (v2,
@@ -190,7 +191,7 @@ func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetc
 		}
 	}()
 	for {
-		got, leaders := b.shareFetchOnce(c, s, maxRecords, strict, maxBytes, out)
+		got, leaders := b.shareFetchOnce(c, s, maxRecords, strict, int(req.BatchSize), maxBytes, out)
 		if got || wait <= 0 || len(leaders) == 0 {
 			return
 		}
@@ -221,7 +222,7 @@ func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetc
 // shareFetchOnce goes over the session's partitions once, starting after
 // where the last fetch started, and reports whether any records were
 // acquired, and the partitions led here (to wait on).
-func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict bool, maxBytes int, out *shareFetchAnswer) (bool, []*partition) {
+func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict bool, batchSize, maxBytes int, out *shareFetchAnswer) (bool, []*partition) {
 	n := len(s.partitions)
 	if n == 0 {
 		return false, nil
@@ -244,7 +245,7 @@ func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict
 			continue
 		}
 		led = append(led, p)
-		f := b.shares.acquire(b.shares.get(shareKey{s.key.group, sp.topicID, sp.partition}, p), s.key.member, maxRecords, strict, maxBytes)
+		f := b.shares.acquire(b.shares.get(shareKey{s.key.group, sp.topicID, sp.partition}, p), s.key.member, maxRecords, strict, batchSize, maxBytes)
 		if f.code == 0 && len(f.acquired) == 0 {
 			continue
 		}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -1342,5 +1343,35 @@ func TestShareFetchNoMaxRecords(t *testing.T) {
 	}
 	if got := acquired(t, m.fetch(id, 10)); len(got) != 1 || got[0] != "0-3/1" {
 		t.Errorf("then acquired %v, want 0-3/1", got)
+	}
+}
+
+// TestShareFetchBatchSize: in the batch-optimized acquire mode the
+// records acquired for the first time are answered as runs of about
+// BatchSize records, cut at record batch boundaries
+// (SharePartition.createBatches).
+func TestShareFetchBatchSize(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 5 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	req := kmsg.NewPtrShareFetchRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id)
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 200, 1, 1<<20, 10, 2
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	got := acquired(t, rc.request(req).(*kmsg.ShareFetchResponse))
+	if want := []string{"0-1/1", "2-3/1", "4-4/1"}; !slices.Equal(got, want) {
+		t.Errorf("acquired %v, want %v", got, want)
 	}
 }
