@@ -57,8 +57,9 @@
 // or when the deadline passes (ExpireLocks; NextDeadline tells the caller
 // when to call it). A Renew acknowledgement (KIP-1222) restarts the lock.
 // A released record becomes Available again, unless its delivery count
-// has reached DeliveryLimit: then it is Archived. Delivery counts never go
-// down.
+// has reached DeliveryLimit: then it is Archived. A record released
+// because its member's session ended was not delivered, as Kafka counts:
+// its delivery count goes back down and it is never archived then.
 //
 // # Acknowledging
 //

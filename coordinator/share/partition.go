@@ -299,9 +299,22 @@ func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, c
 }
 
 // ReleaseMember makes the member's acquired records available again (its
-// session ended); reports whether anything changed.
+// session ended); reports whether anything changed. As in Kafka
+// (SharePartition.releaseAcquiredRecords), they were not delivered: their
+// delivery count goes back down, and none is archived for reaching
+// DeliveryLimit.
 func (p *Partition) ReleaseMember(member string, cfg Config) bool {
-	return p.releaseIf(cfg, func(r *record) bool { return r.owner == member })
+	changed := false
+	for i := range p.recs {
+		r := &p.recs[i]
+		if r.state == acquired && r.owner == member {
+			r.settle(Available)
+			r.deliveries = max(r.deliveries-1, 0)
+			changed = true
+		}
+	}
+	p.advance()
+	return changed
 }
 
 // ExpireLocks releases acquisitions whose lock expired by now; reports
