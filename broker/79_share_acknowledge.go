@@ -104,8 +104,13 @@ func ackBatches[A any](batches []A, version int16, renewAck bool, fields func(A)
 
 // shareAcknowledge applies acknowledgements to a partition led here; a
 // partition led elsewhere is noted in out for the answer's leader hint.
+// Malformed batches are INVALID_REQUEST before the topic's authorization
+// and leader are looked at, as in Kafka, unless the topic is unknown.
 func (b *Broker) shareAcknowledge(c *conn, group, member string, topicID [16]byte, index int32, acks []share.AckBatch, out *shareFetchAnswer) int16 {
 	p, code, leader, leaderEpoch := b.shareTarget(c, topicID, index)
+	if code != errUnknownTopicID && !share.ValidAcks(acks) {
+		return errInvalidRequest
+	}
 	if code != 0 {
 		out.noteLeader(shareSessionPartition{topicID, index}, leader, leaderEpoch)
 		return code

@@ -1376,3 +1376,26 @@ func TestShareFetchBatchSize(t *testing.T) {
 		t.Errorf("acquired %v, want %v", got, want)
 	}
 }
+
+// TestShareAcknowledgeValidatedFirst: malformed acknowledgement batches
+// are INVALID_REQUEST before the partition is looked up
+// (KafkaApis.handleAcknowledgements validates them first).
+func TestShareAcknowledgeValidatedFirst(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	if r := m.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("opening the session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+	req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{
+		{Partition: 7, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{ack(3, 1, 1)}},
+	}}}
+	r := rc.request(req).(*kmsg.ShareAcknowledgeResponse)
+	if code := ackCode(r); code != kerr.InvalidRequest.Code {
+		t.Errorf("a malformed batch for a partition that does not exist: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+}

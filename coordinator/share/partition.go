@@ -250,17 +250,8 @@ func (p *Partition) Acquire(member string, batches []LogBatch, end int64, maxRec
 // returns 0, or a Kafka error code and changes nothing. Batches out of
 // offset order or overlapping are INVALID_REQUEST.
 func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, cfg Config) int16 {
-	for i, a := range acks {
-		if a.FirstOffset > a.LastOffset ||
-			(len(a.Types) != 1 && int64(len(a.Types)) != a.LastOffset-a.FirstOffset+1) ||
-			(i > 0 && a.FirstOffset <= acks[i-1].LastOffset) {
-			return errInvalidRequest
-		}
-		for _, t := range a.Types {
-			if t < AckGap || t > AckRenew {
-				return errInvalidRequest
-			}
-		}
+	if !ValidAcks(acks) {
+		return errInvalidRequest
 	}
 	for _, a := range acks {
 		if a.FirstOffset < p.start || a.LastOffset >= p.EndOffset() {
@@ -296,6 +287,26 @@ func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, c
 	}
 	p.advance()
 	return 0
+}
+
+// ValidAcks reports whether acknowledgement batches are well formed: in
+// offset order without overlaps, each with one type or one per offset, of
+// known types. Kafka answers others INVALID_REQUEST before it looks at the
+// partition (KafkaApis.validateAcknowledgementBatches).
+func ValidAcks(acks []AckBatch) bool {
+	for i, a := range acks {
+		if a.FirstOffset > a.LastOffset ||
+			(len(a.Types) != 1 && int64(len(a.Types)) != a.LastOffset-a.FirstOffset+1) ||
+			(i > 0 && a.FirstOffset <= acks[i-1].LastOffset) {
+			return false
+		}
+		for _, t := range a.Types {
+			if t < AckGap || t > AckRenew {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ReleaseMember makes the member's acquired records available again (its
