@@ -49,7 +49,7 @@
 // member's record count is reached, so a client sees batch boundaries; in
 // strict mode (KIP-1206) the count is never exceeded. The window does not
 // grow by a new batch once it holds MaxInFlight offsets, though one batch
-// may take it past that.
+// may take it past that; in strict mode it never goes past.
 //
 // Each acquisition adds one to the record's delivery count and locks it
 // to the member until now + LockDuration. The lock ends when the member

@@ -233,6 +233,13 @@ func (p *Partition) Acquire(member string, batches []LogBatch, end int64, maxRec
 		if strict && maxRecords > 0 {
 			last = min(last, first+int64(maxRecords-taken)-1)
 		}
+		if strict && cfg.MaxInFlight > 0 {
+			// No further than the window has room for, as Kafka's
+			// lastOffsetAndMaxRecordsToAcquire.
+			if last = min(last, p.start+int64(cfg.MaxInFlight)-1); last < first {
+				break
+			}
+		}
 		// Offsets no batch holds, up to this one, are archived.
 		for p.EndOffset() < first {
 			p.recs = append(p.recs, record{state: Archived})

@@ -695,3 +695,36 @@ func TestReleaseMemberUndoesDelivery(t *testing.T) {
 		t.Errorf("acquired again %v, want the same delivery counts", got)
 	}
 }
+
+// In strict mode (record limit) the new records taken stop at the
+// window's room as well as at the record count: Kafka takes the smaller
+// of maxFetchRecords and the records left to max in-flight
+// (SharePartition.lastOffsetAndMaxRecordsToAcquire).
+func TestMaxInFlightStrict(t *testing.T) {
+	c := cfg
+	c.MaxInFlight = 10
+	p := NewPartition(Snapshot{})
+	log := batches(0, 19)
+	if got := p.Acquire("m1", log, 20, 6, true, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 5, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	if got := p.Acquire("m1", log, 20, 6, true, t0, c); !reflect.DeepEqual(got, []Acquired{{6, 9, 1}}) {
+		t.Errorf("with room for 4 acquired %v, want 6-9", got)
+	}
+}
+
+// A gap before the next batch counts in the window's room too.
+func TestMaxInFlightStrictGap(t *testing.T) {
+	c := cfg
+	c.MaxInFlight = 10
+	p := NewPartition(Snapshot{})
+	if got := p.Acquire("m1", batches(0, 7), 20, 8, true, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 7, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	if got := p.Acquire("m1", batches(12, 19), 20, 8, true, t0, c); got != nil {
+		t.Errorf("past the window's room acquired %v", got)
+	}
+	if got := p.Acquire("m1", batches(9, 19), 20, 8, true, t0, c); !reflect.DeepEqual(got, []Acquired{{9, 9, 1}}) {
+		t.Errorf("acquired %v, want 9-9 (8 is a gap)", got)
+	}
+}
