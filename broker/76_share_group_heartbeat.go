@@ -3,7 +3,8 @@ package broker
 // ShareGroupHeartbeat, version 1 (KIP-932): a share group member joins,
 // heartbeats and leaves; the group coordinator assigns the partitions
 // (coordinator/group). The member needs READ on the group and DESCRIBE on
-// the topics it subscribes to. The partitions a group is assigned are
+// the topics it subscribes to; its id is checked in between (empty or
+// over 36 characters: INVALID_REQUEST, as in KafkaApis). The partitions a group is assigned are
 // recorded as the group's (for DescribeShareGroupOffsets and the group's
 // deletion) and their state is initialized without a start offset, which
 // their leader sets on the first fetch from share.auto.offset.reset, as
@@ -24,6 +25,9 @@ func handleShareGroupHeartbeat(b *Broker, c *conn, req *kmsg.ShareGroupHeartbeat
 		return resp, nil
 	case !c.authorizedGroup(kmsg.ACLOperationRead, req.GroupID):
 		resp.ErrorCode = errGroupAuthorization
+		return resp, nil
+	case !validShareMemberID(req.MemberID):
+		resp.ErrorCode, resp.ErrorMessage = errInvalidRequest, kmsg.StringPtr("Invalid member id in the request.")
 		return resp, nil
 	}
 	for _, t := range req.SubscribedTopicNames {

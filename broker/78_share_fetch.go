@@ -6,10 +6,13 @@ package broker
 // records fetched before, applied first. Each partition led here hands out
 // records no other member holds (share_partitions.go), up to MaxRecords
 // over the whole request (whole batches unless ShareAcquireMode is
-// record-limit, v2), locked to the member for share.record.lock.duration.ms.
+// record-limit, v2; none for a MaxRecords of 0; new records answered in
+// runs of about BatchSize otherwise), locked to the member for
+// share.record.lock.duration.ms.
 // With nothing to hand out the fetch waits up to MaxWaitMillis, woken by
-// appends and by records released. A request with renew acknowledgements
-// (v2, KIP-1222) only acknowledges. The member needs READ on the group and
+// appends and by records released. A request flagged IsRenewAck (v2,
+// KIP-1222) only acknowledges, and must ask for no records or bytes;
+// renew acknowledgements are taken only from such a request. The member needs READ on the group and
 // on each topic. Version 0 (Kafka 4.0's early access) is not served, as
 // in Kafka 4.1.
 
@@ -28,6 +31,11 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 		resp.ErrorCode = code
 		return resp, nil
 	}
+	if req.IsRenewAck && (req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0) {
+		// A renewing fetch fetches nothing (KIP-1222).
+		resp.ErrorCode = errInvalidRequest
+		return resp, nil
+	}
 	resp.AcquisitionLockTimeoutMillis = int32(b.shareConfigFor(group).LockDuration / time.Millisecond)
 	key := shareSessionKey{group, member}
 	var s *shareSession
@@ -42,6 +50,9 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 			}
 		}
 		if s = b.shareSessions.open(key, c); s == nil {
+			// Kafka answers only after MaxWaitMillis, so that the client
+			// does not try again at once.
+			idleWait(c, time.Duration(req.MaxWaitMillis)*time.Millisecond)
 			resp.ErrorCode = kerr.ShareSessionLimitReached.Code
 			return resp, nil
 		}
@@ -62,7 +73,7 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 			if len(p.AcknowledgementBatches) == 0 {
 				continue
 			}
-			acks, ok := fetchAcks(p.AcknowledgementBatches, req.Version)
+			acks, ok := fetchAcks(p.AcknowledgementBatches, req.Version, req.IsRenewAck)
 			code := errInvalidRequest
 			if ok {
 				code = b.shareAcknowledge(c, group, member, t.TopicID, p.Partition, acks, &out)
@@ -101,6 +112,22 @@ func handleShareFetch(b *Broker, c *conn, req *kmsg.ShareFetchRequest) (*kmsg.Sh
 	return resp, nil
 }
 
+// idleWait waits d, or until the connection closes.
+func idleWait(c *conn, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.releaseRequestMemory()
+	start := time.Now()
+	timer := time.NewTimer(d)
+	select {
+	case <-timer.C:
+	case <-c.done:
+	}
+	timer.Stop()
+	c.waited += time.Since(start)
+}
+
 // shareRevalidate drops a share-partition led here that no member holds
 // records of, so that it is read again from the share coordinator when a
 // member starts fetching it: its state may have been reset or deleted
@@ -120,22 +147,31 @@ func (b *Broker) shareRevalidate(group string, topicID [16]byte, index int32) {
 }
 
 // checkShareRequest is what every share request is checked for first:
-// share groups on, a group and member named, READ on the group.
+// share groups on, READ on the group, a group and a valid member named.
 func (b *Broker) checkShareRequest(c *conn, group, member string) int16 {
 	switch {
 	case !b.shareGroupsOn():
 		return errUnsupportedVersion
-	case group == "" || member == "":
-		return errInvalidRequest
 	case !c.authorizedGroup(kmsg.ACLOperationRead, group):
 		return errGroupAuthorization
+	case group == "" || !validShareMemberID(member):
+		return errInvalidRequest
 	}
 	return 0
+}
+
+// validShareMemberID is Kafka's isMemberIdValid for the share RPCs: not
+// empty, and no longer than a printed UUID.
+func validShareMemberID(member string) bool {
+	return member != "" && len(member) <= 36
 }
 
 // shareFetchRecords acquires records for the session's partitions,
 // waiting for some when there are none yet.
 func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetchRequest, out *shareFetchAnswer) {
+	if req.MaxRecords <= 0 {
+		return // nothing to acquire, as Kafka's SharePartition.acquire
+	}
 	maxRecords := int(req.MaxRecords)
 	strict := req.ShareAcquireMode == 1
 	maxBytes := int(req.MaxBytes)
@@ -155,7 +191,7 @@ func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetc
 		}
 	}()
 	for {
-		got, leaders := b.shareFetchOnce(c, s, maxRecords, strict, maxBytes, out)
+		got, leaders := b.shareFetchOnce(c, s, maxRecords, strict, int(req.BatchSize), maxBytes, out)
 		if got || wait <= 0 || len(leaders) == 0 {
 			return
 		}
@@ -186,7 +222,7 @@ func (b *Broker) shareFetchRecords(c *conn, s *shareSession, req *kmsg.ShareFetc
 // shareFetchOnce goes over the session's partitions once, starting after
 // where the last fetch started, and reports whether any records were
 // acquired, and the partitions led here (to wait on).
-func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict bool, maxBytes int, out *shareFetchAnswer) (bool, []*partition) {
+func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict bool, batchSize, maxBytes int, out *shareFetchAnswer) (bool, []*partition) {
 	n := len(s.partitions)
 	if n == 0 {
 		return false, nil
@@ -209,7 +245,7 @@ func (b *Broker) shareFetchOnce(c *conn, s *shareSession, maxRecords int, strict
 			continue
 		}
 		led = append(led, p)
-		f := b.shares.acquire(b.shares.get(shareKey{s.key.group, sp.topicID, sp.partition}, p), s.key.member, maxRecords, strict, maxBytes)
+		f := b.shares.acquire(b.shares.get(shareKey{s.key.group, sp.topicID, sp.partition}, p), s.key.member, maxRecords, strict, batchSize, maxBytes)
 		if f.code == 0 && len(f.acquired) == 0 {
 			continue
 		}

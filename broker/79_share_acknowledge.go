@@ -41,7 +41,7 @@ func handleShareAcknowledge(b *Broker, c *conn, req *kmsg.ShareAcknowledgeReques
 		for _, p := range t.Partitions {
 			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			rp.Partition = p.Partition
-			acks, ok := ackBatches(p.AcknowledgementBatches, req.Version, func(a kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
+			acks, ok := ackBatches(p.AcknowledgementBatches, req.Version, req.IsRenewAck, func(a kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
 				return a.FirstOffset, a.LastOffset, a.AcknowledgeTypes
 			})
 			rp.ErrorCode = errInvalidRequest
@@ -77,21 +77,22 @@ func hasAckEndpoint(resp *kmsg.ShareAcknowledgeResponse, id int32) bool {
 }
 
 // fetchAcks reads a ShareFetch partition's acknowledgements.
-func fetchAcks(batches []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch, version int16) ([]share.AckBatch, bool) {
-	return ackBatches(batches, version, func(a kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
+func fetchAcks(batches []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch, version int16, renewAck bool) ([]share.AckBatch, bool) {
+	return ackBatches(batches, version, renewAck, func(a kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) (int64, int64, []int8) {
 		return a.FirstOffset, a.LastOffset, a.AcknowledgeTypes
 	})
 }
 
 // ackBatches converts acknowledgement batches; ok is false when one names
-// a type the version does not have (renew before v2).
-func ackBatches[A any](batches []A, version int16, fields func(A) (int64, int64, []int8)) ([]share.AckBatch, bool) {
+// a type the version does not have (renew before v2), or renews in a
+// request not flagged IsRenewAck (Kafka's validateAcknowledgementBatches).
+func ackBatches[A any](batches []A, version int16, renewAck bool, fields func(A) (int64, int64, []int8)) ([]share.AckBatch, bool) {
 	out := make([]share.AckBatch, 0, len(batches))
 	for _, a := range batches {
 		first, last, types := fields(a)
 		ab := share.AckBatch{FirstOffset: first, LastOffset: last, Types: make([]share.AckType, len(types))}
 		for i, t := range types {
-			if share.AckType(t) == share.AckRenew && version < 2 {
+			if share.AckType(t) == share.AckRenew && (version < 2 || !renewAck) {
 				return nil, false
 			}
 			ab.Types[i] = share.AckType(t)
@@ -103,8 +104,13 @@ func ackBatches[A any](batches []A, version int16, fields func(A) (int64, int64,
 
 // shareAcknowledge applies acknowledgements to a partition led here; a
 // partition led elsewhere is noted in out for the answer's leader hint.
+// Malformed batches are INVALID_REQUEST before the topic's authorization
+// and leader are looked at, as in Kafka, unless the topic is unknown.
 func (b *Broker) shareAcknowledge(c *conn, group, member string, topicID [16]byte, index int32, acks []share.AckBatch, out *shareFetchAnswer) int16 {
 	p, code, leader, leaderEpoch := b.shareTarget(c, topicID, index)
+	if code != errUnknownTopicID && !share.ValidAcks(acks) {
+		return errInvalidRequest
+	}
 	if code != 0 {
 		out.noteLeader(shareSessionPartition{topicID, index}, leader, leaderEpoch)
 		return code

@@ -3,14 +3,19 @@ package broker
 // DescribeShareGroupOffsets (90, v0-1), AlterShareGroupOffsets (91) and
 // DeleteShareGroupOffsets (92), KIP-932's admin APIs behind
 // kafka-share-groups: a share group's start offset in each partition it
-// has state for, read from the share coordinator (with the lag, v1: the
+// has state for (none, and no error, for a partition or topic without
+// state or a group that is no share group; the group's topics the
+// principal may not DESCRIBE are left out), read from the share
+// coordinator (with the lag, v1: the
 // records between it and the high watermark not yet delivered and
 // acknowledged, where this broker has a replica to know the high
 // watermark; else -1); a new start offset for partitions of an empty
 // group (a new state epoch, so a leader holding the old state is fenced
-// and reads it again); and the removal of a group's state for whole
-// topics. DESCRIBE on the group (and topics) describes, READ on the group
-// alters and deletes, as in Kafka.
+// and reads it again; an unused group id becomes an empty share group, as
+// in Kafka); and the removal of a group's state for whole
+// topics (UNKNOWN_TOPIC_OR_PARTITION for a topic it has none in). DESCRIBE on the group (and topics) describes, READ on the group
+// alters and deletes, as in Kafka; READ on a topic to alter or delete is
+// checked before the topic is looked up.
 
 import (
 	"slices"
@@ -28,6 +33,11 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 		rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		rg.GroupID = g.GroupID
 		parts, code := b.groups.SharePartitions(g.GroupID)
+		if code == kerr.GroupIDNotFound.Code {
+			// Kafka reads the state of what is asked whatever the group:
+			// a group that is no share group has none.
+			parts, code = nil, 0
+		}
 		switch {
 		case !b.shareGroupsOn():
 			code = errUnsupportedVersion
@@ -40,10 +50,16 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 			continue
 		}
 		for _, name := range b.shareTopicsToDescribe(g, parts) {
+			authorized := c.authorizedTopic(kmsg.ACLOperationDescribe, name)
+			if g.Topics == nil && !authorized {
+				continue // the group's topics the principal may not see are left out
+			}
 			rt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 			rt.Topic = name
 			id, _, ok := brokerTopics{b}.Topic(name)
-			rt.TopicID = id
+			if ok && authorized {
+				rt.TopicID = id
+			}
 			var want []int32
 			if g.Topics == nil {
 				want = parts[id]
@@ -56,13 +72,12 @@ func handleDescribeShareGroupOffsets(b *Broker, c *conn, req *kmsg.DescribeShare
 			}
 			for _, p := range want {
 				rp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
-				rp.Partition, rp.StartOffset, rp.LeaderEpoch, rp.Lag = p, -1, -1, -1
+				// Without state (nor topic): no start offset, and no error.
+				rp.Partition, rp.StartOffset, rp.Lag = p, -1, -1
 				switch {
-				case !ok:
-					rp.ErrorCode = errUnknownTopicOrPartition
-				case !c.authorizedTopic(kmsg.ACLOperationDescribe, name):
+				case !authorized:
 					rp.ErrorCode = errTopicAuthorization
-				case slices.Contains(parts[id], p):
+				case ok && slices.Contains(parts[id], p):
 					sum := b.shareState.summary(shareKey{g.GroupID, id, p})
 					rp.ErrorCode, rp.StartOffset, rp.LeaderEpoch = sum.code, sum.start, sum.leaderEpoch
 					if sum.code == 0 && sum.start >= 0 {
@@ -130,7 +145,16 @@ func (b *Broker) shareLag(k shareKey, sum shareSummary) int64 {
 func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupOffsetsRequest) (*kmsg.AlterShareGroupOffsetsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
 	resp.Version = req.Version
-	if code := b.checkEmptyShareGroup(c, kmsg.ACLOperationRead, req.GroupID); code != 0 {
+	var code int16
+	switch {
+	case !b.shareGroupsOn():
+		code = errUnsupportedVersion
+	case !c.authorizedGroup(kmsg.ACLOperationRead, req.GroupID):
+		code = errGroupAuthorization
+	default:
+		code = b.groups.ShareOffsetsAlterable(req.GroupID)
+	}
+	if code != 0 {
 		resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		return resp, nil
 	}
@@ -144,10 +168,10 @@ func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupO
 			rp := kmsg.NewAlterShareGroupOffsetsResponseTopicPartition()
 			rp.Partition = p.Partition
 			switch {
-			case !ok || p.Partition < 0 || p.Partition >= n:
-				rp.ErrorCode = errUnknownTopicOrPartition
 			case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
 				rp.ErrorCode = errTopicAuthorization
+			case !ok || p.Partition < 0 || p.Partition >= n:
+				rp.ErrorCode = errUnknownTopicOrPartition
 			case p.StartOffset < -1:
 				rp.ErrorCode = errInvalidRequest
 			default:
@@ -169,16 +193,16 @@ func handleAlterShareGroupOffsets(b *Broker, c *conn, req *kmsg.AlterShareGroupO
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if len(initialized) > 0 {
-		if code := b.groups.MarkShareInitialized(req.GroupID, initialized); code != 0 {
+		if code := b.groups.MarkShareOffsetsAltered(req.GroupID, initialized); code != 0 {
 			resp.ErrorCode, resp.ErrorMessage = code, errorMessage(code)
 		}
 	}
 	return resp, nil
 }
 
-// checkEmptyShareGroup is what altering or deleting a share group's state
-// needs: share groups on, op on the group (Kafka's READ to alter, DELETE
-// to delete), a share group without members.
+// checkEmptyShareGroup is what deleting a share group's state needs:
+// share groups on, op on the group (Kafka's DELETE), a share group
+// without members.
 func (b *Broker) checkEmptyShareGroup(c *conn, op kmsg.ACLOperation, group string) int16 {
 	switch {
 	case !b.shareGroupsOn():
@@ -209,20 +233,25 @@ func handleDeleteShareGroupOffsets(b *Broker, c *conn, req *kmsg.DeleteShareGrou
 		rt := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		rt.Topic = t.Topic
 		id, _, ok := brokerTopics{b}.Topic(t.Topic)
-		rt.TopicID = id
 		switch {
-		case !ok:
-			rt.ErrorCode = errUnknownTopicOrPartition
 		case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
 			rt.ErrorCode = errTopicAuthorization
+		case !ok:
+			rt.ErrorCode = errUnknownTopicOrPartition
+		case len(parts[id]) == 0:
+			rt.ErrorCode = errUnknownTopicOrPartition
+			rt.ErrorMessage = kmsg.StringPtr("There is no offset information to delete.")
 		default:
+			rt.TopicID = id
 			gone := map[[16]byte][]int32{id: parts[id]}
 			rt.ErrorCode = b.deleteShareStates(req.GroupID, gone)
 			if rt.ErrorCode == 0 {
 				rt.ErrorCode = b.groups.ForgetSharePartitions(req.GroupID, gone)
 			}
 		}
-		rt.ErrorMessage = errorMessage(rt.ErrorCode)
+		if rt.ErrorMessage == nil {
+			rt.ErrorMessage = errorMessage(rt.ErrorCode)
+		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -234,7 +235,8 @@ func TestShareGroupRecordStates(t *testing.T) {
 	}
 
 	// A restart keeps the start offset and delivery counts. a closes its
-	// session, releasing 4-9 after their second delivery.
+	// session, releasing 4-9 after their second delivery, which did not
+	// happen: back to 1 delivery (Kafka's releaseAcquiredRecords).
 	a.epoch = -1
 	if r := a.fetch(id, 0); r.ErrorCode != 0 {
 		t.Fatalf("closing a's session: %v", kerr.ErrorForCode(r.ErrorCode))
@@ -247,8 +249,8 @@ func TestShareGroupRecordStates(t *testing.T) {
 	}
 	c := &shareMember{t: t, rc: rc, group: "workers", id: "member-c"}
 	c.heartbeat("jobs")
-	if got := acquired(t, c.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/3" {
-		t.Fatalf("after a restart c acquired %v, want 4-9/3", got)
+	if got := acquired(t, c.fetch(id, 100)); len(got) != 1 || got[0] != "4-9/2" {
+		t.Fatalf("after a restart c acquired %v, want 4-9/2", got)
 	}
 	if code := ackCode(c.acknowledge(id, ack(4, 9, 1))); code != 0 {
 		t.Fatalf("c accepting: %v", kerr.ErrorForCode(code))
@@ -834,7 +836,8 @@ func shareStartOffsetSum(coord *rawConn, group string) (int64, bool) {
 }
 
 // TestShareSessionLimit: beyond group.share.max.share.sessions a new
-// member's first fetch is refused with SHARE_SESSION_LIMIT_REACHED; a
+// member's first fetch is refused with SHARE_SESSION_LIMIT_REACHED, after
+// its MaxWaitMillis; a
 // member opening its session again takes no new place, and a closed
 // session frees its place.
 func TestShareSessionLimit(t *testing.T) {
@@ -846,8 +849,14 @@ func TestShareSessionLimit(t *testing.T) {
 	if r := a.fetch(id, 1); r.ErrorCode != 0 {
 		t.Fatalf("a's first fetch: %v", kerr.ErrorForCode(r.ErrorCode))
 	}
+	start := time.Now()
 	if r := bm.fetch(id, 1); r.ErrorCode != kerr.ShareSessionLimitReached.Code {
 		t.Fatalf("b's first fetch with the cache full: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	// Kafka answers it after MaxWaitMillis (200 ms here), so that the
+	// client does not retry at once (KafkaApis.handleShareFetchRequest).
+	if waited := time.Since(start); waited < 180*time.Millisecond {
+		t.Errorf("SHARE_SESSION_LIMIT_REACHED after %v, want after MaxWaitMillis", waited)
 	}
 	a.epoch = 0
 	if r := a.fetch(id, 1); r.ErrorCode != 0 {
@@ -940,4 +949,453 @@ func TestTopicDeletionDropsGroupState(t *testing.T) {
 		sum := b.shareState.summary(shareKey{"sg", id, 0})
 		return sum.code == 0 && sum.start == -1
 	})
+}
+
+// TestShareGroupOffsetsTopicACLs: AlterShareGroupOffsets and
+// DeleteShareGroupOffsets check READ on each topic before looking it up,
+// so a principal without it learns nothing of which topics exist
+// (KafkaApis.handleAlterShareGroupOffsetsRequest and
+// handleDeleteShareGroupOffsetsRequest).
+func TestShareGroupOffsetsTopicACLs(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	admin := login("admin")
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.FindGroupCoordinators(ctxT(t), "workers").Error(); err != nil {
+		t.Fatal(err)
+	}
+	request := func(cl *kgo.Client, req kmsg.Request) kmsg.Response {
+		t.Helper()
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// An empty share group: a member joins and leaves.
+	for _, epoch := range []int32{0, -1} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.GroupID, hb.MemberID, hb.MemberEpoch = "workers", "m1", epoch
+		if epoch == 0 {
+			hb.SubscribedTopicNames = []string{"jobs"}
+		}
+		if code := request(admin, hb).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode; code != 0 {
+			t.Fatalf("heartbeat with epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+	}
+	alice := login("alice")
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("workers").Operations(kadm.OpRead, kadm.OpDelete))
+
+	for _, topic := range []string{"jobs", "nosuch"} {
+		alter := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		alter.GroupID = "workers"
+		alter.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 0}}}}
+		ar := request(alice, alter).(*kmsg.AlterShareGroupOffsetsResponse)
+		if ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+			t.Errorf("altering %s without READ on it: %v / %v, want TOPIC_AUTHORIZATION_FAILED", topic,
+				kerr.ErrorForCode(ar.ErrorCode), kerr.ErrorForCode(ar.Topics[0].Partitions[0].ErrorCode))
+		}
+		del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+		del.GroupID = "workers"
+		del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: topic}}
+		dr := request(alice, del).(*kmsg.DeleteShareGroupOffsetsResponse)
+		if dr.ErrorCode != 0 || dr.Topics[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || dr.Topics[0].TopicID != [16]byte{} {
+			t.Errorf("deleting %s without READ on it: %v / %v, want TOPIC_AUTHORIZATION_FAILED", topic,
+				kerr.ErrorForCode(dr.ErrorCode), kerr.ErrorForCode(dr.Topics[0].ErrorCode))
+		}
+	}
+}
+
+// TestShareMemberIDChecked: ShareGroupHeartbeat, ShareFetch and
+// ShareAcknowledge refuse a member id that is empty or longer than a
+// printed UUID (36 characters) with INVALID_REQUEST, after READ on the
+// group is checked (KafkaApis.isMemberIdValid).
+func TestShareMemberIDChecked(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	findCoordinatorRaw(t, rc, "g")
+	long := "m-01234567890123456789012345678901234" // 37 characters
+	for _, member := range []string{"", long} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "g", member, []string{"jobs"}
+		if r := rc.request(hb).(*kmsg.ShareGroupHeartbeatResponse); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("heartbeat of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+		m := &shareMember{t: t, rc: rc, group: "g", id: member}
+		if r := m.fetch(id, 1); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("fetch of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+		m.epoch = 1
+		if r := m.acknowledge(id, ack(0, 0, 1)); r.ErrorCode != kerr.InvalidRequest.Code {
+			t.Errorf("acknowledgement of member %q: %v, want INVALID_REQUEST", member, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	// 36 characters is a member id.
+	m := &shareMember{t: t, rc: rc, group: "g", id: long[:36]}
+	m.heartbeat("jobs")
+	if r := m.fetch(id, 1); r.ErrorCode != 0 {
+		t.Errorf("fetch of a 36-character member id: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+}
+
+// TestShareRenewAcknowledgements: a renew acknowledgement (KIP-1222) is
+// taken only from a request flagged IsRenewAck, else its partition is
+// answered INVALID_REQUEST; a ShareFetch flagged so must ask for nothing
+// (MaxBytes, MinBytes, MaxRecords and MaxWaitMillis 0), else it is
+// INVALID_REQUEST (KafkaApis.handleShareFetchRequest,
+// validateAcknowledgementBatches).
+func TestShareRenewAcknowledgements(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 4)); len(got) != 1 || got[0] != "0-3/1" {
+		t.Fatalf("acquired %v, want 0-3/1", got)
+	}
+
+	acknowledge := func(renewAck bool, a kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) int16 {
+		req := kmsg.NewPtrShareAcknowledgeRequest()
+		req.SetVersion(2)
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+		req.IsRenewAck = renewAck
+		req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{a}}}}}
+		resp := rc.request(req).(*kmsg.ShareAcknowledgeResponse)
+		if resp.ErrorCode == 0 {
+			m.epoch++
+		}
+		return ackCode(resp)
+	}
+	if code := acknowledge(false, ack(0, 0, 4)); code != kerr.InvalidRequest.Code {
+		t.Errorf("renewing without IsRenewAck: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
+	if code := acknowledge(true, ack(0, 0, 4)); code != 0 {
+		t.Errorf("renewing with IsRenewAck: %v", kerr.ErrorForCode(code))
+	}
+
+	fetch := func(renewAck bool, maxRecords int32, types ...int8) *kmsg.ShareFetchResponse {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.SetVersion(2)
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+		req.IsRenewAck, req.MaxRecords = renewAck, maxRecords
+		req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 0, 0, 0
+		req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0,
+			AcknowledgementBatches: []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 1, LastOffset: 1, AcknowledgeTypes: types}}}}}}
+		resp := rc.request(req).(*kmsg.ShareFetchResponse)
+		if resp.ErrorCode == 0 {
+			m.epoch++
+		}
+		return resp
+	}
+	if r := fetch(true, 10, 4); r.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("a renewing fetch asking for records: %v, want INVALID_REQUEST", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if r := fetch(false, 0, 4); r.ErrorCode != 0 || len(r.Topics) == 0 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("a fetch renewing without IsRenewAck: %+v, want the partition's INVALID_REQUEST", r)
+	}
+	if r := fetch(true, 0, 4); r.ErrorCode != 0 || len(r.Topics) == 0 || r.Topics[0].Partitions[0].AcknowledgeErrorCode != 0 {
+		t.Errorf("a renewing fetch: %+v", r)
+	}
+}
+
+// TestDescribeShareGroupOffsetsAnswers: DescribeShareGroupOffsets answers
+// as Kafka's KafkaApis and GroupCoordinatorService do: the group's topics
+// leave out those the principal may not DESCRIBE; a topic asked for and
+// not authorized has TOPIC_AUTHORIZATION_FAILED and no topic id; a topic
+// that does not exist, a partition without state and a group that is not
+// a share group have no start offset and no error; an empty topic list
+// asks for nothing.
+func TestDescribeShareGroupOffsetsAnswers(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	login := func(user string) *kgo.Client {
+		return saslClient(t, addr, plain.Auth{User: user, Pass: user + "-secret"}.AsMechanism())
+	}
+	admin := login("admin")
+	adm := kadm.NewClient(admin)
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.FindGroupCoordinators(ctxT(t), "workers", "ghost").Error(); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(cl *kgo.Client, group string, topics []kmsg.DescribeShareGroupOffsetsRequestGroupTopic) kmsg.DescribeShareGroupOffsetsResponseGroup {
+		t.Helper()
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		req.SetVersion(1)
+		req.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: group, Topics: topics}}
+		r, err := cl.SeedBrokers()[0].Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	}
+	topic := func(name string) kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
+		return kmsg.DescribeShareGroupOffsetsRequestGroupTopic{Topic: name, Partitions: []int32{0}}
+	}
+	hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+	hb.GroupID, hb.MemberID, hb.SubscribedTopicNames = "workers", "m1", []string{"jobs", "secret"}
+	if r, err := admin.SeedBrokers()[0].Request(ctxT(t), hb); err != nil || r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode != 0 {
+		t.Fatalf("heartbeat: %v %+v", err, r)
+	}
+	if g := describe(admin, "workers", nil); g.ErrorCode != 0 || len(g.Topics) != 2 {
+		t.Fatalf("admin describing all the group's offsets: %+v", g)
+	}
+
+	alice := login("alice")
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("workers", "ghost").Topics("jobs").Operations(kadm.OpDescribe))
+	if g := describe(alice, "workers", nil); g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].Topic != "jobs" {
+		t.Errorf("alice describing all the group's offsets: %+v, want jobs only", g)
+	}
+	g := describe(alice, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("secret")})
+	if g.ErrorCode != 0 || len(g.Topics) != 1 || g.Topics[0].TopicID != [16]byte{} ||
+		g.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || g.Topics[0].Partitions[0].StartOffset != -1 {
+		t.Errorf("alice describing secret's offsets: %+v, want TOPIC_AUTHORIZATION_FAILED without a topic id", g)
+	}
+
+	noState := func(what string, g kmsg.DescribeShareGroupOffsetsResponseGroup) {
+		t.Helper()
+		if g.ErrorCode != 0 || len(g.Topics) != 1 || len(g.Topics[0].Partitions) != 1 {
+			t.Errorf("%s: %+v", what, g)
+			return
+		}
+		if p := g.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.StartOffset != -1 || p.LeaderEpoch != 0 || p.Lag != -1 {
+			t.Errorf("%s: %+v, want no error, start offset -1, leader epoch 0, lag -1", what, p)
+		}
+	}
+	g = describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("nosuch")})
+	noState("a topic that does not exist", g)
+	if len(g.Topics) == 1 && g.Topics[0].TopicID != [16]byte{} {
+		t.Errorf("a topic that does not exist has topic id %x", g.Topics[0].TopicID)
+	}
+	noState("a partition without state", describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "jobs", Partitions: []int32{5}}}))
+	noState("a group that does not exist", describe(admin, "ghost", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{topic("jobs")}))
+	if g := describe(admin, "ghost", nil); g.ErrorCode != 0 || len(g.Topics) != 0 {
+		t.Errorf("all offsets of a group that does not exist: %+v, want none and no error", g)
+	}
+	if g := describe(admin, "workers", []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{}); g.ErrorCode != 0 || len(g.Topics) != 0 {
+		t.Errorf("no topics asked for: %+v", g)
+	}
+}
+
+// TestDeleteShareGroupOffsetsAnswers: DeleteShareGroupOffsets answers a
+// topic the group has no state in UNKNOWN_TOPIC_OR_PARTITION ("There is
+// no offset information to delete."), and gives the topic id of the
+// topics whose state it deleted only (GroupMetadataManager
+// .sharePartitionsEligibleForOffsetDeletion).
+func TestDeleteShareGroupOffsetsAnswers(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	createTopicRaw(t, rc, "other", 1)
+	findCoordinatorRaw(t, rc, "workers")
+	for _, epoch := range []int32{0, -1} {
+		hb := kmsg.NewPtrShareGroupHeartbeatRequest()
+		hb.SetVersion(1)
+		hb.GroupID, hb.MemberID, hb.MemberEpoch = "workers", "m1", epoch
+		if epoch == 0 {
+			hb.SubscribedTopicNames = []string{"jobs"}
+		}
+		if code := rc.request(hb).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode; code != 0 {
+			t.Fatalf("heartbeat with epoch %d: %v", epoch, kerr.ErrorForCode(code))
+		}
+	}
+	del := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
+	del.GroupID = "workers"
+	del.Topics = []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "other"}, {Topic: "jobs"}}
+	r := rc.request(del).(*kmsg.DeleteShareGroupOffsetsResponse)
+	if r.ErrorCode != 0 || len(r.Topics) != 2 {
+		t.Fatalf("deleting: %+v", r)
+	}
+	for _, rt := range r.Topics {
+		switch rt.Topic {
+		case "other":
+			if rt.ErrorCode != kerr.UnknownTopicOrPartition.Code || rt.ErrorMessage == nil || *rt.ErrorMessage != "There is no offset information to delete." || rt.TopicID != [16]byte{} {
+				t.Errorf("a topic without state: %+v", rt)
+			}
+		case "jobs":
+			if rt.ErrorCode != 0 || rt.TopicID != id {
+				t.Errorf("a topic with state: %+v", rt)
+			}
+		}
+	}
+}
+
+// TestAlterShareGroupOffsetsCreatesGroup: AlterShareGroupOffsets on a
+// group id no group uses creates the share group, empty, with the start
+// offsets asked for (GroupMetadataManager.alterShareGroupOffsets gets or
+// creates the group); a group of another kind is GROUP_ID_NOT_FOUND.
+func TestAlterShareGroupOffsetsCreatesGroup(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "jobs", 1)
+	for i := range 3 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	cl := newClient(t, b)
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CommitOffsets(ctxT(t), "classic", kadm.OffsetsFromRecords(kgo.Record{Topic: "jobs", Partition: 0, Offset: 1})); err != nil {
+		t.Fatal(err)
+	}
+	alter := func(group string) *kmsg.AlterShareGroupOffsetsResponse {
+		t.Helper()
+		findCoordinatorRaw(t, rc, group)
+		req := kmsg.NewPtrAlterShareGroupOffsetsRequest()
+		req.GroupID = group
+		req.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "jobs", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{{Partition: 0, StartOffset: 2}}}}
+		return rc.request(req).(*kmsg.AlterShareGroupOffsetsResponse)
+	}
+	if r := alter("classic"); r.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Errorf("altering the share offsets of a consumer group: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(r.ErrorCode))
+	}
+	r := alter("fresh")
+	if r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("altering the share offsets of a new group: %+v", r)
+	}
+	dreq := kmsg.NewPtrShareGroupDescribeRequest()
+	dreq.SetVersion(1)
+	dreq.GroupIDs = []string{"fresh"}
+	if g := rc.request(dreq).(*kmsg.ShareGroupDescribeResponse).Groups[0]; g.ErrorCode != 0 || g.GroupState != "Empty" {
+		t.Errorf("the new share group: %v %s", kerr.ErrorForCode(g.ErrorCode), g.GroupState)
+	}
+	oreq := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	oreq.Groups = []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: "fresh"}}
+	og := rc.request(oreq).(*kmsg.DescribeShareGroupOffsetsResponse).Groups[0]
+	if og.ErrorCode != 0 || len(og.Topics) != 1 || og.Topics[0].Partitions[0].StartOffset != 2 {
+		t.Errorf("the new share group's offsets: %+v, want jobs at 2", og)
+	}
+}
+
+// TestShareSessionReopenKeepsRecords: a member opening its share session
+// again (epoch 0) keeps the records it holds: they are not handed out
+// again and it may still acknowledge them. Kafka's newContext only
+// removes the previous session from the cache (ShareSessionCache.remove);
+// records are released when the session closes (epoch -1) or its
+// connection does.
+func TestShareSessionReopenKeepsRecords(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 2)); len(got) != 1 || got[0] != "0-1/1" {
+		t.Fatalf("acquired %v, want 0-1/1", got)
+	}
+	m.epoch = 0
+	if got := acquired(t, m.fetch(id, 10)); len(got) != 1 || got[0] != "2-3/1" {
+		t.Errorf("after opening the session again acquired %v, want 2-3/1 (0-1 are still the member's)", got)
+	}
+	if code := ackCode(m.acknowledge(id, ack(0, 3, 1))); code != 0 {
+		t.Errorf("accepting the records held across the new session: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// TestShareFetchNoMaxRecords: a ShareFetch with MaxRecords 0 acquires
+// nothing (SharePartition.acquire: "Nothing to acquire" for
+// maxFetchRecords <= 0).
+func TestShareFetchNoMaxRecords(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 4 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	if got := acquired(t, m.fetch(id, 0)); len(got) != 0 {
+		t.Errorf("MaxRecords 0 acquired %v", got)
+	}
+	if got := acquired(t, m.fetch(id, 10)); len(got) != 1 || got[0] != "0-3/1" {
+		t.Errorf("then acquired %v, want 0-3/1", got)
+	}
+}
+
+// TestShareFetchBatchSize: in the batch-optimized acquire mode the
+// records acquired for the first time are answered as runs of about
+// BatchSize records, cut at record batch boundaries
+// (SharePartition.createBatches).
+func TestShareFetchBatchSize(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range 5 {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	req := kmsg.NewPtrShareFetchRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id)
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 200, 1, 1<<20, 10, 2
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
+	got := acquired(t, rc.request(req).(*kmsg.ShareFetchResponse))
+	if want := []string{"0-1/1", "2-3/1", "4-4/1"}; !slices.Equal(got, want) {
+		t.Errorf("acquired %v, want %v", got, want)
+	}
+}
+
+// TestShareAcknowledgeValidatedFirst: malformed acknowledgement batches
+// are INVALID_REQUEST before the partition is looked up
+// (KafkaApis.handleAcknowledgements validates them first).
+func TestShareAcknowledgeValidatedFirst(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	if r := m.fetch(id, 1); r.ErrorCode != 0 {
+		t.Fatalf("opening the session: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.SetVersion(2)
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
+	req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{
+		{Partition: 7, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{ack(3, 1, 1)}},
+	}}}
+	r := rc.request(req).(*kmsg.ShareAcknowledgeResponse)
+	if code := ackCode(r); code != kerr.InvalidRequest.Code {
+		t.Errorf("a malformed batch for a partition that does not exist: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
+	}
 }

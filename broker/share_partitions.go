@@ -196,8 +196,9 @@ type shareFetched struct {
 }
 
 // acquire hands member up to maxRecords records (maxBytes of batches, the
-// first batch whole) that no one holds.
-func (sps *sharePartitions) acquire(sp *sharePartition, member string, maxRecords int, strict bool, maxBytes int) shareFetched {
+// first batch whole) that no one holds. Without strict, records delivered
+// for the first time are answered in runs of about batchSize.
+func (sps *sharePartitions) acquire(sp *sharePartition, member string, maxRecords int, strict bool, batchSize, maxBytes int) shareFetched {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if code := sps.ready(sp); code != 0 {
@@ -230,7 +231,36 @@ func (sps *sharePartitions) acquire(sp *sharePartition, member string, maxRecord
 	if len(acquired) == 0 {
 		return shareFetched{}
 	}
+	if !strict {
+		acquired = splitFirstDeliveries(acquired, batches, batchSize)
+	}
 	return shareFetched{records: trimToAcquired(kept, acquired), acquired: acquired}
+}
+
+// splitFirstDeliveries cuts the runs of records delivered for the first
+// time at the first record batch at least batchSize records into the run,
+// and so on, as Kafka's SharePartition.createBatches answers new records
+// in its batch-optimized acquire mode; redeliveries stay as they are.
+func splitFirstDeliveries(acquired []share.Acquired, batches []share.LogBatch, batchSize int) []share.Acquired {
+	var out []share.Acquired
+	for _, a := range acquired {
+		if a.DeliveryCount != 1 || a.LastOffset-a.FirstOffset+1 <= int64(batchSize) {
+			out = append(out, a)
+			continue
+		}
+		first := a.FirstOffset
+		for _, b := range batches {
+			if b.BaseOffset > a.LastOffset {
+				break
+			}
+			if b.BaseOffset-first >= int64(batchSize) {
+				out = append(out, share.Acquired{FirstOffset: first, LastOffset: b.BaseOffset - 1, DeliveryCount: 1})
+				first = b.BaseOffset
+			}
+		}
+		out = append(out, share.Acquired{FirstOffset: first, LastOffset: a.LastOffset, DeliveryCount: 1})
+	}
+	return out
 }
 
 // acknowledge applies member's acknowledgements and writes the state.

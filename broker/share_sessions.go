@@ -11,9 +11,10 @@ import (
 // session (replacing the member's previous one), each later request
 // carries the next epoch, and -1 closes it. A closed session, or the
 // connection it was opened on closing, releases the records the member
-// holds in its partitions, as Kafka does. At most
+// holds in its partitions, as Kafka does; a replaced one does not. At most
 // group.share.max.share.sessions are open: a new member's first fetch
-// beyond them is answered SHARE_SESSION_LIMIT_REACHED.
+// beyond them is answered SHARE_SESSION_LIMIT_REACHED, after the fetch's
+// MaxWaitMillis as in Kafka.
 type shareSessions struct {
 	b  *Broker
 	mu sync.Mutex
@@ -43,8 +44,10 @@ func newShareSessions(b *Broker) *shareSessions {
 	return &shareSessions{b: b, m: map[shareSessionKey]*shareSession{}}
 }
 
-// open starts a new session for the member, ending its previous one; nil
-// when the cache is full.
+// open starts a new session for the member, replacing its previous one;
+// nil when the cache is full. The records the member holds stay its own,
+// as in Kafka (newContext only removes the previous session from the
+// cache).
 func (ss *shareSessions) open(k shareSessionKey, c *conn) *shareSession {
 	s := &shareSession{key: k, epoch: 1, conn: c}
 	ss.mu.Lock()
@@ -56,7 +59,9 @@ func (ss *shareSessions) open(k shareSessionKey, c *conn) *shareSession {
 	ss.m[k] = s
 	ss.mu.Unlock()
 	if old != nil {
-		ss.end(old)
+		old.mu.Lock()
+		old.closed = true
+		old.mu.Unlock()
 	}
 	return s
 }

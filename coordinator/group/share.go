@@ -16,8 +16,10 @@ import (
 //   - Members name themselves (a client-made UUID) and join with epoch 0
 //     and a non-empty list of topic names; -1 leaves. Any other epoch must
 //     be the member's, or its previous one (the answer carrying the new
-//     epoch may have been lost); a rejoin with epoch 0 of a known member
-//     keeps it as it is and answers with its whole assignment.
+//     epoch may have been lost); so must epoch 0 from a known member, as
+//     Kafka checks it (getOrMaybeSubscribeShareGroupMember): it is taken
+//     only while the member's previous epoch is 0, and then answered with
+//     the whole assignment.
 //   - The group epoch counts changes of what the group consumes: a member
 //     joins, leaves or changes its topics, or a subscribed topic appears,
 //     disappears or grows. The next heartbeat after a bump computes the
@@ -32,7 +34,8 @@ import (
 //
 // A share group is Empty without members and Stable with some; an empty one
 // stays, with the partitions whose share state it initialized, until
-// DeleteGroups deletes it. Group ids are one namespace: a share group is
+// DeleteGroups deletes it. AlterShareGroupOffsets on an unused group id
+// creates the share group, empty, as Kafka's does. Group ids are one namespace: a share group is
 // never converted to or from another kind, and the other protocols'
 // requests for it get Kafka's answers (GROUP_ID_NOT_FOUND,
 // INCONSISTENT_GROUP_PROTOCOL for JoinGroup, UNKNOWN_MEMBER_ID for the
@@ -176,8 +179,6 @@ func (c *Coordinator) shareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest, clien
 	case m == nil:
 		c.logger.Info("member joins the share group", "group", g.id, "member", req.MemberID)
 		m = &shareMember{id: req.MemberID, previousEpoch: -1, assigned: assignment{}}
-	case joining:
-		// Epoch 0 from a known member: it carries on as it is.
 	case req.MemberEpoch > m.epoch:
 		return refuse(errFencedMemberEpoch, "The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
 	case req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
@@ -505,7 +506,11 @@ func (c *Coordinator) ShareInitialized(group string, topicID [16]byte, partition
 // has been initialized (Kafka's initializeShareGroupState), and returns
 // once that is stored; on a failed write nothing is recorded.
 func (c *Coordinator) MarkShareInitialized(group string, parts map[[16]byte][]int32) int16 {
-	return c.changeInitialized(group, func(sg *shareGroup, names func([16]byte) string) {
+	return c.changeInitialized(group, addInitialized(parts))
+}
+
+func addInitialized(parts map[[16]byte][]int32) func(sg *shareGroup, names func([16]byte) string) {
+	return func(sg *shareGroup, names func([16]byte) string) {
 		for t, ps := range parts {
 			if len(ps) == 0 {
 				continue
@@ -517,7 +522,61 @@ func (c *Coordinator) MarkShareInitialized(group string, parts map[[16]byte][]in
 			}
 			it.partitions = sortedUniqueInt32s(append(it.partitions, ps...))
 		}
-	})
+	}
+}
+
+// ShareOffsetsAlterable answers whether AlterShareGroupOffsets may set
+// the group's start offsets: 0 for a share group without members or an id
+// no group uses (MarkShareOffsetsAltered creates the share group, as
+// Kafka's alterShareGroupOffsets gets or creates it), NON_EMPTY_GROUP for
+// a share group with members, GROUP_ID_NOT_FOUND for a group of another
+// kind, or why this coordinator cannot serve the group.
+func (c *Coordinator) ShareOffsetsAlterable(group string) int16 {
+	g, code := c.acquire(group, false)
+	switch {
+	case code == errGroupIDNotFound:
+		return 0
+	case code != 0:
+		return code
+	}
+	defer g.mu.Unlock()
+	switch {
+	case g.share == nil && g.state != Dead && g.unused():
+		return 0
+	case g.share == nil || g.state == Dead:
+		return errGroupIDNotFound
+	case len(g.share.members) > 0:
+		return errNonEmptyGroup
+	}
+	return 0
+}
+
+// MarkShareOffsetsAltered is MarkShareInitialized for the partitions
+// AlterShareGroupOffsets set, creating the share group when the id is
+// unused.
+func (c *Coordinator) MarkShareOffsetsAltered(group string, parts map[[16]byte][]int32) int16 {
+	g, code := c.acquire(group, true)
+	if code != 0 {
+		return code
+	}
+	created := false
+	if g.share == nil && g.state != Dead && g.unused() {
+		g.share, created = newShareGroup(), true
+	}
+	if g.share == nil || g.state == Dead {
+		code = errGroupIDNotFound
+	} else if code = c.changeInitializedLocked(g, addInitialized(parts)); code != 0 && created {
+		g.share = nil
+	}
+	if code == 0 && created {
+		c.logger.Info("group is a share group", "group", g.id)
+	}
+	unused := g.unused()
+	g.mu.Unlock()
+	if unused {
+		c.removeIfUnused(g)
+	}
+	return code
 }
 
 // ForgetSharePartitions removes partitions from the group's initialized

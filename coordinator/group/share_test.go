@@ -337,7 +337,7 @@ func TestShareGroupMemberEpochs(t *testing.T) {
 	for _, tc := range []struct {
 		epoch int32
 		want  int16
-	}{{3, errFencedMemberEpoch}, {1, 0}, {0, 0}, {-2, errInvalidRequest}} {
+	}{{3, errFencedMemberEpoch}, {1, 0}, {0, errFencedMemberEpoch}, {-2, errInvalidRequest}} {
 		m := *a
 		m.epoch = tc.epoch
 		req := m.request()
@@ -384,6 +384,15 @@ func TestShareGroupMemberEpochs(t *testing.T) {
 	}
 	if f.c.IsShareGroup("nope") {
 		t.Error("a refused heartbeat left a group behind")
+	}
+	// Epoch 0 again from a member at its first epoch matches its previous
+	// epoch (0): taken, with the whole assignment.
+	d := f.shareMember("d", "t")
+	d.mustHeartbeat()
+	again := *d
+	again.epoch = 0
+	if resp := again.heartbeat(); resp.ErrorCode != 0 || resp.MemberEpoch != d.epoch || resp.Assignment == nil {
+		t.Errorf("epoch 0 from a member at its first epoch: %+v", resp)
 	}
 }
 
@@ -938,4 +947,36 @@ func TestTopicsDeleted(t *testing.T) {
 	check("after the deletion")
 	f = f.restart()
 	check("after a restart")
+}
+
+// AlterShareGroupOffsets may set the offsets of an empty share group or of
+// an id no group uses, which becomes an empty share group that survives a
+// restart (Kafka's alterShareGroupOffsets gets or creates the group); a
+// group of another kind is GROUP_ID_NOT_FOUND, one with members
+// NON_EMPTY_GROUP.
+func TestShareOffsetsAltered(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	cons := f.member("c", "t")
+	cons.group = "cons"
+	cons.mustHeartbeat()
+	f.shareMember("a", "t").mustHeartbeat()
+	for id, want := range map[string]int16{"fresh": 0, "cons": errGroupIDNotFound, "g": errNonEmptyGroup} {
+		if code := f.c.ShareOffsetsAlterable(id); code != want {
+			t.Errorf("ShareOffsetsAlterable(%s): %d, want %d", id, code, want)
+		}
+	}
+	if code := f.c.MarkShareOffsetsAltered("cons", map[[16]byte][]int32{{1}: {0}}); code != errGroupIDNotFound {
+		t.Errorf("MarkShareOffsetsAltered of a consumer group: %d", code)
+	}
+	if code := f.c.MarkShareOffsetsAltered("fresh", map[[16]byte][]int32{{1}: {0, 1}}); code != 0 {
+		t.Fatalf("MarkShareOffsetsAltered of a new group: %d", code)
+	}
+	f2 := f.restart()
+	if d := f2.describeShare("fresh"); d.ErrorCode != 0 || d.GroupState != "Empty" {
+		t.Fatalf("the new share group after a restart: %+v", d)
+	}
+	if parts, code := f2.c.SharePartitions("fresh"); code != 0 || !slices.Equal(parts[[16]byte{1}], []int32{0, 1}) {
+		t.Fatalf("its partitions after a restart: %v, %d", parts, code)
+	}
 }

@@ -49,7 +49,7 @@
 // member's record count is reached, so a client sees batch boundaries; in
 // strict mode (KIP-1206) the count is never exceeded. The window does not
 // grow by a new batch once it holds MaxInFlight offsets, though one batch
-// may take it past that.
+// may take it past that; in strict mode it never goes past.
 //
 // Each acquisition adds one to the record's delivery count and locks it
 // to the member until now + LockDuration. The lock ends when the member
@@ -57,8 +57,9 @@
 // or when the deadline passes (ExpireLocks; NextDeadline tells the caller
 // when to call it). A Renew acknowledgement (KIP-1222) restarts the lock.
 // A released record becomes Available again, unless its delivery count
-// has reached DeliveryLimit: then it is Archived. Delivery counts never go
-// down.
+// has reached DeliveryLimit: then it is Archived. A record released
+// because its member's session ended was not delivered, as Kafka counts:
+// its delivery count goes back down and it is never archived then.
 //
 // # Acknowledging
 //

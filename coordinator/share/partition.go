@@ -233,6 +233,13 @@ func (p *Partition) Acquire(member string, batches []LogBatch, end int64, maxRec
 		if strict && maxRecords > 0 {
 			last = min(last, first+int64(maxRecords-taken)-1)
 		}
+		if strict && cfg.MaxInFlight > 0 {
+			// No further than the window has room for, as Kafka's
+			// lastOffsetAndMaxRecordsToAcquire.
+			if last = min(last, p.start+int64(cfg.MaxInFlight)-1); last < first {
+				break
+			}
+		}
 		// Offsets no batch holds, up to this one, are archived.
 		for p.EndOffset() < first {
 			p.recs = append(p.recs, record{state: Archived})
@@ -250,17 +257,8 @@ func (p *Partition) Acquire(member string, batches []LogBatch, end int64, maxRec
 // returns 0, or a Kafka error code and changes nothing. Batches out of
 // offset order or overlapping are INVALID_REQUEST.
 func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, cfg Config) int16 {
-	for i, a := range acks {
-		if a.FirstOffset > a.LastOffset ||
-			(len(a.Types) != 1 && int64(len(a.Types)) != a.LastOffset-a.FirstOffset+1) ||
-			(i > 0 && a.FirstOffset <= acks[i-1].LastOffset) {
-			return errInvalidRequest
-		}
-		for _, t := range a.Types {
-			if t < AckGap || t > AckRenew {
-				return errInvalidRequest
-			}
-		}
+	if !ValidAcks(acks) {
+		return errInvalidRequest
 	}
 	for _, a := range acks {
 		if a.FirstOffset < p.start || a.LastOffset >= p.EndOffset() {
@@ -298,10 +296,43 @@ func (p *Partition) Acknowledge(member string, acks []AckBatch, now time.Time, c
 	return 0
 }
 
+// ValidAcks reports whether acknowledgement batches are well formed: in
+// offset order without overlaps, each with one type or one per offset, of
+// known types. Kafka answers others INVALID_REQUEST before it looks at the
+// partition (KafkaApis.validateAcknowledgementBatches).
+func ValidAcks(acks []AckBatch) bool {
+	for i, a := range acks {
+		if a.FirstOffset > a.LastOffset ||
+			(len(a.Types) != 1 && int64(len(a.Types)) != a.LastOffset-a.FirstOffset+1) ||
+			(i > 0 && a.FirstOffset <= acks[i-1].LastOffset) {
+			return false
+		}
+		for _, t := range a.Types {
+			if t < AckGap || t > AckRenew {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // ReleaseMember makes the member's acquired records available again (its
-// session ended); reports whether anything changed.
+// session ended); reports whether anything changed. As in Kafka
+// (SharePartition.releaseAcquiredRecords), they were not delivered: their
+// delivery count goes back down, and none is archived for reaching
+// DeliveryLimit.
 func (p *Partition) ReleaseMember(member string, cfg Config) bool {
-	return p.releaseIf(cfg, func(r *record) bool { return r.owner == member })
+	changed := false
+	for i := range p.recs {
+		r := &p.recs[i]
+		if r.state == acquired && r.owner == member {
+			r.settle(Available)
+			r.deliveries = max(r.deliveries-1, 0)
+			changed = true
+		}
+	}
+	p.advance()
+	return changed
 }
 
 // ExpireLocks releases acquisitions whose lock expired by now; reports

@@ -228,11 +228,6 @@ func TestDeliveryLimit(t *testing.T) {
 	c.DeliveryLimit = 2
 	log := batches(0, 2)
 	release := map[string]func(p *Partition, now time.Time){
-		"ReleaseMember": func(p *Partition, now time.Time) {
-			if !p.ReleaseMember("m1", c) {
-				t.Error("ReleaseMember changed nothing")
-			}
-		},
 		"AckRelease": func(p *Partition, now time.Time) {
 			if code := p.Acknowledge("m1", acks(0, 2, AckRelease), now, c); code != 0 {
 				t.Errorf("release: %d", code)
@@ -272,7 +267,7 @@ func TestDeliveryLimitArchivesOnlyAtTheLimit(t *testing.T) {
 	c.DeliveryLimit = 2
 	p := NewPartition(Snapshot{Batches: []StateBatch{{0, 0, Available, 1}}})
 	p.Acquire("m1", batches(0, 1), 2, 0, false, t0, c)
-	p.ReleaseMember("m1", c)
+	p.ExpireLocks(t0.Add(c.LockDuration), c)
 	// Offset 0 reached the limit, offset 1 did not; the start stops at 1.
 	if d, want := dump(p), "1: a1"; d != want {
 		t.Errorf("window %q, want %q", d, want)
@@ -499,7 +494,7 @@ func TestReleaseMember(t *testing.T) {
 	if !p.ReleaseMember("m2", cfg) {
 		t.Error("releasing m2 changed nothing")
 	}
-	if d, want := dump(p), "0: q1 q1 a1 a1"; d != want {
+	if d, want := dump(p), "0: q1 q1 a0 a0"; d != want {
 		t.Errorf("window %q, want %q", d, want)
 	}
 	if p.recs[0].owner != "m1" || p.recs[2].owner != "" {
@@ -676,8 +671,60 @@ func TestDeliveryComplete(t *testing.T) {
 		t.Fatalf("delivery complete %d at start %d (%s), want 5 at 0", got, p.StartOffset(), dump(p))
 	}
 	// Released at the limit, 0 is archived: the start passes them all.
-	p.ReleaseMember("m", c)
+	p.ExpireLocks(t0.Add(c.LockDuration), c)
 	if got := p.DeliveryComplete(); got != 0 || p.StartOffset() != 6 || p.AcquiredCount() != 0 {
 		t.Fatalf("after releasing 0: delivery complete %d, start %d (%s), want 0 at 6", got, p.StartOffset(), dump(p))
+	}
+}
+
+// A record released because its member's session ended was not
+// delivered: its delivery count goes back down, and one at the delivery
+// limit is not archived (SharePartition.releaseAcquiredRecords).
+func TestReleaseMemberUndoesDelivery(t *testing.T) {
+	c := cfg
+	c.DeliveryLimit = 2
+	p := NewPartition(Snapshot{Batches: []StateBatch{{0, 0, Available, 1}}})
+	if got := p.Acquire("m1", batches(0, 1), 2, 0, false, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 0, 2}, {1, 1, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	p.ReleaseMember("m1", c)
+	if d, want := dump(p), "0: a1 a0"; d != want {
+		t.Errorf("window %q, want %q", d, want)
+	}
+	if got := p.Acquire("m2", batches(0, 1), 2, 0, false, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 0, 2}, {1, 1, 1}}) {
+		t.Errorf("acquired again %v, want the same delivery counts", got)
+	}
+}
+
+// In strict mode (record limit) the new records taken stop at the
+// window's room as well as at the record count: Kafka takes the smaller
+// of maxFetchRecords and the records left to max in-flight
+// (SharePartition.lastOffsetAndMaxRecordsToAcquire).
+func TestMaxInFlightStrict(t *testing.T) {
+	c := cfg
+	c.MaxInFlight = 10
+	p := NewPartition(Snapshot{})
+	log := batches(0, 19)
+	if got := p.Acquire("m1", log, 20, 6, true, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 5, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	if got := p.Acquire("m1", log, 20, 6, true, t0, c); !reflect.DeepEqual(got, []Acquired{{6, 9, 1}}) {
+		t.Errorf("with room for 4 acquired %v, want 6-9", got)
+	}
+}
+
+// A gap before the next batch counts in the window's room too.
+func TestMaxInFlightStrictGap(t *testing.T) {
+	c := cfg
+	c.MaxInFlight = 10
+	p := NewPartition(Snapshot{})
+	if got := p.Acquire("m1", batches(0, 7), 20, 8, true, t0, c); !reflect.DeepEqual(got, []Acquired{{0, 7, 1}}) {
+		t.Fatalf("acquired %v", got)
+	}
+	if got := p.Acquire("m1", batches(12, 19), 20, 8, true, t0, c); got != nil {
+		t.Errorf("past the window's room acquired %v", got)
+	}
+	if got := p.Acquire("m1", batches(9, 19), 20, 8, true, t0, c); !reflect.DeepEqual(got, []Acquired{{9, 9, 1}}) {
+		t.Errorf("acquired %v, want 9-9 (8 is a gap)", got)
 	}
 }

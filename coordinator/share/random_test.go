@@ -223,7 +223,8 @@ func (s *sim) releaseMember() {
 	want := false
 	for _, m := range s.model {
 		if m.owner == member {
-			s.release(m)
+			m.owner, m.deadline, m.state = "", time.Time{}, Available
+			m.deliveries = max(m.deliveries-1, 0)
 			want = true
 		}
 	}
