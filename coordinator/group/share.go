@@ -16,10 +16,8 @@ import (
 //   - Members name themselves (a client-made UUID) and join with epoch 0
 //     and a non-empty list of topic names; -1 leaves. Any other epoch must
 //     be the member's, or its previous one (the answer carrying the new
-//     epoch may have been lost); so must epoch 0 from a known member, as
-//     Kafka checks it (getOrMaybeSubscribeShareGroupMember): it is taken
-//     only while the member's previous epoch is 0, and then answered with
-//     the whole assignment.
+//     epoch may have been lost); a rejoin with epoch 0 of a known member
+//     keeps it as it is and answers with its whole assignment.
 //   - The group epoch counts changes of what the group consumes: a member
 //     joins, leaves or changes its topics, or a subscribed topic appears,
 //     disappears or grows. The next heartbeat after a bump computes the
@@ -179,6 +177,8 @@ func (c *Coordinator) shareHeartbeat(req *kmsg.ShareGroupHeartbeatRequest, clien
 	case m == nil:
 		c.logger.Info("member joins the share group", "group", g.id, "member", req.MemberID)
 		m = &shareMember{id: req.MemberID, previousEpoch: -1, assigned: assignment{}}
+	case joining:
+		// Epoch 0 from a known member: it carries on as it is.
 	case req.MemberEpoch > m.epoch:
 		return refuse(errFencedMemberEpoch, "The share group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, m.epoch)
 	case req.MemberEpoch < m.epoch && req.MemberEpoch != m.previousEpoch:
