@@ -344,11 +344,11 @@ func (sg *streamsGroup) statuses(m *streamsMember) []kmsg.StreamsGroupHeartbeatR
 
 // validateStreamsHeartbeat applies Kafka's request checks.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeatError {
-	empty := func(s *string) bool { return s != nil && *s == "" }
+	empty := func(s *string) bool { return s != nil && blank(*s) }
 	switch {
-	case req.MemberID == "":
+	case blank(req.MemberID):
 		return refuse(errInvalidRequest, "MemberId can't be empty.")
-	case req.Group == "":
+	case blank(req.Group):
 		return refuse(errInvalidRequest, "GroupId can't be empty.")
 	case empty(req.InstanceID):
 		return refuse(errInvalidRequest, "InstanceId can't be empty.")
@@ -415,6 +415,17 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeat
 		return refuse(errInvalidRequest, "Topology can only be provided when (re-)joining.")
 	}
 	return nil
+}
+
+// blank reports a string that Java's trim() empties (only characters up
+// to the space), which Kafka's throwIfEmptyString counts as empty.
+func blank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 // streamsMemberFor finds the request's member, or makes a new one when it

@@ -401,3 +401,27 @@ func TestStreamsRandomTopologies(t *testing.T) {
 		t.Fatal("no random topology became ready")
 	}
 }
+
+// TestStreamsBlankIDsRefused: ids made only of blanks are empty ones, as
+// Kafka's throwIfEmptyString trims them (GroupMetadataManager.java).
+func TestStreamsBlankIDsRefused(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	blank := " \t"
+	for _, tc := range []struct {
+		set  func(*kmsg.StreamsGroupHeartbeatRequest)
+		want string
+	}{
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberID = blank }, "MemberId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Group = blank }, "GroupId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.InstanceID = &blank }, "InstanceId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.RackID = &blank }, "RackId can't be empty."},
+	} {
+		m := f.streamsMember("a", "p1", wordCount())
+		req := m.request()
+		tc.set(req)
+		if resp, _ := m.send(req); resp.ErrorCode != errInvalidRequest || deref(resp.ErrorMessage) != tc.want {
+			t.Errorf("want %q: %d %s", tc.want, resp.ErrorCode, deref(resp.ErrorMessage))
+		}
+	}
+}
