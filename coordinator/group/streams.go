@@ -187,11 +187,13 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 	if leaving {
 		return nil, c.streamsLeave(g, req, resp)
 	}
+	// Only a join can be refused for the group's size: an unknown member
+	// heartbeating with an epoch is told it is unknown.
 	_, known := sg.members[req.MemberID]
 	if req.InstanceID != nil {
 		_, known = sg.static[*req.InstanceID]
 	}
-	if !known && len(sg.members) >= c.cfg.StreamsMaxSize {
+	if joining && !known && len(sg.members) >= c.cfg.StreamsMaxSize {
 		return nil, refuse(errGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", c.cfg.StreamsMaxSize)
 	}
 	wasEmpty := len(sg.members) == 0

@@ -425,3 +425,20 @@ func TestStreamsBlankIDsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamsFullGroupUnknownMember: only a joining member is refused by
+// a full group; an unknown member heartbeating with an epoch is unknown,
+// as in Kafka's streamsGroupHeartbeat (GroupMetadataManager.java).
+func TestStreamsFullGroupUnknownMember(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.StreamsMaxSize = 1 })
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	b := f.streamsMember("b", "p2", wordCount())
+	if resp, _ := b.send(b.request()); resp.ErrorCode != errGroupMaxSizeReached {
+		t.Fatalf("a join to the full group: %d", resp.ErrorCode)
+	}
+	b.epoch = 3
+	if resp, _ := b.send(b.request()); resp.ErrorCode != errUnknownMemberID {
+		t.Fatalf("an unknown member's heartbeat to the full group: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}
