@@ -726,7 +726,7 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 	}
 	resp.MemberID, resp.MemberEpoch = req.MemberID, req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
-	if req.ShutdownApplication {
+	if req.ShutdownApplication && sg.shutdownBy == "" {
 		sg.shutdownBy = m.id
 	}
 	if req.MemberEpoch == staticLeaveEpoch {

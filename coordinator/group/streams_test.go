@@ -442,3 +442,28 @@ func TestStreamsFullGroupUnknownMember(t *testing.T) {
 		t.Fatalf("an unknown member's heartbeat to the full group: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 }
+
+// TestStreamsShutdownKeepsFirstRequester: the SHUTDOWN_APPLICATION status
+// names the first member that asked for it, also when another asks again
+// while leaving, as StreamsGroup.setShutdownRequestMemberId.
+func TestStreamsShutdownKeepsFirstRequester(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	a, b, c := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount()), f.streamsMember("c", "p3", wordCount())
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	c.mustHeartbeat()
+	req := a.request()
+	req.ShutdownApplication = true
+	a.send(req)
+	req = b.request()
+	req.MemberEpoch, req.ShutdownApplication = leaveEpoch, true
+	if resp, _ := b.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	resp, _ := c.mustHeartbeat()
+	want := "Streams group member a encountered a fatal error and requested a shutdown for the entire application."
+	if got := resp.Status[len(resp.Status)-1]; got.StatusCode != streamsStatusShutdownApplication || got.StatusDetail != want {
+		t.Fatalf("shutdown status: %+v", resp.Status)
+	}
+}
