@@ -236,10 +236,17 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 		changed = changed || m.rackID == nil || *m.rackID != *req.RackID
 		m.rackID = req.RackID
 	}
+	// A dynamic member's change of any of its metadata bumps the group
+	// epoch, as Kafka compares the whole member; a static member's only
+	// of what the assignment reads (KAFKA-20169).
+	dynamic := req.InstanceID == nil
 	if req.RebalanceTimeoutMillis != -1 {
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		rt := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		changed = changed || dynamic && m.rebalanceTimeout != rt
+		m.rebalanceTimeout = rt
 	}
 	if req.Topology != nil {
+		changed = changed || m.topologyEpoch != req.Topology.Epoch
 		m.topologyEpoch = req.Topology.Epoch
 	}
 	if req.ProcessID != nil {
@@ -259,6 +266,7 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 		changed = changed || !maps.Equal(tags, m.clientTags)
 		m.clientTags = tags
 	}
+	changed = changed || dynamic && (m.clientID != clientID || m.clientHost != clientHost)
 	m.clientID, m.clientHost = clientID, clientHost
 	sg.members[m.id] = m
 	if m.instanceID != nil {

@@ -467,3 +467,43 @@ func TestStreamsShutdownKeepsFirstRequester(t *testing.T) {
 		t.Fatalf("shutdown status: %+v", resp.Status)
 	}
 }
+
+// TestStreamsMemberMetadataChangeBumpsEpoch: any change of a member's
+// metadata (its client id or host, its rebalance timeout) bumps the group
+// epoch, as Kafka's hasStreamsMemberMetadataChanged compares the whole
+// member (GroupMetadataManager.java).
+func TestStreamsMemberMetadataChangeBumpsEpoch(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	a.mustHeartbeat()
+	for _, tc := range []struct {
+		name             string
+		clientID, host   string
+		rebalanceTimeout int32
+	}{
+		{"client id", "other-client", "/10.0.0.1", -1},
+		{"client host", "other-client", "/10.0.0.2", -1},
+		{"rebalance timeout", "other-client", "/10.0.0.2", 30000},
+	} {
+		before := f.describeStreams("app").Epoch
+		req := a.request()
+		req.RebalanceTimeoutMillis = tc.rebalanceTimeout
+		resp, _ := f.c.StreamsGroupHeartbeat(req, tc.clientID, tc.host)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("%s: %d", tc.name, resp.ErrorCode)
+		}
+		a.epoch = resp.MemberEpoch
+		if after := f.describeStreams("app").Epoch; after != before+1 {
+			t.Errorf("%s changed: group epoch %d -> %d", tc.name, before, after)
+		}
+	}
+	before := f.describeStreams("app").Epoch
+	a.f.c.StreamsGroupHeartbeat(a.request(), "other-client", "/10.0.0.2")
+	if after := f.describeStreams("app").Epoch; after != before {
+		t.Errorf("nothing changed: group epoch %d -> %d", before, after)
+	}
+}
