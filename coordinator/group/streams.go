@@ -354,6 +354,15 @@ func (sg *streamsGroup) statuses(m *streamsMember) []kmsg.StreamsGroupHeartbeatR
 
 // validateStreamsHeartbeat applies Kafka's request checks.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeatError {
+	// Kafka refuses the features it does not support before it checks
+	// anything else.
+	if req.Topology != nil {
+		for _, st := range req.Topology.Subtopologies {
+			if len(st.SourceTopicRegex) > 0 {
+				return refuse(errInvalidRequest, "Regular expressions for source topics are not supported yet.")
+			}
+		}
+	}
 	empty := func(s *string) bool { return s != nil && blank(*s) }
 	switch {
 	case blank(req.MemberID):
@@ -368,9 +377,6 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeat
 	if req.Topology != nil {
 		ids := map[string]bool{}
 		for _, st := range req.Topology.Subtopologies {
-			if len(st.SourceTopicRegex) > 0 {
-				return refuse(errInvalidRequest, "Regular expressions for source topics are not supported yet.")
-			}
 			if ids[st.SubtopologyID] {
 				// Kafka's StreamsTopology fails on the duplicate map key
 				// (an UNKNOWN_SERVER_ERROR); a clear refusal instead.

@@ -507,3 +507,20 @@ func TestStreamsMemberMetadataChangeBumpsEpoch(t *testing.T) {
 		t.Errorf("nothing changed: group epoch %d -> %d", before, after)
 	}
 }
+
+// TestStreamsRegexRefusedFirst: a topology with a source topic regex is
+// refused for it before any other check, as Kafka's
+// GroupCoordinatorService runs
+// throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures first.
+func TestStreamsRegexRefusedFirst(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	topology := wordCount()
+	topology.Subtopologies = append(topology.Subtopologies, topology.Subtopologies[0])
+	topology.Subtopologies[2].SourceTopicRegex = []string{"w.*"}
+	m := f.streamsMember("a", "p1", topology)
+	req := m.request()
+	req.MemberID = ""
+	if resp, _ := m.send(req); resp.ErrorCode != errInvalidRequest || deref(resp.ErrorMessage) != "Regular expressions for source topics are not supported yet." {
+		t.Fatalf("%d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}
