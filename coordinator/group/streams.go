@@ -89,13 +89,19 @@ type streamsGroup struct {
 	// streams.initial.rebalance.delay.ms, so that the members starting
 	// together are assigned together.
 	delay timerSlot
+	// standbys is the streams.num.standby.replicas the target was last
+	// computed with, whose change rebalances; -1 until a target is
+	// computed (Kafka stores it with the group epoch, Gregor does not, so
+	// a change while the group was not coordinated here goes unnoticed
+	// until its next rebalance).
+	standbys int
 }
 
 // newStreamsGroup starts at group and assignment epoch 1, as Kafka 4.4's,
 // so that a member's first epoch is above 0 even while the initial
 // rebalance delay holds its assignment back.
 func newStreamsGroup() *streamsGroup {
-	return &streamsGroup{epoch: 1, assignmentEpoch: 1,
+	return &streamsGroup{epoch: 1, assignmentEpoch: 1, standbys: -1,
 		members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTasks{}}
 }
 
@@ -564,6 +570,11 @@ func (c *Coordinator) maybeBumpStreamsEpoch(g *classicGroup, configured *configu
 	if sg.configured == nil || !configured.same(sg.configured) {
 		changed = true
 	}
+	// As Kafka, a change of the assignment configs since the target was
+	// last computed rebalances.
+	if sg.standbys >= 0 && sg.standbys != *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas {
+		changed = true
+	}
 	sg.configured = configured
 	if changed {
 		sg.epoch++
@@ -607,7 +618,8 @@ func (c *Coordinator) computeStreamsTarget(g *classicGroup) {
 	if sg.configured != nil && sg.configured.ready() {
 		tasks, stateful = sg.configured.tasks, sg.configured.stateful
 	}
-	sg.target = assignTasks(members, tasks, stateful, *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas)
+	sg.standbys = *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas
+	sg.target = assignTasks(members, tasks, stateful, sg.standbys)
 	sg.assignmentEpoch = sg.epoch
 }
 

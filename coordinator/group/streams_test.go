@@ -524,3 +524,37 @@ func TestStreamsRegexRefusedFirst(t *testing.T) {
 		t.Fatalf("%d %s", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 }
+
+// TestStreamsStandbyConfigChangeRebalances: a change of the group's
+// streams.num.standby.replicas bumps the group epoch on the next
+// heartbeat and the new target has the standbys, as Kafka compares the
+// assignment configs with the last ones used (KAFKA-19765,
+// GroupMetadataManager.java).
+func TestStreamsStandbyConfigChangeRebalances(t *testing.T) {
+	var own GroupConfig
+	f := newConsumerFixture(t, func(c *Config) {
+		c.GroupConfigs = func(group string) GroupConfig { return own }
+	})
+	f.topics.set("words", 1, 2)
+	f.topics.set("app-counts-repartition", 2, 2)
+	f.topics.set("app-counts-changelog", 3, 2)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	for range 4 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	before := f.describeStreams("app")
+	if before.State != "Stable" || a.owned.standby.count()+b.owned.standby.count() != 0 {
+		t.Fatalf("before: %s, standbys %v %v", before.State, a.owned.standby, b.owned.standby)
+	}
+	one := 1
+	own = GroupConfig{StreamsNumStandbyReplicas: &one}
+	for range 4 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	after := f.describeStreams("app")
+	if after.Epoch != before.Epoch+1 || a.owned.standby.count()+b.owned.standby.count() != 2 {
+		t.Fatalf("after: epoch %d (was %d), standbys %v %v", after.Epoch, before.Epoch, a.owned.standby, b.owned.standby)
+	}
+}
