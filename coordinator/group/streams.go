@@ -773,7 +773,8 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 }
 
 // removeStreamsMember removes a member; the group epoch is bumped so that
-// the others take its tasks over.
+// the next heartbeat computes a target without it (Kafka's
+// streamsGroupFenceMember writes only the new epoch).
 func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 	sg := g.streams
 	m.stopTimers()
@@ -786,7 +787,6 @@ func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 		sg.shutdownBy = ""
 	}
 	sg.epoch++
-	c.computeStreamsTarget(g)
 }
 
 // partitionsByEndpoint lists, for each member with a user endpoint, the

@@ -558,3 +558,33 @@ func TestStreamsStandbyConfigChangeRebalances(t *testing.T) {
 		t.Fatalf("after: epoch %d (was %d), standbys %v %v", after.Epoch, before.Epoch, a.owned.standby, b.owned.standby)
 	}
 }
+
+// TestStreamsLeaveAssignsOnNextHeartbeat: a member's leave bumps the group
+// epoch, and the new target is computed by the next heartbeat, as Kafka's
+// streamsGroupFenceMember writes only the epoch (GroupMetadataManager.java):
+// meanwhile the group is Assigning.
+func TestStreamsLeaveAssignsOnNextHeartbeat(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 2)
+	f.topics.set("app-counts-repartition", 2, 2)
+	f.topics.set("app-counts-changelog", 3, 2)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	for range 3 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	before := f.describeStreams("app")
+	req := b.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := b.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	d := f.describeStreams("app")
+	if d.State != "Assigning" || d.Epoch != before.Epoch+1 || d.AssignmentEpoch != before.AssignmentEpoch {
+		t.Fatalf("after the leave: %s, epochs %d/%d (before %d/%d)", d.State, d.Epoch, d.AssignmentEpoch, before.Epoch, before.AssignmentEpoch)
+	}
+	a.mustHeartbeat()
+	if d := f.describeStreams("app"); d.AssignmentEpoch != d.Epoch || a.owned.active.count() != 4 {
+		t.Fatalf("after a's heartbeat: epochs %d/%d, a has %v", d.Epoch, d.AssignmentEpoch, a.owned)
+	}
+}
