@@ -640,18 +640,24 @@ func (c *Coordinator) reconcileStreams(g *classicGroup, m *streamsMember, owned 
 		c.nextStreamsAssignment(g, m, m.epoch, owned)
 	}
 	if m.state == memberUnrevokedPartitions {
-		epoch := m.epoch
-		c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
-			if m.epoch == epoch && m.state == memberUnrevokedPartitions && g.streams != nil && g.streams.members[m.id] == m {
-				c.logger.Info("streams group member fenced: it did not revoke its tasks within its rebalance timeout",
-					"group", g.id, "member", m.id, "epoch", epoch)
-				c.removeStreamsMember(g, m)
-				c.persistOrLog(g)
-			}
-		})
+		c.armStreamsRebalance(g, m)
 	} else {
 		m.rebalance.stop()
 	}
+}
+
+// armStreamsRebalance gives a member that must give up tasks its rebalance
+// timeout to do so at its current epoch.
+func (c *Coordinator) armStreamsRebalance(g *classicGroup, m *streamsMember) {
+	epoch := m.epoch
+	c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
+		if m.epoch == epoch && m.state == memberUnrevokedPartitions && g.streams != nil && g.streams.members[m.id] == m {
+			c.logger.Info("streams group member fenced: it did not revoke its tasks within its rebalance timeout",
+				"group", g.id, "member", m.id, "epoch", epoch)
+			c.removeStreamsMember(g, m)
+			c.persistOrLog(g)
+		}
+	})
 }
 
 // nextStreamsAssignment is CurrentAssignmentBuilder.computeNextAssignment.

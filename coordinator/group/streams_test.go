@@ -588,3 +588,30 @@ func TestStreamsLeaveAssignsOnNextHeartbeat(t *testing.T) {
 		t.Fatalf("after a's heartbeat: epochs %d/%d, a has %v", d.Epoch, d.AssignmentEpoch, a.owned)
 	}
 }
+
+// TestStreamsLoadedRevokingMemberTimesOut: a member loaded while it has
+// tasks to give up gets its rebalance timeout again, as Kafka's onLoaded
+// schedules it for UNREVOKED_TASKS members (GroupMetadataManager.java):
+// if it goes on holding them it is fenced.
+func TestStreamsLoadedRevokingMemberTimesOut(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	a.mustHeartbeat()
+	held := a.owned
+	b.mustHeartbeat()
+	a.mustHeartbeat() // told to give up half
+	f2 := f.restart()
+	a.f, b.f = f2, f2
+	a.owned = held // it does not give them up
+	for i := range 3 {
+		f2.clock.Advance(25 * time.Second)
+		b.send(b.request())
+		resp, _ := a.send(a.request())
+		if fenced := resp.ErrorCode != 0; fenced != (i == 2) {
+			t.Fatalf("%d s after the load: %d (fenced only after its 60 s rebalance timeout)", 25*(i+1), resp.ErrorCode)
+		}
+	}
+}
