@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -556,10 +557,20 @@ func (sg *streamsGroup) checkTopology(req *kmsg.StreamsGroupHeartbeatRequest) *h
 	if req.Topology == nil || sg.topology == nil || req.Topology.Epoch < sg.topology.Epoch {
 		return nil
 	}
-	if !bytes.Equal(topologyValue(req.Topology), topologyValue(sg.topology)) {
+	if !bytes.Equal(topologyValue(byID(req.Topology)), topologyValue(byID(sg.topology))) {
 		return refuse(errInvalidRequest, "Topology updates are not supported yet.")
 	}
 	return nil
+}
+
+// byID is t with its subtopologies sorted by id: Kafka keeps them by id,
+// so their order does not make another topology.
+func byID(t *kmsg.StreamsGroupHeartbeatRequestTopology) *kmsg.StreamsGroupHeartbeatRequestTopology {
+	out := *t
+	out.Subtopologies = slices.SortedFunc(slices.Values(t.Subtopologies), func(a, b kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) int {
+		return strings.Compare(a.SubtopologyID, b.SubtopologyID)
+	})
+	return &out
 }
 
 // maybeBumpStreamsEpoch takes the topology as configured against the

@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -613,5 +614,20 @@ func TestStreamsLoadedRevokingMemberTimesOut(t *testing.T) {
 		if fenced := resp.ErrorCode != 0; fenced != (i == 2) {
 			t.Fatalf("%d s after the load: %d (fenced only after its 60 s rebalance timeout)", 25*(i+1), resp.ErrorCode)
 		}
+	}
+}
+
+// TestStreamsTopologySubtopologyOrder: a member joining with the group's
+// topology, its subtopologies in another order, is not refused, as
+// Kafka's StreamsTopology keeps them by id (StreamsTopology.java).
+func TestStreamsTopologySubtopologyOrder(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	reordered := wordCount()
+	slices.Reverse(reordered.Subtopologies)
+	b := f.streamsMember("b", "p2", reordered)
+	if resp, _ := b.send(b.request()); resp.ErrorCode != 0 {
+		t.Fatalf("the same topology reordered: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 }
