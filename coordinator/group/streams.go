@@ -605,7 +605,9 @@ func (c *Coordinator) armInitialDelay(g *classicGroup) {
 		return
 	}
 	c.after(g, &g.streams.delay, d, func() {
-		if sg := g.streams; sg != nil && sg.epoch > sg.assignmentEpoch {
+		// As Kafka's computeDelayedTargetAssignment, not for a group its
+		// members have left meanwhile.
+		if sg := g.streams; sg != nil && len(sg.members) > 0 && sg.epoch > sg.assignmentEpoch {
 			c.computeStreamsTarget(g)
 			c.persistOrLog(g)
 		}

@@ -631,3 +631,24 @@ func TestStreamsTopologySubtopologyOrder(t *testing.T) {
 		t.Fatalf("the same topology reordered: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
 }
+
+// TestStreamsInitialDelayEmptyGroup: when the initial rebalance delay ends
+// on a group its members have all left, no target is computed, as
+// Kafka's computeDelayedTargetAssignment skips an empty group
+// (GroupMetadataManager.java).
+func TestStreamsInitialDelayEmptyGroup(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.StreamsInitialRebalanceDelay = 3 * time.Second })
+	f.topics.set("words", 1, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	req := a.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := a.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	before := f.describeStreams("app")
+	f.clock.Advance(3 * time.Second)
+	if d := f.describeStreams("app"); d.State != "Empty" || d.AssignmentEpoch != before.AssignmentEpoch || d.Epoch != before.Epoch {
+		t.Fatalf("after the delay: %s, epochs %d/%d (before %d/%d)", d.State, d.Epoch, d.AssignmentEpoch, before.Epoch, before.AssignmentEpoch)
+	}
+}
