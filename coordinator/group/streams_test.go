@@ -652,3 +652,24 @@ func TestStreamsInitialDelayEmptyGroup(t *testing.T) {
 		t.Fatalf("after the delay: %s, epochs %d/%d (before %d/%d)", d.State, d.Epoch, d.AssignmentEpoch, before.Epoch, before.AssignmentEpoch)
 	}
 }
+
+// TestStreamsTxnCommitAnonymousNeedsMinusOne: a transactional commit to a
+// streams group with members names no member only with generation -1;
+// another negative generation is a member's, and no member "" exists, as
+// in Kafka's StreamsGroup.validateOffsetCommit.
+func TestStreamsTxnCommitAnonymousNeedsMinusOne(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	commit := func(generation int32) int16 {
+		req := txnCommitRequest(4, "app", 1, 0, "words", 0, 5)
+		req.Generation = generation
+		return f.c.TxnOffsetCommit(req, allTopics).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit(-1); code != 0 {
+		t.Fatalf("generation -1: %d", code)
+	}
+	if code := commit(-2); code != errUnknownMemberID {
+		t.Fatalf("generation -2: %d, want UNKNOWN_MEMBER_ID", code)
+	}
+}
