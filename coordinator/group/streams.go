@@ -793,7 +793,8 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 
 // removeStreamsMember removes a member; the group epoch is bumped so that
 // the next heartbeat computes a target without it (Kafka's
-// streamsGroupFenceMember writes only the new epoch).
+// streamsGroupFenceMember writes only the new epoch), and when it was the
+// last the assignment epoch catches up (KAFKA-20442).
 func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 	sg := g.streams
 	m.stopTimers()
@@ -802,10 +803,11 @@ func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 	if m.instanceID != nil && sg.static[*m.instanceID] == m.id {
 		delete(sg.static, *m.instanceID)
 	}
+	sg.epoch++
 	if len(sg.members) == 0 {
 		sg.shutdownBy = ""
+		sg.assignmentEpoch = sg.epoch
 	}
-	sg.epoch++
 }
 
 // partitionsByEndpoint lists, for each member with a user endpoint, the

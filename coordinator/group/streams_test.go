@@ -673,3 +673,22 @@ func TestStreamsTxnCommitAnonymousNeedsMinusOne(t *testing.T) {
 		t.Fatalf("generation -2: %d, want UNKNOWN_MEMBER_ID", code)
 	}
 }
+
+// TestStreamsLastLeaveCatchesUpAssignmentEpoch: when the last member
+// leaves, the assignment epoch catches up with the bumped group epoch, as
+// Kafka writes the target assignment epoch then (KAFKA-20442,
+// GroupMetadataManager.java streamsGroupFenceMember).
+func TestStreamsLastLeaveCatchesUpAssignmentEpoch(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	req := a.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := a.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	if d := f.describeStreams("app"); d.State != "Empty" || d.AssignmentEpoch != d.Epoch {
+		t.Fatalf("after the last leave: %s, epochs %d/%d", d.State, d.Epoch, d.AssignmentEpoch)
+	}
+}
