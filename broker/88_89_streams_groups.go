@@ -40,19 +40,24 @@ func handleStreamsGroupHeartbeat(b *Broker, c *conn, req *kmsg.StreamsGroupHeart
 		return refuse(errGroupAuthorization, "")
 	}
 	if req.Topology != nil {
+		// The topics named, each once, in the order the topology first
+		// names them, as Kafka lists them in its refusals.
 		var required []string
-		for _, st := range req.Topology.Subtopologies {
-			required = append(required, st.SourceTopics...)
-			required = append(required, st.RepartitionSinkTopics...)
-			for _, ti := range st.RepartitionSourceTopics {
-				required = append(required, ti.Topic)
-			}
-			for _, ti := range st.StateChangelogTopics {
-				required = append(required, ti.Topic)
+		seen := map[string]bool{}
+		need := func(t string) {
+			if !seen[t] {
+				seen[t] = true
+				required = append(required, t)
 			}
 		}
-		slices.Sort(required)
-		required = slices.Compact(required)
+		for _, st := range req.Topology.Subtopologies {
+			for _, t := range slices.Concat(st.SourceTopics, st.RepartitionSinkTopics) {
+				need(t)
+			}
+			for _, ti := range slices.Concat(st.RepartitionSourceTopics, st.StateChangelogTopics) {
+				need(ti.Topic)
+			}
+		}
 		var internal, invalid, unauthorized []string
 		for _, t := range required {
 			switch {

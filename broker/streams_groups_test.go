@@ -272,3 +272,24 @@ func TestClusterStreamsGroup(t *testing.T) {
 		t.Fatalf("heartbeat to the new coordinator: %d, epoch %d want %d", resp.ErrorCode, resp.MemberEpoch, epoch)
 	}
 }
+
+// TestStreamsTopologyTopicsInOrder: a refused topology names its internal
+// or invalid topics in the order the topology names them, as Kafka's
+// KafkaApis.handleStreamsGroupHeartbeat lists its distinct required
+// topics.
+func TestStreamsTopologyTopicsInOrder(t *testing.T) {
+	b := startBroker(t, streamsProps(t.TempDir()))
+	rc := dialRaw(t, b)
+	req := wordCountHeartbeat("m1")
+	st := &req.Topology.Subtopologies[0]
+	st.SourceTopics, st.RepartitionSinkTopics = []string{"__transaction_state"}, []string{"__consumer_offsets"}
+	resp := rc.request(req).(*kmsg.StreamsGroupHeartbeatResponse)
+	if want := "Use of Kafka internal topics __transaction_state,__consumer_offsets in a Kafka Streams topology is prohibited."; resp.ErrorCode != kerr.StreamsInvalidTopology.Code || resp.ErrorMessage == nil || *resp.ErrorMessage != want {
+		t.Fatalf("internal topics: %d %v", resp.ErrorCode, resp.ErrorMessage)
+	}
+	st.SourceTopics, st.RepartitionSinkTopics = []string{"z?"}, []string{"a!"}
+	resp = rc.request(req).(*kmsg.StreamsGroupHeartbeatResponse)
+	if want := "Topic names z?,a! are not valid topic names."; resp.ErrorCode != kerr.StreamsInvalidTopology.Code || resp.ErrorMessage == nil || *resp.ErrorMessage != want {
+		t.Fatalf("invalid names: %d %v", resp.ErrorCode, resp.ErrorMessage)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -89,13 +90,19 @@ type streamsGroup struct {
 	// streams.initial.rebalance.delay.ms, so that the members starting
 	// together are assigned together.
 	delay timerSlot
+	// standbys is the streams.num.standby.replicas the target was last
+	// computed with, whose change rebalances; -1 until a target is
+	// computed (Kafka stores it with the group epoch, Gregor does not, so
+	// a change while the group was not coordinated here goes unnoticed
+	// until its next rebalance).
+	standbys int
 }
 
 // newStreamsGroup starts at group and assignment epoch 1, as Kafka 4.4's,
 // so that a member's first epoch is above 0 even while the initial
 // rebalance delay holds its assignment back.
 func newStreamsGroup() *streamsGroup {
-	return &streamsGroup{epoch: 1, assignmentEpoch: 1,
+	return &streamsGroup{epoch: 1, assignmentEpoch: 1, standbys: -1,
 		members: map[string]*streamsMember{}, static: map[string]string{}, target: map[string]streamsTasks{}}
 }
 
@@ -187,11 +194,13 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 	if leaving {
 		return nil, c.streamsLeave(g, req, resp)
 	}
+	// Only a join can be refused for the group's size: an unknown member
+	// heartbeating with an epoch is told it is unknown.
 	_, known := sg.members[req.MemberID]
 	if req.InstanceID != nil {
 		_, known = sg.static[*req.InstanceID]
 	}
-	if !known && len(sg.members) >= c.cfg.StreamsMaxSize {
+	if joining && !known && len(sg.members) >= c.cfg.StreamsMaxSize {
 		return nil, refuse(errGroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", c.cfg.StreamsMaxSize)
 	}
 	wasEmpty := len(sg.members) == 0
@@ -234,10 +243,17 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 		changed = changed || m.rackID == nil || *m.rackID != *req.RackID
 		m.rackID = req.RackID
 	}
+	// A dynamic member's change of any of its metadata bumps the group
+	// epoch, as Kafka compares the whole member; a static member's only
+	// of what the assignment reads (KAFKA-20169).
+	dynamic := req.InstanceID == nil
 	if req.RebalanceTimeoutMillis != -1 {
-		m.rebalanceTimeout = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		rt := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+		changed = changed || dynamic && m.rebalanceTimeout != rt
+		m.rebalanceTimeout = rt
 	}
 	if req.Topology != nil {
+		changed = changed || m.topologyEpoch != req.Topology.Epoch
 		m.topologyEpoch = req.Topology.Epoch
 	}
 	if req.ProcessID != nil {
@@ -257,6 +273,7 @@ func (c *Coordinator) streamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, c
 		changed = changed || !maps.Equal(tags, m.clientTags)
 		m.clientTags = tags
 	}
+	changed = changed || dynamic && (m.clientID != clientID || m.clientHost != clientHost)
 	m.clientID, m.clientHost = clientID, clientHost
 	sg.members[m.id] = m
 	if m.instanceID != nil {
@@ -344,11 +361,20 @@ func (sg *streamsGroup) statuses(m *streamsMember) []kmsg.StreamsGroupHeartbeatR
 
 // validateStreamsHeartbeat applies Kafka's request checks.
 func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeatError {
-	empty := func(s *string) bool { return s != nil && *s == "" }
+	// Kafka refuses the features it does not support before it checks
+	// anything else.
+	if req.Topology != nil {
+		for _, st := range req.Topology.Subtopologies {
+			if len(st.SourceTopicRegex) > 0 {
+				return refuse(errInvalidRequest, "Regular expressions for source topics are not supported yet.")
+			}
+		}
+	}
+	empty := func(s *string) bool { return s != nil && blank(*s) }
 	switch {
-	case req.MemberID == "":
+	case blank(req.MemberID):
 		return refuse(errInvalidRequest, "MemberId can't be empty.")
-	case req.Group == "":
+	case blank(req.Group):
 		return refuse(errInvalidRequest, "GroupId can't be empty.")
 	case empty(req.InstanceID):
 		return refuse(errInvalidRequest, "InstanceId can't be empty.")
@@ -358,9 +384,6 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeat
 	if req.Topology != nil {
 		ids := map[string]bool{}
 		for _, st := range req.Topology.Subtopologies {
-			if len(st.SourceTopicRegex) > 0 {
-				return refuse(errInvalidRequest, "Regular expressions for source topics are not supported yet.")
-			}
 			if ids[st.SubtopologyID] {
 				// Kafka's StreamsTopology fails on the duplicate map key
 				// (an UNKNOWN_SERVER_ERROR); a clear refusal instead.
@@ -415,6 +438,17 @@ func validateStreamsHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *heartbeat
 		return refuse(errInvalidRequest, "Topology can only be provided when (re-)joining.")
 	}
 	return nil
+}
+
+// blank reports a string that Java's trim() empties (only characters up
+// to the space), which Kafka's throwIfEmptyString counts as empty.
+func blank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 // streamsMemberFor finds the request's member, or makes a new one when it
@@ -523,10 +557,20 @@ func (sg *streamsGroup) checkTopology(req *kmsg.StreamsGroupHeartbeatRequest) *h
 	if req.Topology == nil || sg.topology == nil || req.Topology.Epoch < sg.topology.Epoch {
 		return nil
 	}
-	if !bytes.Equal(topologyValue(req.Topology), topologyValue(sg.topology)) {
+	if !bytes.Equal(topologyValue(byID(req.Topology)), topologyValue(byID(sg.topology))) {
 		return refuse(errInvalidRequest, "Topology updates are not supported yet.")
 	}
 	return nil
+}
+
+// byID is t with its subtopologies sorted by id: Kafka keeps them by id,
+// so their order does not make another topology.
+func byID(t *kmsg.StreamsGroupHeartbeatRequestTopology) *kmsg.StreamsGroupHeartbeatRequestTopology {
+	out := *t
+	out.Subtopologies = slices.SortedFunc(slices.Values(t.Subtopologies), func(a, b kmsg.StreamsGroupHeartbeatRequestTopologySubtopology) int {
+		return strings.Compare(a.SubtopologyID, b.SubtopologyID)
+	})
+	return &out
 }
 
 // maybeBumpStreamsEpoch takes the topology as configured against the
@@ -535,6 +579,11 @@ func (sg *streamsGroup) checkTopology(req *kmsg.StreamsGroupHeartbeatRequest) *h
 func (c *Coordinator) maybeBumpStreamsEpoch(g *classicGroup, configured *configuredTopology, changed bool) {
 	sg := g.streams
 	if sg.configured == nil || !configured.same(sg.configured) {
+		changed = true
+	}
+	// As Kafka, a change of the assignment configs since the target was
+	// last computed rebalances.
+	if sg.standbys >= 0 && sg.standbys != *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas {
 		changed = true
 	}
 	sg.configured = configured
@@ -556,7 +605,9 @@ func (c *Coordinator) armInitialDelay(g *classicGroup) {
 		return
 	}
 	c.after(g, &g.streams.delay, d, func() {
-		if sg := g.streams; sg != nil && sg.epoch > sg.assignmentEpoch {
+		// As Kafka's computeDelayedTargetAssignment, not for a group its
+		// members have left meanwhile.
+		if sg := g.streams; sg != nil && len(sg.members) > 0 && sg.epoch > sg.assignmentEpoch {
 			c.computeStreamsTarget(g)
 			c.persistOrLog(g)
 		}
@@ -580,7 +631,8 @@ func (c *Coordinator) computeStreamsTarget(g *classicGroup) {
 	if sg.configured != nil && sg.configured.ready() {
 		tasks, stateful = sg.configured.tasks, sg.configured.stateful
 	}
-	sg.target = assignTasks(members, tasks, stateful, *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas)
+	sg.standbys = *c.cfg.groupConfig(g.id).StreamsNumStandbyReplicas
+	sg.target = assignTasks(members, tasks, stateful, sg.standbys)
 	sg.assignmentEpoch = sg.epoch
 }
 
@@ -601,18 +653,24 @@ func (c *Coordinator) reconcileStreams(g *classicGroup, m *streamsMember, owned 
 		c.nextStreamsAssignment(g, m, m.epoch, owned)
 	}
 	if m.state == memberUnrevokedPartitions {
-		epoch := m.epoch
-		c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
-			if m.epoch == epoch && m.state == memberUnrevokedPartitions && g.streams != nil && g.streams.members[m.id] == m {
-				c.logger.Info("streams group member fenced: it did not revoke its tasks within its rebalance timeout",
-					"group", g.id, "member", m.id, "epoch", epoch)
-				c.removeStreamsMember(g, m)
-				c.persistOrLog(g)
-			}
-		})
+		c.armStreamsRebalance(g, m)
 	} else {
 		m.rebalance.stop()
 	}
+}
+
+// armStreamsRebalance gives a member that must give up tasks its rebalance
+// timeout to do so at its current epoch.
+func (c *Coordinator) armStreamsRebalance(g *classicGroup, m *streamsMember) {
+	epoch := m.epoch
+	c.after(g, &m.rebalance, m.rebalanceTimeout, func() {
+		if m.epoch == epoch && m.state == memberUnrevokedPartitions && g.streams != nil && g.streams.members[m.id] == m {
+			c.logger.Info("streams group member fenced: it did not revoke its tasks within its rebalance timeout",
+				"group", g.id, "member", m.id, "epoch", epoch)
+			c.removeStreamsMember(g, m)
+			c.persistOrLog(g)
+		}
+	})
 }
 
 // nextStreamsAssignment is CurrentAssignmentBuilder.computeNextAssignment.
@@ -713,7 +771,7 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 	}
 	resp.MemberID, resp.MemberEpoch = req.MemberID, req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
-	if req.ShutdownApplication {
+	if req.ShutdownApplication && sg.shutdownBy == "" {
 		sg.shutdownBy = m.id
 	}
 	if req.MemberEpoch == staticLeaveEpoch {
@@ -734,7 +792,9 @@ func (c *Coordinator) streamsLeave(g *classicGroup, req *kmsg.StreamsGroupHeartb
 }
 
 // removeStreamsMember removes a member; the group epoch is bumped so that
-// the others take its tasks over.
+// the next heartbeat computes a target without it (Kafka's
+// streamsGroupFenceMember writes only the new epoch), and when it was the
+// last the assignment epoch catches up (KAFKA-20442).
 func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 	sg := g.streams
 	m.stopTimers()
@@ -743,11 +803,11 @@ func (c *Coordinator) removeStreamsMember(g *classicGroup, m *streamsMember) {
 	if m.instanceID != nil && sg.static[*m.instanceID] == m.id {
 		delete(sg.static, *m.instanceID)
 	}
+	sg.epoch++
 	if len(sg.members) == 0 {
 		sg.shutdownBy = ""
+		sg.assignmentEpoch = sg.epoch
 	}
-	sg.epoch++
-	c.computeStreamsTarget(g)
 }
 
 // partitionsByEndpoint lists, for each member with a user endpoint, the

@@ -373,7 +373,8 @@ func (rs *replayedStreams) group() *streamsGroup {
 }
 
 // resumeStreamsGroup starts coordinating a streams group loaded from the
-// log: every member's session starts now. The topology is configured
+// log: every member's session starts now, and the rebalance timeout of
+// those that must give up tasks (Kafka's onLoaded). The topology is configured
 // against the cluster's topics; if the stored targets do not cover
 // exactly its tasks (a topic changed while no one coordinated the group),
 // it is left unconfigured, so that the first heartbeat bumps the epoch.
@@ -399,5 +400,8 @@ func (c *Coordinator) resumeStreamsGroup(g *classicGroup) {
 	}
 	for _, m := range sg.members {
 		c.armStreamsSession(g, m)
+		if m.state == memberUnrevokedPartitions {
+			c.armStreamsRebalance(g, m)
+		}
 	}
 }

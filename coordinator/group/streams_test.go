@@ -3,6 +3,7 @@ package group
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -399,5 +400,295 @@ func TestStreamsRandomTopologies(t *testing.T) {
 	t.Log(stats)
 	if stats["ready true"] == 0 {
 		t.Fatal("no random topology became ready")
+	}
+}
+
+// TestStreamsBlankIDsRefused: ids made only of blanks are empty ones, as
+// Kafka's throwIfEmptyString trims them (GroupMetadataManager.java).
+func TestStreamsBlankIDsRefused(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	blank := " \t"
+	for _, tc := range []struct {
+		set  func(*kmsg.StreamsGroupHeartbeatRequest)
+		want string
+	}{
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.MemberID = blank }, "MemberId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.Group = blank }, "GroupId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.InstanceID = &blank }, "InstanceId can't be empty."},
+		{func(r *kmsg.StreamsGroupHeartbeatRequest) { r.RackID = &blank }, "RackId can't be empty."},
+	} {
+		m := f.streamsMember("a", "p1", wordCount())
+		req := m.request()
+		tc.set(req)
+		if resp, _ := m.send(req); resp.ErrorCode != errInvalidRequest || deref(resp.ErrorMessage) != tc.want {
+			t.Errorf("want %q: %d %s", tc.want, resp.ErrorCode, deref(resp.ErrorMessage))
+		}
+	}
+}
+
+// TestStreamsFullGroupUnknownMember: only a joining member is refused by
+// a full group; an unknown member heartbeating with an epoch is unknown,
+// as in Kafka's streamsGroupHeartbeat (GroupMetadataManager.java).
+func TestStreamsFullGroupUnknownMember(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.StreamsMaxSize = 1 })
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	b := f.streamsMember("b", "p2", wordCount())
+	if resp, _ := b.send(b.request()); resp.ErrorCode != errGroupMaxSizeReached {
+		t.Fatalf("a join to the full group: %d", resp.ErrorCode)
+	}
+	b.epoch = 3
+	if resp, _ := b.send(b.request()); resp.ErrorCode != errUnknownMemberID {
+		t.Fatalf("an unknown member's heartbeat to the full group: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}
+
+// TestStreamsShutdownKeepsFirstRequester: the SHUTDOWN_APPLICATION status
+// names the first member that asked for it, also when another asks again
+// while leaving, as StreamsGroup.setShutdownRequestMemberId.
+func TestStreamsShutdownKeepsFirstRequester(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	a, b, c := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount()), f.streamsMember("c", "p3", wordCount())
+	a.mustHeartbeat()
+	b.mustHeartbeat()
+	c.mustHeartbeat()
+	req := a.request()
+	req.ShutdownApplication = true
+	a.send(req)
+	req = b.request()
+	req.MemberEpoch, req.ShutdownApplication = leaveEpoch, true
+	if resp, _ := b.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	resp, _ := c.mustHeartbeat()
+	want := "Streams group member a encountered a fatal error and requested a shutdown for the entire application."
+	if got := resp.Status[len(resp.Status)-1]; got.StatusCode != streamsStatusShutdownApplication || got.StatusDetail != want {
+		t.Fatalf("shutdown status: %+v", resp.Status)
+	}
+}
+
+// TestStreamsMemberMetadataChangeBumpsEpoch: any change of a member's
+// metadata (its client id or host, its rebalance timeout) bumps the group
+// epoch, as Kafka's hasStreamsMemberMetadataChanged compares the whole
+// member (GroupMetadataManager.java).
+func TestStreamsMemberMetadataChangeBumpsEpoch(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	a.mustHeartbeat()
+	for _, tc := range []struct {
+		name             string
+		clientID, host   string
+		rebalanceTimeout int32
+	}{
+		{"client id", "other-client", "/10.0.0.1", -1},
+		{"client host", "other-client", "/10.0.0.2", -1},
+		{"rebalance timeout", "other-client", "/10.0.0.2", 30000},
+	} {
+		before := f.describeStreams("app").Epoch
+		req := a.request()
+		req.RebalanceTimeoutMillis = tc.rebalanceTimeout
+		resp, _ := f.c.StreamsGroupHeartbeat(req, tc.clientID, tc.host)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("%s: %d", tc.name, resp.ErrorCode)
+		}
+		a.epoch = resp.MemberEpoch
+		if after := f.describeStreams("app").Epoch; after != before+1 {
+			t.Errorf("%s changed: group epoch %d -> %d", tc.name, before, after)
+		}
+	}
+	before := f.describeStreams("app").Epoch
+	a.f.c.StreamsGroupHeartbeat(a.request(), "other-client", "/10.0.0.2")
+	if after := f.describeStreams("app").Epoch; after != before {
+		t.Errorf("nothing changed: group epoch %d -> %d", before, after)
+	}
+}
+
+// TestStreamsRegexRefusedFirst: a topology with a source topic regex is
+// refused for it before any other check, as Kafka's
+// GroupCoordinatorService runs
+// throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures first.
+func TestStreamsRegexRefusedFirst(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	topology := wordCount()
+	topology.Subtopologies = append(topology.Subtopologies, topology.Subtopologies[0])
+	topology.Subtopologies[2].SourceTopicRegex = []string{"w.*"}
+	m := f.streamsMember("a", "p1", topology)
+	req := m.request()
+	req.MemberID = ""
+	if resp, _ := m.send(req); resp.ErrorCode != errInvalidRequest || deref(resp.ErrorMessage) != "Regular expressions for source topics are not supported yet." {
+		t.Fatalf("%d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}
+
+// TestStreamsStandbyConfigChangeRebalances: a change of the group's
+// streams.num.standby.replicas bumps the group epoch on the next
+// heartbeat and the new target has the standbys, as Kafka compares the
+// assignment configs with the last ones used (KAFKA-19765,
+// GroupMetadataManager.java).
+func TestStreamsStandbyConfigChangeRebalances(t *testing.T) {
+	var own GroupConfig
+	f := newConsumerFixture(t, func(c *Config) {
+		c.GroupConfigs = func(group string) GroupConfig { return own }
+	})
+	f.topics.set("words", 1, 2)
+	f.topics.set("app-counts-repartition", 2, 2)
+	f.topics.set("app-counts-changelog", 3, 2)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	for range 4 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	before := f.describeStreams("app")
+	if before.State != "Stable" || a.owned.standby.count()+b.owned.standby.count() != 0 {
+		t.Fatalf("before: %s, standbys %v %v", before.State, a.owned.standby, b.owned.standby)
+	}
+	one := 1
+	own = GroupConfig{StreamsNumStandbyReplicas: &one}
+	for range 4 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	after := f.describeStreams("app")
+	if after.Epoch != before.Epoch+1 || a.owned.standby.count()+b.owned.standby.count() != 2 {
+		t.Fatalf("after: epoch %d (was %d), standbys %v %v", after.Epoch, before.Epoch, a.owned.standby, b.owned.standby)
+	}
+}
+
+// TestStreamsLeaveAssignsOnNextHeartbeat: a member's leave bumps the group
+// epoch, and the new target is computed by the next heartbeat, as Kafka's
+// streamsGroupFenceMember writes only the epoch (GroupMetadataManager.java):
+// meanwhile the group is Assigning.
+func TestStreamsLeaveAssignsOnNextHeartbeat(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 2)
+	f.topics.set("app-counts-repartition", 2, 2)
+	f.topics.set("app-counts-changelog", 3, 2)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	for range 3 {
+		a.mustHeartbeat()
+		b.mustHeartbeat()
+	}
+	before := f.describeStreams("app")
+	req := b.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := b.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	d := f.describeStreams("app")
+	if d.State != "Assigning" || d.Epoch != before.Epoch+1 || d.AssignmentEpoch != before.AssignmentEpoch {
+		t.Fatalf("after the leave: %s, epochs %d/%d (before %d/%d)", d.State, d.Epoch, d.AssignmentEpoch, before.Epoch, before.AssignmentEpoch)
+	}
+	a.mustHeartbeat()
+	if d := f.describeStreams("app"); d.AssignmentEpoch != d.Epoch || a.owned.active.count() != 4 {
+		t.Fatalf("after a's heartbeat: epochs %d/%d, a has %v", d.Epoch, d.AssignmentEpoch, a.owned)
+	}
+}
+
+// TestStreamsLoadedRevokingMemberTimesOut: a member loaded while it has
+// tasks to give up gets its rebalance timeout again, as Kafka's onLoaded
+// schedules it for UNREVOKED_TASKS members (GroupMetadataManager.java):
+// if it goes on holding them it is fenced.
+func TestStreamsLoadedRevokingMemberTimesOut(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.topics.set("app-counts-repartition", 2, 4)
+	f.topics.set("app-counts-changelog", 3, 4)
+	a, b := f.streamsMember("a", "p1", wordCount()), f.streamsMember("b", "p2", wordCount())
+	a.mustHeartbeat()
+	held := a.owned
+	b.mustHeartbeat()
+	a.mustHeartbeat() // told to give up half
+	f2 := f.restart()
+	a.f, b.f = f2, f2
+	a.owned = held // it does not give them up
+	for i := range 3 {
+		f2.clock.Advance(25 * time.Second)
+		b.send(b.request())
+		resp, _ := a.send(a.request())
+		if fenced := resp.ErrorCode != 0; fenced != (i == 2) {
+			t.Fatalf("%d s after the load: %d (fenced only after its 60 s rebalance timeout)", 25*(i+1), resp.ErrorCode)
+		}
+	}
+}
+
+// TestStreamsTopologySubtopologyOrder: a member joining with the group's
+// topology, its subtopologies in another order, is not refused, as
+// Kafka's StreamsTopology keeps them by id (StreamsTopology.java).
+func TestStreamsTopologySubtopologyOrder(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	reordered := wordCount()
+	slices.Reverse(reordered.Subtopologies)
+	b := f.streamsMember("b", "p2", reordered)
+	if resp, _ := b.send(b.request()); resp.ErrorCode != 0 {
+		t.Fatalf("the same topology reordered: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+}
+
+// TestStreamsInitialDelayEmptyGroup: when the initial rebalance delay ends
+// on a group its members have all left, no target is computed, as
+// Kafka's computeDelayedTargetAssignment skips an empty group
+// (GroupMetadataManager.java).
+func TestStreamsInitialDelayEmptyGroup(t *testing.T) {
+	f := newConsumerFixture(t, func(c *Config) { c.StreamsInitialRebalanceDelay = 3 * time.Second })
+	f.topics.set("words", 1, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	req := a.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := a.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	before := f.describeStreams("app")
+	f.clock.Advance(3 * time.Second)
+	if d := f.describeStreams("app"); d.State != "Empty" || d.AssignmentEpoch != before.AssignmentEpoch || d.Epoch != before.Epoch {
+		t.Fatalf("after the delay: %s, epochs %d/%d (before %d/%d)", d.State, d.Epoch, d.AssignmentEpoch, before.Epoch, before.AssignmentEpoch)
+	}
+}
+
+// TestStreamsTxnCommitAnonymousNeedsMinusOne: a transactional commit to a
+// streams group with members names no member only with generation -1;
+// another negative generation is a member's, and no member "" exists, as
+// in Kafka's StreamsGroup.validateOffsetCommit.
+func TestStreamsTxnCommitAnonymousNeedsMinusOne(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	f.streamsMember("a", "p1", wordCount()).mustHeartbeat()
+	commit := func(generation int32) int16 {
+		req := txnCommitRequest(4, "app", 1, 0, "words", 0, 5)
+		req.Generation = generation
+		return f.c.TxnOffsetCommit(req, allTopics).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit(-1); code != 0 {
+		t.Fatalf("generation -1: %d", code)
+	}
+	if code := commit(-2); code != errUnknownMemberID {
+		t.Fatalf("generation -2: %d, want UNKNOWN_MEMBER_ID", code)
+	}
+}
+
+// TestStreamsLastLeaveCatchesUpAssignmentEpoch: when the last member
+// leaves, the assignment epoch catches up with the bumped group epoch, as
+// Kafka writes the target assignment epoch then (KAFKA-20442,
+// GroupMetadataManager.java streamsGroupFenceMember).
+func TestStreamsLastLeaveCatchesUpAssignmentEpoch(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("words", 1, 4)
+	a := f.streamsMember("a", "p1", wordCount())
+	a.mustHeartbeat()
+	req := a.request()
+	req.MemberEpoch = leaveEpoch
+	if resp, _ := a.send(req); resp.ErrorCode != 0 {
+		t.Fatalf("leave: %d", resp.ErrorCode)
+	}
+	if d := f.describeStreams("app"); d.State != "Empty" || d.AssignmentEpoch != d.Epoch {
+		t.Fatalf("after the last leave: %s, epochs %d/%d", d.State, d.Epoch, d.AssignmentEpoch)
 	}
 }

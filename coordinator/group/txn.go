@@ -146,7 +146,8 @@ func validateTxnCommit(g *classicGroup, generation int32, memberID string, insta
 		return errGroupIDNotFound // ShareGroup.validateOffsetCommit
 	}
 	if g.streams != nil {
-		if generation < 0 && memberID == "" && instanceID == nil {
+		// Only generation -1 names no member (StreamsGroup.validateOffsetCommit).
+		if generation == -1 && memberID == "" && instanceID == nil {
 			return 0
 		}
 		return g.streams.validateCommit(memberID, generation, true, 0, commits)
