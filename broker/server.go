@@ -523,6 +523,11 @@ func (b *Broker) Close() error {
 		return nil
 	}
 	b.closed = true
+	if b.shares != nil {
+		// Before the listeners close: a queue write failing on them would
+		// archive its records instead of leaving them for the next leader.
+		b.shares.dlq.stop()
+	}
 	b.connCounts.shut()
 	for _, l := range b.listeners {
 		l.ln.Close()

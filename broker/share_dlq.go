@@ -103,13 +103,21 @@ func (d *shareDLQ) archive(sp *sharePartition, st *share.Partition, runs []share
 	}()
 }
 
-func (d *shareDLQ) close() {
+// stop refuses new writes and cancels those in flight, whose records stay
+// Archiving.
+func (d *shareDLQ) stop() {
 	d.mu.Lock()
 	d.closed = true
 	d.cancel()
+	d.mu.Unlock()
+}
+
+func (d *shareDLQ) close() {
+	d.stop()
+	d.wg.Wait()
+	d.mu.Lock()
 	client := d.client
 	d.mu.Unlock()
-	d.wg.Wait()
 	if client != nil {
 		client.Close()
 	}

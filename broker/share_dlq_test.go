@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,15 +204,26 @@ func TestShareGroupDeadLetterQueue(t *testing.T) {
 }
 
 // A record persisted Archiving is sent again by the next leader: a broker
-// stopped while its queue write waits (the queue's min.insync.replicas
-// cannot be met) leaves it Archiving; restarted, it writes it once the
-// queue takes writes, and the start offset passes it.
+// stopped while its queue write waits (the inter-broker listener the
+// queue is written through holds its one connection for the test) leaves
+// it Archiving; restarted, it writes it once the queue takes writes, and
+// the start offset passes it.
 func TestShareGroupDeadLetterQueueResumes(t *testing.T) {
-	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()}
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT", "inter.broker.listener.name": "INTERNAL",
+		"listener.name.internal.max.connections": "1"}
 	for k, v := range shareProps {
 		props[k] = v
 	}
 	b := startBrokerWith(t, props)
+	// The inter-broker listener's only connection: the queue's client waits
+	// for it. (A queue whose min.insync.replicas exceeds its one replica
+	// takes acks=all writes, as Kafka's effectiveMinIsr caps it.)
+	held, err := net.Dial("tcp", listenerAddr(t, b, "INTERNAL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
 	rc := dialRaw(t, b)
 	cl := newClient(t, b)
 	adm := kadm.NewClient(cl)
@@ -220,7 +232,7 @@ func TestShareGroupDeadLetterQueueResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := firstCreateErr(adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{
-		"errors.deadletterqueue.group.enable": kmsg.StringPtr("true"), "min.insync.replicas": kmsg.StringPtr("2")}, "dlq.jobs")); err != nil {
+		"errors.deadletterqueue.group.enable": kmsg.StringPtr("true")}, "dlq.jobs")); err != nil {
 		t.Fatal(err)
 	}
 	setShareVersion(t, cl, 2)
@@ -236,7 +248,7 @@ func TestShareGroupDeadLetterQueueResumes(t *testing.T) {
 	if code := ackCode(m.acknowledge(id, ack(0, 0, 3))); code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
-	time.Sleep(300 * time.Millisecond) // the queue write is refused NOT_ENOUGH_REPLICAS and retried
+	time.Sleep(300 * time.Millisecond) // the queue's client waits for a connection
 	if start, _ := describeShareOffset(t, rc, "workers", "jobs"); start != 0 {
 		t.Fatalf("start offset %d while the queue write waits, want 0", start)
 	}
@@ -248,7 +260,7 @@ func TestShareGroupDeadLetterQueueResumes(t *testing.T) {
 	if start, _ := describeShareOffset(t, rc, "workers", "jobs"); start != 0 {
 		t.Fatalf("start offset %d after a restart, want 0: the record was archived without reaching the queue", start)
 	}
-	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeTopic, "dlq.jobs", setOp("min.insync.replicas", "1")); code != 0 {
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", setOp("listener.name.internal.max.connections", "10")); code != 0 {
 		t.Fatalf("%v %s", kerr.ErrorForCode(code), msg)
 	}
 	findCoordinatorRaw(t, rc, "workers")
