@@ -5,7 +5,9 @@ package broker
 // watermark. The segments wholly below it go at the log's next retention
 // pass, which the move starts. Errors as Kafka's: OFFSET_OUT_OF_RANGE for
 // an offset above the high watermark or below -1, UNKNOWN_TOPIC_OR_PARTITION,
-// and POLICY_VIOLATION on a topic whose cleanup.policy lacks delete. The
+// INVALID_TOPIC_EXCEPTION on an internal topic (__consumer_offsets and the
+// like, whatever its cleanup.policy), and POLICY_VIOLATION on a topic whose
+// cleanup.policy lacks delete. The
 // move is local and immediate, so the timeout is not needed.
 
 import (
@@ -22,6 +24,10 @@ func deleteRecordsHandler(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*
 		for _, rp := range rt.Partitions {
 			sp := kmsg.DeleteRecordsResponseTopicPartition{Partition: rp.Partition, LowWatermark: -1}
 			switch p, code := b.leaderPartition(t, rt.Topic, rp.Partition); {
+			case code == errUnknownTopicOrPartition:
+				sp.ErrorCode = code
+			case isInternal(rt.Topic): // before leadership, as in Kafka's ReplicaManager
+				sp.ErrorCode = errInvalidTopic
 			case code != 0:
 				sp.ErrorCode = code
 			case p.topic.settings.Load().compact && !p.topic.settings.Load().log.Delete:
