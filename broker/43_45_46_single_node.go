@@ -22,8 +22,7 @@ import (
 func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	if req.Version >= 1 && req.ElectionType != 0 && req.ElectionType != 1 {
-		resp.ErrorCode = errInvalidRequest
-		return resp, nil
+		return controller.InvalidElectionType(req), nil
 	}
 	if req.Topics == nil { // every partition: none needs an election, so none is listed
 		for _, t := range b.topics.all() {
@@ -34,7 +33,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kms
 	for _, rt := range req.Topics {
 		out := kmsg.ElectLeadersResponseTopic{Topic: rt.Topic}
 		for _, part := range rt.Partitions {
-			r := kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: errElectionNotNeeded}
+			r := kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: errElectionNotNeeded, ErrorMessage: controller.ElectionMessage(errElectionNotNeeded)}
 			if !b.partitionExists(rt.Topic, part) {
 				r.ErrorCode = errUnknownTopicOrPartition
 				r.ErrorMessage = kmsg.StringPtr(controller.UnknownElectionPartition(rt.Topic, part, b.topics.get(rt.Topic) != nil))

@@ -23,8 +23,10 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0, 1, 7}}, {Topic: "nope", Partitions: []int32{0}}}
 	er := raw.request(elect).(*kmsg.ElectLeadersResponse)
 	want := map[string][]int16{"t": {errElectionNotNeeded, errElectionNotNeeded, errUnknownTopicOrPartition}, "nope": {errUnknownTopicOrPartition}}
-	// Kafka 4.4's words for what does not exist.
-	wantMsg := map[string][]string{"t": {"", "", "No such partition as t-7"}, "nope": {"No such topic as nope"}}
+	// Kafka 4.4's words for what does not exist; a refusal's default
+	// message otherwise.
+	notNeeded := "Leader election not needed for topic partition."
+	wantMsg := map[string][]string{"t": {notNeeded, notNeeded, "No such partition as t-7"}, "nope": {"No such topic as nope"}}
 	for _, rt := range er.Topics {
 		for i, p := range rt.Partitions {
 			if p.ErrorCode != want[rt.Topic][i] || deref(p.ErrorMessage) != wantMsg[rt.Topic][i] {
@@ -45,6 +47,13 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 	elect.ElectionType = 5
 	if er = raw.request(elect).(*kmsg.ElectLeadersResponse); er.ErrorCode != errInvalidRequest {
 		t.Errorf("election type 5: error %d, want INVALID_REQUEST", er.ErrorCode)
+	}
+	// Every partition named is refused too, with the reason.
+	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	er = raw.request(elect).(*kmsg.ElectLeadersResponse)
+	if len(er.Topics) != 1 || len(er.Topics[0].Partitions) != 1 || er.Topics[0].Partitions[0].ErrorCode != errInvalidRequest ||
+		deref(er.Topics[0].Partitions[0].ErrorMessage) != "Unknown election type 5" {
+		t.Errorf("election type 5 of t-0: %+v", er.Topics)
 	}
 
 	alter := func(allowRF bool, replicas ...[]int32) []kmsg.AlterPartitionAssignmentsResponseTopicPartition {

@@ -209,3 +209,38 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// ElectLeaders' refusals carry Kafka's words: a partition's code comes
+// with that code's default message (the controller's ApiError(Errors)),
+// and an unknown election type refuses every partition asked for as
+// well as the request.
+func TestElectLeadersRefusalMessages(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	brokers := registerUnfenced(t, cl, 2)
+	createManual(t, cl, "t", []int32{1, 2})
+	fenceByRequest(t, cl, brokers[0])
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	for _, c := range []struct {
+		typ  int8
+		code int16
+		msg  string
+	}{
+		{electPreferred, kerr.PreferredLeaderNotAvailable.Code, "The preferred leader was not available."},
+		{electUnclean, kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition."},
+		{5, kerr.InvalidRequest.Code, "Unknown election type 5"},
+	} {
+		elect.ElectionType = c.typ
+		er := send[*kmsg.ElectLeadersResponse](t, cl, elect)
+		if len(er.Topics) != 1 || len(er.Topics[0].Partitions) != 1 {
+			t.Fatalf("type %d: %+v", c.typ, er)
+		}
+		if p := er.Topics[0].Partitions[0]; p.ErrorCode != c.code || deref(p.ErrorMessage) != c.msg {
+			t.Errorf("type %d: %d %q, want %d %q", c.typ, p.ErrorCode, deref(p.ErrorMessage), c.code, c.msg)
+		}
+	}
+	if er := send[*kmsg.ElectLeadersResponse](t, cl, elect); er.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("type 5: top-level %d, want INVALID_REQUEST", er.ErrorCode)
+	}
+}
