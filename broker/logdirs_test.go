@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,5 +238,17 @@ func TestAlterReplicaLogDirsNeedsClusterAlter(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal(errors.New("admin's move did not happen"))
 		}
+	}
+}
+
+// A topic too long to name a future replica's dir is refused before the
+// destination is looked at, as Kafka's ReplicaManager checks it first:
+// INVALID_TOPIC_EXCEPTION even toward a dir that is not a log dir.
+func TestAlterReplicaLogDirsTopicTooLongFirst(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	long := strings.Repeat("x", 230)
+	if codes := alterLogDirsRaw(t, rc, 2, filepath.Join(t.TempDir(), "nope"), long, 0); codes[0] != kerr.InvalidTopicException.Code {
+		t.Errorf("too long a topic toward an unknown dir: %v, want INVALID_TOPIC_EXCEPTION", codes)
 	}
 }

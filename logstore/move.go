@@ -117,15 +117,15 @@ type LogMove struct {
 // here yet is created in that dir later, and the answer is
 // REPLICA_NOT_AVAILABLE, as Kafka's.
 func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
+	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 { // first, as in Kafka
+		return errorf(CodeInvalidTopic, "The topic name is too long.")
+	}
 	to := ds.byPath(path)
 	if to == nil {
 		return errorf(CodeLogDirNotFound, "Log dir %s is not found in the config.", path)
 	}
 	if to.Offline() != nil {
 		return errorf(CodeKafkaStorageError, "Log dir %s is offline.", path)
-	}
-	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 {
-		return errorf(CodeInvalidTopic, "The topic name is too long.")
 	}
 	if ds.Cordoned(to) {
 		return errorf(CodeInvalidReplicaAssignment, "Log directory %s is cordoned", path)
