@@ -56,7 +56,7 @@ func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartit
 				op.ErrorCode = errUnknownTopicOrPartition
 				op.ErrorMessage = kmsg.StringPtr(controller.UnknownReassignmentPartition(rt.Topic, rp.Partition, b.topics.get(rt.Topic) != nil))
 			case rp.Replicas == nil:
-				op.ErrorCode, op.ErrorMessage = errNoReassignmentInProgress, kmsg.StringPtr(controller.ErrNoReassignment.Error())
+				op.ErrorCode = errNoReassignmentInProgress // no message: see controller.ErrNoReassignment
 			default:
 				rfChange := req.Version < 1 || req.AllowReplicationFactorChange
 				if err := controller.CheckReassignmentTarget(rp.Replicas, 1, rfChange, b.assignedBroker); err != nil {

@@ -70,8 +70,10 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 	for i, w := range []struct {
 		code int16
 		msg  string
-	}{{0, ""}, {errNoReassignmentInProgress, "No partition reassignment is in progress."}, {errUnknownTopicOrPartition, "Unable to find partition t:2."}} {
-		if got[i].ErrorCode != w.code || deref(got[i].ErrorMessage) != w.msg {
+	}{{0, ""}, {errNoReassignmentInProgress, ""}, {errUnknownTopicOrPartition, "Unable to find partition t:2."}} {
+		// Kafka's ApiError.fromThrowable drops a message that is the
+		// code's default: cancelling nothing comes without one.
+		if got[i].ErrorCode != w.code || deref(got[i].ErrorMessage) != w.msg || w.msg == "" && got[i].ErrorMessage != nil {
 			t.Errorf("reassignment %d: error %d %q, want %d %q", i, got[i].ErrorCode, deref(got[i].ErrorMessage), w.code, w.msg)
 		}
 	}
