@@ -47,6 +47,7 @@ func handleElectLeaders(b *Broker, c *conn, req *kmsg.ElectLeadersRequest) (*kms
 
 func handleAlterPartitionReassignments(b *Broker, c *conn, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	resp.AllowReplicationFactorChange = req.AllowReplicationFactorChange // echoed, as Kafka's controller does
 	for _, rt := range req.Topics {
 		out := kmsg.AlterPartitionAssignmentsResponseTopic{Topic: rt.Topic}
 		for _, rp := range rt.Partitions {

@@ -94,6 +94,16 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 			t.Errorf("%s: error %d %q, want %d %q", c.what, p.ErrorCode, deref(p.ErrorMessage), c.code, c.msg)
 		}
 	}
+	// The answer echoes the option, as Kafka's controller sets it.
+	for _, allowRF := range []bool{false, true} {
+		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		req.Version, req.AllowReplicationFactorChange = 1, allowRF
+		req.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t",
+			Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+		if r := raw.request(req).(*kmsg.AlterPartitionAssignmentsResponse); r.AllowReplicationFactorChange != allowRF {
+			t.Errorf("AllowReplicationFactorChange %v answered %v", allowRF, r.AllowReplicationFactorChange)
+		}
+	}
 
 	list := kmsg.NewPtrListPartitionReassignmentsRequest()
 	if lr := raw.request(list).(*kmsg.ListPartitionReassignmentsResponse); lr.ErrorCode != 0 || len(lr.Topics) != 0 {

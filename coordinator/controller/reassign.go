@@ -20,6 +20,7 @@ import (
 // starts (or replaces) a reassignment, a null one cancels it.
 func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	resp.AllowReplicationFactorChange = req.AllowReplicationFactorChange // echoed, as Kafka's controller does
 	img := c.Image()
 	var recs []Record
 	for _, rt := range req.Topics {

@@ -111,9 +111,13 @@ func TestReassignment(t *testing.T) {
 	noRF.AllowReplicationFactorChange = false
 	noRF.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t",
 		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 1, Replicas: []int32{1, 3}}}}}
-	if r := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF).Topics[0].Partitions[0]; r.ErrorCode != kerr.InvalidReplicationFactor.Code ||
+	resp := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF)
+	if r := resp.Topics[0].Partitions[0]; r.ErrorCode != kerr.InvalidReplicationFactor.Code ||
 		deref(r.ErrorMessage) != "The replication factor is changed from 1 to 2" {
 		t.Fatalf("RF change refused: %d %q", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	if resp.AllowReplicationFactorChange { // echoed, as Kafka's controller does
+		t.Fatalf("AllowReplicationFactorChange false answered true")
 	}
 }
 
