@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // A single node answers ElectLeaders and the partition reassignment APIs
@@ -108,5 +109,40 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 	list := kmsg.NewPtrListPartitionReassignmentsRequest()
 	if lr := raw.request(list).(*kmsg.ListPartitionReassignmentsResponse); lr.ErrorCode != 0 || len(lr.Topics) != 0 {
 		t.Errorf("ListPartitionReassignments: error %d, %v; none is ever in progress", lr.ErrorCode, lr.Topics)
+	}
+}
+
+// A refused AlterPartitionReassignments answers every partition it names
+// with the refusal, and a refused ListPartitionReassignments lists the
+// partitions it names, as Kafka's getErrorResponse of each request does.
+func TestReassignmentRefusalNamesEveryPartition(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	send := func(req kmsg.Request) kmsg.Response {
+		resp, err := alice.Broker(int(b.cfg.NodeID)).Request(ctxT(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	alter := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	alter.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t",
+		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}, {Partition: 1}}}}
+	ar := send(alter).(*kmsg.AlterPartitionAssignmentsResponse)
+	if ar.ErrorCode != errClusterAuthorization || len(ar.Topics) != 1 || ar.Topics[0].Topic != "t" || len(ar.Topics[0].Partitions) != 2 {
+		t.Fatalf("AlterPartitionReassignments: %+v", ar)
+	}
+	for i, p := range ar.Topics[0].Partitions {
+		if p.Partition != int32(i) || p.ErrorCode != errClusterAuthorization {
+			t.Errorf("AlterPartitionReassignments partition %d: %+v", i, p)
+		}
+	}
+	list := kmsg.NewPtrListPartitionReassignmentsRequest()
+	list.Topics = []kmsg.ListPartitionReassignmentsRequestTopic{{Topic: "t", Partitions: []int32{3}}}
+	lr := send(list).(*kmsg.ListPartitionReassignmentsResponse)
+	if lr.ErrorCode != errClusterAuthorization || len(lr.Topics) != 1 || lr.Topics[0].Topic != "t" ||
+		len(lr.Topics[0].Partitions) != 1 || lr.Topics[0].Partitions[0].Partition != 3 {
+		t.Fatalf("ListPartitionReassignments: %+v", lr)
 	}
 }
