@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -77,5 +78,38 @@ func TestClusterFencedFollowerIsNotProposedForTheISR(t *testing.T) {
 	})
 	if e := lb.cluster.image().Brokers[follower].Epoch; e == oldEpoch {
 		t.Errorf("the restarted follower kept its broker epoch %d", e)
+	}
+}
+
+// A follower at the leader's log end offset stays in the ISR however long
+// ago it last caught up, as Kafka's Replica.isCaughtUp counts it (an idle
+// partition gives a follower nothing to catch up on); one behind the end
+// for replica.lag.time.max.ms leaves.
+func TestClusterFollowerAtLogEndStaysInSync(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "idle")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.client(kgo.DefaultProduceTopic("idle")).ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("idle", 0)
+	lb := c.nodes[leader-1]
+	p := lb.topics.get("idle").partition(0)
+	c.waitFor("the follower in the ISR at the log end", func() bool {
+		st := p.state.Load()
+		return len(st.isr) == 2 && p.log.HighWatermark() == p.log.LogEndOffset()
+	})
+	lb.shrinkISRs(time.Now().Add(time.Hour))
+	p.leader.mu.Lock()
+	pending := p.leader.pendingISR
+	p.leader.mu.Unlock()
+	if pending != nil {
+		t.Fatalf("the leader proposed ISR %v for a follower at its log end", pending)
 	}
 }
