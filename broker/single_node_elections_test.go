@@ -90,6 +90,9 @@ func TestSingleNodeElectionsAndReassignments(t *testing.T) {
 		{"this node twice", []int32{1, 1}, true, errInvalidReplicaAssignment, "The manual partition assignment includes the broker 1 more than once."},
 		{"two where the factor may not change", []int32{1, 1}, false, errInvalidReplicaAssignment, "The manual partition assignment includes the broker 1 more than once."},
 		{"a second replica where the factor may not change", []int32{1, 2}, false, errInvalidReplicaAssignment, "The manual partition assignment includes broker 2"},
+		// Kafka checks the brokers in id order.
+		{"another broker after this node twice", []int32{3, 1, 1}, true, errInvalidReplicaAssignment, "The manual partition assignment includes the broker 1 more than once."},
+		{"two other brokers", []int32{7, 5}, true, errInvalidReplicaAssignment, "The manual partition assignment includes broker 5, but no such broker is registered."},
 	} {
 		if p := alter(c.allowRF, c.replicas)[0]; p.ErrorCode != c.code || len(deref(p.ErrorMessage)) < len(c.msg) || deref(p.ErrorMessage)[:len(c.msg)] != c.msg {
 			t.Errorf("%s: error %d %q, want %d %q", c.what, p.ErrorCode, deref(p.ErrorMessage), c.code, c.msg)
