@@ -1,8 +1,12 @@
 package broker
 
 import (
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
@@ -147,5 +151,48 @@ func TestReassignmentRefusalNamesEveryPartition(t *testing.T) {
 	if lr.ErrorCode != errClusterAuthorization || len(lr.Topics) != 1 || lr.Topics[0].Topic != "t" ||
 		len(lr.Topics[0].Partitions) != 1 || lr.Topics[0].Partitions[0].Partition != 3 {
 		t.Fatalf("ListPartitionReassignments: %+v", lr)
+	}
+}
+
+// A partition whose log dir failed has no leader (Metadata says so), and
+// an election cannot give it one: PREFERRED_LEADER_NOT_AVAILABLE, or
+// ELIGIBLE_LEADERS_NOT_AVAILABLE for an unclean one, as Kafka's
+// controller answers once the broker reported the dir offline; an
+// election of every partition lists it.
+func TestSingleNodeElectionOfOfflinePartition(t *testing.T) {
+	first, second := t.TempDir(), t.TempDir()
+	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": first + "," + second})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "disk", 2)
+	var victim int32 = -1
+	for _, p := range b.topics.get("disk").partitions() {
+		if filepath.Dir(p.log.Dir()) == second {
+			victim = p.index
+		}
+	}
+	if victim < 0 {
+		t.Fatal("no partition in the second dir")
+	}
+	for _, d := range b.dirs.All() {
+		if d.Path() == second {
+			d.Fail(&os.PathError{Op: "write", Path: filepath.Join(second, "x"), Err: syscall.EIO})
+		}
+	}
+	waitFor(t, func() bool { return b.topics.get("disk").partition(victim).offline() })
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.Version = 2
+	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "disk", Partitions: []int32{victim}}}
+	for typ, want := range map[int8]int16{0: kerr.PreferredLeaderNotAvailable.Code, 1: kerr.EligibleLeadersNotAvailable.Code} {
+		elect.ElectionType = typ
+		if p := rc.request(elect).(*kmsg.ElectLeadersResponse).Topics[0].Partitions[0]; p.ErrorCode != want {
+			t.Errorf("election type %d of the offline partition: error %d, want %d", typ, p.ErrorCode, want)
+		}
+	}
+	elect.Topics, elect.ElectionType = nil, 0
+	for _, rt := range rc.request(elect).(*kmsg.ElectLeadersResponse).Topics {
+		if rt.Topic == "disk" && (len(rt.Partitions) != 1 || rt.Partitions[0].Partition != victim ||
+			rt.Partitions[0].ErrorCode != kerr.PreferredLeaderNotAvailable.Code) {
+			t.Errorf("election of every partition: disk %+v, want partition %d alone", rt.Partitions, victim)
+		}
 	}
 }
