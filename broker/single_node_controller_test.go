@@ -167,3 +167,19 @@ func TestSingleNodeControllerListenerIsAuthorized(t *testing.T) {
 		t.Fatal("the topic was created")
 	}
 }
+
+// A DescribeCluster refused for its endpoint type does not echo the type:
+// Kafka's answer keeps the field's default (1), as its AuthHelper builds
+// a fresh response with only the error.
+func TestDescribeClusterRefusalEndpointType(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for typ, code := range map[int8]int16{endpointTypeControllers: errMismatchedEndpointType, 5: errUnsupportedEndpointType} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(2)
+		req.EndpointType = typ
+		if r := rc.request(req).(*kmsg.DescribeClusterResponse); r.ErrorCode != code || r.EndpointType != endpointTypeBrokers {
+			t.Errorf("endpoint type %d: error %d, endpoint type %d; want error %d, endpoint type 1", typ, r.ErrorCode, r.EndpointType, code)
+		}
+	}
+}
