@@ -113,3 +113,17 @@ func TestClusterFollowerAtLogEndStaysInSync(t *testing.T) {
 		t.Fatalf("the leader proposed ISR %v for a follower at its log end", pending)
 	}
 }
+
+// min.insync.replicas counts at most the partition's replicas, as Kafka's
+// Partition.effectiveMinIsr does: an acks=all write to a topic of one
+// replica asking for two in sync is accepted, before the append as after.
+func TestMinInsyncCappedAtReplicas(t *testing.T) {
+	b := startBroker(t, nil)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "capped"); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b, kgo.DefaultProduceTopic("capped"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(10*time.Second))
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all with one replica and min.insync.replicas=2: %v", err)
+	}
+}

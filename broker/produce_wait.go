@@ -85,8 +85,9 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 }
 
 // tooFewInsync reports whether an acks=all write must be refused before
-// the append: the ISR is smaller than min.insync.replicas.
+// the append: the ISR is smaller than min.insync.replicas, capped at the
+// replica count (Kafka's effectiveMinIsr).
 func (p *partition) tooFewInsync() bool {
 	st := p.state.Load()
-	return len(st.isr) < p.topic.settings.Load().minInsync
+	return len(st.isr) < p.minInsync(st)
 }
