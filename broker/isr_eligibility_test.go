@@ -127,3 +127,42 @@ func TestMinInsyncCappedAtReplicas(t *testing.T) {
 		t.Fatalf("acks=all with one replica and min.insync.replicas=2: %v", err)
 	}
 }
+
+// While an ISR expansion is in flight, the high watermark still counts
+// min.insync.replicas against the committed ISR, as Kafka's
+// Partition.isUnderMinIsr reads partitionState.isr: a follower being
+// added does not let it move before the controller agrees.
+func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "grow")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("grow", 0)
+	follower := 3 - leader
+	lb := c.nodes[leader-1]
+	p := lb.topics.get("grow").partition(0)
+	c.waitFor("both replicas in the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+	c.stop(int(follower - 1))
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	// As if the follower had caught up and the leader had proposed it.
+	p.leader.mu.Lock()
+	p.leader.pendingISR = []int32{leader, follower}
+	if p.leader.followers[follower] == nil {
+		p.leader.followers[follower] = newFollowerProgress()
+	}
+	p.leader.followers[follower].leo = 1 << 40
+	p.leader.mu.Unlock()
+	hw := p.log.HighWatermark()
+	one := c.client(kgo.DefaultProduceTopic("grow"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.log.HighWatermark(); got != hw {
+		t.Fatalf("high watermark moved from %d to %d with one replica in the committed ISR", hw, got)
+	}
+}

@@ -70,7 +70,7 @@ func (p *partition) advanceHighWatermark() {
 		hw = min(hw, f.leo)
 	}
 	p.leader.mu.Unlock()
-	if len(isr) < p.minInsync(st) {
+	if len(st.isr) < p.minInsync(st) { // the committed ISR, as Kafka's isUnderMinIsr
 		return
 	}
 	p.waitMu.Lock()
