@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -68,5 +69,40 @@ func TestClusterForwardTimeoutAnswers(t *testing.T) {
 	}
 	if r := resp.(*kmsg.ElectLeadersResponse); len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != errRequestTimedOut {
 		t.Fatalf("ElectLeaders: %+v", r)
+	}
+}
+
+// In a cluster DeleteRecords answers once every live replica has moved
+// its log start, as Kafka's DelayedDeleteRecords waits for the leader's
+// lowWatermarkIfLeader: when the answer comes, the follower's log starts
+// at the offset too.
+func TestClusterDeleteRecordsWaitsForReplicas(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "trim")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("trim"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range 10 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader, _ := c.leaderOf("trim", 0)
+	follower := c.nodes[2-leader].topics.get("trim").partition(0)
+	c.waitFor("the follower holding every record", func() bool { return follower.log.LogEndOffset() == 10 })
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.TimeoutMillis = 10000
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "trim", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 6}}}}
+	p := dialRaw(t, c.nodes[leader-1]).request(req).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || p.LowWatermark != 6 {
+		t.Fatalf("DeleteRecords: %+v", p)
+	}
+	if start := follower.log.LogStartOffset(); start != 6 {
+		t.Fatalf("the follower's log start %d when DeleteRecords answered, want 6", start)
 	}
 }
