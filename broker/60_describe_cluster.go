@@ -48,16 +48,16 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	resp.EndpointType = served
 	if served == endpointTypeControllers {
 		b.describeControllers(resp)
-		resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
-		return resp, nil
+	} else {
+		resp.ClusterID = b.ClusterID()
+		resp.ControllerID = b.cfg.NodeID
+		host, port := b.advertisedAddr(c)
+		resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+		if b.cluster != nil {
+			b.clusterDescribeCluster(c, req, resp)
+		}
 	}
-	resp.ClusterID = b.ClusterID()
-	resp.ControllerID = b.cfg.NodeID
-	host, port := b.advertisedAddr(c)
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
-	if b.cluster != nil {
-		b.clusterDescribeCluster(c, req, resp)
-	}
+	// On either listener, as Kafka's AuthHelper computes them.
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {
 		resp.ClusterAuthorizedOperations = c.clusterAuthorizedOperations()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -181,5 +182,28 @@ func TestDescribeClusterRefusalEndpointType(t *testing.T) {
 		if r := rc.request(req).(*kmsg.DescribeClusterResponse); r.ErrorCode != code || r.EndpointType != endpointTypeBrokers {
 			t.Errorf("endpoint type %d: error %d, endpoint type %d; want error %d, endpoint type 1", typ, r.ErrorCode, r.EndpointType, code)
 		}
+	}
+}
+
+// DescribeCluster on the CONTROLLER listener reports the cluster
+// operations the ACLs allow, as Kafka's ControllerApis computes them with
+// the broker's AuthHelper: ALTER (which DescribeCluster there needs) and
+// the DESCRIBE it implies, not every operation.
+func TestControllerDescribeClusterAuthorizedOperations(t *testing.T) {
+	dir := t.TempDir()
+	props := singleNodeProps(dir)
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:ANONYMOUS"
+	b := startBrokerWith(t, props)
+	createACLs(t, newAdmin(t, b), kadm.NewACLs().Allow("User:ANONYMOUS").AllowHosts("*").Clusters().Operations(kadm.OpAlter))
+	b.Close()
+	delete(props, "super.users")
+	b = startBrokerWith(t, props)
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.SetVersion(2)
+	req.EndpointType, req.IncludeClusterAuthorizedOperations = endpointTypeControllers, true
+	r := dialAddr(t, b.ControllerAddr()).request(req).(*kmsg.DescribeClusterResponse)
+	if want := int32(1<<opAlter | 1<<opDescribe); r.ErrorCode != 0 || r.ClusterAuthorizedOperations != want {
+		t.Fatalf("error %d, cluster operations %b; want %b", r.ErrorCode, r.ClusterAuthorizedOperations, want)
 	}
 }
