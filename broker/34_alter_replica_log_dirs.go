@@ -6,7 +6,8 @@ package broker
 // in the background while the partition keeps serving; DescribeLogDirs
 // shows the copy as a future replica until it takes over (logstore's
 // move.go). Errors as Kafka's: LOG_DIR_NOT_FOUND for a path that is not a
-// log dir, INVALID_REPLICA_ASSIGNMENT for a cordoned one
+// log dir, KAFKA_STORAGE_ERROR for an offline one or, for a move that
+// would start, while any dir is offline, INVALID_REPLICA_ASSIGNMENT for a cordoned one
 // (cordoned_log_dirs.go), REPLICA_NOT_AVAILABLE for a partition without a replica here
 // and UNKNOWN_TOPIC_OR_PARTITION for one that does not exist (either will
 // be created in that dir), INVALID_TOPIC_EXCEPTION for a topic

@@ -3,11 +3,13 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -252,5 +254,47 @@ func TestAlterReplicaLogDirsTopicTooLongFirst(t *testing.T) {
 	long := strings.Repeat("x", 230)
 	if codes := alterLogDirsRaw(t, rc, 2, filepath.Join(t.TempDir(), "nope"), long, 0); codes[0] != kerr.InvalidTopicException.Code {
 		t.Errorf("too long a topic toward an unknown dir: %v, want INVALID_TOPIC_EXCEPTION", codes)
+	}
+}
+
+// While any log dir is offline no move starts, even between two online
+// dirs: KAFKA_STORAGE_ERROR, as Kafka's LogManager refuses to create a
+// future log then (so that one is never made in two dirs).
+func TestAlterReplicaLogDirsRefusedWhileADirIsOffline(t *testing.T) {
+	a, b2, c := t.TempDir(), t.TempDir(), t.TempDir()
+	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": a + "," + b2 + "," + c})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "stuck", 3)
+	var moved int32 = -1
+	var to string
+	for _, p := range b.topics.get("stuck").partitions() {
+		switch filepath.Dir(p.log.Dir()) {
+		case a:
+			moved, to = p.index, b2
+		case b2:
+			moved, to = p.index, a
+		}
+	}
+	if moved < 0 {
+		t.Fatal("no partition in the first two dirs")
+	}
+	for _, d := range b.dirs.All() {
+		if d.Path() == c {
+			d.Fail(&os.PathError{Op: "write", Path: filepath.Join(c, "x"), Err: syscall.EIO})
+		}
+	}
+	waitFor(t, func() bool {
+		for _, d := range b.dirs.All() {
+			if d.Path() == c {
+				return d.Offline() != nil
+			}
+		}
+		return false
+	})
+	if codes := alterLogDirsRaw(t, rc, 2, to, "stuck", moved); codes[moved] != kerr.KafkaStorageError.Code {
+		t.Fatalf("a move with a dir offline: %v, want KAFKA_STORAGE_ERROR", codes)
+	}
+	if len(b.dirs.Moves()) != 0 {
+		t.Fatal("a move started")
 	}
 }
