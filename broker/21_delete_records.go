@@ -63,6 +63,42 @@ func deleteRecordsHandler(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*
 	return resp, nil
 }
 
+// mergedDeleteRecords is req with each topic named once and each of its
+// partitions once, at the last offset asked, as Kafka's handler collects
+// the request into a map by partition; req itself when nothing is named
+// twice.
+func mergedDeleteRecords(req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsRequest {
+	topicAt := map[string]int{}
+	type at struct{ topic, partition int }
+	partAt := map[logstore.TopicPartition]at{}
+	merged := *req
+	merged.Topics = nil
+	twice := false
+	for _, rt := range req.Topics {
+		i, ok := topicAt[rt.Topic]
+		if !ok {
+			i = len(merged.Topics)
+			topicAt[rt.Topic] = i
+			merged.Topics = append(merged.Topics, kmsg.DeleteRecordsRequestTopic{Topic: rt.Topic})
+		}
+		twice = twice || ok
+		for _, rp := range rt.Partitions {
+			tp := logstore.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+			if a, seen := partAt[tp]; seen {
+				merged.Topics[a.topic].Partitions[a.partition].Offset = rp.Offset
+				twice = true
+				continue
+			}
+			partAt[tp] = at{i, len(merged.Topics[i].Partitions)}
+			merged.Topics[i].Partitions = append(merged.Topics[i].Partitions, rp)
+		}
+	}
+	if !twice {
+		return req
+	}
+	return &merged
+}
+
 // lowWatermarkWait is a partition of a DeleteRecords answer waiting for
 // its replicas' log starts to reach required.
 type lowWatermarkWait struct {
