@@ -6,14 +6,17 @@ package broker
 // in the background while the partition keeps serving; DescribeLogDirs
 // shows the copy as a future replica until it takes over (logstore's
 // move.go). Errors as Kafka's: LOG_DIR_NOT_FOUND for a path that is not a
-// log dir, INVALID_REPLICA_ASSIGNMENT for a cordoned one
+// log dir, KAFKA_STORAGE_ERROR for an offline one or, for a move that
+// would start, while any dir is offline, INVALID_REPLICA_ASSIGNMENT for a cordoned one
 // (cordoned_log_dirs.go), REPLICA_NOT_AVAILABLE for a partition without a replica here
-// (it will be created in that dir), INVALID_TOPIC_EXCEPTION for a topic
+// and UNKNOWN_TOPIC_OR_PARTITION for one that does not exist (either will
+// be created in that dir), INVALID_TOPIC_EXCEPTION for a topic
 // too long to name the copy, CLUSTER_AUTHORIZATION_FAILED without ALTER on
 // the cluster.
 
 import (
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -29,7 +32,11 @@ func handleAlterReplicaLogDirs(b *Broker, c *conn, req *kmsg.AlterReplicaLogDirs
 	}
 	return alterReplicaLogDirsAnswer(req, func(tp logstore.TopicPartition) int16 {
 		err := b.dirs.MoveLog(tp, dirOf[tp])
-		if code := logstore.ErrorCode(err); code != 0 {
+		code := logstore.ErrorCode(err)
+		if code == kerr.ReplicaNotAvailable.Code && !b.partitionExists(tp.Topic, tp.Partition) {
+			code = errUnknownTopicOrPartition // where it will be created is recorded all the same
+		}
+		if code != 0 {
 			b.logger.Warn("unable to alter log dirs", "topic", tp.Topic, "partition", tp.Partition, "dir", dirOf[tp], "err", err)
 			return code
 		}

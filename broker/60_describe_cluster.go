@@ -26,8 +26,7 @@ const (
 var endpointTypeName = map[int8]string{endpointTypeBrokers: "BROKER", endpointTypeControllers: "CONTROLLER"}
 
 func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (*kmsg.DescribeClusterResponse, error) {
-	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
-	resp.EndpointType = req.EndpointType
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse) // a refusal keeps EndpointType's default, 1
 	served := int8(endpointTypeBrokers)
 	if c.onControllerListener() {
 		served = endpointTypeControllers
@@ -45,18 +44,20 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("The request was sent to an endpoint of type %s, but we wanted an endpoint of type %s",
 			endpointTypeName[served], endpointTypeName[req.EndpointType]))
 		return resp, nil
-	case served == endpointTypeControllers:
+	}
+	resp.EndpointType = served
+	if served == endpointTypeControllers {
 		b.describeControllers(resp)
-		resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
-		return resp, nil
+	} else {
+		resp.ClusterID = b.ClusterID()
+		resp.ControllerID = b.cfg.NodeID
+		host, port := b.advertisedAddr(c)
+		resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+		if b.cluster != nil {
+			b.clusterDescribeCluster(c, req, resp)
+		}
 	}
-	resp.ClusterID = b.ClusterID()
-	resp.ControllerID = b.cfg.NodeID
-	host, port := b.advertisedAddr(c)
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
-	if b.cluster != nil {
-		b.clusterDescribeCluster(c, req, resp)
-	}
+	// On either listener, as Kafka's AuthHelper computes them.
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {
 		resp.ClusterAuthorizedOperations = c.clusterAuthorizedOperations()

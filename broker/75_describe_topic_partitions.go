@@ -70,6 +70,11 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 		rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
 		rt.Topic, rt.TopicID, rt.IsInternal = kmsg.StringPtr(name), mt.TopicID, isInternal(name)
 		rt.Partitions = []kmsg.DescribeTopicPartitionsResponseTopicPartition{}
+		// Every topic described, an unknown one too, as in Kafka.
+		rt.AuthorizedOperations = topicOperations
+		if b.authorizer.Load() != nil {
+			rt.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeTopic, name, topicOperationList)
+		}
 		if mt.ErrorCode != 0 {
 			if !all { // a listing skips a topic deleted meanwhile
 				rt.ErrorCode = mt.ErrorCode
@@ -79,10 +84,6 @@ func handleDescribeTopicPartitions(b *Broker, c *conn, req *kmsg.DescribeTopicPa
 				resp.Topics = append(resp.Topics, rt)
 			}
 			continue
-		}
-		rt.AuthorizedOperations = topicOperations
-		if b.authorizer.Load() != nil {
-			rt.AuthorizedOperations = c.allowedOperations(kmsg.ACLResourceTypeTopic, name, topicOperationList)
 		}
 		start := 0
 		if cursor != nil && name == cursor.Topic {

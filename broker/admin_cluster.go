@@ -20,7 +20,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// forward sends a request to the active controller.
+// forward sends a request to the active controller. When none answers in
+// time, Kafka's ForwardingManager answers the client REQUEST_TIMED_OUT in
+// the request's shape (getErrorResponse); callers do the same.
 func (cl *cluster) forward(c *conn, req kmsg.Request, timeout time.Duration) (kmsg.Response, error) {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -161,7 +163,7 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 	if len(req.Topics)+len(req.TopicNames) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
 		if err != nil {
-			return nil, err
+			r = controller.ErrorResponse(req, errRequestTimedOut) // Kafka's forwarding timeout
 		}
 		resp = r.(*kmsg.DeleteTopicsResponse)
 	}
@@ -213,7 +215,7 @@ func (b *Broker) clusterCreatePartitions(c *conn, req *kmsg.CreatePartitionsRequ
 	if len(req.Topics) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
 		if err != nil {
-			return nil, err
+			r = controller.ErrorResponse(req, errRequestTimedOut) // Kafka's forwarding timeout
 		}
 		resp = r.(*kmsg.CreatePartitionsResponse)
 	}

@@ -168,6 +168,7 @@ func authorizeCreatePartitions(b *Broker, c *conn, req *kmsg.CreatePartitionsReq
 }
 
 func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*kmsg.DeleteRecordsResponse, error) {
+	req = mergedDeleteRecords(req)
 	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool {
 		return c.authorizedTopic(kmsg.ACLOperationDelete, t.Topic)
 	})

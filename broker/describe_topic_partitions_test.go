@@ -124,3 +124,20 @@ func TestDescribeTopicPartitionsACLs(t *testing.T) {
 		t.Errorf("alice's operations on orders: %b, want DESCRIBE only", ops)
 	}
 }
+
+// A topic named that does not exist, or whose name is invalid, still
+// carries the principal's operations on it (every topic operation without
+// an authorizer), as Kafka's handler sets them on every topic it
+// described; only a refused one keeps the unset value.
+func TestDescribeTopicPartitionsUnknownTopicOperations(t *testing.T) {
+	b := startBroker(t, nil)
+	resp := describeTopicPartitions(t, newClient(t, b), 2000, nil, "missing", "bad name!")
+	if len(resp.Topics) != 2 {
+		t.Fatalf("%s", pageOf(resp))
+	}
+	for _, rt := range resp.Topics {
+		if rt.ErrorCode == 0 || rt.AuthorizedOperations != topicOperations {
+			t.Errorf("%s: error %d, operations %b, want %b", *rt.Topic, rt.ErrorCode, rt.AuthorizedOperations, topicOperations)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -77,5 +78,91 @@ func TestClusterFencedFollowerIsNotProposedForTheISR(t *testing.T) {
 	})
 	if e := lb.cluster.image().Brokers[follower].Epoch; e == oldEpoch {
 		t.Errorf("the restarted follower kept its broker epoch %d", e)
+	}
+}
+
+// A follower at the leader's log end offset stays in the ISR however long
+// ago it last caught up, as Kafka's Replica.isCaughtUp counts it (an idle
+// partition gives a follower nothing to catch up on); one behind the end
+// for replica.lag.time.max.ms leaves.
+func TestClusterFollowerAtLogEndStaysInSync(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "idle")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.client(kgo.DefaultProduceTopic("idle")).ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("idle", 0)
+	lb := c.nodes[leader-1]
+	p := lb.topics.get("idle").partition(0)
+	c.waitFor("the follower in the ISR at the log end", func() bool {
+		st := p.state.Load()
+		return len(st.isr) == 2 && p.log.HighWatermark() == p.log.LogEndOffset()
+	})
+	lb.shrinkISRs(time.Now().Add(time.Hour))
+	p.leader.mu.Lock()
+	pending := p.leader.pendingISR
+	p.leader.mu.Unlock()
+	if pending != nil {
+		t.Fatalf("the leader proposed ISR %v for a follower at its log end", pending)
+	}
+}
+
+// min.insync.replicas counts at most the partition's replicas, as Kafka's
+// Partition.effectiveMinIsr does: an acks=all write to a topic of one
+// replica asking for two in sync is accepted, before the append as after.
+func TestMinInsyncCappedAtReplicas(t *testing.T) {
+	b := startBroker(t, nil)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "capped"); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b, kgo.DefaultProduceTopic("capped"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordDeliveryTimeout(10*time.Second))
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all with one replica and min.insync.replicas=2: %v", err)
+	}
+}
+
+// While an ISR expansion is in flight, the high watermark still counts
+// min.insync.replicas against the committed ISR, as Kafka's
+// Partition.isUnderMinIsr reads partitionState.isr: a follower being
+// added does not let it move before the controller agrees.
+func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, "grow")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("grow", 0)
+	follower := 3 - leader
+	lb := c.nodes[leader-1]
+	p := lb.topics.get("grow").partition(0)
+	c.waitFor("both replicas in the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+	c.stop(int(follower - 1))
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	// As if the follower had caught up and the leader had proposed it.
+	p.leader.mu.Lock()
+	p.leader.pendingISR = []int32{leader, follower}
+	if p.leader.followers[follower] == nil {
+		p.leader.followers[follower] = newFollowerProgress()
+	}
+	p.leader.followers[follower].leo = 1 << 40
+	p.leader.mu.Unlock()
+	hw := p.log.HighWatermark()
+	one := c.client(kgo.DefaultProduceTopic("grow"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.log.HighWatermark(); got != hw {
+		t.Fatalf("high watermark moved from %d to %d with one replica in the committed ISR", hw, got)
 	}
 }

@@ -475,3 +475,50 @@ func TestCleanerIOThrottleConfig(t *testing.T) {
 	writeCompacted(t, b, rc, "throttled", 10, 40)
 	waitFor(t, func() bool { return b.cleanerThrottle.Charged() > 0 })
 }
+
+// Records of an internal topic cannot be deleted: INVALID_TOPIC_EXCEPTION
+// whatever its cleanup policy, as Kafka's ReplicaManager refuses them; a
+// partition it does not have is still UNKNOWN_TOPIC_OR_PARTITION.
+func TestDeleteRecordsRefusesInternalTopics(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	find := kmsg.NewPtrFindCoordinatorRequest()
+	find.CoordinatorKey = "g" // creates __consumer_offsets
+	if r := rc.request(find).(*kmsg.FindCoordinatorResponse); r.ErrorCode != 0 {
+		t.Fatalf("find coordinator: %d", r.ErrorCode)
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "__consumer_offsets",
+		Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: -1}, {Partition: 9999, Offset: -1}}}}
+	ps := rc.request(req).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions
+	if ps[0].ErrorCode != errInvalidTopic || ps[0].LowWatermark != -1 {
+		t.Errorf("__consumer_offsets-0: %+v, want INVALID_TOPIC_EXCEPTION", ps[0])
+	}
+	if ps[1].ErrorCode != errUnknownTopicOrPartition {
+		t.Errorf("__consumer_offsets-9999: %+v, want UNKNOWN_TOPIC_OR_PARTITION", ps[1])
+	}
+}
+
+// A topic or partition named twice in DeleteRecords is answered once, for
+// the last offset asked, as Kafka's handler collects the request into a
+// map by partition.
+func TestDeleteRecordsNamedTwice(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "twice", 1)
+	if p := produceRaw(t, rc, 9, "twice", [16]byte{}, 0, testBatch(10, "d", -1, -1, -1, 0)); p.ErrorCode != 0 {
+		t.Fatal(p.ErrorCode)
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{
+		{Topic: "twice", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 7}}},
+		{Topic: "twice", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 4}}},
+	}
+	resp := rc.request(req).(*kmsg.DeleteRecordsResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("answered %+v, want twice-0 once", resp.Topics)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 4 || listEarliest(t, rc, "twice") != 4 {
+		t.Fatalf("twice-0: %+v, want the log start at 4", p)
+	}
+}

@@ -3,10 +3,13 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,8 +179,10 @@ func TestLogDirsSpreadAndMove(t *testing.T) {
 	if codes := alterLogDirsRaw(t, rc, 2, filepath.Join(to, "nope"), "jbod", 1); codes[1] != kerr.LogDirNotFound.Code {
 		t.Errorf("unknown dir: %v", codes)
 	}
-	if codes := alterLogDirsRaw(t, rc, 2, from, "later", 0, 1); codes[0] != kerr.ReplicaNotAvailable.Code || codes[1] != kerr.ReplicaNotAvailable.Code {
-		t.Errorf("partitions not here: %v", codes)
+	// Partitions that do not exist yet: UNKNOWN_TOPIC_OR_PARTITION, as from
+	// Kafka's ReplicaManager, which still records where they should go.
+	if codes := alterLogDirsRaw(t, rc, 2, from, "later", 0, 1); codes[0] != kerr.UnknownTopicOrPartition.Code || codes[1] != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("partitions that do not exist: %v", codes)
 	}
 	createTopicRaw(t, rc, "later", 2) // created where they were asked to go
 	if after := describeDirs(t, rc, 4); len(after[from]) != 3 {
@@ -237,5 +242,59 @@ func TestAlterReplicaLogDirsNeedsClusterAlter(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal(errors.New("admin's move did not happen"))
 		}
+	}
+}
+
+// A topic too long to name a future replica's dir is refused before the
+// destination is looked at, as Kafka's ReplicaManager checks it first:
+// INVALID_TOPIC_EXCEPTION even toward a dir that is not a log dir.
+func TestAlterReplicaLogDirsTopicTooLongFirst(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	long := strings.Repeat("x", 230)
+	if codes := alterLogDirsRaw(t, rc, 2, filepath.Join(t.TempDir(), "nope"), long, 0); codes[0] != kerr.InvalidTopicException.Code {
+		t.Errorf("too long a topic toward an unknown dir: %v, want INVALID_TOPIC_EXCEPTION", codes)
+	}
+}
+
+// While any log dir is offline no move starts, even between two online
+// dirs: KAFKA_STORAGE_ERROR, as Kafka's LogManager refuses to create a
+// future log then (so that one is never made in two dirs).
+func TestAlterReplicaLogDirsRefusedWhileADirIsOffline(t *testing.T) {
+	a, b2, c := t.TempDir(), t.TempDir(), t.TempDir()
+	b := startBrokerWith(t, map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": a + "," + b2 + "," + c})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "stuck", 3)
+	var moved int32 = -1
+	var to string
+	for _, p := range b.topics.get("stuck").partitions() {
+		switch filepath.Dir(p.log.Dir()) {
+		case a:
+			moved, to = p.index, b2
+		case b2:
+			moved, to = p.index, a
+		}
+	}
+	if moved < 0 {
+		t.Fatal("no partition in the first two dirs")
+	}
+	for _, d := range b.dirs.All() {
+		if d.Path() == c {
+			d.Fail(&os.PathError{Op: "write", Path: filepath.Join(c, "x"), Err: syscall.EIO})
+		}
+	}
+	waitFor(t, func() bool {
+		for _, d := range b.dirs.All() {
+			if d.Path() == c {
+				return d.Offline() != nil
+			}
+		}
+		return false
+	})
+	if codes := alterLogDirsRaw(t, rc, 2, to, "stuck", moved); codes[moved] != kerr.KafkaStorageError.Code {
+		t.Fatalf("a move with a dir offline: %v, want KAFKA_STORAGE_ERROR", codes)
+	}
+	if len(b.dirs.Moves()) != 0 {
+		t.Fatal("a move started")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -226,7 +227,11 @@ var streamsGroupHandlers = map[int16]handler{
 }
 
 func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
-	return b.cluster.forward(c, req, 30*time.Second)
+	resp, err := b.cluster.forward(c, req, 30*time.Second)
+	if err != nil {
+		return controller.ErrorResponse(req, errRequestTimedOut), nil
+	}
+	return resp, nil
 }
 
 // clientHandlers is the registry of a client listener: the single-node

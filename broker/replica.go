@@ -70,7 +70,7 @@ func (p *partition) advanceHighWatermark() {
 		hw = min(hw, f.leo)
 	}
 	p.leader.mu.Unlock()
-	if len(isr) < p.minInsync(st) {
+	if len(st.isr) < p.minInsync(st) { // the committed ISR, as Kafka's isUnderMinIsr
 		return
 	}
 	p.waitMu.Lock()
@@ -136,7 +136,8 @@ func (b *Broker) isrEligible(replica int32, brokerEpoch int64) bool {
 }
 
 // shrinkISRs drops the followers that have lagged for longer than
-// replica.lag.time.max.ms from the ISR of every partition this node leads.
+// replica.lag.time.max.ms from the ISR of every partition this node leads;
+// a follower at the log end offset has not lagged.
 func (b *Broker) shrinkISRs(now time.Time) {
 	lag := b.cfg.Cluster.ReplicaLagTimeMax
 	for _, t := range b.topics.all() {
@@ -148,11 +149,14 @@ func (b *Broker) shrinkISRs(now time.Time) {
 			if st.leader != t.node {
 				continue
 			}
+			leo := p.log.LogEndOffset()
 			p.leader.mu.Lock()
 			var keep []int32
 			for _, id := range st.isr {
+				// At the log end it is in sync, however long ago it last
+				// caught up (Kafka's Replica.isCaughtUp).
 				f := p.leader.followers[id]
-				if id == t.node || (f != nil && now.Sub(f.lastCaughtUp) <= lag) {
+				if id == t.node || (f != nil && (f.leo == leo || now.Sub(f.lastCaughtUp) <= lag)) {
 					keep = append(keep, id)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -165,5 +166,44 @@ func TestSingleNodeControllerListenerIsAuthorized(t *testing.T) {
 	}
 	if b.topics.get("denied") != nil {
 		t.Fatal("the topic was created")
+	}
+}
+
+// A DescribeCluster refused for its endpoint type does not echo the type:
+// Kafka's answer keeps the field's default (1), as its AuthHelper builds
+// a fresh response with only the error.
+func TestDescribeClusterRefusalEndpointType(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for typ, code := range map[int8]int16{endpointTypeControllers: errMismatchedEndpointType, 5: errUnsupportedEndpointType} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(2)
+		req.EndpointType = typ
+		if r := rc.request(req).(*kmsg.DescribeClusterResponse); r.ErrorCode != code || r.EndpointType != endpointTypeBrokers {
+			t.Errorf("endpoint type %d: error %d, endpoint type %d; want error %d, endpoint type 1", typ, r.ErrorCode, r.EndpointType, code)
+		}
+	}
+}
+
+// DescribeCluster on the CONTROLLER listener reports the cluster
+// operations the ACLs allow, as Kafka's ControllerApis computes them with
+// the broker's AuthHelper: ALTER (which DescribeCluster there needs) and
+// the DESCRIBE it implies, not every operation.
+func TestControllerDescribeClusterAuthorizedOperations(t *testing.T) {
+	dir := t.TempDir()
+	props := singleNodeProps(dir)
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:ANONYMOUS"
+	b := startBrokerWith(t, props)
+	createACLs(t, newAdmin(t, b), kadm.NewACLs().Allow("User:ANONYMOUS").AllowHosts("*").Clusters().Operations(kadm.OpAlter))
+	b.Close()
+	delete(props, "super.users")
+	b = startBrokerWith(t, props)
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.SetVersion(2)
+	req.EndpointType, req.IncludeClusterAuthorizedOperations = endpointTypeControllers, true
+	r := dialAddr(t, b.ControllerAddr()).request(req).(*kmsg.DescribeClusterResponse)
+	if want := int32(1<<opAlter | 1<<opDescribe); r.ErrorCode != 0 || r.ClusterAuthorizedOperations != want {
+		t.Fatalf("error %d, cluster operations %b; want %b", r.ErrorCode, r.ClusterAuthorizedOperations, want)
 	}
 }

@@ -115,17 +115,17 @@ type LogMove struct {
 // to another dir starts in the background, a move elsewhere in progress is
 // stopped first, and a log already there stays. A partition without a log
 // here yet is created in that dir later, and the answer is
-// REPLICA_NOT_AVAILABLE, as Kafka's.
+// REPLICA_NOT_AVAILABLE, as Kafka's. No move starts while a dir is offline.
 func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
+	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 { // first, as in Kafka
+		return errorf(CodeInvalidTopic, "The topic name is too long.")
+	}
 	to := ds.byPath(path)
 	if to == nil {
 		return errorf(CodeLogDirNotFound, "Log dir %s is not found in the config.", path)
 	}
 	if to.Offline() != nil {
 		return errorf(CodeKafkaStorageError, "Log dir %s is offline.", path)
-	}
-	if len(futureDirName(TopicPartition{Partition: tp.Partition}))+len(tp.Topic) > 255 {
-		return errorf(CodeInvalidTopic, "The topic name is too long.")
 	}
 	if ds.Cordoned(to) {
 		return errorf(CodeInvalidReplicaAssignment, "Log directory %s is cordoned", path)
@@ -153,6 +153,13 @@ func (ds *Dirs) MoveLog(tp TopicPartition, path string) error {
 	}
 	if l.owner.Load().Offline() != nil {
 		return errorf(CodeKafkaStorageError, "The log of %s is in an offline log dir.", tp)
+	}
+	// No future log while any dir is offline, as Kafka's LogManager: it
+	// could otherwise end up in two dirs.
+	for _, d := range ds.dirs {
+		if d.Offline() != nil {
+			return errorf(CodeKafkaStorageError, "Can not create the future log of %s because log dir %s is offline.", tp, d.path)
+		}
 	}
 	m := &move{tp: tp, to: to, future: filepath.Join(to.path, futureDirName(tp)), done: make(chan struct{})}
 	m.end.Store(l.LogStartOffset())

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -26,8 +27,7 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 		typ = req.ElectionType
 	}
 	if typ != electPreferred && typ != electUnclean {
-		resp.ErrorCode = kerr.InvalidRequest.Code
-		return resp
+		return InvalidElectionType(req)
 	}
 	img := c.Image()
 	var recs []Record
@@ -69,7 +69,7 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 			rt := kmsg.ElectLeadersResponseTopic{Topic: name}
 			for i := range t.Partitions {
 				if code := elect(t, int32(i)); code != kerr.ElectionNotNeeded.Code {
-					rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: int32(i), ErrorCode: code})
+					rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: int32(i), ErrorCode: code, ErrorMessage: ElectionMessage(code)})
 				}
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -79,6 +79,7 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 			rt := kmsg.ElectLeadersResponseTopic{Topic: rq.Topic}
 			for _, part := range rq.Partitions {
 				r := kmsg.ElectLeadersResponseTopicPartition{Partition: part, ErrorCode: elect(img.Topics[rq.Topic], part)}
+				r.ErrorMessage = ElectionMessage(r.ErrorCode)
 				if r.ErrorCode == kerr.UnknownTopicOrPartition.Code {
 					r.ErrorMessage = kmsg.StringPtr(UnknownElectionPartition(rq.Topic, part, img.Topics[rq.Topic] != nil))
 				}
@@ -89,6 +90,40 @@ func (c *Controller) electLeaders(req *kmsg.ElectLeadersRequest) kmsg.Response {
 	}
 	if _, err := c.propose(recs); err != nil {
 		return c.proposeFailed(req, err)
+	}
+	return resp
+}
+
+// ElectionMessage is the message beside an election's refusal: Kafka's
+// controller answers ApiError(Errors), which carries the code's default
+// message; nil for success.
+func ElectionMessage(code int16) *string {
+	switch code {
+	case kerr.ElectionNotNeeded.Code:
+		return kmsg.StringPtr("Leader election not needed for topic partition.")
+	case kerr.PreferredLeaderNotAvailable.Code:
+		return kmsg.StringPtr("The preferred leader was not available.")
+	case kerr.EligibleLeadersNotAvailable.Code:
+		return kmsg.StringPtr("Eligible topic partition leaders are not available.")
+	}
+	return nil
+}
+
+// InvalidElectionType answers an ElectLeaders of an unknown election type
+// as Kafka's controller does (ElectLeadersRequest.getErrorResponse of its
+// InvalidRequestException): INVALID_REQUEST for the request and for every
+// partition it names, with the exception's message.
+func InvalidElectionType(req *kmsg.ElectLeadersRequest) *kmsg.ElectLeadersResponse {
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	resp.ErrorCode = kerr.InvalidRequest.Code
+	msg := fmt.Sprintf("Unknown election type %d", req.ElectionType)
+	for _, rq := range req.Topics {
+		rt := kmsg.ElectLeadersResponseTopic{Topic: rq.Topic}
+		for _, part := range rq.Partitions {
+			rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: part,
+				ErrorCode: kerr.InvalidRequest.Code, ErrorMessage: kmsg.StringPtr(msg)})
+		}
+		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

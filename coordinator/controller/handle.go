@@ -153,8 +153,22 @@ func ErrorResponse(req kmsg.Request, code int16) kmsg.Response {
 		r.ErrorCode = code
 	case *kmsg.AlterPartitionAssignmentsResponse:
 		r.ErrorCode = code
+		for _, t := range req.(*kmsg.AlterPartitionAssignmentsRequest).Topics {
+			rt := kmsg.AlterPartitionAssignmentsResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.AlterPartitionAssignmentsResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+			}
+			r.Topics = append(r.Topics, rt)
+		}
 	case *kmsg.ListPartitionReassignmentsResponse:
-		r.ErrorCode = code
+		r.ErrorCode = code // with the partitions named, as Kafka's getErrorResponse lists them
+		for _, t := range req.(*kmsg.ListPartitionReassignmentsRequest).Topics {
+			rt := kmsg.ListPartitionReassignmentsResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.ListPartitionReassignmentsResponseTopicPartition{Partition: p})
+			}
+			r.Topics = append(r.Topics, rt)
+		}
 	case *kmsg.DescribeQuorumResponse:
 		r.ErrorCode = code
 	case *kmsg.UnregisterBrokerResponse:

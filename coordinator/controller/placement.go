@@ -118,15 +118,15 @@ func CheckManualAssignment(index int32, replicas []int32, want int, broker Assig
 }
 
 // checkReplicaList is the part of Kafka's validateManualPartitionAssignment
-// that a reassignment's target also passes: not empty, each broker
-// registered, with a log dir not cordoned, named once. It reports whether
+// that a reassignment's target also passes: not empty, each broker (in id
+// order) registered, with a log dir not cordoned, named once. It reports whether
 // one of them can take a replica now.
 func checkReplicaList(replicas []int32, broker AssignedBroker) (usable bool, err error) {
 	if len(replicas) == 0 {
 		return false, fmt.Errorf("The manual partition assignment includes an empty replica list.")
 	}
 	seen := map[int32]bool{}
-	for _, r := range replicas {
+	for _, r := range slices.Sorted(slices.Values(replicas)) { // in id order, as Kafka checks them
 		registered, cordoned, up := broker(r)
 		switch {
 		case !registered:

@@ -20,6 +20,7 @@ import (
 // starts (or replaces) a reassignment, a null one cancels it.
 func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+	resp.AllowReplicationFactorChange = req.AllowReplicationFactorChange // echoed, as Kafka's controller does
 	img := c.Image()
 	var recs []Record
 	for _, rt := range req.Topics {
@@ -49,7 +50,9 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 					code = kerr.InvalidReplicationFactor.Code
 				}
 			}
-			if err != nil {
+			if err == ErrNoReassignment {
+				op.ErrorCode = code
+			} else if err != nil {
 				op.ErrorCode, op.ErrorMessage = code, kmsg.StringPtr(err.Error())
 			} else if bumpEpochs(prev, &next) {
 				recs = append(recs, Record{Partition: &PartitionRecord{TopicID: t.ID, Index: rp.Partition, Partition: next}})
@@ -65,7 +68,8 @@ func (c *Controller) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 }
 
 // ErrNoReassignment refuses cancelling a reassignment that is not running
-// (NO_REASSIGNMENT_IN_PROGRESS, with that code's own message in Kafka).
+// (NO_REASSIGNMENT_IN_PROGRESS). Kafka throws it with that code's default
+// message, which ApiError.fromThrowable drops: the answer has no message.
 var ErrNoReassignment = errors.New("No partition reassignment is in progress.")
 
 // RFChangeError refuses a reassignment target that would change the

@@ -78,7 +78,9 @@ func TestReassignment(t *testing.T) {
 	if !slices.Equal(p.Replicas, []int32{1, 2}) || len(p.AddingReplicas)+len(p.RemovingReplicas) != 0 || p.Leader != 1 {
 		t.Fatalf("after cancel: %+v", p)
 	}
-	if r := reassign(t, cl, "t", 1, nil); r.ErrorCode != kerr.NoReassignmentInProgress.Code || deref(r.ErrorMessage) != "No partition reassignment is in progress." {
+	// No message: Kafka's ApiError.fromThrowable drops one that is the
+	// code's default.
+	if r := reassign(t, cl, "t", 1, nil); r.ErrorCode != kerr.NoReassignmentInProgress.Code || r.ErrorMessage != nil {
 		t.Fatalf("cancel with none: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
 	// A subset of the ISR completes at once.
@@ -109,9 +111,13 @@ func TestReassignment(t *testing.T) {
 	noRF.AllowReplicationFactorChange = false
 	noRF.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t",
 		Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 1, Replicas: []int32{1, 3}}}}}
-	if r := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF).Topics[0].Partitions[0]; r.ErrorCode != kerr.InvalidReplicationFactor.Code ||
+	resp := send[*kmsg.AlterPartitionAssignmentsResponse](t, cl, noRF)
+	if r := resp.Topics[0].Partitions[0]; r.ErrorCode != kerr.InvalidReplicationFactor.Code ||
 		deref(r.ErrorMessage) != "The replication factor is changed from 1 to 2" {
 		t.Fatalf("RF change refused: %d %q", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	if resp.AllowReplicationFactorChange { // echoed, as Kafka's controller does
+		t.Fatalf("AllowReplicationFactorChange false answered true")
 	}
 }
 
@@ -208,4 +214,39 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// ElectLeaders' refusals carry Kafka's words: a partition's code comes
+// with that code's default message (the controller's ApiError(Errors)),
+// and an unknown election type refuses every partition asked for as
+// well as the request.
+func TestElectLeadersRefusalMessages(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	brokers := registerUnfenced(t, cl, 2)
+	createManual(t, cl, "t", []int32{1, 2})
+	fenceByRequest(t, cl, brokers[0])
+	elect := kmsg.NewPtrElectLeadersRequest()
+	elect.Topics = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	for _, c := range []struct {
+		typ  int8
+		code int16
+		msg  string
+	}{
+		{electPreferred, kerr.PreferredLeaderNotAvailable.Code, "The preferred leader was not available."},
+		{electUnclean, kerr.ElectionNotNeeded.Code, "Leader election not needed for topic partition."},
+		{5, kerr.InvalidRequest.Code, "Unknown election type 5"},
+	} {
+		elect.ElectionType = c.typ
+		er := send[*kmsg.ElectLeadersResponse](t, cl, elect)
+		if len(er.Topics) != 1 || len(er.Topics[0].Partitions) != 1 {
+			t.Fatalf("type %d: %+v", c.typ, er)
+		}
+		if p := er.Topics[0].Partitions[0]; p.ErrorCode != c.code || deref(p.ErrorMessage) != c.msg {
+			t.Errorf("type %d: %d %q, want %d %q", c.typ, p.ErrorCode, deref(p.ErrorMessage), c.code, c.msg)
+		}
+	}
+	if er := send[*kmsg.ElectLeadersResponse](t, cl, elect); er.ErrorCode != kerr.InvalidRequest.Code {
+		t.Errorf("type 5: top-level %d, want INVALID_REQUEST", er.ErrorCode)
+	}
 }
