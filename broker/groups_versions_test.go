@@ -415,3 +415,34 @@ func TestEmptyGroupIDOffsets(t *testing.T) {
 		t.Fatalf("OffsetDelete of group \"\": %d", code)
 	}
 }
+
+// A share-partition key (key type 2) exists from FindCoordinator v6: an
+// older version asking for one gets INVALID_REQUEST for each key, as from
+// Kafka's KafkaApis.getCoordinator. A v4+ answer carries no error message
+// per key, as Kafka leaves it.
+func TestFindCoordinatorShareKeyVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	key := "g:AAAAAAAAAAAAAAAAAAAAAA:0"
+	for _, v := range []int16{4, 5, 6} {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.SetVersion(v)
+		req.CoordinatorType = 2
+		req.CoordinatorKeys = []string{key}
+		resp := rc.request(req).(*kmsg.FindCoordinatorResponse)
+		if len(resp.Coordinators) != 1 {
+			t.Fatalf("v%d: %+v", v, resp)
+		}
+		c := resp.Coordinators[0]
+		want := int16(0)
+		if v < 6 {
+			want = kerr.InvalidRequest.Code
+		}
+		if c.ErrorCode != want || c.ErrorMessage != nil || c.Key != key {
+			t.Errorf("v%d: %+v, want error %d without a message", v, c, want)
+		}
+		if want != 0 && (c.NodeID != -1 || c.Host != "" || c.Port != -1) {
+			t.Errorf("v%d: refused key names a node: %+v", v, c)
+		}
+	}
+}
