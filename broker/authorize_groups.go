@@ -176,18 +176,24 @@ func authorizeListGroups(c *conn, resp *kmsg.ListGroupsResponse) {
 }
 
 // authorizedDeleteGroups deletes the groups the principal may delete; the
-// others get GROUP_AUTHORIZATION_FAILED.
+// others get GROUP_AUTHORIZATION_FAILED. A group named twice is answered
+// once, as Kafka's handleDeleteGroupsRequest takes the names distinct.
 func authorizedDeleteGroups(c *conn, req *kmsg.DeleteGroupsRequest, del func(*kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse) *kmsg.DeleteGroupsResponse {
 	var allowed []string
 	var refused []kmsg.DeleteGroupsResponseGroup
+	seen := make(map[string]bool, len(req.Groups))
 	for _, g := range req.Groups {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
 		if c.authorizedGroup(kmsg.ACLOperationDelete, g) {
 			allowed = append(allowed, g)
 		} else {
 			refused = append(refused, kmsg.DeleteGroupsResponseGroup{Group: g, ErrorCode: errGroupAuthorization})
 		}
 	}
-	if len(refused) == 0 {
+	if len(allowed) == len(req.Groups) {
 		return del(req)
 	}
 	sub := *req

@@ -446,3 +446,26 @@ func TestFindCoordinatorShareKeyVersions(t *testing.T) {
 		}
 	}
 }
+
+// DeleteGroups answers each group once however often it is named, as
+// Kafka's handleDeleteGroupsRequest takes the names distinct: before, the
+// second mention of a deleted group answered GROUP_ID_NOT_FOUND.
+func TestDeleteGroupsDuplicateNames(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.SetVersion(2)
+	dg.Groups = []string{"g", "unknown", "g", "unknown"}
+	resp := rc.request(dg).(*kmsg.DeleteGroupsResponse)
+	if len(resp.Groups) != 2 || resp.Groups[0].Group != "g" || resp.Groups[0].ErrorCode != 0 ||
+		resp.Groups[1].Group != "unknown" || resp.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("DeleteGroups: %+v", resp.Groups)
+	}
+}
