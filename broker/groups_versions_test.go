@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -467,5 +468,44 @@ func TestDeleteGroupsDuplicateNames(t *testing.T) {
 	if len(resp.Groups) != 2 || resp.Groups[0].Group != "g" || resp.Groups[0].ErrorCode != 0 ||
 		resp.Groups[1].Group != "unknown" || resp.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Fatalf("DeleteGroups: %+v", resp.Groups)
+	}
+}
+
+// OffsetDelete answers UNKNOWN_TOPIC_OR_PARTITION for the partitions of a
+// topic that does not exist and for partitions a topic does not have,
+// ahead of the coordinator's answers, and only the coordinator's answer
+// when it refuses the whole request, as Kafka's handleOffsetDeleteRequest
+// and OffsetDeleteResponse.Builder.merge do. Before, they were answered
+// with no error.
+func TestOffsetDeleteUnknownPartitions(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	od.Topics = []kmsg.OffsetDeleteRequestTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}, {Partition: 9}}},
+		{Topic: "nowhere", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}},
+	}
+	resp := rc.request(od).(*kmsg.OffsetDeleteResponse)
+	unknown := kerr.UnknownTopicOrPartition.Code
+	want := []kmsg.OffsetDeleteResponseTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 9, ErrorCode: unknown}, {Partition: 0}}},
+		{Topic: "nowhere", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0, ErrorCode: unknown}}},
+	}
+	if resp.ErrorCode != 0 || fmt.Sprint(resp.Topics) != fmt.Sprint(want) {
+		t.Fatalf("OffsetDelete: error %d, %+v; want %+v", resp.ErrorCode, resp.Topics, want)
+	}
+
+	od.Group = "no-such-group"
+	resp = rc.request(od).(*kmsg.OffsetDeleteResponse)
+	if resp.ErrorCode != kerr.GroupIDNotFound.Code || len(resp.Topics) != 0 {
+		t.Fatalf("OffsetDelete of an unknown group: error %d, %+v", resp.ErrorCode, resp.Topics)
 	}
 }
