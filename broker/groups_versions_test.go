@@ -509,3 +509,24 @@ func TestOffsetDeleteUnknownPartitions(t *testing.T) {
 		t.Fatalf("OffsetDelete of an unknown group: error %d, %+v", resp.ErrorCode, resp.Topics)
 	}
 }
+
+// ListGroups' state filters are compared trimmed and case-insensitively,
+// as Kafka's GroupMetadataManager.listGroups maps them (toLowerCase, trim).
+func TestListGroupsStateFilterTrimmed(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	req := kmsg.NewPtrListGroupsRequest()
+	req.SetVersion(5)
+	req.StatesFilter = []string{" EMPTY "}
+	resp := rc.request(req).(*kmsg.ListGroupsResponse)
+	if resp.ErrorCode != 0 || len(resp.Groups) != 1 || resp.Groups[0].Group != "g" || resp.Groups[0].GroupState != "Empty" {
+		t.Fatalf("ListGroups with state filter %q: %+v", req.StatesFilter, resp)
+	}
+}

@@ -15,13 +15,15 @@ import (
 // broker narrows it to the principal's operations under an authorizer.
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
-// ListGroups lists the groups, filtered by state (v4+, case-insensitive)
-// and type (v5+: "classic", "consumer" or "share").
+// ListGroups lists the groups, filtered by state (v4+, case-insensitive,
+// trimmed as Java's String.trim does, as in Kafka's
+// GroupMetadataManager.listGroups) and type (v5+: "classic", "consumer"
+// or "share").
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
 	for _, s := range req.StatesFilter {
-		states[strings.ToLower(s)] = true
+		states[strings.TrimFunc(strings.ToLower(s), func(r rune) bool { return r <= ' ' })] = true
 	}
 	types := map[string]bool{}
 	for _, t := range req.TypesFilter {
