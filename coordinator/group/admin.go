@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,10 +31,12 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 		types[strings.ToLower(t)] = true
 	}
 	c.mu.Lock()
-	for _, st := range c.parts {
-		if st == loading {
-			resp.ErrorCode = errLoadInProgress
-		}
+	// A partition still loading fails the whole listing, as Kafka's
+	// GroupCoordinatorService.listGroups does.
+	if slices.Contains(c.parts, loading) {
+		c.mu.Unlock()
+		resp.ErrorCode = errLoadInProgress
+		return resp
 	}
 	groups := make([]*classicGroup, 0, len(c.groups))
 	for _, g := range c.groups {
