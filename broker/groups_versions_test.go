@@ -375,7 +375,8 @@ func TestProduceToOffsetsTopicRefused(t *testing.T) {
 
 // Kafka keeps offsets for the empty group id "" (GroupCoordinatorService
 // refuses only a null one in OffsetCommit and OffsetFetch, for old simple
-// consumers); the other group requests answer INVALID_GROUP_ID for it.
+// consumers, and in DeleteGroups); the other group requests answer
+// INVALID_GROUP_ID for it.
 func TestEmptyGroupIDOffsets(t *testing.T) {
 	b := startBroker(t, nil)
 	rc := dialRaw(t, b)
@@ -414,6 +415,19 @@ func TestEmptyGroupIDOffsets(t *testing.T) {
 	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 	if code := rc.request(od).(*kmsg.OffsetDeleteResponse).ErrorCode; code != kerr.InvalidGroupID.Code {
 		t.Fatalf("OffsetDelete of group \"\": %d", code)
+	}
+
+	// DeleteGroups deletes group "" with its offsets: Kafka's
+	// GroupCoordinatorService.deleteGroups refuses only a null id ("for
+	// backwards compatibility, we support DeleteGroups for the empty
+	// group id").
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.SetVersion(2)
+	dg.Groups = []string{""}
+	for i, want := range []int16{0, kerr.GroupIDNotFound.Code} {
+		if code := rc.request(dg).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode; code != want {
+			t.Fatalf("DeleteGroups %d of group \"\": %d, want %d", i+1, code, want)
+		}
 	}
 }
 

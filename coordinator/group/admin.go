@@ -133,8 +133,11 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 	return resp
 }
 
+// deleteGroupByID deletes an empty group. The empty id is a group like
+// any other here: Kafka's GroupCoordinatorService.deleteGroups refuses
+// only a null one, for the simple consumers that commit to "".
 func (c *Coordinator) deleteGroupByID(id string) int16 {
-	g, code := c.acquire(id, false)
+	g, code := c.acquireOffsets(id, false)
 	if code != 0 {
 		return code
 	}
