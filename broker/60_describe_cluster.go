@@ -27,7 +27,6 @@ var endpointTypeName = map[int8]string{endpointTypeBrokers: "BROKER", endpointTy
 
 func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest) (*kmsg.DescribeClusterResponse, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
-	resp.EndpointType = req.EndpointType
 	served := int8(endpointTypeBrokers)
 	if c.onControllerListener() {
 		served = endpointTypeControllers
@@ -45,7 +44,11 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 		resp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("The request was sent to an endpoint of type %s, but we wanted an endpoint of type %s",
 			endpointTypeName[served], endpointTypeName[req.EndpointType]))
 		return resp, nil
-	case served == endpointTypeControllers:
+	}
+	// Only an answer names the endpoint type: a refusal keeps the
+	// default (1), as Kafka's computeDescribeClusterResponse leaves it.
+	resp.EndpointType = req.EndpointType
+	if served == endpointTypeControllers {
 		b.describeControllers(resp)
 		resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 		return resp, nil

@@ -1,6 +1,11 @@
 package broker
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // In a cluster too, Metadata names an invalid topic
 // INVALID_TOPIC_EXCEPTION whether or not it may create topics, and
@@ -22,6 +27,24 @@ func TestClusterMetadataInvalidNamesAndInternalTopics(t *testing.T) {
 		}
 		if policy := b.topicOverrides(name)["cleanup.policy"]; policy != "compact" {
 			t.Errorf("%s auto-created with cleanup.policy %q", name, policy)
+		}
+	}
+}
+
+// A refused DescribeCluster carries the response's defaults beside its
+// error, as Kafka's AuthHelper.computeDescribeClusterResponse builds it:
+// endpoint type 1 and controller id -1, not the endpoint type asked for.
+func TestDescribeClusterRefusalDefaults(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	for _, typ := range []int8{endpointTypeControllers, 7} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(2)
+		req.EndpointType = typ
+		resp := rc.request(req).(*kmsg.DescribeClusterResponse)
+		if resp.ErrorCode == 0 || resp.EndpointType != endpointTypeBrokers || resp.ControllerID != -1 ||
+			resp.ClusterID != "" || len(resp.Brokers) != 0 || resp.ClusterAuthorizedOperations != math.MinInt32 {
+			t.Errorf("endpoint type %d: %+v", typ, resp)
 		}
 	}
 }
