@@ -6,7 +6,8 @@ package broker
 // client asks for when given bootstrap.controllers. The other type gets
 // MISMATCHED_ENDPOINT_TYPE and an unknown one UNSUPPORTED_ENDPOINT_TYPE,
 // as from Kafka. Without an authorizer every cluster operation is
-// reported as authorized when asked for; with one, those the ACLs allow.
+// reported as authorized when asked for; with one, those the ACLs allow,
+// on either listener (AuthHelper.computeDescribeClusterResponse).
 
 import (
 	"fmt"
@@ -50,15 +51,14 @@ func handleDescribeCluster(b *Broker, c *conn, req *kmsg.DescribeClusterRequest)
 	resp.EndpointType = req.EndpointType
 	if served == endpointTypeControllers {
 		b.describeControllers(resp)
-		resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
-		return resp, nil
-	}
-	resp.ClusterID = b.ClusterID()
-	resp.ControllerID = b.cfg.NodeID
-	host, port := b.advertisedAddr(c)
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
-	if b.cluster != nil {
-		b.clusterDescribeCluster(c, req, resp)
+	} else {
+		resp.ClusterID = b.ClusterID()
+		resp.ControllerID = b.cfg.NodeID
+		host, port := b.advertisedAddr(c)
+		resp.Brokers = []kmsg.DescribeClusterResponseBroker{{NodeID: b.cfg.NodeID, Host: host, Port: int32(port)}}
+		if b.cluster != nil {
+			b.clusterDescribeCluster(c, req, resp)
+		}
 	}
 	resp.ClusterAuthorizedOperations = authorizedOperations(req.IncludeClusterAuthorizedOperations, clusterOperations)
 	if req.IncludeClusterAuthorizedOperations && b.authorizer.Load() != nil {

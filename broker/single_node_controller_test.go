@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // singleNodeProps are those of a single node whose server.properties names
@@ -165,5 +167,27 @@ func TestSingleNodeControllerListenerIsAuthorized(t *testing.T) {
 	}
 	if b.topics.get("denied") != nil {
 		t.Fatal("the topic was created")
+	}
+}
+
+// DescribeCluster on the CONTROLLER listener reports the cluster
+// operations the ACLs allow when asked for them, as Kafka's
+// ControllerApis.handleDescribeCluster does through
+// AuthHelper.computeDescribeClusterResponse: ALTER on the cluster (which
+// it needs) implies DESCRIBE, and nothing else is granted here.
+func TestSingleNodeControllerDescribeClusterOperations(t *testing.T) {
+	props := aclProps(t.TempDir())
+	props["listeners"] = "SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0"
+	props["controller.listener.names"] = "CONTROLLER"
+	b := startBrokerWith(t, props)
+	adm := kadm.NewClient(saslClient(t, listenerAddr(t, b, "SASL_PLAINTEXT"), plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:ANONYMOUS").Clusters().Operations(kadm.OpAlter))
+	req := kmsg.NewPtrDescribeClusterRequest()
+	req.SetVersion(1)
+	req.EndpointType = endpointTypeControllers
+	req.IncludeClusterAuthorizedOperations = true
+	resp := dialAddr(t, b.ControllerAddr()).request(req).(*kmsg.DescribeClusterResponse)
+	if want := int32(1<<kmsg.ACLOperationAlter | 1<<kmsg.ACLOperationDescribe); resp.ErrorCode != 0 || resp.ClusterAuthorizedOperations != want {
+		t.Fatalf("DescribeCluster: error %d, operations %b, want %b", resp.ErrorCode, resp.ClusterAuthorizedOperations, want)
 	}
 }
