@@ -142,15 +142,19 @@ func authorizeOffsetFetch(c *conn, req *kmsg.OffsetFetchRequest, resp *kmsg.Offs
 }
 
 // authorizeDescribeGroups replaces the groups the principal may not
-// describe with GROUP_AUTHORIZATION_FAILED.
+// describe with GROUP_AUTHORIZATION_FAILED, ahead of the described ones,
+// as Kafka's handleDescribeGroupsRequest adds its refusals first.
 func authorizeDescribeGroups(c *conn, req *kmsg.DescribeGroupsRequest, resp *kmsg.DescribeGroupsResponse) {
-	for i, g := range resp.Groups {
+	var refused, described []kmsg.DescribeGroupsResponseGroup
+	for _, g := range resp.Groups {
 		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
-			resp.Groups[i] = kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations}
+			refused = append(refused, kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations})
 			continue
 		}
-		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &g.AuthorizedOperations)
+		described = append(described, g)
 	}
+	resp.Groups = append(refused, described...)
 }
 
 // groupAuthorizedOperations sets a described group's authorized
