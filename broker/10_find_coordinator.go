@@ -5,7 +5,11 @@ package broker
 // and a transactional id's the leader of its __transaction_state
 // partition (on a single node, this node), and a share-partition's state's
 // the leader of its __share_group_state partition (key type 2, asked by
-// brokers); the first key of each kind creates the topic, as in Kafka.
+// brokers, from v6: INVALID_REQUEST before); the first key of each kind
+// creates the topic, as in Kafka. From v4 a key's error carries no message,
+// as Kafka's answer per key has none, but for the two errors Kafka raises
+// for the whole request (an unknown key type, CLUSTER_ACTION refused for
+// share keys), whose answer gives each key the error's default message.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
@@ -30,6 +34,9 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 			}
 			return b.txns.coordinator(c, key)
 		case coordinatorKeyShare:
+			if req.Version < 6 {
+				return errInvalidRequest, -1, "", -1
+			}
 			if !c.authorizedCluster(kmsg.ACLOperationClusterAction) {
 				return errClusterAuthorization, -1, "", -1
 			}
@@ -40,8 +47,12 @@ func handleFindCoordinator(b *Broker, c *conn, req *kmsg.FindCoordinatorRequest)
 	if req.Version >= 4 {
 		for _, key := range req.CoordinatorKeys {
 			code, node, h, p := answer(key)
+			var msg *string
+			if code == errClusterAuthorization || code == errInvalidRequest && (req.CoordinatorType < coordinatorKeyGroup || req.CoordinatorType > coordinatorKeyShare) {
+				msg = errorMessage(code)
+			}
 			resp.Coordinators = append(resp.Coordinators, kmsg.FindCoordinatorResponseCoordinator{
-				Key: key, NodeID: node, Host: h, Port: p, ErrorCode: code, ErrorMessage: errorMessage(code),
+				Key: key, NodeID: node, Host: h, Port: p, ErrorCode: code, ErrorMessage: msg,
 			})
 		}
 		return resp, nil

@@ -6,7 +6,8 @@ package broker
 // client asks for when given bootstrap.controllers. The other type gets
 // MISMATCHED_ENDPOINT_TYPE and an unknown one UNSUPPORTED_ENDPOINT_TYPE,
 // as from Kafka. Without an authorizer every cluster operation is
-// reported as authorized when asked for; with one, those the ACLs allow.
+// reported as authorized when asked for; with one, those the ACLs allow,
+// on either listener (AuthHelper.computeDescribeClusterResponse).
 
 import (
 	"fmt"

@@ -2,27 +2,33 @@ package broker
 
 // DescribeTransactions, version 0: DESCRIBE on each transactional id
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED otherwise), and a transaction's
-// partitions are listed only for topics the principal may describe.
+// partitions are listed only for topics the principal may describe. The
+// ids are answered in the request's order, as Kafka answers them one by
+// one (handleDescribeTransactionsRequest).
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
 func handleDescribeTransactions(b *Broker, c *conn, req *kmsg.DescribeTransactionsRequest) (*kmsg.DescribeTransactionsResponse, error) {
-	var refused []kmsg.DescribeTransactionsResponseTransactionState
-	allowed := req.TransactionalIDs[:0:0]
-	for _, id := range req.TransactionalIDs {
-		if c.authorizedTxnID(kmsg.ACLOperationDescribe, id) {
-			allowed = append(allowed, id)
+	allowed := make([]bool, len(req.TransactionalIDs))
+	sub := *req
+	sub.TransactionalIDs = nil
+	for i, id := range req.TransactionalIDs {
+		if allowed[i] = c.authorizedTxnID(kmsg.ACLOperationDescribe, id); allowed[i] {
+			sub.TransactionalIDs = append(sub.TransactionalIDs, id)
+		}
+	}
+	resp := b.txns.DescribeTransactions(&sub)
+	described := resp.TransactionStates
+	resp.TransactionStates = make([]kmsg.DescribeTransactionsResponseTransactionState, 0, len(req.TransactionalIDs))
+	for i, id := range req.TransactionalIDs {
+		if !allowed[i] {
+			st := kmsg.NewDescribeTransactionsResponseTransactionState()
+			st.TransactionalID, st.ErrorCode = id, errTxnIDAuthFailed
+			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
 		}
-		st := kmsg.NewDescribeTransactionsResponseTransactionState()
-		st.TransactionalID, st.ErrorCode = id, errTxnIDAuthFailed
-		refused = append(refused, st)
-	}
-	sub := *req
-	sub.TransactionalIDs = allowed
-	resp := b.txns.DescribeTransactions(&sub)
-	for i := range resp.TransactionStates {
-		st := &resp.TransactionStates[i]
+		st := described[0]
+		described = described[1:]
 		topics := st.Topics[:0]
 		for _, t := range st.Topics {
 			if c.authorizedTopic(kmsg.ACLOperationDescribe, t.Topic) {
@@ -30,7 +36,7 @@ func handleDescribeTransactions(b *Broker, c *conn, req *kmsg.DescribeTransactio
 			}
 		}
 		st.Topics = topics
+		resp.TransactionStates = append(resp.TransactionStates, st)
 	}
-	resp.TransactionStates = append(resp.TransactionStates, refused...)
 	return resp, nil
 }

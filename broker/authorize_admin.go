@@ -188,26 +188,6 @@ func handleDeleteRecords(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*k
 	return resp, nil
 }
 
-func handleDescribeProducers(b *Broker, c *conn, req *kmsg.DescribeProducersRequest) (*kmsg.DescribeProducersResponse, error) {
-	allowed, refused := authorizedSubset(req.Topics, func(t kmsg.DescribeProducersRequestTopic) bool {
-		return c.authorizedTopic(kmsg.ACLOperationRead, t.Topic)
-	})
-	sub := *req
-	sub.Topics = allowed
-	resp, err := describeProducersHandler(b, c, &sub)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range refused {
-		rt := kmsg.DescribeProducersResponseTopic{Topic: t.Topic}
-		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, kmsg.DescribeProducersResponseTopicPartition{Partition: p, ErrorCode: errTopicAuthorization})
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp, nil
-}
-
 func handleOffsetForLeaderEpoch(b *Broker, c *conn, req *kmsg.OffsetForLeaderEpochRequest) (*kmsg.OffsetForLeaderEpochResponse, error) {
 	// As Kafka: CLUSTER_ACTION (a follower's), or DESCRIBE on each topic
 	// (a consumer's, KIP-320).

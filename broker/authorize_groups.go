@@ -6,7 +6,11 @@ package broker
 // it and fetch its offsets; DELETE to delete it or its offsets; and READ
 // (commits, offset deletes) or DESCRIBE (offset fetches) on each topic.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // groupDenied answers a group request the principal may not make, or nil.
 func groupDenied(c *conn, req kmsg.Request) kmsg.Response {
@@ -138,15 +142,19 @@ func authorizeOffsetFetch(c *conn, req *kmsg.OffsetFetchRequest, resp *kmsg.Offs
 }
 
 // authorizeDescribeGroups replaces the groups the principal may not
-// describe with GROUP_AUTHORIZATION_FAILED.
+// describe with GROUP_AUTHORIZATION_FAILED, ahead of the described ones,
+// as Kafka's handleDescribeGroupsRequest adds its refusals first.
 func authorizeDescribeGroups(c *conn, req *kmsg.DescribeGroupsRequest, resp *kmsg.DescribeGroupsResponse) {
-	for i, g := range resp.Groups {
+	var refused, described []kmsg.DescribeGroupsResponseGroup
+	for _, g := range resp.Groups {
 		if !c.authorizedGroup(kmsg.ACLOperationDescribe, g.Group) {
-			resp.Groups[i] = kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations}
+			refused = append(refused, kmsg.DescribeGroupsResponseGroup{Group: g.Group, ErrorCode: errGroupAuthorization, AuthorizedOperations: unknownAuthorizedOperations})
 			continue
 		}
-		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &resp.Groups[i].AuthorizedOperations)
+		c.groupAuthorizedOperations(req.IncludeAuthorizedOperations, g.Group, g.ErrorCode, &g.AuthorizedOperations)
+		described = append(described, g)
 	}
+	resp.Groups = append(refused, described...)
 }
 
 // groupAuthorizedOperations sets a described group's authorized
@@ -176,18 +184,24 @@ func authorizeListGroups(c *conn, resp *kmsg.ListGroupsResponse) {
 }
 
 // authorizedDeleteGroups deletes the groups the principal may delete; the
-// others get GROUP_AUTHORIZATION_FAILED.
+// others get GROUP_AUTHORIZATION_FAILED. A group named twice is answered
+// once, as Kafka's handleDeleteGroupsRequest takes the names distinct.
 func authorizedDeleteGroups(c *conn, req *kmsg.DeleteGroupsRequest, del func(*kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse) *kmsg.DeleteGroupsResponse {
 	var allowed []string
 	var refused []kmsg.DeleteGroupsResponseGroup
+	seen := make(map[string]bool, len(req.Groups))
 	for _, g := range req.Groups {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
 		if c.authorizedGroup(kmsg.ACLOperationDelete, g) {
 			allowed = append(allowed, g)
 		} else {
 			refused = append(refused, kmsg.DeleteGroupsResponseGroup{Group: g, ErrorCode: errGroupAuthorization})
 		}
 	}
-	if len(refused) == 0 {
+	if len(allowed) == len(req.Groups) {
 		return del(req)
 	}
 	sub := *req
@@ -198,31 +212,62 @@ func authorizedDeleteGroups(c *conn, req *kmsg.DeleteGroupsRequest, del func(*km
 }
 
 // authorizedOffsetDelete needs DELETE on the group and READ on each topic.
-func authorizedOffsetDelete(c *conn, req *kmsg.OffsetDeleteRequest, del func(*kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse) *kmsg.OffsetDeleteResponse {
+// As in Kafka's handleOffsetDeleteRequest, a refused topic's partitions
+// get TOPIC_AUTHORIZATION_FAILED and an unknown topic's or partition's
+// UNKNOWN_TOPIC_OR_PARTITION; the coordinator's answers for the others
+// follow them in their topics (OffsetDeleteResponse.Builder.merge), or
+// replace them when it refuses the whole request. partitions gives a
+// topic's partition count, false for a topic that does not exist.
+func authorizedOffsetDelete(c *conn, req *kmsg.OffsetDeleteRequest, partitions func(topic string) (int32, bool), del func(*kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse) *kmsg.OffsetDeleteResponse {
 	if !c.authorizedGroup(kmsg.ACLOperationDelete, req.Group) {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 		resp.ErrorCode = errGroupAuthorization
 		return resp
 	}
-	var allowed []kmsg.OffsetDeleteRequestTopic
+	var valid []kmsg.OffsetDeleteRequestTopic
 	var refused []kmsg.OffsetDeleteResponseTopic
 	for _, t := range req.Topics {
-		if c.authorizedTopic(kmsg.ACLOperationRead, t.Topic) {
-			allowed = append(allowed, t)
-			continue
+		code := int16(0)
+		n, known := partitions(t.Topic)
+		switch {
+		case !c.authorizedTopic(kmsg.ACLOperationRead, t.Topic):
+			code = errTopicAuthorization
+		case !known:
+			code = errUnknownTopicOrPartition
 		}
 		rt := kmsg.OffsetDeleteResponseTopic{Topic: t.Topic}
+		vt := kmsg.OffsetDeleteRequestTopic{Topic: t.Topic}
 		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition, ErrorCode: errTopicAuthorization})
+			switch {
+			case code != 0:
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+			case p.Partition < 0 || p.Partition >= n:
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition, ErrorCode: errUnknownTopicOrPartition})
+			default:
+				vt.Partitions = append(vt.Partitions, p)
+			}
 		}
-		refused = append(refused, rt)
-	}
-	if len(refused) == 0 {
-		return del(req)
+		if len(rt.Partitions) > 0 {
+			refused = append(refused, rt)
+		}
+		if len(vt.Partitions) > 0 {
+			valid = append(valid, vt)
+		}
 	}
 	sub := *req
-	sub.Topics = allowed
+	sub.Topics = valid
 	resp := del(&sub)
-	resp.Topics = append(resp.Topics, refused...)
+	if resp.ErrorCode != 0 || len(refused) == 0 {
+		return resp
+	}
+	for _, t := range resp.Topics {
+		i := slices.IndexFunc(refused, func(rt kmsg.OffsetDeleteResponseTopic) bool { return rt.Topic == t.Topic })
+		if i < 0 {
+			refused = append(refused, t)
+		} else {
+			refused[i].Partitions = append(refused[i].Partitions, t.Partitions...)
+		}
+	}
+	resp.Topics = refused
 	return resp
 }

@@ -335,6 +335,58 @@ func TestTransactionalIDACLs(t *testing.T) {
 	}
 }
 
+// DescribeTransactions answers the transactional ids in the request's
+// order, a refused one (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) in its
+// place, as Kafka's handleDescribeTransactionsRequest builds the answer id
+// by id.
+func TestDescribeTransactionsKeepsTheOrder(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	adm := kadm.NewClient(saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").TransactionalIDs("b-tx").Operations(kadm.OpDescribe))
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	req := kmsg.NewPtrDescribeTransactionsRequest()
+	req.TransactionalIDs = []string{"a-tx", "b-tx", "c-tx"}
+	r, err := alice.Broker(int(b.cfg.NodeID)).Request(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := r.(*kmsg.DescribeTransactionsResponse).TransactionStates
+	refused := kerr.TransactionalIDAuthorizationFailed.Code
+	if len(states) != 3 || states[0].TransactionalID != "a-tx" || states[0].ErrorCode != refused ||
+		states[1].TransactionalID != "b-tx" || states[1].ErrorCode == refused ||
+		states[2].TransactionalID != "c-tx" || states[2].ErrorCode != refused {
+		t.Fatalf("DescribeTransactions: %+v", states)
+	}
+}
+
+// DescribeGroups answers the groups the principal may not describe first,
+// then those described, as Kafka's handleDescribeGroupsRequest adds the
+// refusals before the coordinator's answers.
+func TestDescribeGroupsRefusalsFirst(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	adm := kadm.NewClient(saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
+	createACLs(t, adm, kadm.NewACLs().Allow("User:alice").Groups("billing").Operations(kadm.OpDescribe))
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKeys = []string{"billing"}
+	if _, err := alice.Broker(int(b.cfg.NodeID)).Request(ctxT(t), fc); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{"billing", "payroll"}
+	r, err := alice.Broker(int(b.cfg.NodeID)).Request(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := r.(*kmsg.DescribeGroupsResponse).Groups
+	if len(groups) != 2 || groups[0].Group != "payroll" || groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code ||
+		groups[1].Group != "billing" || groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("DescribeGroups: %+v", groups)
+	}
+}
+
 func mustList(t *testing.T, adm *kadm.Client) []string {
 	t.Helper()
 	listed, err := adm.ListTransactions(ctxT(t), nil, nil)

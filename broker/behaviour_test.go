@@ -807,3 +807,49 @@ func TestSegmentsRollByTopicAndBrokerConfig(t *testing.T) {
 		}
 	}
 }
+
+// DescribeProducers checks a topic as Kafka's handleDescribeProducersRequest
+// does, in the request's order: an illegal name gets INVALID_TOPIC_EXCEPTION
+// with Topic.validate's message, an unknown topic UNKNOWN_TOPIC_OR_PARTITION
+// with its default message (ApiError); a partition missing from a known
+// topic gets its code alone.
+func TestDescribeProducersTopicErrors(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	req := kmsg.NewPtrDescribeProducersRequest()
+	req.Topics = []kmsg.DescribeProducersRequestTopic{
+		{Topic: "", Partitions: []int32{0}},
+		{Topic: "a b", Partitions: []int32{0, 1}},
+		{Topic: "nowhere", Partitions: []int32{0}},
+		{Topic: "t", Partitions: []int32{5}},
+	}
+	resp := rc.request(req).(*kmsg.DescribeProducersResponse)
+	type want struct {
+		topic string
+		code  int16
+		msg   string
+	}
+	wants := []want{
+		{"", kerr.InvalidTopicException.Code, "Topic name is invalid: the empty string is not allowed"},
+		{"a b", kerr.InvalidTopicException.Code, "Topic name is invalid: 'a b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"},
+		{"nowhere", kerr.UnknownTopicOrPartition.Code, *errorMessage(kerr.UnknownTopicOrPartition.Code)},
+		{"t", kerr.UnknownTopicOrPartition.Code, ""},
+	}
+	if len(resp.Topics) != len(wants) {
+		t.Fatalf("topics %+v", resp.Topics)
+	}
+	for i, w := range wants {
+		rt := resp.Topics[i]
+		if rt.Topic != w.topic || len(rt.Partitions) != len(req.Topics[i].Partitions) {
+			t.Fatalf("topic %d: %+v, want %q", i, rt, w.topic)
+		}
+		for _, p := range rt.Partitions {
+			msg := ""
+			if p.ErrorMessage != nil {
+				msg = *p.ErrorMessage
+			}
+			if p.ErrorCode != w.code || msg != w.msg {
+				t.Errorf("%q partition %d: error %d %q, want %d %q", w.topic, p.Partition, p.ErrorCode, msg, w.code, w.msg)
+			}
+		}
+	}
+}

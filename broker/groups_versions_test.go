@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -374,7 +375,8 @@ func TestProduceToOffsetsTopicRefused(t *testing.T) {
 
 // Kafka keeps offsets for the empty group id "" (GroupCoordinatorService
 // refuses only a null one in OffsetCommit and OffsetFetch, for old simple
-// consumers); the other group requests answer INVALID_GROUP_ID for it.
+// consumers, and in DeleteGroups); the other group requests answer
+// INVALID_GROUP_ID for it.
 func TestEmptyGroupIDOffsets(t *testing.T) {
 	b := startBroker(t, nil)
 	rc := dialRaw(t, b)
@@ -413,5 +415,132 @@ func TestEmptyGroupIDOffsets(t *testing.T) {
 	od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
 	if code := rc.request(od).(*kmsg.OffsetDeleteResponse).ErrorCode; code != kerr.InvalidGroupID.Code {
 		t.Fatalf("OffsetDelete of group \"\": %d", code)
+	}
+
+	// DeleteGroups deletes group "" with its offsets: Kafka's
+	// GroupCoordinatorService.deleteGroups refuses only a null id ("for
+	// backwards compatibility, we support DeleteGroups for the empty
+	// group id").
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.SetVersion(2)
+	dg.Groups = []string{""}
+	for i, want := range []int16{0, kerr.GroupIDNotFound.Code} {
+		if code := rc.request(dg).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode; code != want {
+			t.Fatalf("DeleteGroups %d of group \"\": %d, want %d", i+1, code, want)
+		}
+	}
+}
+
+// A share-partition key (key type 2) exists from FindCoordinator v6: an
+// older version asking for one gets INVALID_REQUEST for each key, as from
+// Kafka's KafkaApis.getCoordinator. A v4+ answer carries no error message
+// per key, as Kafka leaves it.
+func TestFindCoordinatorShareKeyVersions(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	key := "g:AAAAAAAAAAAAAAAAAAAAAA:0"
+	for _, v := range []int16{4, 5, 6} {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.SetVersion(v)
+		req.CoordinatorType = 2
+		req.CoordinatorKeys = []string{key}
+		resp := rc.request(req).(*kmsg.FindCoordinatorResponse)
+		if len(resp.Coordinators) != 1 {
+			t.Fatalf("v%d: %+v", v, resp)
+		}
+		c := resp.Coordinators[0]
+		want := int16(0)
+		if v < 6 {
+			want = kerr.InvalidRequest.Code
+		}
+		if c.ErrorCode != want || c.ErrorMessage != nil || c.Key != key {
+			t.Errorf("v%d: %+v, want error %d without a message", v, c, want)
+		}
+		if want != 0 && (c.NodeID != -1 || c.Host != "" || c.Port != -1) {
+			t.Errorf("v%d: refused key names a node: %+v", v, c)
+		}
+	}
+}
+
+// DeleteGroups answers each group once however often it is named, as
+// Kafka's handleDeleteGroupsRequest takes the names distinct: before, the
+// second mention of a deleted group answered GROUP_ID_NOT_FOUND.
+func TestDeleteGroupsDuplicateNames(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.SetVersion(2)
+	dg.Groups = []string{"g", "unknown", "g", "unknown"}
+	resp := rc.request(dg).(*kmsg.DeleteGroupsResponse)
+	if len(resp.Groups) != 2 || resp.Groups[0].Group != "g" || resp.Groups[0].ErrorCode != 0 ||
+		resp.Groups[1].Group != "unknown" || resp.Groups[1].ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("DeleteGroups: %+v", resp.Groups)
+	}
+}
+
+// OffsetDelete answers UNKNOWN_TOPIC_OR_PARTITION for the partitions of a
+// topic that does not exist and for partitions a topic does not have,
+// ahead of the coordinator's answers, and only the coordinator's answer
+// when it refuses the whole request, as Kafka's handleOffsetDeleteRequest
+// and OffsetDeleteResponse.Builder.merge do. Before, they were answered
+// with no error.
+func TestOffsetDeleteUnknownPartitions(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "g"
+	od.Topics = []kmsg.OffsetDeleteRequestTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}, {Partition: 9}}},
+		{Topic: "nowhere", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}},
+	}
+	resp := rc.request(od).(*kmsg.OffsetDeleteResponse)
+	unknown := kerr.UnknownTopicOrPartition.Code
+	want := []kmsg.OffsetDeleteResponseTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 9, ErrorCode: unknown}, {Partition: 0}}},
+		{Topic: "nowhere", Partitions: []kmsg.OffsetDeleteResponseTopicPartition{{Partition: 0, ErrorCode: unknown}}},
+	}
+	if resp.ErrorCode != 0 || fmt.Sprint(resp.Topics) != fmt.Sprint(want) {
+		t.Fatalf("OffsetDelete: error %d, %+v; want %+v", resp.ErrorCode, resp.Topics, want)
+	}
+
+	od.Group = "no-such-group"
+	resp = rc.request(od).(*kmsg.OffsetDeleteResponse)
+	if resp.ErrorCode != kerr.GroupIDNotFound.Code || len(resp.Topics) != 0 {
+		t.Fatalf("OffsetDelete of an unknown group: error %d, %+v", resp.ErrorCode, resp.Topics)
+	}
+}
+
+// ListGroups' state filters are compared trimmed and case-insensitively,
+// as Kafka's GroupMetadataManager.listGroups maps them (toLowerCase, trim).
+func TestListGroupsStateFilterTrimmed(t *testing.T) {
+	_, rc := startWithTopic(t, "t")
+	findCoordinatorRaw(t, rc, "g")
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.SetVersion(8)
+	oc.Group, oc.Generation = "g", -1
+	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("commit: %+v", r)
+	}
+	req := kmsg.NewPtrListGroupsRequest()
+	req.SetVersion(5)
+	req.StatesFilter = []string{" EMPTY "}
+	resp := rc.request(req).(*kmsg.ListGroupsResponse)
+	if resp.ErrorCode != 0 || len(resp.Groups) != 1 || resp.Groups[0].Group != "g" || resp.Groups[0].GroupState != "Empty" {
+		t.Fatalf("ListGroups with state filter %q: %+v", req.StatesFilter, resp)
 	}
 }

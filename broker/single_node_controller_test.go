@@ -129,8 +129,11 @@ func TestSingleNodeControllerListener(t *testing.T) {
 	}
 
 	resp := dialRaw(t, b).request(quorumRequest("quorum-t")).(*kmsg.DescribeQuorumResponse)
+	// With the error's message, as DescribeQuorumRequest's
+	// getPartitionLevelErrorResponse gives it.
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 ||
-		resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		resp.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code ||
+		resp.Topics[0].Partitions[0].ErrorMessage == nil || *resp.Topics[0].Partitions[0].ErrorMessage != kerr.UnknownTopicOrPartition.Description {
 		t.Fatalf("DescribeQuorum of another partition: %+v", resp)
 	}
 

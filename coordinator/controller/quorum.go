@@ -79,7 +79,8 @@ func (c *Controller) describeQuorum(req *kmsg.DescribeQuorumRequest) kmsg.Respon
 
 // UnknownQuorumPartitions answers a DescribeQuorum that asks for anything
 // but the metadata log's one partition, each partition it names with
-// UNKNOWN_TOPIC_OR_PARTITION, as KRaft does; it returns nil for a request
+// UNKNOWN_TOPIC_OR_PARTITION and its message, as KRaft does
+// (DescribeQuorumRequest.getPartitionLevelErrorResponse); it returns nil for a request
 // that asks for exactly that partition.
 func UnknownQuorumPartitions(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
 	if len(req.Topics) == 1 && req.Topics[0].Topic == MetadataTopic &&
@@ -92,6 +93,7 @@ func UnknownQuorumPartitions(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuor
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDescribeQuorumResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicOrPartition.Code
+			rp.ErrorMessage = kmsg.StringPtr(kerr.UnknownTopicOrPartition.Description)
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

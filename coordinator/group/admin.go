@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -15,23 +16,27 @@ import (
 // broker narrows it to the principal's operations under an authorizer.
 const groupAuthorizedOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
-// ListGroups lists the groups, filtered by state (v4+, case-insensitive)
-// and type (v5+: "classic", "consumer" or "share").
+// ListGroups lists the groups, filtered by state (v4+, case-insensitive,
+// trimmed as Java's String.trim does, as in Kafka's
+// GroupMetadataManager.listGroups) and type (v5+: "classic", "consumer"
+// or "share").
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
 	for _, s := range req.StatesFilter {
-		states[strings.ToLower(s)] = true
+		states[strings.TrimFunc(strings.ToLower(s), func(r rune) bool { return r <= ' ' })] = true
 	}
 	types := map[string]bool{}
 	for _, t := range req.TypesFilter {
 		types[strings.ToLower(t)] = true
 	}
 	c.mu.Lock()
-	for _, st := range c.parts {
-		if st == loading {
-			resp.ErrorCode = errLoadInProgress
-		}
+	// A partition still loading fails the whole listing, as Kafka's
+	// GroupCoordinatorService.listGroups does.
+	if slices.Contains(c.parts, loading) {
+		c.mu.Unlock()
+		resp.ErrorCode = errLoadInProgress
+		return resp
 	}
 	groups := make([]*classicGroup, 0, len(c.groups))
 	for _, g := range c.groups {
@@ -128,8 +133,11 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 	return resp
 }
 
+// deleteGroupByID deletes an empty group. The empty id is a group like
+// any other here: Kafka's GroupCoordinatorService.deleteGroups refuses
+// only a null one, for the simple consumers that commit to "".
 func (c *Coordinator) deleteGroupByID(id string) int16 {
-	g, code := c.acquire(id, false)
+	g, code := c.acquireOffsets(id, false)
 	if code != 0 {
 		return code
 	}

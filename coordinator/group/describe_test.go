@@ -71,3 +71,37 @@ func TestDescribeAssignmentsDuringRebalance(t *testing.T) {
 		t.Fatalf("rebalance from CompletingRebalance: %q, want the assignments emptied", got)
 	}
 }
+
+// TestListGroupsWhileLoading checks that ListGroups answers
+// COORDINATOR_LOAD_IN_PROGRESS alone while a partition loads, as Kafka's
+// GroupCoordinatorService.listGroups fails the whole read then, listing
+// no group.
+func TestListGroupsWhileLoading(t *testing.T) {
+	s := &script{
+		t: t, file: "list", clock: newManualClock(), path: t.TempDir(),
+		ids: map[string]string{}, names: map[string]string{}, prev: map[string]string{},
+		joins: map[string][]*kmsg.JoinGroupResponse{}, syncs: map[string][]*kmsg.SyncGroupResponse{},
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	s.cfg = DefaultConfig()
+	s.cfg.NumPartitions = 2
+	s.cfg.InitialRebalanceDelay = 0
+	s.start()
+	defer s.ld.dir.Close()
+	defer s.c.Close()
+	for _, line := range []string{"join a version=3 -> pending", "advance 0s", "expect join a NONE gen=1 leader=a members=1"} {
+		s.line++
+		s.run(strings.Fields(line))
+	}
+	req := kmsg.NewPtrListGroupsRequest()
+	if resp := s.c.ListGroups(req); resp.ErrorCode != 0 || len(resp.Groups) != 1 {
+		t.Fatalf("loaded: %+v", resp)
+	}
+	loaded := 1 - PartitionFor("g", 2)
+	s.c.mu.Lock()
+	s.c.parts[loaded] = loading
+	s.c.mu.Unlock()
+	if resp := s.c.ListGroups(req); resp.ErrorCode != errLoadInProgress || len(resp.Groups) != 0 {
+		t.Fatalf("while the other partition loads: %+v, want COORDINATOR_LOAD_IN_PROGRESS and no group", resp)
+	}
+}

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,7 +80,8 @@ func (c *Coordinator) ListTransactions(req *kmsg.ListTransactionsRequest) *kmsg.
 	for _, name := range req.StateFilters {
 		if s, ok := stateByName(name); ok {
 			states[s] = true
-		} else {
+		} else if !slices.Contains(resp.UnknownStateFilters, name) {
+			// Once each: Kafka takes the filters as a set.
 			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
 		}
 	}

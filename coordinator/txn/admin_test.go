@@ -229,3 +229,15 @@ func TestExpiryTombstonesInSeveralBatches(t *testing.T) {
 		t.Fatalf("still listed: %v", got)
 	}
 }
+
+// ListTransactions names an unknown state filter once however often the
+// request repeats it: Kafka's handleListTransactionsRequest takes the
+// filters as a set.
+func TestListTransactionsUnknownStatesOnce(t *testing.T) {
+	h := newHarness(t)
+	h.mustInit("empty")
+	r, got := h.list(0, []string{"Bogus", "Empty", "Bogus", "empty"}, nil, -1, nil)
+	if r.ErrorCode != 0 || !slices.Equal(got, []string{"empty:Empty"}) || !slices.Equal(r.UnknownStateFilters, []string{"Bogus", "empty"}) {
+		t.Fatalf("list: %d %v, unknown states %v", r.ErrorCode, got, r.UnknownStateFilters)
+	}
+}

@@ -17,8 +17,9 @@
 // UpdateFeatures follows Kafka's FeatureControlManager: every update of a
 // request must pass or none is applied (the top-level error then names
 // the first failure and v0-1 list no results); a level outside the
-// supported range, or below 0, is INVALID_UPDATE_VERSION (an unknown
-// feature supports level 0 alone, so disabling one succeeds); a lower
+// supported range, or below 0, is INVALID_UPDATE_VERSION, and so is any
+// update of an unknown feature, even disabling it (its range is level 0
+// alone, but Kafka's controller then fails to find it); a lower
 // level needs the safe or unsafe downgrade type (v0: AllowDowngrade), a
 // higher one the upgrade type; metadata.version may only go down across
 // levels that changed no metadata record.
@@ -225,6 +226,11 @@ func check(f Feature, known bool, level int16, typ int8, current int16, nodeID i
 		return invalid("Can't downgrade to a newer version.")
 	case f.NoDowngrade && level < current:
 		return invalid("Can't downgrade the version of this feature.")
+	case !known:
+		// Level 0, within an unknown feature's range; Kafka's controller
+		// then looks the feature up to check its dependencies
+		// (Feature.featureFromName), which fails.
+		return invalid("Feature %s not found.", f.Name)
 	case f.Name == MetadataVersion && level < current &&
 		slices.ContainsFunc(metadataChanged, func(l int16) bool { return l > level && l <= current }):
 		if typ == unsafeDowngrade {

@@ -30,6 +30,7 @@ func TestUpdateRefusals(t *testing.T) {
 		reason  string
 	}{
 		{"unknown feature", request(1, update("foo.version", 1, upgrade)), true, "Invalid update version 1 for feature foo.version. Local controller 3 does not support this feature."},
+		{"unknown feature disabled", request(1, update("foo.version", 0, safeDowngrade)), true, "Invalid update version 0 for feature foo.version. Feature foo.version not found."},
 		{"above the supported range", request(1, update(TransactionVersion, 3, upgrade)), false, "Invalid update version 3 for feature transaction.version. Local controller 3 only supports versions 0-2"},
 		{"metadata.version above", request(1, update(MetadataVersion, 34, upgrade)), true, "Invalid update version 34 for feature metadata.version. Local controller 3 only supports versions 7-33"},
 		{"metadata.version below", request(1, update(MetadataVersion, 6, safeDowngrade)), false, "Local controller 3 only supports versions 7-33"},
@@ -66,10 +67,9 @@ func TestUpdateRefusals(t *testing.T) {
 
 // metadata.version goes up to 33 and down only across levels that changed
 // no metadata record (29 to 23, not to 22; not below 30 once there), as
-// in Kafka 4.3; a new cluster is at 29, as Kafka 4.2's; an unknown
-// feature may be disabled, which stores nothing.
+// in Kafka 4.3; a new cluster is at 29, as Kafka 4.2's.
 func TestMetadataVersion(t *testing.T) {
-	next, code, msg := Update(request(1, update(MetadataVersion, 23, safeDowngrade), update("foo.version", 0, safeDowngrade)), nil, true, 1)
+	next, code, msg := Update(request(1, update(MetadataVersion, 23, safeDowngrade)), nil, true, 1)
 	if code != 0 || Level(next, MetadataVersion) != 23 || len(next) != 1 {
 		t.Fatalf("29 to 23: %v %d %q", next, code, msg)
 	}
