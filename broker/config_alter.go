@@ -131,6 +131,34 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
 }
 
+// validateControllerConfigs is the controller's own check of a topic's,
+// group's or client metrics subscription's new configs
+// (controller.Config.ValidateConfigs), the broker's checks again, as
+// Kafka's ControllerConfigurationValidator repeats them: a client of the
+// CONTROLLER listener has no broker in between. A controller-only node
+// judges by its static config.
+func (b *Broker) validateControllerConfigs(res controller.ConfigResource, values map[string]string) (int16, string) {
+	live := b.liveConfig()
+	if live == nil {
+		live = &b.cfg
+	}
+	var err error
+	switch res.Type {
+	case controller.ResourceTopic:
+		err = validateTopicConfigs(values, live)
+	case controller.ResourceGroup:
+		err = validateGroupConfigs(values, live)
+	case controller.ResourceClientMetrics:
+		if cerr := validateClientMetrics(values); cerr != nil {
+			return cerr.code, cerr.msg
+		}
+	}
+	if err != nil {
+		return errInvalidConfig, err.Error()
+	}
+	return 0, ""
+}
+
 // nextOverrides computes a resource's overrides after the request: the
 // given set for the legacy API, the operations applied to the current set
 // for the incremental one. listDefault gives a LIST key's default, which

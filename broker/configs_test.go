@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -552,5 +554,81 @@ func TestCheckpointIntervalKeys(t *testing.T) {
 	}
 	if _, _, err := ParseConfig(map[string]string{"log.flush.offset.checkpoint.interval.ms": "-1"}); err == nil {
 		t.Fatal("a negative checkpoint interval was accepted")
+	}
+}
+
+// A client of a cluster's CONTROLLER listener (--bootstrap-controller)
+// reaches the controller without a broker's checks. Kafka's controller
+// validates configs itself (ControllerConfigurationValidator, called by
+// ConfigurationControlManager and ReplicationControlManager.createTopics),
+// so invalid topic, group and client metrics configs get the answer a
+// broker gives, INVALID_CONFIG before an unknown topic, and nothing is
+// written.
+func TestClusterControllerValidatesConfigs(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		code int16
+		msg  string
+	}
+	both := func(req kmsg.Request, answers func(kmsg.Response) []answer) {
+		t.Helper()
+		broker := answers(dialAddr(t, c.nodes[0].Addr()).request(req))
+		ctl := answers(dialAddr(t, controllerAddr).request(req))
+		if !slices.Equal(broker, ctl) || slices.ContainsFunc(broker, func(a answer) bool { return a.code == 0 }) {
+			t.Fatalf("%s: the broker answers %+v, the CONTROLLER listener %+v; want the same refusals", kmsg.NameForKey(req.Key()), broker, ctl)
+		}
+	}
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.SetVersion(7)
+	for _, cfg := range [][2]string{{"retention.ms", "-2"}, {"no.such.config", "1"}, {"cleanup.policy", "forever"}} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bad"+cfg[0], 1, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: cfg[0], Value: kmsg.StringPtr(cfg[1])}}
+		create.Topics = append(create.Topics, rt)
+	}
+	both(create, func(r kmsg.Response) (out []answer) {
+		for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
+			out = append(out, answer{st.ErrorCode, ps(st.ErrorMessage)})
+		}
+		return out
+	})
+	set := func(typ kmsg.ConfigResourceType, name, key, value string) kmsg.IncrementalAlterConfigsRequestResource {
+		return kmsg.IncrementalAlterConfigsRequestResource{ResourceType: typ, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: key, Value: kmsg.StringPtr(value)}}}
+	}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	incremental.SetVersion(1)
+	incremental.Resources = []kmsg.IncrementalAlterConfigsRequestResource{
+		set(kmsg.ConfigResourceTypeTopic, "t", "retention.ms", "-2"),
+		set(kmsg.ConfigResourceTypeTopic, "missing", "segment.bytes", "1"),
+		set(kmsg.ConfigResourceTypeGroupConfig, "g", "consumer.session.timeout.ms", "1"),
+		set(kmsg.ConfigResourceTypeClientMetrics, "sub", "interval.ms", "soon"),
+	}
+	both(incremental, func(r kmsg.Response) (out []answer) {
+		for _, rr := range r.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+			out = append(out, answer{rr.ErrorCode, ps(rr.ErrorMessage)})
+		}
+		return out
+	})
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	legacy.SetVersion(2)
+	for _, r := range incremental.Resources {
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: r.Configs[0].Name, Value: r.Configs[0].Value}}})
+	}
+	both(legacy, func(r kmsg.Response) (out []answer) {
+		for _, rr := range r.(*kmsg.AlterConfigsResponse).Resources {
+			out = append(out, answer{rr.ErrorCode, ps(rr.ErrorMessage)})
+		}
+		return out
+	})
+	img := c.nodes[0].cluster.image()
+	if len(img.Topics) != 1 || slices.ContainsFunc(slices.Collect(maps.Keys(img.Configs)), func(r controller.ConfigResource) bool { return r.Type != controller.ResourceBroker }) {
+		t.Fatalf("the refused requests wrote configs %v, topics %d", img.Configs, len(img.Topics))
 	}
 }

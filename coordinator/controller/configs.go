@@ -17,18 +17,18 @@ import (
 // Config overrides live in Image.Configs: topic overrides by topic name,
 // dynamic broker configs by broker id, and "" for the cluster-wide broker
 // default. The broker validates names and values before forwarding; the
-// controller checks the resource and applies the operations. APPEND and
-// SUBTRACT work on the comma-separated list of the current override (a
-// broker that wants a static default as the base sends SET instead).
+// controller checks the resource, applies the operations and validates
+// the resulting values again (Config.ValidateConfigs), as a client of the
+// CONTROLLER listener has no broker in between. APPEND and SUBTRACT work
+// on the comma-separated list of the current override (a broker that
+// wants a static default as the base sends SET instead).
 
 // checkResource returns the image key for a resource, or an error code
-// and message.
+// and message. Whether a topic exists is checked after its values
+// (checkValues).
 func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (ConfigResource, int16, string) {
 	switch int8(typ) {
 	case ResourceTopic:
-		if img.Topics[name] == nil {
-			return ConfigResource{}, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", name)
-		}
 		return ConfigResource{ResourceTopic, name}, 0, ""
 	case ResourceBroker:
 		if name != "" {
@@ -70,6 +70,9 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 		if code == 0 {
 			values, code, msg = applyOps(img.Configs[res], r.Configs)
 		}
+		if code == 0 {
+			code, msg = c.checkValues(img, res, values)
+		}
 		if code != 0 {
 			out.ErrorCode, out.ErrorMessage = code, kmsg.StringPtr(msg)
 		} else if !req.ValidateOnly {
@@ -82,6 +85,21 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 		return c.proposeFailed(req, err)
 	}
 	return resp
+}
+
+// checkValues validates a resource's new values (Config.ValidateConfigs),
+// then that a topic exists, in the order of Kafka's
+// ConfigurationControlManager.validateAlterConfig.
+func (c *Controller) checkValues(img *Image, res ConfigResource, values map[string]string) (int16, string) {
+	if c.cfg.ValidateConfigs != nil {
+		if code, msg := c.cfg.ValidateConfigs(res, values); code != 0 {
+			return code, msg
+		}
+	}
+	if res.Type == ResourceTopic && img.Topics[res.Name] == nil {
+		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", res.Name)
+	}
+	return 0, ""
 }
 
 func applyOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, int16, string) {
@@ -154,15 +172,18 @@ func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
 	for _, r := range req.Resources {
 		out := kmsg.AlterConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
 		res, code, msg := checkResource(img, r.ResourceType, r.ResourceName)
+		values := map[string]string{}
+		for _, cfg := range r.Configs {
+			if cfg.Value != nil {
+				values[cfg.Name] = *cfg.Value
+			}
+		}
+		if code == 0 {
+			code, msg = c.checkValues(img, res, values)
+		}
 		if code != 0 {
 			out.ErrorCode, out.ErrorMessage = code, kmsg.StringPtr(msg)
 		} else if !req.ValidateOnly {
-			values := map[string]string{}
-			for _, cfg := range r.Configs {
-				if cfg.Value != nil {
-					values[cfg.Name] = *cfg.Value
-				}
-			}
 			recs = append(recs, Record{Config: &ConfigRecord{Resource: res, Values: values}})
 		}
 		resp.Resources = append(resp.Resources, out)
