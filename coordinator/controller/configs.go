@@ -32,8 +32,12 @@ func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (Config
 		return ConfigResource{ResourceTopic, name}, 0, ""
 	case ResourceBroker:
 		if name != "" {
-			if _, err := strconv.ParseInt(name, 10, 32); err != nil {
-				return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Illegal non-integral BROKER resource type name %s", name)
+			id, err := strconv.ParseInt(name, 10, 32)
+			if err != nil {
+				return ConfigResource{}, kerr.InvalidRequest.Code, "Unable to parse broker name as a base 10 number."
+			}
+			if id < 0 {
+				return ConfigResource{}, kerr.InvalidRequest.Code, "Invalid negative broker ID."
 			}
 		}
 		return ConfigResource{ResourceBroker, name}, 0, ""
@@ -88,7 +92,8 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 }
 
 // checkValues validates a resource's new values (Config.ValidateConfigs),
-// then that a topic exists, in the order of Kafka's
+// then that a topic exists, or a node given by id (a registered broker or
+// a controller), in the order of Kafka's
 // ConfigurationControlManager.validateAlterConfig.
 func (c *Controller) checkValues(img *Image, res ConfigResource, values map[string]string) (int16, string) {
 	if c.cfg.ValidateConfigs != nil {
@@ -96,8 +101,17 @@ func (c *Controller) checkValues(img *Image, res ConfigResource, values map[stri
 			return code, msg
 		}
 	}
-	if res.Type == ResourceTopic && img.Topics[res.Name] == nil {
+	switch {
+	case res.Type == ResourceTopic && img.Topics[res.Name] == nil:
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("Topic '%s' does not exist.", res.Name)
+	case res.Type == ResourceBroker && res.Name != "":
+		id, _ := strconv.ParseInt(res.Name, 10, 32)
+		_, broker := img.Brokers[int32(id)]
+		_, voter := c.cfg.Voters[int32(id)]
+		_, controller := img.Controllers[int32(id)]
+		if !broker && !voter && !controller {
+			return kerr.BrokerIDNotRegistered.Code, fmt.Sprintf("No node with id %d found.", id)
+		}
 	}
 	return 0, ""
 }

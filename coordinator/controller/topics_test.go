@@ -272,3 +272,48 @@ func TestAllocateProducerIDs(t *testing.T) {
 		t.Fatalf("stale epoch: %d", r.ErrorCode)
 	}
 }
+
+// A BROKER resource names a node by a non-negative base 10 id, which must
+// be a registered broker or a controller ("" is the cluster-wide default),
+// as Kafka's ControllerConfigurationValidator and
+// QuorumController.ConfigResourceExistenceChecker answer a client of the
+// CONTROLLER listener; nothing is written for a refused one.
+func TestConfigsBrokerResources(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	set := []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "log.retention.ms", Value: kmsg.StringPtr("7")}}
+	cases := []struct {
+		name string
+		code int16
+		msg  string
+	}{
+		{"", 0, ""},
+		{"1", 0, ""},
+		{"7", kerr.BrokerIDNotRegistered.Code, "No node with id 7 found."},
+		{"-1", kerr.InvalidRequest.Code, "Invalid negative broker ID."},
+		{"x", kerr.InvalidRequest.Code, "Unable to parse broker name as a base 10 number."},
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, c := range cases {
+		req.Resources = append(req.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name, Configs: set})
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: set[0].Name, Value: set[0].Value}}})
+	}
+	r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req)
+	l := send[*kmsg.AlterConfigsResponse](t, cl, legacy)
+	for i, c := range cases {
+		if got := r.Resources[i]; got.ErrorCode != c.code || got.ErrorMessage != nil && *got.ErrorMessage != c.msg {
+			t.Errorf("IncrementalAlterConfigs of broker %q: %d %v, want %d %q", c.name, got.ErrorCode, got.ErrorMessage, c.code, c.msg)
+		}
+		if got := l.Resources[i]; got.ErrorCode != c.code || got.ErrorMessage != nil && *got.ErrorMessage != c.msg {
+			t.Errorf("AlterConfigs of broker %q: %d %v, want %d %q", c.name, got.ErrorCode, got.ErrorMessage, c.code, c.msg)
+		}
+	}
+	for res := range tc.ctl(0).Image().Configs {
+		if res.Type == ResourceBroker && res.Name != "" && res.Name != "1" {
+			t.Errorf("configs written for broker %q", res.Name)
+		}
+	}
+}
