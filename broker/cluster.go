@@ -165,6 +165,7 @@ func (b *Broker) startController(dirPath string) error {
 		SnapshotMaxBytes:             cfg.Cluster.SnapshotMaxBytes,
 		SnapshotMaxInterval:          cfg.Cluster.SnapshotMaxInterval,
 		ValidateConfigs:              b.validateControllerConfigs,
+		ListConfig:                   controllerListConfig,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
 		Security:                     b.liveControllerSecurity(),

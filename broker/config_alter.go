@@ -159,6 +159,29 @@ func (b *Broker) validateControllerConfigs(res controller.ConfigResource, values
 	return 0, ""
 }
 
+// controllerListConfig tells the controller whether a topic's, broker's
+// or client metrics subscription's config is a LIST and its default
+// (controller.Config.ListConfig), for the APPEND and SUBTRACT a client of
+// the CONTROLLER listener sends, as Kafka's KafkaConfigSchema does.
+func controllerListConfig(res controller.ConfigResource, key string) (string, bool) {
+	var typ, def string
+	switch res.Type {
+	case controller.ResourceTopic:
+		if k := findTopicConfigKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	case controller.ResourceBroker:
+		if k := findKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	case controller.ResourceClientMetrics:
+		if k := findClientMetricsKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	}
+	return def, typ == "LIST"
+}
+
 // nextOverrides computes a resource's overrides after the request: the
 // given set for the legacy API, the operations applied to the current set
 // for the incremental one. listDefault gives a LIST key's default, which

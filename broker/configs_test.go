@@ -632,3 +632,46 @@ func TestClusterControllerValidatesConfigs(t *testing.T) {
 		t.Fatalf("the refused requests wrote configs %v, topics %d", img.Configs, len(img.Topics))
 	}
 }
+
+// APPEND and SUBTRACT sent to a cluster's CONTROLLER listener work as on
+// a broker, as Kafka's controller applies them
+// (ConfigurationControlManager.incrementalAlterConfigResource): only on
+// LIST configs (INVALID_CONFIG otherwise), starting from the config's
+// default when it is not set, and a list emptied stays set, to "".
+func TestClusterControllerListOperations(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopics(ctxT(t), 1, 1, nil, "via-broker", "via-controller"); err != nil {
+		t.Fatal(err)
+	}
+	op := func(topic, key string, o kmsg.IncrementalAlterConfigOp, value string) (int16, string, map[string]string) {
+		addr := c.nodes[0].Addr()
+		if topic == "via-controller" {
+			addr = controllerAddr
+		}
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(1)
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: topic,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: key, Op: o, Value: kmsg.StringPtr(value)}}}}
+		r := dialAddr(t, addr).request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		return r.ErrorCode, ps(r.ErrorMessage), c.nodes[0].cluster.ctl.Image().Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}]
+	}
+	for _, step := range []struct {
+		key   string
+		op    kmsg.IncrementalAlterConfigOp
+		value string
+	}{
+		{"retention.ms", kmsg.IncrementalAlterConfigOpAppend, "5"},
+		{"no.such.config", kmsg.IncrementalAlterConfigOpSubtract, "5"},
+		{"cleanup.policy", kmsg.IncrementalAlterConfigOpAppend, "compact"},
+		{"cleanup.policy", kmsg.IncrementalAlterConfigOpSubtract, "delete,compact"},
+	} {
+		bCode, bMsg, bConfigs := op("via-broker", step.key, step.op, step.value)
+		cCode, cMsg, cConfigs := op("via-controller", step.key, step.op, step.value)
+		if bCode != cCode || bMsg != cMsg || !maps.Equal(bConfigs, cConfigs) {
+			t.Fatalf("%v %s %s: the broker answers %d %q and stores %v, the CONTROLLER listener %d %q and %v",
+				step.op, step.key, step.value, bCode, bMsg, bConfigs, cCode, cMsg, cConfigs)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +20,9 @@ import (
 // default. The broker validates names and values before forwarding; the
 // controller checks the resource, applies the operations and validates
 // the resulting values again (Config.ValidateConfigs), as a client of the
-// CONTROLLER listener has no broker in between. APPEND and SUBTRACT work
-// on the comma-separated list of the current override (a broker that
-// wants a static default as the base sends SET instead).
+// CONTROLLER listener has no broker in between. A broker sends its
+// APPEND and SUBTRACT as SET; the controller's own work on the current
+// override, or on the config's default (Config.ListConfig).
 
 // checkResource returns the image key for a resource, or an error code
 // and message. Whether a topic exists is checked after its values
@@ -72,7 +73,7 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 		}
 		var values map[string]string
 		if code == 0 {
-			values, code, msg = applyOps(img.Configs[res], r.Configs)
+			values, code, msg = c.applyOps(res, img.Configs[res], r.Configs)
 		}
 		if code == 0 {
 			code, msg = c.checkValues(img, res, values)
@@ -116,7 +117,11 @@ func (c *Controller) checkValues(img *Image, res ConfigResource, values map[stri
 	return 0, ""
 }
 
-func applyOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, int16, string) {
+// applyOps applies IncrementalAlterConfigs operations to a resource's
+// current overrides. APPEND and SUBTRACT work on LIST configs only,
+// starting from the config's default when it is not set
+// (Config.ListConfig), as Kafka's ConfigurationControlManager does.
+func (c *Controller) applyOps(res ConfigResource, current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig) (map[string]string, int16, string) {
 	values := maps.Clone(current)
 	if values == nil {
 		values = map[string]string{}
@@ -130,27 +135,28 @@ func applyOps(current map[string]string, ops []kmsg.IncrementalAlterConfigsReque
 			values[op.Name] = *op.Value
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(values, op.Name)
-		case kmsg.IncrementalAlterConfigOpAppend:
-			list := splitList(values[op.Name])
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			def, isList := "", true
+			if c.cfg.ListConfig != nil {
+				def, isList = c.cfg.ListConfig(res, op.Name)
+			}
+			if !isList {
+				return nil, kerr.InvalidConfig.Code, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", op.Op, op.Name)
+			}
+			old, ok := values[op.Name]
+			if !ok {
+				old = def
+			}
+			list := splitList(old)
 			for _, item := range splitList(*op.Value) {
-				if !containsString(list, item) {
+				i := slices.Index(list, item)
+				if op.Op == kmsg.IncrementalAlterConfigOpAppend && i < 0 {
 					list = append(list, item)
+				} else if op.Op == kmsg.IncrementalAlterConfigOpSubtract && i >= 0 {
+					list = slices.Delete(list, i, i+1)
 				}
 			}
 			values[op.Name] = strings.Join(list, ",")
-		case kmsg.IncrementalAlterConfigOpSubtract:
-			var kept []string
-			remove := splitList(*op.Value)
-			for _, item := range splitList(values[op.Name]) {
-				if !containsString(remove, item) {
-					kept = append(kept, item)
-				}
-			}
-			if len(kept) == 0 {
-				delete(values, op.Name)
-			} else {
-				values[op.Name] = strings.Join(kept, ",")
-			}
 		default:
 			return nil, kerr.InvalidRequest.Code, fmt.Sprintf("Unknown operation type %d", op.Op)
 		}
@@ -166,15 +172,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // alterConfigs handles the legacy AlterConfigs: each resource's overrides

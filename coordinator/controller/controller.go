@@ -99,6 +99,10 @@ type Config struct {
 	// for a value its key does not accept) and Kafka's message, or 0. Nil:
 	// every value passes.
 	ValidateConfigs func(res ConfigResource, values map[string]string) (int16, string)
+	// ListConfig tells whether a resource's config is a LIST, which
+	// APPEND and SUBTRACT need, and its default, which they start from
+	// when it is not set. Nil: every config is a LIST with no default.
+	ListConfig func(res ConfigResource, key string) (def string, isList bool)
 	// Tokens are the delegation.token.* settings; expired tokens are
 	// removed every TokenExpiryCheckInterval.
 	Tokens                   delegation.Config
