@@ -275,10 +275,14 @@ func authorizeAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest, se
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range refused {
+	pre := b.refusedPreprocessErrors(c, legacyAlterResources(refused), false)
+	for i, r := range refused {
 		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
-		resp.Resources = append(resp.Resources, kmsg.AlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
-			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+		rr := kmsg.AlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code), ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		if pre[i] != nil {
+			rr.ErrorCode, rr.ErrorMessage = pre[i].code, kmsg.StringPtr(pre[i].msg)
+		}
+		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
 }
@@ -297,10 +301,26 @@ func authorizeIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalA
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range refused {
+	pre := b.refusedPreprocessErrors(c, incrementalAlterResources(refused), true)
+	for i, r := range refused {
 		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
-		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
-			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+		rr := kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code), ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		if pre[i] != nil {
+			rr.ErrorCode, rr.ErrorMessage = pre[i].code, kmsg.StringPtr(pre[i].msg)
+		}
+		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
+}
+
+// refusedPreprocessErrors are the errors a broker answers for resources
+// the client may not alter before it authorizes them (preprocessErrors):
+// a resource given twice is refused or allowed twice, so all its copies
+// are here. A cluster's CONTROLLER listener authorizes first, as Kafka's
+// ControllerApis does.
+func (b *Broker) refusedPreprocessErrors(c *conn, refused []alterResource, incremental bool) []*configError {
+	if c.onControllerListener() && b.cfg.clustered() {
+		return make([]*configError, len(refused))
+	}
+	return b.preprocessErrors(refused, incremental)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // topicConfigCases holds, for every topic config, a valid value other than
@@ -674,4 +675,77 @@ func TestClusterControllerListOperations(t *testing.T) {
 				step.op, step.key, step.value, bCode, bMsg, bConfigs, cCode, cMsg, cConfigs)
 		}
 	}
+}
+
+// A broker checks AlterConfigs and IncrementalAlterConfigs before it
+// authorizes them (Kafka's ConfigAdminManager.preprocess, then the
+// controller's authorization): a resource given twice, a key given
+// twice, a null value, another node's broker resource, a broker change
+// that does not validate and a resource type that cannot be altered are
+// INVALID_REQUEST with Kafka's messages even for a client without
+// ALTER_CONFIGS; the rest gets the authorization error.
+func TestAlterConfigsChecksBeforeAuthorizing(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	alice := saslClient(t, listenerAddr(t, b, "SASL_PLAINTEXT"), plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	self := strconv.Itoa(int(b.cfg.NodeID))
+	type res struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		cfgs [][2]*string
+		code int16
+		msg  string
+	}
+	v := kmsg.StringPtr
+	resources := []res{
+		{kmsg.ConfigResourceTypeTopic, "twice", [][2]*string{{v("retention.ms"), v("1")}}, errInvalidRequest, "Each resource must appear at most once."},
+		{kmsg.ConfigResourceTypeTopic, "twice", [][2]*string{{v("retention.ms"), v("2")}}, errInvalidRequest, "Each resource must appear at most once."},
+		{kmsg.ConfigResourceTypeTopic, "keys", [][2]*string{{v("retention.ms"), v("1")}, {v("retention.ms"), v("2")}}, errInvalidRequest, "Error due to duplicate config keys"},
+		{kmsg.ConfigResourceTypeTopic, "null", [][2]*string{{v("retention.ms"), nil}}, errInvalidRequest, "Null value not supported for : retention.ms"},
+		{kmsg.ConfigResourceTypeBroker, self, [][2]*string{{v("log.dirs"), v("/tmp")}}, errInvalidRequest, "Cannot update these configs dynamically: Set(log.dirs)"},
+		{kmsg.ConfigResourceTypeBroker, "77", [][2]*string{{v("log.retention.ms"), v("1")}}, errInvalidRequest, "Unexpected broker id, expected " + self + ", but received 77"},
+		{kmsg.ConfigResourceType(99), "x", [][2]*string{{v("a"), v("1")}}, errInvalidRequest, "Unknown resource type 99"},
+		{kmsg.ConfigResourceTypeTopic, "fine", [][2]*string{{v("retention.ms"), v("1")}}, errTopicAuthorization, ""},
+		{kmsg.ConfigResourceTypeBroker, "", [][2]*string{{v("log.retention.ms"), v("1")}}, errClusterAuthorization, ""},
+	}
+	check := func(api string, got map[string][]int16, msgs map[string][]string) {
+		t.Helper()
+		for _, r := range resources {
+			key := fmt.Sprintf("%d/%s", r.typ, r.name)
+			if len(got[key]) == 0 || got[key][0] != r.code || r.msg != "" && msgs[key][0] != r.msg {
+				t.Errorf("%s of %s: %v %q, want %d %q", api, key, got[key], msgs[key], r.code, r.msg)
+			}
+		}
+	}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, r := range resources {
+		ir := kmsg.IncrementalAlterConfigsRequestResource{ResourceType: r.typ, ResourceName: r.name}
+		lr := kmsg.AlterConfigsRequestResource{ResourceType: r.typ, ResourceName: r.name}
+		for _, c := range r.cfgs {
+			ir.Configs = append(ir.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: *c[0], Value: c[1]})
+			lr.Configs = append(lr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: *c[0], Value: c[1]})
+		}
+		incremental.Resources = append(incremental.Resources, ir)
+		legacy.Resources = append(legacy.Resources, lr)
+	}
+	node := alice.Broker(int(b.cfg.NodeID)) // not sharded by broker resource
+	resp, err := node.Request(ctxT(t), incremental)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, msgs := map[string][]int16{}, map[string][]string{}
+	for _, r := range resp.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+		key := fmt.Sprintf("%d/%s", r.ResourceType, r.ResourceName)
+		got[key], msgs[key] = append(got[key], r.ErrorCode), append(msgs[key], ps(r.ErrorMessage))
+	}
+	check("IncrementalAlterConfigs", got, msgs)
+	if resp, err = node.Request(ctxT(t), legacy); err != nil {
+		t.Fatal(err)
+	}
+	got, msgs = map[string][]int16{}, map[string][]string{}
+	for _, r := range resp.(*kmsg.AlterConfigsResponse).Resources {
+		key := fmt.Sprintf("%d/%s", r.ResourceType, r.ResourceName)
+		got[key], msgs[key] = append(got[key], r.ErrorCode), append(msgs[key], ps(r.ErrorMessage))
+	}
+	check("AlterConfigs", got, msgs)
 }
