@@ -275,3 +275,34 @@ func TestListConfigResources(t *testing.T) {
 		t.Errorf("v0 (client metrics only): error %d, %v", r.ErrorCode, r.ConfigResources)
 	}
 }
+
+// A group config value is parsed as Kafka's GroupConfig ConfigDef parses
+// it, with ConfigDef's messages and each key's own least value, after
+// every name is known.
+func TestGroupConfigValueMessages(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	for _, c := range []struct {
+		ops []kmsg.IncrementalAlterConfigsRequestResourceConfig
+		msg string
+	}{
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.session.timeout.ms", "soon")},
+			"Invalid value soon for configuration consumer.session.timeout.ms: Not a number of type INT"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.heartbeat.interval.ms", "0")},
+			"Invalid value 0 for configuration consumer.heartbeat.interval.ms: Value must be at least 1"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("share.record.lock.duration.ms", "500")},
+			"Invalid value 500 for configuration share.record.lock.duration.ms: Value must be at least 1000"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("share.partition.max.record.locks", "99")},
+			"Invalid value 99 for configuration share.partition.max.record.locks: Value must be at least 100"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("streams.num.standby.replicas", "-1")},
+			"Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.session.timeout.ms", "soon"), setOp("zz.unknown", "1")},
+			"Unknown group config name: zz.unknown"},
+	} {
+		for range 5 { // whatever the map order
+			if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, "g", c.ops...); code != errInvalidConfig || msg != c.msg {
+				t.Fatalf("%v: %d %q, want INVALID_CONFIG %q", c.ops, code, msg, c.msg)
+			}
+		}
+	}
+}
