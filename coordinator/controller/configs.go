@@ -53,23 +53,66 @@ func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (Config
 		}
 		return ConfigResource{ResourceClientMetrics, name}, 0, ""
 	}
+	if int8(typ) == int8(kmsg.ConfigResourceTypeBrokerLogger) {
+		return ConfigResource{}, kerr.InvalidRequest.Code, "Unknown resource type BROKER_LOGGER"
+	}
 	return ConfigResource{}, kerr.InvalidRequest.Code, fmt.Sprintf("Unsupported resource type %d", typ)
+}
+
+// screenResources answers, before anything else as Kafka's ControllerApis
+// does, the resources of an alteration whose type is unknown
+// (UNSUPPORTED_VERSION) and those given more than once: one answer,
+// "Duplicate resource.", where the second copy is, and none for the
+// others. It returns each resource's refusal and whether it gets no
+// answer.
+func screenResources(n int, resource func(int) (kmsg.ConfigResourceType, string)) (codes []int16, msgs []string, silent []bool) {
+	codes, msgs, silent = make([]int16, n), make([]string, n), make([]bool, n)
+	count := map[ConfigResource]int{}
+	for i := range n {
+		typ, name := resource(i)
+		switch typ {
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger,
+			kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig:
+		default:
+			codes[i], msgs[i] = kerr.UnsupportedVersion.Code, fmt.Sprintf("Unknown resource type %d.", typ)
+			continue
+		}
+		count[ConfigResource{int8(typ), name}]++
+	}
+	seen := map[ConfigResource]int{}
+	for i := range n {
+		typ, name := resource(i)
+		key := ConfigResource{int8(typ), name}
+		if codes[i] != 0 || count[key] < 2 {
+			continue
+		}
+		seen[key]++
+		if seen[key] == 2 {
+			codes[i], msgs[i] = kerr.InvalidRequest.Code, "Duplicate resource."
+		} else {
+			silent[i] = true
+		}
+	}
+	return codes, msgs, silent
 }
 
 // incrementalAlterConfigs handles IncrementalAlterConfigs.
 func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	img := c.Image()
-	seen := map[ConfigResource]int{}
-	for _, r := range req.Resources {
-		seen[ConfigResource{int8(r.ResourceType), r.ResourceName}]++
-	}
+	codes, msgs, silent := screenResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
+	})
 	var recs []Record
-	for _, r := range req.Resources {
+	for i, r := range req.Resources {
+		if silent[i] {
+			continue
+		}
 		out := kmsg.IncrementalAlterConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
-		res, code, msg := checkResource(img, r.ResourceType, r.ResourceName)
-		if code == 0 && seen[ConfigResource{int8(r.ResourceType), r.ResourceName}] > 1 {
-			code, msg = kerr.InvalidRequest.Code, "Duplicate resource in the request."
+		var res ConfigResource
+		code, msg := codes[i], msgs[i]
+		if code == 0 {
+			res, code, msg = checkResource(img, r.ResourceType, r.ResourceName)
 		}
 		var values map[string]string
 		if code == 0 {
@@ -179,10 +222,20 @@ func splitList(s string) []string {
 func (c *Controller) alterConfigs(req *kmsg.AlterConfigsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
 	img := c.Image()
+	codes, msgs, silent := screenResources(len(req.Resources), func(i int) (kmsg.ConfigResourceType, string) {
+		return req.Resources[i].ResourceType, req.Resources[i].ResourceName
+	})
 	var recs []Record
-	for _, r := range req.Resources {
+	for i, r := range req.Resources {
+		if silent[i] {
+			continue
+		}
 		out := kmsg.AlterConfigsResponseResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName}
-		res, code, msg := checkResource(img, r.ResourceType, r.ResourceName)
+		var res ConfigResource
+		code, msg := codes[i], msgs[i]
+		if code == 0 {
+			res, code, msg = checkResource(img, r.ResourceType, r.ResourceName)
+		}
 		values := map[string]string{}
 		for _, cfg := range r.Configs {
 			if cfg.Value != nil {

@@ -317,3 +317,66 @@ func TestConfigsBrokerResources(t *testing.T) {
 		}
 	}
 }
+
+// As Kafka's ControllerApis, a resource given more than once is answered
+// once, INVALID_REQUEST "Duplicate resource.", and not changed; an
+// unknown resource type is UNSUPPORTED_VERSION; BROKER_LOGGER, which only
+// IncrementalAlterConfigs changes (on the node itself), is not a
+// resource AlterConfigs knows.
+func TestConfigsDuplicateAndUnknownResources(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	createTopic(t, cl, "t", 1, 1, nil)
+	type answer struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		code int16
+		msg  string
+	}
+	want := []answer{
+		{kmsg.ConfigResourceTypeTopic, "t", kerr.InvalidRequest.Code, "Duplicate resource."},
+		{kmsg.ConfigResourceType(99), "x", kerr.UnsupportedVersion.Code, "Unknown resource type 99."},
+	}
+	set := func(v string) []kmsg.IncrementalAlterConfigsRequestResourceConfig {
+		return []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr(v)}}
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("1")},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("2")},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("3")},
+		{ResourceType: kmsg.ConfigResourceType(99), ResourceName: "x", Configs: set("4")},
+	}
+	var got []answer
+	for _, r := range send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources {
+		got = append(got, answer{r.ResourceType, r.ResourceName, r.ErrorCode, ps(r.ErrorMessage)})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("IncrementalAlterConfigs: %+v, want %+v", got, want)
+	}
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, r := range req.Resources {
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: r.Configs[0].Value}}})
+	}
+	legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "1"})
+	got = nil
+	for _, r := range send[*kmsg.AlterConfigsResponse](t, cl, legacy).Resources {
+		got = append(got, answer{r.ResourceType, r.ResourceName, r.ErrorCode, ps(r.ErrorMessage)})
+	}
+	want = append(want, answer{kmsg.ConfigResourceTypeBrokerLogger, "1", kerr.InvalidRequest.Code, "Unknown resource type BROKER_LOGGER"})
+	if !slices.Equal(got, want) {
+		t.Errorf("AlterConfigs: %+v, want %+v", got, want)
+	}
+	if v, ok := tc.ctl(0).Image().TopicConfig("t", "retention.ms"); ok {
+		t.Errorf("a duplicated resource was changed: retention.ms %s", v)
+	}
+}
+
+func ps(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
