@@ -165,10 +165,14 @@ func (b *Broker) shareConfigFor(name string) share.Config {
 	return cfg
 }
 
-// describeGroupConfigs lists a group's configs: GROUP_CONFIG where set,
-// else DEFAULT_CONFIG with the broker's value (or the key's own default).
+// describeGroupConfigs lists a group's configs as Kafka's ConfigHelper
+// does: GROUP_CONFIG where set, then as synonyms the group.<name> broker
+// key at each level it has a value (whose first is the source of a
+// config the group does not set), or the key's own default,
+// DEFAULT_CONFIG, for a config without a broker key.
 func (b *Broker) describeGroupConfigs(overrides map[string]string, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	live := b.liveConfig()
+	layers := b.brokerLayers()
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, key := range groupConfigKeys {
 		if !wanted(names, key.name) {
@@ -182,6 +186,11 @@ func (b *Broker) describeGroupConfigs(overrides map[string]string, names []strin
 		if v, ok := overrides[key.name]; ok {
 			value = v
 			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(v), Source: kmsg.ConfigSourceGroupConfig})
+		}
+		if key.broker != "" {
+			chain = append(chain, synonymChain(layers, key.broker)...)
+		} else {
+			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(key.def), Source: kmsg.ConfigSourceDefaultConfig})
 		}
 		out = append(out, describeEntry(key.name, key.typ, key.doc, kmsg.StringPtr(value), chain, false, synonyms, docs))
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func TestGroupConfigs(t *testing.T) {
 	if s := d["consumer.session.timeout.ms"]; s.value() != "45000" || s.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("consumer.session.timeout.ms of a group without configs: %s from source %v", s.value(), s.Source)
 	}
-	if h := d["consumer.heartbeat.interval.ms"]; h.value() != "1000" || h.Source != kmsg.ConfigSourceDefaultConfig {
+	if h := d["consumer.heartbeat.interval.ms"]; h.value() != "1000" || h.Source != kmsg.ConfigSourceStaticBrokerConfig { // the broker key's source
 		t.Fatalf("consumer.heartbeat.interval.ms of a group without configs: %s from source %v", h.value(), h.Source)
 	}
 
@@ -305,4 +306,44 @@ func TestGroupConfigValueMessages(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A group's configs are described with their broker synonyms, as Kafka's
+// ConfigHelper.createGroupConfigEntry lists them: group.<name> at each
+// level it is set (the source of a config the group does not set is
+// that of its broker key), or for a config without a broker key its
+// default, DEFAULT_CONFIG.
+func TestGroupConfigSynonyms(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.consumer.session.timeout.ms": "50000"})
+	cl := newClient(t, b)
+	type syn struct {
+		name, value string
+		source      kmsg.ConfigSource
+	}
+	check := func(d map[string]describedConfig, name string, source kmsg.ConfigSource, want ...syn) {
+		t.Helper()
+		c := d[name]
+		var got []syn
+		for _, s := range c.ConfigSynonyms {
+			got = append(got, syn{s.Name, ps(s.Value), s.Source})
+		}
+		if c.Source != source || !slices.Equal(got, want) {
+			t.Errorf("%s: source %v, synonyms %+v; want %v, %+v", name, c.Source, got, source, want)
+		}
+	}
+	d := describedGroupConfigs(t, cl, "g")
+	check(d, "consumer.session.timeout.ms", kmsg.ConfigSourceStaticBrokerConfig,
+		syn{"group.consumer.session.timeout.ms", "50000", kmsg.ConfigSourceStaticBrokerConfig},
+		syn{"group.consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig})
+	check(d, "consumer.heartbeat.interval.ms", kmsg.ConfigSourceDefaultConfig,
+		syn{"group.consumer.heartbeat.interval.ms", "5000", kmsg.ConfigSourceDefaultConfig})
+	check(d, "share.isolation.level", kmsg.ConfigSourceDefaultConfig,
+		syn{"share.isolation.level", "read_uncommitted", kmsg.ConfigSourceDefaultConfig})
+	if code := alterGroupConfigs(t, cl, "g", setOp("consumer.session.timeout.ms", "55000")); code != 0 {
+		t.Fatalf("setting consumer.session.timeout.ms: error %d", code)
+	}
+	check(describedGroupConfigs(t, cl, "g"), "consumer.session.timeout.ms", kmsg.ConfigSourceGroupConfig,
+		syn{"consumer.session.timeout.ms", "55000", kmsg.ConfigSourceGroupConfig},
+		syn{"group.consumer.session.timeout.ms", "50000", kmsg.ConfigSourceStaticBrokerConfig},
+		syn{"group.consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig})
 }
