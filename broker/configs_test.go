@@ -749,3 +749,30 @@ func TestAlterConfigsChecksBeforeAuthorizing(t *testing.T) {
 	}
 	check("AlterConfigs", got, msgs)
 }
+
+// CreateTopics on a cluster's CONTROLLER listener answers, from v5, with
+// the new topic's configs, as a broker does: Kafka's controller lists
+// them itself (ReplicationControlManager.createTopic,
+// computeEffectiveTopicConfigs).
+func TestClusterControllerCreateTopicsConfigs(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	create := func(addr, topic string) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 2, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}
+		req.Topics = append(req.Topics, rt)
+		return dialAddr(t, addr).request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	viaBroker := create(c.nodes[0].Addr(), "via-broker")
+	viaController := create(controllerAddr, "via-controller")
+	if viaBroker.ErrorCode != 0 || viaController.ErrorCode != 0 || len(viaBroker.Configs) == 0 ||
+		viaController.NumPartitions != 2 || viaController.ReplicationFactor != 1 ||
+		!slices.EqualFunc(viaBroker.Configs, viaController.Configs, func(a, b kmsg.CreateTopicsResponseTopicConfig) bool {
+			return a.Name == b.Name && ps(a.Value) == ps(b.Value) && a.Source == b.Source && a.ReadOnly == b.ReadOnly && a.IsSensitive == b.IsSensitive
+		}) {
+		t.Fatalf("configs created through the broker: %+v\nthrough the CONTROLLER listener: %+v", viaBroker, viaController)
+	}
+}

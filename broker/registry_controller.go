@@ -23,7 +23,7 @@ var controllerHandlers map[int16]handler
 func init() {
 	controllerHandlers = map[int16]handler{
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
-		19: {min: 2, max: 7, serve: onController(authorizeCreateTopics)},
+		19: {min: 2, max: 7, serve: controllerCreateTopics},
 		20: {min: 1, max: 6, serve: deletionEnabled(true, onController(authorizeDeleteTopics))},
 		33: {min: 0, max: 2, serve: onController(authorizeAlterConfigs)},
 		37: {min: 0, max: 3, serve: onController(authorizeCreatePartitions)},
@@ -149,6 +149,33 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 }
 
 var controllerAlterConfigs = onController(authorizeIncrementalAlterConfigs)
+
+// controllerCreateTopics serves CreateTopics on a cluster's CONTROLLER
+// listener as onController does, and from v5 the answer lists each new
+// topic's configs, as Kafka's controller lists them (a broker forwarding
+// a client's request replaces them with its own).
+var controllerCreateTopics = typed(func(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	create := func(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+		resp, err := fromController[*kmsg.CreateTopicsRequest, *kmsg.CreateTopicsResponse](b, c, req)
+		if err != nil || resp == nil || req.Version < 5 || b.liveConfig() == nil {
+			return resp, err
+		}
+		overrides := map[string]map[string]string{}
+		for _, rt := range req.Topics {
+			overrides[rt.Topic] = configMap(rt.Configs)
+		}
+		for i := range resp.Topics {
+			if st := &resp.Topics[i]; st.ErrorCode == 0 {
+				st.Configs = b.createdTopicConfigs(overrides[st.Topic])
+			}
+		}
+		return resp, nil
+	}
+	if c.fromNode() {
+		return create(b, c, req)
+	}
+	return authorizeCreateTopics(b, c, req, create)
+})
 
 // onController serves a topic or config request on a cluster's
 // CONTROLLER listener: the controller answers what authorize lets
