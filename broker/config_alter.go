@@ -578,6 +578,8 @@ func dynamicValidator(name string) func(string) error {
 		return longAtLeast(0)
 	case "log.cleaner.io.max.bytes.per.second":
 		return positiveDouble
+	case "log.retention.ms": // no validator in Kafka: a negative value means no limit
+		return validLong
 	}
 	if isDynamicListenerKey(name) { // checked as the key it prefixes, as Kafka does
 		return intAtLeast(0)

@@ -776,3 +776,20 @@ func TestClusterControllerCreateTopicsConfigs(t *testing.T) {
 		t.Fatalf("configs created through the broker: %+v\nthrough the CONTROLLER listener: %+v", viaBroker, viaController)
 	}
 }
+
+// A dynamic log.retention.ms takes any LONG, as Kafka's broker config
+// does (no validator: a negative value, as in server.properties, means no
+// time limit, which topics describe as retention.ms -1).
+func TestDynamicNegativeLogRetention(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", setOp("log.retention.ms", "-2")); code != 0 {
+		t.Fatalf("setting log.retention.ms -2 cluster-wide: %d %s", code, msg)
+	}
+	if v := describedConfigsOf(t, cl, kmsg.ConfigResourceTypeTopic, "t")["retention.ms"]; v.value() != "-1" {
+		t.Fatalf("retention.ms of a topic under log.retention.ms -2: %s", v.value())
+	}
+}
