@@ -135,15 +135,37 @@ func (c *Controller) incrementalAlterConfigs(req *kmsg.IncrementalAlterConfigsRe
 	return resp
 }
 
+// elrMinISRRefusal keeps, as Kafka's ConfigurationControlManager does
+// while eligible leader replicas are on, every broker counting the
+// cluster's min.insync.replicas: a broker's own may be neither set nor
+// removed, the cluster's may change but not go.
+func elrMinISRRefusal(img *Image, res ConfigResource, values map[string]string) (int16, string) {
+	if res.Type != ResourceBroker || !elrEnabled(img) {
+		return 0, ""
+	}
+	was, had := img.Configs[res][minISRKey]
+	v, has := values[minISRKey]
+	switch {
+	case res.Name != "" && (has && v != was || had && !has):
+		return kerr.InvalidConfig.Code, "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+	case res.Name == "" && had && !has:
+		return kerr.InvalidConfig.Code, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+	}
+	return 0, ""
+}
+
 // checkValues validates a resource's new values (Config.ValidateConfigs),
-// then that a topic exists, or a node given by id (a registered broker or
-// a controller), in the order of Kafka's
-// ConfigurationControlManager.validateAlterConfig.
+// the ELR rules of min.insync.replicas, then that a topic exists, or a
+// node given by id (a registered broker or a controller), in the order of
+// Kafka's ConfigurationControlManager.
 func (c *Controller) checkValues(img *Image, res ConfigResource, values map[string]string) (int16, string) {
 	if c.cfg.ValidateConfigs != nil {
 		if code, msg := c.cfg.ValidateConfigs(res, values); code != 0 {
 			return code, msg
 		}
+	}
+	if code, msg := elrMinISRRefusal(img, res, values); code != 0 {
+		return code, msg
 	}
 	switch {
 	case res.Type == ResourceTopic && img.Topics[res.Name] == nil:

@@ -298,8 +298,11 @@ func TestConfigsBrokerResources(t *testing.T) {
 	legacy := kmsg.NewPtrAlterConfigsRequest()
 	for _, c := range cases {
 		req.Resources = append(req.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name, Configs: set})
-		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name,
-			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: set[0].Name, Value: set[0].Value}}})
+		cfgs := []kmsg.AlterConfigsRequestResourceConfig{{Name: set[0].Name, Value: set[0].Value}}
+		if c.name == "" { // ELR is on: the cluster's min.insync.replicas stays
+			cfgs = append(cfgs, kmsg.AlterConfigsRequestResourceConfig{Name: "min.insync.replicas", Value: kmsg.StringPtr("1")})
+		}
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name, Configs: cfgs})
 	}
 	r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req)
 	l := send[*kmsg.AlterConfigsResponse](t, cl, legacy)
