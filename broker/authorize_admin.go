@@ -13,6 +13,8 @@ package broker
 // replica).
 
 import (
+	"fmt"
+
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -284,6 +286,15 @@ func authorizeAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest, se
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
+	if !(c.onControllerListener() && b.cfg.clustered()) {
+		resp.Resources = inRequestOrder(req.Resources, resp.Resources,
+			func(r kmsg.AlterConfigsRequestResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			},
+			func(r kmsg.AlterConfigsResponseResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			})
+	}
 	return resp, nil
 }
 
@@ -310,7 +321,42 @@ func authorizeIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalA
 		}
 		resp.Resources = append(resp.Resources, rr)
 	}
+	if !(c.onControllerListener() && b.cfg.clustered()) {
+		resp.Resources = inRequestOrder(req.Resources, resp.Resources,
+			func(r kmsg.IncrementalAlterConfigsRequestResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			},
+			func(r kmsg.IncrementalAlterConfigsResponseResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			})
+	}
 	return resp, nil
+}
+
+func configResourceKey(typ kmsg.ConfigResourceType, name string) string {
+	return fmt.Sprintf("%d/%s", typ, name)
+}
+
+// inRequestOrder puts answers in the order of the resources asked for, as
+// Kafka's broker reassembles the refusals it made itself with the
+// controller's answers (ConfigAdminManager.reassemble*Response). A
+// cluster's CONTROLLER listener is left as it is: Kafka's ControllerApis
+// answers there in no set order (refusals, then the controller's map).
+func inRequestOrder[Q, A any](asked []Q, answers []A, askedKey func(Q) string, answerKey func(A) string) []A {
+	byKey := map[string][]A{}
+	for _, a := range answers {
+		k := answerKey(a)
+		byKey[k] = append(byKey[k], a)
+	}
+	out := make([]A, 0, len(answers))
+	for _, q := range asked {
+		k := askedKey(q)
+		if queue := byKey[k]; len(queue) > 0 {
+			out = append(out, queue[0])
+			byKey[k] = queue[1:]
+		}
+	}
+	return out
 }
 
 // refusedPreprocessErrors are the errors a broker answers for resources

@@ -793,3 +793,47 @@ func TestDynamicNegativeLogRetention(t *testing.T) {
 		t.Fatalf("retention.ms of a topic under log.retention.ms -2: %s", v.value())
 	}
 }
+
+// AlterConfigs and IncrementalAlterConfigs answer in the order of the
+// request, refused resources among the others, as Kafka's broker
+// reassembles its answers (ConfigAdminManager.reassembleIncrementalResponse
+// and reassembleLegacyResponse).
+func TestAlterConfigsAnswersInRequestOrder(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	admin := saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())
+	createACLs(t, kadm.NewClient(admin), kadm.NewACLs().Allow("User:alice").Topics("mine").Operations(kadm.OpAlterConfigs))
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	names := []string{"theirs", "mine", "other"}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, n := range names {
+		incremental.Resources = append(incremental.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: n,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: n,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+	}
+	ir, err := incremental.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range ir.Resources {
+		got = append(got, fmt.Sprintf("%s:%d", r.ResourceName, r.ErrorCode))
+	}
+	want := []string{"theirs:29", "mine:3", "other:29"}
+	if !slices.Equal(got, want) {
+		t.Errorf("IncrementalAlterConfigs answers %v, want %v", got, want)
+	}
+	lr, err := legacy.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range lr.Resources {
+		got = append(got, fmt.Sprintf("%s:%d", r.ResourceName, r.ErrorCode))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("AlterConfigs answers %v, want %v", got, want)
+	}
+}
