@@ -318,10 +318,7 @@ func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *co
 	if r.name == "" {
 		return configErr(errInvalidRequest, "Default group resources are not allowed.")
 	}
-	notList := func(name string, op int8) *configError {
-		if findGroupConfigKey(name) == nil {
-			return configErr(errInvalidConfig, "Unknown group config name: %s", name)
-		}
+	notList := func(name string, op int8) *configError { // no group config is a LIST, nor an unknown one
 		return configErr(errInvalidConfig, "Can't %s to key %s because its type is not LIST.", opName(op), name)
 	}
 	next, cerr := nextOverrides(b.groupOverrides(r.name), r, incremental, notList, func(string) string { return "" })

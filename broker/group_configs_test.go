@@ -347,3 +347,19 @@ func TestGroupConfigSynonyms(t *testing.T) {
 		syn{"group.consumer.session.timeout.ms", "50000", kmsg.ConfigSourceStaticBrokerConfig},
 		syn{"group.consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig})
 }
+
+// APPEND and SUBTRACT on a group config, known or not, are refused as
+// Kafka's controller refuses them before it looks at the names
+// (ConfigurationControlManager.incrementalAlterConfigResource): no group
+// config is a LIST.
+func TestGroupConfigListOperations(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	for _, name := range []string{"consumer.session.timeout.ms", "no.such.key"} {
+		op := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: name, Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("1")}
+		want := "Can't APPEND to key " + name + " because its type is not LIST."
+		if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, "g", op); code != errInvalidConfig || msg != want {
+			t.Errorf("APPEND to %s: %d %q, want INVALID_CONFIG %q", name, code, msg, want)
+		}
+	}
+}
