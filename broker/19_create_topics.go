@@ -126,6 +126,9 @@ func (b *Broker) newTopicRefusal(rt kmsg.CreateTopicsRequestTopic, taken func(na
 	if code, msg := controller.NullConfigsRefusal(rt.Configs); code != 0 {
 		return code, msg
 	}
+	if code, msg := controller.ValueTooLong(configMap(rt.Configs)); code != 0 {
+		return code, msg
+	}
 	if err := validateTopicConfigs(configMap(rt.Configs), b.liveConfig()); err != nil {
 		return errInvalidConfig, err.Error()
 	}

@@ -837,3 +837,27 @@ func TestAlterConfigsAnswersInRequestOrder(t *testing.T) {
 		t.Errorf("AlterConfigs answers %v, want %v", got, want)
 	}
 }
+
+// A new topic's config value longer than a metadata record's string
+// (32767) is refused, INVALID_CONFIG, before its value is validated, by a
+// broker and on a cluster's CONTROLLER listener alike, as Kafka's
+// controller refuses it (ConfigurationControlManager.validateAlterConfig,
+// which CreateTopics reaches through incrementalAlterConfig).
+func TestClusterCreateTopicsLongConfigValue(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	long := strings.TrimSuffix(strings.Repeat("0:1,", 9000), ",") // a valid list of 35999 characters
+	const want = "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes."
+	for i, addr := range []string{c.nodes[0].Addr(), controllerAddr} {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("long-%d", i), 1, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "leader.replication.throttled.replicas", Value: kmsg.StringPtr(long)}}
+		req.Topics = append(req.Topics, rt)
+		st := dialAddr(t, addr).request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+		if st.ErrorCode != errInvalidConfig || ps(st.ErrorMessage) != want {
+			t.Errorf("CreateTopics on %s: %d %q, want INVALID_CONFIG %q", addr, st.ErrorCode, ps(st.ErrorMessage), want)
+		}
+	}
+}

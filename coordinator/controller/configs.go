@@ -3,9 +3,11 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/gregor-broker/gregor/acl"
 	"github.com/gregor-broker/gregor/internal/features"
@@ -154,18 +156,34 @@ func elrMinISRRefusal(img *Image, res ConfigResource, values map[string]string) 
 	return 0, ""
 }
 
-// checkValues validates a resource's new values (Config.ValidateConfigs),
-// the ELR rules of min.insync.replicas, then that a topic exists, or a
-// node given by id (a registered broker or a controller), in the order of
-// Kafka's ConfigurationControlManager.
+// checkValues checks a resource's new values: the ELR rules of
+// min.insync.replicas, their length (ValueTooLong), Config.ValidateConfigs,
+// then that a topic exists, or a node given by id (a registered broker or
+// a controller), in the order of Kafka's ConfigurationControlManager.
+
+// ValueTooLong refuses, as Kafka's controller does, a config value longer
+// than a metadata record's string can be (32767 UTF-16 units, what Java's
+// String.length counts); a stored value never is, so every value of a
+// resource's new set may be checked.
+func ValueTooLong(values map[string]string) (int16, string) {
+	for _, v := range values {
+		if len(v) > math.MaxInt16 && len(utf16.Encode([]rune(v))) > math.MaxInt16 {
+			return kerr.InvalidConfig.Code, "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes."
+		}
+	}
+	return 0, ""
+}
 func (c *Controller) checkValues(img *Image, res ConfigResource, values map[string]string) (int16, string) {
+	if code, msg := elrMinISRRefusal(img, res, values); code != 0 {
+		return code, msg
+	}
+	if code, msg := ValueTooLong(values); code != 0 {
+		return code, msg
+	}
 	if c.cfg.ValidateConfigs != nil {
 		if code, msg := c.cfg.ValidateConfigs(res, values); code != 0 {
 			return code, msg
 		}
-	}
-	if code, msg := elrMinISRRefusal(img, res, values); code != 0 {
-		return code, msg
 	}
 	switch {
 	case res.Type == ResourceTopic && img.Topics[res.Name] == nil:

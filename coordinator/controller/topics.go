@@ -108,6 +108,9 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, roo
 	if code, msg := NullConfigsRefusal(t.Configs); code != 0 {
 		return nil, code, msg
 	}
+	if code, msg := ValueTooLong(topicConfigs(t.Configs)); code != 0 {
+		return nil, code, msg
+	}
 	if c.cfg.ValidateConfigs != nil {
 		if code, msg := c.cfg.ValidateConfigs(ConfigResource{ResourceTopic, t.Topic}, topicConfigs(t.Configs)); code != 0 {
 			return nil, code, msg
