@@ -116,7 +116,8 @@ func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 // controllerIncrementalAlterConfigs changes this node's log levels
 // itself, as Kafka's ControllerApis hands broker loggers to its runtime
 // logger manager (kafka-configs --bootstrap-controller --entity-type
-// broker-loggers), and gives every other resource to the controller.
+// broker-loggers) for a principal with CLUSTER_ACTION on the cluster,
+// and gives every other resource to the controller.
 func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.IncrementalAlterConfigsRequest)
 	var loggers, rest []kmsg.IncrementalAlterConfigsRequestResource
@@ -132,9 +133,21 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 	}
 	local := *r
 	local.Resources = loggers
-	resp, err := authorizeIncrementalAlterConfigs(b, c, &local, incrementalAlterConfigsHandler)
-	if err != nil || len(rest) == 0 {
-		return resp, err
+	var resp *kmsg.IncrementalAlterConfigsResponse
+	if c.fromNode() { // CLUSTER_ACTION on the cluster, as Kafka's ControllerApis asks for loggers
+		var err error
+		if resp, err = incrementalAlterConfigsHandler(b, c, &local); err != nil {
+			return nil, err
+		}
+	} else {
+		resp = local.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, res := range loggers {
+			resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource{ResourceType: res.ResourceType, ResourceName: res.ResourceName,
+				ErrorCode: errClusterAuthorization, ErrorMessage: errorMessage(errClusterAuthorization)})
+		}
+	}
+	if len(rest) == 0 {
+		return resp, nil
 	}
 	forwarded := *r
 	forwarded.Resources = rest
