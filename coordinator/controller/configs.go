@@ -27,11 +27,17 @@ import (
 // override, or on the config's default (Config.ListConfig).
 
 // checkResource returns the image key for a resource, or an error code
-// and message. Whether a topic exists is checked after its values
-// (checkValues).
+// and message: a topic's name must be valid (ControllerConfigurationValidator);
+// whether it exists is checked after its values (checkValues).
 func checkResource(img *Image, typ kmsg.ConfigResourceType, name string) (ConfigResource, int16, string) {
 	switch int8(typ) {
 	case ResourceTopic:
+		if name == "" {
+			return ConfigResource{}, kerr.InvalidRequest.Code, "Default topic resources are not allowed."
+		}
+		if err := ValidateTopicName(name); err != nil {
+			return ConfigResource{}, kerr.InvalidTopicException.Code, err.Error()
+		}
 		return ConfigResource{ResourceTopic, name}, 0, ""
 	case ResourceBroker:
 		if name != "" {

@@ -383,3 +383,24 @@ func ps(s *string) string {
 	}
 	return *s
 }
+
+// A TOPIC config resource is named as a topic must be, before anything
+// else about it, as Kafka's ControllerConfigurationValidator checks it:
+// "" is INVALID_REQUEST, an invalid name INVALID_TOPIC_EXCEPTION.
+func TestConfigsTopicResourceNames(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	for _, name := range []string{"", "bad name"} {
+		req.Resources = append(req.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+	}
+	r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources
+	if r[0].ErrorCode != kerr.InvalidRequest.Code || ps(r[0].ErrorMessage) != "Default topic resources are not allowed." {
+		t.Errorf("topic \"\": %d %q", r[0].ErrorCode, ps(r[0].ErrorMessage))
+	}
+	if r[1].ErrorCode != kerr.InvalidTopicException.Code || !strings.HasPrefix(ps(r[1].ErrorMessage), "Topic name is invalid: ") {
+		t.Errorf("topic \"bad name\": %d %q", r[1].ErrorCode, ps(r[1].ErrorMessage))
+	}
+}
