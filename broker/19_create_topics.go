@@ -48,11 +48,7 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 				st.TopicID = t.id
 				st.NumPartitions = partitionCount(rt, b.cfg.NumPartitions)
 				st.ReplicationFactor = 1
-				for _, cfg := range b.describeTopicConfigs(configMap(rt.Configs), nil, false, false) {
-					st.Configs = append(st.Configs, kmsg.CreateTopicsResponseTopicConfig{
-						Name: cfg.Name, Value: cfg.Value, ReadOnly: cfg.ReadOnly, Source: int8(cfg.Source), IsSensitive: cfg.IsSensitive,
-					})
-				}
+				st.Configs = b.createdTopicConfigs(configMap(rt.Configs))
 			}
 		}
 		st.ErrorCode = code
@@ -62,6 +58,19 @@ func createTopicsHandler(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*km
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// createdTopicConfigs are a new topic's configs given its overrides, as
+// CreateTopics answers them from v5 (Kafka's controller:
+// computeEffectiveTopicConfigs).
+func (b *Broker) createdTopicConfigs(overrides map[string]string) []kmsg.CreateTopicsResponseTopicConfig {
+	var out []kmsg.CreateTopicsResponseTopicConfig
+	for _, cfg := range b.describeTopicConfigs(overrides, nil, false, false) {
+		out = append(out, kmsg.CreateTopicsResponseTopicConfig{
+			Name: cfg.Name, Value: cfg.Value, ReadOnly: cfg.ReadOnly, Source: int8(cfg.Source), IsSensitive: cfg.IsSensitive,
+		})
+	}
+	return out
 }
 
 func partitionCount(rt kmsg.CreateTopicsRequestTopic, def int32) int32 {
@@ -115,6 +124,9 @@ func (b *Broker) newTopicRefusal(rt kmsg.CreateTopicsRequestTopic, taken func(na
 		return code, msg
 	}
 	if code, msg := controller.NullConfigsRefusal(rt.Configs); code != 0 {
+		return code, msg
+	}
+	if code, msg := controller.ValueTooLong(configMap(rt.Configs)); code != 0 {
 		return code, msg
 	}
 	if err := validateTopicConfigs(configMap(rt.Configs), b.liveConfig()); err != nil {

@@ -10,13 +10,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 func alterConfigsHandler(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	resources := make([]alterResource, len(req.Resources))
-	for i, r := range req.Resources {
-		resources[i] = alterResource{typ: r.ResourceType, name: r.ResourceName}
-		for _, cfg := range r.Configs {
-			resources[i].ops = append(resources[i].ops, alterOp{name: cfg.Name, op: cfgOpSet, value: cfg.Value})
-		}
-	}
+	resources := legacyAlterResources(req.Resources)
 	for i, err := range b.alterConfigs(resources, false, req.ValidateOnly) {
 		rr := kmsg.AlterConfigsResponseResource{ResourceType: resources[i].typ, ResourceName: resources[i].name}
 		if err != nil {
@@ -25,4 +19,15 @@ func alterConfigsHandler(b *Broker, c *conn, req *kmsg.AlterConfigsRequest) (*km
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
+}
+
+func legacyAlterResources(rs []kmsg.AlterConfigsRequestResource) []alterResource {
+	resources := make([]alterResource, len(rs))
+	for i, r := range rs {
+		resources[i] = alterResource{typ: r.ResourceType, name: r.ResourceName}
+		for _, cfg := range r.Configs {
+			resources[i].ops = append(resources[i].ops, alterOp{name: cfg.Name, op: cfgOpSet, value: cfg.Value})
+		}
+	}
+	return resources
 }

@@ -12,13 +12,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 
 func incrementalAlterConfigsHandler(b *Broker, c *conn, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	resources := make([]alterResource, len(req.Resources))
-	for i, r := range req.Resources {
-		resources[i] = alterResource{typ: r.ResourceType, name: r.ResourceName}
-		for _, cfg := range r.Configs {
-			resources[i].ops = append(resources[i].ops, alterOp{name: cfg.Name, op: int8(cfg.Op), value: cfg.Value})
-		}
-	}
+	resources := incrementalAlterResources(req.Resources)
 	for i, err := range b.alterConfigs(resources, true, req.ValidateOnly) {
 		rr := kmsg.IncrementalAlterConfigsResponseResource{ResourceType: resources[i].typ, ResourceName: resources[i].name}
 		if err != nil {
@@ -27,4 +21,15 @@ func incrementalAlterConfigsHandler(b *Broker, c *conn, req *kmsg.IncrementalAlt
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
+}
+
+func incrementalAlterResources(rs []kmsg.IncrementalAlterConfigsRequestResource) []alterResource {
+	resources := make([]alterResource, len(rs))
+	for i, r := range rs {
+		resources[i] = alterResource{typ: r.ResourceType, name: r.ResourceName}
+		for _, cfg := range r.Configs {
+			resources[i].ops = append(resources[i].ops, alterOp{name: cfg.Name, op: int8(cfg.Op), value: cfg.Value})
+		}
+	}
+	return resources
 }

@@ -112,11 +112,7 @@ func (b *Broker) clusterCreateTopics(c *conn, req *kmsg.CreateTopicsRequest) (*k
 			st = answered[rt.Topic]
 			st.Topic = rt.Topic
 			if st.ErrorCode == 0 {
-				for _, cfg := range b.describeTopicConfigs(configMap(rt.Configs), nil, false, false) {
-					st.Configs = append(st.Configs, kmsg.CreateTopicsResponseTopicConfig{
-						Name: cfg.Name, Value: cfg.Value, ReadOnly: cfg.ReadOnly, Source: int8(cfg.Source), IsSensitive: cfg.IsSensitive,
-					})
-				}
+				st.Configs = b.createdTopicConfigs(configMap(rt.Configs))
 				if !req.ValidateOnly {
 					created = append(created, rt.Topic)
 				}

@@ -13,6 +13,8 @@ package broker
 // replica).
 
 import (
+	"fmt"
+
 	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -256,10 +258,23 @@ func authorizeAlterConfigs(b *Broker, c *conn, req *kmsg.AlterConfigsRequest, se
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range refused {
+	pre := b.refusedPreprocessErrors(c, legacyAlterResources(refused), false)
+	for i, r := range refused {
 		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
-		resp.Resources = append(resp.Resources, kmsg.AlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
-			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+		rr := kmsg.AlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code), ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		if pre[i] != nil {
+			rr.ErrorCode, rr.ErrorMessage = pre[i].code, kmsg.StringPtr(pre[i].msg)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	if !(c.onControllerListener() && b.cfg.clustered()) {
+		resp.Resources = inRequestOrder(req.Resources, resp.Resources,
+			func(r kmsg.AlterConfigsRequestResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			},
+			func(r kmsg.AlterConfigsResponseResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			})
 	}
 	return resp, nil
 }
@@ -278,10 +293,61 @@ func authorizeIncrementalAlterConfigs(b *Broker, c *conn, req *kmsg.IncrementalA
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range refused {
+	pre := b.refusedPreprocessErrors(c, incrementalAlterResources(refused), true)
+	for i, r := range refused {
 		_, code := configAuthorized(c, kmsg.ACLOperationAlterConfigs, r.ResourceType, r.ResourceName)
-		resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code),
-			ResourceType: r.ResourceType, ResourceName: r.ResourceName})
+		rr := kmsg.IncrementalAlterConfigsResponseResource{ErrorCode: code, ErrorMessage: errorMessage(code), ResourceType: r.ResourceType, ResourceName: r.ResourceName}
+		if pre[i] != nil {
+			rr.ErrorCode, rr.ErrorMessage = pre[i].code, kmsg.StringPtr(pre[i].msg)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	if !(c.onControllerListener() && b.cfg.clustered()) {
+		resp.Resources = inRequestOrder(req.Resources, resp.Resources,
+			func(r kmsg.IncrementalAlterConfigsRequestResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			},
+			func(r kmsg.IncrementalAlterConfigsResponseResource) string {
+				return configResourceKey(r.ResourceType, r.ResourceName)
+			})
 	}
 	return resp, nil
+}
+
+func configResourceKey(typ kmsg.ConfigResourceType, name string) string {
+	return fmt.Sprintf("%d/%s", typ, name)
+}
+
+// inRequestOrder puts answers in the order of the resources asked for, as
+// Kafka's broker reassembles the refusals it made itself with the
+// controller's answers (ConfigAdminManager.reassemble*Response). A
+// cluster's CONTROLLER listener is left as it is: Kafka's ControllerApis
+// answers there in no set order (refusals, then the controller's map).
+func inRequestOrder[Q, A any](asked []Q, answers []A, askedKey func(Q) string, answerKey func(A) string) []A {
+	byKey := map[string][]A{}
+	for _, a := range answers {
+		k := answerKey(a)
+		byKey[k] = append(byKey[k], a)
+	}
+	out := make([]A, 0, len(answers))
+	for _, q := range asked {
+		k := askedKey(q)
+		if queue := byKey[k]; len(queue) > 0 {
+			out = append(out, queue[0])
+			byKey[k] = queue[1:]
+		}
+	}
+	return out
+}
+
+// refusedPreprocessErrors are the errors a broker answers for resources
+// the client may not alter before it authorizes them (preprocessErrors):
+// a resource given twice is refused or allowed twice, so all its copies
+// are here. A cluster's CONTROLLER listener authorizes first, as Kafka's
+// ControllerApis does.
+func (b *Broker) refusedPreprocessErrors(c *conn, refused []alterResource, incremental bool) []*configError {
+	if c.onControllerListener() && b.cfg.clustered() {
+		return make([]*configError, len(refused))
+	}
+	return b.preprocessErrors(refused, incremental)
 }

@@ -164,6 +164,8 @@ func (b *Broker) startController(dirPath string) error {
 		ElectionTimeout:              cfg.Cluster.ElectionTimeout,
 		SnapshotMaxBytes:             cfg.Cluster.SnapshotMaxBytes,
 		SnapshotMaxInterval:          cfg.Cluster.SnapshotMaxInterval,
+		ValidateConfigs:              b.validateControllerConfigs,
+		ListConfig:                   controllerListConfig,
 		Tokens:                       cfg.Tokens,
 		TokenExpiryCheckInterval:     cfg.TokenExpiryCheckInterval,
 		Security:                     b.liveControllerSecurity(),

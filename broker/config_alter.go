@@ -9,7 +9,9 @@ package broker
 // resources as the controller does (a valid topic name, known config names
 // and valid values: INVALID_CONFIG, then the topic must exist). Unless validate-only, the
 // new overrides are written to the metastore and applied to the live logs
-// before the response. Alterations are serialised by liveConfig.mu.
+// before the response. Alterations are serialised by liveConfig.mu. As in
+// Kafka, a client without ALTER_CONFIGS still gets the broker's own
+// refusals (preprocessErrors) rather than the authorization error.
 
 import (
 	"fmt"
@@ -76,16 +78,7 @@ func configErr(code int16, format string, args ...any) *configError {
 // alterConfigs applies every resource of a request and returns each one's
 // error (nil for success), in request order.
 func (b *Broker) alterConfigs(resources []alterResource, incremental, validateOnly bool) []*configError {
-	errs := make([]*configError, len(resources))
-	seen := map[string]int{}
-	for i, r := range resources {
-		id := fmt.Sprintf("%d/%s", r.typ, r.name)
-		if j, dup := seen[id]; dup {
-			errs[i] = configErr(errInvalidRequest, "Each resource must appear at most once.")
-			errs[j] = errs[i]
-		}
-		seen[id] = i
-	}
+	errs := duplicateResources(resources)
 	b.live.mu.Lock()
 	defer b.live.mu.Unlock()
 	for i, r := range resources {
@@ -96,7 +89,56 @@ func (b *Broker) alterConfigs(resources []alterResource, incremental, validateOn
 	return errs
 }
 
-func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) *configError {
+// duplicateResources refuses, in request order, every resource given
+// more than once.
+func duplicateResources(resources []alterResource) []*configError {
+	errs := make([]*configError, len(resources))
+	seen := map[string]int{}
+	for i, r := range resources {
+		id := fmt.Sprintf("%d/%s", r.typ, r.name)
+		if j, dup := seen[id]; dup {
+			errs[i] = configErr(errInvalidRequest, "Each resource must appear at most once.")
+			errs[j] = errs[i]
+		}
+		seen[id] = i
+	}
+	return errs
+}
+
+// preprocessErrors are, in request order, the errors Kafka's brokers
+// answer before a resource is authorized (ConfigAdminManager.preprocess;
+// the controller authorizes the rest): a resource or a key given twice,
+// a null value, a broker resource of another node or whose change does
+// not validate, a type that cannot be altered. nil for one that passes.
+func (b *Broker) preprocessErrors(resources []alterResource, incremental bool) []*configError {
+	errs := duplicateResources(resources)
+	b.live.mu.Lock()
+	defer b.live.mu.Unlock()
+	for i, r := range resources {
+		if errs[i] != nil {
+			continue
+		}
+		if errs[i] = checkOps(r); errs[i] != nil {
+			continue
+		}
+		switch r.typ {
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeGroupConfig, kmsg.ConfigResourceTypeClientMetrics:
+		case kmsg.ConfigResourceTypeBroker:
+			errs[i] = b.alterBroker(r, incremental, true, true)
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			if !incremental {
+				errs[i] = configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
+			}
+		default:
+			errs[i] = configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
+		}
+	}
+	return errs
+}
+
+// checkOps refuses a key given twice, an unknown operation and null
+// values.
+func checkOps(r alterResource) *configError {
 	names := map[string]bool{}
 	var nulls []string
 	for _, o := range r.ops {
@@ -114,11 +156,18 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 	if len(nulls) > 0 {
 		return configErr(errInvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ", "))
 	}
+	return nil
+}
+
+func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) *configError {
+	if err := checkOps(r); err != nil {
+		return err
+	}
 	switch r.typ {
 	case kmsg.ConfigResourceTypeTopic:
 		return b.alterTopic(r, incremental, validateOnly)
 	case kmsg.ConfigResourceTypeBroker:
-		return b.alterBroker(r, incremental, validateOnly)
+		return b.alterBroker(r, incremental, validateOnly, false)
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return b.alterGroup(r, incremental, validateOnly)
 	case kmsg.ConfigResourceTypeClientMetrics:
@@ -129,6 +178,57 @@ func (b *Broker) alterResource(r alterResource, incremental, validateOnly bool) 
 		}
 	}
 	return configErr(errInvalidRequest, "Unknown resource type %d", r.typ)
+}
+
+// validateControllerConfigs is the controller's own check of a topic's,
+// group's or client metrics subscription's new configs
+// (controller.Config.ValidateConfigs), the broker's checks again, as
+// Kafka's ControllerConfigurationValidator repeats them: a client of the
+// CONTROLLER listener has no broker in between. A controller-only node
+// judges by its static config.
+func (b *Broker) validateControllerConfigs(res controller.ConfigResource, values map[string]string) (int16, string) {
+	live := b.liveConfig()
+	if live == nil {
+		live = &b.cfg
+	}
+	var err error
+	switch res.Type {
+	case controller.ResourceTopic:
+		err = validateTopicConfigs(values, live)
+	case controller.ResourceGroup:
+		err = validateGroupConfigs(values, live)
+	case controller.ResourceClientMetrics:
+		if cerr := validateClientMetrics(values); cerr != nil {
+			return cerr.code, cerr.msg
+		}
+	}
+	if err != nil {
+		return errInvalidConfig, err.Error()
+	}
+	return 0, ""
+}
+
+// controllerListConfig tells the controller whether a topic's, broker's
+// or client metrics subscription's config is a LIST and its default
+// (controller.Config.ListConfig), for the APPEND and SUBTRACT a client of
+// the CONTROLLER listener sends, as Kafka's KafkaConfigSchema does.
+func controllerListConfig(res controller.ConfigResource, key string) (string, bool) {
+	var typ, def string
+	switch res.Type {
+	case controller.ResourceTopic:
+		if k := findTopicConfigKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	case controller.ResourceBroker:
+		if k := findKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	case controller.ResourceClientMetrics:
+		if k := findClientMetricsKey(key); k != nil {
+			typ, def = k.typ, k.def
+		}
+	}
+	return def, typ == "LIST"
 }
 
 // nextOverrides computes a resource's overrides after the request: the
@@ -249,7 +349,11 @@ func (b *Broker) alterTopic(r alterResource, incremental, validateOnly bool) *co
 	return nil
 }
 
-func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *configError {
+// alterBroker validates and applies a change of this node's or the
+// cluster-wide dynamic configs. With preprocess, it makes only the checks
+// Kafka's broker makes before the change is authorized (not
+// checkELRMinISR, which is the controller's) and applies nothing.
+func (b *Broker) alterBroker(r alterResource, incremental, validateOnly, preprocess bool) *configError {
 	perBroker := r.name != ""
 	if perBroker {
 		id, err := strconv.Atoi(r.name)
@@ -287,7 +391,7 @@ func (b *Broker) alterBroker(r alterResource, incremental, validateOnly bool) *c
 	if cerr := checkSSLStoreLevel(perBroker, changed); cerr != nil {
 		return cerr
 	}
-	if cerr := b.checkELRMinISR(perBroker, cur, next); cerr != nil {
+	if cerr := b.checkELRMinISR(perBroker, cur, next); cerr != nil && !preprocess {
 		return cerr
 	}
 	if cerr := b.checkCordonedLogDirs(cur, next); cerr != nil {
@@ -474,6 +578,8 @@ func dynamicValidator(name string) func(string) error {
 		return longAtLeast(0)
 	case "log.cleaner.io.max.bytes.per.second":
 		return positiveDouble
+	case "log.retention.ms": // no validator in Kafka: a negative value means no limit
+		return validLong
 	}
 	if isDynamicListenerKey(name) { // checked as the key it prefixes, as Kafka does
 		return intAtLeast(0)

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 )
 
 // topicConfigCases holds, for every topic config, a valid value other than
@@ -552,5 +555,309 @@ func TestCheckpointIntervalKeys(t *testing.T) {
 	}
 	if _, _, err := ParseConfig(map[string]string{"log.flush.offset.checkpoint.interval.ms": "-1"}); err == nil {
 		t.Fatal("a negative checkpoint interval was accepted")
+	}
+}
+
+// A client of a cluster's CONTROLLER listener (--bootstrap-controller)
+// reaches the controller without a broker's checks. Kafka's controller
+// validates configs itself (ControllerConfigurationValidator, called by
+// ConfigurationControlManager and ReplicationControlManager.createTopics),
+// so invalid topic, group and client metrics configs get the answer a
+// broker gives, INVALID_CONFIG before an unknown topic, and nothing is
+// written.
+func TestClusterControllerValidatesConfigs(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		code int16
+		msg  string
+	}
+	both := func(req kmsg.Request, answers func(kmsg.Response) []answer) {
+		t.Helper()
+		broker := answers(dialAddr(t, c.nodes[0].Addr()).request(req))
+		ctl := answers(dialAddr(t, controllerAddr).request(req))
+		if !slices.Equal(broker, ctl) || slices.ContainsFunc(broker, func(a answer) bool { return a.code == 0 }) {
+			t.Fatalf("%s: the broker answers %+v, the CONTROLLER listener %+v; want the same refusals", kmsg.NameForKey(req.Key()), broker, ctl)
+		}
+	}
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.SetVersion(7)
+	for _, cfg := range [][2]string{{"retention.ms", "-2"}, {"no.such.config", "1"}, {"cleanup.policy", "forever"}} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bad"+cfg[0], 1, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: cfg[0], Value: kmsg.StringPtr(cfg[1])}}
+		create.Topics = append(create.Topics, rt)
+	}
+	both(create, func(r kmsg.Response) (out []answer) {
+		for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
+			out = append(out, answer{st.ErrorCode, ps(st.ErrorMessage)})
+		}
+		return out
+	})
+	set := func(typ kmsg.ConfigResourceType, name, key, value string) kmsg.IncrementalAlterConfigsRequestResource {
+		return kmsg.IncrementalAlterConfigsRequestResource{ResourceType: typ, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: key, Value: kmsg.StringPtr(value)}}}
+	}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	incremental.SetVersion(1)
+	incremental.Resources = []kmsg.IncrementalAlterConfigsRequestResource{
+		set(kmsg.ConfigResourceTypeTopic, "t", "retention.ms", "-2"),
+		set(kmsg.ConfigResourceTypeTopic, "missing", "segment.bytes", "1"),
+		set(kmsg.ConfigResourceTypeGroupConfig, "g", "consumer.session.timeout.ms", "1"),
+		set(kmsg.ConfigResourceTypeClientMetrics, "sub", "interval.ms", "soon"),
+	}
+	both(incremental, func(r kmsg.Response) (out []answer) {
+		for _, rr := range r.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+			out = append(out, answer{rr.ErrorCode, ps(rr.ErrorMessage)})
+		}
+		return out
+	})
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	legacy.SetVersion(2)
+	for _, r := range incremental.Resources {
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: r.Configs[0].Name, Value: r.Configs[0].Value}}})
+	}
+	both(legacy, func(r kmsg.Response) (out []answer) {
+		for _, rr := range r.(*kmsg.AlterConfigsResponse).Resources {
+			out = append(out, answer{rr.ErrorCode, ps(rr.ErrorMessage)})
+		}
+		return out
+	})
+	img := c.nodes[0].cluster.image()
+	if len(img.Topics) != 1 || slices.ContainsFunc(slices.Collect(maps.Keys(img.Configs)), func(r controller.ConfigResource) bool { return r.Type != controller.ResourceBroker }) {
+		t.Fatalf("the refused requests wrote configs %v, topics %d", img.Configs, len(img.Topics))
+	}
+}
+
+// APPEND and SUBTRACT sent to a cluster's CONTROLLER listener work as on
+// a broker, as Kafka's controller applies them
+// (ConfigurationControlManager.incrementalAlterConfigResource): only on
+// LIST configs (INVALID_CONFIG otherwise), starting from the config's
+// default when it is not set, and a list emptied stays set, to "".
+func TestClusterControllerListOperations(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopics(ctxT(t), 1, 1, nil, "via-broker", "via-controller"); err != nil {
+		t.Fatal(err)
+	}
+	op := func(topic, key string, o kmsg.IncrementalAlterConfigOp, value string) (int16, string, map[string]string) {
+		addr := c.nodes[0].Addr()
+		if topic == "via-controller" {
+			addr = controllerAddr
+		}
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(1)
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: topic,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: key, Op: o, Value: kmsg.StringPtr(value)}}}}
+		r := dialAddr(t, addr).request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]
+		return r.ErrorCode, ps(r.ErrorMessage), c.nodes[0].cluster.ctl.Image().Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: topic}]
+	}
+	for _, step := range []struct {
+		key   string
+		op    kmsg.IncrementalAlterConfigOp
+		value string
+	}{
+		{"retention.ms", kmsg.IncrementalAlterConfigOpAppend, "5"},
+		{"no.such.config", kmsg.IncrementalAlterConfigOpSubtract, "5"},
+		{"cleanup.policy", kmsg.IncrementalAlterConfigOpAppend, "compact"},
+		{"cleanup.policy", kmsg.IncrementalAlterConfigOpSubtract, "delete,compact"},
+	} {
+		bCode, bMsg, bConfigs := op("via-broker", step.key, step.op, step.value)
+		cCode, cMsg, cConfigs := op("via-controller", step.key, step.op, step.value)
+		if bCode != cCode || bMsg != cMsg || !maps.Equal(bConfigs, cConfigs) {
+			t.Fatalf("%v %s %s: the broker answers %d %q and stores %v, the CONTROLLER listener %d %q and %v",
+				step.op, step.key, step.value, bCode, bMsg, bConfigs, cCode, cMsg, cConfigs)
+		}
+	}
+}
+
+// A broker checks AlterConfigs and IncrementalAlterConfigs before it
+// authorizes them (Kafka's ConfigAdminManager.preprocess, then the
+// controller's authorization): a resource given twice, a key given
+// twice, a null value, another node's broker resource, a broker change
+// that does not validate and a resource type that cannot be altered are
+// INVALID_REQUEST with Kafka's messages even for a client without
+// ALTER_CONFIGS; the rest gets the authorization error.
+func TestAlterConfigsChecksBeforeAuthorizing(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	alice := saslClient(t, listenerAddr(t, b, "SASL_PLAINTEXT"), plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	self := strconv.Itoa(int(b.cfg.NodeID))
+	type res struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		cfgs [][2]*string
+		code int16
+		msg  string
+	}
+	v := kmsg.StringPtr
+	resources := []res{
+		{kmsg.ConfigResourceTypeTopic, "twice", [][2]*string{{v("retention.ms"), v("1")}}, errInvalidRequest, "Each resource must appear at most once."},
+		{kmsg.ConfigResourceTypeTopic, "twice", [][2]*string{{v("retention.ms"), v("2")}}, errInvalidRequest, "Each resource must appear at most once."},
+		{kmsg.ConfigResourceTypeTopic, "keys", [][2]*string{{v("retention.ms"), v("1")}, {v("retention.ms"), v("2")}}, errInvalidRequest, "Error due to duplicate config keys"},
+		{kmsg.ConfigResourceTypeTopic, "null", [][2]*string{{v("retention.ms"), nil}}, errInvalidRequest, "Null value not supported for : retention.ms"},
+		{kmsg.ConfigResourceTypeBroker, self, [][2]*string{{v("log.dirs"), v("/tmp")}}, errInvalidRequest, "Cannot update these configs dynamically: Set(log.dirs)"},
+		{kmsg.ConfigResourceTypeBroker, "77", [][2]*string{{v("log.retention.ms"), v("1")}}, errInvalidRequest, "Unexpected broker id, expected " + self + ", but received 77"},
+		{kmsg.ConfigResourceType(99), "x", [][2]*string{{v("a"), v("1")}}, errInvalidRequest, "Unknown resource type 99"},
+		{kmsg.ConfigResourceTypeTopic, "fine", [][2]*string{{v("retention.ms"), v("1")}}, errTopicAuthorization, ""},
+		{kmsg.ConfigResourceTypeBroker, "", [][2]*string{{v("log.retention.ms"), v("1")}}, errClusterAuthorization, ""},
+	}
+	check := func(api string, got map[string][]int16, msgs map[string][]string) {
+		t.Helper()
+		for _, r := range resources {
+			key := fmt.Sprintf("%d/%s", r.typ, r.name)
+			if len(got[key]) == 0 || got[key][0] != r.code || r.msg != "" && msgs[key][0] != r.msg {
+				t.Errorf("%s of %s: %v %q, want %d %q", api, key, got[key], msgs[key], r.code, r.msg)
+			}
+		}
+	}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, r := range resources {
+		ir := kmsg.IncrementalAlterConfigsRequestResource{ResourceType: r.typ, ResourceName: r.name}
+		lr := kmsg.AlterConfigsRequestResource{ResourceType: r.typ, ResourceName: r.name}
+		for _, c := range r.cfgs {
+			ir.Configs = append(ir.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: *c[0], Value: c[1]})
+			lr.Configs = append(lr.Configs, kmsg.AlterConfigsRequestResourceConfig{Name: *c[0], Value: c[1]})
+		}
+		incremental.Resources = append(incremental.Resources, ir)
+		legacy.Resources = append(legacy.Resources, lr)
+	}
+	node := alice.Broker(int(b.cfg.NodeID)) // not sharded by broker resource
+	resp, err := node.Request(ctxT(t), incremental)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, msgs := map[string][]int16{}, map[string][]string{}
+	for _, r := range resp.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+		key := fmt.Sprintf("%d/%s", r.ResourceType, r.ResourceName)
+		got[key], msgs[key] = append(got[key], r.ErrorCode), append(msgs[key], ps(r.ErrorMessage))
+	}
+	check("IncrementalAlterConfigs", got, msgs)
+	if resp, err = node.Request(ctxT(t), legacy); err != nil {
+		t.Fatal(err)
+	}
+	got, msgs = map[string][]int16{}, map[string][]string{}
+	for _, r := range resp.(*kmsg.AlterConfigsResponse).Resources {
+		key := fmt.Sprintf("%d/%s", r.ResourceType, r.ResourceName)
+		got[key], msgs[key] = append(got[key], r.ErrorCode), append(msgs[key], ps(r.ErrorMessage))
+	}
+	check("AlterConfigs", got, msgs)
+}
+
+// CreateTopics on a cluster's CONTROLLER listener answers, from v5, with
+// the new topic's configs, as a broker does: Kafka's controller lists
+// them itself (ReplicationControlManager.createTopic,
+// computeEffectiveTopicConfigs).
+func TestClusterControllerCreateTopicsConfigs(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	create := func(addr, topic string) kmsg.CreateTopicsResponseTopic {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 2, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}
+		req.Topics = append(req.Topics, rt)
+		return dialAddr(t, addr).request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+	}
+	viaBroker := create(c.nodes[0].Addr(), "via-broker")
+	viaController := create(controllerAddr, "via-controller")
+	if viaBroker.ErrorCode != 0 || viaController.ErrorCode != 0 || len(viaBroker.Configs) == 0 ||
+		viaController.NumPartitions != 2 || viaController.ReplicationFactor != 1 ||
+		!slices.EqualFunc(viaBroker.Configs, viaController.Configs, func(a, b kmsg.CreateTopicsResponseTopicConfig) bool {
+			return a.Name == b.Name && ps(a.Value) == ps(b.Value) && a.Source == b.Source && a.ReadOnly == b.ReadOnly && a.IsSensitive == b.IsSensitive
+		}) {
+		t.Fatalf("configs created through the broker: %+v\nthrough the CONTROLLER listener: %+v", viaBroker, viaController)
+	}
+}
+
+// A dynamic log.retention.ms takes any LONG, as Kafka's broker config
+// does (no validator: a negative value, as in server.properties, means no
+// time limit, which topics describe as retention.ms -1).
+func TestDynamicNegativeLogRetention(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	if _, err := newAdmin(t, b).CreateTopic(ctxT(t), 1, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeBroker, "", setOp("log.retention.ms", "-2")); code != 0 {
+		t.Fatalf("setting log.retention.ms -2 cluster-wide: %d %s", code, msg)
+	}
+	if v := describedConfigsOf(t, cl, kmsg.ConfigResourceTypeTopic, "t")["retention.ms"]; v.value() != "-1" {
+		t.Fatalf("retention.ms of a topic under log.retention.ms -2: %s", v.value())
+	}
+}
+
+// AlterConfigs and IncrementalAlterConfigs answer in the order of the
+// request, refused resources among the others, as Kafka's broker
+// reassembles its answers (ConfigAdminManager.reassembleIncrementalResponse
+// and reassembleLegacyResponse).
+func TestAlterConfigsAnswersInRequestOrder(t *testing.T) {
+	b := startBrokerWith(t, aclProps(t.TempDir()))
+	addr := listenerAddr(t, b, "SASL_PLAINTEXT")
+	admin := saslClient(t, addr, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())
+	createACLs(t, kadm.NewClient(admin), kadm.NewACLs().Allow("User:alice").Topics("mine").Operations(kadm.OpAlterConfigs))
+	alice := saslClient(t, addr, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	names := []string{"theirs", "mine", "other"}
+	incremental := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, n := range names {
+		incremental.Resources = append(incremental.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: n,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: n,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+	}
+	ir, err := incremental.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range ir.Resources {
+		got = append(got, fmt.Sprintf("%s:%d", r.ResourceName, r.ErrorCode))
+	}
+	want := []string{"theirs:29", "mine:3", "other:29"}
+	if !slices.Equal(got, want) {
+		t.Errorf("IncrementalAlterConfigs answers %v, want %v", got, want)
+	}
+	lr, err := legacy.RequestWith(ctxT(t), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, r := range lr.Resources {
+		got = append(got, fmt.Sprintf("%s:%d", r.ResourceName, r.ErrorCode))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("AlterConfigs answers %v, want %v", got, want)
+	}
+}
+
+// A new topic's config value longer than a metadata record's string
+// (32767) is refused, INVALID_CONFIG, before its value is validated, by a
+// broker and on a cluster's CONTROLLER listener alike, as Kafka's
+// controller refuses it (ConfigurationControlManager.validateAlterConfig,
+// which CreateTopics reaches through incrementalAlterConfig).
+func TestClusterCreateTopicsLongConfigValue(t *testing.T) {
+	c := startCluster(t, 1, nil)
+	controllerAddr := strings.SplitN(c.props[0]["controller.quorum.voters"], "@", 2)[1]
+	long := strings.TrimSuffix(strings.Repeat("0:1,", 9000), ",") // a valid list of 35999 characters
+	const want = "The configuration value cannot be added because it exceeds the maximum value size of 32767 bytes."
+	for i, addr := range []string{c.nodes[0].Addr(), controllerAddr} {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.SetVersion(7)
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("long-%d", i), 1, 1
+		rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "leader.replication.throttled.replicas", Value: kmsg.StringPtr(long)}}
+		req.Topics = append(req.Topics, rt)
+		st := dialAddr(t, addr).request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+		if st.ErrorCode != errInvalidConfig || ps(st.ErrorMessage) != want {
+			t.Errorf("CreateTopics on %s: %d %q, want INVALID_CONFIG %q", addr, st.ErrorCode, ps(st.ErrorMessage), want)
+		}
 	}
 }

@@ -404,3 +404,41 @@ func TestClusterControllerSASLBrokerOnly(t *testing.T) {
 	c := startClusterRoles(t, 3, 2, saslQuorumProps())
 	checkControllerFailover(t, c, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))
 }
+
+// A cluster's CONTROLLER listener changes the node's log levels for a
+// principal with CLUSTER_ACTION on the cluster, and refuses one with only
+// ALTER_CONFIGS, as Kafka's ControllerApis.handleIncrementalAlterConfigs
+// authorizes BROKER_LOGGER resources.
+func TestClusterControllerLoggersNeedClusterAction(t *testing.T) {
+	props := saslQuorumProps()
+	props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+	props["super.users"] = "User:admin"
+	c := startCluster(t, 1, props)
+	admin := kadm.NewClient(c.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())))
+	addr := strings.TrimPrefix(strings.Split(c.props[0]["listeners"], ",")[1], "CONTROLLER://")
+	bob := func() *rawConn {
+		nc, err := controller.Security{SASL: plain.Auth{User: "bob", Pass: "bob-secret"}.AsMechanism()}.Dial(ctxT(t), addr, "test", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		return &rawConn{t: t, nc: nc}
+	}
+	levels := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	levels.SetVersion(1)
+	levels.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "1",
+		Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "kafka", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("DEBUG")}}}}
+	grant := func(op kadm.ACLOperation) {
+		t.Helper()
+		createACLs(t, admin, kadm.NewACLs().Allow("User:bob").Clusters().Operations(op))
+		time.Sleep(500 * time.Millisecond) // the ACL reaches the controller's image
+	}
+	grant(kadm.OpAlterConfigs)
+	if r := bob().request(levels).(*kmsg.IncrementalAlterConfigsResponse); len(r.Resources) != 1 || r.Resources[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("bob with ALTER_CONFIGS on the cluster: %+v, want CLUSTER_AUTHORIZATION_FAILED", r.Resources)
+	}
+	grant(kadm.OpClusterAction)
+	if r := bob().request(levels).(*kmsg.IncrementalAlterConfigsResponse); len(r.Resources) != 1 || r.Resources[0].ErrorCode != 0 {
+		t.Errorf("bob with CLUSTER_ACTION on the cluster: %+v, want the level set", r.Resources)
+	}
+}

@@ -86,7 +86,7 @@ func (b *Broker) namedOverrides(typ int8, field namedConfigsField, name string) 
 // groupMillis reads a group config of milliseconds (validated when set);
 // zero when not set.
 func groupMillis(set map[string]string, key string) time.Duration {
-	n, _ := strconv.Atoi(set[key])
+	n, _ := strconv.Atoi(strings.TrimSpace(set[key]))
 	return time.Duration(n) * time.Millisecond
 }
 
@@ -116,7 +116,7 @@ func groupInt(set map[string]string, key string) *int {
 	if !ok {
 		return nil
 	}
-	n, _ := strconv.Atoi(v)
+	n, _ := strconv.Atoi(strings.TrimSpace(v))
 	return &n
 }
 
@@ -135,8 +135,8 @@ type shareGroupSettings struct {
 func (b *Broker) shareGroupSettings(name string) shareGroupSettings {
 	set := b.groupOverrides(name)
 	s := shareGroupSettings{autoOffsetReset: "latest", lockDuration: groupMillis(set, "share.record.lock.duration.ms")}
-	s.deliveryLimit, _ = strconv.Atoi(set["share.delivery.count.limit"])
-	s.maxInFlight, _ = strconv.Atoi(set["share.partition.max.record.locks"])
+	s.deliveryLimit, _ = strconv.Atoi(strings.TrimSpace(set["share.delivery.count.limit"]))
+	s.maxInFlight, _ = strconv.Atoi(strings.TrimSpace(set["share.partition.max.record.locks"]))
 	if v, ok := set["share.auto.offset.reset"]; ok {
 		s.autoOffsetReset = v
 	}
@@ -165,10 +165,14 @@ func (b *Broker) shareConfigFor(name string) share.Config {
 	return cfg
 }
 
-// describeGroupConfigs lists a group's configs: GROUP_CONFIG where set,
-// else DEFAULT_CONFIG with the broker's value (or the key's own default).
+// describeGroupConfigs lists a group's configs as Kafka's ConfigHelper
+// does: GROUP_CONFIG where set, then as synonyms the group.<name> broker
+// key at each level it has a value (whose first is the source of a
+// config the group does not set), or the key's own default,
+// DEFAULT_CONFIG, for a config without a broker key.
 func (b *Broker) describeGroupConfigs(overrides map[string]string, names []string, synonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	live := b.liveConfig()
+	layers := b.brokerLayers()
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, key := range groupConfigKeys {
 		if !wanted(names, key.name) {
@@ -182,6 +186,11 @@ func (b *Broker) describeGroupConfigs(overrides map[string]string, names []strin
 		if v, ok := overrides[key.name]; ok {
 			value = v
 			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(v), Source: kmsg.ConfigSourceGroupConfig})
+		}
+		if key.broker != "" {
+			chain = append(chain, synonymChain(layers, key.broker)...)
+		} else {
+			chain = append(chain, configSynonymEntry{Name: key.name, Value: kmsg.StringPtr(key.def), Source: kmsg.ConfigSourceDefaultConfig})
 		}
 		out = append(out, describeEntry(key.name, key.typ, key.doc, kmsg.StringPtr(value), chain, false, synonyms, docs))
 	}
@@ -213,8 +222,9 @@ func groupBounds(live *Config) map[string]groupBound {
 }
 
 // validateGroupConfigs applies Kafka's GroupConfig.validate to a group's
-// configs as they would be: known names; whole numbers of at least 1
-// within the broker's min and max; sessions longer than heartbeat
+// configs as they would be: known names (all checked first); whole
+// numbers of at least their key's least (ConfigDef's messages) within the
+// broker's min and max; sessions longer than heartbeat
 // intervals; share.auto.offset.reset and share.isolation.level among
 // their values; a dead-letter queue topic not named like an internal one.
 func validateGroupConfigs(set map[string]string, live *Config) error {
@@ -223,11 +233,15 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 	for name, b := range bounds {
 		values[name] = b.def
 	}
-	for name, v := range set {
-		key := findGroupConfigKey(name)
-		switch {
-		case key == nil:
+	names := slices.Sorted(maps.Keys(set))
+	for _, name := range names {
+		if findGroupConfigKey(name) == nil {
 			return fmt.Errorf("Unknown group config name: %s", name)
+		}
+	}
+	for _, name := range names {
+		v := set[name]
+		switch {
 		case name == "share.auto.offset.reset":
 			if err := validateShareAutoOffsetReset(v); err != nil {
 				return err
@@ -245,15 +259,10 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 				return fmt.Errorf("Invalid value %s for configuration errors.deadletterqueue.copy.record.enable: Expected value to be either true or false", v)
 			}
 		default:
-			n, err := strconv.ParseInt(v, 10, 32)
-			least := int64(1)
-			if name == "streams.num.standby.replicas" || name == "streams.initial.rebalance.delay.ms" {
-				least = 0
+			if err := intAtLeast(groupConfigLeast(name))(strings.TrimSpace(v)); err != nil {
+				return fmt.Errorf("Invalid value %s for configuration %s: %v", v, name, err)
 			}
-			if err != nil || n < least {
-				return fmt.Errorf("Invalid value %s for configuration %s: must be an integer of at least %d", v, name, least)
-			}
-			values[name] = n
+			values[name], _ = strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(bounds)) {
@@ -271,6 +280,22 @@ func validateGroupConfigs(set map[string]string, live *Config) error {
 		}
 	}
 	return nil
+}
+
+// groupConfigLeast is the least value of a group's INT config in Kafka's
+// GroupConfig, whatever the broker's bounds.
+func groupConfigLeast(name string) int64 {
+	switch name {
+	case "streams.num.standby.replicas", "streams.initial.rebalance.delay.ms":
+		return 0
+	case "share.delivery.count.limit":
+		return 2
+	case "share.partition.max.record.locks":
+		return 100
+	case "share.record.lock.duration.ms":
+		return 1000
+	}
+	return 1
 }
 
 // validateShareAutoOffsetReset accepts Kafka's
@@ -293,10 +318,7 @@ func (b *Broker) alterGroup(r alterResource, incremental, validateOnly bool) *co
 	if r.name == "" {
 		return configErr(errInvalidRequest, "Default group resources are not allowed.")
 	}
-	notList := func(name string, op int8) *configError {
-		if findGroupConfigKey(name) == nil {
-			return configErr(errInvalidConfig, "Unknown group config name: %s", name)
-		}
+	notList := func(name string, op int8) *configError { // no group config is a LIST, nor an unknown one
 		return configErr(errInvalidConfig, "Can't %s to key %s because its type is not LIST.", opName(op), name)
 	}
 	next, cerr := nextOverrides(b.groupOverrides(r.name), r, incremental, notList, func(string) string { return "" })

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func TestGroupConfigs(t *testing.T) {
 	if s := d["consumer.session.timeout.ms"]; s.value() != "45000" || s.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("consumer.session.timeout.ms of a group without configs: %s from source %v", s.value(), s.Source)
 	}
-	if h := d["consumer.heartbeat.interval.ms"]; h.value() != "1000" || h.Source != kmsg.ConfigSourceDefaultConfig {
+	if h := d["consumer.heartbeat.interval.ms"]; h.value() != "1000" || h.Source != kmsg.ConfigSourceStaticBrokerConfig { // the broker key's source
 		t.Fatalf("consumer.heartbeat.interval.ms of a group without configs: %s from source %v", h.value(), h.Source)
 	}
 
@@ -273,5 +274,92 @@ func TestListConfigResources(t *testing.T) {
 	}
 	if r := list(0); r.ErrorCode != 0 || len(r.ConfigResources) != 1 || r.ConfigResources[0].Name != "sub" {
 		t.Errorf("v0 (client metrics only): error %d, %v", r.ErrorCode, r.ConfigResources)
+	}
+}
+
+// A group config value is parsed as Kafka's GroupConfig ConfigDef parses
+// it, with ConfigDef's messages and each key's own least value, after
+// every name is known.
+func TestGroupConfigValueMessages(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	for _, c := range []struct {
+		ops []kmsg.IncrementalAlterConfigsRequestResourceConfig
+		msg string
+	}{
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.session.timeout.ms", "soon")},
+			"Invalid value soon for configuration consumer.session.timeout.ms: Not a number of type INT"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.heartbeat.interval.ms", "0")},
+			"Invalid value 0 for configuration consumer.heartbeat.interval.ms: Value must be at least 1"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("share.record.lock.duration.ms", "500")},
+			"Invalid value 500 for configuration share.record.lock.duration.ms: Value must be at least 1000"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("share.partition.max.record.locks", "99")},
+			"Invalid value 99 for configuration share.partition.max.record.locks: Value must be at least 100"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("streams.num.standby.replicas", "-1")},
+			"Invalid value -1 for configuration streams.num.standby.replicas: Value must be at least 0"},
+		{[]kmsg.IncrementalAlterConfigsRequestResourceConfig{setOp("consumer.session.timeout.ms", "soon"), setOp("zz.unknown", "1")},
+			"Unknown group config name: zz.unknown"},
+	} {
+		for range 5 { // whatever the map order
+			if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, "g", c.ops...); code != errInvalidConfig || msg != c.msg {
+				t.Fatalf("%v: %d %q, want INVALID_CONFIG %q", c.ops, code, msg, c.msg)
+			}
+		}
+	}
+}
+
+// A group's configs are described with their broker synonyms, as Kafka's
+// ConfigHelper.createGroupConfigEntry lists them: group.<name> at each
+// level it is set (the source of a config the group does not set is
+// that of its broker key), or for a config without a broker key its
+// default, DEFAULT_CONFIG.
+func TestGroupConfigSynonyms(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.consumer.session.timeout.ms": "50000"})
+	cl := newClient(t, b)
+	type syn struct {
+		name, value string
+		source      kmsg.ConfigSource
+	}
+	check := func(d map[string]describedConfig, name string, source kmsg.ConfigSource, want ...syn) {
+		t.Helper()
+		c := d[name]
+		var got []syn
+		for _, s := range c.ConfigSynonyms {
+			got = append(got, syn{s.Name, ps(s.Value), s.Source})
+		}
+		if c.Source != source || !slices.Equal(got, want) {
+			t.Errorf("%s: source %v, synonyms %+v; want %v, %+v", name, c.Source, got, source, want)
+		}
+	}
+	d := describedGroupConfigs(t, cl, "g")
+	check(d, "consumer.session.timeout.ms", kmsg.ConfigSourceStaticBrokerConfig,
+		syn{"group.consumer.session.timeout.ms", "50000", kmsg.ConfigSourceStaticBrokerConfig},
+		syn{"group.consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig})
+	check(d, "consumer.heartbeat.interval.ms", kmsg.ConfigSourceDefaultConfig,
+		syn{"group.consumer.heartbeat.interval.ms", "5000", kmsg.ConfigSourceDefaultConfig})
+	check(d, "share.isolation.level", kmsg.ConfigSourceDefaultConfig,
+		syn{"share.isolation.level", "read_uncommitted", kmsg.ConfigSourceDefaultConfig})
+	if code := alterGroupConfigs(t, cl, "g", setOp("consumer.session.timeout.ms", "55000")); code != 0 {
+		t.Fatalf("setting consumer.session.timeout.ms: error %d", code)
+	}
+	check(describedGroupConfigs(t, cl, "g"), "consumer.session.timeout.ms", kmsg.ConfigSourceGroupConfig,
+		syn{"consumer.session.timeout.ms", "55000", kmsg.ConfigSourceGroupConfig},
+		syn{"group.consumer.session.timeout.ms", "50000", kmsg.ConfigSourceStaticBrokerConfig},
+		syn{"group.consumer.session.timeout.ms", "45000", kmsg.ConfigSourceDefaultConfig})
+}
+
+// APPEND and SUBTRACT on a group config, known or not, are refused as
+// Kafka's controller refuses them before it looks at the names
+// (ConfigurationControlManager.incrementalAlterConfigResource): no group
+// config is a LIST.
+func TestGroupConfigListOperations(t *testing.T) {
+	b := startBroker(t, nil)
+	cl := newClient(t, b)
+	for _, name := range []string{"consumer.session.timeout.ms", "no.such.key"} {
+		op := kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: name, Op: kmsg.IncrementalAlterConfigOpAppend, Value: kmsg.StringPtr("1")}
+		want := "Can't APPEND to key " + name + " because its type is not LIST."
+		if code, msg := alterConfigsOf(t, cl, kmsg.ConfigResourceTypeGroupConfig, "g", op); code != errInvalidConfig || msg != want {
+			t.Errorf("APPEND to %s: %d %q, want INVALID_CONFIG %q", name, code, msg, want)
+		}
 	}
 }

@@ -24,7 +24,7 @@ var controllerHandlers map[int16]handler
 func init() {
 	controllerHandlers = map[int16]handler{
 		18: {min: 0, max: 5, serve: typed(handleApiVersions)},
-		19: {min: 2, max: 7, serve: onController(authorizeCreateTopics)},
+		19: {min: 2, max: 7, serve: controllerCreateTopics},
 		20: {min: 1, max: 6, serve: deletionEnabled(true, onController(authorizeDeleteTopics))},
 		33: {min: 0, max: 2, serve: onController(authorizeAlterConfigs)},
 		37: {min: 0, max: 3, serve: onController(authorizeCreatePartitions)},
@@ -117,7 +117,8 @@ func toController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 // controllerIncrementalAlterConfigs changes this node's log levels
 // itself, as Kafka's ControllerApis hands broker loggers to its runtime
 // logger manager (kafka-configs --bootstrap-controller --entity-type
-// broker-loggers), and gives every other resource to the controller.
+// broker-loggers) for a principal with CLUSTER_ACTION on the cluster,
+// and gives every other resource to the controller.
 func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, error) {
 	r := req.(*kmsg.IncrementalAlterConfigsRequest)
 	var loggers, rest []kmsg.IncrementalAlterConfigsRequestResource
@@ -133,9 +134,21 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 	}
 	local := *r
 	local.Resources = loggers
-	resp, err := authorizeIncrementalAlterConfigs(b, c, &local, incrementalAlterConfigsHandler)
-	if err != nil || len(rest) == 0 {
-		return resp, err
+	var resp *kmsg.IncrementalAlterConfigsResponse
+	if c.fromNode() { // CLUSTER_ACTION on the cluster, as Kafka's ControllerApis asks for loggers
+		var err error
+		if resp, err = incrementalAlterConfigsHandler(b, c, &local); err != nil {
+			return nil, err
+		}
+	} else {
+		resp = local.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, res := range loggers {
+			resp.Resources = append(resp.Resources, kmsg.IncrementalAlterConfigsResponseResource{ResourceType: res.ResourceType, ResourceName: res.ResourceName,
+				ErrorCode: errClusterAuthorization, ErrorMessage: errorMessage(errClusterAuthorization)})
+		}
+	}
+	if len(rest) == 0 {
+		return resp, nil
 	}
 	forwarded := *r
 	forwarded.Resources = rest
@@ -150,6 +163,33 @@ func controllerIncrementalAlterConfigs(b *Broker, c *conn, req kmsg.Request) (km
 }
 
 var controllerAlterConfigs = onController(authorizeIncrementalAlterConfigs)
+
+// controllerCreateTopics serves CreateTopics on a cluster's CONTROLLER
+// listener as onController does, and from v5 the answer lists each new
+// topic's configs, as Kafka's controller lists them (a broker forwarding
+// a client's request replaces them with its own).
+var controllerCreateTopics = typed(func(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	create := func(b *Broker, c *conn, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+		resp, err := fromController[*kmsg.CreateTopicsRequest, *kmsg.CreateTopicsResponse](b, c, req)
+		if err != nil || resp == nil || req.Version < 5 || b.liveConfig() == nil {
+			return resp, err
+		}
+		overrides := map[string]map[string]string{}
+		for _, rt := range req.Topics {
+			overrides[rt.Topic] = configMap(rt.Configs)
+		}
+		for i := range resp.Topics {
+			if st := &resp.Topics[i]; st.ErrorCode == 0 {
+				st.Configs = b.createdTopicConfigs(overrides[st.Topic])
+			}
+		}
+		return resp, nil
+	}
+	if c.fromNode() {
+		return create(b, c, req)
+	}
+	return authorizeCreateTopics(b, c, req, create)
+})
 
 // onController serves a topic or config request on a cluster's
 // CONTROLLER listener: the controller answers what authorize lets

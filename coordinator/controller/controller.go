@@ -93,6 +93,16 @@ type Config struct {
 	// it: as in Kafka, turning unclean.leader.election.enable on acts at
 	// the next check (ElectLeaders with the unclean type acts at once).
 	UncleanElectionCheckInterval time.Duration
+	// ValidateConfigs checks the values a resource's configs would have
+	// after CreateTopics, AlterConfigs or IncrementalAlterConfigs, as
+	// Kafka's ControllerConfigurationValidator does: a code (INVALID_CONFIG
+	// for a value its key does not accept) and Kafka's message, or 0. Nil:
+	// every value passes.
+	ValidateConfigs func(res ConfigResource, values map[string]string) (int16, string)
+	// ListConfig tells whether a resource's config is a LIST, which
+	// APPEND and SUBTRACT need, and its default, which they start from
+	// when it is not set. Nil: every config is a LIST with no default.
+	ListConfig func(res ConfigResource, key string) (def string, isList bool)
 	// Tokens are the delegation.token.* settings; expired tokens are
 	// removed every TokenExpiryCheckInterval.
 	Tokens                   delegation.Config

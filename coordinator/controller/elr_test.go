@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -244,4 +245,44 @@ func TestELRTurnedOff(t *testing.T) {
 	alterTo(t, tc, cl, b[0], 1, 2)
 	alterTo(t, tc, cl, b[0], 1)
 	checkPartition(t, "ELR on again, ISR shrunk", partitionState(tc, "t"), 1, []int32{1}, []int32{2})
+}
+
+// While ELR is on the controller keeps every broker counting the same
+// min.insync.replicas, as Kafka's ConfigurationControlManager does for a
+// client of the CONTROLLER listener too: a broker's own may not be set,
+// the cluster's may change but not go (IncrementalAlterConfigs DELETE,
+// or AlterConfigs without it).
+func TestELRMinISRConfigs(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	op := func(name string, o kmsg.IncrementalAlterConfigOp, v *string) *kmsg.IncrementalAlterConfigsResponse {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "min.insync.replicas", Op: o, Value: v}}}}
+		return send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req)
+	}
+	check := func(what string, code int16, msg *string, wantCode int16, wantMsg string) {
+		t.Helper()
+		if code != wantCode || wantCode != 0 && ps(msg) != wantMsg {
+			t.Errorf("%s: %d %q, want %d %q", what, code, ps(msg), wantCode, wantMsg)
+		}
+	}
+	r := op("1", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("2")).Resources[0]
+	check("a broker's own", r.ErrorCode, r.ErrorMessage, kerr.InvalidConfig.Code, "Broker-level min.insync.replicas cannot be altered while ELR is enabled.")
+	r = op("", kmsg.IncrementalAlterConfigOpDelete, nil).Resources[0]
+	check("the cluster's removed", r.ErrorCode, r.ErrorMessage, kerr.InvalidConfig.Code, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	legacy.Resources = []kmsg.AlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: "",
+		Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "log.retention.ms", Value: kmsg.StringPtr("5")}}}}
+	l := send[*kmsg.AlterConfigsResponse](t, cl, legacy).Resources[0]
+	check("the cluster's replaced without it", l.ErrorCode, l.ErrorMessage, kerr.InvalidConfig.Code, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+	r = op("", kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr("2")).Resources[0]
+	check("the cluster's changed", r.ErrorCode, r.ErrorMessage, 0, "")
+	if v, _ := tc.ctl(0).Image().ClusterConfig("min.insync.replicas"); v != "2" {
+		t.Errorf("the cluster's min.insync.replicas: %q", v)
+	}
+	if _, ok := tc.ctl(0).Image().Configs[ConfigResource{ResourceBroker, "1"}]["min.insync.replicas"]; ok {
+		t.Error("broker 1 has its own min.insync.replicas")
+	}
 }

@@ -22,10 +22,11 @@ const MaxRecordsPerUserOp = 10000
 // ExcessiveBatch is Kafka's message for a request over MaxRecordsPerUserOp.
 const ExcessiveBatch = "Unable to perform excessively large batch operation."
 
-// createTopics handles CreateTopics. The broker has already checked topic
-// names and config values; here the controller answers a topic named twice
-// once, checks the rest in Kafka's order (buildTopic), places replicas and
-// writes all topics of the request in one batch.
+// createTopics handles CreateTopics. A broker has already checked topic
+// names and config values; here the controller answers a topic named
+// twice once, checks each topic in Kafka's order (buildTopic, its config
+// values again), places replicas and writes all topics of the request in
+// one batch.
 func (c *Controller) createTopics(req *kmsg.CreateTopicsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	img := c.Image()
@@ -88,9 +89,10 @@ func ExcessiveCreateTopics(req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResp
 }
 
 // buildTopic checks one topic of CreateTopics in the order of Kafka's
-// ReplicationControlManager.createTopics (but for the config values, which
-// the broker checks between the name and the rest) and places its
-// replicas; room is how many records the request may still make.
+// ReplicationControlManager.createTopics, its config values with
+// Config.ValidateConfigs as a broker did already (a client of the
+// CONTROLLER listener comes here directly), and places its replicas; room
+// is how many records the request may still make.
 func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, room int) (*Topic, int16, string) {
 	if t.Topic == MetadataTopic {
 		return nil, kerr.InvalidRequest.Code, MetadataTopicRefusal
@@ -105,6 +107,14 @@ func (c *Controller) buildTopic(img *Image, t kmsg.CreateTopicsRequestTopic, roo
 	}
 	if code, msg := NullConfigsRefusal(t.Configs); code != 0 {
 		return nil, code, msg
+	}
+	if code, msg := ValueTooLong(topicConfigs(t.Configs)); code != 0 {
+		return nil, code, msg
+	}
+	if c.cfg.ValidateConfigs != nil {
+		if code, msg := c.cfg.ValidateConfigs(ConfigResource{ResourceTopic, t.Topic}, topicConfigs(t.Configs)); code != 0 {
+			return nil, code, msg
+		}
 	}
 	return c.PlaceTopic(img, t, room)
 }

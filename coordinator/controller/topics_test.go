@@ -272,3 +272,135 @@ func TestAllocateProducerIDs(t *testing.T) {
 		t.Fatalf("stale epoch: %d", r.ErrorCode)
 	}
 }
+
+// A BROKER resource names a node by a non-negative base 10 id, which must
+// be a registered broker or a controller ("" is the cluster-wide default),
+// as Kafka's ControllerConfigurationValidator and
+// QuorumController.ConfigResourceExistenceChecker answer a client of the
+// CONTROLLER listener; nothing is written for a refused one.
+func TestConfigsBrokerResources(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	set := []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "log.retention.ms", Value: kmsg.StringPtr("7")}}
+	cases := []struct {
+		name string
+		code int16
+		msg  string
+	}{
+		{"", 0, ""},
+		{"1", 0, ""},
+		{"7", kerr.BrokerIDNotRegistered.Code, "No node with id 7 found."},
+		{"-1", kerr.InvalidRequest.Code, "Invalid negative broker ID."},
+		{"x", kerr.InvalidRequest.Code, "Unable to parse broker name as a base 10 number."},
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, c := range cases {
+		req.Resources = append(req.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name, Configs: set})
+		cfgs := []kmsg.AlterConfigsRequestResourceConfig{{Name: set[0].Name, Value: set[0].Value}}
+		if c.name == "" { // ELR is on: the cluster's min.insync.replicas stays
+			cfgs = append(cfgs, kmsg.AlterConfigsRequestResourceConfig{Name: "min.insync.replicas", Value: kmsg.StringPtr("1")})
+		}
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBroker, ResourceName: c.name, Configs: cfgs})
+	}
+	r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req)
+	l := send[*kmsg.AlterConfigsResponse](t, cl, legacy)
+	for i, c := range cases {
+		if got := r.Resources[i]; got.ErrorCode != c.code || got.ErrorMessage != nil && *got.ErrorMessage != c.msg {
+			t.Errorf("IncrementalAlterConfigs of broker %q: %d %v, want %d %q", c.name, got.ErrorCode, got.ErrorMessage, c.code, c.msg)
+		}
+		if got := l.Resources[i]; got.ErrorCode != c.code || got.ErrorMessage != nil && *got.ErrorMessage != c.msg {
+			t.Errorf("AlterConfigs of broker %q: %d %v, want %d %q", c.name, got.ErrorCode, got.ErrorMessage, c.code, c.msg)
+		}
+	}
+	for res := range tc.ctl(0).Image().Configs {
+		if res.Type == ResourceBroker && res.Name != "" && res.Name != "1" {
+			t.Errorf("configs written for broker %q", res.Name)
+		}
+	}
+}
+
+// As Kafka's ControllerApis, a resource given more than once is answered
+// once, INVALID_REQUEST "Duplicate resource.", and not changed; an
+// unknown resource type is UNSUPPORTED_VERSION; BROKER_LOGGER, which only
+// IncrementalAlterConfigs changes (on the node itself), is not a
+// resource AlterConfigs knows.
+func TestConfigsDuplicateAndUnknownResources(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	createTopic(t, cl, "t", 1, 1, nil)
+	type answer struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		code int16
+		msg  string
+	}
+	want := []answer{
+		{kmsg.ConfigResourceTypeTopic, "t", kerr.InvalidRequest.Code, "Duplicate resource."},
+		{kmsg.ConfigResourceType(99), "x", kerr.UnsupportedVersion.Code, "Unknown resource type 99."},
+	}
+	set := func(v string) []kmsg.IncrementalAlterConfigsRequestResourceConfig {
+		return []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr(v)}}
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("1")},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("2")},
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "t", Configs: set("3")},
+		{ResourceType: kmsg.ConfigResourceType(99), ResourceName: "x", Configs: set("4")},
+	}
+	var got []answer
+	for _, r := range send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources {
+		got = append(got, answer{r.ResourceType, r.ResourceName, r.ErrorCode, ps(r.ErrorMessage)})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("IncrementalAlterConfigs: %+v, want %+v", got, want)
+	}
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	for _, r := range req.Resources {
+		legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: r.ResourceType, ResourceName: r.ResourceName,
+			Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: r.Configs[0].Value}}})
+	}
+	legacy.Resources = append(legacy.Resources, kmsg.AlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "1"})
+	got = nil
+	for _, r := range send[*kmsg.AlterConfigsResponse](t, cl, legacy).Resources {
+		got = append(got, answer{r.ResourceType, r.ResourceName, r.ErrorCode, ps(r.ErrorMessage)})
+	}
+	want = append(want, answer{kmsg.ConfigResourceTypeBrokerLogger, "1", kerr.InvalidRequest.Code, "Unknown resource type BROKER_LOGGER"})
+	if !slices.Equal(got, want) {
+		t.Errorf("AlterConfigs: %+v, want %+v", got, want)
+	}
+	if v, ok := tc.ctl(0).Image().TopicConfig("t", "retention.ms"); ok {
+		t.Errorf("a duplicated resource was changed: retention.ms %s", v)
+	}
+}
+
+func ps(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
+}
+
+// A TOPIC config resource is named as a topic must be, before anything
+// else about it, as Kafka's ControllerConfigurationValidator checks it:
+// "" is INVALID_REQUEST, an invalid name INVALID_TOPIC_EXCEPTION.
+func TestConfigsTopicResourceNames(t *testing.T) {
+	tc := startCluster(t, 1, nil)
+	cl := tc.client()
+	registerUnfenced(t, cl, 1)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	for _, name := range []string{"", "bad name"} {
+		req.Resources = append(req.Resources, kmsg.IncrementalAlterConfigsRequestResource{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: name,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1")}}})
+	}
+	r := send[*kmsg.IncrementalAlterConfigsResponse](t, cl, req).Resources
+	if r[0].ErrorCode != kerr.InvalidRequest.Code || ps(r[0].ErrorMessage) != "Default topic resources are not allowed." {
+		t.Errorf("topic \"\": %d %q", r[0].ErrorCode, ps(r[0].ErrorMessage))
+	}
+	if r[1].ErrorCode != kerr.InvalidTopicException.Code || !strings.HasPrefix(ps(r[1].ErrorMessage), "Topic name is invalid: ") {
+		t.Errorf("topic \"bad name\": %d %q", r[1].ErrorCode, ps(r[1].ErrorMessage))
+	}
+}
