@@ -2,10 +2,10 @@ package broker
 
 import (
 	"slices"
-
-	"github.com/gregor-broker/gregor/logstore"
 	"sync"
 	"time"
+
+	"github.com/gregor-broker/gregor/logstore"
 )
 
 // replicaState is a partition's replication state as this node last
