@@ -1053,20 +1053,7 @@ func TestShareMemberIDChecked(t *testing.T) {
 // INVALID_REQUEST (KafkaApis.handleShareFetchRequest,
 // validateAcknowledgementBatches).
 func TestShareRenewAcknowledgements(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	id := createTopicRaw(t, rc, "jobs", 1)
-	for i := range 4 {
-		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
-			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
-		}
-	}
-	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
-		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
-	}
-	findCoordinatorRaw(t, rc, "workers")
-	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
-	m.heartbeat("jobs")
+	m, id := jobsMember(t, 4)
 	if got := acquired(t, m.fetch(id, 4)); len(got) != 1 || got[0] != "0-3/1" {
 		t.Fatalf("acquired %v, want 0-3/1", got)
 	}
@@ -1077,7 +1064,7 @@ func TestShareRenewAcknowledgements(t *testing.T) {
 		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id), m.epoch
 		req.IsRenewAck = renewAck
 		req.Topics = []kmsg.ShareAcknowledgeRequestTopic{{TopicID: id, Partitions: []kmsg.ShareAcknowledgeRequestTopicPartition{{Partition: 0, AcknowledgementBatches: []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch{a}}}}}
-		resp := rc.request(req).(*kmsg.ShareAcknowledgeResponse)
+		resp := m.rc.request(req).(*kmsg.ShareAcknowledgeResponse)
 		if resp.ErrorCode == 0 {
 			m.epoch++
 		}
@@ -1098,7 +1085,7 @@ func TestShareRenewAcknowledgements(t *testing.T) {
 		req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 0, 0, 0
 		req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0,
 			AcknowledgementBatches: []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{{FirstOffset: 1, LastOffset: 1, AcknowledgeTypes: types}}}}}}
-		resp := rc.request(req).(*kmsg.ShareFetchResponse)
+		resp := m.rc.request(req).(*kmsg.ShareFetchResponse)
 		if resp.ErrorCode == 0 {
 			m.epoch++
 		}
@@ -1295,20 +1282,7 @@ func TestAlterShareGroupOffsetsCreatesGroup(t *testing.T) {
 // records are released when the session closes (epoch -1) or its
 // connection does.
 func TestShareSessionReopenKeepsRecords(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	id := createTopicRaw(t, rc, "jobs", 1)
-	for i := range 4 {
-		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
-			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
-		}
-	}
-	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
-		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
-	}
-	findCoordinatorRaw(t, rc, "workers")
-	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
-	m.heartbeat("jobs")
+	m, id := jobsMember(t, 4)
 	if got := acquired(t, m.fetch(id, 2)); len(got) != 1 || got[0] != "0-1/1" {
 		t.Fatalf("acquired %v, want 0-1/1", got)
 	}
@@ -1325,20 +1299,7 @@ func TestShareSessionReopenKeepsRecords(t *testing.T) {
 // nothing (SharePartition.acquire: "Nothing to acquire" for
 // maxFetchRecords <= 0).
 func TestShareFetchNoMaxRecords(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	id := createTopicRaw(t, rc, "jobs", 1)
-	for i := range 4 {
-		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
-			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
-		}
-	}
-	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
-		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
-	}
-	findCoordinatorRaw(t, rc, "workers")
-	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
-	m.heartbeat("jobs")
+	m, id := jobsMember(t, 4)
 	if got := acquired(t, m.fetch(id, 0)); len(got) != 0 {
 		t.Errorf("MaxRecords 0 acquired %v", got)
 	}
@@ -1352,26 +1313,13 @@ func TestShareFetchNoMaxRecords(t *testing.T) {
 // BatchSize records, cut at record batch boundaries
 // (SharePartition.createBatches).
 func TestShareFetchBatchSize(t *testing.T) {
-	b := startBroker(t, nil)
-	rc := dialRaw(t, b)
-	id := createTopicRaw(t, rc, "jobs", 1)
-	for i := range 5 {
-		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
-			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
-		}
-	}
-	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
-		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
-	}
-	findCoordinatorRaw(t, rc, "workers")
-	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
-	m.heartbeat("jobs")
+	m, id := jobsMember(t, 5)
 	req := kmsg.NewPtrShareFetchRequest()
 	req.SetVersion(2)
 	req.GroupID, req.MemberID = kmsg.StringPtr(m.group), kmsg.StringPtr(m.id)
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 200, 1, 1<<20, 10, 2
 	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: id, Partitions: []kmsg.ShareFetchRequestTopicPartition{{Partition: 0}}}}
-	got := acquired(t, rc.request(req).(*kmsg.ShareFetchResponse))
+	got := acquired(t, m.rc.request(req).(*kmsg.ShareFetchResponse))
 	if want := []string{"0-1/1", "2-3/1", "4-4/1"}; !slices.Equal(got, want) {
 		t.Errorf("acquired %v, want %v", got, want)
 	}
@@ -1398,4 +1346,27 @@ func TestShareAcknowledgeValidatedFirst(t *testing.T) {
 	if code := ackCode(r); code != kerr.InvalidRequest.Code {
 		t.Errorf("a malformed batch for a partition that does not exist: %v, want INVALID_REQUEST", kerr.ErrorForCode(code))
 	}
+}
+
+// jobsMember starts a broker whose topic "jobs" (one partition) holds n
+// records, one per batch, and returns member "member-a" of share group
+// "workers" (reading from the earliest offset), subscribed to it, and the
+// topic's id.
+func jobsMember(t *testing.T, n int) (*shareMember, [16]byte) {
+	t.Helper()
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	id := createTopicRaw(t, rc, "jobs", 1)
+	for i := range n {
+		if r := produceRaw(t, rc, 9, "jobs", [16]byte{}, 0, testBatch(1, "job"+strconv.Itoa(i), -1, -1, -1, 0)); r.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	if code := alterGroupConfigs(t, newClient(t, b), "workers", setOp("share.auto.offset.reset", "earliest")); code != 0 {
+		t.Fatalf("setting share.auto.offset.reset: %v", kerr.ErrorForCode(code))
+	}
+	findCoordinatorRaw(t, rc, "workers")
+	m := &shareMember{t: t, rc: rc, group: "workers", id: "member-a"}
+	m.heartbeat("jobs")
+	return m, id
 }
