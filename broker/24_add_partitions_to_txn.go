@@ -8,7 +8,10 @@ package broker
 // batched by transaction) and need CLUSTER_ACTION; their partitions must
 // exist too, checked per transaction (addPartitionsBatched).
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/gregor-broker/gregor/coordinator/txn"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func handleAddPartitionsToTxn(b *Broker, c *conn, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
 	if req.Version >= 4 {
@@ -91,22 +94,12 @@ func (b *Broker) addPartitionsBatched(req *kmsg.AddPartitionsToTxnRequest) *kmsg
 			answered = answered[1:]
 			continue
 		}
-		res := kmsg.NewAddPartitionsToTxnResponseTransaction()
-		res.TransactionalID = tx.TransactionalID
-		for _, t := range tx.Topics {
-			rt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-			rt.Topic = t.Topic
-			for _, p := range t.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-				rp.Partition, rp.ErrorCode = p, errOperationNotAttempted
-				if !b.partitionExists(t.Topic, p) {
-					rp.ErrorCode = errUnknownTopicOrPartition
-				}
-				rt.Partitions = append(rt.Partitions, rp)
+		resp.Transactions = append(resp.Transactions, txn.TransactionAnswer(&tx, func(tp txn.TopicPartition) int16 {
+			if !b.partitionExists(tp.Topic, tp.Partition) {
+				return errUnknownTopicOrPartition
 			}
-			res.Topics = append(res.Topics, rt)
-		}
-		resp.Transactions = append(resp.Transactions, res)
+			return errOperationNotAttempted
+		}))
 	}
 	return resp
 }

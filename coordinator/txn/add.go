@@ -47,21 +47,27 @@ func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *k
 			code := c.addPartitions(rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, tps, true)
 			codeOf = func(TopicPartition) int16 { return code }
 		}
-		res := kmsg.NewAddPartitionsToTxnResponseTransaction()
-		res.TransactionalID = rtx.TransactionalID
-		for _, rt := range rtx.Topics {
-			t := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-			t.Topic = rt.Topic
-			for _, p := range rt.Partitions {
-				rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-				rp.Partition, rp.ErrorCode = p, codeOf(TopicPartition{rt.Topic, p})
-				t.Partitions = append(t.Partitions, rp)
-			}
-			res.Topics = append(res.Topics, t)
-		}
-		resp.Transactions = append(resp.Transactions, res)
+		resp.Transactions = append(resp.Transactions, TransactionAnswer(&rtx, codeOf))
 	}
 	return resp
+}
+
+// TransactionAnswer is the answer to one transaction of a batched
+// AddPartitionsToTxn (v4+), each partition with codeOf's code.
+func TransactionAnswer(tx *kmsg.AddPartitionsToTxnRequestTransaction, codeOf func(TopicPartition) int16) kmsg.AddPartitionsToTxnResponseTransaction {
+	res := kmsg.NewAddPartitionsToTxnResponseTransaction()
+	res.TransactionalID = tx.TransactionalID
+	for _, rt := range tx.Topics {
+		t := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		t.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			rp.Partition, rp.ErrorCode = p, codeOf(TopicPartition{rt.Topic, p})
+			t.Partitions = append(t.Partitions, rp)
+		}
+		res.Topics = append(res.Topics, t)
+	}
+	return res
 }
 
 // AddOffsetsToTxn adds the group's __consumer_offsets partition (the
