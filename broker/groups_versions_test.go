@@ -467,14 +467,7 @@ func TestFindCoordinatorShareKeyVersions(t *testing.T) {
 // second mention of a deleted group answered GROUP_ID_NOT_FOUND.
 func TestDeleteGroupsDuplicateNames(t *testing.T) {
 	_, rc := startWithTopic(t, "t")
-	findCoordinatorRaw(t, rc, "g")
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.SetVersion(8)
-	oc.Group, oc.Generation = "g", -1
-	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
-	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("commit: %+v", r)
-	}
+	commitGroupG(t, rc)
 	dg := kmsg.NewPtrDeleteGroupsRequest()
 	dg.SetVersion(2)
 	dg.Groups = []string{"g", "unknown", "g", "unknown"}
@@ -493,14 +486,7 @@ func TestDeleteGroupsDuplicateNames(t *testing.T) {
 // with no error.
 func TestOffsetDeleteUnknownPartitions(t *testing.T) {
 	_, rc := startWithTopic(t, "t")
-	findCoordinatorRaw(t, rc, "g")
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.SetVersion(8)
-	oc.Group, oc.Generation = "g", -1
-	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
-	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("commit: %+v", r)
-	}
+	commitGroupG(t, rc)
 	od := kmsg.NewPtrOffsetDeleteRequest()
 	od.Group = "g"
 	od.Topics = []kmsg.OffsetDeleteRequestTopic{
@@ -528,6 +514,20 @@ func TestOffsetDeleteUnknownPartitions(t *testing.T) {
 // as Kafka's GroupMetadataManager.listGroups maps them (toLowerCase, trim).
 func TestListGroupsStateFilterTrimmed(t *testing.T) {
 	_, rc := startWithTopic(t, "t")
+	commitGroupG(t, rc)
+	req := kmsg.NewPtrListGroupsRequest()
+	req.SetVersion(5)
+	req.StatesFilter = []string{" EMPTY "}
+	resp := rc.request(req).(*kmsg.ListGroupsResponse)
+	if resp.ErrorCode != 0 || len(resp.Groups) != 1 || resp.Groups[0].Group != "g" || resp.Groups[0].GroupState != "Empty" {
+		t.Fatalf("ListGroups with state filter %q: %+v", req.StatesFilter, resp)
+	}
+}
+
+// commitGroupG makes group "g" (empty, classic) by committing offset 1 of
+// partition t-0 for it, as a simple consumer does.
+func commitGroupG(t *testing.T, rc *rawConn) {
+	t.Helper()
 	findCoordinatorRaw(t, rc, "g")
 	oc := kmsg.NewPtrOffsetCommitRequest()
 	oc.SetVersion(8)
@@ -535,12 +535,5 @@ func TestListGroupsStateFilterTrimmed(t *testing.T) {
 	oc.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
 	if r := rc.request(oc).(*kmsg.OffsetCommitResponse); r.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("commit: %+v", r)
-	}
-	req := kmsg.NewPtrListGroupsRequest()
-	req.SetVersion(5)
-	req.StatesFilter = []string{" EMPTY "}
-	resp := rc.request(req).(*kmsg.ListGroupsResponse)
-	if resp.ErrorCode != 0 || len(resp.Groups) != 1 || resp.Groups[0].Group != "g" || resp.Groups[0].GroupState != "Empty" {
-		t.Fatalf("ListGroups with state filter %q: %+v", req.StatesFilter, resp)
 	}
 }
