@@ -145,8 +145,11 @@ func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
 	leader, _ := c.leaderOf("grow", 0)
 	follower := 3 - leader
 	lb := c.nodes[leader-1]
-	p := lb.topics.get("grow").partition(0)
-	c.waitFor("both replicas in the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+	var p *partition
+	c.waitFor("both replicas in the leader's ISR", func() bool {
+		p = lb.topics.get("grow").partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
 	c.stop(int(follower - 1))
 	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
 	// As if the follower had caught up and the leader had proposed it.
