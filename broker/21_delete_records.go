@@ -37,7 +37,7 @@ func deleteRecordsHandler(b *Broker, c *conn, req *kmsg.DeleteRecordsRequest) (*
 				sp.ErrorCode = errInvalidTopic
 			case code != 0:
 				sp.ErrorCode = code
-			case p.topic.settings.Load().compact && !p.topic.settings.Load().log.Delete:
+			case !p.topic.settings.Load().delete:
 				sp.ErrorCode = kerr.PolicyViolation.Code
 			default:
 				start, err := p.log.DeleteRecordsBefore(rp.Offset)

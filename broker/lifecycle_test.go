@@ -373,6 +373,51 @@ func TestRetentionThroughTheBroker(t *testing.T) {
 	}
 }
 
+// An empty cleanup.policy, which Kafka's ValidList accepts, is neither
+// policy: retention deletes nothing however small retention.ms and
+// retention.bytes are, and DeleteRecords is refused as on a compact-only
+// topic (Kafka's UnifiedLog.deleteOldSegments and
+// Partition.deleteRecordsOnLeader test config.delete).
+func TestEmptyCleanupPolicyKeepsEverything(t *testing.T) {
+	b := startBroker(t, map[string]string{"log.retention.check.interval.ms": "50", "log.segment.delete.delay.ms": "0"})
+	adm := newAdmin(t, b)
+	small := func(policy string) map[string]*string {
+		return map[string]*string{"cleanup.policy": kmsg.StringPtr(policy), "segment.bytes": kmsg.StringPtr("1024"),
+			"retention.ms": kmsg.StringPtr("1"), "retention.bytes": kmsg.StringPtr("100")}
+	}
+	for topic, policy := range map[string]string{"neither": "", "deleted": "delete"} {
+		if _, err := adm.CreateTopic(ctxT(t), 1, 1, small(policy), topic); err != nil {
+			t.Fatalf("cleanup.policy %q: %v", policy, err)
+		}
+	}
+	if v := describedTopic(t, adm, "neither")["cleanup.policy"].MaybeValue(); v != "" {
+		t.Fatalf("cleanup.policy described as %q", v)
+	}
+	rc := dialRaw(t, b)
+	for i := 0; i < 20; i++ {
+		for _, topic := range []string{"neither", "deleted"} {
+			if p := produceRaw(t, rc, 9, topic, [16]byte{}, 0, testBatch(5, "kept", -1, -1, -1, 0)); p.ErrorCode != 0 {
+				t.Fatal(p.ErrorCode)
+			}
+		}
+	}
+	waitFor(t, func() bool { return listEarliest(t, rc, "deleted") > 0 })
+	time.Sleep(200 * time.Millisecond) // a few more retention passes
+	if start := listEarliest(t, rc, "neither"); start != 0 {
+		t.Fatalf("an empty cleanup.policy deleted records: log start %d", start)
+	}
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.Topics = []kmsg.DeleteRecordsRequestTopic{{Topic: "neither", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 5}}}}
+	if p := rc.request(req).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.PolicyViolation.Code {
+		t.Fatalf("DeleteRecords with an empty cleanup.policy: %+v", p)
+	}
+	// SUBTRACT down to the empty list is taken too.
+	alterTopic(t, adm, "deleted", kadm.SubtractConfig, "cleanup.policy", "delete")
+	if v := describedTopic(t, adm, "deleted")["cleanup.policy"].MaybeValue(); v != "" {
+		t.Fatalf("after SUBTRACT: %q", v)
+	}
+}
+
 // Compaction through the broker: a compacted topic's cleaned segments keep
 // only the newest value of each key, with the cleaner started from the
 // broker's log.cleaner.* configs and the topic's compaction configs.

@@ -22,6 +22,9 @@ func setLifecycle(l *logstore.Config, value func(name string) string) {
 		l.Compact = l.Compact || p == "compact"
 		l.Delete = l.Delete || p == "delete"
 	}
+	if !l.Compact && !l.Delete { // the empty list: keep everything
+		l.Delete, l.RetentionMs, l.RetentionBytes = true, -1, -1
+	}
 	l.DeleteRetentionMs = num("delete.retention.ms")
 	l.MinCompactionLagMs = num("min.compaction.lag.ms")
 	l.MaxCompactionLagMs = num("max.compaction.lag.ms")

@@ -200,6 +200,9 @@ type topicSettings struct {
 	timestampBeforeMax, timestampAfterMax int64
 	// compact: cleanup.policy includes compact, so keyless records are refused
 	compact bool
+	// delete: cleanup.policy includes delete, so DeleteRecords may move
+	// the log start (Kafka's Partition.deleteRecordsOnLeader)
+	delete bool
 	// codec is the codec batches are stored with (compression.type), or -1
 	// for producer: as sent; level is that codec's compression.*.level.
 	codec int8
@@ -237,6 +240,7 @@ func (c *Config) settingsFor(overrides map[string]string) topicSettings {
 	s.timestampAfterMax = num("message.timestamp.after.max.ms")
 	for _, p := range splitList(c.topicValue(overrides, "cleanup.policy")) {
 		s.compact = s.compact || p == "compact"
+		s.delete = s.delete || p == "delete"
 	}
 	s.minInsync = int(num("min.insync.replicas"))
 	s.leaderThrottled = parseThrottledReplicas(c.topicValue(overrides, "leader.replication.throttled.replicas"), c.NodeID)
@@ -346,12 +350,11 @@ func validGzipLevel(v string) error {
 	return nil
 }
 
+// validCleanupPolicy takes Kafka's ValidList.in(compact, delete), which
+// accepts the empty list: neither policy, so nothing is deleted but
+// what DeleteRecords moves the log start past.
 func validCleanupPolicy(v string) error {
-	parts := splitList(v)
-	if len(parts) == 0 {
-		return fmt.Errorf("must be delete, compact or both")
-	}
-	for _, p := range parts {
+	for _, p := range splitList(v) {
 		if p != "delete" && p != "compact" {
 			return fmt.Errorf("String must be one of: compact, delete")
 		}
