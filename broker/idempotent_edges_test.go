@@ -135,3 +135,32 @@ func TestIdempotentDuplicateAnswersWithTheStoredTimestamp(t *testing.T) {
 			retry.ErrorCode, retry.BaseOffset, retry.LogAppendTime, first.BaseOffset, created)
 	}
 }
+
+// A producer on transactions V2 (produce v12+) whose partition holds no
+// batch of it must start there at sequence 0: any other first sequence is
+// OUT_OF_ORDER_SEQUENCE_NUMBER (retriable) and nothing is appended, as
+// Kafka 4.1's ProducerAppendInfo.checkSequence rules (KAFKA-18202). A
+// producer verified the older way (AddPartitionsToTxn, produce v11) may
+// still start anywhere.
+func TestTransactionsV2FirstSequenceMustBeZero(t *testing.T) {
+	b, rc := startWithTopic(t, "tv2seq")
+	createTopicRaw(t, rc, "tv1seq", 1)
+	end := func(topic string) int64 { return b.topics.get(topic).partition(0).log.LogEndOffset() }
+
+	pid, epoch := initTxnProducer(t, rc, "tv2seq-txn")
+	if code := produceV13(t, b, rc, "tv2seq-txn", "tv2seq", txnBatch(2, "late-start", pid, epoch, 5)); code != kerr.OutOfOrderSequenceNumber.Code {
+		t.Fatalf("transactions V2, first sequence 5: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", kerr.ErrorForCode(code))
+	}
+	if end("tv2seq") != 0 {
+		t.Fatalf("refused batch appended: log end %d", end("tv2seq"))
+	}
+	if code := produceV13(t, b, rc, "tv2seq-txn", "tv2seq", txnBatch(2, "start", pid, epoch, 0)); code != 0 {
+		t.Fatalf("transactions V2, first sequence 0: %v", kerr.ErrorForCode(code))
+	}
+
+	pid, epoch = initTxnProducer(t, rc, "tv1seq-txn")
+	addPartitionRaw(t, rc, "tv1seq-txn", pid, epoch, "tv1seq")
+	if code := produceTxnRaw(t, rc, "tv1seq-txn", "tv1seq", txnBatch(2, "late-start", pid, epoch, 5)); code != 0 {
+		t.Fatalf("produce v11, first sequence 5: %v", kerr.ErrorForCode(code))
+	}
+}
