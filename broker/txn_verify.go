@@ -91,7 +91,7 @@ func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, re
 			if !first && t.answer != kerr.ConcurrentTransactions.Code && t.answer != 0 {
 				continue // a final answer
 			}
-			j.txnToken = j.p.log.StartTxnVerification(pid, epoch, t.seq, now)
+			j.txnToken = j.p.log.StartTxnVerification(pid, epoch, t.seq, add, now)
 			switch {
 			case j.txnToken == 0:
 				t.answer = 0 // a transaction of this epoch is open here: nothing to ask

@@ -98,7 +98,7 @@ type AppendOptions struct {
 // AppendResult reports where an append went.
 type AppendResult struct {
 	BaseOffset, LastOffset int64
-	LogAppendTime          int64 // -1 unless stamped
+	LogAppendTime          int64 // -1 unless stamped; a duplicate's: the original batch's maxTimestamp
 	LogStartOffset         int64
 	Duplicate              bool // idempotent retry: nothing appended, offsets are the original batch's (a retried marker's: the log's last offset)
 }
@@ -201,14 +201,17 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 			return res, errorf(CodeCorruptMessage, "bad record batch at byte %d: %v", p, err)
 		}
 		size := h.Size()
+		if opts.LogAppendTime >= 0 {
+			// The batch as it will be stored, which its producer's state remembers.
+			h.MaxTimestamp = opts.LogAppendTime
+		}
 		if h.ProducerID >= 0 {
 			if m, dup := l.producers.checkDuplicate(&h); dup {
-				res = AppendResult{BaseOffset: m.firstOffset(), LastOffset: m.lastOffset, LogAppendTime: -1,
-					LogStartOffset: res.LogStartOffset, Duplicate: true}
-				if opts.LogAppendTime >= 0 {
-					res.LogAppendTime = m.maxTimestamp
-				}
-				return res, nil
+				// As Kafka's UnifiedLog.append: the original batch's
+				// offsets and, as its log append time, the stored
+				// batch's maxTimestamp, whatever the timestamp type.
+				return AppendResult{BaseOffset: m.firstOffset(), LastOffset: m.lastOffset, LogAppendTime: m.maxTimestamp,
+					LogStartOffset: res.LogStartOffset, Duplicate: true}, nil
 			}
 			if err := l.producers.validate(&h, next, batches[p:p+size], &opts); err == errMarkerRetry {
 				res.BaseOffset, res.LastOffset, res.Duplicate = next-1, next-1, true
@@ -217,12 +220,8 @@ func (l *Log) Append(batches []byte, opts AppendOptions) (AppendResult, error) {
 				return res, err
 			}
 		}
-		ts := h.MaxTimestamp
-		if opts.LogAppendTime >= 0 {
-			ts = opts.LogAppendTime
-		}
-		maxTs = max(maxTs, ts)
-		l.scratch = append(l.scratch, appendedBatch{lastOffset: next + int64(h.LastOffsetDelta), maxTs: ts, size: int64(size)})
+		maxTs = max(maxTs, h.MaxTimestamp)
+		l.scratch = append(l.scratch, appendedBatch{lastOffset: next + int64(h.LastOffsetDelta), maxTs: h.MaxTimestamp, size: int64(size)})
 		next += int64(h.LastOffsetDelta) + 1
 		p += size
 	}

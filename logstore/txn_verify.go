@@ -21,6 +21,10 @@ type txnVerification struct {
 	epoch     int16
 	lowestSeq int32 // the lowest first sequence asked about in this epoch
 	startedMs int64
+	// v2 is set when the verification was started for a producer on
+	// transactions V2, which the coordinator moves to a new epoch at
+	// every transaction's end (Kafka's VerificationStateEntry.supportsEpochBump).
+	v2 bool
 }
 
 // StartTxnVerification starts or joins the verification of a
@@ -32,8 +36,9 @@ type txnVerification struct {
 // hasOngoingTransaction with the epoch): with transactions V2 the epoch
 // moves on at every commit, and a batch of the next transaction that
 // arrives before the last one's marker must wait for that marker, not
-// join the transaction it would end.
-func (l *Log) StartTxnVerification(pid int64, epoch int16, seq int32, nowMs int64) uint64 {
+// join the transaction it would end. v2 says the producer is on
+// transactions V2 (produce v12 and later).
+func (l *Log) StartTxnVerification(pid int64, epoch int16, seq int32, v2 bool, nowMs int64) uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ps := l.producers
@@ -44,7 +49,7 @@ func (l *Log) StartTxnVerification(pid int64, epoch int16, seq int32, nowMs int6
 	switch {
 	case v == nil:
 		ps.lastToken++
-		ps.verifying[pid] = &txnVerification{token: ps.lastToken, epoch: epoch, lowestSeq: seq, startedMs: nowMs}
+		ps.verifying[pid] = &txnVerification{token: ps.lastToken, epoch: epoch, lowestSeq: seq, startedMs: nowMs, v2: v2}
 		return ps.lastToken
 	case epoch > v.epoch:
 		v.epoch, v.lowestSeq = epoch, seq
@@ -55,11 +60,17 @@ func (l *Log) StartTxnVerification(pid int64, epoch int16, seq int32, nowMs int6
 }
 
 // checkVerification applies verification to a client's transactional data
-// batch of producer p: a batch sequenced after one still being verified
-// would be out of order (Kafka's checkSequence), and a batch that would
-// open a transaction needs the current token when opts ask for it.
+// batch of producer p, as Kafka's checkSequence: a producer on transactions
+// V2 with no batch remembered here must start at sequence 0 (KAFKA-18202),
+// and a batch sequenced after one still being verified would be out of
+// order. A batch that would open a transaction needs the current token
+// when opts ask for it.
 func (ps *producerState) checkVerification(p *pendingProducer, h *protocol.BatchHeader, opts *AppendOptions) error {
 	v := ps.verifying[p.pid]
+	if v != nil && v.v2 && h.BaseSequence > 0 && ps.noBatchRemembered(p.pid) {
+		return errorf(CodeOutOfOrderSequenceNumber, "producer %d: sequence %d, but a producer on transactions V2 with no batch here must start at 0",
+			p.pid, h.BaseSequence)
+	}
 	if v != nil && h.BaseSequence >= 0 && h.BaseSequence > v.lowestSeq {
 		return errorf(CodeOutOfOrderSequenceNumber, "producer %d: sequence %d is after %d, which is being verified",
 			p.pid, h.BaseSequence, v.lowestSeq)
@@ -81,4 +92,11 @@ func (ps *producerState) removeExpiredVerifications(nowMs, expirationMs int64) {
 			delete(ps.verifying, pid)
 		}
 	}
+}
+
+// noBatchRemembered reports whether the log holds no batch of producer pid
+// in its state (unknown, expired, or only markers since its last epoch).
+func (ps *producerState) noBatchRemembered(pid int64) bool {
+	e := ps.producers[pid]
+	return e == nil || e.n == 0
 }

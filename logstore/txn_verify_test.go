@@ -27,11 +27,11 @@ func TestTxnVerification(t *testing.T) {
 	if err := appendVerified(t, l, txnData(7, 0, 0, 2), 0); ErrorCode(err) != CodeInvalidTxnState {
 		t.Fatalf("unverified first batch: %v, want INVALID_TXN_STATE", err)
 	}
-	token := l.StartTxnVerification(7, 0, 0, 1000)
+	token := l.StartTxnVerification(7, 0, 0, false, 1000)
 	if token == 0 {
 		t.Fatal("no token for a producer without an open transaction")
 	}
-	if again := l.StartTxnVerification(7, 0, 0, 1001); again != token {
+	if again := l.StartTxnVerification(7, 0, 0, false, 1001); again != token {
 		t.Fatalf("a second question about the same batch got token %d, want %d", again, token)
 	}
 	if err := appendVerified(t, l, txnData(7, 0, 0, 2), token+1); ErrorCode(err) != CodeInvalidTxnState {
@@ -40,7 +40,7 @@ func TestTxnVerification(t *testing.T) {
 	if err := appendVerified(t, l, txnData(7, 0, 0, 2), token); err != nil {
 		t.Fatalf("verified first batch: %v", err)
 	}
-	if got := l.StartTxnVerification(7, 0, 2, 1002); got != 0 {
+	if got := l.StartTxnVerification(7, 0, 2, false, 1002); got != 0 {
 		t.Fatalf("token %d for a producer whose transaction is open, want 0", got)
 	}
 	if err := appendVerified(t, l, txnData(7, 0, 2, 1), 0); err != nil {
@@ -49,12 +49,12 @@ func TestTxnVerification(t *testing.T) {
 
 	// The ABA case: verified against the transaction that then ends.
 	appendTo(t, l, endTxn(7, 0, false, 0), 3)
-	stale := l.StartTxnVerification(7, 0, 3, 1003)
+	stale := l.StartTxnVerification(7, 0, 3, false, 1003)
 	appendTo(t, l, endTxn(7, 0, false, 0), 4)
 	if err := appendVerified(t, l, txnData(7, 0, 3, 1), stale); ErrorCode(err) != CodeInvalidTxnState {
 		t.Fatalf("token from before a marker: %v, want INVALID_TXN_STATE", err)
 	}
-	fresh := l.StartTxnVerification(7, 0, 3, 1004)
+	fresh := l.StartTxnVerification(7, 0, 3, false, 1004)
 	if fresh == stale {
 		t.Fatal("a new verification reused the withdrawn token")
 	}
@@ -71,11 +71,11 @@ func TestTxnVerification(t *testing.T) {
 func TestTxnVerificationSequence(t *testing.T) {
 	d := openTestDir(t, t.TempDir())
 	l, _ := d.CreateLog(TopicPartition{"verify", 0}, RandomUUID(), testConfig())
-	token := l.StartTxnVerification(8, 0, 4, 1000)
+	token := l.StartTxnVerification(8, 0, 4, false, 1000)
 	if err := appendVerified(t, l, txnData(8, 0, 6, 1), token); ErrorCode(err) != CodeOutOfOrderSequenceNumber {
 		t.Fatalf("batch after the one being verified: %v, want OUT_OF_ORDER_SEQUENCE_NUMBER", err)
 	}
-	l.StartTxnVerification(8, 1, 0, 1001) // a new epoch starts over
+	l.StartTxnVerification(8, 1, 0, false, 1001) // a new epoch starts over
 	if err := appendVerified(t, l, txnData(8, 1, 0, 1), token); err != nil {
 		t.Fatalf("first batch of the new epoch: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestTxnVerificationSequence(t *testing.T) {
 func TestTxnVerificationExpires(t *testing.T) {
 	d := openTestDir(t, t.TempDir())
 	l, _ := d.CreateLog(TopicPartition{"verify", 0}, RandomUUID(), testConfig())
-	l.StartTxnVerification(9, 0, 0, 1000)
+	l.StartTxnVerification(9, 0, 0, false, 1000)
 	l.removeExpiredProducers(1999, 1000)
 	if len(l.producers.verifying) != 1 {
 		t.Fatal("verification dropped before its expiration")
@@ -110,11 +110,11 @@ func TestTxnVerificationExpires(t *testing.T) {
 func TestTxnVerificationNextEpoch(t *testing.T) {
 	d := openTestDir(t, t.TempDir())
 	l, _ := d.CreateLog(TopicPartition{"verify", 0}, RandomUUID(), testConfig())
-	token := l.StartTxnVerification(9, 4, 0, 1000)
+	token := l.StartTxnVerification(9, 4, 0, false, 1000)
 	if err := appendVerified(t, l, txnData(9, 4, 0, 2), token); err != nil {
 		t.Fatalf("first transaction: %v", err)
 	}
-	next := l.StartTxnVerification(9, 5, 0, 1001)
+	next := l.StartTxnVerification(9, 5, 0, false, 1001)
 	if next == 0 {
 		t.Fatal("no verification for the next epoch's batch while the last epoch's transaction is open")
 	}
@@ -122,7 +122,7 @@ func TestTxnVerificationNextEpoch(t *testing.T) {
 		t.Fatalf("next epoch's batch without a token before the marker: %v, want INVALID_TXN_STATE", err)
 	}
 	appendTo(t, l, endTxn(9, 5, true, 0), 2) // the commit marker, written with the bumped epoch
-	fresh := l.StartTxnVerification(9, 5, 0, 1002)
+	fresh := l.StartTxnVerification(9, 5, 0, false, 1002)
 	if fresh == 0 || fresh == next {
 		t.Fatalf("token %d after the marker (the withdrawn one was %d)", fresh, next)
 	}
