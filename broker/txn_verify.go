@@ -149,6 +149,12 @@ func produceVerifyError(code, version int16) (int16, string) {
 		return code, "Partition was not added to the transaction"
 	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code,
 		errCoordinatorNotAvailable, errNotCoordinator:
+		if code == kerr.ConcurrentTransactions.Code && version >= 12 {
+			// As Kafka's ReplicaManager for transactions V2, whose
+			// clients retry it: common while the last transaction's
+			// markers are written.
+			return code, ""
+		}
 		return errNotEnoughReplicas, "Unable to verify the partition has been added to the transaction. Underlying error: " +
 			kerr.ErrorForCode(code).(*kerr.Error).Message
 	}

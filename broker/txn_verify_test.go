@@ -111,3 +111,21 @@ func TestTransactionVerification(t *testing.T) {
 		t.Fatalf("last stable offset %d, want it held at the unverified batch's offset %d", lso, before)
 	}
 }
+
+// A verification the coordinator keeps answering CONCURRENT_TRANSACTIONS
+// reaches transactions V2 producers (produce v12+) as it is, which they
+// retry, and older ones as NOT_ENOUGH_REPLICAS, as Kafka's ReplicaManager
+// translates it only when the producer cannot bump its epoch.
+func TestProduceVerifyConcurrentTransactionsByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version int16
+		want    int16
+	}{{9, errNotEnoughReplicas}, {11, errNotEnoughReplicas}, {12, kerr.ConcurrentTransactions.Code}, {13, kerr.ConcurrentTransactions.Code}} {
+		if got, _ := produceVerifyError(kerr.ConcurrentTransactions.Code, tc.version); got != tc.want {
+			t.Errorf("produce v%d: %v, want %v", tc.version, kerr.ErrorForCode(got), kerr.ErrorForCode(tc.want))
+		}
+	}
+	if got, _ := produceVerifyError(kerr.CoordinatorLoadInProgress.Code, 12); got != errNotEnoughReplicas {
+		t.Errorf("COORDINATOR_LOAD_IN_PROGRESS at v12: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(got))
+	}
+}
