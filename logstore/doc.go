@@ -264,8 +264,11 @@
 // every segment from the one holding the recovery point onwards is read
 // batch by batch, checking length, magic and CRC; at the first bad or torn
 // batch the segment is cut there, every later segment is deleted, and the
-// indexes of the recovered segments are rebuilt. Either way the marker is
-// deleted once the dir is open.
+// indexes of the recovered segments are rebuilt. A log that then ends
+// below its log-start-offset-checkpoint entry (its tail lost after
+// DeleteRecords, or files removed) loses every segment and starts empty at
+// that log start, as in Kafka. Either way the marker is deleted once the
+// dir is open.
 //
 // # Concurrency
 //

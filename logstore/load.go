@@ -195,6 +195,17 @@ func openLog(dir string, tp TopicPartition, cfg Config, st loadState) (*Log, err
 	last.ensureLoaded()
 	l.segs.Store(&segs)
 	l.end.Store(end)
+	if st.logStart > end {
+		// The records up to the log start are gone (a lost tail, removed
+		// files): start over empty there rather than hand out offsets
+		// below it again, as Kafka's LogLoader does.
+		l.logger.Warn("logstore: log end offset below the log start offset, deleting every segment",
+			"log", tp.String(), "end", end, "start", st.logStart)
+		if err := l.truncateFullyLocked(st.logStart); err != nil {
+			return fail(err)
+		}
+		return l, nil
+	}
 	l.logStart.Store(min(max(st.logStart, segs[0].base), end))
 	l.hw.Store(min(max(st.highWatermark, l.logStart.Load()), end))
 	rp := end

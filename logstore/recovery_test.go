@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // copyTree copies the regular files under src to dst.
@@ -384,5 +386,43 @@ func TestRecoveryThreads(t *testing.T) {
 	}
 	for tp, batches := range want {
 		checkReads(t, d.Log(tp), batches)
+	}
+}
+
+// A log that comes back with fewer records than its checkpointed log start
+// offset (its tail was lost, or its files removed) starts over empty at
+// that offset, as Kafka's LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd
+// does, so the offsets below the start are not handed out again.
+func TestLogEndBelowLogStartStartsOverAtTheLogStart(t *testing.T) {
+	path := t.TempDir()
+	d := openTestDir(t, path)
+	tp := TopicPartition{"t", 0}
+	l, err := d.CreateLog(tp, RandomUUID(), testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := appendAt(t, l, 3, 3, time.Now().UnixMilli()) // offsets 0..8
+	if start, err := l.DeleteRecordsBefore(9); err != nil || start != 9 {
+		t.Fatalf("DeleteRecordsBefore: %d %v", start, err)
+	}
+	d.crash()
+	// The last batch never reached the disk.
+	keep := int64(len(batches[0]) + len(batches[1]))
+	if err := os.Truncate(filepath.Join(path, "t-0", offsetName(0)+logSuffix), keep); err != nil {
+		t.Fatal(err)
+	}
+
+	d = openTestDir(t, path)
+	defer d.Close()
+	l = d.Log(tp)
+	if l.LogStartOffset() != 9 || l.LogEndOffset() != 9 || l.HighWatermark() != 9 {
+		t.Fatalf("reopened with start %d end %d high watermark %d, want 9 9 9", l.LogStartOffset(), l.LogEndOffset(), l.HighWatermark())
+	}
+	expectOutOfRange(t, l, 3)
+	if res := mustAppend(t, l, plain(1, time.Now().UnixMilli()).build(), noStamp); res.BaseOffset != 9 {
+		t.Fatalf("next append at %d, want 9", res.BaseOffset)
+	}
+	if got := filesWithSuffix(t, l.Dir(), logSuffix); !slices.Equal(got, []string{offsetName(9) + logSuffix}) {
+		t.Fatalf("segments %v, want only the one at 9", got)
 	}
 }
