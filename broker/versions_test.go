@@ -441,6 +441,37 @@ func TestApiVersionsChecksClientSoftware(t *testing.T) {
 	}
 }
 
+// TestApiVersionsV3OmitsFeaturesSupportedFromZero: as Kafka's
+// ApiVersionsResponse (KAFKA-17492), an ApiVersions v3 answer leaves out
+// the supported features whose range starts at level 0, which clients
+// before 3.9 fail to read; from v4 every supported feature is listed.
+// The finalized features are the same at both versions.
+func TestApiVersionsV3OmitsFeaturesSupportedFromZero(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	answer := func(v int16) *kmsg.ApiVersionsResponse {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw-test", "1.0"
+		return rc.request(req).(*kmsg.ApiVersionsResponse)
+	}
+	v3, v4 := answer(3), answer(4)
+	for _, f := range v3.SupportedFeatures {
+		if f.MinVersion == 0 {
+			t.Errorf("v3 lists %s supported from level 0", f.Name)
+		}
+	}
+	if len(v3.SupportedFeatures) != 1 || v3.SupportedFeatures[0].Name != "metadata.version" {
+		t.Errorf("v3 supported features %+v, want metadata.version alone", v3.SupportedFeatures)
+	}
+	if len(v4.SupportedFeatures) != 7 {
+		t.Errorf("v4 supported features %+v, want all 7", v4.SupportedFeatures)
+	}
+	if !reflect.DeepEqual(v3.FinalizedFeatures, v4.FinalizedFeatures) || len(v3.FinalizedFeatures) == 0 {
+		t.Errorf("finalized features differ: v3 %+v, v4 %+v", v3.FinalizedFeatures, v4.FinalizedFeatures)
+	}
+}
+
 // AlterConfigs and IncrementalAlterConfigs at their lowest and highest
 // versions (DeleteRecords and DescribeLogDirs are called at both ends in
 // lifecycle_test.go).
