@@ -1,8 +1,9 @@
 package broker
 
 // ApiVersions, versions 0-5. The response lists the handler registry.
-// A version above 5 is answered in the v0 layout with UNSUPPORTED_VERSION
-// by the connection itself (KIP-511), before any decoding. From v3 the
+// A version above 5 (or below 0) is answered in the v0 layout with
+// UNSUPPORTED_VERSION by the connection itself (KIP-511), before any
+// decoding. From v3 the
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
 //

@@ -335,11 +335,12 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	}
 	table := c.handlers()
 	h, ok := table[key]
-	if key == protocol.ApiVersionsKey && ok && version > h.max {
+	if key == protocol.ApiVersionsKey && ok && (version > h.max || version < h.min) {
 		// KIP-511: a newer client's ApiVersions gets the v0 layout with
 		// UNSUPPORTED_VERSION and, as in Kafka, only ApiVersions' own
 		// range: clients retry at that version (which carries the
-		// features) and take a longer list as the final answer.
+		// features) and take a longer list as the final answer. Kafka
+		// answers any version outside the range so, a negative one too.
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion

@@ -78,6 +78,18 @@ func TestApiVersionsUnknownVersionGetsV0Reply(t *testing.T) {
 	if resp.ErrorCode != errUnsupportedVersion || !reflect.DeepEqual(resp.ApiKeys, want) {
 		t.Fatalf("got error %d with keys %+v, want UNSUPPORTED_VERSION with %+v", resp.ErrorCode, resp.ApiKeys, want)
 	}
+	// A negative version is as unknown to Kafka (ApiKeys.isVersionSupported)
+	// and gets the same answer.
+	frame[6], frame[7] = 0xff, 0xff
+	if _, err := rc.nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if body, err = rc.readFrame(); err != nil {
+		t.Fatalf("ApiVersions v-1: %v", err)
+	}
+	if err := resp.ReadFrom(body[4:]); err != nil || resp.ErrorCode != errUnsupportedVersion || !reflect.DeepEqual(resp.ApiKeys, want) {
+		t.Fatalf("ApiVersions v-1: error %d with keys %+v (%v), want UNSUPPORTED_VERSION with %+v", resp.ErrorCode, resp.ApiKeys, err, want)
+	}
 	// The connection stays usable: a supported version is answered.
 	ok := kmsg.NewPtrApiVersionsRequest()
 	ok.SetVersion(3)
