@@ -127,25 +127,45 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 }
 
 // Without "consumer" and "streams" in group.coordinator.rebalance.protocols
-// the consumer and streams group APIs are neither advertised nor served.
+// the consumer and streams group APIs are still advertised, as Kafka's
+// ApiVersions lists every API of the listener, and answer
+// UNSUPPORTED_VERSION, as Kafka's KafkaApis does when the protocol is not
+// enabled: the connection stays open.
 func TestConsumerProtocolCanBeDisabled(t *testing.T) {
 	b := startBroker(t, map[string]string{"group.coordinator.rebalance.protocols": "classic"})
 	rc := dialRaw(t, b)
 	resp := rc.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
+	advertised := map[int16]bool{}
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 68 || k.ApiKey == 69 || k.ApiKey == 88 || k.ApiKey == 89 {
-			t.Errorf("key %d advertised with the consumer and streams protocols disabled", k.ApiKey)
+		advertised[k.ApiKey] = true
+	}
+	for _, key := range []int16{68, 69, 88, 89} {
+		if !advertised[key] {
+			t.Errorf("key %d not advertised with the consumer and streams protocols disabled", key)
 		}
 	}
-	if len(resp.ApiKeys) != len(handlers) {
-		t.Errorf("advertised %d keys, want the %d of the base registry", len(resp.ApiKeys), len(handlers))
-	}
+
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	hb.SetVersion(1)
-	if _, err := rc.nc.Write(encodeRequest(hb, 2)); err != nil {
-		t.Fatal(err)
+	hb.Group, hb.MemberEpoch = "g", 0
+	if r := rc.request(hb).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != errUnsupportedVersion {
+		t.Errorf("ConsumerGroupHeartbeat: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
 	}
-	rc.expectClosed()
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"g"}
+	if r := rc.request(cd).(*kmsg.ConsumerGroupDescribeResponse); len(r.Groups) != 1 || r.Groups[0].ErrorCode != errUnsupportedVersion {
+		t.Errorf("ConsumerGroupDescribe: %+v, want UNSUPPORTED_VERSION", r.Groups)
+	}
+	shb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	shb.Group = "s"
+	if r := rc.request(shb).(*kmsg.StreamsGroupHeartbeatResponse); r.ErrorCode != errUnsupportedVersion {
+		t.Errorf("StreamsGroupHeartbeat: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
+	}
+	sd := kmsg.NewPtrStreamsGroupDescribeRequest()
+	sd.Groups = []string{"s"}
+	if r := rc.request(sd).(*kmsg.StreamsGroupDescribeResponse); len(r.Groups) != 1 || r.Groups[0].ErrorCode != errUnsupportedVersion {
+		t.Errorf("StreamsGroupDescribe: %+v, want UNSUPPORTED_VERSION", r.Groups)
+	}
 	if _, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.coordinator.rebalance.protocols": "classic,tables"}); err == nil {
 		t.Error("an unknown rebalance protocol was accepted")
 	}
