@@ -198,14 +198,14 @@ func (c *conn) serve() {
 			}
 			c.extendIdleDeadline()
 		}
-		into := buf
-		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame
-		if large != nil {
-			into = large
-		}
 		limit := c.b.cfg.SocketRequestMaxBytes
 		if c.auth != nil { // not yet authenticated: sasl.server.max.receive.size
 			limit = min(limit, c.b.cfg.SaslMaxReceiveSize)
+		}
+		into := buf
+		large := peekLargeFrame(r, limit) // nil unless the frame is above maxRetainedFrame
+		if large != nil {
+			into = large
 		}
 		if !c.reserveRequestMemory(r, limit) {
 			return
