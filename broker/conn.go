@@ -202,13 +202,13 @@ func (c *conn) serve() {
 		if c.auth != nil { // not yet authenticated: sasl.server.max.receive.size
 			limit = min(limit, c.b.cfg.SaslMaxReceiveSize)
 		}
+		if !c.reserveRequestMemory(r, limit) {
+			return
+		}
 		into := buf
 		large := peekLargeFrame(r, limit) // nil unless the frame is above maxRetainedFrame
 		if large != nil {
 			into = large
-		}
-		if !c.reserveRequestMemory(r, limit) {
-			return
 		}
 		frame, err := protocol.ReadFrame(r, into, limit)
 		if err != nil {
@@ -260,8 +260,9 @@ func (c *conn) serve() {
 
 // reserveRequestMemory waits until queued.max.request.bytes lets the next
 // request be read, and takes its size; false if the connection closed
-// meanwhile. A frame over limit is left for ReadFrame to refuse, as Kafka
-// checks the size before it allocates.
+// meanwhile. It comes before the frame's buffer is taken, as Kafka's
+// NetworkReceive takes it from the memory pool. A frame over limit is left
+// for ReadFrame to refuse, as Kafka checks the size before it allocates.
 func (c *conn) reserveRequestMemory(r *bufio.Reader, limit int32) bool {
 	m := c.b.requestMemory
 	if m == nil {
