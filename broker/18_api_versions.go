@@ -1,8 +1,9 @@
 package broker
 
 // ApiVersions, versions 0-5. The response lists the handler registry.
-// A version above 5 is answered in the v0 layout with UNSUPPORTED_VERSION
-// by the connection itself (KIP-511), before any decoding. From v3 the
+// A version above 5 (or below 0) is answered in the v0 layout with
+// UNSUPPORTED_VERSION by the connection itself (KIP-511), before any
+// decoding. From v3 the
 // client software name and version must match Kafka's pattern, else
 // INVALID_REQUEST.
 //
@@ -22,10 +23,13 @@ package broker
 // and in a cluster kraft.version, finalized at 1 for a quorum formatted
 // with --initial-controllers, whose voters can change (KIP-853).
 // UpdateFeatures changes the others; the epoch is the metadata offset in a
-// cluster and the number of updates on a single node.
+// cluster and the number of updates on a single node. As in Kafka, a v3
+// answer leaves out the supported features whose range starts at 0 (all
+// but metadata.version), which older clients cannot read.
 
 import (
 	"regexp"
+	"slices"
 
 	"github.com/gregor-broker/gregor/internal/features"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -56,7 +60,21 @@ func handleApiVersions(b *Broker, c *conn, req *kmsg.ApiVersionsRequest) (*kmsg.
 		stored, epoch := b.featureLevels()
 		features.APIVersions(resp, stored, epoch, b.cluster != nil)
 	}
+	if req.Version < 4 {
+		omitFeaturesSupportedFromZero(resp)
+	}
 	return resp, nil
+}
+
+// omitFeaturesSupportedFromZero drops the supported features whose range
+// starts at level 0 from a v3 answer, as Kafka's ApiVersionsResponse does
+// (KAFKA-17492): older Java clients refuse such a range (3.5 to 3.7 in
+// every connection's ApiVersions, admin clients up to 3.2 in
+// describeFeatures). v4 (3.9+) takes it.
+func omitFeaturesSupportedFromZero(resp *kmsg.ApiVersionsResponse) {
+	resp.SupportedFeatures = slices.DeleteFunc(resp.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
+		return f.MinVersion == 0
+	})
 }
 
 // featureLevels are the stored feature levels and their epoch: the

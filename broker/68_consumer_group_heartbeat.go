@@ -5,7 +5,9 @@ package broker
 // As in Kafka's KafkaApis, the member needs READ on the group and DESCRIBE
 // on every topic it subscribes to by name; the topics its regex matches
 // are those it may DESCRIBE (KAFKA-18813), each member's own. With the
-// group.version feature at 0 the protocol is off: UNSUPPORTED_VERSION.
+// group.version feature at 0, or without "consumer" in
+// group.coordinator.rebalance.protocols, the protocol is off:
+// UNSUPPORTED_VERSION.
 
 import (
 	"github.com/gregor-broker/gregor/internal/features"
@@ -39,11 +41,13 @@ func handleConsumerGroupHeartbeat(b *Broker, c *conn, req *kmsg.ConsumerGroupHea
 	return b.groups.ConsumerGroupHeartbeat(req, c.clientID, c.clientHost(), mayDescribe), nil
 }
 
-// consumerProtocolOn reports whether group.version enables KIP-848's
-// consumer group protocol (Kafka's isConsumerGroupProtocolEnabled; the
-// handlers are only registered when group.coordinator.rebalance.protocols
-// lists "consumer").
+// consumerProtocolOn reports whether KIP-848's consumer group protocol is
+// on: group.coordinator.rebalance.protocols lists "consumer" and
+// group.version is at least 1 (Kafka's isConsumerGroupProtocolEnabled).
 func (b *Broker) consumerProtocolOn() bool {
+	if !b.cfg.ConsumerProtocol {
+		return false
+	}
 	stored, _ := b.featureLevels()
 	return features.Level(stored, features.GroupVersion) >= 1
 }

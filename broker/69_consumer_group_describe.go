@@ -3,8 +3,9 @@ package broker
 // ConsumerGroupDescribe, versions 0-1 (KIP-848). A group the principal may
 // not DESCRIBE answers GROUP_AUTHORIZATION_FAILED; one whose assignments
 // name a topic it may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED,
-// without its members, as Kafka (KAFKA-18813). With group.version 0 every
-// group answers UNSUPPORTED_VERSION.
+// without its members, as Kafka (KAFKA-18813). With group.version 0, or
+// without "consumer" in group.coordinator.rebalance.protocols, every group
+// answers UNSUPPORTED_VERSION.
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 

@@ -3,7 +3,9 @@ package broker
 // StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89), version 0:
 // Kafka Streams' rebalance protocol (KIP-1071), served by the group
 // coordinator (coordinator/group/streams.go) when
-// group.coordinator.rebalance.protocols lists "streams". As in Kafka's
+// group.coordinator.rebalance.protocols lists "streams" (both are always
+// advertised; without it, or with streams.version 0, they answer
+// UNSUPPORTED_VERSION, as Kafka does). As in Kafka's
 // KafkaApis, a member needs READ on the group and, with a topology,
 // DESCRIBE on every topic it names (none of Kafka's internal topics, and
 // valid names only: STREAMS_INVALID_TOPOLOGY otherwise); the repartition
@@ -146,11 +148,14 @@ func (b *Broker) createInternalTopics(c *conn, topics []group.InternalTopic) {
 	}
 }
 
-// streamsGroupsOn reports whether the streams.version feature enables
-// streams groups (Kafka's isStreamsGroupProtocolEnabled; the handlers are
-// only registered when group.coordinator.rebalance.protocols lists
-// "streams").
+// streamsGroupsOn reports whether streams groups are on:
+// group.coordinator.rebalance.protocols lists "streams" and the
+// streams.version feature is at least 1 (Kafka's
+// isStreamsGroupProtocolEnabled).
 func (b *Broker) streamsGroupsOn() bool {
+	if !b.cfg.StreamsProtocol {
+		return false
+	}
 	stored, _ := b.featureLevels()
 	return features.Level(stored, features.StreamsVersion) >= 1
 }

@@ -79,7 +79,7 @@ var groupKeys = []configKey{
 // are checked together in validateConsumerGroups, as Kafka's
 // GroupCoordinatorConfig does.
 var consumerGroupKeys = []configKey{
-	{"group.coordinator.rebalance.protocols", "LIST", "classic,consumer,streams", "The list of enabled rebalance protocols: classic, consumer (KIP-848's ConsumerGroupHeartbeat) and streams (KIP-1071's StreamsGroupHeartbeat), each advertised only when listed; share is accepted as Kafka 4.0 took it, share groups following the share.version feature.", func(c *Config, v string) error {
+	{"group.coordinator.rebalance.protocols", "LIST", "classic,consumer,streams", "The list of enabled rebalance protocols: classic, consumer (KIP-848's ConsumerGroupHeartbeat) and streams (KIP-1071's StreamsGroupHeartbeat); the APIs of one not listed answer UNSUPPORTED_VERSION; share is accepted as Kafka 4.0 took it, share groups following the share.version feature.", func(c *Config, v string) error {
 		c.ConsumerProtocol, c.StreamsProtocol = false, false
 		for _, p := range splitList(v) {
 			switch p {

@@ -198,17 +198,17 @@ func (c *conn) serve() {
 			}
 			c.extendIdleDeadline()
 		}
-		into := buf
-		large := peekLargeFrame(r) // nil unless the frame is above maxRetainedFrame
-		if large != nil {
-			into = large
-		}
 		limit := c.b.cfg.SocketRequestMaxBytes
 		if c.auth != nil { // not yet authenticated: sasl.server.max.receive.size
 			limit = min(limit, c.b.cfg.SaslMaxReceiveSize)
 		}
 		if !c.reserveRequestMemory(r, limit) {
 			return
+		}
+		into := buf
+		large := peekLargeFrame(r, limit) // nil unless the frame is above maxRetainedFrame
+		if large != nil {
+			into = large
 		}
 		frame, err := protocol.ReadFrame(r, into, limit)
 		if err != nil {
@@ -260,8 +260,9 @@ func (c *conn) serve() {
 
 // reserveRequestMemory waits until queued.max.request.bytes lets the next
 // request be read, and takes its size; false if the connection closed
-// meanwhile. A frame over limit is left for ReadFrame to refuse, as Kafka
-// checks the size before it allocates.
+// meanwhile. It comes before the frame's buffer is taken, as Kafka's
+// NetworkReceive takes it from the memory pool. A frame over limit is left
+// for ReadFrame to refuse, as Kafka checks the size before it allocates.
 func (c *conn) reserveRequestMemory(r *bufio.Reader, limit int32) bool {
 	m := c.b.requestMemory
 	if m == nil {
@@ -335,11 +336,12 @@ func (c *conn) handle(frame []byte) (out *response, err error) {
 	}
 	table := c.handlers()
 	h, ok := table[key]
-	if key == protocol.ApiVersionsKey && ok && version > h.max {
+	if key == protocol.ApiVersionsKey && ok && (version > h.max || version < h.min) {
 		// KIP-511: a newer client's ApiVersions gets the v0 layout with
 		// UNSUPPORTED_VERSION and, as in Kafka, only ApiVersions' own
 		// range: clients retry at that version (which carries the
-		// features) and take a longer list as the final answer.
+		// features) and take a longer list as the final answer. Kafka
+		// answers any version outside the range so, a negative one too.
 		resp := kmsg.NewPtrApiVersionsResponse()
 		resp.SetVersion(0)
 		resp.ErrorCode = errUnsupportedVersion

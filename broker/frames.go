@@ -148,14 +148,15 @@ func (p *framePool) idleBytes() int {
 }
 
 // peekLargeFrame looks at the size of the next frame and, when it is a
-// large one, returns a pooled buffer for it (nil otherwise).
-func peekLargeFrame(r *bufio.Reader) []byte {
+// large one within limit, returns a pooled buffer for it (nil otherwise:
+// a frame over limit is refused before anything is allocated for it).
+func peekLargeFrame(r *bufio.Reader, limit int32) []byte {
 	hdr, err := r.Peek(4)
 	if err != nil {
 		return nil
 	}
 	size := int(int32(binary.BigEndian.Uint32(hdr)))
-	if largeClass(size) < 0 {
+	if size > int(limit) || largeClass(size) < 0 { // ReadFrame refuses a frame over limit
 		return nil
 	}
 	return largeFrames.get(size)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -82,4 +83,26 @@ func startWithTopicParts(t *testing.T, topic string, parts int32) (*Broker, *raw
 	rc := dialRaw(t, b)
 	createTopicRaw(t, rc, topic, parts)
 	return b, rc
+}
+
+// TestOversizedFrameAllocatesNothing: a size prefix above
+// socket.request.max.bytes closes the connection before any buffer of that
+// size is made, as Kafka's NetworkReceive checks the size before it
+// allocates; otherwise any client (before it logs in, too) could make the
+// broker allocate up to 256 MiB per connection.
+func TestOversizedFrameAllocatesNothing(t *testing.T) {
+	b := startBroker(t, map[string]string{"socket.request.max.bytes": "1048576"})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 4 {
+		rc := dialRaw(t, b)
+		if _, err := rc.nc.Write([]byte{0x0c, 0, 0, 0}); err != nil { // 192 MiB
+			t.Fatal(err)
+		}
+		rc.expectClosed()
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
+		t.Fatalf("four frames refused for their size made the broker allocate %d MiB", grown>>20)
+	}
 }

@@ -252,15 +252,17 @@ var clusterHandlers = map[int16]handler{
 	81: {min: 0, max: 0, serve: forwardToController},
 }
 
-// consumerGroupHandlers serve KIP-848's consumer groups, when
-// group.coordinator.rebalance.protocols lists "consumer".
+// consumerGroupHandlers serve KIP-848's consumer groups. They are always
+// advertised, as Kafka's ApiVersions lists them; without "consumer" in
+// group.coordinator.rebalance.protocols they answer UNSUPPORTED_VERSION.
 var consumerGroupHandlers = map[int16]handler{
 	68: {min: 0, max: 1, serve: typed(handleConsumerGroupHeartbeat)},
 	69: {min: 0, max: 1, serve: typed(handleConsumerGroupDescribe)},
 }
 
-// streamsGroupHandlers serve KIP-1071's streams groups, when
-// group.coordinator.rebalance.protocols lists "streams".
+// streamsGroupHandlers serve KIP-1071's streams groups, advertised and
+// refused like consumerGroupHandlers without "streams" in
+// group.coordinator.rebalance.protocols.
 var streamsGroupHandlers = map[int16]handler{
 	88: {min: 0, max: 1, serve: typed(handleStreamsGroupHeartbeat)},
 	89: {min: 0, max: 1, serve: typed(handleStreamsGroupDescribe)},
@@ -277,17 +279,13 @@ func forwardToController(b *Broker, c *conn, req kmsg.Request) (kmsg.Response, e
 // clientHandlers is the registry of a client listener: the single-node
 // table, plus the cluster APIs in a cluster.
 func (b *Broker) clientHandlers() map[int16]handler {
-	all := make(map[int16]handler, len(handlers)+len(clusterHandlers)+len(consumerGroupHandlers))
+	all := make(map[int16]handler, len(handlers)+len(clusterHandlers)+len(consumerGroupHandlers)+len(streamsGroupHandlers))
 	maps.Copy(all, handlers)
 	if b.cfg.clustered() {
 		maps.Copy(all, clusterHandlers)
 	}
-	if b.cfg.ConsumerProtocol {
-		maps.Copy(all, consumerGroupHandlers)
-	}
-	if b.cfg.StreamsProtocol {
-		maps.Copy(all, streamsGroupHandlers)
-	}
+	maps.Copy(all, consumerGroupHandlers)
+	maps.Copy(all, streamsGroupHandlers)
 	return all
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -108,5 +109,32 @@ func TestParkedRequestGivesItsBytesBack(t *testing.T) {
 	resp.SetVersion(3)
 	if err := resp.ReadFrom(body[4:]); err != nil || resp.ErrorCode != 0 || len(resp.Members) != 1 {
 		t.Fatalf("the join's answer: %+v %v", resp, err)
+	}
+}
+
+// TestWaitingForRequestMemoryHoldsNoBuffer: connections waiting for
+// queued.max.request.bytes hold no buffer for the frames they have not
+// read yet, as Kafka's NetworkReceive takes a frame's buffer from the
+// memory pool only when the pool gives it: the budget bounds the memory.
+func TestWaitingForRequestMemoryHoldsNoBuffer(t *testing.T) {
+	const budget = 4 << 20
+	b := startBroker(t, map[string]string{"socket.request.max.bytes": strconv.Itoa(budget), "queued.max.request.bytes": strconv.Itoa(budget)})
+	large := append(binary.BigEndian.AppendUint32(nil, budget), make([]byte, 100)...)
+	stalled := dialRaw(t, b) // takes the whole budget, its body unfinished
+	if _, err := stalled.nc.Write(large); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 8 {
+		if _, err := dialRaw(t, b).nc.Write(large); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > budget {
+		t.Fatalf("eight connections waiting for the budget made the broker allocate %d MiB", grown>>20)
 	}
 }

@@ -78,6 +78,18 @@ func TestApiVersionsUnknownVersionGetsV0Reply(t *testing.T) {
 	if resp.ErrorCode != errUnsupportedVersion || !reflect.DeepEqual(resp.ApiKeys, want) {
 		t.Fatalf("got error %d with keys %+v, want UNSUPPORTED_VERSION with %+v", resp.ErrorCode, resp.ApiKeys, want)
 	}
+	// A negative version is as unknown to Kafka (ApiKeys.isVersionSupported)
+	// and gets the same answer.
+	frame[6], frame[7] = 0xff, 0xff
+	if _, err := rc.nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if body, err = rc.readFrame(); err != nil {
+		t.Fatalf("ApiVersions v-1: %v", err)
+	}
+	if err := resp.ReadFrom(body[4:]); err != nil || resp.ErrorCode != errUnsupportedVersion || !reflect.DeepEqual(resp.ApiKeys, want) {
+		t.Fatalf("ApiVersions v-1: error %d with keys %+v (%v), want UNSUPPORTED_VERSION with %+v", resp.ErrorCode, resp.ApiKeys, err, want)
+	}
 	// The connection stays usable: a supported version is answered.
 	ok := kmsg.NewPtrApiVersionsRequest()
 	ok.SetVersion(3)
@@ -115,25 +127,45 @@ func TestUnservedVersionsCloseTheConnection(t *testing.T) {
 }
 
 // Without "consumer" and "streams" in group.coordinator.rebalance.protocols
-// the consumer and streams group APIs are neither advertised nor served.
+// the consumer and streams group APIs are still advertised, as Kafka's
+// ApiVersions lists every API of the listener, and answer
+// UNSUPPORTED_VERSION, as Kafka's KafkaApis does when the protocol is not
+// enabled: the connection stays open.
 func TestConsumerProtocolCanBeDisabled(t *testing.T) {
 	b := startBroker(t, map[string]string{"group.coordinator.rebalance.protocols": "classic"})
 	rc := dialRaw(t, b)
 	resp := rc.request(kmsg.NewPtrApiVersionsRequest()).(*kmsg.ApiVersionsResponse)
+	advertised := map[int16]bool{}
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == 68 || k.ApiKey == 69 || k.ApiKey == 88 || k.ApiKey == 89 {
-			t.Errorf("key %d advertised with the consumer and streams protocols disabled", k.ApiKey)
+		advertised[k.ApiKey] = true
+	}
+	for _, key := range []int16{68, 69, 88, 89} {
+		if !advertised[key] {
+			t.Errorf("key %d not advertised with the consumer and streams protocols disabled", key)
 		}
 	}
-	if len(resp.ApiKeys) != len(handlers) {
-		t.Errorf("advertised %d keys, want the %d of the base registry", len(resp.ApiKeys), len(handlers))
-	}
+
 	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	hb.SetVersion(1)
-	if _, err := rc.nc.Write(encodeRequest(hb, 2)); err != nil {
-		t.Fatal(err)
+	hb.Group, hb.MemberEpoch = "g", 0
+	if r := rc.request(hb).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != errUnsupportedVersion {
+		t.Errorf("ConsumerGroupHeartbeat: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
 	}
-	rc.expectClosed()
+	cd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cd.Groups = []string{"g"}
+	if r := rc.request(cd).(*kmsg.ConsumerGroupDescribeResponse); len(r.Groups) != 1 || r.Groups[0].ErrorCode != errUnsupportedVersion {
+		t.Errorf("ConsumerGroupDescribe: %+v, want UNSUPPORTED_VERSION", r.Groups)
+	}
+	shb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	shb.Group = "s"
+	if r := rc.request(shb).(*kmsg.StreamsGroupHeartbeatResponse); r.ErrorCode != errUnsupportedVersion {
+		t.Errorf("StreamsGroupHeartbeat: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
+	}
+	sd := kmsg.NewPtrStreamsGroupDescribeRequest()
+	sd.Groups = []string{"s"}
+	if r := rc.request(sd).(*kmsg.StreamsGroupDescribeResponse); len(r.Groups) != 1 || r.Groups[0].ErrorCode != errUnsupportedVersion {
+		t.Errorf("StreamsGroupDescribe: %+v, want UNSUPPORTED_VERSION", r.Groups)
+	}
 	if _, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "group.coordinator.rebalance.protocols": "classic,tables"}); err == nil {
 		t.Error("an unknown rebalance protocol was accepted")
 	}
@@ -438,6 +470,37 @@ func TestApiVersionsChecksClientSoftware(t *testing.T) {
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "bad name!", "1.0"
 	if resp := dialRaw(t, b).request(req).(*kmsg.ApiVersionsResponse); resp.ErrorCode != kerr.InvalidRequest.Code {
 		t.Fatalf("invalid software name: error %d", resp.ErrorCode)
+	}
+}
+
+// TestApiVersionsV3OmitsFeaturesSupportedFromZero: as Kafka's
+// ApiVersionsResponse (KAFKA-17492), an ApiVersions v3 answer leaves out
+// the supported features whose range starts at level 0, which clients
+// before 3.9 fail to read; from v4 every supported feature is listed.
+// The finalized features are the same at both versions.
+func TestApiVersionsV3OmitsFeaturesSupportedFromZero(t *testing.T) {
+	b := startBroker(t, nil)
+	rc := dialRaw(t, b)
+	answer := func(v int16) *kmsg.ApiVersionsResponse {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "raw-test", "1.0"
+		return rc.request(req).(*kmsg.ApiVersionsResponse)
+	}
+	v3, v4 := answer(3), answer(4)
+	for _, f := range v3.SupportedFeatures {
+		if f.MinVersion == 0 {
+			t.Errorf("v3 lists %s supported from level 0", f.Name)
+		}
+	}
+	if len(v3.SupportedFeatures) != 1 || v3.SupportedFeatures[0].Name != "metadata.version" {
+		t.Errorf("v3 supported features %+v, want metadata.version alone", v3.SupportedFeatures)
+	}
+	if len(v4.SupportedFeatures) != 7 {
+		t.Errorf("v4 supported features %+v, want all 7", v4.SupportedFeatures)
+	}
+	if !reflect.DeepEqual(v3.FinalizedFeatures, v4.FinalizedFeatures) || len(v3.FinalizedFeatures) == 0 {
+		t.Errorf("finalized features differ: v3 %+v, v4 %+v", v3.FinalizedFeatures, v4.FinalizedFeatures)
 	}
 }
 

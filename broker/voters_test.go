@@ -317,7 +317,7 @@ func (d *raftDialer) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 
 func TestClusterKRaftVersion(t *testing.T) {
 	finalized := func(c *testCluster) int16 {
 		req := kmsg.NewPtrApiVersionsRequest()
-		req.SetVersion(3)
+		req.SetVersion(4) // v3 omits ranges from 0, as Kafka's
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
 		resp := dialAddr(t, c.addrs()[0]).request(req).(*kmsg.ApiVersionsResponse)
 		if !slices.ContainsFunc(resp.SupportedFeatures, func(f kmsg.ApiVersionsResponseSupportedFeature) bool {
