@@ -1,10 +1,15 @@
 package broker
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
+	"github.com/klauspost/compress/zstd"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -63,5 +68,85 @@ func TestCompressedBatchesStoredAsSent(t *testing.T) {
 				got++
 			})
 		}
+	}
+}
+
+// withPayload is a client batch of n records (values "<prefix>-<i>")
+// whose records section is replaced by what compress makes of it, marked
+// with codec: for payloads the producers' codecs write that
+// protocol.Compress does not.
+func withPayload(t *testing.T, n int, prefix string, codec int16, compress func(records []byte) []byte) []byte {
+	t.Helper()
+	var records []protocol.Record
+	for i := 0; i < n; i++ {
+		records = append(records, protocol.Record{Offset: int64(i), Timestamp: time.Now().UnixMilli(),
+			Key: []byte("k"), Value: []byte(fmt.Sprintf("%s-%d", prefix, i))})
+	}
+	plain, err := protocol.AppendBatch(nil, protocol.BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := append(plain[:protocol.BatchHeaderSize:protocol.BatchHeaderSize], compress(plain[protocol.BatchHeaderSize:])...)
+	binary.BigEndian.PutUint16(batch[21:], uint16(codec))
+	binary.BigEndian.PutUint32(batch[8:], uint32(len(batch)-protocol.LogOverhead))
+	binary.BigEndian.PutUint32(batch[17:], protocol.BatchCRC(batch))
+	return batch
+}
+
+// zstdWithWindow compresses data into one zstd frame without a content
+// size whose window descriptor declares 2^windowLog bytes, as the Java
+// producer's streaming encoder writes its frames (2^27 at
+// compression.zstd.level 22, KIP-390).
+func zstdWithWindow(t *testing.T, windowLog byte) func([]byte) []byte {
+	return func(data []byte) []byte {
+		var buf bytes.Buffer
+		w, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		frame := buf.Bytes()
+		// magic (4 bytes), frame header descriptor, window descriptor
+		if frame[4]&0x20 != 0 {
+			t.Fatal("the encoder wrote a single-segment frame, without a window descriptor")
+		}
+		frame[5] = (windowLog - 10) << 3
+		return frame
+	}
+}
+
+// As Kafka, whose broker and consumers decompress zstd with zstd-jni at
+// libzstd's default window limit (2^27, ZSTD_WINDOWLOG_LIMIT_DEFAULT): a
+// frame declaring a 128 MiB window, as the Java producer writes at
+// compression.zstd.level 22, is taken and read back; one declaring more
+// is refused.
+func TestZstdFramesWithKafkasWindowLimit(t *testing.T) {
+	b, rc := startWithTopic(t, "zwin")
+	for _, log := range []byte{21, 26, 27} {
+		batch := withPayload(t, 3, fmt.Sprintf("w%d", log), protocol.CompressionZstd, zstdWithWindow(t, log))
+		if p := produceRaw(t, rc, 9, "zwin", [16]byte{}, 0, batch); p.ErrorCode != 0 {
+			t.Fatalf("zstd frame with a 2^%d window: error %d (%v), want it taken", log, p.ErrorCode, kerr.ErrorForCode(p.ErrorCode))
+		}
+	}
+	batch := withPayload(t, 3, "w28", protocol.CompressionZstd, zstdWithWindow(t, 28))
+	if p := produceRaw(t, rc, 9, "zwin", [16]byte{}, 0, batch); p.ErrorCode == 0 {
+		t.Fatal("zstd frame with a 2^28 window taken; Kafka's decoder refuses it")
+	}
+	consumer := newClient(t, b, kgo.ConsumeTopics("zwin"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < 9 {
+		fetches := consumer.PollFetches(ctxT(t))
+		if err := fetches.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if got[0] != "w21-0" || got[8] != "w27-2" {
+		t.Fatalf("read back %q", got)
 	}
 }

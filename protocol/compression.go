@@ -225,24 +225,28 @@ func mustZstdEncoder() *zstd.Encoder {
 // decoder, keeps no window buffer besides its output. Its size limit is set
 // per decoder, not per call, and it also caps the frame window it accepts,
 // so we share one decoder per power-of-two limit, never below
-// zstdMinLimit: the Java client's frames have no content size and announce
-// windows of up to 8 MiB (levels 1 to 19) however small the batch. A bomb
-// is thus refused after at most max(2*maxOut, 8 MiB) bytes; the exact
-// limit is checked afterwards. In practice there are few limits, as they
-// come from configuration.
-const zstdMinLimit = 8 << 20
+// zstdMaxWindow, the largest window Kafka decodes: libzstd's default limit
+// (ZSTD_WINDOWLOG_LIMIT_DEFAULT), which zstd-jni keeps in Kafka's broker and
+// consumers. The Java client's frames have no content size and announce
+// windows of 2 MiB (level 3) up to 128 MiB (level 22, KIP-390) however
+// small the batch; a frame announcing more is refused, as Kafka refuses
+// it. A bomb is thus refused after at most max(2*maxOut, 128 MiB) bytes;
+// the exact limit is checked afterwards. In practice there are few
+// limits, as they come from configuration.
+const zstdMaxWindow = 1 << 27
 
 var zstdDecoders sync.Map // int (log2 of limit) -> *zstd.Decoder
 
 func zstdDecoderFor(maxOut int) (*zstd.Decoder, error) {
-	limit, shift := min(max(maxOut, zstdMinLimit), 1<<40), 0
+	limit, shift := min(max(maxOut, zstdMaxWindow), 1<<40), 0
 	for 1<<shift < limit {
 		shift++
 	}
 	if d, ok := zstdDecoders.Load(shift); ok {
 		return d.(*zstd.Decoder), nil
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<shift), zstd.WithDecoderConcurrency(0))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<shift), zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderConcurrency(0))
 	if err != nil {
 		return nil, err
 	}
