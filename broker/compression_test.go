@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"testing"
 	"time"
 
 	"github.com/gregor-broker/gregor/protocol"
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -148,5 +150,80 @@ func TestZstdFramesWithKafkasWindowLimit(t *testing.T) {
 	}
 	if got[0] != "w21-0" || got[8] != "w27-2" {
 		t.Fatalf("read back %q", got)
+	}
+}
+
+// lz4Frame compresses data into one LZ4 frame with opts.
+func lz4Frame(t *testing.T, data []byte, opts ...lz4.Option) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := lz4.NewWriter(&buf)
+	if err := w.Apply(opts...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// xxh32 is XXH32 with seed 0 of fewer than 16 bytes: the frame
+// descriptor's checksum is its second byte.
+func xxh32(b []byte) uint32 {
+	const p1, p2, p3, p4, p5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+	h := uint32(p5) + uint32(len(b))
+	for ; len(b) >= 4; b = b[4:] {
+		h += binary.LittleEndian.Uint32(b) * p3
+		h = bits.RotateLeft32(h, 17) * p4
+	}
+	for _, c := range b {
+		h += uint32(c) * p5
+		h = bits.RotateLeft32(h, 11) * p1
+	}
+	h ^= h >> 15
+	h *= p2
+	h ^= h >> 13
+	h *= p3
+	return h ^ h>>16
+}
+
+// As Kafka, whose broker and consumers read lz4 with Lz4BlockInputStream:
+// one frame of the LZ4 frame format (magic 0x184D2204, version 1,
+// independent blocks, reserved bits clear). A producer's payload in the
+// legacy format, with dependent blocks, or with records in a second
+// frame, which Kafka's broker refuses and Java consumers could not read,
+// is refused; the Java producer's own frames are taken.
+func TestLz4PayloadsKafkaCannotRead(t *testing.T) {
+	b, rc := startWithTopic(t, "lz4f")
+	dependent := func(data []byte) []byte {
+		frame := lz4Frame(t, data, lz4.BlockSizeOption(lz4.Block64Kb))
+		if byte(xxh32(frame[4:6])>>8) != frame[6] {
+			t.Fatal("xxh32 does not give the frame's descriptor checksum")
+		}
+		frame[4] &^= 0x20 // block independence
+		frame[6] = byte(xxh32(frame[4:6]) >> 8)
+		return frame
+	}
+	legacy := func(data []byte) []byte { return lz4Frame(t, data, lz4.LegacyOption(true)) }
+	twoFrames := func(data []byte) []byte {
+		half := len(data) / 2
+		return append(lz4Frame(t, data[:half]), lz4Frame(t, data[half:])...)
+	}
+	for name, compress := range map[string]func([]byte) []byte{"dependent blocks": dependent, "legacy frame": legacy, "two frames": twoFrames} {
+		if p := produceRaw(t, rc, 9, "lz4f", [16]byte{}, 0, withPayload(t, 4, name, protocol.CompressionLz4, compress)); p.ErrorCode == 0 {
+			t.Errorf("lz4 payload with %s taken", name)
+		}
+	}
+	if end := b.topics.get("lz4f").partition(0).log.LogEndOffset(); end != 0 {
+		t.Fatalf("log end %d, want nothing appended", end)
+	}
+	javaLike := func(data []byte) []byte {
+		return lz4Frame(t, data, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false))
+	}
+	if p := produceRaw(t, rc, 9, "lz4f", [16]byte{}, 0, withPayload(t, 4, "java", protocol.CompressionLz4, javaLike)); p.ErrorCode != 0 {
+		t.Fatalf("the Java producer's lz4 frame: error %d", p.ErrorCode)
 	}
 }

@@ -21,7 +21,8 @@ package protocol
 //	                                  baseSequence < 0, records that do not
 //	                                  parse or do not number recordCount,
 //	                                  offsetDelta != index, a compressed
-//	                                  payload that does not decompress.
+//	                                  payload that does not decompress (or
+//	                                  lz4 that Kafka's decoder cannot read).
 //	                                  Not retriable.
 //	UNSUPPORTED_COMPRESSION_TYPE (76) codec 5..7.
 //	MESSAGE_TOO_LARGE (10)            the records decompress to more than the
@@ -251,6 +252,11 @@ func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, B
 	records := b[BatchHeaderSize:]
 	recordLimit := NoRecordLimit
 	if codec := h.Compression(); codec != CompressionNone {
+		if codec == CompressionLz4 {
+			if err := checkKafkaLz4Frame(records); err != nil {
+				return h, BatchInfo{}, &BatchError{Code: CodeInvalidRecord, Msg: "records do not decompress", Err: err}
+			}
+		}
 		recordLimit = maxRecord
 		buf := getBuffer()
 		defer putBuffer(buf)
