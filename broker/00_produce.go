@@ -237,7 +237,12 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 		protocol.SetCreateTime(records, maxTs)
 	}
 	if settings.codec >= 0 && settings.codec != h.Compression() {
-		// compression.type names a codec: store the batch with it.
+		// compression.type names a codec: store the batch with it, unless
+		// its records are more than Gregor decompresses (only an
+		// uncompressed batch under a max.message.bytes that high has them).
+		if settings.codec != protocol.CompressionNone && info.UncompressedSize > protocol.DefaultMaxUncompressedBatch {
+			return errMessageTooLarge, fmt.Sprintf("The %d bytes of records exceed %d, the most a compressed batch may hold", info.UncompressedSize, protocol.DefaultMaxUncompressedBatch)
+		}
 		if records, err = protocol.Recompress(records, settings.codec, settings.level); err != nil {
 			return protocol.ErrorCode(err), err.Error()
 		}

@@ -25,8 +25,9 @@ package protocol
 //	                                  lz4 that Kafka's decoder cannot read).
 //	                                  Not retriable.
 //	UNSUPPORTED_COMPRESSION_TYPE (76) codec 5..7.
-//	MESSAGE_TOO_LARGE (10)            the records decompress to more than the
-//	                                  limit (Kafka has none; we need one).
+//	MESSAGE_TOO_LARGE (10)            the records of a compressed batch
+//	                                  decompress to more than the limit
+//	                                  (Kafka has none; we need one).
 //
 // Checks that depend on topic configuration (message.max.bytes, timestamps
 // against message.timestamp.*.max.ms, keys on compacted topics, zstd with
@@ -229,11 +230,13 @@ type BatchInfo struct {
 	UncompressedSize int
 }
 
-// ValidateBatchInfo is ValidateBatch with a limit on the decompressed size
-// of the records (beyond it: MESSAGE_TOO_LARGE) and, for a compressed
-// batch, on each record's body (beyond it: INVALID_RECORD with
-// ErrRecordTooLarge, Kafka's max.decompressed.message.bytes), also
-// returning what it learned about the records.
+// ValidateBatchInfo is ValidateBatch with limits on what a compressed
+// batch decompresses to: its records (beyond maxUncompressed:
+// MESSAGE_TOO_LARGE) and each record's body (beyond maxRecord:
+// INVALID_RECORD with ErrRecordTooLarge, Kafka's
+// max.decompressed.message.bytes). An uncompressed batch, already in
+// memory, is held to neither: max.message.bytes alone bounds it, as in
+// Kafka. It also returns what it learned about the records.
 func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, BatchInfo, error) {
 	var h BatchHeader
 	n, err := nextBatchSize(b)
@@ -268,8 +271,6 @@ func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, B
 			return h, BatchInfo{}, &BatchError{Code: CodeInvalidRecord, Msg: "records do not decompress", Err: err}
 		}
 		records = *buf
-	} else if len(records) > maxUncompressed {
-		return h, BatchInfo{}, batchErr(CodeMessageTooLarge, "records exceed %d bytes", maxUncompressed)
 	}
 	info, err := walkRecords(&h, records, true, recordLimit, nil)
 	return h, info, err
