@@ -161,13 +161,31 @@ func SplitBatches(b []byte) ([][]byte, error) {
 	return batches, nil
 }
 
-// CountBatches checks the framing of a records field as SplitBatches does
-// and counts its batches without allocating, for the produce path: Kafka
-// wants exactly one batch per partition and answers INVALID_RECORD otherwise.
-func CountBatches(b []byte) (int, error) {
-	n := 0
-	err := eachBatch(b, func([]byte) { n++ })
-	return n, err
+// IteratorBatchSize is the size of the batch b starts with as Kafka's
+// batch iterator over a produce request's records reads it
+// (ByteBufferLogInputStream.nextBatch): 0 when b holds no whole batch
+// (fewer bytes than a length and magic, or a batch cut short), where the
+// iterator ends without an error; CORRUPT_MESSAGE for a length below the
+// smallest message's or a magic outside 0..2. It does not allocate unless
+// it fails.
+func IteratorBatchSize(b []byte) (int, error) {
+	if len(b) < LogOverhead {
+		return 0, nil
+	}
+	length := int32(binary.BigEndian.Uint32(b[8:]))
+	if length < legacyMinLength {
+		return 0, batchErr(CodeCorruptMessage, "record batch length %d is below the minimum %d", length, legacyMinLength)
+	}
+	if len(b) <= magicOffset {
+		return 0, nil
+	}
+	if magic := int8(b[magicOffset]); magic < 0 || magic > 2 {
+		return 0, batchErr(CodeCorruptMessage, "invalid magic %d", magic)
+	}
+	if size := int64(length) + LogOverhead; size <= int64(len(b)) {
+		return int(size), nil
+	}
+	return 0, nil
 }
 
 // EachBatch calls fn with the header and bytes of each batch of a records
