@@ -234,6 +234,16 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 			return code, msg
 		}
 	}
+	// A batch the broker rebuilds is held to max.message.bytes again, as
+	// Kafka's UnifiedLog.append holds it.
+	rebuilt := info.Misnumbered
+	if rebuilt {
+		// As Kafka's LogValidator: records whose offset deltas are not 0,
+		// 1, 2... are stored renumbered (older producers left them 0).
+		if records, err = protocol.Renumber(records); err != nil {
+			return protocol.ErrorCode(err), err.Error()
+		}
+	}
 	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch,
 		RequireTxnVerification: j.verifyTxn, TxnVerification: j.txnToken}
 	if settings.logAppendTime {
@@ -253,9 +263,10 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 		if records, err = protocol.Recompress(records, settings.codec, settings.level); err != nil {
 			return protocol.ErrorCode(err), err.Error()
 		}
-		if len(records) > int(settings.maxMessageBytes) {
-			return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes after recompression exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
-		}
+		rebuilt = true
+	}
+	if rebuilt && len(records) > int(settings.maxMessageBytes) {
+		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes as rebuilt exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
 	}
 	res, err := p.log.Append(records, opts)
 	if err != nil {

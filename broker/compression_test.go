@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestCompressedBatchesStoredAsSent produces with every codec through
@@ -225,5 +227,69 @@ func TestLz4PayloadsKafkaCannotRead(t *testing.T) {
 	}
 	if p := produceRaw(t, rc, 9, "lz4f", [16]byte{}, 0, withPayload(t, 4, "java", protocol.CompressionLz4, javaLike)); p.ErrorCode != 0 {
 		t.Fatalf("the Java producer's lz4 frame: error %d", p.ErrorCode)
+	}
+}
+
+// batchWithDeltas is a client batch, in codec, of one record per offset
+// delta given (values "<prefix>-<i>" by position), as producers that did
+// not number their records wrote them (Sarama before 1.15 left every
+// delta 0).
+func batchWithDeltas(t *testing.T, codec int8, prefix string, deltas ...int32) []byte {
+	t.Helper()
+	var records []byte
+	for i, d := range deltas {
+		r := kmsg.Record{OffsetDelta: d, Key: []byte("k"), Value: []byte(fmt.Sprintf("%s-%d", prefix, i))}
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		records = r.AppendTo(records)
+	}
+	payload, err := protocol.Compress(codec, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := time.Now().UnixMilli()
+	rb := kmsg.RecordBatch{Length: int32(protocol.BatchHeaderSize - protocol.LogOverhead + len(payload)), Magic: 2,
+		Attributes: int16(codec), LastOffsetDelta: int32(len(deltas) - 1), FirstTimestamp: ts, MaxTimestamp: ts,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(deltas)), Records: payload}
+	raw := rb.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[17:], protocol.BatchCRC(raw))
+	return raw
+}
+
+// As Kafka's LogValidator (validateMessagesAndAssignOffsetsCompressed): a
+// compressed batch whose records' offset deltas are not 0, 1, 2... is
+// taken and rebuilt with them renumbered, so that consumers read each
+// record at its own offset; Gregor renumbers an uncompressed one too,
+// which Kafka would store as sent (its records then read back at wrong
+// offsets).
+func TestRecordsWithWrongOffsetDeltasAreRenumbered(t *testing.T) {
+	b, rc := startWithTopic(t, "deltas")
+	var want []string
+	for _, c := range []struct {
+		codec  int8
+		deltas []int32
+	}{
+		{protocol.CompressionGzip, []int32{0, 0, 0}},
+		{protocol.CompressionSnappy, []int32{2, 1, 0}},
+		{protocol.CompressionNone, []int32{0, 0}},
+	} {
+		prefix := fmt.Sprintf("codec%d", c.codec)
+		if p := produceRaw(t, rc, 9, "deltas", [16]byte{}, 0, batchWithDeltas(t, c.codec, prefix, c.deltas...)); p.ErrorCode != 0 {
+			t.Fatalf("codec %d, deltas %v: error %d (%v)", c.codec, c.deltas, p.ErrorCode, kerr.ErrorForCode(p.ErrorCode))
+		}
+		for i := range c.deltas {
+			want = append(want, fmt.Sprintf("%d %s-%d", len(want), prefix, i))
+		}
+	}
+	consumer := newClient(t, b, kgo.ConsumeTopics("deltas"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var got []string
+	for len(got) < len(want) {
+		fetches := consumer.PollFetches(ctxT(t))
+		if err := fetches.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) { got = append(got, fmt.Sprintf("%d %s", r.Offset, r.Value)) })
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("read back %q, want %q", got, want)
 	}
 }

@@ -20,9 +20,9 @@ package protocol
 //	                                  control batch, producerId >= 0 with
 //	                                  baseSequence < 0, records that do not
 //	                                  parse or do not number recordCount,
-//	                                  offsetDelta != index, a compressed
-//	                                  payload that does not decompress (or
-//	                                  lz4 that Kafka's decoder cannot read).
+//	                                  a compressed payload that does not
+//	                                  decompress (or lz4 that Kafka's
+//	                                  decoder cannot read).
 //	                                  Not retriable.
 //	UNSUPPORTED_COMPRESSION_TYPE (76) codec 5..7.
 //	MESSAGE_TOO_LARGE (10)            the records of a compressed batch
@@ -246,6 +246,9 @@ type BatchInfo struct {
 	NullKeys int32
 	// UncompressedSize is the size of the records section once decompressed.
 	UncompressedSize int
+	// Misnumbered is set when the records' offset deltas are not 0, 1,
+	// 2...: Kafka's LogValidator rebuilds such a batch (Renumber).
+	Misnumbered bool
 }
 
 // ValidateBatchInfo is ValidateBatch with limits on what a compressed
@@ -290,7 +293,7 @@ func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, B
 		}
 		records = *buf
 	}
-	info, err := walkRecords(&h, records, true, recordLimit, nil)
+	info, err := walkRecords(&h, records, recordLimit, nil)
 	return h, info, err
 }
 
