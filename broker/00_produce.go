@@ -26,7 +26,6 @@ package broker
 // marker (logstore).
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -79,7 +78,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 			if p == nil && !refuseAll && !denied {
 				ip = b.imagePartition(rt.Topic, rt.TopicID, req.Version >= 13, rp.Partition)
 			}
-			recordsCode, recordsMsg := checkProduceRecords(rp.Records, req.Version)
+			recordsCode, recordsMsg, batchSize := checkProduceRecords(rp.Records, req.Version)
 			switch {
 			case refuseAll:
 				sp.ErrorCode = errTxnIDAuthFailed
@@ -115,7 +114,7 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 					sp.ErrorCode = errNotEnoughReplicas
 					sp.LogStartOffset = p.log.LogStartOffset() // as Kafka: not one of appendToLocalLog's listed errors
 				default:
-					jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records,
+					jobs = append(jobs, appendJob{p: p, state: p.state.Load(), records: rp.Records[:batchSize],
 						topic: len(resp.Topics) - 1, part: len(st.Partitions)})
 				}
 			}
@@ -179,24 +178,32 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 
 // checkProduceRecords is Kafka's ProduceRequest.validateRecords, which
 // KafkaApis runs on each partition's records before anything else looks
-// at them: exactly one batch (framing checked as protocol.CountBatches
-// does, magic 2; records holding only part of a batch hold none, as
-// Kafka's batch iterator stops at a batch cut short) and zstd only from
-// v7. It returns a Kafka error code and
-// a message, 0 and "" when the records pass, without allocating then.
-func checkProduceRecords(records []byte, version int16) (int16, string) {
-	batches, err := protocol.CountBatches(records)
+// at them, reading them with Kafka's batch iterator
+// (protocol.IteratorBatchSize): a first batch (records holding only part
+// of one hold none), of magic 2, zstd only from v7, and no second whole
+// batch. Bytes after the first batch that hold no whole one are not
+// appended, as Kafka's UnifiedLog.append trims them. It returns a Kafka
+// error code and a message, 0 and "" when the records pass, without
+// allocating then, and the size of the batch to append.
+func checkProduceRecords(records []byte, version int16) (int16, string, int) {
+	size, err := protocol.IteratorBatchSize(records)
 	switch {
-	case err != nil && (batches > 0 || !errors.Is(err, protocol.ErrShortBatch)):
-		return protocol.ErrorCode(err), err.Error()
-	case batches == 0: // none, or only part of one: Kafka's iterator stops there
-		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d must have at least one record batch per partition", version)
+	case err != nil:
+		return protocol.ErrorCode(err), err.Error(), 0
+	case size == 0:
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d must have at least one record batch per partition", version), 0
+	case records[16] != 2: // the magic
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain record batches with magic version 2", version), 0
 	case compression(records) == protocol.CompressionZstd && version < 7:
-		return kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", version)
-	case batches != 1:
-		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version)
+		return kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", version), 0
 	}
-	return 0, ""
+	switch more, err := protocol.IteratorBatchSize(records[size:]); {
+	case err != nil:
+		return protocol.ErrorCode(err), err.Error(), 0
+	case more != 0:
+		return kerr.InvalidRecord.Code, fmt.Sprintf("Produce requests with version %d are only allowed to contain exactly one record batch per partition", version), 0
+	}
+	return 0, "", size
 }
 
 // appendRecords validates a partition's batch (one, checkProduceRecords
@@ -227,6 +234,16 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 			return code, msg
 		}
 	}
+	// A batch the broker rebuilds is held to max.message.bytes again, as
+	// Kafka's UnifiedLog.append holds it.
+	rebuilt := info.Misnumbered
+	if rebuilt {
+		// As Kafka's LogValidator: records whose offset deltas are not 0,
+		// 1, 2... are stored renumbered (older producers left them 0).
+		if records, err = protocol.Renumber(records); err != nil {
+			return protocol.ErrorCode(err), err.Error()
+		}
+	}
 	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch,
 		RequireTxnVerification: j.verifyTxn, TxnVerification: j.txnToken}
 	if settings.logAppendTime {
@@ -237,13 +254,19 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 		protocol.SetCreateTime(records, maxTs)
 	}
 	if settings.codec >= 0 && settings.codec != h.Compression() {
-		// compression.type names a codec: store the batch with it.
+		// compression.type names a codec: store the batch with it, unless
+		// its records are more than Gregor decompresses (only an
+		// uncompressed batch under a max.message.bytes that high has them).
+		if settings.codec != protocol.CompressionNone && info.UncompressedSize > protocol.DefaultMaxUncompressedBatch {
+			return errMessageTooLarge, fmt.Sprintf("The %d bytes of records exceed %d, the most a compressed batch may hold", info.UncompressedSize, protocol.DefaultMaxUncompressedBatch)
+		}
 		if records, err = protocol.Recompress(records, settings.codec, settings.level); err != nil {
 			return protocol.ErrorCode(err), err.Error()
 		}
-		if len(records) > int(settings.maxMessageBytes) {
-			return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes after recompression exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
-		}
+		rebuilt = true
+	}
+	if rebuilt && len(records) > int(settings.maxMessageBytes) {
+		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes as rebuilt exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
 	}
 	res, err := p.log.Append(records, opts)
 	if err != nil {

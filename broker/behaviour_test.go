@@ -853,3 +853,37 @@ func TestDescribeProducersTopicErrors(t *testing.T) {
 		}
 	}
 }
+
+// As Kafka's UnifiedLog.analyzeAndValidateRecords: an uncompressed batch
+// is bounded by max.message.bytes alone, however large the topic allows
+// (the bound on what a compressed batch decompresses to is not its); but
+// Gregor compresses no more than it would decompress, so a topic whose
+// compression.type names a codec refuses it.
+func TestLargeUncompressedBatchWithinMaxMessageBytes(t *testing.T) {
+	b := startBroker(t, nil)
+	adm := newAdmin(t, b)
+	limit := protocol.DefaultMaxUncompressedBatch + 2<<20
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr(strconv.Itoa(limit))}, "huge"); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := protocol.AppendBatch(nil, protocol.BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+		[]protocol.Record{{Timestamp: time.Now().UnixMilli(), Key: []byte("k"), Value: make([]byte, protocol.DefaultMaxUncompressedBatch+1<<20)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := dialRaw(t, b)
+	if p := produceRaw(t, rc, 9, "huge", [16]byte{}, 0, batch); p.ErrorCode != 0 {
+		t.Fatalf("a %d-byte uncompressed batch under max.message.bytes %d: error %d", len(batch), limit, p.ErrorCode)
+	}
+	if end := b.topics.get("huge").partition(0).log.LogEndOffset(); end != 1 {
+		t.Fatalf("log end %d, want 1", end)
+	}
+	// Records above what Gregor decompresses are not recompressed.
+	configs := map[string]*string{"max.message.bytes": kmsg.StringPtr(strconv.Itoa(limit)), "compression.type": kmsg.StringPtr("gzip")}
+	if _, err := adm.CreateTopic(ctxT(t), 1, 1, configs, "huge-gzip"); err != nil {
+		t.Fatal(err)
+	}
+	if p := produceRaw(t, rc, 9, "huge-gzip", [16]byte{}, 0, batch); p.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("the same batch to a gzip topic: error %d, want MESSAGE_TOO_LARGE", p.ErrorCode)
+	}
+}

@@ -196,3 +196,56 @@ func TestProduceWaitNotLeaderNamesTheLeader(t *testing.T) {
 			got.ErrorCode, got.CurrentLeader, moved.leader, moved.leaderEpoch)
 	}
 }
+
+// As Kafka: the batch iterator (ByteBufferLogInputStream) stops, without
+// an error, at bytes too few for a batch or a batch cut short, and
+// UnifiedLog.append trims what follows the batches it read
+// (trimInvalidBytes). So a batch followed by such bytes is appended
+// alone; bytes whose length field is below the smallest message, or
+// whose magic is unknown, are CORRUPT_MESSAGE.
+func TestProduceBatchFollowedByPartOfAnother(t *testing.T) {
+	b, rc := startWithTopic(t, "tail")
+	log := b.topics.get("tail").partition(0).log
+	next := testBatch(3, "next", -1, -1, -1, 0)
+	badMagic := append([]byte(nil), next[:20]...)
+	badMagic[16] = 7
+	for _, c := range []struct {
+		name string
+		tail []byte
+		code int16
+	}{
+		{"5 bytes", []byte{1, 2, 3, 4, 5}, 0},
+		{"16 bytes of a batch", next[:16], 0},
+		{"a batch cut short", next[:len(next)-1], 0},
+		{"a length below any message's", append(make([]byte, 11), 13), kerr.CorruptMessage.Code},
+		{"an unknown magic", badMagic, kerr.CorruptMessage.Code},
+	} {
+		before := log.LogEndOffset()
+		batch := testBatch(2, "tail", -1, -1, -1, 0)
+		p := produceRaw(t, rc, 9, "tail", [16]byte{}, 0, append(batch, c.tail...))
+		if p.ErrorCode != c.code {
+			t.Fatalf("a batch and %s: error %d (%v), want %d", c.name, p.ErrorCode, kerr.ErrorForCode(p.ErrorCode), c.code)
+		}
+		want := before
+		if c.code == 0 {
+			want += 2
+		}
+		if end := log.LogEndOffset(); end != want {
+			t.Fatalf("a batch and %s: log end %d, want %d", c.name, end, want)
+		}
+	}
+	read, err := log.Read(0, 1<<20, 1<<62)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := protocol.EachBatch(read.Records, func(h protocol.BatchHeader, batch []byte) error {
+		if protocol.BatchCRC(batch) != h.CRC {
+			t.Errorf("stored batch %d: CRC mismatch", n)
+		}
+		n++
+		return nil
+	}); err != nil || n != 3 {
+		t.Fatalf("stored: %d batches, %v; want 3 whole batches", n, err)
+	}
+}

@@ -70,8 +70,8 @@ func (b *Broker) verifyTxnAppends(id string, version int16, jobs []appendJob, re
 			continue
 		}
 		h, err := protocol.ParseBatchHeader(j.records)
-		if err != nil {
-			continue // the append answers it
+		if err != nil || h.ProducerID < 0 {
+			continue // the append answers it; without a producer id, as Kafka, no transaction to verify
 		}
 		if pid >= 0 && h.ProducerID != pid {
 			j.code, j.msg = kerr.InvalidProducerIDMapping.Code, "Transactional records contained more than one producer ID"

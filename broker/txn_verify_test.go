@@ -129,3 +129,23 @@ func TestProduceVerifyConcurrentTransactionsByVersion(t *testing.T) {
 		t.Errorf("COORDINATOR_LOAD_IN_PROGRESS at v12: %v, want NOT_ENOUGH_REPLICAS", kerr.ErrorForCode(got))
 	}
 }
+
+// As Kafka's ReplicaManager.handleProduceAppend, which verifies only the
+// batches that are transactional and carry a producer id: a transactional
+// batch without one asks no coordinator and is appended, whether the
+// producer would be verified (v11 with
+// transaction.partition.verification.enable) or would add its partition
+// itself (v12).
+func TestTransactionalBatchWithoutProducerIDIsNotVerified(t *testing.T) {
+	b, rc := startWithTopic(t, "no-pid")
+	log := b.topics.get("no-pid").partition(0).log
+	for _, v := range []int16{11, 12} {
+		before := log.LogEndOffset()
+		if code := produceTxnRawTo(t, rc, v, "t", "no-pid", 0, txnBatch(2, "x", -1, -1, -1)); code != 0 {
+			t.Fatalf("produce v%d: error %d (%v), want the batch appended", v, code, kerr.ErrorForCode(code))
+		}
+		if end := log.LogEndOffset(); end != before+2 {
+			t.Fatalf("produce v%d: log end %d, want %d", v, end, before+2)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -128,4 +129,30 @@ func appendNullable(dst, b []byte) []byte {
 	}
 	dst = binary.AppendVarint(dst, int64(len(b)))
 	return append(dst, b...)
+}
+
+// Renumber returns a copy of the single v2 batch in batch whose records'
+// offset deltas are 0, 1, 2... in their order, rebuilt as Kafka's
+// LogValidator rebuilds a produced batch whose records are numbered
+// otherwise: the header's fields (baseOffset 0) and codec, at its default
+// level, and each record's timestamp, key, value and headers.
+func Renumber(batch []byte) ([]byte, error) {
+	h, err := ParseBatchHeader(batch)
+	if err != nil {
+		return nil, err
+	}
+	var records []Record
+	err = Records(batch, func(r *Record) error {
+		kept := Record{Offset: int64(len(records)), Timestamp: r.Timestamp, Key: bytes.Clone(r.Key), Value: bytes.Clone(r.Value)}
+		for _, hd := range r.Headers {
+			kept.Headers = append(kept.Headers, Header{Key: hd.Key, Value: bytes.Clone(hd.Value)})
+		}
+		records = append(records, kept)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.BaseOffset = 0
+	return AppendBatch(nil, h, records)
 }

@@ -9,8 +9,10 @@ package protocol
 //	1 gzip    RFC 1952, possibly several concatenated members.
 //	2 snappy  Java clients write the xerial stream (see xerial below);
 //	          librdkafka and some Go clients write one raw snappy block.
-//	3 lz4     LZ4 frame format (magic 0x184D2204) with a correct header
-//	          checksum; only magic v0 message sets had the broken one.
+//	3 lz4     One frame of the LZ4 frame format (magic 0x184D2204) with
+//	          independent blocks and a correct header checksum (only magic
+//	          v0 message sets had the broken one): all Kafka reads, so
+//	          all produced batches may hold (validate.go).
 //	4 zstd    One or more zstd frames.
 //
 // Decompression refuses to produce more than the caller's maxOut bytes, so
@@ -203,6 +205,78 @@ func unlz4(dst, src []byte, maxOut int) ([]byte, error) {
 	return out, err
 }
 
+// The LZ4 frame fields Kafka's decoder (Lz4BlockInputStream) reads.
+const (
+	lz4FrameMagic      = 0x184D2204
+	lz4FlagReserved    = 0x03 // the dictionary id bit among them
+	lz4FlagContentSum  = 0x04
+	lz4FlagContentSize = 0x08
+	lz4FlagBlockSum    = 0x10
+	lz4FlagIndependent = 0x20
+	lz4BDReserved      = 0x8f
+	lz4Uncompressed    = 1 << 31 // in a block's size word
+)
+
+// checkKafkaLz4Frame refuses an lz4 payload that Kafka's decoder, in its
+// broker and in Java consumers, cannot read, though pierrec/lz4 can
+// (unlz4 still reads them, for batches stored before the check): it
+// reads exactly one frame of the LZ4 frame format, version 1, with
+// independent blocks of a maximum size id 4 to 7 and every reserved bit
+// clear; legacy and skippable frames have another magic. Kafka ignores
+// bytes after that frame; we refuse them, as a second frame's records
+// would be lost to Java consumers.
+func checkKafkaLz4Frame(src []byte) error {
+	if len(src) < 7 {
+		return errors.New("lz4: truncated frame header")
+	}
+	if binary.LittleEndian.Uint32(src) != lz4FrameMagic {
+		return fmt.Errorf("lz4: frame magic %#x is not the LZ4 frame format's", binary.LittleEndian.Uint32(src))
+	}
+	flags, bd := src[4], src[5]
+	switch {
+	case flags>>6 != 1:
+		return fmt.Errorf("lz4: frame version %d", flags>>6)
+	case flags&lz4FlagReserved != 0 || bd&lz4BDReserved != 0:
+		return errors.New("lz4: reserved frame descriptor bits set")
+	case flags&lz4FlagIndependent == 0:
+		return errors.New("lz4: dependent blocks, which Kafka does not read")
+	case bd>>4 < 4:
+		return fmt.Errorf("lz4: block maximum size id %d", bd>>4)
+	}
+	maxBlock := 1 << (2*(bd>>4) + 8)
+	at := 7
+	if flags&lz4FlagContentSize != 0 {
+		at += 8
+	}
+	for {
+		if at+4 > len(src) {
+			return errors.New("lz4: frame cut short")
+		}
+		size := int(binary.LittleEndian.Uint32(src[at:]) &^ lz4Uncompressed)
+		at += 4
+		if size == 0 { // end mark
+			break
+		}
+		if size > maxBlock {
+			return fmt.Errorf("lz4: block of %d bytes above the frame's maximum %d", size, maxBlock)
+		}
+		at += size
+		if flags&lz4FlagBlockSum != 0 {
+			at += 4
+		}
+	}
+	if flags&lz4FlagContentSum != 0 {
+		at += 4
+	}
+	switch {
+	case at > len(src):
+		return errors.New("lz4: frame cut short")
+	case at < len(src):
+		return fmt.Errorf("lz4: %d bytes after the frame, which Kafka does not read", len(src)-at)
+	}
+	return nil
+}
+
 func lz4Compress(dst, src []byte) ([]byte, error) {
 	w := lz4Encoders.Get().(*lz4.Writer)
 	defer lz4Encoders.Put(w)
@@ -225,24 +299,28 @@ func mustZstdEncoder() *zstd.Encoder {
 // decoder, keeps no window buffer besides its output. Its size limit is set
 // per decoder, not per call, and it also caps the frame window it accepts,
 // so we share one decoder per power-of-two limit, never below
-// zstdMinLimit: the Java client's frames have no content size and announce
-// windows of up to 8 MiB (levels 1 to 19) however small the batch. A bomb
-// is thus refused after at most max(2*maxOut, 8 MiB) bytes; the exact
-// limit is checked afterwards. In practice there are few limits, as they
-// come from configuration.
-const zstdMinLimit = 8 << 20
+// zstdMaxWindow, the largest window Kafka decodes: libzstd's default limit
+// (ZSTD_WINDOWLOG_LIMIT_DEFAULT), which zstd-jni keeps in Kafka's broker and
+// consumers. The Java client's frames have no content size and announce
+// windows of 2 MiB (level 3) up to 128 MiB (level 22, KIP-390) however
+// small the batch; a frame announcing more is refused, as Kafka refuses
+// it. A bomb is thus refused after at most max(2*maxOut, 128 MiB) bytes;
+// the exact limit is checked afterwards. In practice there are few
+// limits, as they come from configuration.
+const zstdMaxWindow = 1 << 27
 
 var zstdDecoders sync.Map // int (log2 of limit) -> *zstd.Decoder
 
 func zstdDecoderFor(maxOut int) (*zstd.Decoder, error) {
-	limit, shift := min(max(maxOut, zstdMinLimit), 1<<40), 0
+	limit, shift := min(max(maxOut, zstdMaxWindow), 1<<40), 0
 	for 1<<shift < limit {
 		shift++
 	}
 	if d, ok := zstdDecoders.Load(shift); ok {
 		return d.(*zstd.Decoder), nil
 	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<shift), zstd.WithDecoderConcurrency(0))
+	d, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<shift), zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderConcurrency(0))
 	if err != nil {
 		return nil, err
 	}

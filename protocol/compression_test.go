@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -270,5 +271,41 @@ func TestZstdStreamFrames(t *testing.T) {
 	w.Close()
 	if got, err := Decompress(CompressionZstd, buf.Bytes(), 100); err != nil || !bytes.Equal(got, small) {
 		t.Fatalf("small frame, big window: %q %v", got, err)
+	}
+}
+
+// Every option of a frame Kafka's decoder reads is walked right: block
+// and content checksums, the content size, each block size, several
+// blocks, incompressible ones.
+func TestKafkaLz4FrameOptions(t *testing.T) {
+	data := append(bytes.Repeat([]byte("compressible "), 40000), make([]byte, 300000)...)
+	rand.New(rand.NewSource(1)).Read(data[len(data)-200000:]) // incompressible blocks
+	for _, opts := range [][]lz4.Option{
+		{lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)},
+		{lz4.BlockSizeOption(lz4.Block256Kb), lz4.BlockChecksumOption(true)},
+		{lz4.BlockSizeOption(lz4.Block1Mb), lz4.SizeOption(uint64(len(data)))},
+		{lz4.BlockSizeOption(lz4.Block4Mb), lz4.BlockChecksumOption(true), lz4.SizeOption(uint64(len(data)))},
+	} {
+		var buf bytes.Buffer
+		w := lz4.NewWriter(&buf)
+		if err := w.Apply(opts...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		frame := buf.Bytes()
+		if err := checkKafkaLz4Frame(frame); err != nil {
+			t.Fatalf("flags %#x, bd %#x: %v", frame[4], frame[5], err)
+		}
+		if err := checkKafkaLz4Frame(frame[:len(frame)-1]); err == nil {
+			t.Fatalf("flags %#x: a frame cut short passes", frame[4])
+		}
+		if err := checkKafkaLz4Frame(append(frame, 0)); err == nil {
+			t.Fatalf("flags %#x: a byte after the frame passes", frame[4])
+		}
 	}
 }

@@ -93,7 +93,7 @@ func RecordsWithin(batch []byte, maxRecord int, fn func(r *Record) error) error 
 		data = *buf
 	}
 	var rec Record
-	_, err = walkRecords(&h, data, false, limit, func(r rawRecord) error {
+	_, err = walkRecords(&h, data, limit, func(r rawRecord) error {
 		rec = Record{
 			Offset:     h.BaseOffset + int64(r.offsetDelta),
 			Timestamp:  h.BaseTimestamp + r.timestampDelta,
@@ -124,11 +124,11 @@ type rawRecord struct {
 	headers        []byte // headerCount headers, encoded
 }
 
-// walkRecords parses count records from data. With strict, it also demands
-// offsetDelta == index, as we do for produced batches; a record whose body
+// walkRecords parses count records from data, noting in the BatchInfo
+// whether their offset deltas number them 0, 1, 2...; a record whose body
 // is above maxRecord bytes is refused (ErrRecordTooLarge). It calls fn, if
 // not nil, for each record, and does not allocate unless it fails.
-func walkRecords(h *BatchHeader, data []byte, strict bool, maxRecord int, fn func(rawRecord) error) (BatchInfo, error) {
+func walkRecords(h *BatchHeader, data []byte, maxRecord int, fn func(rawRecord) error) (BatchInfo, error) {
 	info := BatchInfo{MinTimestamp: NoTimestamp, MaxTimestamp: NoTimestamp, UncompressedSize: len(data)}
 	off := 0
 	for i := int32(0); i < h.RecordCount; i++ {
@@ -148,9 +148,7 @@ func walkRecords(h *BatchHeader, data []byte, strict bool, maxRecord int, fn fun
 			return info, batchErr(CodeInvalidRecord, "record %d: invalid record structure", i)
 		}
 		off += int(size)
-		if strict && r.offsetDelta != i {
-			return info, batchErr(CodeInvalidRecord, "record %d has offsetDelta %d", i, r.offsetDelta)
-		}
+		info.Misnumbered = info.Misnumbered || r.offsetDelta != i
 		if ts := h.BaseTimestamp + r.timestampDelta; ts != NoTimestamp {
 			if info.MaxTimestamp == NoTimestamp || ts > info.MaxTimestamp {
 				info.MaxTimestamp = ts

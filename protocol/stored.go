@@ -93,7 +93,7 @@ func ValidateStoredBatch(b []byte) (BatchHeader, error) {
 		records = *buf
 	}
 	prev := int32(-1)
-	_, err = walkRecords(&h, records, false, NoRecordLimit, func(r rawRecord) error {
+	_, err = walkRecords(&h, records, NoRecordLimit, func(r rawRecord) error {
 		if r.offsetDelta <= prev || r.offsetDelta > h.LastOffsetDelta {
 			return batchErr(CodeInvalidRecord, "offset delta %d after %d in a batch with last delta %d", r.offsetDelta, prev, h.LastOffsetDelta)
 		}

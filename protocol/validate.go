@@ -20,12 +20,14 @@ package protocol
 //	                                  control batch, producerId >= 0 with
 //	                                  baseSequence < 0, records that do not
 //	                                  parse or do not number recordCount,
-//	                                  offsetDelta != index, a compressed
-//	                                  payload that does not decompress.
+//	                                  a compressed payload that does not
+//	                                  decompress (or lz4 that Kafka's
+//	                                  decoder cannot read).
 //	                                  Not retriable.
 //	UNSUPPORTED_COMPRESSION_TYPE (76) codec 5..7.
-//	MESSAGE_TOO_LARGE (10)            the records decompress to more than the
-//	                                  limit (Kafka has none; we need one).
+//	MESSAGE_TOO_LARGE (10)            the records of a compressed batch
+//	                                  decompress to more than the limit
+//	                                  (Kafka has none; we need one).
 //
 // Checks that depend on topic configuration (message.max.bytes, timestamps
 // against message.timestamp.*.max.ms, keys on compacted topics, zstd with
@@ -159,13 +161,31 @@ func SplitBatches(b []byte) ([][]byte, error) {
 	return batches, nil
 }
 
-// CountBatches checks the framing of a records field as SplitBatches does
-// and counts its batches without allocating, for the produce path: Kafka
-// wants exactly one batch per partition and answers INVALID_RECORD otherwise.
-func CountBatches(b []byte) (int, error) {
-	n := 0
-	err := eachBatch(b, func([]byte) { n++ })
-	return n, err
+// IteratorBatchSize is the size of the batch b starts with as Kafka's
+// batch iterator over a produce request's records reads it
+// (ByteBufferLogInputStream.nextBatch): 0 when b holds no whole batch
+// (fewer bytes than a length and magic, or a batch cut short), where the
+// iterator ends without an error; CORRUPT_MESSAGE for a length below the
+// smallest message's or a magic outside 0..2. It does not allocate unless
+// it fails.
+func IteratorBatchSize(b []byte) (int, error) {
+	if len(b) < LogOverhead {
+		return 0, nil
+	}
+	length := int32(binary.BigEndian.Uint32(b[8:]))
+	if length < legacyMinLength {
+		return 0, batchErr(CodeCorruptMessage, "record batch length %d is below the minimum %d", length, legacyMinLength)
+	}
+	if len(b) <= magicOffset {
+		return 0, nil
+	}
+	if magic := int8(b[magicOffset]); magic < 0 || magic > 2 {
+		return 0, batchErr(CodeCorruptMessage, "invalid magic %d", magic)
+	}
+	if size := int64(length) + LogOverhead; size <= int64(len(b)) {
+		return int(size), nil
+	}
+	return 0, nil
 }
 
 // EachBatch calls fn with the header and bytes of each batch of a records
@@ -226,13 +246,18 @@ type BatchInfo struct {
 	NullKeys int32
 	// UncompressedSize is the size of the records section once decompressed.
 	UncompressedSize int
+	// Misnumbered is set when the records' offset deltas are not 0, 1,
+	// 2...: Kafka's LogValidator rebuilds such a batch (Renumber).
+	Misnumbered bool
 }
 
-// ValidateBatchInfo is ValidateBatch with a limit on the decompressed size
-// of the records (beyond it: MESSAGE_TOO_LARGE) and, for a compressed
-// batch, on each record's body (beyond it: INVALID_RECORD with
-// ErrRecordTooLarge, Kafka's max.decompressed.message.bytes), also
-// returning what it learned about the records.
+// ValidateBatchInfo is ValidateBatch with limits on what a compressed
+// batch decompresses to: its records (beyond maxUncompressed:
+// MESSAGE_TOO_LARGE) and each record's body (beyond maxRecord:
+// INVALID_RECORD with ErrRecordTooLarge, Kafka's
+// max.decompressed.message.bytes). An uncompressed batch, already in
+// memory, is held to neither: max.message.bytes alone bounds it, as in
+// Kafka. It also returns what it learned about the records.
 func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, BatchInfo, error) {
 	var h BatchHeader
 	n, err := nextBatchSize(b)
@@ -251,6 +276,11 @@ func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, B
 	records := b[BatchHeaderSize:]
 	recordLimit := NoRecordLimit
 	if codec := h.Compression(); codec != CompressionNone {
+		if codec == CompressionLz4 {
+			if err := checkKafkaLz4Frame(records); err != nil {
+				return h, BatchInfo{}, &BatchError{Code: CodeInvalidRecord, Msg: "records do not decompress", Err: err}
+			}
+		}
 		recordLimit = maxRecord
 		buf := getBuffer()
 		defer putBuffer(buf)
@@ -262,10 +292,8 @@ func ValidateBatchInfo(b []byte, maxUncompressed, maxRecord int) (BatchHeader, B
 			return h, BatchInfo{}, &BatchError{Code: CodeInvalidRecord, Msg: "records do not decompress", Err: err}
 		}
 		records = *buf
-	} else if len(records) > maxUncompressed {
-		return h, BatchInfo{}, batchErr(CodeMessageTooLarge, "records exceed %d bytes", maxUncompressed)
 	}
-	info, err := walkRecords(&h, records, true, recordLimit, nil)
+	info, err := walkRecords(&h, records, recordLimit, nil)
 	return h, info, err
 }
 

@@ -208,12 +208,6 @@ func TestValidateBatchRejects(t *testing.T) {
 	setAttrs := func(v uint16) func([]byte) []byte {
 		return func(b []byte) []byte { binary.BigEndian.PutUint16(b[21:], v); return fixCRC(b) }
 	}
-	gapped := testRecords(3)
-	gapped[1].OffsetDelta, gapped[2].OffsetDelta = 2, 3
-	gappedBatch := buildBatch(t, CompressionNone, gapped, nil)
-	binary.BigEndian.PutUint32(gappedBatch[23:], 2) // lastOffsetDelta consistent with count 3
-	fixCRC(gappedBatch)
-
 	tests := []struct {
 		name string
 		b    []byte
@@ -242,7 +236,6 @@ func TestValidateBatchRejects(t *testing.T) {
 		{"lastOffsetDelta negative", setU32(23, 0xffffffff)(valid()), CodeInvalidRecord},
 		{"count zero", setU32(57, 0)(valid()), CodeInvalidRecord},
 		{"count negative", setU32(57, 0xfffffffe)(valid()), CodeInvalidRecord},
-		{"offsetDelta gap", gappedBatch, CodeInvalidRecord},
 		{"control batch", setAttrs(AttrControl)(valid()), CodeInvalidRecord},
 		{"producer without sequence", setU32(43, 0)(setU32(47, 5)(valid())), CodeInvalidRecord},
 		{"codec 5", setAttrs(5)(valid()), CodeUnsupportedCompressionType},
@@ -278,11 +271,50 @@ func negativeHeaderCount(t *testing.T) []byte {
 	return fixCRC(b)
 }
 
+// Records whose offset deltas are not 0, 1, 2... pass, noted as
+// misnumbered; Renumber rebuilds them as Kafka's LogValidator does, each
+// record as it was, numbered by its place.
+func TestMisnumberedRecordsAreRenumbered(t *testing.T) {
+	for _, codec := range allCodecs {
+		recs := testRecords(3)
+		recs[1].OffsetDelta, recs[2].OffsetDelta = 2, 0
+		b := buildBatch(t, codec, recs, nil)
+		binary.BigEndian.PutUint32(b[23:], 2) // lastOffsetDelta consistent with count 3
+		fixCRC(b)
+		if _, info, err := ValidateBatchInfo(b, DefaultMaxUncompressedBatch, NoRecordLimit); err != nil || !info.Misnumbered {
+			t.Fatalf("codec %d: misnumbered %v, %v", codec, info.Misnumbered, err)
+		}
+		renumbered, err := Renumber(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, info, err := ValidateBatchInfo(renumbered, DefaultMaxUncompressedBatch, NoRecordLimit)
+		if err != nil || info.Misnumbered || h.Compression() != codec || h.RecordCount != 3 {
+			t.Fatalf("codec %d: renumbered batch %+v, misnumbered %v, %v", codec, h, info.Misnumbered, err)
+		}
+		i := 0
+		if err := Records(renumbered, func(r *Record) error {
+			if r.Offset != int64(i) || string(r.Value) != string(recs[i].Value) || string(r.Key) != string(recs[i].Key) ||
+				r.Timestamp != testBaseTimestamp+recs[i].TimestampDelta64 || len(r.Headers) != len(recs[i].Headers) {
+				t.Errorf("codec %d: record %d is %+v", codec, i, r)
+			}
+			i++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The limit bounds what compressed records decompress to; uncompressed
+// ones are already in memory, bounded by max.message.bytes alone.
 func TestValidateBatchSizeLimit(t *testing.T) {
 	for _, codec := range allCodecs {
 		b := buildBatch(t, codec, testRecords(20), nil)
 		_, _, err := ValidateBatchInfo(b, 500, NoRecordLimit)
-		if ErrorCode(err) != CodeMessageTooLarge {
+		if codec == CompressionNone && err != nil {
+			t.Errorf("uncompressed: %v", err)
+		} else if codec != CompressionNone && ErrorCode(err) != CodeMessageTooLarge {
 			t.Errorf("codec %d: %v", codec, err)
 		}
 	}
@@ -414,19 +446,34 @@ func BenchmarkValidateProducedBatch(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
 }
 
-func TestCountBatchesMatchesSplitAndDoesNotAllocate(t *testing.T) {
-	var all []byte
-	for i := 0; i < 3; i++ {
-		all = append(all, buildBatch(t, CompressionNone, testRecords(2), nil)...)
+// As Kafka's ByteBufferLogInputStream: bytes that hold no whole batch end
+// the iteration quietly; a length below any message's or an unknown magic
+// is CORRUPT_MESSAGE.
+func TestIteratorBatchSize(t *testing.T) {
+	one := buildBatch(t, CompressionNone, testRecords(2), nil)
+	all := append(append([]byte(nil), one...), one...)
+	badMagic := append([]byte(nil), one[:17]...)
+	badMagic[16] = 3
+	for _, c := range []struct {
+		name string
+		b    []byte
+		size int
+		code int16
+	}{
+		{"two batches", all, len(one), 0},
+		{"nothing", nil, 0, 0},
+		{"11 bytes", one[:11], 0, 0},
+		{"16 bytes", one[:16], 0, 0},
+		{"a batch cut short", one[:len(one)-1], 0, 0},
+		{"length 13", append(make([]byte, 11), 13), 0, CodeCorruptMessage},
+		{"magic 3", badMagic, 0, CodeCorruptMessage},
+	} {
+		if size, err := IteratorBatchSize(c.b); size != c.size || ErrorCode(err) != c.code {
+			t.Errorf("%s: size %d, %v; want %d, code %d", c.name, size, err, c.size, c.code)
+		}
 	}
-	if n, err := CountBatches(all); err != nil || n != 3 {
-		t.Fatalf("count %d, %v", n, err)
-	}
-	if _, err := CountBatches(all[:len(all)-1]); ErrorCode(err) != CodeCorruptMessage {
-		t.Fatalf("truncated: %v", err)
-	}
-	if allocs := testing.AllocsPerRun(100, func() { CountBatches(all) }); allocs != 0 {
-		t.Fatalf("CountBatches allocates %.0f times", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { IteratorBatchSize(all) }); allocs != 0 {
+		t.Fatalf("IteratorBatchSize allocates %.0f times", allocs)
 	}
 }
 
