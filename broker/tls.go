@@ -47,6 +47,15 @@ var tlsKeys = []configKey{
 func init() {
 	for i := range tlsKeys {
 		tlsKeys[i].apply = func(*Config, string) error { return nil } // read per listener by tlsListener
+		if tlsKeys[i].name == "ssl.client.auth" {
+			// Checked here too: SASL_SSL listeners do not read it.
+			tlsKeys[i].apply = func(_ *Config, v string) error {
+				if _, known := clientAuthType(v); !known {
+					return errors.New("required, requested or none")
+				}
+				return nil
+			}
+		}
 	}
 	brokerKeys = append(brokerKeys, tlsKeys...)
 }
@@ -113,17 +122,13 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	}
 	if serving {
 		server = &tls.Config{Certificates: certs, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
-		switch auth := get("ssl.client.auth"); auth {
-		case "none", "":
-		case "requested":
-			server.ClientAuth = tls.VerifyClientCertIfGiven
-		case "required":
-			server.ClientAuth = tls.RequireAndVerifyClientCert
-		default:
+		auth := c.clientAuth(name)
+		var known bool
+		if server.ClientAuth, known = clientAuthType(auth); !known {
 			return nil, nil, fmt.Errorf("invalid value for config key ssl.client.auth: %s (required, requested or none)", auth)
 		}
 		if server.ClientAuth != tls.NoClientCert && pool == nil {
-			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
+			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, auth)
 		}
 	}
 	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
@@ -137,6 +142,31 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 		return nil, nil, fmt.Errorf("invalid value for config key ssl.endpoint.identification.algorithm: %s (https or empty)", alg)
 	}
 	return server, client, nil
+}
+
+// clientAuth is the ssl.client.auth of a listener. As in Kafka's
+// ChannelBuilders, a SASL_SSL listener asks for client certificates only
+// with its own listener.name.<listener>.ssl.client.auth: the broker-wide
+// key is for SSL listeners.
+func (c *Config) clientAuth(listener string) string {
+	v, key := c.listenerValue(listener, "ssl.client.auth")
+	if c.SecurityProtocols[listener] == protocolSaslSSL && key == "ssl.client.auth" {
+		return "none"
+	}
+	return v
+}
+
+// clientAuthType reads a value of ssl.client.auth, and whether it is one.
+func clientAuthType(v string) (tls.ClientAuthType, bool) {
+	switch v {
+	case "none", "":
+		return tls.NoClientCert, true
+	case "requested":
+		return tls.VerifyClientCertIfGiven, true
+	case "required":
+		return tls.RequireAndVerifyClientCert, true
+	}
+	return tls.NoClientCert, false
 }
 
 // cipherSuites reads ssl.cipher.suites (IANA names, as Java's are): the

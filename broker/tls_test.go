@@ -380,10 +380,12 @@ func TestTLSCipherSuites(t *testing.T) {
 func TestTLSConfigRefusals(t *testing.T) {
 	pki := newTestPKI(t)
 	checkConfigRefusals(t, func() map[string]string { return pki.tlsProps(t.TempDir(), nil) }, map[string]configRefusal{
-		"no key store":        {map[string]string{"ssl.keystore.location": ""}, "has no key store"},
-		"missing file":        {map[string]string{"ssl.keystore.location": "/nonexistent/ks.pem"}, "ssl.keystore"},
-		"wrong type":          {map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.password": "x"}, "PKCS12 key store"},
-		"bad client auth":     {map[string]string{"ssl.client.auth": "always"}, "invalid value for config key ssl.client.auth"},
+		"no key store":    {map[string]string{"ssl.keystore.location": ""}, "has no key store"},
+		"missing file":    {map[string]string{"ssl.keystore.location": "/nonexistent/ks.pem"}, "ssl.keystore"},
+		"wrong type":      {map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.password": "x"}, "PKCS12 key store"},
+		"bad client auth": {map[string]string{"ssl.client.auth": "always"}, `invalid value "always" for config key ssl.client.auth`},
+		"bad SASL_SSL client auth": {map[string]string{"listener.name.sasl_ssl.ssl.client.auth": "always"},
+			"invalid value for config key ssl.client.auth: always"},
 		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
 		"unknown cipher suite": {map[string]string{"ssl.cipher.suites": "TLS_FANCY_WITH_AES"},
@@ -457,5 +459,30 @@ func TestReplicaDialerReceiveBuffer(t *testing.T) {
 		if got != 2*12345 { // Linux doubles what is asked, for its bookkeeping
 			t.Fatalf("TLS %v: SO_RCVBUF %d, want 2x12345", secure, got)
 		}
+	}
+}
+
+// ssl.client.auth without the listener prefix applies to SSL listeners
+// only: a SASL_SSL listener asks for client certificates only with its
+// own listener.name.<listener>.ssl.client.auth.
+func TestTLSClientAuthOnSASLSSL(t *testing.T) {
+	pki := newTestPKI(t)
+	sasl := func(b *Broker) *kgo.Client {
+		alterScram(t, kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT"))), "dora", "dora-secret", kadm.ScramSha256)
+		return tlsClient(t, listenerAddr(t, b, "SASL_SSL"), &tls.Config{RootCAs: pki.pool},
+			kgo.SASL(scram.Auth{User: "dora", Pass: "dora-secret"}.AsSha256Mechanism()))
+	}
+
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.client.auth": "required"}))
+	if err := tlsClient(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: pki.pool}).Ping(ctxT(t)); err == nil {
+		t.Fatal("ssl.client.auth=required: an SSL client without a certificate was admitted")
+	}
+	if err := sasl(b).Ping(ctxT(t)); err != nil {
+		t.Fatalf("ssl.client.auth=required: a SASL_SSL client without a certificate: %v", err)
+	}
+
+	b = startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"listener.name.sasl_ssl.ssl.client.auth": "required"}))
+	if err := sasl(b).Ping(ctxT(t)); err == nil {
+		t.Fatal("listener.name.sasl_ssl.ssl.client.auth=required: a SASL_SSL client without a certificate was admitted")
 	}
 }
