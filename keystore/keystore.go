@@ -126,6 +126,20 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 	return tls.Certificate{}, fmt.Errorf("unknown key store type %s (JKS, PKCS12 or PEM)", s.Type)
 }
 
+// loadTrustedJKS reads a JKS trust store. Without a password its entries
+// are read without checking the store's integrity, as Java's
+// KeyStore.load does with none (Kafka's ssl.truststore.password may be
+// left out); the library reads every entry before it checks the digest
+// that needs the password.
+func loadTrustedJKS(data []byte, password string) (jks.KeyStore, error) {
+	ks := jks.New()
+	err := ks.Load(bytes.NewReader(data), []byte(password))
+	if err != nil && password == "" && err.Error() == "got invalid digest" {
+		return ks, nil
+	}
+	return ks, err
+}
+
 // pemBlock matches one PEM block however its lines were joined: a
 // properties file's continued lines arrive as one line.
 var pemBlock = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s\\]*)-----END ([A-Z0-9 ]+)-----`)
@@ -186,8 +200,8 @@ func (s Store) Pool() (*x509.CertPool, error) {
 			return nil, fmt.Errorf("PKCS12 trust store %s: %w", s.Location, err)
 		}
 	case "JKS":
-		ks := jks.New()
-		if err := ks.Load(bytes.NewReader(data), []byte(s.Password)); err != nil {
+		ks, err := loadTrustedJKS(data, s.Password)
+		if err != nil {
 			return nil, fmt.Errorf("JKS trust store %s: %w", s.Location, err)
 		}
 		for _, alias := range ks.Aliases() {

@@ -188,4 +188,12 @@ func TestStoresMadeByKeytool(t *testing.T) {
 			check(t, Store{Type: typ, Location: ks, Password: "store-secret"}, Store{Type: typ, Location: ts, Password: "trust-secret"})
 		})
 	}
+	// As Java does (and Kafka's ssl.truststore.password documents), a JKS
+	// trust store read without a password is read without checking its
+	// integrity; a wrong password is still refused.
+	ks, ts := filepath.Join(dir, "JKS-ks"), filepath.Join(dir, "JKS-ts")
+	check(t, Store{Type: "JKS", Location: ks, Password: "store-secret"}, Store{Type: "JKS", Location: ts})
+	if _, err := (Store{Type: "JKS", Location: ts, Password: "wrong"}).Pool(); err == nil {
+		t.Fatal("a JKS trust store was read with a wrong password")
+	}
 }
