@@ -21,6 +21,7 @@ package broker
 // replaced in place is taken up.
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"slices"
@@ -83,7 +84,7 @@ func validateStoreChange(cur, next *Config) *configError {
 			continue
 		}
 		allow := func(key string) bool { v, _ := next.listenerValue(name, key); return strings.EqualFold(v, "true") }
-		if !allow("ssl.allow.dn.changes") && string(oldCert.RawSubject) != string(newCert.RawSubject) {
+		if !allow("ssl.allow.dn.changes") && !sameSubject(oldCert, newCert) {
 			return storeRefusal("Keystore DistinguishedName does not match:  existing={DN=%s}, new={DN=%s}", dn(oldCert), dn(newCert))
 		}
 		if !allow("ssl.allow.san.changes") && !containsAll(sans(newCert), sans(oldCert)) {
@@ -100,6 +101,14 @@ func validateStoreChange(cur, next *Config) *configError {
 		}
 	}
 	return nil
+}
+
+// sameSubject reports whether two certificates name the same subject as
+// Kafka's SslFactory.CertificateEntries compares them: the same encoding,
+// or the same name as Java writes it but for case (which the same text in
+// another ASN.1 string type also is).
+func sameSubject(a, b *x509.Certificate) bool {
+	return bytes.Equal(a.RawSubject, b.RawSubject) || strings.EqualFold(dn(a), dn(b))
 }
 
 // containsAll reports whether every one of want is in have.

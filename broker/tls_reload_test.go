@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"os"
 	"strings"
@@ -229,4 +230,33 @@ func TestDynamicKeyStoreController(t *testing.T) {
 		t.Fatal("node 1's controller connections do not present the renewed certificate")
 	}
 	checkControllerFailover(t, c, kgo.DialTLSConfig(pki.clientTLS()))
+}
+
+// A renewed key store's subject is compared as Kafka's SslFactory compares
+// X500Principals: the same name in another string type (UTF8String where
+// the old had PrintableString, as another CA tool writes it) or another
+// case is the same subject, and the change is taken.
+func TestDynamicKeyStoreSubjectEncoding(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), nil)) // CN=broker, a PrintableString
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	roots := &tls.Config{RootCAs: pki.pool}
+	for _, cn := range []string{"broker", "Broker"} {
+		rawSubject, err := asn1.Marshal(pkix.RDNSequence{{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, // CN
+			Value: asn1.RawValue{Tag: asn1.TagUTF8String, Bytes: []byte(cn)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := certTemplate(pkix.Name{}, loopback, nil)
+		tmpl.RawSubject = rawSubject
+		cert, key := pki.signTemplate(tmpl, false)
+		path, _ := pki.writeKeyStore("utf8-"+cn, cert, key)
+		resps, err := admin.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.keystore.location", Value: kmsg.StringPtr(path)}}, 1)
+		if err != nil || len(resps) != 1 || resps[0].Err != nil {
+			t.Fatalf("CN=%s as a UTF8String for CN=broker: %+v %v", cn, resps, err)
+		}
+		if got := peerCertificate(t, listenerAddr(t, b, "SSL"), roots); !bytes.Equal(got, cert.Raw) {
+			t.Fatalf("CN=%s as a UTF8String: the new certificate is not shown", cn)
+		}
+	}
 }

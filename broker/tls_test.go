@@ -56,14 +56,24 @@ func (p *testPKI) sign(subject pkix.Name, isCA bool) (*x509.Certificate, *ecdsa.
 // signNaming is sign with the certificate's subject alternative names.
 func (p *testPKI) signNaming(subject pkix.Name, isCA bool, ips []net.IP, dns []string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	p.t.Helper()
+	return p.signTemplate(certTemplate(subject, ips, dns), isCA)
+}
+
+// certTemplate is the template of a test certificate.
+func certTemplate(subject pkix.Name, ips []net.IP, dns []string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+}
+
+// signTemplate signs tmpl, for a new key, as the CA (or itself).
+func (p *testPKI) signTemplate(tmpl *x509.Certificate, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	parent, signer := tmpl, key
 	if isCA {
 		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
@@ -96,6 +106,11 @@ func (p *testPKI) keyStore(name string, subject pkix.Name) (string, tls.Certific
 // names.
 func (p *testPKI) keyStoreNaming(name string, subject pkix.Name, ips []net.IP, dns []string) (string, tls.Certificate) {
 	cert, key := p.signNaming(subject, false, ips, dns)
+	return p.writeKeyStore(name, cert, key)
+}
+
+// writeKeyStore writes a PEM key store of cert and key.
+func (p *testPKI) writeKeyStore(name string, cert *x509.Certificate, key *ecdsa.PrivateKey) (string, tls.Certificate) {
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
