@@ -132,7 +132,7 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 		}
 	}
 	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
-	switch alg := get("ssl.endpoint.identification.algorithm"); alg {
+	switch alg := get("ssl.endpoint.identification.algorithm"); strings.ToLower(alg) { // Java reads it in any case
 	case "https":
 	case "":
 		// The chain is still checked, only not the name in it.

@@ -501,3 +501,28 @@ func TestTLSClientAuthOnSASLSSL(t *testing.T) {
 		t.Fatal("listener.name.sasl_ssl.ssl.client.auth=required: a SASL_SSL client without a certificate was admitted")
 	}
 }
+
+// ssl.endpoint.identification.algorithm: https (in any case, as Java reads
+// it) has a broker dialling another check that the certificate names the
+// host dialled; empty checks the chain only.
+func TestTLSEndpointIdentification(t *testing.T) {
+	pki := newTestPKI(t) // certificates for 127.0.0.1, not for localhost
+	for alg, checksName := range map[string]bool{"https": true, "HTTPS": true, "": false} {
+		b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.endpoint.identification.algorithm": alg}))
+		_, port, _ := net.SplitHostPort(listenerAddr(t, b, "SSL"))
+		dial := func(host string) error {
+			c, err := tls.Dial("tcp", net.JoinHostPort(host, port), b.cfg.Security["SSL"].ClientTLS.Clone())
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}
+		if err := dial("127.0.0.1"); err != nil {
+			t.Errorf("%q: dialling the address the certificate names: %v", alg, err)
+		}
+		var hostErr x509.HostnameError
+		if err := dial("localhost"); checksName != errors.As(err, &hostErr) {
+			t.Errorf("%q: dialling a name the certificate does not hold: %v, want a host name error %v", alg, err, checksName)
+		}
+	}
+}
