@@ -104,6 +104,9 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	}
 	minVersion, maxVersion := uint16(0), uint16(0)
 	for _, p := range splitList(get("ssl.enabled.protocols")) {
+		if slices.Contains(disabledProtocols, p) {
+			continue
+		}
 		v, ok := map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}[p]
 		if !ok {
 			return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: %s (Gregor serves TLSv1.2 and TLSv1.3)", p)
@@ -143,6 +146,12 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	}
 	return server, client, nil
 }
+
+// disabledProtocols are the protocol names Java knows but (by its default
+// jdk.tls.disabledAlgorithms, since Java 17 at the latest) never agrees
+// to: ssl.enabled.protocols may name them, as older Kafka defaults did
+// (TLSv1.2,TLSv1.1,TLSv1), and they are left out.
+var disabledProtocols = []string{"SSLv2Hello", "SSLv3", "TLSv1", "TLSv1.1"}
 
 // clientAuth is the ssl.client.auth of a listener. As in Kafka's
 // ChannelBuilders, a SASL_SSL listener asks for client certificates only

@@ -401,7 +401,8 @@ func TestTLSConfigRefusals(t *testing.T) {
 		"bad client auth": {map[string]string{"ssl.client.auth": "always"}, `invalid value "always" for config key ssl.client.auth`},
 		"bad SASL_SSL client auth": {map[string]string{"listener.name.sasl_ssl.ssl.client.auth": "always"},
 			"invalid value for config key ssl.client.auth: always"},
-		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
+		"old TLS only":        {map[string]string{"ssl.enabled.protocols": "TLSv1.1,TLSv1"}, "no TLS version enabled"},
+		"unknown TLS":         {map[string]string{"ssl.enabled.protocols": "TLSv1.2,TLSv1.4"}, "invalid value for config key ssl.enabled.protocols: TLSv1.4"},
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
 		"unknown cipher suite": {map[string]string{"ssl.cipher.suites": "TLS_FANCY_WITH_AES"},
 			"invalid value for config key ssl.cipher.suites: unsupported cipher suite TLS_FANCY_WITH_AES"},
@@ -524,5 +525,28 @@ func TestTLSEndpointIdentification(t *testing.T) {
 		if err := dial("localhost"); checksName != errors.As(err, &hostErr) {
 			t.Errorf("%q: dialling a name the certificate does not hold: %v, want a host name error %v", alg, err, checksName)
 		}
+	}
+}
+
+// ssl.enabled.protocols may name the versions Java knows but disables by
+// default (Kafka's default before 2.5 was TLSv1.2,TLSv1.1,TLSv1): the
+// broker starts, as Kafka's does, and serves the others.
+func TestTLSEnabledProtocolsOldVersions(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.enabled.protocols": "TLSv1.2,TLSv1.1,TLSv1"}))
+	addr := listenerAddr(t, b, "SSL")
+	dial := func(lo, hi uint16) (uint16, error) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, MinVersion: lo, MaxVersion: hi})
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.ConnectionState().Version, nil
+	}
+	if v, err := dial(tls.VersionTLS10, tls.VersionTLS13); err != nil || v != tls.VersionTLS12 {
+		t.Fatalf("a client offering TLS 1.0 to 1.3 got %s (%v), want TLS 1.2", tls.VersionName(v), err)
+	}
+	if _, err := dial(tls.VersionTLS10, tls.VersionTLS11); err == nil {
+		t.Fatal("a TLS 1.1 client was admitted")
 	}
 }
