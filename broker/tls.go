@@ -28,7 +28,7 @@ var tlsKeys = []configKey{
 	{"ssl.keystore.type", "STRING", "JKS", "The file format of the key store: JKS, PKCS12 or PEM.", nil},
 	{"ssl.keystore.location", "STRING", "", "The key store file: the broker's private key and certificate chain.", nil},
 	{"ssl.keystore.password", "PASSWORD", "", "The key store's password.", nil},
-	{"ssl.key.password", "PASSWORD", "", "The private key's password in a JKS key store, if not the store's.", nil},
+	{"ssl.key.password", "PASSWORD", "", "The private key's password in a JKS key store, if not the store's, or of an encrypted PEM key.", nil},
 	{"ssl.keystore.key", "PASSWORD", "", "The private key in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
 	{"ssl.keystore.certificate.chain", "PASSWORD", "", "The certificate chain in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
 	{"ssl.truststore.type", "STRING", "JKS", "The file format of the trust store: JKS, PKCS12 or PEM.", nil},

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -548,5 +549,48 @@ func TestTLSEnabledProtocolsOldVersions(t *testing.T) {
 	}
 	if _, err := dial(tls.VersionTLS10, tls.VersionTLS11); err == nil {
 		t.Fatal("a TLS 1.1 client was admitted")
+	}
+}
+
+// A PEM key store's private key may be encrypted (ENCRYPTED PRIVATE KEY,
+// as openssl pkcs8 -topk8 writes it), its password ssl.key.password, as
+// in Kafka; inline in ssl.keystore.key too.
+func TestTLSEncryptedPEMKey(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatalf("openssl is needed: %v", err)
+	}
+	pki := newTestPKI(t)
+	cert, key := pki.sign(pkix.Name{CommonName: "broker"}, false)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	plain := pki.write("plain-key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	encrypted := filepath.Join(pki.dir, "encrypted-key.pem")
+	if out, err := exec.Command(openssl, "pkcs8", "-topk8", "-in", plain, "-out", encrypted, "-passout", "pass:key-secret").CombinedOutput(); err != nil {
+		t.Fatalf("openssl: %v\n%s", err, out)
+	}
+	keyPEM, err := os.ReadFile(encrypted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	for name, props := range map[string]map[string]string{
+		"file":   {"ssl.keystore.location": pki.write("ks.pem", append(keyPEM, chainPEM...))},
+		"inline": {"ssl.keystore.location": "", "ssl.keystore.key": string(keyPEM), "ssl.keystore.certificate.chain": string(chainPEM)},
+	} {
+		props["ssl.key.password"] = "key-secret"
+		p := pki.tlsProps(t.TempDir(), props)
+		for k, v := range props {
+			if v == "" {
+				delete(p, k)
+			}
+		}
+		b := startBrokerWith(t, p)
+		if got := peerCertificate(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: pki.pool}); !bytes.Equal(got, cert.Raw) {
+			t.Errorf("%s: the listener does not show the key store's certificate", name)
+		}
+		p["ssl.key.password"] = "wrong"
+		if _, _, err := ParseConfig(p); err == nil || !strings.Contains(err.Error(), "wrong password") {
+			t.Errorf("%s: a wrong ssl.key.password: %v", name, err)
+		}
 	}
 }

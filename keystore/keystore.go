@@ -11,8 +11,8 @@
 //	        ssl.truststore.certificates
 //
 // Inline PEM may arrive with its lines joined (a properties file's
-// continued lines); its blocks are rebuilt. Encrypted PEM private keys
-// are refused: PKCS12 or JKS carry a key with a password.
+// continued lines); its blocks are rebuilt. An encrypted PEM private key
+// (ENCRYPTED PRIVATE KEY) is read with the key password (pkcs8.go).
 package keystore
 
 import (
@@ -80,8 +80,8 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 		if data != nil {
 			keyPEM, chainPEM = data, data
 		}
-		if blk, _ := pem.Decode(keyPEM); blk != nil && strings.Contains(blk.Type, "ENCRYPTED") {
-			return tls.Certificate{}, errors.New("encrypted PEM private keys are not supported; use a PKCS12 or JKS key store")
+		if keyPEM, err = decryptPEMKey(keyPEM, s.KeyPassword); err != nil {
+			return tls.Certificate{}, err
 		}
 		return tls.X509KeyPair(chainPEM, keyPEM)
 	case "PKCS12":
@@ -138,6 +138,29 @@ func loadTrustedJKS(data []byte, password string) (jks.KeyStore, error) {
 		return ks, nil
 	}
 	return ks, err
+}
+
+// decryptPEMKey gives, for PEM text whose private key is encrypted
+// (ENCRYPTED PRIVATE KEY), that key decrypted with password; PEM text
+// with a key in the clear is given back as it is.
+func decryptPEMKey(text []byte, password string) ([]byte, error) {
+	for rest := text; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			return text, nil
+		}
+		if blk.Type != "ENCRYPTED PRIVATE KEY" {
+			continue
+		}
+		if password == "" {
+			return nil, errors.New("the PEM private key is encrypted: ssl.key.password is its password")
+		}
+		der, err := decryptPKCS8(blk.Bytes, password)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+	}
 }
 
 // pemBlock matches one PEM block however its lines were joined: a
