@@ -9,9 +9,9 @@ package broker
 // so does a key store whose certificate names another subject or other
 // subject alternative names (a superset will do) than the one in use, unless
 // ssl.allow.dn.changes / ssl.allow.san.changes, and on the inter-broker
-// listener a key store the listener's trust store does not trust (or a
-// trust store that does not trust the key store), since the other brokers
-// must go on accepting this one. Every handshake takes the listener's TLS
+// listener a key store the trust store in use does not trust, or a trust
+// store that does not trust the key store in use, since the other brokers
+// have the old stores. Every handshake takes the listener's TLS
 // config from the live configuration, so new connections get the new
 // stores and those already made keep their session; a connection to
 // another broker (interbroker_dial.go) takes the live key and trust stores
@@ -72,7 +72,9 @@ func checkSSLStoreLevel(perBroker bool, changed []string) *configError {
 
 // validateStoreChange checks, for each TLS listener whose stores next
 // changes, the new key store against the one in use (cur) and, on the
-// inter-broker listener, the trust between the new key and trust stores.
+// inter-broker listener, the trust between the stores in use and the new
+// ones both ways, as Kafka's SslFactory.SslEngineValidator does with a
+// handshake between the old and new stores in each direction.
 func validateStoreChange(cur, next *Config) *configError {
 	for name, sec := range next.Security {
 		old, ok := cur.Security[name]
@@ -90,17 +92,30 @@ func validateStoreChange(cur, next *Config) *configError {
 		if !allow("ssl.allow.san.changes") && !containsAll(sans(newCert), sans(oldCert)) {
 			return storeRefusal("Keystore SubjectAltNames do not match:  existing={SAN=%v}, new={SAN=%v}", sans(oldCert), sans(newCert))
 		}
-		if name != next.InterBrokerListener || sec.TLS.ClientCAs == nil {
+		if name != next.InterBrokerListener {
 			continue
 		}
-		// The other brokers check this one's certificate with their trust
-		// store, which is this listener's on every broker.
-		opts := x509.VerifyOptions{Roots: sec.TLS.ClientCAs, Intermediates: intermediates(sec.TLS), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
-		if _, err := newCert.Verify(opts); err != nil {
-			return storeRefusal("the key store of the inter-broker listener %s is not trusted by its trust store: %v", name, err)
+		// The other brokers, which still have this listener's old stores,
+		// must go on connecting to this one and it to them.
+		if err := trusts(old.TLS, newCert, sec.TLS); err != nil {
+			return storeRefusal("the new key store of the inter-broker listener %s is not trusted by its trust store in use: %v", name, err)
+		}
+		if err := trusts(sec.TLS, oldCert, old.TLS); err != nil {
+			return storeRefusal("the new trust store of the inter-broker listener %s does not trust the key store in use: %v", name, err)
 		}
 	}
 	return nil
+}
+
+// trusts checks that the trust store of c trusts cert, the leaf of the
+// chain of chainOf. Without a trust store there is nothing to check.
+func trusts(c *tls.Config, cert *x509.Certificate, chainOf *tls.Config) error {
+	if c.ClientCAs == nil {
+		return nil
+	}
+	opts := x509.VerifyOptions{Roots: c.ClientCAs, Intermediates: intermediates(chainOf), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
+	_, err := cert.Verify(opts)
+	return err
 }
 
 // sameSubject reports whether two certificates name the same subject as

@@ -260,3 +260,55 @@ func TestDynamicKeyStoreSubjectEncoding(t *testing.T) {
 		}
 	}
 }
+
+// On the inter-broker listener a change of stores must keep this broker
+// and the others (which still have its old stores) able to connect both
+// ways, as Kafka's SslFactory.SslEngineValidator checks it: the old trust
+// store must trust the new certificate, and the new trust store the old
+// one. A CA rotated in one step (key store and trust store of a new CA
+// together) is refused; in steps (the new CA trusted first, then the new
+// key store, then the old CA dropped) it is taken.
+func TestDynamicStoresInterBrokerTrust(t *testing.T) {
+	pki, next := newTestPKI(t), newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"inter.broker.listener.name": "SSL"}))
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	alter := func(kv ...string) error {
+		t.Helper()
+		var cs []kadm.AlterConfig
+		for i := 0; i < len(kv); i += 2 {
+			cs = append(cs, kadm.AlterConfig{Name: "listener.name.ssl.ssl." + kv[i], Value: kmsg.StringPtr(kv[i+1])})
+		}
+		resps, err := admin.AlterBrokerConfigs(ctxT(t), cs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resps[0].Err
+	}
+	nextKeyStore, _ := next.keyStore("next-broker", pkix.Name{CommonName: "broker"})
+	both := pki.write("both-cas.pem", append(mustRead(t, pki.caFile), mustRead(t, next.caFile)...))
+
+	if err := alter("keystore.location", nextKeyStore, "truststore.location", next.caFile); !errors.Is(err, kerr.InvalidRequest) {
+		t.Fatalf("a new CA's key store and trust store in one step: %v, want INVALID_REQUEST", err)
+	}
+	if err := alter("truststore.location", both); err != nil {
+		t.Fatalf("the new CA trusted too: %v", err)
+	}
+	if err := alter("keystore.location", nextKeyStore); err != nil {
+		t.Fatalf("the new CA's key store, both trusted: %v", err)
+	}
+	if err := alter("truststore.location", next.caFile); err != nil {
+		t.Fatalf("the old CA dropped: %v", err)
+	}
+	if got := peerCertificate(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: next.pool}); len(got) == 0 {
+		t.Fatal("no certificate of the new CA shown")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
