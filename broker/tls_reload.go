@@ -11,7 +11,8 @@ package broker
 // ssl.allow.dn.changes / ssl.allow.san.changes, and on the inter-broker
 // listener a key store the trust store in use does not trust, or a trust
 // store that does not trust the key store in use, since the other brokers
-// have the old stores. Every handshake takes the listener's TLS
+// have the old stores. A listener started without a trust store is not
+// given one. Every handshake takes the listener's TLS
 // config from the live configuration, so new connections get the new
 // stores and those already made keep their session; a connection to
 // another broker (interbroker_dial.go) takes the live key and trust stores
@@ -91,6 +92,9 @@ func validateStoreChange(cur, next *Config) *configError {
 		}
 		if !allow("ssl.allow.san.changes") && !containsAll(sans(newCert), sans(oldCert)) {
 			return storeRefusal("Keystore SubjectAltNames do not match:  existing={SAN=%v}, new={SAN=%v}", sans(oldCert), sans(newCert))
+		}
+		if old.TLS.ClientCAs == nil && sec.TLS.ClientCAs != nil {
+			return storeRefusal("Cannot add SSL truststore to an existing listener for which no truststore was configured.")
 		}
 		if name != next.InterBrokerListener {
 			continue

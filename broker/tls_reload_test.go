@@ -312,3 +312,18 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// A listener started without a trust store cannot be given one at
+// runtime, as in Kafka.
+func TestDynamicTrustStoreAdded(t *testing.T) {
+	pki := newTestPKI(t)
+	props := pki.tlsProps(t.TempDir(), nil)
+	delete(props, "ssl.truststore.location")
+	b := startBrokerWith(t, props)
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	resps, err := admin.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.truststore.location", Value: kmsg.StringPtr(pki.caFile)}}, 1)
+	if err != nil || !errors.Is(resps[0].Err, kerr.InvalidRequest) ||
+		!strings.Contains(resps[0].ErrMessage, "Cannot add SSL truststore to an existing listener for which no truststore was configured.") {
+		t.Fatalf("a trust store added: %+v %v, want INVALID_REQUEST", resps, err)
+	}
+}
