@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -106,6 +107,27 @@ func validateStoreChange(cur, next *Config) *configError {
 		}
 		if err := trusts(sec.TLS, oldCert, old.TLS); err != nil {
 			return storeRefusal("the new trust store of the inter-broker listener %s does not trust the key store in use: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// validateInterBrokerStores refuses to start a broker whose inter-broker
+// listener's trust store does not trust its own key store, as Kafka's
+// SslFactory.configure does on that listener with a handshake between
+// engines of its own settings: the other brokers, with the same stores,
+// could not connect to it, nor it to them.
+func (c *Config) validateInterBrokerStores() error {
+	if !c.hasRole("broker") {
+		return nil
+	}
+	sec, ok := c.Security[c.InterBrokerListener]
+	if !ok || sec.TLS == nil {
+		return nil
+	}
+	if cert := leafOf(sec.TLS); cert != nil {
+		if err := trusts(sec.TLS, cert, sec.TLS); err != nil {
+			return fmt.Errorf("listener %s: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings: the inter-broker listener's trust store does not trust its key store: %v", c.InterBrokerListener, err)
 		}
 	}
 	return nil

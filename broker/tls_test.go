@@ -410,6 +410,8 @@ func TestTLSConfigRefusals(t *testing.T) {
 		"some TLS 1.3 suites": {map[string]string{"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384,TLS_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256"}, "but not all 3"},
 		"no suite of an enabled version": {map[string]string{"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256",
 			"ssl.enabled.protocols": "TLSv1.2"}, "no suite of an enabled TLS version"},
+		"inter-broker key store not trusted": {map[string]string{"inter.broker.listener.name": "SSL", "ssl.truststore.location": newTestPKI(t).caFile},
+			"listener SSL: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings"},
 		"bad mapping rule": {map[string]string{"ssl.principal.mapping.rules": "RULE:foo"},
 			"invalid value for config key ssl.principal.mapping.rules: Invalid rule: `RULE:foo`"},
 	})
