@@ -178,6 +178,20 @@ func clientAuthType(v string) (tls.ClientAuthType, bool) {
 	return tls.NoClientCert, false
 }
 
+// javaOnlySuites are the cipher suites Java 17 serves that Go's TLS does
+// not have. Listed in ssl.cipher.suites they are left out, as Java leaves
+// out a listed suite it cannot use (one for another kind of key); so are
+// the 3DES and RC4 suites, which Java 17's jdk.tls.disabledAlgorithms
+// keeps out of every handshake.
+var javaOnlySuites = []string{
+	"TLS_DHE_DSS_WITH_AES_128_CBC_SHA", "TLS_DHE_DSS_WITH_AES_128_CBC_SHA256", "TLS_DHE_DSS_WITH_AES_128_GCM_SHA256",
+	"TLS_DHE_DSS_WITH_AES_256_CBC_SHA", "TLS_DHE_DSS_WITH_AES_256_CBC_SHA256", "TLS_DHE_DSS_WITH_AES_256_GCM_SHA384",
+	"TLS_DHE_RSA_WITH_AES_128_CBC_SHA", "TLS_DHE_RSA_WITH_AES_128_CBC_SHA256", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+	"TLS_DHE_RSA_WITH_AES_256_CBC_SHA", "TLS_DHE_RSA_WITH_AES_256_CBC_SHA256", "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
+	"TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
+	"TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_EMPTY_RENEGOTIATION_INFO_SCSV",
+}
+
 // cipherSuites reads ssl.cipher.suites (IANA names, as Java's are): the
 // TLS 1.2 suites for tls.Config.CipherSuites (nil, Go's defaults, for an
 // empty list), and the TLS versions the list leaves between lo and hi.
@@ -197,10 +211,12 @@ func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, erro
 		}
 	}
 	var suites []uint16
-	var named13 []string
+	var named13, leftOut []string
 	for _, name := range names {
 		s := known[name]
 		switch {
+		case slices.Contains(javaOnlySuites, name) || strings.Contains(name, "_3DES_EDE_CBC_") || strings.Contains(name, "_RC4_"):
+			leftOut = append(leftOut, name)
 		case s == nil:
 			return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: unsupported cipher suite %s", name)
 		case slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}):
@@ -219,6 +235,9 @@ func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, erro
 	}
 	if len(suites) == 0 {
 		lo = max(lo, tls.VersionTLS13)
+	}
+	if lo > hi && len(leftOut) > 0 {
+		return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: no suite of an enabled TLS version (ssl.enabled.protocols) but %s, which Gregor's TLS does not serve", strings.Join(leftOut, ","))
 	}
 	if lo > hi {
 		return nil, 0, 0, errors.New("invalid value for config key ssl.cipher.suites: no suite of an enabled TLS version (ssl.enabled.protocols)")

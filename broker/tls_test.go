@@ -596,3 +596,31 @@ func TestTLSEncryptedPEMKey(t *testing.T) {
 		}
 	}
 }
+
+// ssl.cipher.suites may name suites Java has but Go's TLS does not (the
+// DHE ones, as hardened Kafka configurations list them): they are left
+// out, as Java leaves out suites it cannot use, and the others served.
+// Suites Java 17 disables (3DES, RC4) are left out too.
+func TestTLSCipherSuitesJavaOnly(t *testing.T) {
+	pki := newTestPKI(t)
+	const suite = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.enabled.protocols": "TLSv1.2",
+		"ssl.cipher.suites": "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384," + suite + ",TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384,TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA"}))
+	addr := listenerAddr(t, b, "SSL")
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tls.CipherSuiteName(c.ConnectionState().CipherSuite); got != suite {
+		t.Errorf("agreed on %s, want %s", got, suite)
+	}
+	c.Close()
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA}}); err == nil {
+		c.Close()
+		t.Fatal("a client offering only triple DES was admitted")
+	}
+	_, _, err = ParseConfig(pki.tlsProps(t.TempDir(), map[string]string{"ssl.cipher.suites": "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384"}))
+	if err == nil || !strings.Contains(err.Error(), "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384") {
+		t.Errorf("only a suite Go's TLS does not have: %v, want it refused by name", err)
+	}
+}
