@@ -127,7 +127,7 @@ func (c *Config) validateInterBrokerStores() error {
 	}
 	if cert := leafOf(sec.TLS); cert != nil {
 		if err := trusts(sec.TLS, cert, sec.TLS); err != nil {
-			return fmt.Errorf("listener %s: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings: the inter-broker listener's trust store does not trust its key store: %v", c.InterBrokerListener, err)
+			return fmt.Errorf("listener %s: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings: the inter-broker listener's key store is not trusted by its trust store: %v", c.InterBrokerListener, err)
 		}
 	}
 	return nil
