@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -622,5 +623,69 @@ func TestTLSCipherSuitesJavaOnly(t *testing.T) {
 	_, _, err = ParseConfig(pki.tlsProps(t.TempDir(), map[string]string{"ssl.cipher.suites": "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384"}))
 	if err == nil || !strings.Contains(err.Error(), "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384") {
 		t.Errorf("only a suite Go's TLS does not have: %v, want it refused by name", err)
+	}
+}
+
+// A broker dialling another (replicas, and raft and controller requests
+// on the CONTROLLER listener) with ssl.endpoint.identification.algorithm
+// https checks the host name as Java's trust manager does: against the
+// certificate's DNS subject alternative names, or, when it has none, its
+// common name (certificates keytool made without -ext SAN); an address
+// against the IP names only.
+func TestInterBrokerDialHostNames(t *testing.T) {
+	pki := newTestPKI(t)
+	cfg, _, err := ParseConfig(pki.tlsProps(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cfg.Security["SSL"].ClientTLS
+	serve := func(cn string, ips []net.IP, dns []string) string {
+		cert, key := pki.signNaming(pkix.Name{CommonName: cn}, false, ips, dns)
+		_, pair := pki.writeKeyStore(cn, cert, key)
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() { c.(*tls.Conn).Handshake(); c.Close() }()
+			}
+		}()
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		return port
+	}
+	for _, c := range []struct {
+		what, host string
+		port       string
+		ok         bool
+	}{
+		{"CN=localhost, no names", "localhost", serve("localhost", nil, nil), true},
+		{"CN=other, no names", "localhost", serve("other", nil, nil), false},
+		{"CN=localhost, DNS name other", "localhost", serve("localhost", nil, []string{"other"}), false},
+		{"CN=x, DNS name localhost", "localhost", serve("x", nil, []string{"localhost"}), true},
+		{"CN=127.0.0.1, no names", "127.0.0.1", serve("127.0.0.1", nil, nil), false},
+		{"IP name 127.0.0.1", "127.0.0.1", serve("x", loopback, nil), true},
+	} {
+		addr := net.JoinHostPort(c.host, c.port)
+		nc, err := (&interBrokerDialer{}).connect(ctxT(t), "tcp", addr, client)
+		if err == nil {
+			err = nc.(*tls.Conn).HandshakeContext(ctxT(t))
+			nc.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("replica dialling %s, %s: %v, want ok %v", addr, c.what, err, c.ok)
+		}
+		conn, err := controller.Security{TLS: client}.Dial(ctxT(t), addr, "test", 5*time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("controller connection to %s, %s: %v, want ok %v", addr, c.what, err, c.ok)
+		}
 	}
 }
