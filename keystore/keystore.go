@@ -163,6 +163,20 @@ func decryptPEMKey(text []byte, password string) ([]byte, error) {
 	}
 }
 
+// trustedJKSCertificate is the certificate a JKS entry makes trusted, as
+// Java's trust manager reads a store: a trusted certificate entry's, or
+// the first of a private key entry's chain (the key store itself given as
+// the trust store).
+func trustedJKSCertificate(ks jks.KeyStore, alias string) ([]byte, bool) {
+	if entry, err := ks.GetTrustedCertificateEntry(alias); err == nil {
+		return entry.Certificate.Content, true
+	}
+	if chain, err := ks.GetPrivateKeyEntryCertificateChain(alias); err == nil && len(chain) > 0 {
+		return chain[0].Content, true
+	}
+	return nil, false
+}
+
 // pemBlock matches one PEM block however its lines were joined: a
 // properties file's continued lines arrive as one line.
 var pemBlock = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s\\]*)-----END ([A-Z0-9 ]+)-----`)
@@ -220,7 +234,13 @@ func (s Store) Pool() (*x509.CertPool, error) {
 		return pool, nil
 	case "PKCS12":
 		if certs, err = pkcs12.DecodeTrustStore(data, s.Password); err != nil {
-			return nil, fmt.Errorf("PKCS12 trust store %s: %w", s.Location, err)
+			// A key store: its key's certificate is trusted, as Java's
+			// trust manager trusts a key entry's.
+			_, leaf, _, keyErr := pkcs12.DecodeChain(data, s.Password)
+			if keyErr != nil {
+				return nil, fmt.Errorf("PKCS12 trust store %s: %w", s.Location, err)
+			}
+			certs = []*x509.Certificate{leaf}
 		}
 	case "JKS":
 		ks, err := loadTrustedJKS(data, s.Password)
@@ -228,11 +248,11 @@ func (s Store) Pool() (*x509.CertPool, error) {
 			return nil, fmt.Errorf("JKS trust store %s: %w", s.Location, err)
 		}
 		for _, alias := range ks.Aliases() {
-			entry, err := ks.GetTrustedCertificateEntry(alias)
-			if err != nil {
-				continue // a private key entry
+			der, ok := trustedJKSCertificate(ks, alias)
+			if !ok {
+				continue
 			}
-			cert, err := x509.ParseCertificate(entry.Certificate.Content)
+			cert, err := x509.ParseCertificate(der)
 			if err != nil {
 				return nil, fmt.Errorf("JKS trust store %s, certificate %s: %w", s.Location, alias, err)
 			}

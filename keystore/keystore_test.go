@@ -233,6 +233,12 @@ func TestStoresMadeByKeytool(t *testing.T) {
 			check(t, Store{Type: typ, Location: ks, Password: "store-secret"}, Store{Type: typ, Location: ts, Password: "trust-secret"})
 		})
 	}
+	// As Java's trust manager does, a store of private key entries (the key
+	// store itself, a common shortcut) trusts their certificates.
+	for _, typ := range []string{"PKCS12", "JKS"} {
+		ks := filepath.Join(dir, typ+"-ks")
+		check(t, Store{Type: typ, Location: ks, Password: "store-secret"}, Store{Type: typ, Location: ks, Password: "store-secret"})
+	}
 	// As Java does (and Kafka's ssl.truststore.password documents), a JKS
 	// trust store read without a password is read without checking its
 	// integrity; a wrong password is still refused.
