@@ -16,6 +16,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/x509"
 	"encoding/asn1"
 	"errors"
 	"fmt"
@@ -102,7 +103,14 @@ func decryptPKCS8(der []byte, password string) ([]byte, error) {
 	}
 	plain := make([]byte, len(data))
 	cipher.NewCBCDecrypter(block, iv).CryptBlocks(plain, data)
-	return unpad(plain, block.BlockSize())
+	if plain, err = unpad(plain, block.BlockSize()); err != nil {
+		return nil, err
+	}
+	// A wrong password may leave what looks like padding, but not a key.
+	if _, err = x509.ParsePKCS8PrivateKey(plain); err != nil {
+		return nil, errKeyPassword
+	}
+	return plain, nil
 }
 
 // errKeyPassword is the error of a key that does not decrypt with the
