@@ -595,6 +595,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if err := c.resolveInterBrokerListener(); err != nil {
 		return c, warnings, err
 	}
+	if err := c.validateInterBrokerStores(); err != nil {
+		return c, warnings, err
+	}
 	if err := c.resolveControllerSecurity(); err != nil {
 		return c, warnings, err
 	}

@@ -18,6 +18,7 @@ import (
 	"net"
 
 	"github.com/gregor-broker/gregor/internal/connsetup"
+	"github.com/gregor-broker/gregor/internal/tlsverify"
 )
 
 // interBrokerDialer dials other brokers for one client.
@@ -45,7 +46,8 @@ func (d *interBrokerDialer) dial(ctx context.Context, network, host string) (net
 
 // connect sets up one connection, over TLS when t is not nil, naming the
 // host dialed as the server unless t names one, as franz-go's
-// DialTLSConfig does.
+// DialTLSConfig does, and checking the certificate names it as Java does
+// (tlsverify).
 func (d *interBrokerDialer) connect(ctx context.Context, network, host string, t *tls.Config) (net.Conn, error) {
 	nd := &net.Dialer{}
 	if d.rcvBuf > 0 {
@@ -54,9 +56,5 @@ func (d *interBrokerDialer) connect(ctx context.Context, network, host string, t
 	if t == nil {
 		return nd.DialContext(ctx, network, host)
 	}
-	t = t.Clone()
-	if t.ServerName == "" {
-		t.ServerName, _, _ = net.SplitHostPort(host)
-	}
-	return (&tls.Dialer{NetDialer: nd, Config: t}).DialContext(ctx, network, host)
+	return (&tls.Dialer{NetDialer: nd, Config: tlsverify.ForHost(t, host)}).DialContext(ctx, network, host)
 }

@@ -28,7 +28,7 @@ var tlsKeys = []configKey{
 	{"ssl.keystore.type", "STRING", "JKS", "The file format of the key store: JKS, PKCS12 or PEM.", nil},
 	{"ssl.keystore.location", "STRING", "", "The key store file: the broker's private key and certificate chain.", nil},
 	{"ssl.keystore.password", "PASSWORD", "", "The key store's password.", nil},
-	{"ssl.key.password", "PASSWORD", "", "The private key's password in a JKS key store, if not the store's.", nil},
+	{"ssl.key.password", "PASSWORD", "", "The private key's password in a JKS key store, if not the store's, or of an encrypted PEM key.", nil},
 	{"ssl.keystore.key", "PASSWORD", "", "The private key in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
 	{"ssl.keystore.certificate.chain", "PASSWORD", "", "The certificate chain in PEM (ssl.keystore.type=PEM), instead of a file.", nil},
 	{"ssl.truststore.type", "STRING", "JKS", "The file format of the trust store: JKS, PKCS12 or PEM.", nil},
@@ -47,6 +47,15 @@ var tlsKeys = []configKey{
 func init() {
 	for i := range tlsKeys {
 		tlsKeys[i].apply = func(*Config, string) error { return nil } // read per listener by tlsListener
+		if tlsKeys[i].name == "ssl.client.auth" {
+			// Checked here too: SASL_SSL listeners do not read it.
+			tlsKeys[i].apply = func(_ *Config, v string) error {
+				if _, known := clientAuthType(v); !known {
+					return errors.New("required, requested or none")
+				}
+				return nil
+			}
+		}
 	}
 	brokerKeys = append(brokerKeys, tlsKeys...)
 }
@@ -95,6 +104,9 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	}
 	minVersion, maxVersion := uint16(0), uint16(0)
 	for _, p := range splitList(get("ssl.enabled.protocols")) {
+		if slices.Contains(disabledProtocols, p) {
+			continue
+		}
 		v, ok := map[string]uint16{"TLSv1.2": tls.VersionTLS12, "TLSv1.3": tls.VersionTLS13}[p]
 		if !ok {
 			return nil, nil, fmt.Errorf("invalid value for config key ssl.enabled.protocols: %s (Gregor serves TLSv1.2 and TLSv1.3)", p)
@@ -113,21 +125,17 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 	}
 	if serving {
 		server = &tls.Config{Certificates: certs, ClientCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
-		switch auth := get("ssl.client.auth"); auth {
-		case "none", "":
-		case "requested":
-			server.ClientAuth = tls.VerifyClientCertIfGiven
-		case "required":
-			server.ClientAuth = tls.RequireAndVerifyClientCert
-		default:
+		auth := c.clientAuth(name)
+		var known bool
+		if server.ClientAuth, known = clientAuthType(auth); !known {
 			return nil, nil, fmt.Errorf("invalid value for config key ssl.client.auth: %s (required, requested or none)", auth)
 		}
 		if server.ClientAuth != tls.NoClientCert && pool == nil {
-			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, get("ssl.client.auth"))
+			return nil, nil, fmt.Errorf("listener %s: ssl.client.auth=%s needs a trust store to check client certificates with", name, auth)
 		}
 	}
 	client = &tls.Config{Certificates: certs, RootCAs: pool, MinVersion: minVersion, MaxVersion: maxVersion, CipherSuites: suites}
-	switch alg := get("ssl.endpoint.identification.algorithm"); alg {
+	switch alg := get("ssl.endpoint.identification.algorithm"); strings.ToLower(alg) { // Java reads it in any case
 	case "https":
 	case "":
 		// The chain is still checked, only not the name in it.
@@ -137,6 +145,51 @@ func (c *Config) tlsListener(name string, serving bool) (server, client *tls.Con
 		return nil, nil, fmt.Errorf("invalid value for config key ssl.endpoint.identification.algorithm: %s (https or empty)", alg)
 	}
 	return server, client, nil
+}
+
+// disabledProtocols are the protocol names Java knows but (by its default
+// jdk.tls.disabledAlgorithms, since Java 17 at the latest) never agrees
+// to: ssl.enabled.protocols may name them, as older Kafka defaults did
+// (TLSv1.2,TLSv1.1,TLSv1), and they are left out.
+var disabledProtocols = []string{"SSLv2Hello", "SSLv3", "TLSv1", "TLSv1.1"}
+
+// clientAuth is the ssl.client.auth of a listener. As in Kafka's
+// ChannelBuilders, a SASL_SSL listener asks for client certificates only
+// with its own listener.name.<listener>.ssl.client.auth: the broker-wide
+// key is for SSL listeners.
+func (c *Config) clientAuth(listener string) string {
+	v, key := c.listenerValue(listener, "ssl.client.auth")
+	if c.SecurityProtocols[listener] == protocolSaslSSL && key == "ssl.client.auth" {
+		return "none"
+	}
+	return v
+}
+
+// clientAuthType reads a value of ssl.client.auth, and whether it is one.
+func clientAuthType(v string) (tls.ClientAuthType, bool) {
+	switch v {
+	case "none", "":
+		return tls.NoClientCert, true
+	case "requested":
+		return tls.VerifyClientCertIfGiven, true
+	case "required":
+		return tls.RequireAndVerifyClientCert, true
+	}
+	return tls.NoClientCert, false
+}
+
+// javaOnlySuites are the cipher suites Java 17 serves that Go's TLS does
+// not have. Listed in ssl.cipher.suites they are left out, as Java leaves
+// out a listed suite it cannot use (one for another kind of key); so are
+// the 3DES and RC4 suites, which Java 17's jdk.tls.disabledAlgorithms
+// keeps out of every handshake.
+var javaOnlySuites = []string{
+	"TLS_DHE_DSS_WITH_AES_128_CBC_SHA", "TLS_DHE_DSS_WITH_AES_128_CBC_SHA256", "TLS_DHE_DSS_WITH_AES_128_GCM_SHA256",
+	"TLS_DHE_DSS_WITH_AES_256_CBC_SHA", "TLS_DHE_DSS_WITH_AES_256_CBC_SHA256", "TLS_DHE_DSS_WITH_AES_256_GCM_SHA384",
+	"TLS_DHE_RSA_WITH_AES_128_CBC_SHA", "TLS_DHE_RSA_WITH_AES_128_CBC_SHA256", "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+	"TLS_DHE_RSA_WITH_AES_256_CBC_SHA", "TLS_DHE_RSA_WITH_AES_256_CBC_SHA256", "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
+	"TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384", "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA384",
+	"TLS_RSA_WITH_AES_256_CBC_SHA256", "TLS_EMPTY_RENEGOTIATION_INFO_SCSV",
 }
 
 // cipherSuites reads ssl.cipher.suites (IANA names, as Java's are): the
@@ -158,10 +211,12 @@ func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, erro
 		}
 	}
 	var suites []uint16
-	var named13 []string
+	var named13, leftOut []string
 	for _, name := range names {
 		s := known[name]
 		switch {
+		case slices.Contains(javaOnlySuites, name) || strings.Contains(name, "_3DES_EDE_CBC_") || strings.Contains(name, "_RC4_"):
+			leftOut = append(leftOut, name)
 		case s == nil:
 			return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: unsupported cipher suite %s", name)
 		case slices.Equal(s.SupportedVersions, []uint16{tls.VersionTLS13}):
@@ -180,6 +235,9 @@ func cipherSuites(names []string, lo, hi uint16) ([]uint16, uint16, uint16, erro
 	}
 	if len(suites) == 0 {
 		lo = max(lo, tls.VersionTLS13)
+	}
+	if lo > hi && len(leftOut) > 0 {
+		return nil, 0, 0, fmt.Errorf("invalid value for config key ssl.cipher.suites: no suite of an enabled TLS version (ssl.enabled.protocols) but %s, which Gregor's TLS does not serve", strings.Join(leftOut, ","))
 	}
 	if lo > hi {
 		return nil, 0, 0, errors.New("invalid value for config key ssl.cipher.suites: no suite of an enabled TLS version (ssl.enabled.protocols)")

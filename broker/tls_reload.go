@@ -9,9 +9,10 @@ package broker
 // so does a key store whose certificate names another subject or other
 // subject alternative names (a superset will do) than the one in use, unless
 // ssl.allow.dn.changes / ssl.allow.san.changes, and on the inter-broker
-// listener a key store the listener's trust store does not trust (or a
-// trust store that does not trust the key store), since the other brokers
-// must go on accepting this one. Every handshake takes the listener's TLS
+// listener a key store the trust store in use does not trust, or a trust
+// store that does not trust the key store in use, since the other brokers
+// have the old stores. A listener started without a trust store is not
+// given one. Every handshake takes the listener's TLS
 // config from the live configuration, so new connections get the new
 // stores and those already made keep their session; a connection to
 // another broker (interbroker_dial.go) takes the live key and trust stores
@@ -21,8 +22,10 @@ package broker
 // replaced in place is taken up.
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -71,7 +74,9 @@ func checkSSLStoreLevel(perBroker bool, changed []string) *configError {
 
 // validateStoreChange checks, for each TLS listener whose stores next
 // changes, the new key store against the one in use (cur) and, on the
-// inter-broker listener, the trust between the new key and trust stores.
+// inter-broker listener, the trust between the stores in use and the new
+// ones both ways, as Kafka's SslFactory.SslEngineValidator does with a
+// handshake between the old and new stores in each direction.
 func validateStoreChange(cur, next *Config) *configError {
 	for name, sec := range next.Security {
 		old, ok := cur.Security[name]
@@ -83,23 +88,68 @@ func validateStoreChange(cur, next *Config) *configError {
 			continue
 		}
 		allow := func(key string) bool { v, _ := next.listenerValue(name, key); return strings.EqualFold(v, "true") }
-		if !allow("ssl.allow.dn.changes") && string(oldCert.RawSubject) != string(newCert.RawSubject) {
+		if !allow("ssl.allow.dn.changes") && !sameSubject(oldCert, newCert) {
 			return storeRefusal("Keystore DistinguishedName does not match:  existing={DN=%s}, new={DN=%s}", dn(oldCert), dn(newCert))
 		}
 		if !allow("ssl.allow.san.changes") && !containsAll(sans(newCert), sans(oldCert)) {
 			return storeRefusal("Keystore SubjectAltNames do not match:  existing={SAN=%v}, new={SAN=%v}", sans(oldCert), sans(newCert))
 		}
-		if name != next.InterBrokerListener || sec.TLS.ClientCAs == nil {
+		if old.TLS.ClientCAs == nil && sec.TLS.ClientCAs != nil {
+			return storeRefusal("Cannot add SSL truststore to an existing listener for which no truststore was configured.")
+		}
+		if name != next.InterBrokerListener {
 			continue
 		}
-		// The other brokers check this one's certificate with their trust
-		// store, which is this listener's on every broker.
-		opts := x509.VerifyOptions{Roots: sec.TLS.ClientCAs, Intermediates: intermediates(sec.TLS), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
-		if _, err := newCert.Verify(opts); err != nil {
-			return storeRefusal("the key store of the inter-broker listener %s is not trusted by its trust store: %v", name, err)
+		// The other brokers, which still have this listener's old stores,
+		// must go on connecting to this one and it to them.
+		if err := trusts(old.TLS, newCert, sec.TLS); err != nil {
+			return storeRefusal("the new key store of the inter-broker listener %s is not trusted by its trust store in use: %v", name, err)
+		}
+		if err := trusts(sec.TLS, oldCert, old.TLS); err != nil {
+			return storeRefusal("the new trust store of the inter-broker listener %s does not trust the key store in use: %v", name, err)
 		}
 	}
 	return nil
+}
+
+// validateInterBrokerStores refuses to start a broker whose inter-broker
+// listener's trust store does not trust its own key store, as Kafka's
+// SslFactory.configure does on that listener with a handshake between
+// engines of its own settings: the other brokers, with the same stores,
+// could not connect to it, nor it to them.
+func (c *Config) validateInterBrokerStores() error {
+	if !c.hasRole("broker") {
+		return nil
+	}
+	sec, ok := c.Security[c.InterBrokerListener]
+	if !ok || sec.TLS == nil {
+		return nil
+	}
+	if cert := leafOf(sec.TLS); cert != nil {
+		if err := trusts(sec.TLS, cert, sec.TLS); err != nil {
+			return fmt.Errorf("listener %s: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings: the inter-broker listener's key store is not trusted by its trust store: %v", c.InterBrokerListener, err)
+		}
+	}
+	return nil
+}
+
+// trusts checks that the trust store of c trusts cert, the leaf of the
+// chain of chainOf. Without a trust store there is nothing to check.
+func trusts(c *tls.Config, cert *x509.Certificate, chainOf *tls.Config) error {
+	if c.ClientCAs == nil {
+		return nil
+	}
+	opts := x509.VerifyOptions{Roots: c.ClientCAs, Intermediates: intermediates(chainOf), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}
+	_, err := cert.Verify(opts)
+	return err
+}
+
+// sameSubject reports whether two certificates name the same subject as
+// Kafka's SslFactory.CertificateEntries compares them: the same encoding,
+// or the same name as Java writes it but for case (which the same text in
+// another ASN.1 string type also is).
+func sameSubject(a, b *x509.Certificate) bool {
+	return bytes.Equal(a.RawSubject, b.RawSubject) || strings.EqualFold(dn(a), dn(b))
 }
 
 // containsAll reports whether every one of want is in have.

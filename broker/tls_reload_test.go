@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"os"
 	"strings"
@@ -229,4 +230,100 @@ func TestDynamicKeyStoreController(t *testing.T) {
 		t.Fatal("node 1's controller connections do not present the renewed certificate")
 	}
 	checkControllerFailover(t, c, kgo.DialTLSConfig(pki.clientTLS()))
+}
+
+// A renewed key store's subject is compared as Kafka's SslFactory compares
+// X500Principals: the same name in another string type (UTF8String where
+// the old had PrintableString, as another CA tool writes it) or another
+// case is the same subject, and the change is taken.
+func TestDynamicKeyStoreSubjectEncoding(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), nil)) // CN=broker, a PrintableString
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	roots := &tls.Config{RootCAs: pki.pool}
+	for _, cn := range []string{"broker", "Broker"} {
+		rawSubject, err := asn1.Marshal(pkix.RDNSequence{{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, // CN
+			Value: asn1.RawValue{Tag: asn1.TagUTF8String, Bytes: []byte(cn)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := certTemplate(pkix.Name{}, loopback, nil)
+		tmpl.RawSubject = rawSubject
+		cert, key := pki.signTemplate(tmpl, false)
+		path, _ := pki.writeKeyStore("utf8-"+cn, cert, key)
+		resps, err := admin.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.keystore.location", Value: kmsg.StringPtr(path)}}, 1)
+		if err != nil || len(resps) != 1 || resps[0].Err != nil {
+			t.Fatalf("CN=%s as a UTF8String for CN=broker: %+v %v", cn, resps, err)
+		}
+		if got := peerCertificate(t, listenerAddr(t, b, "SSL"), roots); !bytes.Equal(got, cert.Raw) {
+			t.Fatalf("CN=%s as a UTF8String: the new certificate is not shown", cn)
+		}
+	}
+}
+
+// On the inter-broker listener a change of stores must keep this broker
+// and the others (which still have its old stores) able to connect both
+// ways, as Kafka's SslFactory.SslEngineValidator checks it: the old trust
+// store must trust the new certificate, and the new trust store the old
+// one. A CA rotated in one step (key store and trust store of a new CA
+// together) is refused; in steps (the new CA trusted first, then the new
+// key store, then the old CA dropped) it is taken.
+func TestDynamicStoresInterBrokerTrust(t *testing.T) {
+	pki, next := newTestPKI(t), newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"inter.broker.listener.name": "SSL"}))
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	alter := func(kv ...string) error {
+		t.Helper()
+		var cs []kadm.AlterConfig
+		for i := 0; i < len(kv); i += 2 {
+			cs = append(cs, kadm.AlterConfig{Name: "listener.name.ssl.ssl." + kv[i], Value: kmsg.StringPtr(kv[i+1])})
+		}
+		resps, err := admin.AlterBrokerConfigs(ctxT(t), cs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resps[0].Err
+	}
+	nextKeyStore, _ := next.keyStore("next-broker", pkix.Name{CommonName: "broker"})
+	both := pki.write("both-cas.pem", append(mustRead(t, pki.caFile), mustRead(t, next.caFile)...))
+
+	if err := alter("keystore.location", nextKeyStore, "truststore.location", next.caFile); !errors.Is(err, kerr.InvalidRequest) {
+		t.Fatalf("a new CA's key store and trust store in one step: %v, want INVALID_REQUEST", err)
+	}
+	if err := alter("truststore.location", both); err != nil {
+		t.Fatalf("the new CA trusted too: %v", err)
+	}
+	if err := alter("keystore.location", nextKeyStore); err != nil {
+		t.Fatalf("the new CA's key store, both trusted: %v", err)
+	}
+	if err := alter("truststore.location", next.caFile); err != nil {
+		t.Fatalf("the old CA dropped: %v", err)
+	}
+	if got := peerCertificate(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: next.pool}); len(got) == 0 {
+		t.Fatal("no certificate of the new CA shown")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A listener started without a trust store cannot be given one at
+// runtime, as in Kafka.
+func TestDynamicTrustStoreAdded(t *testing.T) {
+	pki := newTestPKI(t)
+	props := pki.tlsProps(t.TempDir(), nil)
+	delete(props, "ssl.truststore.location")
+	b := startBrokerWith(t, props)
+	admin := kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT")))
+	resps, err := admin.AlterBrokerConfigs(ctxT(t), []kadm.AlterConfig{{Name: "listener.name.ssl.ssl.truststore.location", Value: kmsg.StringPtr(pki.caFile)}}, 1)
+	if err != nil || !errors.Is(resps[0].Err, kerr.InvalidRequest) ||
+		!strings.Contains(resps[0].ErrMessage, "Cannot add SSL truststore to an existing listener for which no truststore was configured.") {
+		t.Fatalf("a trust store added: %+v %v, want INVALID_REQUEST", resps, err)
+	}
 }

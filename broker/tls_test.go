@@ -13,12 +13,14 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -56,14 +58,24 @@ func (p *testPKI) sign(subject pkix.Name, isCA bool) (*x509.Certificate, *ecdsa.
 // signNaming is sign with the certificate's subject alternative names.
 func (p *testPKI) signNaming(subject pkix.Name, isCA bool, ips []net.IP, dns []string) (*x509.Certificate, *ecdsa.PrivateKey) {
 	p.t.Helper()
+	return p.signTemplate(certTemplate(subject, ips, dns), isCA)
+}
+
+// certTemplate is the template of a test certificate.
+func certTemplate(subject pkix.Name, ips []net.IP, dns []string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	return &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
+}
+
+// signTemplate signs tmpl, for a new key, as the CA (or itself).
+func (p *testPKI) signTemplate(tmpl *x509.Certificate, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
+	p.t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: ips, DNSNames: dns, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
 	parent, signer := tmpl, key
 	if isCA {
 		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign|x509.KeyUsageDigitalSignature
@@ -96,6 +108,11 @@ func (p *testPKI) keyStore(name string, subject pkix.Name) (string, tls.Certific
 // names.
 func (p *testPKI) keyStoreNaming(name string, subject pkix.Name, ips []net.IP, dns []string) (string, tls.Certificate) {
 	cert, key := p.signNaming(subject, false, ips, dns)
+	return p.writeKeyStore(name, cert, key)
+}
+
+// writeKeyStore writes a PEM key store of cert and key.
+func (p *testPKI) writeKeyStore(name string, cert *x509.Certificate, key *ecdsa.PrivateKey) (string, tls.Certificate) {
 	der, _ := x509.MarshalPKCS8PrivateKey(key)
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
@@ -380,17 +397,22 @@ func TestTLSCipherSuites(t *testing.T) {
 func TestTLSConfigRefusals(t *testing.T) {
 	pki := newTestPKI(t)
 	checkConfigRefusals(t, func() map[string]string { return pki.tlsProps(t.TempDir(), nil) }, map[string]configRefusal{
-		"no key store":        {map[string]string{"ssl.keystore.location": ""}, "has no key store"},
-		"missing file":        {map[string]string{"ssl.keystore.location": "/nonexistent/ks.pem"}, "ssl.keystore"},
-		"wrong type":          {map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.password": "x"}, "PKCS12 key store"},
-		"bad client auth":     {map[string]string{"ssl.client.auth": "always"}, "invalid value for config key ssl.client.auth"},
-		"old TLS":             {map[string]string{"ssl.enabled.protocols": "TLSv1.1"}, "TLSv1.1"},
+		"no key store":    {map[string]string{"ssl.keystore.location": ""}, "has no key store"},
+		"missing file":    {map[string]string{"ssl.keystore.location": "/nonexistent/ks.pem"}, "ssl.keystore"},
+		"wrong type":      {map[string]string{"ssl.keystore.type": "PKCS12", "ssl.keystore.password": "x"}, "PKCS12 key store"},
+		"bad client auth": {map[string]string{"ssl.client.auth": "always"}, `invalid value "always" for config key ssl.client.auth`},
+		"bad SASL_SSL client auth": {map[string]string{"listener.name.sasl_ssl.ssl.client.auth": "always"},
+			"invalid value for config key ssl.client.auth: always"},
+		"old TLS only":        {map[string]string{"ssl.enabled.protocols": "TLSv1.1,TLSv1"}, "no TLS version enabled"},
+		"unknown TLS":         {map[string]string{"ssl.enabled.protocols": "TLSv1.2,TLSv1.4"}, "invalid value for config key ssl.enabled.protocols: TLSv1.4"},
 		"client auth, no CAs": {map[string]string{"ssl.client.auth": "required", "ssl.truststore.location": ""}, "needs a trust store"},
 		"unknown cipher suite": {map[string]string{"ssl.cipher.suites": "TLS_FANCY_WITH_AES"},
 			"invalid value for config key ssl.cipher.suites: unsupported cipher suite TLS_FANCY_WITH_AES"},
 		"some TLS 1.3 suites": {map[string]string{"ssl.cipher.suites": "TLS_AES_256_GCM_SHA384,TLS_AES_256_GCM_SHA384,TLS_AES_128_GCM_SHA256"}, "but not all 3"},
 		"no suite of an enabled version": {map[string]string{"ssl.cipher.suites": "TLS_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384,TLS_CHACHA20_POLY1305_SHA256",
 			"ssl.enabled.protocols": "TLSv1.2"}, "no suite of an enabled TLS version"},
+		"inter-broker key store not trusted": {map[string]string{"inter.broker.listener.name": "SSL", "ssl.truststore.location": newTestPKI(t).caFile},
+			"listener SSL: A client SSLEngine created with the provided settings can't connect to a server SSLEngine created with those settings"},
 		"bad mapping rule": {map[string]string{"ssl.principal.mapping.rules": "RULE:foo"},
 			"invalid value for config key ssl.principal.mapping.rules: Invalid rule: `RULE:foo`"},
 	})
@@ -456,6 +478,214 @@ func TestReplicaDialerReceiveBuffer(t *testing.T) {
 		nc.Close()
 		if got != 2*12345 { // Linux doubles what is asked, for its bookkeeping
 			t.Fatalf("TLS %v: SO_RCVBUF %d, want 2x12345", secure, got)
+		}
+	}
+}
+
+// ssl.client.auth without the listener prefix applies to SSL listeners
+// only: a SASL_SSL listener asks for client certificates only with its
+// own listener.name.<listener>.ssl.client.auth.
+func TestTLSClientAuthOnSASLSSL(t *testing.T) {
+	pki := newTestPKI(t)
+	sasl := func(b *Broker) *kgo.Client {
+		alterScram(t, kadm.NewClient(saslFreeClient(t, listenerAddr(t, b, "PLAINTEXT"))), "dora", "dora-secret", kadm.ScramSha256)
+		return tlsClient(t, listenerAddr(t, b, "SASL_SSL"), &tls.Config{RootCAs: pki.pool},
+			kgo.SASL(scram.Auth{User: "dora", Pass: "dora-secret"}.AsSha256Mechanism()))
+	}
+
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.client.auth": "required"}))
+	if err := tlsClient(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: pki.pool}).Ping(ctxT(t)); err == nil {
+		t.Fatal("ssl.client.auth=required: an SSL client without a certificate was admitted")
+	}
+	if err := sasl(b).Ping(ctxT(t)); err != nil {
+		t.Fatalf("ssl.client.auth=required: a SASL_SSL client without a certificate: %v", err)
+	}
+
+	b = startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"listener.name.sasl_ssl.ssl.client.auth": "required"}))
+	if err := sasl(b).Ping(ctxT(t)); err == nil {
+		t.Fatal("listener.name.sasl_ssl.ssl.client.auth=required: a SASL_SSL client without a certificate was admitted")
+	}
+}
+
+// ssl.endpoint.identification.algorithm: https (in any case, as Java reads
+// it) has a broker dialling another check that the certificate names the
+// host dialled; empty checks the chain only.
+func TestTLSEndpointIdentification(t *testing.T) {
+	pki := newTestPKI(t) // certificates for 127.0.0.1, not for localhost
+	for alg, checksName := range map[string]bool{"https": true, "HTTPS": true, "": false} {
+		b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.endpoint.identification.algorithm": alg}))
+		_, port, _ := net.SplitHostPort(listenerAddr(t, b, "SSL"))
+		dial := func(host string) error {
+			c, err := tls.Dial("tcp", net.JoinHostPort(host, port), b.cfg.Security["SSL"].ClientTLS.Clone())
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}
+		if err := dial("127.0.0.1"); err != nil {
+			t.Errorf("%q: dialling the address the certificate names: %v", alg, err)
+		}
+		var hostErr x509.HostnameError
+		if err := dial("localhost"); checksName != errors.As(err, &hostErr) {
+			t.Errorf("%q: dialling a name the certificate does not hold: %v, want a host name error %v", alg, err, checksName)
+		}
+	}
+}
+
+// ssl.enabled.protocols may name the versions Java knows but disables by
+// default (Kafka's default before 2.5 was TLSv1.2,TLSv1.1,TLSv1): the
+// broker starts, as Kafka's does, and serves the others.
+func TestTLSEnabledProtocolsOldVersions(t *testing.T) {
+	pki := newTestPKI(t)
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.enabled.protocols": "TLSv1.2,TLSv1.1,TLSv1"}))
+	addr := listenerAddr(t, b, "SSL")
+	dial := func(lo, hi uint16) (uint16, error) {
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, MinVersion: lo, MaxVersion: hi})
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.ConnectionState().Version, nil
+	}
+	if v, err := dial(tls.VersionTLS10, tls.VersionTLS13); err != nil || v != tls.VersionTLS12 {
+		t.Fatalf("a client offering TLS 1.0 to 1.3 got %s (%v), want TLS 1.2", tls.VersionName(v), err)
+	}
+	if _, err := dial(tls.VersionTLS10, tls.VersionTLS11); err == nil {
+		t.Fatal("a TLS 1.1 client was admitted")
+	}
+}
+
+// A PEM key store's private key may be encrypted (ENCRYPTED PRIVATE KEY,
+// as openssl pkcs8 -topk8 writes it), its password ssl.key.password, as
+// in Kafka; inline in ssl.keystore.key too.
+func TestTLSEncryptedPEMKey(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatalf("openssl is needed: %v", err)
+	}
+	pki := newTestPKI(t)
+	cert, key := pki.sign(pkix.Name{CommonName: "broker"}, false)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	plain := pki.write("plain-key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	encrypted := filepath.Join(pki.dir, "encrypted-key.pem")
+	if out, err := exec.Command(openssl, "pkcs8", "-topk8", "-in", plain, "-out", encrypted, "-passout", "pass:key-secret").CombinedOutput(); err != nil {
+		t.Fatalf("openssl: %v\n%s", err, out)
+	}
+	keyPEM, err := os.ReadFile(encrypted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chainPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	for name, props := range map[string]map[string]string{
+		"file":   {"ssl.keystore.location": pki.write("ks.pem", append(keyPEM, chainPEM...))},
+		"inline": {"ssl.keystore.location": "", "ssl.keystore.key": string(keyPEM), "ssl.keystore.certificate.chain": string(chainPEM)},
+	} {
+		props["ssl.key.password"] = "key-secret"
+		p := pki.tlsProps(t.TempDir(), props)
+		for k, v := range props {
+			if v == "" {
+				delete(p, k)
+			}
+		}
+		b := startBrokerWith(t, p)
+		if got := peerCertificate(t, listenerAddr(t, b, "SSL"), &tls.Config{RootCAs: pki.pool}); !bytes.Equal(got, cert.Raw) {
+			t.Errorf("%s: the listener does not show the key store's certificate", name)
+		}
+		p["ssl.key.password"] = "wrong"
+		if _, _, err := ParseConfig(p); err == nil || !strings.Contains(err.Error(), "wrong password") {
+			t.Errorf("%s: a wrong ssl.key.password: %v", name, err)
+		}
+	}
+}
+
+// ssl.cipher.suites may name suites Java has but Go's TLS does not (the
+// DHE ones, as hardened Kafka configurations list them): they are left
+// out, as Java leaves out suites it cannot use, and the others served.
+// Suites Java 17 disables (3DES, RC4) are left out too.
+func TestTLSCipherSuitesJavaOnly(t *testing.T) {
+	pki := newTestPKI(t)
+	const suite = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+	b := startBrokerWith(t, pki.tlsProps(t.TempDir(), map[string]string{"ssl.enabled.protocols": "TLSv1.2",
+		"ssl.cipher.suites": "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384," + suite + ",TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA384,TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA"}))
+	addr := listenerAddr(t, b, "SSL")
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tls.CipherSuiteName(c.ConnectionState().CipherSuite); got != suite {
+		t.Errorf("agreed on %s, want %s", got, suite)
+	}
+	c.Close()
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pki.pool, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA}}); err == nil {
+		c.Close()
+		t.Fatal("a client offering only triple DES was admitted")
+	}
+	_, _, err = ParseConfig(pki.tlsProps(t.TempDir(), map[string]string{"ssl.cipher.suites": "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384"}))
+	if err == nil || !strings.Contains(err.Error(), "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384") {
+		t.Errorf("only a suite Go's TLS does not have: %v, want it refused by name", err)
+	}
+}
+
+// A broker dialling another (replicas, and raft and controller requests
+// on the CONTROLLER listener) with ssl.endpoint.identification.algorithm
+// https checks the host name as Java's trust manager does: against the
+// certificate's DNS subject alternative names, or, when it has none, its
+// common name (certificates keytool made without -ext SAN); an address
+// against the IP names only.
+func TestInterBrokerDialHostNames(t *testing.T) {
+	pki := newTestPKI(t)
+	cfg, _, err := ParseConfig(pki.tlsProps(t.TempDir(), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := cfg.Security["SSL"].ClientTLS
+	serve := func(cn string, ips []net.IP, dns []string) string {
+		cert, key := pki.signNaming(pkix.Name{CommonName: cn}, false, ips, dns)
+		_, pair := pki.writeKeyStore(cn, cert, key)
+		ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{pair}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() { c.(*tls.Conn).Handshake(); c.Close() }()
+			}
+		}()
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		return port
+	}
+	for _, c := range []struct {
+		what, host string
+		port       string
+		ok         bool
+	}{
+		{"CN=localhost, no names", "localhost", serve("localhost", nil, nil), true},
+		{"CN=other, no names", "localhost", serve("other", nil, nil), false},
+		{"CN=localhost, DNS name other", "localhost", serve("localhost", nil, []string{"other"}), false},
+		{"CN=x, DNS name localhost", "localhost", serve("x", nil, []string{"localhost"}), true},
+		{"CN=127.0.0.1, no names", "127.0.0.1", serve("127.0.0.1", nil, nil), false},
+		{"IP name 127.0.0.1", "127.0.0.1", serve("x", loopback, nil), true},
+	} {
+		addr := net.JoinHostPort(c.host, c.port)
+		nc, err := (&interBrokerDialer{}).connect(ctxT(t), "tcp", addr, client)
+		if err == nil {
+			err = nc.(*tls.Conn).HandshakeContext(ctxT(t))
+			nc.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("replica dialling %s, %s: %v, want ok %v", addr, c.what, err, c.ok)
+		}
+		conn, err := controller.Security{TLS: client}.Dial(ctxT(t), addr, "test", 5*time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("controller connection to %s, %s: %v, want ok %v", addr, c.what, err, c.ok)
 		}
 	}
 }

@@ -11,8 +11,8 @@
 //	        ssl.truststore.certificates
 //
 // Inline PEM may arrive with its lines joined (a properties file's
-// continued lines); its blocks are rebuilt. Encrypted PEM private keys
-// are refused: PKCS12 or JKS carry a key with a password.
+// continued lines); its blocks are rebuilt. An encrypted PEM private key
+// (ENCRYPTED PRIVATE KEY) is read with the key password (pkcs8.go).
 package keystore
 
 import (
@@ -80,8 +80,8 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 		if data != nil {
 			keyPEM, chainPEM = data, data
 		}
-		if blk, _ := pem.Decode(keyPEM); blk != nil && strings.Contains(blk.Type, "ENCRYPTED") {
-			return tls.Certificate{}, errors.New("encrypted PEM private keys are not supported; use a PKCS12 or JKS key store")
+		if keyPEM, err = decryptPEMKey(keyPEM, s.KeyPassword); err != nil {
+			return tls.Certificate{}, err
 		}
 		return tls.X509KeyPair(chainPEM, keyPEM)
 	case "PKCS12":
@@ -124,6 +124,57 @@ func (s Store) KeyPair() (tls.Certificate, error) {
 		return tls.Certificate{}, fmt.Errorf("JKS key store %s holds no private key", s.Location)
 	}
 	return tls.Certificate{}, fmt.Errorf("unknown key store type %s (JKS, PKCS12 or PEM)", s.Type)
+}
+
+// loadTrustedJKS reads a JKS trust store. Without a password its entries
+// are read without checking the store's integrity, as Java's
+// KeyStore.load does with none (Kafka's ssl.truststore.password may be
+// left out); the library reads every entry before it checks the digest
+// that needs the password.
+func loadTrustedJKS(data []byte, password string) (jks.KeyStore, error) {
+	ks := jks.New()
+	err := ks.Load(bytes.NewReader(data), []byte(password))
+	if err != nil && password == "" && err.Error() == "got invalid digest" {
+		return ks, nil
+	}
+	return ks, err
+}
+
+// decryptPEMKey gives, for PEM text whose private key is encrypted
+// (ENCRYPTED PRIVATE KEY), that key decrypted with password; PEM text
+// with a key in the clear is given back as it is.
+func decryptPEMKey(text []byte, password string) ([]byte, error) {
+	for rest := text; ; {
+		var blk *pem.Block
+		if blk, rest = pem.Decode(rest); blk == nil {
+			return text, nil
+		}
+		if blk.Type != "ENCRYPTED PRIVATE KEY" {
+			continue
+		}
+		if password == "" {
+			return nil, errors.New("the PEM private key is encrypted: ssl.key.password is its password")
+		}
+		der, err := decryptPKCS8(blk.Bytes, password)
+		if err != nil {
+			return nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+	}
+}
+
+// trustedJKSCertificate is the certificate a JKS entry makes trusted, as
+// Java's trust manager reads a store: a trusted certificate entry's, or
+// the first of a private key entry's chain (the key store itself given as
+// the trust store).
+func trustedJKSCertificate(ks jks.KeyStore, alias string) ([]byte, bool) {
+	if entry, err := ks.GetTrustedCertificateEntry(alias); err == nil {
+		return entry.Certificate.Content, true
+	}
+	if chain, err := ks.GetPrivateKeyEntryCertificateChain(alias); err == nil && len(chain) > 0 {
+		return chain[0].Content, true
+	}
+	return nil, false
 }
 
 // pemBlock matches one PEM block however its lines were joined: a
@@ -183,19 +234,25 @@ func (s Store) Pool() (*x509.CertPool, error) {
 		return pool, nil
 	case "PKCS12":
 		if certs, err = pkcs12.DecodeTrustStore(data, s.Password); err != nil {
-			return nil, fmt.Errorf("PKCS12 trust store %s: %w", s.Location, err)
+			// A key store: its key's certificate is trusted, as Java's
+			// trust manager trusts a key entry's.
+			_, leaf, _, keyErr := pkcs12.DecodeChain(data, s.Password)
+			if keyErr != nil {
+				return nil, fmt.Errorf("PKCS12 trust store %s: %w", s.Location, err)
+			}
+			certs = []*x509.Certificate{leaf}
 		}
 	case "JKS":
-		ks := jks.New()
-		if err := ks.Load(bytes.NewReader(data), []byte(s.Password)); err != nil {
+		ks, err := loadTrustedJKS(data, s.Password)
+		if err != nil {
 			return nil, fmt.Errorf("JKS trust store %s: %w", s.Location, err)
 		}
 		for _, alias := range ks.Aliases() {
-			entry, err := ks.GetTrustedCertificateEntry(alias)
-			if err != nil {
-				continue // a private key entry
+			der, ok := trustedJKSCertificate(ks, alias)
+			if !ok {
+				continue
 			}
-			cert, err := x509.ParseCertificate(entry.Certificate.Content)
+			cert, err := x509.ParseCertificate(der)
 			if err != nil {
 				return nil, fmt.Errorf("JKS trust store %s, certificate %s: %w", s.Location, alias, err)
 			}

@@ -116,8 +116,53 @@ func TestPEM(t *testing.T) {
 	check(t, Store{Type: "PEM", Key: oneLine(keyPEM), Certificates: oneLine(certPEM)},
 		Store{Type: "PEM", Certificates: oneLine(certPEM)})
 	enc := pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte("x")})
-	if _, err := (Store{Type: "PEM", Key: string(enc), Certificates: string(certPEM)}).KeyPair(); err == nil {
-		t.Fatal("an encrypted PEM key was accepted")
+	if _, err := (Store{Type: "PEM", Key: string(enc), Certificates: string(certPEM), KeyPassword: "x"}).KeyPair(); err == nil {
+		t.Fatal("a broken encrypted PEM key was accepted")
+	}
+}
+
+// Encrypted PKCS#8 keys (ENCRYPTED PRIVATE KEY) in a PEM key store are
+// read with ssl.key.password, as Kafka's PemStore reads them: made with
+// openssl's default (PBES2, AES-256, HMAC-SHA256), other PBES2 choices,
+// and PKCS#12's SHA-1 and triple DES (what Java 17 itself decrypts).
+func TestEncryptedPEMKeys(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Fatalf("openssl is needed: %v", err)
+	}
+	cert, key := testCert(t)
+	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
+	plain := write(t, "key.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+	trust := Store{Type: "PEM", Certificates: string(certPEM)}
+	for name, args := range map[string][]string{
+		"openssl's default":     nil,
+		"AES-128, HMAC-SHA1":    {"-v2", "aes128", "-v2prf", "hmacWithSHA1"},
+		"AES-192, HMAC-SHA512":  {"-v2", "aes192", "-v2prf", "hmacWithSHA512"},
+		"PBES2 with triple DES": {"-v2", "des3"},
+		"PKCS#12 triple DES":    {"-v1", "PBE-SHA1-3DES"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "enc.pem")
+			cmd := append([]string{"pkcs8", "-topk8", "-in", plain, "-out", out, "-passout", "pass:key-secret"}, args...)
+			if msg, err := exec.Command(openssl, cmd...).CombinedOutput(); err != nil {
+				t.Fatalf("openssl %v: %v\n%s", cmd, err, msg)
+			}
+			encrypted, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(encrypted), "ENCRYPTED PRIVATE KEY") {
+				t.Fatalf("openssl wrote %s", encrypted)
+			}
+			check(t, Store{Type: "PEM", Key: string(encrypted), Certificates: string(certPEM), KeyPassword: "key-secret"}, trust)
+			check(t, Store{Type: "PEM", Location: write(t, "ks.pem", append(encrypted, certPEM...)), KeyPassword: "key-secret"}, trust)
+			for _, password := range []string{"wrong", ""} {
+				if _, err := (Store{Type: "PEM", Key: string(encrypted), Certificates: string(certPEM), KeyPassword: password}).KeyPair(); err == nil {
+					t.Fatalf("the key was read with the password %q", password)
+				}
+			}
+		})
 	}
 }
 
@@ -187,5 +232,19 @@ func TestStoresMadeByKeytool(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			check(t, Store{Type: typ, Location: ks, Password: "store-secret"}, Store{Type: typ, Location: ts, Password: "trust-secret"})
 		})
+	}
+	// As Java's trust manager does, a store of private key entries (the key
+	// store itself, a common shortcut) trusts their certificates.
+	for _, typ := range []string{"PKCS12", "JKS"} {
+		ks := filepath.Join(dir, typ+"-ks")
+		check(t, Store{Type: typ, Location: ks, Password: "store-secret"}, Store{Type: typ, Location: ks, Password: "store-secret"})
+	}
+	// As Java does (and Kafka's ssl.truststore.password documents), a JKS
+	// trust store read without a password is read without checking its
+	// integrity; a wrong password is still refused.
+	ks, ts := filepath.Join(dir, "JKS-ks"), filepath.Join(dir, "JKS-ts")
+	check(t, Store{Type: "JKS", Location: ks, Password: "store-secret"}, Store{Type: "JKS", Location: ts})
+	if _, err := (Store{Type: "JKS", Location: ts, Password: "wrong"}).Pool(); err == nil {
+		t.Fatal("a JKS trust store was read with a wrong password")
 	}
 }

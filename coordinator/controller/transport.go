@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gregor-broker/gregor/internal/connsetup"
+	"github.com/gregor-broker/gregor/internal/tlsverify"
 	"github.com/hashicorp/raft"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -127,7 +128,8 @@ func (s Security) tlsConfig() *tls.Config {
 const raftClientID = "gregor-raft"
 
 // Dial connects to address and completes the TLS handshake (checking the
-// certificate names address's host unless TLS says otherwise) and the
+// certificate names address's host, as Java does, unless TLS says
+// otherwise) and the
 // SASL login, all within timeout, or the time Setup gives.
 func (s Security) Dial(ctx context.Context, address, clientID string, timeout time.Duration) (net.Conn, error) {
 	if s.Setup != nil {
@@ -149,7 +151,7 @@ func (s Security) dial(ctx context.Context, address, clientID string, timeout ti
 	if t := s.tlsConfig(); t == nil {
 		conn, err = d.DialContext(ctx, "tcp", address)
 	} else {
-		conn, err = (&tls.Dialer{NetDialer: d, Config: t}).DialContext(ctx, "tcp", address)
+		conn, err = (&tls.Dialer{NetDialer: d, Config: tlsverify.ForHost(t, address)}).DialContext(ctx, "tcp", address)
 	}
 	if err != nil || s.SASL == nil {
 		return conn, err
