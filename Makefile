@@ -16,7 +16,10 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/gregor
 
+# The TLS tests make keys with openssl and stores with the JDK's keytool.
 deps:
+	@command -v openssl >/dev/null 2>&1 || { echo "installing openssl"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl; }
 	$(GO) mod download
 	cd bench && $(GO) mod download
 
