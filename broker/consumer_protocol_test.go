@@ -509,3 +509,31 @@ func TestConsumerProtocolRegexMatchesInternalTopics(t *testing.T) {
 		return len(got) > 0
 	})
 }
+
+// A group, member, instance or rack id made only of blanks is an empty
+// one, as Kafka's throwIfEmptyString trims it: INVALID_REQUEST.
+func TestConsumerGroupHeartbeatBlankIDs(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	cl := newClient(t, b)
+	for _, tc := range []struct {
+		name string
+		set  func(*kmsg.ConsumerGroupHeartbeatRequest)
+	}{
+		{"group id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "  " }},
+		{"member id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = " \t" }},
+		{"instance id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr(" ") }},
+		{"rack id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = kmsg.StringPtr("\n") }},
+	} {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "m-1", 60000
+		hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		tc.set(hb)
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != errInvalidRequest {
+			t.Errorf("a blank %s: error %d, want INVALID_REQUEST (%d)", tc.name, resp.ErrorCode, errInvalidRequest)
+		}
+	}
+}

@@ -351,18 +351,18 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []string) *heartbeatError {
 	invalid := func(msg string) *heartbeatError { return refuse(errInvalidRequest, "%s", msg) }
 	switch {
-	case req.Group == "":
+	case blank(req.Group):
 		return invalid("GroupId can't be empty.")
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case req.InstanceID != nil && blank(*req.InstanceID):
 		return invalid("InstanceId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blank(*req.RackID):
 		return invalid("RackId can't be empty.")
-	case req.Version >= 1 && req.MemberID == "":
+	case req.Version >= 1 && blank(req.MemberID):
 		return invalid("MemberId can't be empty.")
 	}
 	switch e := req.MemberEpoch; {
 	case e > 0 || e == leaveEpoch:
-		if req.MemberID == "" {
+		if blank(req.MemberID) {
 			return invalid("MemberId can't be empty.")
 		}
 	case e == 0:
@@ -379,7 +379,7 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []stri
 			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
 		}
 	case e == staticLeaveEpoch:
-		if req.MemberID == "" {
+		if blank(req.MemberID) {
 			return invalid("MemberId can't be empty.")
 		}
 		if req.InstanceID == nil {
