@@ -537,3 +537,61 @@ func TestConsumerGroupHeartbeatBlankIDs(t *testing.T) {
 		}
 	}
 }
+
+// A member that acknowledges a revocation while a newer target takes
+// more partitions from it stays at its epoch, revoking those too, as
+// Kafka 4.2's CurrentAssignmentBuilder (KAFKA-19974): its epoch moves
+// only to the target epoch, once it has nothing left to revoke.
+func TestConsumerGroupRevocationKeepsEpoch(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 4)
+	topics, err := adm.ListTopics(ctxT(t), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := topics["t"].ID
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, owned ...int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "g", member, epoch
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = 60000, []string{"t"}
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if len(owned) > 0 {
+			hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: id, Partitions: owned}}
+		}
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, error %d", member, epoch, err, resp.ErrorCode)
+		}
+		return resp
+	}
+	assigned := func(resp *kmsg.ConsumerGroupHeartbeatResponse) []int32 {
+		var out []int32
+		if resp.Assignment != nil {
+			for _, tp := range resp.Assignment.Topics {
+				out = append(out, tp.Partitions...)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	a := heartbeat("a", 0)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{0, 1, 2, 3}) {
+		t.Fatalf("a joined at epoch %d with %v, want epoch 1 and every partition", a.MemberEpoch, assigned(a))
+	}
+	heartbeat("b", 0) // epoch 2: a is to keep 2 and 3
+	a = heartbeat("a", 1, 0, 1, 2, 3)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{2, 3}) {
+		t.Fatalf("a revoking 0 and 1: epoch %d with %v, want epoch 1 keeping 2 and 3", a.MemberEpoch, assigned(a))
+	}
+	heartbeat("c", 0) // epoch 3: a is still to keep 2 and 3
+	heartbeat("d", 0) // epoch 4: a is to keep 3 alone
+	a = heartbeat("a", 1, 2, 3)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{3}) {
+		t.Fatalf("a having revoked 0 and 1, now revoking 2: epoch %d with %v, want epoch 1 keeping 3", a.MemberEpoch, assigned(a))
+	}
+	a = heartbeat("a", 1, 3)
+	if a.MemberEpoch != 4 {
+		t.Fatalf("a having revoked 2: epoch %d, want the target epoch 4", a.MemberEpoch)
+	}
+}

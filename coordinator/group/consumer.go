@@ -602,15 +602,10 @@ func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg
 	if m.epoch == cg.assignmentEpoch && m.state == memberStable {
 		return
 	}
-	switch m.state {
-	case memberUnrevokedPartitions:
-		if ownsAny(owned, m.revoking) {
-			return
-		}
-		c.nextAssignment(g, m, m.epoch+1, owned)
-	default:
-		c.nextAssignment(g, m, m.epoch, owned)
+	if m.state == memberUnrevokedPartitions && ownsAny(owned, m.revoking) {
+		return
 	}
+	c.nextAssignment(g, m, owned)
 	if m.state == memberUnrevokedPartitions {
 		c.armRebalanceTimeout(g, m)
 	} else {
@@ -640,8 +635,11 @@ func (c *Coordinator) persistOrLog(g *classicGroup) {
 	}
 }
 
-// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
-func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
+// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment. A
+// member with partitions to revoke keeps its epoch, even one that has
+// just revoked others (Kafka 4.2, KAFKA-19974); it moves to the target
+// epoch once it has nothing to revoke.
+func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
 	cg := g.consumer
 	target := cg.target[m.id]
 	var keep, revoke, add []topicPartitionID
@@ -678,7 +676,6 @@ func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch i
 		since[tp] = m.since[tp]
 	}
 	if len(revoke) > 0 && (owned == nil || ownsAny(owned, revoking)) {
-		m.setEpoch(epoch)
 		m.state = memberUnrevokedPartitions
 		m.assigned, m.revoking = assignmentOf(keep), revoking
 		for _, tp := range revoke {
