@@ -595,3 +595,68 @@ func TestConsumerGroupRevocationKeepsEpoch(t *testing.T) {
 		t.Fatalf("a having revoked 2: epoch %d, want the target epoch 4", a.MemberEpoch)
 	}
 }
+
+// A member that stops subscribing to a topic while it is still revoking
+// other partitions gives that topic's partitions up at once, revoking
+// them with the others, as Kafka's CurrentAssignmentBuilder does since
+// 4.1 (KAFKA-19431): its assignment never holds a topic it does not
+// subscribe to.
+func TestConsumerGroupUnsubscribeWhileRevoking(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	adm := newAdmin(t, b)
+	for _, name := range []string{"t", "u"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topics, err := adm.ListTopics(ctxT(t), "t", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[[16]byte]string{topics["t"].ID: "t", topics["u"].ID: "u"}
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, subscribed []string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "g", member, epoch
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames, hb.Topics = 60000, subscribed, owned
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, error %d", member, epoch, err, resp.ErrorCode)
+		}
+		return resp
+	}
+	owning := func(resp *kmsg.ConsumerGroupHeartbeatResponse) []kmsg.ConsumerGroupHeartbeatRequestTopic {
+		out := []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		for _, tp := range resp.Assignment.Topics {
+			out = append(out, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: tp.TopicID, Partitions: tp.Partitions})
+		}
+		return out
+	}
+	both := []string{"t", "u"}
+	a := heartbeat("a", 0, both, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
+	all := owning(a)
+	heartbeat("b", 0, both, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
+	a = heartbeat("a", a.MemberEpoch, both, all) // to revoke one topic, keeping the other
+	if a.Assignment == nil || len(a.Assignment.Topics) != 1 {
+		t.Fatalf("a after b joined: assignment %+v, want one topic kept", a.Assignment)
+	}
+	kept := names[a.Assignment.Topics[0].TopicID]
+	other := "t"
+	if kept == "t" {
+		other = "u"
+	}
+	epoch := a.MemberEpoch
+	a = heartbeat("a", epoch, []string{other}, all) // still holding what it revokes
+	if a.MemberEpoch != epoch {
+		t.Errorf("a unsubscribing from %s while revoking: epoch %d, want %d", kept, a.MemberEpoch, epoch)
+	}
+	if a.Assignment == nil {
+		t.Fatalf("a unsubscribing from %s while revoking: no new assignment, still holding %s", kept, kept)
+	}
+	for _, tp := range a.Assignment.Topics {
+		if names[tp.TopicID] == kept {
+			t.Errorf("a unsubscribed from %s: still assigned %s %v", kept, kept, tp.Partitions)
+		}
+	}
+}

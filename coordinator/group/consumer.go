@@ -603,6 +603,9 @@ func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg
 		return
 	}
 	if m.state == memberUnrevokedPartitions && ownsAny(owned, m.revoking) {
+		if revokeUnsubscribed(cg, m) {
+			c.armRebalanceTimeout(g, m)
+		}
 		return
 	}
 	c.nextAssignment(g, m, owned)
@@ -611,6 +614,35 @@ func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg
 	} else {
 		m.rebalance.stop()
 	}
+}
+
+// revokeUnsubscribed moves the partitions of topics a member revoking
+// others no longer subscribes to from its assignment to what it revokes,
+// as Kafka's CurrentAssignmentBuilder.updateCurrentAssignment (KAFKA-19431):
+// its assignment holds no topic it does not subscribe to, even while it
+// waits for its earlier revocation. It reports whether anything moved.
+func revokeUnsubscribed(cg *consumerGroup, m *consumerMember) bool {
+	subscribed := m.subscribes(cg.subscribed)
+	var keep, revoke []topicPartitionID
+	for t, ps := range m.assigned {
+		for _, p := range ps {
+			if subscribed[t] {
+				keep = append(keep, topicPartitionID{t, p})
+			} else {
+				revoke = append(revoke, topicPartitionID{t, p})
+			}
+		}
+	}
+	if len(revoke) == 0 {
+		return false
+	}
+	for t, ps := range m.revoking {
+		for _, p := range ps {
+			revoke = append(revoke, topicPartitionID{t, p})
+		}
+	}
+	m.assigned, m.revoking = assignmentOf(keep), assignmentOf(revoke)
+	return true
 }
 
 // armRebalanceTimeout fences the member if it is still at this epoch, not
