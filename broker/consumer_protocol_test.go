@@ -660,3 +660,55 @@ func TestConsumerGroupUnsubscribeWhileRevoking(t *testing.T) {
 		}
 	}
 }
+
+// ConsumerGroupDescribe leaves out of a member's assignments the topics
+// the cluster no longer has, as Kafka's ConsumerGroupMember names each
+// topic from its metadata image and skips those it does not find: a
+// topic deleted before the member revoked it is not described, neither
+// under its old name nor unnamed.
+func TestConsumerGroupDescribeSkipsDeletedTopics(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	adm := newAdmin(t, b)
+	for _, name := range []string{"t", "u"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topics, err := adm.ListTopics(ctxT(t), "t", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := topics["u"].ID
+	cl := newClient(t, b)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "m-1", 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t", "u"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != 0 || resp.Assignment == nil || len(resp.Assignment.Topics) != 2 {
+		t.Fatalf("join: %v, %+v", err, resp)
+	}
+	if _, err := adm.DeleteTopics(ctxT(t), "u"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "u deleted", 10*time.Second, func() bool {
+		listed, err := adm.ListTopics(ctxT(t))
+		return err == nil && !listed.Has("u")
+	})
+	d := kmsg.NewPtrConsumerGroupDescribeRequest()
+	d.Groups = []string{"g"}
+	described, err := d.RequestWith(ctxT(t), cl)
+	if err != nil || len(described.Groups) != 1 || described.Groups[0].ErrorCode != 0 || len(described.Groups[0].Members) != 1 {
+		t.Fatalf("describe: %v, %+v", err, described)
+	}
+	m := described.Groups[0].Members[0]
+	for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+		if len(a.TopicPartitions) != 1 {
+			t.Errorf("described assignment %+v, want topic t alone", a.TopicPartitions)
+		}
+		for _, tp := range a.TopicPartitions {
+			if tp.TopicID == deleted || tp.Topic != "t" {
+				t.Errorf("described topic %q (%x) %v, want only t", tp.Topic, tp.TopicID, tp.Partitions)
+			}
+		}
+	}
+}
