@@ -712,3 +712,49 @@ func TestConsumerGroupDescribeSkipsDeletedTopics(t *testing.T) {
 		}
 	}
 }
+
+// LeaveGroup removes members of a consumer group whatever protocol they
+// speak, as Kafka 4.0's classicGroupLeaveToConsumerGroup (KAFKA-18188):
+// the admin client removes a consumer-protocol member by its member id
+// (removing all members) or a static one by its instance id alone. The
+// group epoch moves on and the remaining member takes the partitions.
+func TestLeaveGroupRemovesConsumerProtocolMembers(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	join := func(member string, instance *string) {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.InstanceID, hb.RebalanceTimeoutMillis = "g", member, instance, 60000
+		hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if resp, err := hb.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("join of %s: %v, %+v", member, err, resp)
+		}
+	}
+	join("dynamic", nil)
+	join("static", kmsg.StringPtr("i-1"))
+	join("stays", nil)
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group = "g"
+	leave.Members = []kmsg.LeaveGroupRequestMember{
+		{MemberID: "dynamic"},
+		{MemberID: "", InstanceID: kmsg.StringPtr("i-1")},
+		{MemberID: "nobody"},
+	}
+	resp, err := leave.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != 0 || len(resp.Members) != 3 {
+		t.Fatalf("LeaveGroup: %v, %+v", err, resp)
+	}
+	for i, want := range []int16{0, 0, kerr.UnknownMemberID.Code} {
+		if m := resp.Members[i]; m.ErrorCode != want {
+			t.Errorf("LeaveGroup of member %q (instance %v): error %d, want %d", m.MemberID, m.InstanceID, m.ErrorCode, want)
+		}
+	}
+	described, err := adm.DescribeConsumerGroups(ctxT(t), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := described["g"]
+	if len(g.Members) != 1 || g.Members[0].MemberID != "stays" {
+		t.Errorf("members after LeaveGroup: %+v, want stays alone", g.Members)
+	}
+}

@@ -826,16 +826,18 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 	return nil
 }
 
-// fenceConsumerMember removes a member and frees its partitions; the
-// group epoch is bumped so that the others take them over.
-func (c *Coordinator) fenceConsumerMember(g *classicGroup, m *consumerMember) {
+// fenceConsumerMembers removes members and frees their partitions; the
+// group epoch is bumped once so that the others take them over.
+func (c *Coordinator) fenceConsumerMembers(g *classicGroup, members []*consumerMember) {
 	cg := g.consumer
-	m.stopTimers()
-	c.releaseMember(g, m)
-	delete(cg.members, m.id)
-	delete(cg.target, m.id)
-	if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
-		delete(cg.static, *m.instanceID)
+	for _, m := range members {
+		m.stopTimers()
+		c.releaseMember(g, m)
+		delete(cg.members, m.id)
+		delete(cg.target, m.id)
+		if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
+			delete(cg.static, *m.instanceID)
+		}
 	}
 	if topics := c.topicImage(); topics != nil {
 		cg.subscribed = subscriptionOf(cg, topics)

@@ -224,42 +224,58 @@ func (c *Coordinator) dissolveClassic(g *classicGroup) {
 // left or was fenced: the group becomes classic again if only classic
 // members remain and the policy allows it, else the member is fenced.
 func (c *Coordinator) removeConsumerMember(g *classicGroup, m *consumerMember) {
-	if c.downgradable(g, m) {
-		c.downgradeToClassic(g, m)
-		return
-	}
-	c.fenceConsumerMember(g, m)
+	c.removeConsumerMembers(g, []*consumerMember{m})
 }
 
-// downgradable is Kafka's validateOnlineDowngradeWithFencedMember.
-func (c *Coordinator) downgradable(g *classicGroup, leaving *consumerMember) bool {
-	cg := g.consumer
-	if leaving.classic != nil || len(cg.members) <= 1 {
-		return false
+// removeConsumerMembers takes members out of a consumer group together, as
+// Kafka's consumerGroupFenceMembers: a downgrade when only classic members
+// remain, else one bump of the group epoch.
+func (c *Coordinator) removeConsumerMembers(g *classicGroup, leaving []*consumerMember) {
+	if c.downgradable(g, leaving) {
+		c.downgradeToClassic(g, leaving)
+		return
 	}
+	c.fenceConsumerMembers(g, leaving)
+}
+
+// downgradable is Kafka's validateOnlineDowngradeWithFencedMembers: the
+// leaving members are all the group's consumer-protocol members, and
+// classic members remain.
+func (c *Coordinator) downgradable(g *classicGroup, leaving []*consumerMember) bool {
+	cg := g.consumer
+	remaining := 0
 	for _, m := range cg.members {
-		if m != leaving && m.classic == nil {
+		if slices.Contains(leaving, m) != (m.classic == nil) {
 			return false
 		}
+		if m.classic != nil {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		return false
 	}
 	switch {
 	case !c.cfg.downgradeEnabled():
 		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
 		return false
-	case len(cg.members)-1 > c.cfg.MaxSize:
+	case remaining > c.cfg.MaxSize:
 		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
 		return false
 	}
 	return true
 }
 
-// downgradeToClassic makes the consumer group g, whose members but leaving
-// all speak the classic protocol, a classic group: Stable at the group
-// epoch, each member holding its target assignment, and then rebalancing.
-func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMember) {
+// downgradeToClassic makes the consumer group g, whose members but those
+// leaving all speak the classic protocol, a classic group: Stable at the
+// group epoch, each member holding its target assignment, and then
+// rebalancing.
+func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMember) {
 	cg := g.consumer
 	names := cg.topicNames(c.topicImage())
-	leaving.stopTimers()
+	for _, m := range leaving {
+		m.stopTimers()
+	}
 	ids := sortedKeys(cg.members)
 	g.consumer = nil
 	g.generation = cg.epoch
@@ -267,7 +283,7 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMembe
 	g.protocol, g.leader = "", ""
 	for _, id := range ids {
 		cm := cg.members[id]
-		if cm == leaving {
+		if slices.Contains(leaving, cm) {
 			continue
 		}
 		cm.stopTimers()
@@ -557,29 +573,49 @@ func (c *Coordinator) classicHeartbeatToConsumer(g *classicGroup, req *kmsg.Hear
 	return 0
 }
 
-// classicLeaveToConsumer serves one member of a LeaveGroup to a consumer
-// group: only classic members leave this way.
-func (c *Coordinator) classicLeaveToConsumer(g *classicGroup, l kmsg.LeaveGroupRequestMember) int16 {
-	cg := g.consumer
-	var m *consumerMember
+// leaveConsumerGroup serves a LeaveGroup to a consumer group, as Kafka's
+// classicGroupLeaveToConsumerGroup (KAFKA-18188): members of either
+// protocol leave, named by their member id or, as the admin client removes
+// a static member, by their instance id alone. Those found are removed
+// together; each is answered with the ids it was named by.
+func (c *Coordinator) leaveConsumerGroup(g *classicGroup, leaving []kmsg.LeaveGroupRequestMember) []kmsg.LeaveGroupResponseMember {
+	out := make([]kmsg.LeaveGroupResponseMember, 0, len(leaving))
+	var members []*consumerMember
+	for _, l := range leaving {
+		m, code := g.consumer.leavingMember(l)
+		if code == 0 {
+			reason := "not provided"
+			if l.Reason != nil {
+				reason = *l.Reason
+			}
+			c.logger.Info("member left the consumer group through LeaveGroup", "group", g.id, "member", m.id, "reason", reason)
+			if !slices.Contains(members, m) {
+				members = append(members, m)
+			}
+		}
+		out = append(out, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: code})
+	}
+	if len(members) > 0 {
+		c.removeConsumerMembers(g, members)
+		c.persistOrLog(g)
+	}
+	return out
+}
+
+// leavingMember finds the member a LeaveGroup names.
+func (cg *consumerGroup) leavingMember(l kmsg.LeaveGroupRequestMember) (*consumerMember, int16) {
 	if l.InstanceID == nil {
-		m = cg.members[l.MemberID]
-	} else {
-		if m = cg.members[cg.static[*l.InstanceID]]; m == nil {
-			return errUnknownMemberID
+		if m := cg.members[l.MemberID]; m != nil {
+			return m, 0
 		}
-		if l.MemberID != "" && m.id != l.MemberID {
-			return errFencedInstanceID
-		}
+		return nil, errUnknownMemberID
 	}
-	if m == nil || m.classic == nil {
-		return errUnknownMemberID
+	m := cg.members[cg.static[*l.InstanceID]]
+	switch {
+	case m == nil:
+		return nil, errUnknownMemberID
+	case l.MemberID != "" && m.id != l.MemberID:
+		return nil, errFencedInstanceID
 	}
-	reason := "not provided"
-	if l.Reason != nil {
-		reason = *l.Reason
-	}
-	c.logger.Info("classic member left the consumer group", "group", g.id, "member", m.id, "reason", reason)
-	c.fenceConsumerMember(g, m)
-	return 0
+	return m, 0
 }

@@ -358,13 +358,36 @@ func TestClassicMemberJoinsConsumerGroup(t *testing.T) {
 	cc.rejoin()
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Version, req.Group = 3, "g"
-	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cc.id}, {MemberID: "n"}}
+	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cc.id}, {MemberID: "nobody"}}
 	resp := f.c.LeaveGroup(req)
 	if resp.Members[0].ErrorCode != 0 || resp.Members[1].ErrorCode != errUnknownMemberID {
-		t.Fatalf("LeaveGroup: classic member %d, consumer-protocol member %d (want 0, UNKNOWN_MEMBER_ID)", resp.Members[0].ErrorCode, resp.Members[1].ErrorCode)
+		t.Fatalf("LeaveGroup: classic member %d, unknown member %d (want 0, UNKNOWN_MEMBER_ID)", resp.Members[0].ErrorCode, resp.Members[1].ErrorCode)
 	}
 	if d := f.describe(); len(d.Members) != 1 || d.Members[0].MemberID != "n" {
 		t.Fatalf("after LeaveGroup: %+v", d.Members)
+	}
+}
+
+// An admin's LeaveGroup that removes the last consumer-protocol member
+// downgrades the group as that member's own leave would (Kafka's
+// consumerGroupFenceMembers).
+func TestLeaveGroupOfLastConsumerMemberDowngrades(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	n := f.member("n", "t")
+	n.mustHeartbeat()
+	cc := &classicClient{f: f}
+	cc.rejoin()
+	settle(t, n, cc)
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Version, req.Group = 3, "g"
+	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "n"}}
+	if resp := f.c.LeaveGroup(req); resp.Members[0].ErrorCode != 0 {
+		t.Fatalf("LeaveGroup of the consumer-protocol member: %d", resp.Members[0].ErrorCode)
+	}
+	list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5})
+	if len(list.Groups) != 1 || list.Groups[0].GroupType != "classic" || list.Groups[0].GroupState != "PreparingRebalance" {
+		t.Fatalf("after the consumer-protocol member was removed: %+v", list.Groups)
 	}
 }
 
