@@ -758,3 +758,49 @@ func TestLeaveGroupRemovesConsumerProtocolMembers(t *testing.T) {
 		t.Errorf("members after LeaveGroup: %+v, want stays alone", g.Members)
 	}
 }
+
+// A static member of the consumer protocol that restarts speaking the
+// classic protocol replaces its old incarnation, and when every member
+// then speaks the classic protocol the group becomes a classic group, as
+// Kafka's classicGroupJoinToConsumerGroup downgrades it
+// (validateOnlineDowngradeWithReplacedMember): Stable at the group epoch,
+// the new incarnation holding its predecessor's partitions.
+func TestStaticReplacementByClassicMemberDowngrades(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.InstanceID, hb.RebalanceTimeoutMillis = "g", "old", kmsg.StringPtr("i-1"), 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	hbResp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || hbResp.ErrorCode != 0 {
+		t.Fatalf("consumer-protocol join: %v, %+v", err, hbResp)
+	}
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version, meta.Topics = 3, []string{"t"}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.InstanceID, join.ProtocolType = "g", kmsg.StringPtr("i-1"), "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
+	joined, err := join.RequestWith(ctxT(t), cl)
+	if err != nil || joined.ErrorCode != 0 || joined.Generation != hbResp.MemberEpoch {
+		t.Fatalf("classic incarnation's JoinGroup: %v, %+v (want generation %d)", err, joined, hbResp.MemberEpoch)
+	}
+	listed, err := adm.ListGroups(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := listed["g"]; g.GroupType != "classic" || g.State != "Stable" {
+		t.Fatalf("group after the replacement: type %q, state %q; want a Stable classic group", g.GroupType, g.State)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.InstanceID, sync.Generation = "g", joined.MemberID, kmsg.StringPtr("i-1"), joined.Generation
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	synced, err := sync.RequestWith(ctxT(t), cl)
+	if err != nil || synced.ErrorCode != 0 {
+		t.Fatalf("SyncGroup after the downgrade: %v, %+v", err, synced)
+	}
+	var given kmsg.ConsumerMemberAssignment
+	if err := given.ReadFrom(synced.MemberAssignment); err != nil || len(given.Topics) != 1 || len(given.Topics[0].Partitions) != 2 {
+		t.Fatalf("assignment after the downgrade: %v, %+v; want both partitions of t", err, given.Topics)
+	}
+}

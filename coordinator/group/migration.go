@@ -33,12 +33,10 @@ import (
 //   - Downgrade: when the last member of the consumer protocol leaves or is
 //     fenced and classic members remain, the group becomes classic again,
 //     Stable at the group epoch with each member's target assignment, and
-//     a rebalance starts.
-//
-// Not done: a downgrade when the last consumer-protocol member is a static
-// member replaced by a classic incarnation of itself (the group then stays
-// a consumer group whose members all speak the classic protocol, which
-// serves them as well).
+//     a rebalance starts. So it does when that member is a static one
+//     replaced by a classic incarnation of itself, which keeps its
+//     predecessor's partitions; the rebalance then starts only if the new
+//     incarnation subscribes to other topics.
 
 // Migration policies: group.consumer.migration.policy.
 const (
@@ -232,7 +230,7 @@ func (c *Coordinator) removeConsumerMember(g *classicGroup, m *consumerMember) {
 // remain, else one bump of the group epoch.
 func (c *Coordinator) removeConsumerMembers(g *classicGroup, leaving []*consumerMember) {
 	if c.downgradable(g, leaving) {
-		c.downgradeToClassic(g, leaving)
+		c.downgradeToClassic(g, leaving, true)
 		return
 	}
 	c.fenceConsumerMembers(g, leaving)
@@ -269,8 +267,9 @@ func (c *Coordinator) downgradable(g *classicGroup, leaving []*consumerMember) b
 // downgradeToClassic makes the consumer group g, whose members but those
 // leaving all speak the classic protocol, a classic group: Stable at the
 // group epoch, each member holding its target assignment, and then
-// rebalancing.
-func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMember) {
+// rebalancing if asked to (Kafka's convertToClassicGroup: after members
+// left, or a static member's replacement that changed the subscription).
+func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMember, rebalance bool) {
 	cg := g.consumer
 	names := cg.topicNames(c.topicImage())
 	for _, m := range leaving {
@@ -306,7 +305,9 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMem
 	if err := c.storeGroup(g); err != nil {
 		c.logger.Warn("storing the downgraded group failed", "group", g.id, "err", err)
 	}
-	c.prepareRebalance(g)
+	if rebalance {
+		c.prepareRebalance(g)
+	}
 }
 
 // encodeAssignment is a ConsumerProtocolAssignment of a, in the version of
@@ -390,11 +391,12 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		j.fail(errInconsistentProtocol, req.MemberID)
 		return
 	}
-	m, code := c.classicMemberToJoin(g, req, memberID, unknown)
+	m, replaced, code := c.classicMemberToJoin(g, req, memberID, unknown)
 	if code != 0 {
 		j.fail(code, req.MemberID)
 		return
 	}
+	downgrade := replaced != nil && c.downgradableByReplacement(g, replaced)
 	topicNames := sortedUnique(sub.Topics)
 	changed := m.fresh || !slices.Equal(topicNames, m.topics) || m.regex != ""
 	m.fresh = false
@@ -420,6 +422,17 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		}
 	}
 	c.maybeBumpEpoch(g, topics, changed)
+	if downgrade {
+		// Kafka reconciles the new incarnation only when its
+		// subscription is its predecessor's; otherwise the classic
+		// group rebalances at once.
+		if !changed {
+			c.reconcile(g, m, owned)
+		}
+		c.downgradeToClassic(g, nil, changed)
+		c.answerClassicJoin(j, m)
+		return
+	}
 	c.reconcile(g, m, owned)
 	c.armConsumerSession(g, m)
 	m.classic.joinDeadline.stop()
@@ -430,38 +443,69 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		j.fail(appendErrorCode(err), req.MemberID)
 		return
 	}
-	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	c.answerClassicJoin(j, m)
+}
+
+// answerClassicJoin answers a classic member's JoinGroup to a consumer
+// group: its member epoch as the generation, its first protocol, no
+// leader.
+func (c *Coordinator) answerClassicJoin(j *joinRequest, m *consumerMember) {
+	resp := j.req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID, resp.Generation = m.id, m.epoch
 	pt, p := "consumer", m.classic.protocolName()
 	resp.ProtocolType, resp.Protocol = &pt, &p
 	j.respond(resp)
 }
 
+// downgradableByReplacement is Kafka's
+// validateOnlineDowngradeWithReplacedMember: a classic incarnation has
+// replaced the group's last consumer-protocol member.
+func (c *Coordinator) downgradableByReplacement(g *classicGroup, replaced *consumerMember) bool {
+	if replaced.classic != nil {
+		return false
+	}
+	for _, m := range g.consumer.members {
+		if m.id != replaced.id && m.classic == nil {
+			return false
+		}
+	}
+	switch {
+	case !c.cfg.downgradeEnabled():
+		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
+		return false
+	case len(g.consumer.members) > c.cfg.MaxSize:
+		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
+		return false
+	}
+	return true
+}
+
 // classicMemberToJoin finds or makes the member a classic JoinGroup
 // names: a static member with no member id replaces the instance's
 // previous incarnation, taking its place and partitions.
-func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRequest, memberID string, unknown bool) (*consumerMember, int16) {
+// replaced is the previous incarnation when one was replaced.
+func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRequest, memberID string, unknown bool) (m, replaced *consumerMember, code int16) {
 	cg := g.consumer
 	if req.InstanceID == nil {
 		if m := cg.members[memberID]; m != nil {
-			return m, 0
+			return m, nil, 0
 		}
 		c.logger.Info("classic member joins the consumer group", "group", g.id, "member", memberID)
-		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, nil, 0
 	}
 	instance := *req.InstanceID
 	old := cg.members[cg.static[instance]]
 	switch {
 	case old == nil:
 		c.logger.Info("classic static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
-		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, nil, 0
 	case !unknown && old.id != memberID:
-		return nil, errFencedInstanceID
+		return nil, nil, errFencedInstanceID
 	case !unknown:
-		return old, 0
+		return old, nil, 0
 	}
 	c.logger.Info("classic static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
-	return replaceStatic(cg, old, memberID), 0
+	return replaceStatic(cg, old, memberID), old, 0
 }
 
 // fenceClassicMember fences a classic member of a consumer group that
