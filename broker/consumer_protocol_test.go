@@ -804,3 +804,45 @@ func TestStaticReplacementByClassicMemberDowngrades(t *testing.T) {
 		t.Fatalf("assignment after the downgrade: %v, %+v; want both partitions of t", err, given.Topics)
 	}
 }
+
+// A member that joins again with epoch 0 under an instance id it did not
+// have is the same member, as Kafka's getOrMaybeCreateMember finds it by
+// its member id: it does not leave its partitions held by a ghost, and
+// the other members get theirs.
+func TestConsumerMemberRejoinsWithInstanceID(t *testing.T) {
+	b, _, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, instance *string, owned []int32, id [16]byte) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch, hb.InstanceID = "g", member, epoch, instance
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = 60000, []string{"t"}
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if len(owned) > 0 {
+			hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: id, Partitions: owned}}
+		}
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, %+v", member, epoch, err, resp)
+		}
+		return resp
+	}
+	x := heartbeat("x", 0, nil, nil, [16]byte{})
+	id := x.Assignment.Topics[0].TopicID
+	y := heartbeat("y", 0, nil, nil, id)
+	x = heartbeat("x", 0, kmsg.StringPtr("i-1"), nil, id) // owns nothing now
+	owned, xOwned := []int32{}, []int32{}
+	for range 5 {
+		y = heartbeat("y", y.MemberEpoch, nil, owned, id)
+		if y.Assignment != nil && len(y.Assignment.Topics) == 1 {
+			owned = y.Assignment.Topics[0].Partitions
+		}
+		x = heartbeat("x", x.MemberEpoch, kmsg.StringPtr("i-1"), xOwned, id)
+		if x.Assignment != nil && len(x.Assignment.Topics) == 1 {
+			xOwned = x.Assignment.Topics[0].Partitions
+		}
+	}
+	if len(owned) != 1 {
+		t.Fatalf("y owns %v after x rejoined with an instance id, want one partition", owned)
+	}
+}

@@ -297,6 +297,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	subscriptionChanged := m.fresh
 	m.fresh = false
 	if req.InstanceID != nil {
+		if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
+			delete(cg.static, *m.instanceID) // its former instance id is free (KAFKA-20747)
+		}
 		m.instanceID = req.InstanceID
 	}
 	if req.RackID != nil {
@@ -422,6 +425,13 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 	old := cg.members[cg.static[instance]]
 	if joining {
 		switch {
+		case old == nil && cg.members[memberID] != nil:
+			// A known member joining under an instance id it did not
+			// have is still that member, as Kafka's getOrMaybeCreateMember
+			// finds it by its member id.
+			m := cg.members[memberID]
+			c.resetForRejoin(g, m)
+			return m, nil
 		case old == nil:
 			c.logger.Info("static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
 			return &consumerMember{id: memberID, fresh: true}, nil
