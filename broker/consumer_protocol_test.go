@@ -846,3 +846,58 @@ func TestConsumerMemberRejoinsWithInstanceID(t *testing.T) {
 		t.Fatalf("y owns %v after x rejoined with an instance id, want one partition", owned)
 	}
 }
+
+// A classic group whose assignor hands its members user data (a custom
+// assignor's, which the consumer protocol has no place for) is not
+// upgraded: the joining ConsumerGroupHeartbeat gets GROUP_ID_NOT_FOUND
+// and the group stays classic, as Kafka's ConsumerGroup.fromClassicGroup
+// refuses it (KAFKA-18134).
+func TestUpgradeRefusedWithAssignmentUserData(t *testing.T) {
+	props := map[string]string{"group.initial.rebalance.delay.ms": "0"}
+	for k, v := range consumerProtocolProps {
+		props[k] = v
+	}
+	b := startBroker(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b)
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version, meta.Topics = 3, []string{"t"}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "g", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "custom", Metadata: meta.AppendTo(nil)}}
+	joined, err := join.RequestWith(ctxT(t), cl)
+	if err != nil || joined.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first JoinGroup: %v, %+v", err, joined)
+	}
+	join.MemberID = joined.MemberID
+	if joined, err = join.RequestWith(ctxT(t), cl); err != nil || joined.ErrorCode != 0 {
+		t.Fatalf("JoinGroup: %v, %+v", err, joined)
+	}
+	given := kmsg.NewConsumerMemberAssignment()
+	given.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	given.UserData = []byte("custom assignor state")
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = "g", joined.MemberID, joined.Generation
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: joined.MemberID, MemberAssignment: given.AppendTo(nil)}}
+	if synced, err := sync.RequestWith(ctxT(t), cl); err != nil || synced.ErrorCode != 0 {
+		t.Fatalf("SyncGroup: %v, %+v", err, synced)
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "new", 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("ConsumerGroupHeartbeat joining the classic group: %v, %+v; want GROUP_ID_NOT_FOUND", err, resp)
+	}
+	listed, err := adm.ListGroups(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := listed["g"]; g.GroupType != "classic" || g.State != "Stable" {
+		t.Fatalf("group after the refused upgrade: type %q, state %q", g.GroupType, g.State)
+	}
+}

@@ -111,7 +111,8 @@ func (c *Coordinator) upgradable(g *classicGroup) (ok bool, code int16, msg stri
 
 // upgradeToConsumer makes the classic group g a consumer group of the same
 // members (see the top of this file). It refuses, changing nothing, when a
-// member's subscription or assignment does not parse.
+// member's subscription or assignment does not parse, or its assignment
+// carries user data, as Kafka's ConsumerGroup.fromClassicGroup.
 func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbeatError {
 	cg := newConsumerGroup()
 	cg.epoch, cg.assignmentEpoch = g.generation, g.generation
@@ -131,6 +132,11 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 		if len(old.assignment) > 0 {
 			if err := given.ReadFrom(old.assignment); err != nil {
 				return malformed
+			}
+			if len(given.UserData) > 0 {
+				// A custom assignor's user data would be lost (KAFKA-18134).
+				return refuse(errGroupIDNotFound, "Cannot upgrade classic group %s to consumer group because an unsupported custom assignor is in use. "+
+					"Please refer to the documentation or switch to a default assignor before re-attempting the upgrade.", g.id)
 			}
 		}
 		var assigned, held []topicPartitionID
