@@ -27,7 +27,9 @@ import (
 //     then it moves to the target epoch and receives the partitions of its
 //     target that no other member still holds. Those still held are
 //     assigned on a later heartbeat, once released (UNRELEASED_PARTITIONS).
-//     So a partition never has two owners.
+//     So a partition never has two owners. A topic the member stops
+//     subscribing to is taken from it at once, even while it is still
+//     revoking others.
 //   - A member whose heartbeats stop for group.consumer.session.timeout.ms,
 //     or that does not revoke within its rebalance timeout, is fenced:
 //     removed, and its partitions freed.
@@ -89,7 +91,7 @@ type consumerMember struct {
 	assignor string // the server assignor it asked for, "" when none
 
 	assigned assignment // what it owns now
-	revoking assignment // what it must give up before its next epoch
+	revoking assignment // what it must give up before it moves to its target epoch
 	// since is, for each partition assigned or being revoked, the member
 	// epoch at which it was assigned: its assignment epoch (KIP-1251).
 	since map[topicPartitionID]int32
