@@ -465,7 +465,8 @@ func (c *Coordinator) answerClassicJoin(j *joinRequest, m *consumerMember) {
 
 // downgradableByReplacement is Kafka's
 // validateOnlineDowngradeWithReplacedMember: a classic incarnation has
-// replaced the group's last consumer-protocol member.
+// replaced the group's last consumer-protocol member. It is called between
+// the two, the old incarnation gone and the new one not yet in.
 func (c *Coordinator) downgradableByReplacement(g *classicGroup, replaced *consumerMember) bool {
 	if replaced.classic != nil {
 		return false
@@ -479,7 +480,7 @@ func (c *Coordinator) downgradableByReplacement(g *classicGroup, replaced *consu
 	case !c.cfg.downgradeEnabled():
 		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
 		return false
-	case len(g.consumer.members) > c.cfg.MaxSize:
+	case len(g.consumer.members)+1 > c.cfg.MaxSize: // the others and the new incarnation
 		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
 		return false
 	}

@@ -391,6 +391,27 @@ func TestLeaveGroupOfLastConsumerMemberDowngrades(t *testing.T) {
 	}
 }
 
+// A classic incarnation replacing the last consumer-protocol member keeps
+// the group a consumer group when the group, counting it, has more members
+// than group.max.size allows a classic group (Kafka's
+// validateOnlineDowngradeWithReplacedMember).
+func TestReplacementDowngradeHonoursMaxSize(t *testing.T) {
+	f := newConsumerFixture(t, func(cfg *Config) { cfg.MaxSize = 1 })
+	f.topics.set("t", 1, 4)
+	instance := "i1"
+	n := f.member("n", "t")
+	n.instance = &instance
+	n.mustHeartbeat()
+	other := &classicClient{f: f}
+	other.rejoin()
+	incarnation := &classicClient{f: f, instance: &instance}
+	incarnation.rejoin()
+	list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5})
+	if len(list.Groups) != 1 || list.Groups[0].GroupType != "consumer" {
+		t.Fatalf("two members past a group.max.size of 1: %+v, want a consumer group still", list.Groups)
+	}
+}
+
 // A static member moves between the protocols by restarting with its
 // instance id: a classic incarnation coming back with no member id takes
 // its predecessor's place and partitions, which is then fenced; so does a
