@@ -509,3 +509,395 @@ func TestConsumerProtocolRegexMatchesInternalTopics(t *testing.T) {
 		return len(got) > 0
 	})
 }
+
+// A group, member, instance or rack id made only of blanks is an empty
+// one, as Kafka's throwIfEmptyString trims it: INVALID_REQUEST.
+func TestConsumerGroupHeartbeatBlankIDs(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	cl := newClient(t, b)
+	for _, tc := range []struct {
+		name string
+		set  func(*kmsg.ConsumerGroupHeartbeatRequest)
+	}{
+		{"group id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Group = "  " }},
+		{"member id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = " \t" }},
+		{"instance id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.InstanceID = kmsg.StringPtr(" ") }},
+		{"rack id", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RackID = kmsg.StringPtr("\n") }},
+	} {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "m-1", 60000
+		hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		tc.set(hb)
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != errInvalidRequest {
+			t.Errorf("a blank %s: error %d, want INVALID_REQUEST (%d)", tc.name, resp.ErrorCode, errInvalidRequest)
+		}
+	}
+}
+
+// A member that acknowledges a revocation while a newer target takes
+// more partitions from it stays at its epoch, revoking those too, as
+// Kafka 4.2's CurrentAssignmentBuilder (KAFKA-19974): its epoch moves
+// only to the target epoch, once it has nothing left to revoke.
+func TestConsumerGroupRevocationKeepsEpoch(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 4)
+	topics, err := adm.ListTopics(ctxT(t), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := topics["t"].ID
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, owned ...int32) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "g", member, epoch
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = 60000, []string{"t"}
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if len(owned) > 0 {
+			hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: id, Partitions: owned}}
+		}
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, error %d", member, epoch, err, resp.ErrorCode)
+		}
+		return resp
+	}
+	assigned := func(resp *kmsg.ConsumerGroupHeartbeatResponse) []int32 {
+		var out []int32
+		if resp.Assignment != nil {
+			for _, tp := range resp.Assignment.Topics {
+				out = append(out, tp.Partitions...)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	a := heartbeat("a", 0)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{0, 1, 2, 3}) {
+		t.Fatalf("a joined at epoch %d with %v, want epoch 1 and every partition", a.MemberEpoch, assigned(a))
+	}
+	heartbeat("b", 0) // epoch 2: a is to keep 2 and 3
+	a = heartbeat("a", 1, 0, 1, 2, 3)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{2, 3}) {
+		t.Fatalf("a revoking 0 and 1: epoch %d with %v, want epoch 1 keeping 2 and 3", a.MemberEpoch, assigned(a))
+	}
+	heartbeat("c", 0) // epoch 3: a is still to keep 2 and 3
+	heartbeat("d", 0) // epoch 4: a is to keep 3 alone
+	a = heartbeat("a", 1, 2, 3)
+	if a.MemberEpoch != 1 || !slices.Equal(assigned(a), []int32{3}) {
+		t.Fatalf("a having revoked 0 and 1, now revoking 2: epoch %d with %v, want epoch 1 keeping 3", a.MemberEpoch, assigned(a))
+	}
+	a = heartbeat("a", 1, 3)
+	if a.MemberEpoch != 4 {
+		t.Fatalf("a having revoked 2: epoch %d, want the target epoch 4", a.MemberEpoch)
+	}
+}
+
+// A member that stops subscribing to a topic while it is still revoking
+// other partitions gives that topic's partitions up at once, revoking
+// them with the others, as Kafka's CurrentAssignmentBuilder does since
+// 4.1 (KAFKA-19431): its assignment never holds a topic it does not
+// subscribe to.
+func TestConsumerGroupUnsubscribeWhileRevoking(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	adm := newAdmin(t, b)
+	for _, name := range []string{"t", "u"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topics, err := adm.ListTopics(ctxT(t), "t", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[[16]byte]string{topics["t"].ID: "t", topics["u"].ID: "u"}
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, subscribed []string, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "g", member, epoch
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames, hb.Topics = 60000, subscribed, owned
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, error %d", member, epoch, err, resp.ErrorCode)
+		}
+		return resp
+	}
+	owning := func(resp *kmsg.ConsumerGroupHeartbeatResponse) []kmsg.ConsumerGroupHeartbeatRequestTopic {
+		out := []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		for _, tp := range resp.Assignment.Topics {
+			out = append(out, kmsg.ConsumerGroupHeartbeatRequestTopic{TopicID: tp.TopicID, Partitions: tp.Partitions})
+		}
+		return out
+	}
+	both := []string{"t", "u"}
+	a := heartbeat("a", 0, both, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
+	all := owning(a)
+	heartbeat("b", 0, both, []kmsg.ConsumerGroupHeartbeatRequestTopic{})
+	a = heartbeat("a", a.MemberEpoch, both, all) // to revoke one topic, keeping the other
+	if a.Assignment == nil || len(a.Assignment.Topics) != 1 {
+		t.Fatalf("a after b joined: assignment %+v, want one topic kept", a.Assignment)
+	}
+	kept := names[a.Assignment.Topics[0].TopicID]
+	other := "t"
+	if kept == "t" {
+		other = "u"
+	}
+	epoch := a.MemberEpoch
+	a = heartbeat("a", epoch, []string{other}, all) // still holding what it revokes
+	if a.MemberEpoch != epoch {
+		t.Errorf("a unsubscribing from %s while revoking: epoch %d, want %d", kept, a.MemberEpoch, epoch)
+	}
+	if a.Assignment == nil {
+		t.Fatalf("a unsubscribing from %s while revoking: no new assignment, still holding %s", kept, kept)
+	}
+	for _, tp := range a.Assignment.Topics {
+		if names[tp.TopicID] == kept {
+			t.Errorf("a unsubscribed from %s: still assigned %s %v", kept, kept, tp.Partitions)
+		}
+	}
+}
+
+// ConsumerGroupDescribe leaves out of a member's assignments the topics
+// the cluster no longer has, as Kafka's ConsumerGroupMember names each
+// topic from its metadata image and skips those it does not find: a
+// topic deleted before the member revoked it is not described, neither
+// under its old name nor unnamed.
+func TestConsumerGroupDescribeSkipsDeletedTopics(t *testing.T) {
+	b := startBroker(t, consumerProtocolProps)
+	adm := newAdmin(t, b)
+	for _, name := range []string{"t", "u"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topics, err := adm.ListTopics(ctxT(t), "t", "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deleted := topics["u"].ID
+	cl := newClient(t, b)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "m-1", 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t", "u"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != 0 || resp.Assignment == nil || len(resp.Assignment.Topics) != 2 {
+		t.Fatalf("join: %v, %+v", err, resp)
+	}
+	if _, err := adm.DeleteTopics(ctxT(t), "u"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "u deleted", 10*time.Second, func() bool {
+		listed, err := adm.ListTopics(ctxT(t))
+		return err == nil && !listed.Has("u")
+	})
+	d := kmsg.NewPtrConsumerGroupDescribeRequest()
+	d.Groups = []string{"g"}
+	described, err := d.RequestWith(ctxT(t), cl)
+	if err != nil || len(described.Groups) != 1 || described.Groups[0].ErrorCode != 0 || len(described.Groups[0].Members) != 1 {
+		t.Fatalf("describe: %v, %+v", err, described)
+	}
+	m := described.Groups[0].Members[0]
+	for _, a := range []kmsg.Assignment{m.Assignment, m.TargetAssignment} {
+		if len(a.TopicPartitions) != 1 {
+			t.Errorf("described assignment %+v, want topic t alone", a.TopicPartitions)
+		}
+		for _, tp := range a.TopicPartitions {
+			if tp.TopicID == deleted || tp.Topic != "t" {
+				t.Errorf("described topic %q (%x) %v, want only t", tp.Topic, tp.TopicID, tp.Partitions)
+			}
+		}
+	}
+}
+
+// LeaveGroup removes members of a consumer group whatever protocol they
+// speak, as Kafka 4.0's classicGroupLeaveToConsumerGroup (KAFKA-18188):
+// the admin client removes a consumer-protocol member by its member id
+// (removing all members) or a static one by its instance id alone. The
+// group epoch moves on and the remaining member takes the partitions.
+func TestLeaveGroupRemovesConsumerProtocolMembers(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	join := func(member string, instance *string) {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.InstanceID, hb.RebalanceTimeoutMillis = "g", member, instance, 60000
+		hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if resp, err := hb.RequestWith(ctxT(t), cl); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("join of %s: %v, %+v", member, err, resp)
+		}
+	}
+	join("dynamic", nil)
+	join("static", kmsg.StringPtr("i-1"))
+	join("stays", nil)
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group = "g"
+	leave.Members = []kmsg.LeaveGroupRequestMember{
+		{MemberID: "dynamic"},
+		{MemberID: "", InstanceID: kmsg.StringPtr("i-1")},
+		{MemberID: "nobody"},
+	}
+	resp, err := leave.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != 0 || len(resp.Members) != 3 {
+		t.Fatalf("LeaveGroup: %v, %+v", err, resp)
+	}
+	for i, want := range []int16{0, 0, kerr.UnknownMemberID.Code} {
+		if m := resp.Members[i]; m.ErrorCode != want {
+			t.Errorf("LeaveGroup of member %q (instance %v): error %d, want %d", m.MemberID, m.InstanceID, m.ErrorCode, want)
+		}
+	}
+	described, err := adm.DescribeConsumerGroups(ctxT(t), "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := described["g"]
+	if len(g.Members) != 1 || g.Members[0].MemberID != "stays" {
+		t.Errorf("members after LeaveGroup: %+v, want stays alone", g.Members)
+	}
+}
+
+// A static member of the consumer protocol that restarts speaking the
+// classic protocol replaces its old incarnation, and when every member
+// then speaks the classic protocol the group becomes a classic group, as
+// Kafka's classicGroupJoinToConsumerGroup downgrades it
+// (validateOnlineDowngradeWithReplacedMember): Stable at the group epoch,
+// the new incarnation holding its predecessor's partitions.
+func TestStaticReplacementByClassicMemberDowngrades(t *testing.T) {
+	b, adm, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.InstanceID, hb.RebalanceTimeoutMillis = "g", "old", kmsg.StringPtr("i-1"), 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	hbResp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || hbResp.ErrorCode != 0 {
+		t.Fatalf("consumer-protocol join: %v, %+v", err, hbResp)
+	}
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version, meta.Topics = 3, []string{"t"}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.InstanceID, join.ProtocolType = "g", kmsg.StringPtr("i-1"), "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
+	joined, err := join.RequestWith(ctxT(t), cl)
+	if err != nil || joined.ErrorCode != 0 || joined.Generation != hbResp.MemberEpoch {
+		t.Fatalf("classic incarnation's JoinGroup: %v, %+v (want generation %d)", err, joined, hbResp.MemberEpoch)
+	}
+	listed, err := adm.ListGroups(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := listed["g"]; g.GroupType != "classic" || g.State != "Stable" {
+		t.Fatalf("group after the replacement: type %q, state %q; want a Stable classic group", g.GroupType, g.State)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.InstanceID, sync.Generation = "g", joined.MemberID, kmsg.StringPtr("i-1"), joined.Generation
+	sync.ProtocolType, sync.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
+	synced, err := sync.RequestWith(ctxT(t), cl)
+	if err != nil || synced.ErrorCode != 0 {
+		t.Fatalf("SyncGroup after the downgrade: %v, %+v", err, synced)
+	}
+	var given kmsg.ConsumerMemberAssignment
+	if err := given.ReadFrom(synced.MemberAssignment); err != nil || len(given.Topics) != 1 || len(given.Topics[0].Partitions) != 2 {
+		t.Fatalf("assignment after the downgrade: %v, %+v; want both partitions of t", err, given.Topics)
+	}
+}
+
+// A member that joins again with epoch 0 under an instance id it did not
+// have is the same member, as Kafka's getOrMaybeCreateMember finds it by
+// its member id: it does not leave its partitions held by a ghost, and
+// the other members get theirs.
+func TestConsumerMemberRejoinsWithInstanceID(t *testing.T) {
+	b, _, _, _ := startGroupTest(t, 2)
+	cl := newClient(t, b)
+	heartbeat := func(member string, epoch int32, instance *string, owned []int32, id [16]byte) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch, hb.InstanceID = "g", member, epoch, instance
+		hb.RebalanceTimeoutMillis, hb.SubscribedTopicNames = 60000, []string{"t"}
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if len(owned) > 0 {
+			hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: id, Partitions: owned}}
+		}
+		resp, err := hb.RequestWith(ctxT(t), cl)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat of %s at epoch %d: %v, %+v", member, epoch, err, resp)
+		}
+		return resp
+	}
+	x := heartbeat("x", 0, nil, nil, [16]byte{})
+	id := x.Assignment.Topics[0].TopicID
+	y := heartbeat("y", 0, nil, nil, id)
+	x = heartbeat("x", 0, kmsg.StringPtr("i-1"), nil, id) // owns nothing now
+	owned, xOwned := []int32{}, []int32{}
+	for range 5 {
+		y = heartbeat("y", y.MemberEpoch, nil, owned, id)
+		if y.Assignment != nil && len(y.Assignment.Topics) == 1 {
+			owned = y.Assignment.Topics[0].Partitions
+		}
+		x = heartbeat("x", x.MemberEpoch, kmsg.StringPtr("i-1"), xOwned, id)
+		if x.Assignment != nil && len(x.Assignment.Topics) == 1 {
+			xOwned = x.Assignment.Topics[0].Partitions
+		}
+	}
+	if len(owned) != 1 {
+		t.Fatalf("y owns %v after x rejoined with an instance id, want one partition", owned)
+	}
+}
+
+// A classic group whose assignor hands its members user data (a custom
+// assignor's, which the consumer protocol has no place for) is not
+// upgraded: the joining ConsumerGroupHeartbeat gets GROUP_ID_NOT_FOUND
+// and the group stays classic, as Kafka's ConsumerGroup.fromClassicGroup
+// refuses it (KAFKA-18134).
+func TestUpgradeRefusedWithAssignmentUserData(t *testing.T) {
+	props := map[string]string{"group.initial.rebalance.delay.ms": "0"}
+	for k, v := range consumerProtocolProps {
+		props[k] = v
+	}
+	b := startBroker(t, props)
+	adm := newAdmin(t, b)
+	if _, err := adm.CreateTopic(ctxT(t), 2, 1, nil, "t"); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient(t, b)
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version, meta.Topics = 3, []string{"t"}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "g", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 30000, 60000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "custom", Metadata: meta.AppendTo(nil)}}
+	joined, err := join.RequestWith(ctxT(t), cl)
+	if err != nil || joined.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first JoinGroup: %v, %+v", err, joined)
+	}
+	join.MemberID = joined.MemberID
+	if joined, err = join.RequestWith(ctxT(t), cl); err != nil || joined.ErrorCode != 0 {
+		t.Fatalf("JoinGroup: %v, %+v", err, joined)
+	}
+	given := kmsg.NewConsumerMemberAssignment()
+	given.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: "t", Partitions: []int32{0, 1}}}
+	given.UserData = []byte("custom assignor state")
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = "g", joined.MemberID, joined.Generation
+	sync.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: joined.MemberID, MemberAssignment: given.AppendTo(nil)}}
+	if synced, err := sync.RequestWith(ctxT(t), cl); err != nil || synced.ErrorCode != 0 {
+		t.Fatalf("SyncGroup: %v, %+v", err, synced)
+	}
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = "g", "new", 60000
+	hb.SubscribedTopicNames, hb.Topics = []string{"t"}, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp, err := hb.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("ConsumerGroupHeartbeat joining the classic group: %v, %+v; want GROUP_ID_NOT_FOUND", err, resp)
+	}
+	listed, err := adm.ListGroups(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := listed["g"]; g.GroupType != "classic" || g.State != "Stable" {
+		t.Fatalf("group after the refused upgrade: type %q, state %q", g.GroupType, g.State)
+	}
+}

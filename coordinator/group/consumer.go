@@ -27,7 +27,9 @@ import (
 //     then it moves to the target epoch and receives the partitions of its
 //     target that no other member still holds. Those still held are
 //     assigned on a later heartbeat, once released (UNRELEASED_PARTITIONS).
-//     So a partition never has two owners.
+//     So a partition never has two owners. A topic the member stops
+//     subscribing to is taken from it at once, even while it is still
+//     revoking others.
 //   - A member whose heartbeats stop for group.consumer.session.timeout.ms,
 //     or that does not revoke within its rebalance timeout, is fenced:
 //     removed, and its partitions freed.
@@ -89,7 +91,7 @@ type consumerMember struct {
 	assignor string // the server assignor it asked for, "" when none
 
 	assigned assignment // what it owns now
-	revoking assignment // what it must give up before its next epoch
+	revoking assignment // what it must give up before it moves to its target epoch
 	// since is, for each partition assigned or being revoked, the member
 	// epoch at which it was assigned: its assignment epoch (KIP-1251).
 	since map[topicPartitionID]int32
@@ -297,6 +299,9 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 	subscriptionChanged := m.fresh
 	m.fresh = false
 	if req.InstanceID != nil {
+		if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
+			delete(cg.static, *m.instanceID) // its former instance id is free (KAFKA-20747)
+		}
 		m.instanceID = req.InstanceID
 	}
 	if req.RackID != nil {
@@ -351,18 +356,18 @@ func (c *Coordinator) consumerHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest,
 func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []string) *heartbeatError {
 	invalid := func(msg string) *heartbeatError { return refuse(errInvalidRequest, "%s", msg) }
 	switch {
-	case req.Group == "":
+	case blank(req.Group):
 		return invalid("GroupId can't be empty.")
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case req.InstanceID != nil && blank(*req.InstanceID):
 		return invalid("InstanceId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blank(*req.RackID):
 		return invalid("RackId can't be empty.")
-	case req.Version >= 1 && req.MemberID == "":
+	case req.Version >= 1 && blank(req.MemberID):
 		return invalid("MemberId can't be empty.")
 	}
 	switch e := req.MemberEpoch; {
 	case e > 0 || e == leaveEpoch:
-		if req.MemberID == "" {
+		if blank(req.MemberID) {
 			return invalid("MemberId can't be empty.")
 		}
 	case e == 0:
@@ -379,7 +384,7 @@ func validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, assignors []stri
 			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
 		}
 	case e == staticLeaveEpoch:
-		if req.MemberID == "" {
+		if blank(req.MemberID) {
 			return invalid("MemberId can't be empty.")
 		}
 		if req.InstanceID == nil {
@@ -422,6 +427,13 @@ func (c *Coordinator) consumerMemberFor(g *classicGroup, req *kmsg.ConsumerGroup
 	old := cg.members[cg.static[instance]]
 	if joining {
 		switch {
+		case old == nil && cg.members[memberID] != nil:
+			// A known member joining under an instance id it did not
+			// have is still that member, as Kafka's getOrMaybeCreateMember
+			// finds it by its member id.
+			m := cg.members[memberID]
+			c.resetForRejoin(g, m)
+			return m, nil
 		case old == nil:
 			c.logger.Info("static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
 			return &consumerMember{id: memberID, fresh: true}, nil
@@ -602,20 +614,47 @@ func (c *Coordinator) reconcile(g *classicGroup, m *consumerMember, owned []kmsg
 	if m.epoch == cg.assignmentEpoch && m.state == memberStable {
 		return
 	}
-	switch m.state {
-	case memberUnrevokedPartitions:
-		if ownsAny(owned, m.revoking) {
-			return
+	if m.state == memberUnrevokedPartitions && ownsAny(owned, m.revoking) {
+		if revokeUnsubscribed(cg, m) {
+			c.armRebalanceTimeout(g, m)
 		}
-		c.nextAssignment(g, m, m.epoch+1, owned)
-	default:
-		c.nextAssignment(g, m, m.epoch, owned)
+		return
 	}
+	c.nextAssignment(g, m, owned)
 	if m.state == memberUnrevokedPartitions {
 		c.armRebalanceTimeout(g, m)
 	} else {
 		m.rebalance.stop()
 	}
+}
+
+// revokeUnsubscribed moves the partitions of topics a member revoking
+// others no longer subscribes to from its assignment to what it revokes,
+// as Kafka's CurrentAssignmentBuilder.updateCurrentAssignment (KAFKA-19431):
+// its assignment holds no topic it does not subscribe to, even while it
+// waits for its earlier revocation. It reports whether anything moved.
+func revokeUnsubscribed(cg *consumerGroup, m *consumerMember) bool {
+	subscribed := m.subscribes(cg.subscribed)
+	var keep, revoke []topicPartitionID
+	for t, ps := range m.assigned {
+		for _, p := range ps {
+			if subscribed[t] {
+				keep = append(keep, topicPartitionID{t, p})
+			} else {
+				revoke = append(revoke, topicPartitionID{t, p})
+			}
+		}
+	}
+	if len(revoke) == 0 {
+		return false
+	}
+	for t, ps := range m.revoking {
+		for _, p := range ps {
+			revoke = append(revoke, topicPartitionID{t, p})
+		}
+	}
+	m.assigned, m.revoking = assignmentOf(keep), assignmentOf(revoke)
+	return true
 }
 
 // armRebalanceTimeout fences the member if it is still at this epoch, not
@@ -640,8 +679,11 @@ func (c *Coordinator) persistOrLog(g *classicGroup) {
 	}
 }
 
-// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment.
-func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch int32, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
+// nextAssignment is CurrentAssignmentBuilder.computeNextAssignment. A
+// member with partitions to revoke keeps its epoch, even one that has
+// just revoked others (Kafka 4.2, KAFKA-19974); it moves to the target
+// epoch once it has nothing to revoke.
+func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, owned []kmsg.ConsumerGroupHeartbeatRequestTopic) {
 	cg := g.consumer
 	target := cg.target[m.id]
 	var keep, revoke, add []topicPartitionID
@@ -678,7 +720,6 @@ func (c *Coordinator) nextAssignment(g *classicGroup, m *consumerMember, epoch i
 		since[tp] = m.since[tp]
 	}
 	if len(revoke) > 0 && (owned == nil || ownsAny(owned, revoking)) {
-		m.setEpoch(epoch)
 		m.state = memberUnrevokedPartitions
 		m.assigned, m.revoking = assignmentOf(keep), revoking
 		for _, tp := range revoke {
@@ -797,16 +838,18 @@ func (c *Coordinator) consumerLeave(g *classicGroup, req *kmsg.ConsumerGroupHear
 	return nil
 }
 
-// fenceConsumerMember removes a member and frees its partitions; the
-// group epoch is bumped so that the others take them over.
-func (c *Coordinator) fenceConsumerMember(g *classicGroup, m *consumerMember) {
+// fenceConsumerMembers removes members and frees their partitions; the
+// group epoch is bumped once so that the others take them over.
+func (c *Coordinator) fenceConsumerMembers(g *classicGroup, members []*consumerMember) {
 	cg := g.consumer
-	m.stopTimers()
-	c.releaseMember(g, m)
-	delete(cg.members, m.id)
-	delete(cg.target, m.id)
-	if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
-		delete(cg.static, *m.instanceID)
+	for _, m := range members {
+		m.stopTimers()
+		c.releaseMember(g, m)
+		delete(cg.members, m.id)
+		delete(cg.target, m.id)
+		if m.instanceID != nil && cg.static[*m.instanceID] == m.id {
+			delete(cg.static, *m.instanceID)
+		}
 	}
 	if topics := c.topicImage(); topics != nil {
 		cg.subscribed = subscriptionOf(cg, topics)

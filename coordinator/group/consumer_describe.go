@@ -89,11 +89,17 @@ func (cg *consumerGroup) assignorName(assignors []string) string {
 	return name
 }
 
+// describedAssignment lists an assignment's topics, leaving out those the
+// cluster no longer has, as Kafka's ConsumerGroupMember does.
 func describedAssignment(a assignment, names map[[16]byte]string) kmsg.Assignment {
 	out := kmsg.Assignment{TopicPartitions: []kmsg.AssignmentTopicPartition{}}
 	for _, t := range sortedTopicIDs(a) {
+		name, ok := names[t]
+		if !ok {
+			continue
+		}
 		out.TopicPartitions = append(out.TopicPartitions, kmsg.AssignmentTopicPartition{
-			TopicID: t, Topic: names[t], Partitions: slices.Clone(a[t]),
+			TopicID: t, Topic: name, Partitions: slices.Clone(a[t]),
 		})
 	}
 	return out
@@ -114,10 +120,15 @@ func (cg *consumerGroup) topicNames(topics Topics) map[[16]byte]string {
 // topicNamesOf names the topics of the assignments: those subscribed by
 // their names, the others from the cluster's topics (looked through only
 // when some topic is not subscribed); a topic the cluster does not have
-// stays unnamed.
+// (deleted since the group last looked) stays unnamed.
 func topicNamesOf(subscribed map[string]subscribedTopic, assigned []assignment, topics Topics) map[[16]byte]string {
 	names := make(map[[16]byte]string, len(subscribed))
 	for name, t := range subscribed {
+		if topics != nil {
+			if id, _, ok := topics.Topic(name); !ok || id != t.id {
+				continue
+			}
+		}
 		names[t.id] = name
 	}
 	missing := false

@@ -33,12 +33,10 @@ import (
 //   - Downgrade: when the last member of the consumer protocol leaves or is
 //     fenced and classic members remain, the group becomes classic again,
 //     Stable at the group epoch with each member's target assignment, and
-//     a rebalance starts.
-//
-// Not done: a downgrade when the last consumer-protocol member is a static
-// member replaced by a classic incarnation of itself (the group then stays
-// a consumer group whose members all speak the classic protocol, which
-// serves them as well).
+//     a rebalance starts. So it does when that member is a static one
+//     replaced by a classic incarnation of itself, which keeps its
+//     predecessor's partitions; the rebalance then starts only if the new
+//     incarnation subscribes to other topics.
 
 // Migration policies: group.consumer.migration.policy.
 const (
@@ -113,7 +111,8 @@ func (c *Coordinator) upgradable(g *classicGroup) (ok bool, code int16, msg stri
 
 // upgradeToConsumer makes the classic group g a consumer group of the same
 // members (see the top of this file). It refuses, changing nothing, when a
-// member's subscription or assignment does not parse.
+// member's subscription or assignment does not parse, or its assignment
+// carries user data, as Kafka's ConsumerGroup.fromClassicGroup.
 func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbeatError {
 	cg := newConsumerGroup()
 	cg.epoch, cg.assignmentEpoch = g.generation, g.generation
@@ -133,6 +132,11 @@ func (c *Coordinator) upgradeToConsumer(g *classicGroup, topics Topics) *heartbe
 		if len(old.assignment) > 0 {
 			if err := given.ReadFrom(old.assignment); err != nil {
 				return malformed
+			}
+			if len(given.UserData) > 0 {
+				// A custom assignor's user data would be lost (KAFKA-18134).
+				return refuse(errGroupIDNotFound, "Cannot upgrade classic group %s to consumer group because an unsupported custom assignor is in use. "+
+					"Please refer to the documentation or switch to a default assignor before re-attempting the upgrade.", g.id)
 			}
 		}
 		var assigned, held []topicPartitionID
@@ -224,42 +228,59 @@ func (c *Coordinator) dissolveClassic(g *classicGroup) {
 // left or was fenced: the group becomes classic again if only classic
 // members remain and the policy allows it, else the member is fenced.
 func (c *Coordinator) removeConsumerMember(g *classicGroup, m *consumerMember) {
-	if c.downgradable(g, m) {
-		c.downgradeToClassic(g, m)
-		return
-	}
-	c.fenceConsumerMember(g, m)
+	c.removeConsumerMembers(g, []*consumerMember{m})
 }
 
-// downgradable is Kafka's validateOnlineDowngradeWithFencedMember.
-func (c *Coordinator) downgradable(g *classicGroup, leaving *consumerMember) bool {
-	cg := g.consumer
-	if leaving.classic != nil || len(cg.members) <= 1 {
-		return false
+// removeConsumerMembers takes members out of a consumer group together, as
+// Kafka's consumerGroupFenceMembers: a downgrade when only classic members
+// remain, else one bump of the group epoch.
+func (c *Coordinator) removeConsumerMembers(g *classicGroup, leaving []*consumerMember) {
+	if c.downgradable(g, leaving) {
+		c.downgradeToClassic(g, leaving, true)
+		return
 	}
+	c.fenceConsumerMembers(g, leaving)
+}
+
+// downgradable is Kafka's validateOnlineDowngradeWithFencedMembers: the
+// leaving members are all the group's consumer-protocol members, and
+// classic members remain.
+func (c *Coordinator) downgradable(g *classicGroup, leaving []*consumerMember) bool {
+	cg := g.consumer
+	remaining := 0
 	for _, m := range cg.members {
-		if m != leaving && m.classic == nil {
+		if slices.Contains(leaving, m) != (m.classic == nil) {
 			return false
 		}
+		if m.classic != nil {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		return false
 	}
 	switch {
 	case !c.cfg.downgradeEnabled():
 		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
 		return false
-	case len(cg.members)-1 > c.cfg.MaxSize:
+	case remaining > c.cfg.MaxSize:
 		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
 		return false
 	}
 	return true
 }
 
-// downgradeToClassic makes the consumer group g, whose members but leaving
-// all speak the classic protocol, a classic group: Stable at the group
-// epoch, each member holding its target assignment, and then rebalancing.
-func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMember) {
+// downgradeToClassic makes the consumer group g, whose members but those
+// leaving all speak the classic protocol, a classic group: Stable at the
+// group epoch, each member holding its target assignment, and then
+// rebalancing if asked to (Kafka's convertToClassicGroup: after members
+// left, or a static member's replacement that changed the subscription).
+func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMember, rebalance bool) {
 	cg := g.consumer
 	names := cg.topicNames(c.topicImage())
-	leaving.stopTimers()
+	for _, m := range leaving {
+		m.stopTimers()
+	}
 	ids := sortedKeys(cg.members)
 	g.consumer = nil
 	g.generation = cg.epoch
@@ -267,7 +288,7 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMembe
 	g.protocol, g.leader = "", ""
 	for _, id := range ids {
 		cm := cg.members[id]
-		if cm == leaving {
+		if slices.Contains(leaving, cm) {
 			continue
 		}
 		cm.stopTimers()
@@ -290,7 +311,9 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving *consumerMembe
 	if err := c.storeGroup(g); err != nil {
 		c.logger.Warn("storing the downgraded group failed", "group", g.id, "err", err)
 	}
-	c.prepareRebalance(g)
+	if rebalance {
+		c.prepareRebalance(g)
+	}
 }
 
 // encodeAssignment is a ConsumerProtocolAssignment of a, in the version of
@@ -374,11 +397,12 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		j.fail(errInconsistentProtocol, req.MemberID)
 		return
 	}
-	m, code := c.classicMemberToJoin(g, req, memberID, unknown)
+	m, replaced, code := c.classicMemberToJoin(g, req, memberID, unknown)
 	if code != 0 {
 		j.fail(code, req.MemberID)
 		return
 	}
+	downgrade := replaced != nil && c.downgradableByReplacement(g, replaced)
 	topicNames := sortedUnique(sub.Topics)
 	changed := m.fresh || !slices.Equal(topicNames, m.topics) || m.regex != ""
 	m.fresh = false
@@ -404,6 +428,17 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		}
 	}
 	c.maybeBumpEpoch(g, topics, changed)
+	if downgrade {
+		// Kafka reconciles the new incarnation only when its
+		// subscription is its predecessor's; otherwise the classic
+		// group rebalances at once.
+		if !changed {
+			c.reconcile(g, m, owned)
+		}
+		c.downgradeToClassic(g, nil, changed)
+		c.answerClassicJoin(j, m)
+		return
+	}
 	c.reconcile(g, m, owned)
 	c.armConsumerSession(g, m)
 	m.classic.joinDeadline.stop()
@@ -414,38 +449,70 @@ func (c *Coordinator) classicJoinToConsumer(g *classicGroup, j *joinRequest) {
 		j.fail(appendErrorCode(err), req.MemberID)
 		return
 	}
-	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+	c.answerClassicJoin(j, m)
+}
+
+// answerClassicJoin answers a classic member's JoinGroup to a consumer
+// group: its member epoch as the generation, its first protocol, no
+// leader.
+func (c *Coordinator) answerClassicJoin(j *joinRequest, m *consumerMember) {
+	resp := j.req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID, resp.Generation = m.id, m.epoch
 	pt, p := "consumer", m.classic.protocolName()
 	resp.ProtocolType, resp.Protocol = &pt, &p
 	j.respond(resp)
 }
 
+// downgradableByReplacement is Kafka's
+// validateOnlineDowngradeWithReplacedMember: a classic incarnation has
+// replaced the group's last consumer-protocol member. It is called between
+// the two, the old incarnation gone and the new one not yet in.
+func (c *Coordinator) downgradableByReplacement(g *classicGroup, replaced *consumerMember) bool {
+	if replaced.classic != nil {
+		return false
+	}
+	for _, m := range g.consumer.members {
+		if m.id != replaced.id && m.classic == nil {
+			return false
+		}
+	}
+	switch {
+	case !c.cfg.downgradeEnabled():
+		c.logger.Info("not downgrading consumer group to a classic group: online downgrade is disabled", "group", g.id)
+		return false
+	case len(g.consumer.members)+1 > c.cfg.MaxSize: // the others and the new incarnation
+		c.logger.Info("not downgrading consumer group to a classic group: it has more members than group.max.size", "group", g.id)
+		return false
+	}
+	return true
+}
+
 // classicMemberToJoin finds or makes the member a classic JoinGroup
 // names: a static member with no member id replaces the instance's
 // previous incarnation, taking its place and partitions.
-func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRequest, memberID string, unknown bool) (*consumerMember, int16) {
+// replaced is the previous incarnation when one was replaced.
+func (c *Coordinator) classicMemberToJoin(g *classicGroup, req *kmsg.JoinGroupRequest, memberID string, unknown bool) (m, replaced *consumerMember, code int16) {
 	cg := g.consumer
 	if req.InstanceID == nil {
 		if m := cg.members[memberID]; m != nil {
-			return m, 0
+			return m, nil, 0
 		}
 		c.logger.Info("classic member joins the consumer group", "group", g.id, "member", memberID)
-		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, nil, 0
 	}
 	instance := *req.InstanceID
 	old := cg.members[cg.static[instance]]
 	switch {
 	case old == nil:
 		c.logger.Info("classic static member joins the consumer group", "group", g.id, "member", memberID, "instance", instance)
-		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, 0
+		return &consumerMember{id: memberID, fresh: true, assigned: assignment{}, revoking: assignment{}}, nil, 0
 	case !unknown && old.id != memberID:
-		return nil, errFencedInstanceID
+		return nil, nil, errFencedInstanceID
 	case !unknown:
-		return old, 0
+		return old, nil, 0
 	}
 	c.logger.Info("classic static member rejoins the consumer group", "group", g.id, "member", memberID, "replaces", old.id, "instance", instance)
-	return replaceStatic(cg, old, memberID), 0
+	return replaceStatic(cg, old, memberID), old, 0
 }
 
 // fenceClassicMember fences a classic member of a consumer group that
@@ -557,29 +624,49 @@ func (c *Coordinator) classicHeartbeatToConsumer(g *classicGroup, req *kmsg.Hear
 	return 0
 }
 
-// classicLeaveToConsumer serves one member of a LeaveGroup to a consumer
-// group: only classic members leave this way.
-func (c *Coordinator) classicLeaveToConsumer(g *classicGroup, l kmsg.LeaveGroupRequestMember) int16 {
-	cg := g.consumer
-	var m *consumerMember
+// leaveConsumerGroup serves a LeaveGroup to a consumer group, as Kafka's
+// classicGroupLeaveToConsumerGroup (KAFKA-18188): members of either
+// protocol leave, named by their member id or, as the admin client removes
+// a static member, by their instance id alone. Those found are removed
+// together; each is answered with the ids it was named by.
+func (c *Coordinator) leaveConsumerGroup(g *classicGroup, leaving []kmsg.LeaveGroupRequestMember) []kmsg.LeaveGroupResponseMember {
+	out := make([]kmsg.LeaveGroupResponseMember, 0, len(leaving))
+	var members []*consumerMember
+	for _, l := range leaving {
+		m, code := g.consumer.leavingMember(l)
+		if code == 0 {
+			reason := "not provided"
+			if l.Reason != nil {
+				reason = *l.Reason
+			}
+			c.logger.Info("member left the consumer group through LeaveGroup", "group", g.id, "member", m.id, "reason", reason)
+			if !slices.Contains(members, m) {
+				members = append(members, m)
+			}
+		}
+		out = append(out, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: code})
+	}
+	if len(members) > 0 {
+		c.removeConsumerMembers(g, members)
+		c.persistOrLog(g)
+	}
+	return out
+}
+
+// leavingMember finds the member a LeaveGroup names.
+func (cg *consumerGroup) leavingMember(l kmsg.LeaveGroupRequestMember) (*consumerMember, int16) {
 	if l.InstanceID == nil {
-		m = cg.members[l.MemberID]
-	} else {
-		if m = cg.members[cg.static[*l.InstanceID]]; m == nil {
-			return errUnknownMemberID
+		if m := cg.members[l.MemberID]; m != nil {
+			return m, 0
 		}
-		if l.MemberID != "" && m.id != l.MemberID {
-			return errFencedInstanceID
-		}
+		return nil, errUnknownMemberID
 	}
-	if m == nil || m.classic == nil {
-		return errUnknownMemberID
+	m := cg.members[cg.static[*l.InstanceID]]
+	switch {
+	case m == nil:
+		return nil, errUnknownMemberID
+	case l.MemberID != "" && m.id != l.MemberID:
+		return nil, errFencedInstanceID
 	}
-	reason := "not provided"
-	if l.Reason != nil {
-		reason = *l.Reason
-	}
-	c.logger.Info("classic member left the consumer group", "group", g.id, "member", m.id, "reason", reason)
-	c.fenceConsumerMember(g, m)
-	return 0
+	return m, 0
 }

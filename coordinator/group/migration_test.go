@@ -358,13 +358,57 @@ func TestClassicMemberJoinsConsumerGroup(t *testing.T) {
 	cc.rejoin()
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Version, req.Group = 3, "g"
-	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cc.id}, {MemberID: "n"}}
+	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: cc.id}, {MemberID: "nobody"}}
 	resp := f.c.LeaveGroup(req)
 	if resp.Members[0].ErrorCode != 0 || resp.Members[1].ErrorCode != errUnknownMemberID {
-		t.Fatalf("LeaveGroup: classic member %d, consumer-protocol member %d (want 0, UNKNOWN_MEMBER_ID)", resp.Members[0].ErrorCode, resp.Members[1].ErrorCode)
+		t.Fatalf("LeaveGroup: classic member %d, unknown member %d (want 0, UNKNOWN_MEMBER_ID)", resp.Members[0].ErrorCode, resp.Members[1].ErrorCode)
 	}
 	if d := f.describe(); len(d.Members) != 1 || d.Members[0].MemberID != "n" {
 		t.Fatalf("after LeaveGroup: %+v", d.Members)
+	}
+}
+
+// An admin's LeaveGroup that removes the last consumer-protocol member
+// downgrades the group as that member's own leave would (Kafka's
+// consumerGroupFenceMembers).
+func TestLeaveGroupOfLastConsumerMemberDowngrades(t *testing.T) {
+	f := newConsumerFixture(t, nil)
+	f.topics.set("t", 1, 4)
+	n := f.member("n", "t")
+	n.mustHeartbeat()
+	cc := &classicClient{f: f}
+	cc.rejoin()
+	settle(t, n, cc)
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Version, req.Group = 3, "g"
+	req.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "n"}}
+	if resp := f.c.LeaveGroup(req); resp.Members[0].ErrorCode != 0 {
+		t.Fatalf("LeaveGroup of the consumer-protocol member: %d", resp.Members[0].ErrorCode)
+	}
+	list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5})
+	if len(list.Groups) != 1 || list.Groups[0].GroupType != "classic" || list.Groups[0].GroupState != "PreparingRebalance" {
+		t.Fatalf("after the consumer-protocol member was removed: %+v", list.Groups)
+	}
+}
+
+// A classic incarnation replacing the last consumer-protocol member keeps
+// the group a consumer group when the group, counting it, has more members
+// than group.max.size allows a classic group (Kafka's
+// validateOnlineDowngradeWithReplacedMember).
+func TestReplacementDowngradeHonoursMaxSize(t *testing.T) {
+	f := newConsumerFixture(t, func(cfg *Config) { cfg.MaxSize = 1 })
+	f.topics.set("t", 1, 4)
+	instance := "i1"
+	n := f.member("n", "t")
+	n.instance = &instance
+	n.mustHeartbeat()
+	other := &classicClient{f: f}
+	other.rejoin()
+	incarnation := &classicClient{f: f, instance: &instance}
+	incarnation.rejoin()
+	list := f.c.ListGroups(&kmsg.ListGroupsRequest{Version: 5})
+	if len(list.Groups) != 1 || list.Groups[0].GroupType != "consumer" {
+		t.Fatalf("two members past a group.max.size of 1: %+v, want a consumer group still", list.Groups)
 	}
 }
 

@@ -216,27 +216,24 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 		resp.ErrorCode = errCoordinatorNotAvail
 		return resp
 	}
-	leave := c.leave
 	if g.consumer != nil {
-		leave = c.classicLeaveToConsumer
-	}
-	removed := 0
-	for _, l := range leaving {
-		code := leave(g, l)
-		if code == 0 {
-			removed++
+		resp.Members = c.leaveConsumerGroup(g, leaving)
+	} else {
+		removed := 0
+		for _, l := range leaving {
+			code := c.leave(g, l)
+			if code == 0 {
+				removed++
+			}
+			resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: code})
 		}
-		resp.Members = append(resp.Members, kmsg.LeaveGroupResponseMember{MemberID: l.MemberID, InstanceID: l.InstanceID, ErrorCode: code})
+		if removed > 0 {
+			c.afterMemberRemoved(g)
+		}
 	}
 	if req.Version < 3 {
 		resp.ErrorCode = resp.Members[0].ErrorCode
 		resp.Members = nil
-	}
-	switch {
-	case removed > 0 && g.consumer != nil:
-		c.persistOrLog(g)
-	case removed > 0:
-		c.afterMemberRemoved(g)
 	}
 	return resp
 }
