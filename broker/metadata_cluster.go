@@ -94,7 +94,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
-		if rt.Topic == nil {
+		if askedByID(rt) {
 			if it := img.TopicsByID[rt.TopicID]; it != nil {
 				resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, req.IncludeTopicAuthorizedOperations))
 			} else {
