@@ -161,7 +161,8 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 // autoCreate asks the controller for a topic a client named, as Kafka's
 // AutoTopicCreationManager does: a coordinator's internal topic as the
 // coordinator makes it (its partition count, replication factor and
-// configs), any other with the defaults. The answer for the client is
+// configs), any other with num.partitions and default.replication.factor
+// as this broker sets them, else as the controller does (KAFKA-19655). The answer for the client is
 // LEADER_NOT_AVAILABLE (being created) or why not.
 func (b *Broker) autoCreate(c *conn, name string) int16 {
 	if ct := b.coordinatorTopicNamed(name); ct != nil {
@@ -171,6 +172,13 @@ func (b *Broker) autoCreate(c *conn, name string) int16 {
 	req := newest(kmsg.NewPtrCreateTopicsRequest())
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+	// The broker's own defaults when it sets them, else the controller's.
+	if b.cfg.explicit["num.partitions"] {
+		rt.NumPartitions = b.cfg.NumPartitions
+	}
+	if b.cfg.explicit["default.replication.factor"] {
+		rt.ReplicationFactor = b.cfg.DefaultReplicationFactor
+	}
 	req.Topics = append(req.Topics, rt)
 	req.TimeoutMillis = 30000
 	r, err := b.cluster.forward(c, req, 30*time.Second)
