@@ -6,7 +6,7 @@ package broker
 // asked for by id from v12. Unknown topics are created when
 // auto.create.topics.enable and the request allows it (always for v0-3),
 // with num.partitions partitions (and default.replication.factor replicas
-// in a cluster).
+// in a cluster, where the answer does not wait for the topic).
 // There is no authorizer: clients asking for authorized operations get
 // every operation the resource supports, as Kafka answers without one.
 

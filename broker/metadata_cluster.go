@@ -110,8 +110,7 @@ func hasListener(br *controller.Broker, listener string) bool {
 }
 
 // clusterMetadata answers Metadata in a cluster. Auto-created topics are
-// created through the controller and reported LEADER_NOT_AVAILABLE until
-// they have leaders, as Kafka does.
+// created through the controller (autoCreate).
 func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	img := b.cluster.image()
@@ -149,7 +148,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 		if controller.ValidateTopicName(name) != nil {
 			code = errInvalidTopic // as Kafka answers, whether or not it may create
 		} else if autoCreate && c.mayAutoCreate(name) {
-			code = b.autoCreate(c, name)
+			code = b.autoCreate(name)
 		}
 		resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
 			ErrorCode: code, Topic: &name, IsInternal: isInternal(name), AuthorizedOperations: unknownAuthorizedOperations,
@@ -159,20 +158,37 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 }
 
 // autoCreate asks the controller for a topic a client named, as Kafka's
-// AutoTopicCreationManager does: a coordinator's internal topic as the
-// coordinator makes it (its partition count, replication factor and
-// configs), any other with num.partitions and default.replication.factor
-// as this broker sets them, else as the controller does (KAFKA-19655). The answer for the client is
-// LEADER_NOT_AVAILABLE (being created) or why not.
-func (b *Broker) autoCreate(c *conn, name string) int16 {
+// AutoTopicCreationManager does, without waiting for the answer: the
+// client is told UNKNOWN_TOPIC_OR_PARTITION until this broker's image
+// shows the topic, and a refusal is only logged. A topic already asked
+// for is not asked for again until the controller has answered.
+func (b *Broker) autoCreate(name string) int16 {
+	cl := b.cluster
+	if _, asked := cl.autoCreating.LoadOrStore(name, true); asked {
+		return errUnknownTopicOrPartition
+	}
+	b.wg.Add(1) // a handler's connection holds b.wg, which Close waits for
+	go func() {
+		defer b.wg.Done()
+		defer cl.autoCreating.Delete(name)
+		b.createAutoTopic(name)
+	}()
+	return errUnknownTopicOrPartition
+}
+
+// createAutoTopic creates a topic for autoCreate: a coordinator's internal
+// topic as the coordinator makes it (its partition count, replication
+// factor and configs), any other with num.partitions and
+// default.replication.factor as this broker sets them, else as the
+// controller does (KAFKA-19655).
+func (b *Broker) createAutoTopic(name string) {
 	if ct := b.coordinatorTopicNamed(name); ct != nil {
-		ct.ensureTopic()
-		return errLeaderNotAvailable
+		ct.ensureTopic() // logs a failure
+		return
 	}
 	req := newest(kmsg.NewPtrCreateTopicsRequest())
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
-	// The broker's own defaults when it sets them, else the controller's.
 	if b.cfg.explicit["num.partitions"] {
 		rt.NumPartitions = b.cfg.NumPartitions
 	}
@@ -181,16 +197,18 @@ func (b *Broker) autoCreate(c *conn, name string) int16 {
 	}
 	req.Topics = append(req.Topics, rt)
 	req.TimeoutMillis = 30000
-	r, err := b.cluster.forward(c, req, 30*time.Second)
+	ctx, cancel := b.cluster.sendContext(30 * time.Second)
+	defer cancel()
+	r, err := b.cluster.client.Send(ctx, req)
 	if err != nil {
-		return errLeaderNotAvailable
+		b.logger.Debug("auto topic creation failed", "topic", name, "err", err)
+		return
 	}
 	for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
 		if st.ErrorCode != 0 && st.ErrorCode != errTopicAlreadyExists {
-			return st.ErrorCode
+			b.logger.Warn("auto topic creation failed", "topic", name, "error", errorMessageText(st.ErrorCode), "message", deref(st.ErrorMessage))
 		}
 	}
-	return errLeaderNotAvailable
 }
 
 // clusterDescribeCluster fills DescribeCluster from the image: the live

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/internal/freeport"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -108,5 +109,33 @@ func TestClusterAutoCreateTakesTheBrokersNumPartitions(t *testing.T) {
 	c.waitFor("auto created", func() bool { return broker.partitionCountOf("auto") > 0 })
 	if n := broker.partitionCountOf("auto"); n != 3 {
 		t.Fatalf("auto-created with %d partitions, want the broker's num.partitions, 3", n)
+	}
+}
+
+// Auto-creation in a cluster does not hold up the Metadata answer, as
+// Kafka's DefaultAutoTopicCreationManager sends the CreateTopics to the
+// controller without waiting: the topic is UNKNOWN_TOPIC_OR_PARTITION
+// until the broker's metadata shows it, whatever the controller answers
+// (a refusal, INVALID_REPLICATION_FACTOR here, is only logged), and a
+// controller that cannot be reached delays nothing.
+func TestClusterAutoCreateAnswersAtOnce(t *testing.T) {
+	c := startClusterRoles(t, 1, 1, map[string]string{"default.replication.factor": "2"})
+	broker := c.nodes[1]
+	rc := dialRaw(t, broker)
+	if code := metadataOf(rc, true, "too-few-brokers")["too-few-brokers"].ErrorCode; code != errUnknownTopicOrPartition {
+		t.Errorf("a topic the controller refuses: error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+	}
+	createTopicRaw(t, rc, "made", 1)
+	c.stop(0)
+	start := time.Now()
+	got := metadataOf(rc, true, "made", "while-controller-down")
+	if code := got["while-controller-down"].ErrorCode; code != errUnknownTopicOrPartition {
+		t.Errorf("with the controller down: error %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+	}
+	if got["made"].ErrorCode != 0 || len(got["made"].Partitions) != 1 {
+		t.Errorf("an existing topic with the controller down: %+v", got["made"])
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("Metadata answered after %v with the controller down", waited)
 	}
 }
