@@ -6,7 +6,7 @@ package broker
 // asked for by id from v12. Unknown topics are created when
 // auto.create.topics.enable and the request allows it (always for v0-3),
 // with num.partitions partitions (and default.replication.factor replicas
-// in a cluster).
+// in a cluster, where the answer does not wait for the topic).
 // There is no authorizer: clients asking for authorized operations get
 // every operation the resource supports, as Kafka answers without one.
 
@@ -61,6 +61,13 @@ func authorizedOperations(requested bool, supported int32) int32 {
 	return unknownAuthorizedOperations
 }
 
+// askedByID reports whether a Metadata entry asks for a topic by its id:
+// a non-zero id wins over the name, as in Kafka, since the Java client
+// asks by id with the name left at its default, "".
+func askedByID(rt kmsg.MetadataRequestTopic) bool {
+	return rt.Topic == nil || rt.TopicID != [16]byte{}
+}
+
 func (b *Broker) advertisedAddr(c *conn) (string, int) {
 	return b.cfg.advertised(c.listener.name, c.listener.ln.Addr().(*net.TCPAddr))
 }
@@ -101,7 +108,7 @@ func (c *conn) authorizeMetadata(req *kmsg.MetadataRequest, resp *kmsg.MetadataR
 				continue
 			}
 			denied := kmsg.MetadataResponseTopic{ErrorCode: errTopicAuthorization, Topic: t.Topic, AuthorizedOperations: unknownAuthorizedOperations}
-			if byID := i < len(req.Topics) && (req.Topics[i].Topic == nil || req.Topics[i].TopicID != [16]byte{}); byID {
+			if i < len(req.Topics) && askedByID(req.Topics[i]) {
 				denied.Topic, denied.TopicID = nil, t.TopicID
 			}
 			t = denied
@@ -182,9 +189,7 @@ func (b *Broker) singleNodeMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Me
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
 		var t *topic
-		// A non-zero id wins over the name, as in Kafka: the Java client
-		// asks by id with the name left at its default, "".
-		if rt.Topic == nil || rt.TopicID != ([16]byte{}) {
+		if askedByID(rt) {
 			if t = b.topics.getByID(rt.TopicID); t == nil {
 				resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
 					ErrorCode: errUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: unknownAuthorizedOperations,

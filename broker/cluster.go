@@ -75,6 +75,9 @@ type cluster struct {
 	// compares the replicas' dirs with the image now (dir_assignments.go).
 	kickHeartbeat, kickAssign chan struct{}
 	wg                        sync.WaitGroup
+	// autoCreating holds the topics Metadata asked the controller to
+	// create whose answer has not come yet (autoCreate).
+	autoCreating sync.Map
 
 	applyMu      sync.Mutex // serialises applyImage
 	applied      atomic.Pointer[controller.Image]

@@ -34,6 +34,8 @@ var (
 	errNotEnoughReplicasAfter   = kerr.NotEnoughReplicasAfterAppend.Code
 	errRequestTimedOut          = kerr.RequestTimedOut.Code
 	errLeaderNotAvailable       = kerr.LeaderNotAvailable.Code
+	errListenerNotFound         = kerr.ListenerNotFound.Code
+	errReplicaNotAvailable      = kerr.ReplicaNotAvailable.Code
 	errCoordinatorNotAvailable  = kerr.CoordinatorNotAvailable.Code
 	errNotCoordinator           = kerr.NotCoordinator.Code
 	errOperationNotAttempted    = kerr.OperationNotAttempted.Code

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
@@ -10,9 +11,10 @@ import (
 // In a cluster, Metadata and DescribeCluster answer from the controller's
 // image as this broker last applied it: every registered, unfenced broker
 // with its address on the listener the client used, every partition with
-// its leader (-1 and LEADER_NOT_AVAILABLE while it has none), leader
-// epoch, replicas, ISR, and as offline the replicas on fenced brokers or
-// in a failed log dir (KIP-858).
+// its leader (-1 and LEADER_NOT_AVAILABLE while it has none, or
+// LISTENER_NOT_FOUND while it has no endpoint on that listener), leader
+// epoch, replicas, ISR, and as offline the replicas on fenced brokers,
+// without that listener or in a failed log dir (KIP-858).
 
 // controllerFor is the controller id clients are told: the active
 // controller when it is also a live broker, else this broker, which
@@ -47,8 +49,9 @@ func (b *Broker) liveBrokers(c *conn, img *controller.Image) []kmsg.MetadataResp
 	return out
 }
 
-// imageTopicMetadata describes one topic of the image.
-func imageTopicMetadata(img *controller.Image, it *controller.Topic, includeOperations bool) kmsg.MetadataResponseTopic {
+// imageTopicMetadata describes one topic of the image to a client on the
+// given listener, at the request's version.
+func imageTopicMetadata(img *controller.Image, it *controller.Topic, listener string, version int16, includeOperations bool) kmsg.MetadataResponseTopic {
 	name := it.Name
 	mt := kmsg.MetadataResponseTopic{
 		Topic: &name, TopicID: it.ID, IsInternal: isInternal(name),
@@ -56,26 +59,58 @@ func imageTopicMetadata(img *controller.Image, it *controller.Topic, includeOper
 		Partitions:           make([]kmsg.MetadataResponseTopicPartition, 0, len(it.Partitions)),
 	}
 	for i, ip := range it.Partitions {
-		mp := kmsg.MetadataResponseTopicPartition{
-			Partition: int32(i), Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch,
-			Replicas: ip.Replicas, ISR: ip.ISR, OfflineReplicas: []int32{},
-		}
-		for _, r := range ip.Replicas {
-			if br := img.Brokers[r]; br == nil || br.Fenced || !img.ReplicaOnline(ip, r) {
-				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
-			}
-		}
-		if ip.Leader < 0 {
-			mp.ErrorCode = errLeaderNotAvailable
-		}
-		mt.Partitions = append(mt.Partitions, mp)
+		mt.Partitions = append(mt.Partitions, imagePartitionMetadata(img, ip, int32(i), listener, version))
 	}
 	return mt
 }
 
+// imagePartitionMetadata describes a partition as Kafka's
+// KRaftMetadataCache.getPartitionMetadata does: a leader without an
+// endpoint on the client's listener is no leader (-1, LISTENER_NOT_FOUND
+// from v6, else LEADER_NOT_AVAILABLE), and a replica there is offline
+// like one on a fenced broker or in a failed log dir. Version 0 lists only
+// the replicas and ISR members a client can reach, REPLICA_NOT_AVAILABLE
+// when it left some out.
+func imagePartitionMetadata(img *controller.Image, ip controller.Partition, index int32, listener string, version int16) kmsg.MetadataResponseTopicPartition {
+	reachable := func(id int32) bool {
+		br := img.Brokers[id]
+		return br != nil && !br.Fenced && hasListener(br, listener)
+	}
+	mp := kmsg.MetadataResponseTopicPartition{
+		Partition: index, Leader: ip.Leader, LeaderEpoch: ip.LeaderEpoch,
+		Replicas: ip.Replicas, ISR: ip.ISR, OfflineReplicas: []int32{},
+	}
+	if version == 0 {
+		mp.Replicas = slices.DeleteFunc(slices.Clone(ip.Replicas), func(id int32) bool { return !reachable(id) })
+		mp.ISR = slices.DeleteFunc(slices.Clone(ip.ISR), func(id int32) bool { return !reachable(id) })
+	}
+	for _, r := range ip.Replicas {
+		if !reachable(r) || !img.ReplicaOnline(ip, r) {
+			mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+		}
+	}
+	switch leader := img.Brokers[ip.Leader]; {
+	case leader == nil:
+		mp.Leader, mp.ErrorCode = -1, errLeaderNotAvailable
+	case !hasListener(leader, listener):
+		mp.Leader, mp.ErrorCode = -1, errLeaderNotAvailable
+		if version >= 6 {
+			mp.ErrorCode = errListenerNotFound
+		}
+	case len(mp.Replicas) < len(ip.Replicas) || len(mp.ISR) < len(ip.ISR):
+		mp.ErrorCode = errReplicaNotAvailable
+	}
+	return mp
+}
+
+// hasListener reports whether the broker registered an endpoint on the
+// named listener.
+func hasListener(br *controller.Broker, listener string) bool {
+	return slices.ContainsFunc(br.Endpoints, func(e controller.Endpoint) bool { return e.Listener == listener })
+}
+
 // clusterMetadata answers Metadata in a cluster. Auto-created topics are
-// created through the controller and reported LEADER_NOT_AVAILABLE until
-// they have leaders, as Kafka does.
+// created through the controller (autoCreate).
 func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	img := b.cluster.image()
@@ -88,15 +123,15 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 		names := img.SortedTopicNames()
 		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(names))
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, imageTopicMetadata(img, img.Topics[name], req.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, imageTopicMetadata(img, img.Topics[name], c.listener.name, req.Version, req.IncludeTopicAuthorizedOperations))
 		}
 		return resp
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
-		if rt.Topic == nil {
+		if askedByID(rt) {
 			if it := img.TopicsByID[rt.TopicID]; it != nil {
-				resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, req.IncludeTopicAuthorizedOperations))
+				resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, c.listener.name, req.Version, req.IncludeTopicAuthorizedOperations))
 			} else {
 				resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
 					ErrorCode: errUnknownTopicID, TopicID: rt.TopicID, AuthorizedOperations: unknownAuthorizedOperations,
@@ -106,14 +141,14 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 		}
 		name := *rt.Topic
 		if it := img.Topics[name]; it != nil {
-			resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, req.IncludeTopicAuthorizedOperations))
+			resp.Topics = append(resp.Topics, imageTopicMetadata(img, it, c.listener.name, req.Version, req.IncludeTopicAuthorizedOperations))
 			continue
 		}
 		code := errUnknownTopicOrPartition
 		if controller.ValidateTopicName(name) != nil {
 			code = errInvalidTopic // as Kafka answers, whether or not it may create
 		} else if autoCreate && c.mayAutoCreate(name) {
-			code = b.autoCreate(c, name)
+			code = b.autoCreate(name)
 		}
 		resp.Topics = append(resp.Topics, kmsg.MetadataResponseTopic{
 			ErrorCode: code, Topic: &name, IsInternal: isInternal(name), AuthorizedOperations: unknownAuthorizedOperations,
@@ -123,30 +158,57 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 }
 
 // autoCreate asks the controller for a topic a client named, as Kafka's
-// AutoTopicCreationManager does: a coordinator's internal topic as the
-// coordinator makes it (its partition count, replication factor and
-// configs), any other with the defaults. The answer for the client is
-// LEADER_NOT_AVAILABLE (being created) or why not.
-func (b *Broker) autoCreate(c *conn, name string) int16 {
+// AutoTopicCreationManager does, without waiting for the answer: the
+// client is told UNKNOWN_TOPIC_OR_PARTITION until this broker's image
+// shows the topic, and a refusal is only logged. A topic already asked
+// for is not asked for again until the controller has answered.
+func (b *Broker) autoCreate(name string) int16 {
+	cl := b.cluster
+	if _, asked := cl.autoCreating.LoadOrStore(name, true); asked {
+		return errUnknownTopicOrPartition
+	}
+	b.wg.Add(1) // a handler's connection holds b.wg, which Close waits for
+	go func() {
+		defer b.wg.Done()
+		defer cl.autoCreating.Delete(name)
+		b.createAutoTopic(name)
+	}()
+	return errUnknownTopicOrPartition
+}
+
+// createAutoTopic creates a topic for autoCreate: a coordinator's internal
+// topic as the coordinator makes it (its partition count, replication
+// factor and configs), any other with num.partitions and
+// default.replication.factor as this broker sets them, else as the
+// controller does (KAFKA-19655).
+func (b *Broker) createAutoTopic(name string) {
 	if ct := b.coordinatorTopicNamed(name); ct != nil {
-		ct.ensureTopic()
-		return errLeaderNotAvailable
+		ct.ensureTopic() // logs a failure
+		return
 	}
 	req := newest(kmsg.NewPtrCreateTopicsRequest())
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+	if b.cfg.explicit["num.partitions"] {
+		rt.NumPartitions = b.cfg.NumPartitions
+	}
+	if b.cfg.explicit["default.replication.factor"] {
+		rt.ReplicationFactor = b.cfg.DefaultReplicationFactor
+	}
 	req.Topics = append(req.Topics, rt)
 	req.TimeoutMillis = 30000
-	r, err := b.cluster.forward(c, req, 30*time.Second)
+	ctx, cancel := b.cluster.sendContext(30 * time.Second)
+	defer cancel()
+	r, err := b.cluster.client.Send(ctx, req)
 	if err != nil {
-		return errLeaderNotAvailable
+		b.logger.Debug("auto topic creation failed", "topic", name, "err", err)
+		return
 	}
 	for _, st := range r.(*kmsg.CreateTopicsResponse).Topics {
 		if st.ErrorCode != 0 && st.ErrorCode != errTopicAlreadyExists {
-			return st.ErrorCode
+			b.logger.Warn("auto topic creation failed", "topic", name, "error", errorMessageText(st.ErrorCode), "message", deref(st.ErrorMessage))
 		}
 	}
-	return errLeaderNotAvailable
 }
 
 // clusterDescribeCluster fills DescribeCluster from the image: the live
