@@ -3,6 +3,7 @@ package group
 import (
 	"iter"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -122,12 +123,22 @@ func unknownPartitions(partitions iter.Seq2[string, int32], partitionExists func
 // to store, or OFFSET_METADATA_TOO_LARGE.
 func (c *Coordinator) checkMetadata(metadata *string) (string, int16) {
 	switch {
-	case metadata != nil && len(*metadata) > c.cfg.OffsetMetadataMaxBytes:
+	case metadata != nil && javaLength(*metadata) > c.cfg.OffsetMetadataMaxBytes:
 		return "", errOffsetMetadataTooLarge
 	case metadata == nil:
 		return "", 0
 	}
 	return *metadata, 0
+}
+
+// javaLength is the length Java gives s as a String, which is what Kafka
+// compares with offset.metadata.max.bytes: its UTF-16 code units.
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 type offsetCommit struct {
