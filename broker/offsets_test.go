@@ -46,3 +46,97 @@ func TestOffsetMetadataMaxBytesCountsUTF16Units(t *testing.T) {
 		t.Fatalf("OffsetFetch: metadata of %d bytes, want the 2048 emoji", len(*got.Metadata))
 	}
 }
+
+// OffsetDelete on a classic group of the "consumer" protocol type whose
+// members' subscriptions are not known counts every topic as subscribed
+// (GROUP_SUBSCRIBED_TO_TOPIC for its partitions), as Kafka's
+// ClassicGroup.isSubscribedToTopic: the subscriptions are read when a
+// generation begins, so they are unknown while a new group's first
+// rebalance runs, and when a member's metadata does not parse. Before,
+// Gregor refused the whole request with NON_EMPTY_GROUP.
+func TestOffsetDeleteWhileSubscriptionsUnknown(t *testing.T) {
+	b := startBroker(t, map[string]string{"group.initial.rebalance.delay.ms": "1000"})
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "t", 1)
+	deleteOffsets := func(group string) *kmsg.OffsetDeleteResponse {
+		od := kmsg.NewPtrOffsetDeleteRequest()
+		od.Group = group
+		od.Topics = []kmsg.OffsetDeleteRequestTopic{{Topic: "other", Partitions: []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}}}
+		return rc.request(od).(*kmsg.OffsetDeleteResponse)
+	}
+	createTopicRaw(t, rc, "other", 1)
+	for _, group := range []string{"first-rebalance", "garbled"} {
+		findCoordinatorRaw(t, rc, group)
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.SetVersion(9)
+		commit.Group, commit.Generation = group, -1
+		commit.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "other", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 3}}}}
+		if code := rc.request(commit).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("%s: standalone commit: %d", group, code)
+		}
+	}
+
+	// A member subscribed to "t" joins a new group: its JoinGroup is
+	// parked for the initial rebalance delay.
+	joined := make(chan *kmsg.JoinGroupResponse, 1)
+	member := dialRaw(t, b)
+	go func() {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.SetVersion(9)
+		req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = "first-rebalance", 10000, 10000
+		req.ProtocolType = "consumer"
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: consumerMetadata("t")}}
+		for {
+			r, err := member.tryRequest(req)
+			if err != nil {
+				joined <- nil
+				return
+			}
+			resp := r.(*kmsg.JoinGroupResponse)
+			if resp.ErrorCode != kerr.MemberIDRequired.Code {
+				joined <- resp
+				return
+			}
+			req.MemberID = resp.MemberID
+		}
+	}()
+	waitFor(t, func() bool { return describeGroupState(t, rc, "first-rebalance") == "PreparingRebalance" })
+	resp := deleteOffsets("first-rebalance")
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code {
+		t.Fatalf("OffsetDelete during a new group's first rebalance: %+v, want GROUP_SUBSCRIBED_TO_TOPIC for the partition", resp)
+	}
+	if r := <-joined; r == nil || r.ErrorCode != 0 {
+		t.Fatalf("JoinGroup: %+v", r)
+	}
+
+	// A Stable group whose member's subscription does not parse.
+	g := &rawGroup{t: t, rc: dialRaw(t, b), group: "garbled"}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.SetVersion(9)
+	req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = g.group, 10000, 10000
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{0xff}}}
+	jr := g.rc.request(req).(*kmsg.JoinGroupResponse)
+	req.MemberID = jr.MemberID
+	jr = g.rc.request(req).(*kmsg.JoinGroupResponse)
+	if jr.ErrorCode != 0 {
+		t.Fatalf("JoinGroup with garbled metadata: %d", jr.ErrorCode)
+	}
+	g.memberID, g.generation = jr.MemberID, jr.Generation
+	if code := g.sync(5, nil).ErrorCode; code != 0 {
+		t.Fatalf("SyncGroup: %d", code)
+	}
+	resp = deleteOffsets("garbled")
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code {
+		t.Fatalf("OffsetDelete on a Stable group with an unparsable subscription: %+v, want GROUP_SUBSCRIBED_TO_TOPIC for the partition", resp)
+	}
+}
+
+// describeGroupState is the group's state as DescribeGroups names it.
+func describeGroupState(t *testing.T, rc *rawConn, group string) string {
+	t.Helper()
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.SetVersion(5)
+	req.Groups = []string{group}
+	return rc.request(req).(*kmsg.DescribeGroupsResponse).Groups[0].State
+}

@@ -315,22 +315,20 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		return resp
 	}
 	defer g.mu.Unlock()
-	subscribed := map[string]bool{}
+	subscribed := g.subscribedTo
 	switch {
 	case g.state == Dead, g.share != nil: // ShareGroup.validateOffsetDelete
 		resp.ErrorCode = errGroupIDNotFound
 		return resp
 	case g.consumer != nil:
-		subscribed = g.consumer.subscribedNames()
+		subscribed = inSet(g.consumer.subscribedNames())
 	case g.streams != nil:
-		subscribed = g.streams.subscribedNames()
-	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance:
-		topics, known := g.subscribedTopics()
-		if !known {
-			resp.ErrorCode = errNonEmptyGroup
-			return resp
-		}
-		subscribed = topics
+		subscribed = inSet(g.streams.subscribedNames())
+	case g.state != Empty && g.protocolType != "consumer":
+		// ClassicGroup.validateOffsetDelete: only a consumer group's
+		// offsets can be deleted while it has members.
+		resp.ErrorCode = errNonEmptyGroup
+		return resp
 	}
 	var deletes []topicPartition
 	for _, t := range req.Topics {
@@ -338,7 +336,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		for _, p := range t.Partitions {
 			rp := kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition}
 			tp := topicPartition{t.Topic, p.Partition}
-			if subscribed[t.Topic] {
+			if subscribed(t.Topic) {
 				rp.ErrorCode = errSubscribedToTopic
 			} else if _, ok := g.offsets[tp]; ok || g.hasPending(tp) {
 				// Kafka writes the tombstone for a pending transactional
@@ -357,6 +355,11 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		}
 	}
 	return resp
+}
+
+// inSet reports membership of set.
+func inSet(set map[string]bool) func(string) bool {
+	return func(s string) bool { return set[s] }
 }
 
 // expireOffsets drops offsets past offsets.retention.minutes, by Kafka's
@@ -395,11 +398,10 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 			return e.commitTime
 		}
 	case g.state == Stable:
-		topics, known := g.subscribedTopics()
-		if !known {
+		if g.protocolType != "consumer" || g.subscribed == nil {
 			return false
 		}
-		skip = topics
+		skip = g.subscribed
 		base = func(e offsetEntry) int64 { return e.commitTime }
 	default:
 		return false
