@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -139,4 +140,86 @@ func describeGroupState(t *testing.T, rc *rawConn, group string) string {
 	req.SetVersion(5)
 	req.Groups = []string{group}
 	return rc.request(req).(*kmsg.DescribeGroupsResponse).Groups[0].State
+}
+
+// A classic group loaded with more members than group.max.size allows
+// (the limit was lowered before a restart) rebalances at once, as Kafka's
+// GroupMetadataManager.onLoaded does, so that members over the limit are
+// told GROUP_MAX_SIZE_REACHED when they rejoin. Before, it stayed Stable
+// with all its members.
+func TestLoadedGroupOverMaxSizeRebalances(t *testing.T) {
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"group.initial.rebalance.delay.ms": "500"}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "t", 1)
+	findCoordinatorRaw(t, rc, "big")
+
+	// Two members join the first generation together.
+	joined := make(chan *kmsg.JoinGroupResponse, 2)
+	for i := range 2 {
+		conn := dialRaw(t, b)
+		instance := fmt.Sprintf("i%d", i)
+		go func() {
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.SetVersion(9)
+			req.Group, req.InstanceID, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = "big", &instance, 30000, 30000
+			req.ProtocolType = "consumer"
+			req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: consumerMetadata("t")}}
+			r, err := conn.tryRequest(req)
+			if err != nil {
+				joined <- nil
+				return
+			}
+			joined <- r.(*kmsg.JoinGroupResponse)
+		}()
+	}
+	var members []*rawGroup
+	for range 2 {
+		r := <-joined
+		if r == nil || r.ErrorCode != 0 {
+			t.Fatalf("JoinGroup: %+v", r)
+		}
+		m := &rawGroup{t: t, rc: rc, group: "big", memberID: r.MemberID, generation: r.Generation}
+		if r.LeaderID == r.MemberID {
+			members = append([]*rawGroup{m}, members...)
+		} else {
+			members = append(members, m)
+		}
+	}
+	// The leader's SyncGroup brings everyone's assignment.
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.SetVersion(5)
+	sync.Group, sync.MemberID, sync.Generation = "big", members[0].memberID, members[0].generation
+	for _, m := range members {
+		sync.GroupAssignment = append(sync.GroupAssignment, kmsg.SyncGroupRequestGroupAssignment{MemberID: m.memberID})
+	}
+	if code := rc.request(sync).(*kmsg.SyncGroupResponse).ErrorCode; code != 0 {
+		t.Fatalf("leader's SyncGroup: %d", code)
+	}
+	if state := describeGroupState(t, rc, "big"); state != "Stable" {
+		t.Fatalf("group %s, want Stable", state)
+	}
+	b.Close()
+
+	props["group.max.size"] = "1"
+	b = startBrokerWith(t, props)
+	rc = dialRaw(t, b)
+	findCoordinatorRaw(t, rc, "big")
+	var state string
+	waitFor(t, func() bool {
+		req := kmsg.NewPtrDescribeGroupsRequest()
+		req.SetVersion(5)
+		req.Groups = []string{"big"}
+		g := rc.request(req).(*kmsg.DescribeGroupsResponse).Groups[0]
+		state = g.State
+		return g.ErrorCode == 0 // not while the partition is loading
+	})
+	if state != "PreparingRebalance" {
+		t.Fatalf("loaded group over group.max.size is %s, want PreparingRebalance", state)
+	}
+	members[0].rc = rc
+	if code := members[0].heartbeat(4); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("Heartbeat after the load: %d, want REBALANCE_IN_PROGRESS", code)
+	}
 }

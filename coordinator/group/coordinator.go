@@ -111,6 +111,12 @@ func (c *Coordinator) Load(partition int32) error {
 		for _, m := range g.members {
 			c.armHeartbeat(g, m, m.sessionTimeout)
 		}
+		if len(g.members) > c.cfg.MaxSize {
+			// group.max.size was lowered since the group was stored: its
+			// members rejoin, and those over the limit are refused.
+			c.logger.Info("loaded group is over group.max.size, rebalancing", "group", id, "members", len(g.members))
+			c.prepareRebalance(g)
+		}
 		if g.consumer != nil {
 			c.resumeConsumerGroup(g)
 		}
