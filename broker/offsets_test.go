@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gregor-broker/gregor/coordinator/group"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -221,5 +222,71 @@ func TestLoadedGroupOverMaxSizeRebalances(t *testing.T) {
 	members[0].rc = rc
 	if code := members[0].heartbeat(4); code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("Heartbeat after the load: %d, want REBALANCE_IN_PROGRESS", code)
+	}
+}
+
+// At start every partition of __consumer_offsets is loading from the
+// first moment, as Kafka's CoordinatorRuntime schedules the load of each
+// partition it leads at once: a group whose partition has not been reached
+// yet answers COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR (which
+// sends clients to look for the coordinator again). Before, partitions
+// were marked loading one by one as their turn came.
+func TestOffsetsPartitionsLoadingFromTheStart(t *testing.T) {
+	props := map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": t.TempDir()}
+	b := startBrokerWith(t, props)
+	rc := dialRaw(t, b)
+	createTopicRaw(t, rc, "t", 1)
+	first, last := groupInPartition(0), groupInPartition(49)
+	findCoordinatorRaw(t, rc, first)
+
+	// Partition 0, loaded first, gets long to replay.
+	meta := strings.Repeat("m", 4000)
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.SetVersion(9)
+	commit.Group, commit.Generation = first, -1
+	rt := kmsg.OffsetCommitRequestTopic{Topic: "t"}
+	for i := range 200 {
+		rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitRequestTopicPartition{Partition: 0, Offset: int64(i), Metadata: &meta})
+	}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{rt}
+	for range 40 {
+		if code := rc.request(commit).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("commit to %s: %d", first, code)
+		}
+	}
+	commit.Group = last
+	commit.Topics[0].Partitions = commit.Topics[0].Partitions[:1]
+	if code := rc.request(commit).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; code != 0 {
+		t.Fatalf("commit to %s: %d", last, code)
+	}
+	b.Close()
+
+	b = startBrokerWith(t, props)
+	rc = dialRaw(t, b)
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.SetVersion(8)
+	fetch.Groups = []kmsg.OffsetFetchRequestGroup{{Group: last, Topics: []kmsg.OffsetFetchRequestGroupTopic{{Topic: "t", Partitions: []int32{0}}}}}
+	seen := map[int16]int{}
+	waitFor(t, func() bool {
+		g := rc.request(fetch).(*kmsg.OffsetFetchResponse).Groups[0]
+		seen[g.ErrorCode]++
+		if g.ErrorCode == 0 && g.Topics[0].Partitions[0].Offset != 0 {
+			t.Fatalf("%s's offset after the restart: %d, want 0", last, g.Topics[0].Partitions[0].Offset)
+		}
+		return g.ErrorCode == 0
+	})
+	if n := seen[kerr.NotCoordinator.Code]; n > 0 {
+		t.Fatalf("OffsetFetch while loading answered NOT_COORDINATOR %d times (codes seen: %v), want COORDINATOR_LOAD_IN_PROGRESS", n, seen)
+	}
+	t.Logf("codes seen while loading: %v", seen)
+}
+
+// groupInPartition is a group id of that __consumer_offsets partition
+// (of the default 50).
+func groupInPartition(p int32) string {
+	for i := 0; ; i++ {
+		if id := fmt.Sprintf("g%d", i); group.PartitionFor(id, 50) == p {
+			return id
+		}
 	}
 }
