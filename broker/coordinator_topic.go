@@ -25,6 +25,9 @@ type coordinatorTopic struct {
 	configs           map[string]string
 	load              func(partition, leaderEpoch int32) error
 	unload            func(partition int32)
+	// willLoad, when set, marks a partition about to be loaded, so that
+	// its keys answer as loading until load has run
+	willLoad func(partition int32)
 	// what a partition not led here is answered
 	notHere int16
 	// how long an append waits for the ISR before REQUEST_TIMED_OUT
@@ -54,11 +57,23 @@ func (ct *coordinatorTopic) start() {
 		return
 	}
 	ct.takeCount(t.id, int32(len(t.partitions())))
+	ct.markLoading(t)
 	ct.b.wg.Add(1)
 	go func() {
 		defer ct.b.wg.Done()
 		ct.loadAll(t)
 	}()
+}
+
+// markLoading marks every partition of the topic as loading before the
+// first is loaded, as Kafka's runtime schedules all their loads at once.
+func (ct *coordinatorTopic) markLoading(t *topic) {
+	if ct.willLoad == nil {
+		return
+	}
+	for i := range t.partitions() {
+		ct.willLoad(int32(i))
+	}
 }
 
 // takeCount makes the coordinator map keys to the n partitions topic id
@@ -130,6 +145,7 @@ func (ct *coordinatorTopic) leaderOf(img *controller.Image, partitionFor func(n 
 }
 
 func (ct *coordinatorTopic) loadAll(t *topic) {
+	ct.markLoading(t)
 	for i, p := range t.partitions() {
 		if err := ct.load(int32(i), p.state.Load().leaderEpoch); err != nil {
 			ct.b.logger.Error("loading coordinator partition failed", "topic", ct.name, "partition", i, "err", err)
@@ -298,6 +314,9 @@ func (ct *coordinatorTopic) partitionLed(p *partition) {
 	}
 	st := p.state.Load()
 	end := p.log.LogEndOffset()
+	if ct.willLoad != nil {
+		ct.willLoad(p.index)
+	}
 	ct.b.wg.Add(1)
 	go func() {
 		defer ct.b.wg.Done()

@@ -40,6 +40,7 @@ func newGroupCoordinator(b *Broker) *groupCoordinator {
 	}}
 	gc.load = func(p, _ int32) error { return gc.Load(p) }
 	gc.unload = func(p int32) { gc.Unload(p) }
+	gc.willLoad = func(p int32) { gc.WillLoad(p) }
 	cfg := b.cfg.groupConfig()
 	cfg.GroupConfigs = b.groupConfigFor
 	gc.Coordinator = group.New(cfg, gc, nil, b.loggers.Logger(groupLoggerName))

@@ -83,6 +83,18 @@ func PartitionFor(groupID string, partitions int32) int32 {
 	return keyhash.Partition(groupID, partitions)
 }
 
+// WillLoad marks a partition this node is about to load: until Load has
+// run, requests for its groups get COORDINATOR_LOAD_IN_PROGRESS, as in
+// Kafka, whose runtime puts every partition it leads in loading at once.
+// A partition already loading or loaded is left as it is.
+func (c *Coordinator) WillLoad(partition int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if partition >= 0 && int(partition) < len(c.parts) && c.parts[partition] == notOwned {
+		c.parts[partition] = loading
+	}
+}
+
 // Load replays a partition of __consumer_offsets and starts coordinating
 // its groups. Requests for them meanwhile get COORDINATOR_LOAD_IN_PROGRESS.
 func (c *Coordinator) Load(partition int32) error {
@@ -110,6 +122,12 @@ func (c *Coordinator) Load(partition int32) error {
 		g.mu.Lock()
 		for _, m := range g.members {
 			c.armHeartbeat(g, m, m.sessionTimeout)
+		}
+		if len(g.members) > c.cfg.MaxSize {
+			// group.max.size was lowered since the group was stored: its
+			// members rejoin, and those over the limit are refused.
+			c.logger.Info("loaded group is over group.max.size, rebalancing", "group", id, "members", len(g.members))
+			c.prepareRebalance(g)
 		}
 		if g.consumer != nil {
 			c.resumeConsumerGroup(g)

@@ -64,7 +64,8 @@
 // records with a nil value are tombstones. At start, and whenever a
 // partition becomes ours, Load replays it: offsets are restored, and a group
 // whose last metadata record has members comes back Stable with those
-// members, who must then heartbeat within their session timeouts. Requests
+// members, who must then heartbeat within their session timeouts (more
+// members than group.max.size allows: it rebalances at once). Requests
 // for a group in a partition still loading get COORDINATOR_LOAD_IN_PROGRESS;
 // for a partition we do not own, NOT_COORDINATOR.
 //

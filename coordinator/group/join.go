@@ -424,6 +424,7 @@ func (c *Coordinator) completeJoin(g *classicGroup) {
 	now := c.clock.Now()
 	if len(g.members) == 0 {
 		g.protocol = ""
+		g.subscribed = g.computeSubscribed()
 		g.transition(Empty, now)
 		if err := c.storeGroup(g); err != nil {
 			c.logger.Warn("storing empty group failed", "group", g.id, "err", err)
@@ -431,6 +432,7 @@ func (c *Coordinator) completeJoin(g *classicGroup) {
 		return
 	}
 	g.protocol = g.selectProtocol()
+	g.subscribed = g.computeSubscribed()
 	g.transition(CompletingRebalance, now)
 	for _, m := range g.sortedMembers() {
 		if respond := m.awaitingJoin; respond != nil {

@@ -221,6 +221,7 @@ func (c *Coordinator) dissolveClassic(g *classicGroup) {
 	clear(g.supported)
 	clear(g.pendingSync)
 	g.awaiting = 0
+	g.subscribed = nil
 	g.transition(Empty, c.clock.Now())
 }
 
@@ -299,6 +300,7 @@ func (c *Coordinator) downgradeToClassic(g *classicGroup, leaving []*consumerMem
 		})
 	}
 	g.protocol = g.selectProtocol()
+	g.subscribed = g.computeSubscribed()
 	for id, m := range g.members {
 		m.assignment = encodeAssignment(cg.target[id], names, m.metadataFor(g.protocol))
 		c.armHeartbeat(g, m, m.sessionTimeout)

@@ -3,6 +3,7 @@ package group
 import (
 	"iter"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -122,12 +123,22 @@ func unknownPartitions(partitions iter.Seq2[string, int32], partitionExists func
 // to store, or OFFSET_METADATA_TOO_LARGE.
 func (c *Coordinator) checkMetadata(metadata *string) (string, int16) {
 	switch {
-	case metadata != nil && len(*metadata) > c.cfg.OffsetMetadataMaxBytes:
+	case metadata != nil && javaLength(*metadata) > c.cfg.OffsetMetadataMaxBytes:
 		return "", errOffsetMetadataTooLarge
 	case metadata == nil:
 		return "", 0
 	}
 	return *metadata, 0
+}
+
+// javaLength is the length Java gives s as a String, which is what Kafka
+// compares with offset.metadata.max.bytes: its UTF-16 code units.
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 type offsetCommit struct {
@@ -304,22 +315,20 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		return resp
 	}
 	defer g.mu.Unlock()
-	subscribed := map[string]bool{}
+	subscribed := g.subscribedTo
 	switch {
 	case g.state == Dead, g.share != nil: // ShareGroup.validateOffsetDelete
 		resp.ErrorCode = errGroupIDNotFound
 		return resp
 	case g.consumer != nil:
-		subscribed = g.consumer.subscribedNames()
+		subscribed = inSet(g.consumer.subscribedNames())
 	case g.streams != nil:
-		subscribed = g.streams.subscribedNames()
-	case g.state == Stable || g.state == PreparingRebalance || g.state == CompletingRebalance:
-		topics, known := g.subscribedTopics()
-		if !known {
-			resp.ErrorCode = errNonEmptyGroup
-			return resp
-		}
-		subscribed = topics
+		subscribed = inSet(g.streams.subscribedNames())
+	case g.state != Empty && g.protocolType != "consumer":
+		// ClassicGroup.validateOffsetDelete: only a consumer group's
+		// offsets can be deleted while it has members.
+		resp.ErrorCode = errNonEmptyGroup
+		return resp
 	}
 	var deletes []topicPartition
 	for _, t := range req.Topics {
@@ -327,7 +336,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		for _, p := range t.Partitions {
 			rp := kmsg.OffsetDeleteResponseTopicPartition{Partition: p.Partition}
 			tp := topicPartition{t.Topic, p.Partition}
-			if subscribed[t.Topic] {
+			if subscribed(t.Topic) {
 				rp.ErrorCode = errSubscribedToTopic
 			} else if _, ok := g.offsets[tp]; ok || g.hasPending(tp) {
 				// Kafka writes the tombstone for a pending transactional
@@ -346,6 +355,11 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		}
 	}
 	return resp
+}
+
+// inSet reports membership of set.
+func inSet(set map[string]bool) func(string) bool {
+	return func(s string) bool { return set[s] }
 }
 
 // expireOffsets drops offsets past offsets.retention.minutes, by Kafka's
@@ -384,11 +398,10 @@ func (c *Coordinator) expireOffsets(g *classicGroup, now time.Time) (deleteGroup
 			return e.commitTime
 		}
 	case g.state == Stable:
-		topics, known := g.subscribedTopics()
-		if !known {
+		if g.protocolType != "consumer" || g.subscribed == nil {
 			return false
 		}
-		skip = topics
+		skip = g.subscribed
 		base = func(e offsetEntry) int64 { return e.commitTime }
 	default:
 		return false

@@ -417,6 +417,7 @@ func (r *replayer) groups(now time.Time) map[string]*classicGroup {
 		if len(g.members) > 0 {
 			g.state = Stable
 		}
+		g.subscribed = g.computeSubscribed()
 	}
 	for id, offs := range r.offsets {
 		if len(offs) == 0 {

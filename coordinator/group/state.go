@@ -112,6 +112,11 @@ type classicGroup struct {
 
 	pendingSync map[string]bool // members expected to SyncGroup in this generation
 
+	// subscribed is what the members of the current generation subscribe
+	// to, read when the generation began (or the group was loaded), as
+	// Kafka's ClassicGroup.subscribedTopics; nil when not known.
+	subscribed map[string]bool
+
 	joinTimer       timerSlot // rebalance timeout, or the initial delay
 	delayRemaining  time.Duration
 	newMemberJoined bool // a member joined during the initial delay
@@ -214,6 +219,7 @@ func (g *classicGroup) classicEmpty() bool {
 // back joins the consumer group as a classic member.
 func (g *classicGroup) becomeConsumerGroup() {
 	g.consumer = newConsumerGroup()
+	g.subscribed = nil
 	g.protocolType, g.protocol, g.leader = "", "", ""
 	for _, slot := range g.pending {
 		slot.stop()
@@ -423,22 +429,40 @@ func (g *classicGroup) validateMember(memberID string, instanceID *string) int16
 	return 0
 }
 
-// subscribedTopics returns the topics the members subscribe to, read from
-// their consumer-protocol metadata, and whether they could be known (the
-// group uses the "consumer" protocol type and every subscription parsed).
-func (g *classicGroup) subscribedTopics() (map[string]bool, bool) {
-	if g.protocolType != "consumer" || g.protocol == "" {
-		return nil, false
+// computeSubscribed reads the topics the members subscribe to from their
+// consumer-protocol metadata for the chosen protocol (Kafka's
+// ClassicGroup.computeSubscribedTopics): none for a group without
+// members, nil (not known) unless the group uses the "consumer" protocol
+// type and every subscription parses.
+func (g *classicGroup) computeSubscribed() map[string]bool {
+	if g.protocolType != "consumer" {
+		return nil
 	}
 	topics := map[string]bool{}
+	if len(g.members) == 0 {
+		return topics
+	}
+	if g.protocol == "" {
+		return nil
+	}
 	for _, m := range g.members {
 		var meta kmsg.ConsumerMemberMetadata
 		if err := meta.ReadFrom(m.metadataFor(g.protocol)); err != nil {
-			return nil, false
+			return nil
 		}
 		for _, t := range meta.Topics {
 			topics[t] = true
 		}
 	}
-	return topics, true
+	return topics
+}
+
+// subscribedTo is Kafka's ClassicGroup.isSubscribedToTopic: a group of the
+// "consumer" protocol type whose subscriptions are not known counts as
+// subscribed to every topic.
+func (g *classicGroup) subscribedTo(topic string) bool {
+	if g.subscribed == nil {
+		return g.protocolType == "consumer"
+	}
+	return g.subscribed[topic]
 }
