@@ -1,0 +1,66 @@
+package broker
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/gregor-broker/gregor/logstore"
+)
+
+var directoryIDProperty = regexp.MustCompile(`(?m)^directory\.id=(\S+)$`)
+
+// writeOldMetaProperties writes the meta.properties Kafka before 3.7
+// formatted: version 1, without a directory.id.
+func writeOldMetaProperties(t *testing.T, dir, clusterID string, nodeID int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := fmt.Sprintf("#\n#Mon Jan 01 00:00:00 UTC 2024\nnode.id=%d\nversion=1\ncluster.id=%s\n", nodeID, clusterID)
+	if err := os.WriteFile(filepath.Join(dir, "meta.properties"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storedDirectoryID is the directory.id of dir's meta.properties, or "".
+func storedDirectoryID(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := directoryIDProperty.FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// Dirs that an older Kafka formatted have no directory.id: as Kafka's
+// KafkaRaftServer.initializeLogDirs does, the node gives each a new one,
+// different for every dir, and writes it into its meta.properties, so
+// DescribeQuorum shows the voter with it.
+func TestMetaPropertiesWithoutDirectoryIDGetOne(t *testing.T) {
+	first, second := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	const clusterID = "MkU3OEVBNTcwNTJENDM2Qk"
+	writeOldMetaProperties(t, first, clusterID, 1)
+	writeOldMetaProperties(t, second, clusterID, 1)
+	props := singleNodeProps(first + "," + second)
+	b := startBroker(t, props)
+
+	firstID, secondID := storedDirectoryID(t, first), storedDirectoryID(t, second)
+	if firstID == "" || secondID == "" || firstID == secondID {
+		t.Fatalf("directory ids written: %q and %q, want two different ones", firstID, secondID)
+	}
+	_, p := describeMetadataQuorum(t, b.Addr())
+	if len(p.CurrentVoters) != 1 || logstore.UUIDString(p.CurrentVoters[0].ReplicaDirectoryID) != firstID {
+		t.Fatalf("DescribeQuorum voters %+v, want node 1 with the first dir's directory id %s", p.CurrentVoters, firstID)
+	}
+	b.Close()
+	b = startBroker(t, props)
+	if got := storedDirectoryID(t, first); got != firstID {
+		t.Fatalf("directory id %s after a restart, was %s", got, firstID)
+	}
+}
