@@ -2,9 +2,12 @@ package broker
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/gregor-broker/gregor/logstore"
@@ -62,5 +65,37 @@ func TestMetaPropertiesWithoutDirectoryIDGetOne(t *testing.T) {
 	b = startBroker(t, props)
 	if got := storedDirectoryID(t, first); got != firstID {
 		t.Fatalf("directory id %s after a restart, was %s", got, firstID)
+	}
+}
+
+// A log dir copied from another (to add a disk) keeps the other's
+// directory id: Kafka's MetaPropertiesEnsemble.verify refuses to start
+// with two dirs of one directory id, which the controller could not tell
+// apart.
+func TestLogDirsWithOneDirectoryIDAreRefused(t *testing.T) {
+	first, second := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	b := startBroker(t, map[string]string{"log.dirs": first})
+	b.Close()
+	data, err := os.ReadFile(filepath.Join(first, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(second, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(second, "meta.properties"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := ParseConfig(map[string]string{"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": first + "," + second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		b.Close()
+		t.Fatal("started with two log dirs of one directory id")
+	}
+	if id := storedDirectoryID(t, first); !strings.Contains(err.Error(), "directory id "+id) {
+		t.Fatalf("refusal %q does not name the directory id %s", err, id)
 	}
 }
