@@ -573,6 +573,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if err != nil {
 		return c, warnings, err
 	}
+	if err := c.validateQuorumNamed(); err != nil {
+		return c, warnings, err
+	}
 	c.resolveBootstrap()
 	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")

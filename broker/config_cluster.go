@@ -303,6 +303,17 @@ func (c *Config) controllerListener() (Listener, bool) {
 	return Listener{}, false
 }
 
+// validateQuorumNamed refuses a node of one role that names no
+// controllers, as Kafka's KafkaConfig does any node with process.roles:
+// only a node of both roles can be Gregor's single node.
+func (c *Config) validateQuorumNamed() error {
+	if c.hasRole("broker") && c.hasRole("controller") || c.clustered() {
+		return nil
+	}
+	return fmt.Errorf("If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers " +
+		"or controller.quorum.voters must contain a parseable set of controllers.")
+}
+
 // validateCluster checks the cluster keys against each other, as Kafka's
 // KafkaConfig does for KRaft nodes.
 func (c *Config) validateCluster() error {

@@ -378,6 +378,14 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role"},
 		"a controller with a client listener": {map[string]string{"process.roles": "controller"},
 			"The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller"},
+		// A node of one role has no quorum of its own to run: without
+		// voters or bootstrap servers it would be a single node of its own.
+		"a broker without a quorum": {map[string]string{"node.id": "3", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.quorum.voters": ""}, quorumMissing},
+		"a controller without a quorum": {map[string]string{"process.roles": "controller",
+			"listeners": "CONTROLLER://127.0.0.1:9093", "controller.quorum.voters": ""}, quorumMissing},
+		"a controller serving clients without a quorum": {map[string]string{"process.roles": "controller",
+			"controller.quorum.voters": ""}, quorumMissing},
 	})
 	for name, extra := range map[string]map[string]string{
 		"a broker":     {"node.id": "3", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
@@ -390,6 +398,11 @@ func TestStaticQuorumConfig(t *testing.T) {
 		}
 	}
 }
+
+// quorumMissing is Kafka's refusal of a node with process.roles set that
+// names no controllers (KafkaConfig.validateValues).
+const quorumMissing = "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers " +
+	"or controller.quorum.voters must contain a parseable set of controllers."
 
 // startFourthController starts node 4, a controller-only node that no
 // quorum names as a voter: it registers and follows the log as an
