@@ -386,6 +386,13 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"listeners": "CONTROLLER://127.0.0.1:9093", "controller.quorum.voters": ""}, quorumMissing},
 		"a controller serving clients without a quorum": {map[string]string{"process.roles": "controller",
 			"controller.quorum.voters": ""}, quorumMissing},
+		// An explicit protocol map must map the controller listener; only
+		// Kafka's default map takes it as PLAINTEXT.
+		"a broker whose protocol map lacks the controller listener": {map[string]string{"node.id": "3", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"},
+			"Controller listener with name CONTROLLER defined in controller.listener.names not found in listener.security.protocol.map"},
+		"a controller whose protocol map lacks its listener": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"},
+			"no security protocol defined for listener CONTROLLER"},
 	})
 	for name, extra := range map[string]map[string]string{
 		"a broker":     {"node.id": "3", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
