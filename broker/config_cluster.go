@@ -323,6 +323,10 @@ func (c *Config) validateCluster() error {
 	_, voter := c.Cluster.Voters[c.NodeID]
 	_, hasCtl := c.controllerListener()
 	switch {
+	case !c.explicit["node.id"]:
+		// The default, 1, is a single node's; a node of a quorum taking
+		// it would pass itself off as node 1.
+		return fmt.Errorf("Missing configuration `node.id` which is required when `process.roles` is defined (i.e. when running in KRaft mode).")
 	case !c.hasRole("controller") && voter:
 		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
 	case c.hasRole("controller") && len(c.Cluster.Voters) > 0 && !voter:

@@ -386,6 +386,11 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"listeners": "CONTROLLER://127.0.0.1:9093", "controller.quorum.voters": ""}, quorumMissing},
 		"a controller serving clients without a quorum": {map[string]string{"process.roles": "controller",
 			"controller.quorum.voters": ""}, quorumMissing},
+		// A cluster node must say which node it is: defaulting to 1, it
+		// would take voter 1's identity.
+		"a cluster node without node.id": {map[string]string{"node.id": ""}, nodeIDMissing},
+		"a broker without node.id": {map[string]string{"node.id": "", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "127.0.0.1:9093"}, nodeIDMissing},
 		// An explicit protocol map must map the controller listener; only
 		// Kafka's default map takes it as PLAINTEXT.
 		"a broker whose protocol map lacks the controller listener": {map[string]string{"node.id": "3", "process.roles": "broker",
@@ -410,6 +415,9 @@ func TestStaticQuorumConfig(t *testing.T) {
 // names no controllers (KafkaConfig.validateValues).
 const quorumMissing = "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers " +
 	"or controller.quorum.voters must contain a parseable set of controllers."
+
+// nodeIDMissing is Kafka's refusal of a node of a quorum without node.id.
+const nodeIDMissing = "Missing configuration `node.id` which is required when `process.roles` is defined (i.e. when running in KRaft mode)."
 
 // startFourthController starts node 4, a controller-only node that no
 // quorum names as a voter: it registers and follows the log as an
