@@ -99,3 +99,27 @@ func TestLogDirsWithOneDirectoryIDAreRefused(t *testing.T) {
 		t.Fatalf("refusal %q does not name the directory id %s", err, id)
 	}
 }
+
+// With metadata.log.dir apart from log.dirs, the metadata log's dir is
+// the voter's: kafka-storage format --standalone records the voter with
+// that dir's directory id, and DescribeQuorum shows it with that one, as
+// Kafka's raft client names itself by its metadata log dir.
+func TestSingleNodeVoterHasTheMetadataDirsID(t *testing.T) {
+	logDir, metaDir := filepath.Join(t.TempDir(), "logs"), filepath.Join(t.TempDir(), "metadata")
+	const clusterID = "MkU3OEVBNTcwNTJENDM2Qk"
+	writeOldMetaProperties(t, logDir, clusterID, 1) // formatted too, with the same cluster id
+	writeOldMetaProperties(t, metaDir, clusterID, 1)
+	dirID := logstore.RandomUUID()
+	data := fmt.Sprintf("node.id=1\ndirectory.id=%s\nversion=1\ncluster.id=%s\n", logstore.UUIDString(dirID), clusterID)
+	if err := os.WriteFile(filepath.Join(metaDir, "meta.properties"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props := singleNodeProps(logDir)
+	props["metadata.log.dir"] = metaDir
+	b := startBroker(t, props)
+	_, p := describeMetadataQuorum(t, b.Addr())
+	if len(p.CurrentVoters) != 1 || p.CurrentVoters[0].ReplicaDirectoryID != dirID {
+		t.Fatalf("DescribeQuorum voters %+v, want node 1 with the metadata dir's directory id %s (the log dir's is %s)",
+			p.CurrentVoters, logstore.UUIDString(dirID), storedDirectoryID(t, logDir))
+	}
+}
