@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -793,4 +794,14 @@ func (c *Config) metadataDir() string {
 		return c.MetadataLogDir
 	}
 	return c.LogDirs[0]
+}
+
+// metadataDirIsALogDir reports whether the metadata dir is one of the log
+// dirs, whose meta.properties the log store writes.
+func (c *Config) metadataDirIsALogDir() bool {
+	meta, err := filepath.Abs(c.metadataDir())
+	return err == nil && slices.ContainsFunc(c.LogDirs, func(dir string) bool {
+		abs, err := filepath.Abs(dir)
+		return err == nil && abs == meta
+	})
 }

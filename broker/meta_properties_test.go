@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/logstore"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var directoryIDProperty = regexp.MustCompile(`(?m)^directory\.id=(\S+)$`)
@@ -121,5 +124,48 @@ func TestSingleNodeVoterHasTheMetadataDirsID(t *testing.T) {
 	if len(p.CurrentVoters) != 1 || p.CurrentVoters[0].ReplicaDirectoryID != dirID {
 		t.Fatalf("DescribeQuorum voters %+v, want node 1 with the metadata dir's directory id %s (the log dir's is %s)",
 			p.CurrentVoters, logstore.UUIDString(dirID), storedDirectoryID(t, logDir))
+	}
+}
+
+// A combined node with metadata.log.dir apart from its log dirs gives
+// that dir a meta.properties too (kafka-storage format writes one into
+// every dir): its directory id is the one the node votes with, so each
+// voter reports it and a static quorum can be upgraded to kraft.version 1,
+// whose voters DescribeQuorum then lists with those ids.
+func TestClusterMetadataDirHasADirectoryID(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	metaDirs := make([]string, len(c.props))
+	for i := range c.props {
+		metaDirs[i] = filepath.Join(t.TempDir(), "metadata")
+		c.props[i]["metadata.log.dir"] = metaDirs[i]
+	}
+	c.startAll()
+	cl := c.client()
+	waitUntil(t, "kraft.version upgraded to 1", 30*time.Second, func() bool {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: 1}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		return err == nil && resp.ErrorCode == 0
+	})
+	want := map[int32][16]byte{}
+	for i, dir := range metaDirs {
+		id, err := logstore.DirectoryID(dir)
+		if err != nil || id == [16]byte{} {
+			t.Fatalf("node %d's metadata dir's directory id: %v", i+1, err)
+		}
+		want[int32(i+1)] = id
+	}
+	describe := kmsg.NewPtrDescribeQuorumRequest()
+	describe.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
+	resp, err := describe.RequestWith(ctxT(t), cl)
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("DescribeQuorum: %v %+v", err, resp)
+	}
+	got := map[int32][16]byte{}
+	for _, v := range resp.Topics[0].Partitions[0].CurrentVoters {
+		got[v.ReplicaID] = v.ReplicaDirectoryID
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("DescribeQuorum's voters: %v, want the metadata dirs' directory ids %v", got, want)
 	}
 }
