@@ -314,6 +314,17 @@ func (c *Config) validateQuorumNamed() error {
 		"or controller.quorum.voters must contain a parseable set of controllers.")
 }
 
+// bindsEveryControllerListener reports whether every name of
+// controller.listener.names is one of the listeners.
+func (c *Config) bindsEveryControllerListener() bool {
+	for _, name := range c.ControllerListenerNames {
+		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == name }) {
+			return false
+		}
+	}
+	return true
+}
+
 // validateCluster checks the cluster keys against each other, as Kafka's
 // KafkaConfig does for KRaft nodes.
 func (c *Config) validateCluster() error {
@@ -335,6 +346,8 @@ func (c *Config) validateCluster() error {
 			c.NodeID, slices.Sorted(maps.Keys(c.Cluster.Voters)))
 	case c.hasRole("controller") && !hasCtl:
 		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role")
+	case c.hasRole("controller") && !c.bindsEveryControllerListener():
+		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must only contain values appearing in the 'listeners' configuration when running the KRaft controller role")
 	case c.hasRole("broker") && len(c.clientListeners()) == 0:
 		return fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	case !c.hasRole("controller") && len(c.ControllerListenerNames) == 0:

@@ -386,6 +386,8 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"listeners": "CONTROLLER://127.0.0.1:9093", "controller.quorum.voters": ""}, quorumMissing},
 		"a controller serving clients without a quorum": {map[string]string{"process.roles": "controller",
 			"controller.quorum.voters": ""}, quorumMissing},
+		"a controller naming a controller listener it does not bind": {map[string]string{"controller.listener.names": "CONTROLLER,OTHER"},
+			"controller.listener.names must only contain values appearing in the 'listeners' configuration when running the KRaft controller role"},
 		// A cluster node must say which node it is: defaulting to 1, it
 		// would take voter 1's identity.
 		"a cluster node without node.id": {map[string]string{"node.id": ""}, nodeIDMissing},
