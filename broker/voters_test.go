@@ -858,3 +858,74 @@ func TestClusterStaticQuorumMovesEveryVoter(t *testing.T) {
 		t.Fatalf("creating a topic after the move: %v %v", err, resp.Err)
 	}
 }
+
+// add-controller given a broker-only node's id (an operator's slip) is
+// refused without touching that broker: KRaft's leader only reaches out
+// to the endpoint named and answers REQUEST_TIMED_OUT, while the broker
+// goes on fetching the metadata log. Here the broker keeps following the
+// metadata (it sees a topic created afterwards) and stays unfenced.
+func TestAddRaftVoterNamingABrokerLeavesItAlone(t *testing.T) {
+	c := clusterProps(t, 3, 1, nil)
+	c.startAll()
+	cl := c.client()
+	waitUntil(t, "kraft.version upgraded to 1", 30*time.Second, func() bool {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: 1}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		return err == nil && resp.ErrorCode == 0
+	})
+	add := kmsg.NewPtrAddRaftVoterRequest()
+	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, logstore.RandomUUID(), 12000
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+	resp, err := add.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("AddRaftVoter naming broker 4: %v %+v, want REQUEST_TIMED_OUT", err, resp)
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "after-the-slip"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("broker 4 following the metadata log, unfenced", func() bool {
+		img := c.nodes[3].cluster.image()
+		b := img.Brokers[4]
+		return img.Topics["after-the-slip"] != nil && b != nil && !b.Fenced
+	})
+}
+
+// add-controller naming a wrong endpoint for a controller that follows
+// the log as an observer is refused once it does not answer there, as
+// KRaft's leader refuses a voter-to-be it cannot reach: its progress at
+// its old address does not count. The controller keeps following the log
+// where it is, and is added once the right endpoint is given.
+func TestAddRaftVoterAtAWrongEndpointIsRefused(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	formatInitialControllers(t, c)
+	c.startAll()
+	port, dirID := startFourthController(t, c)
+	cl := c.client()
+	add := func(port uint16) *kmsg.AddRaftVoterResponse {
+		t.Helper()
+		req := kmsg.NewPtrAddRaftVoterRequest()
+		req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = 4, dirID, 3000
+		req.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: port}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := add(1); resp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("AddRaftVoter at port 1: %+v, want REQUEST_TIMED_OUT", resp)
+	}
+	if _, voter := c.nodes[0].cluster.ctl.Voters()[4]; voter {
+		t.Fatal("node 4 is a voter at an endpoint where nobody answers")
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "after-the-slip"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("node 4 following the log at its own endpoint", func() bool {
+		return c.nodes[3].cluster.ctl.Image().Topics["after-the-slip"] != nil
+	})
+	if resp := add(uint16(port)); resp.ErrorCode != 0 {
+		t.Fatalf("AddRaftVoter at node 4's endpoint: %+v", resp)
+	}
+}
