@@ -12,9 +12,11 @@ package broker
 
 import (
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/gregor-broker/gregor/coordinator/controller"
+	"github.com/gregor-broker/gregor/logstore"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,7 +29,7 @@ func handleDescribeQuorum(b *Broker, c *conn, req *kmsg.DescribeQuorumRequest) (
 	now := time.Now().UnixMilli()
 	self := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 	self.ReplicaID = b.cfg.NodeID
-	self.ReplicaDirectoryID = b.dirs.All()[0].DirectoryID()
+	self.ReplicaDirectoryID = b.voterDirectoryID
 	self.LogEndOffset = offset
 	self.LastFetchTimestamp, self.LastCaughtUpTimestamp = now, now
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
@@ -51,4 +53,20 @@ func (b *Broker) controllerEndpoint() (name, host string, port int, ok bool) {
 	}
 	host, port = b.cfg.advertised(l.name, l.ln.Addr().(*net.TCPAddr))
 	return l.name, host, port, true
+}
+
+// metadataDirectoryID is the directory id of the metadata dir at dirPath:
+// that of the log dir it is, or of its own meta.properties, which it is
+// given if it has none, as kafka-storage format gives every dir one.
+func metadataDirectoryID(dirPath string, dirs *logstore.Dirs, nodeID int32) ([16]byte, error) {
+	abs, err := filepath.Abs(dirPath)
+	if err != nil {
+		return [16]byte{}, err
+	}
+	for _, d := range dirs.All() {
+		if d.Path() == abs {
+			return d.DirectoryID(), nil
+		}
+	}
+	return logstore.EnsureMetaProperties(dirPath, dirs.ClusterID(), nodeID)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -573,6 +574,9 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 	if err != nil {
 		return c, warnings, err
 	}
+	if err := c.validateQuorumNamed(); err != nil {
+		return c, warnings, err
+	}
 	c.resolveBootstrap()
 	if len(c.clientListeners()) == 0 && !c.clustered() {
 		return c, warnings, fmt.Errorf("invalid value for config key listeners: no listener serves clients")
@@ -790,4 +794,14 @@ func (c *Config) metadataDir() string {
 		return c.MetadataLogDir
 	}
 	return c.LogDirs[0]
+}
+
+// metadataDirIsALogDir reports whether the metadata dir is one of the log
+// dirs, whose meta.properties the log store writes.
+func (c *Config) metadataDirIsALogDir() bool {
+	meta, err := filepath.Abs(c.metadataDir())
+	return err == nil && slices.ContainsFunc(c.LogDirs, func(dir string) bool {
+		abs, err := filepath.Abs(dir)
+		return err == nil && abs == meta
+	})
 }

@@ -303,6 +303,28 @@ func (c *Config) controllerListener() (Listener, bool) {
 	return Listener{}, false
 }
 
+// validateQuorumNamed refuses a node of one role that names no
+// controllers, as Kafka's KafkaConfig does any node with process.roles:
+// only a node of both roles can be Gregor's single node.
+func (c *Config) validateQuorumNamed() error {
+	if c.hasRole("broker") && c.hasRole("controller") || c.clustered() {
+		return nil
+	}
+	return fmt.Errorf("If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers " +
+		"or controller.quorum.voters must contain a parseable set of controllers.")
+}
+
+// bindsEveryControllerListener reports whether every name of
+// controller.listener.names is one of the listeners.
+func (c *Config) bindsEveryControllerListener() bool {
+	for _, name := range c.ControllerListenerNames {
+		if !slices.ContainsFunc(c.Listeners, func(l Listener) bool { return l.Name == name }) {
+			return false
+		}
+	}
+	return true
+}
+
 // validateCluster checks the cluster keys against each other, as Kafka's
 // KafkaConfig does for KRaft nodes.
 func (c *Config) validateCluster() error {
@@ -312,6 +334,10 @@ func (c *Config) validateCluster() error {
 	_, voter := c.Cluster.Voters[c.NodeID]
 	_, hasCtl := c.controllerListener()
 	switch {
+	case !c.explicit["node.id"]:
+		// The default, 1, is a single node's; a node of a quorum taking
+		// it would pass itself off as node 1.
+		return fmt.Errorf("Missing configuration `node.id` which is required when `process.roles` is defined (i.e. when running in KRaft mode).")
 	case !c.hasRole("controller") && voter:
 		return fmt.Errorf("node.id %d is in controller.quorum.voters but lacks the controller role", c.NodeID)
 	case c.hasRole("controller") && len(c.Cluster.Voters) > 0 && !voter:
@@ -320,6 +346,8 @@ func (c *Config) validateCluster() error {
 			c.NodeID, slices.Sorted(maps.Keys(c.Cluster.Voters)))
 	case c.hasRole("controller") && !hasCtl:
 		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role")
+	case c.hasRole("controller") && !c.bindsEveryControllerListener():
+		return fmt.Errorf("invalid value for config key controller.listener.names: controller.listener.names must only contain values appearing in the 'listeners' configuration when running the KRaft controller role")
 	case c.hasRole("broker") && len(c.clientListeners()) == 0:
 		return fmt.Errorf("invalid value for config key listeners: no listener serves clients")
 	case !c.hasRole("controller") && len(c.ControllerListenerNames) == 0:

@@ -57,7 +57,7 @@ func (cl *cluster) registerControllerLoop() {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	if b.cfg.hasRole("broker") {
+	if b.cfg.hasRole("broker") && b.cfg.metadataDirIsALogDir() {
 		return // the broker's log dirs have their meta.properties
 	}
 	for {

@@ -161,7 +161,7 @@ func (c *Config) resolveSecurity() error {
 	for _, l := range c.Listeners {
 		protocol, ok := c.SecurityProtocols[l.Name]
 		isController := slices.Contains(c.ControllerListenerNames, l.Name)
-		if !ok && isController {
+		if !ok && isController && c.controllersDefaultToPlaintext() {
 			protocol = protocolPlaintext
 		} else if !ok {
 			return fmt.Errorf("invalid value for config key listener.security.protocol.map: no security protocol defined for listener %s", l.Name)
@@ -192,6 +192,16 @@ func (c *Config) resolveSecurity() error {
 	return nil
 }
 
+// controllersDefaultToPlaintext reports whether a controller listener
+// that listener.security.protocol.map does not name is PLAINTEXT: only
+// when the map is the default one, as in Kafka's
+// KafkaConfig.effectiveListenerSecurityProtocolMap (which, unlike Gregor,
+// also wants the map to name it when a listener is called SSL, SASL_SSL
+// or SASL_PLAINTEXT).
+func (c *Config) controllersDefaultToPlaintext() bool {
+	return !c.explicit["listener.security.protocol.map"]
+}
+
 // controllerProtocol is the security protocol of the controller listener,
 // as listener.security.protocol.map gives it (PLAINTEXT when it does not).
 func (c *Config) controllerProtocol() string {
@@ -215,6 +225,11 @@ func (c *Config) resolveControllerSecurity() error {
 		return nil
 	}
 	name, protocol := c.ControllerListenerNames[0], c.controllerProtocol()
+	if _, mapped := c.SecurityProtocols[name]; !mapped && !c.controllersDefaultToPlaintext() {
+		return fmt.Errorf("Controller listener with name %s defined in controller.listener.names not found in listener.security.protocol.map "+
+			"(an explicit security mapping for each controller listener is required if listener.security.protocol.map is non-empty, "+
+			"or if there are security protocols other than PLAINTEXT in use)", name)
+	}
 	sec, serves := c.Security[name]
 	if protocol == protocolSSL || protocol == protocolSaslSSL {
 		if serves {

@@ -36,6 +36,9 @@ type Broker struct {
 	authorizerLogger *slog.Logger // kafka.authorizer.logger (authorizer_logger.go)
 
 	dirs *logstore.Dirs
+	// voterDirectoryID is a single node's directory id as the only voter
+	// of its quorum: its metadata dir's (DescribeQuorum).
+	voterDirectoryID [16]byte
 	// cleanerThrottle is log.cleaner.io.max.bytes.per.second, shared by
 	// the dirs' cleaners (applyDirSettings).
 	cleanerThrottle *logstore.IOThrottle
@@ -204,6 +207,11 @@ func NewContext(ctx context.Context, cfg Config, logger *slog.Logger) (*Broker, 
 		b.meta.failed = dir.All()[0].Fail // the file's dir goes offline with it
 	}
 	if !cfg.clustered() {
+		if b.voterDirectoryID, err = metadataDirectoryID(dirPath, dir, cfg.NodeID); err != nil {
+			b.abortStart()
+			dir.Close()
+			return nil, fmt.Errorf("metadata.log.dir %s: %w", dirPath, err)
+		}
 		var boot bootstrap
 		if b.meta.fresh {
 			formatted, err := logstore.ReadFormatted(dirPath)

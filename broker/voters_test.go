@@ -378,6 +378,28 @@ func TestStaticQuorumConfig(t *testing.T) {
 			"controller.listener.names must contain at least one value appearing in the 'listeners' configuration when running the KRaft controller role"},
 		"a controller with a client listener": {map[string]string{"process.roles": "controller"},
 			"The listeners config must only contain KRaft controller listeners from controller.listener.names when process.roles=controller"},
+		// A node of one role has no quorum of its own to run: without
+		// voters or bootstrap servers it would be a single node of its own.
+		"a broker without a quorum": {map[string]string{"node.id": "3", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.quorum.voters": ""}, quorumMissing},
+		"a controller without a quorum": {map[string]string{"process.roles": "controller",
+			"listeners": "CONTROLLER://127.0.0.1:9093", "controller.quorum.voters": ""}, quorumMissing},
+		"a controller serving clients without a quorum": {map[string]string{"process.roles": "controller",
+			"controller.quorum.voters": ""}, quorumMissing},
+		"a controller naming a controller listener it does not bind": {map[string]string{"controller.listener.names": "CONTROLLER,OTHER"},
+			"controller.listener.names must only contain values appearing in the 'listeners' configuration when running the KRaft controller role"},
+		// A cluster node must say which node it is: defaulting to 1, it
+		// would take voter 1's identity.
+		"a cluster node without node.id": {map[string]string{"node.id": ""}, nodeIDMissing},
+		"a broker without node.id": {map[string]string{"node.id": "", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "controller.quorum.voters": "", "controller.quorum.bootstrap.servers": "127.0.0.1:9093"}, nodeIDMissing},
+		// An explicit protocol map must map the controller listener; only
+		// Kafka's default map takes it as PLAINTEXT.
+		"a broker whose protocol map lacks the controller listener": {map[string]string{"node.id": "3", "process.roles": "broker",
+			"listeners": "PLAINTEXT://127.0.0.1:9092", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"},
+			"Controller listener with name CONTROLLER defined in controller.listener.names not found in listener.security.protocol.map"},
+		"a controller whose protocol map lacks its listener": {map[string]string{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT"},
+			"no security protocol defined for listener CONTROLLER"},
 	})
 	for name, extra := range map[string]map[string]string{
 		"a broker":     {"node.id": "3", "process.roles": "broker", "listeners": "PLAINTEXT://127.0.0.1:9092"},
@@ -390,6 +412,14 @@ func TestStaticQuorumConfig(t *testing.T) {
 		}
 	}
 }
+
+// quorumMissing is Kafka's refusal of a node with process.roles set that
+// names no controllers (KafkaConfig.validateValues).
+const quorumMissing = "If using process.roles, either controller.quorum.bootstrap.servers must contain the set of bootstrap controllers " +
+	"or controller.quorum.voters must contain a parseable set of controllers."
+
+// nodeIDMissing is Kafka's refusal of a node of a quorum without node.id.
+const nodeIDMissing = "Missing configuration `node.id` which is required when `process.roles` is defined (i.e. when running in KRaft mode)."
 
 // startFourthController starts node 4, a controller-only node that no
 // quorum names as a voter: it registers and follows the log as an
@@ -826,5 +856,76 @@ func TestClusterStaticQuorumMovesEveryVoter(t *testing.T) {
 	})
 	if resp, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 3, nil, "after-the-move"); err != nil || resp.Err != nil {
 		t.Fatalf("creating a topic after the move: %v %v", err, resp.Err)
+	}
+}
+
+// add-controller given a broker-only node's id (an operator's slip) is
+// refused without touching that broker: KRaft's leader only reaches out
+// to the endpoint named and answers REQUEST_TIMED_OUT, while the broker
+// goes on fetching the metadata log. Here the broker keeps following the
+// metadata (it sees a topic created afterwards) and stays unfenced.
+func TestAddRaftVoterNamingABrokerLeavesItAlone(t *testing.T) {
+	c := clusterProps(t, 3, 1, nil)
+	c.startAll()
+	cl := c.client()
+	waitUntil(t, "kraft.version upgraded to 1", 30*time.Second, func() bool {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: "kraft.version", MaxVersionLevel: 1, UpgradeType: 1}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		return err == nil && resp.ErrorCode == 0
+	})
+	add := kmsg.NewPtrAddRaftVoterRequest()
+	add.VoterID, add.VoterDirectoryID, add.TimeoutMillis = 4, logstore.RandomUUID(), 12000
+	add.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: 1}}
+	resp, err := add.RequestWith(ctxT(t), cl)
+	if err != nil || resp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("AddRaftVoter naming broker 4: %v %+v, want REQUEST_TIMED_OUT", err, resp)
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "after-the-slip"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("broker 4 following the metadata log, unfenced", func() bool {
+		img := c.nodes[3].cluster.image()
+		b := img.Brokers[4]
+		return img.Topics["after-the-slip"] != nil && b != nil && !b.Fenced
+	})
+}
+
+// add-controller naming a wrong endpoint for a controller that follows
+// the log as an observer is refused once it does not answer there, as
+// KRaft's leader refuses a voter-to-be it cannot reach: its progress at
+// its old address does not count. The controller keeps following the log
+// where it is, and is added once the right endpoint is given.
+func TestAddRaftVoterAtAWrongEndpointIsRefused(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	formatInitialControllers(t, c)
+	c.startAll()
+	port, dirID := startFourthController(t, c)
+	cl := c.client()
+	add := func(port uint16) *kmsg.AddRaftVoterResponse {
+		t.Helper()
+		req := kmsg.NewPtrAddRaftVoterRequest()
+		req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = 4, dirID, 3000
+		req.Listeners = []kmsg.AddRaftVoterRequestListener{{Name: "CONTROLLER", Host: "127.0.0.1", Port: port}}
+		resp, err := req.RequestWith(ctxT(t), cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := add(1); resp.ErrorCode != kerr.RequestTimedOut.Code {
+		t.Fatalf("AddRaftVoter at port 1: %+v, want REQUEST_TIMED_OUT", resp)
+	}
+	if _, voter := c.nodes[0].cluster.ctl.Voters()[4]; voter {
+		t.Fatal("node 4 is a voter at an endpoint where nobody answers")
+	}
+	if _, err := kadm.NewClient(cl).CreateTopic(ctxT(t), 1, 1, nil, "after-the-slip"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("node 4 following the log at its own endpoint", func() bool {
+		return c.nodes[3].cluster.ctl.Image().Topics["after-the-slip"] != nil
+	})
+	if resp := add(uint16(port)); resp.ErrorCode != 0 {
+		t.Fatalf("AddRaftVoter at node 4's endpoint: %+v", resp)
 	}
 }

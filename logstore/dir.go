@@ -190,6 +190,12 @@ func ensureMetaProperties(path, clusterID string, nodeID int32) (metaProperties,
 		if m.NodeID != nodeID {
 			return m, fmt.Errorf("%s belongs to node.id %d, not %d", file, m.NodeID, nodeID)
 		}
+		if m.DirectoryID == ([16]byte{}) {
+			// Formatted by a Kafka before 3.7: the dir gets its id now, as
+			// Kafka's KafkaRaftServer.initializeLogDirs gives it one.
+			m.DirectoryID = RandomUUID()
+			return m, WriteFileAtomic(file, m.bytes(time.Now()))
+		}
 		return m, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {

@@ -158,6 +158,9 @@ func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, o
 		if d.ClusterID() != ds.dirs[0].ClusterID() {
 			return nil, fmt.Errorf("log dir %s belongs to cluster %s, but %s to cluster %s", p, d.ClusterID(), absPaths[0], ds.dirs[0].ClusterID())
 		}
+		if other := ds.withDirectoryID(d); other != nil {
+			return nil, fmt.Errorf("log dirs %s and %s have the same directory id %s (meta.properties): give the copy a new one", other.path, p, UUIDString(d.DirectoryID()))
+		}
 		for tp := range d.Logs() {
 			if o := owner[tp]; o != nil {
 				return nil, fmt.Errorf("partition %s is in two log dirs, %s and %s", tp, o.path, p)
@@ -177,6 +180,17 @@ func openDirs(paths []string, clusterID string, nodeID int32, defaults Config, o
 		}
 	}
 	return ds, nil
+}
+
+// withDirectoryID is the dir opened before d that has d's directory id,
+// which Kafka's MetaPropertiesEnsemble.verify refuses (a copied dir).
+func (ds *Dirs) withDirectoryID(d *Dir) *Dir {
+	for _, o := range ds.dirs {
+		if o != d && o.meta.DirectoryID == d.meta.DirectoryID {
+			return o
+		}
+	}
+	return nil
 }
 
 // All is every log dir, in log.dirs order.

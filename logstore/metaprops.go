@@ -93,8 +93,8 @@ func DirectoryID(path string) ([16]byte, error) {
 }
 
 // EnsureMetaProperties gives the dir at path a meta.properties for
-// clusterID and nodeID unless it has one (a controller-only node's
-// metadata dir, which holds no logs), and returns its directory id.
+// clusterID and nodeID unless it has one (a metadata dir that is no log
+// dir, which holds no logs), and returns its directory id.
 func EnsureMetaProperties(path, clusterID string, nodeID int32) ([16]byte, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return [16]byte{}, err

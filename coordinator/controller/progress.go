@@ -15,7 +15,8 @@ import (
 // indexes: entries 1..n are offsets 0..n-1, so a log whose last index is n
 // ends at offset n.
 type replicaProgress struct {
-	term      uint64 // the leader's term the answer was for
+	term      uint64             // the leader's term the answer was for
+	addr      raft.ServerAddress // where the follower answered
 	endOffset int64
 	lastFetch time.Time
 	// lastCaughtUp is the last time the follower's log reached the
@@ -43,7 +44,7 @@ func (t *progressTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	err := t.NetworkTransport.AppendEntries(id, target, args, resp)
 	if err == nil {
-		t.record(id, args, resp, time.Now())
+		t.record(id, target, args, resp, time.Now())
 	}
 	return err
 }
@@ -53,17 +54,18 @@ func (t *progressTransport) AppendEntriesPipeline(id raft.ServerID, target raft.
 	if err != nil {
 		return nil, err
 	}
-	p := &progressPipeline{AppendPipeline: inner, t: t, id: id,
+	p := &progressPipeline{AppendPipeline: inner, t: t, id: id, target: target,
 		done: make(chan raft.AppendFuture, cap(inner.Consumer())), closed: make(chan struct{})}
 	go p.forward()
 	return p, nil
 }
 
-// record takes in one AppendEntries answer from follower id. Kafka's rule
+// record takes in one AppendEntries answer from follower id at target
+// (a follower raft reaches at a new address starts afresh). Kafka's rule
 // for the caught-up time: a follower whose log reaches the leader's
 // current end is caught up now; one that reaches the end the leader had
 // at its previous answer was caught up at that previous answer.
-func (t *progressTransport) record(id raft.ServerID, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse, now time.Time) {
+func (t *progressTransport) record(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse, now time.Time) {
 	if resp.Term > args.Term {
 		return // this leader has been deposed
 	}
@@ -78,8 +80,8 @@ func (t *progressTransport) record(id raft.ServerID, args *raft.AppendEntriesReq
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p := t.peers[id]
-	if p == nil || p.term != args.Term {
-		p = &replicaProgress{term: args.Term, leaderEndAtLastFetch: -1}
+	if p == nil || p.term != args.Term || p.addr != target {
+		p = &replicaProgress{term: args.Term, addr: target, leaderEndAtLastFetch: -1}
 		t.peers[id] = p
 	}
 	if end >= leaderEnd {
@@ -109,6 +111,7 @@ type progressPipeline struct {
 	raft.AppendPipeline
 	t         *progressTransport
 	id        raft.ServerID
+	target    raft.ServerAddress
 	done      chan raft.AppendFuture
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -126,7 +129,7 @@ func (p *progressPipeline) forward() {
 		select {
 		case f := <-p.AppendPipeline.Consumer():
 			if f.Error() == nil {
-				p.t.record(p.id, f.Request(), f.Response(), time.Now())
+				p.t.record(p.id, p.target, f.Request(), f.Response(), time.Now())
 			}
 			select {
 			case p.done <- f:

@@ -176,7 +176,16 @@ func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest
 	if i >= 0 && servers[i].Suffrage == raft.Voter {
 		return refuse(kerr.DuplicateVoter, "The voter id %d is already part of the set of voters %v.", req.VoterID, voterIDs(servers))
 	}
-	if i < 0 || string(servers[i].Address) != addr {
+	if i >= 0 && c.Image().Controllers[req.VoterID] == nil {
+		// A broker-only node following the log: KRaft's leader would only
+		// reach out to the endpoint named, never disturb its fetches.
+		return refuse(kerr.RequestTimedOut, "Aborted add voter operation for %d since it is not a controller: it follows the metadata log as a broker", req.VoterID)
+	}
+	var oldAddr raft.ServerAddress
+	if i >= 0 {
+		oldAddr = servers[i].Address
+	}
+	if oldAddr != raft.ServerAddress(addr) {
 		if err := c.raft.AddNonvoter(serverID(req.VoterID), raft.ServerAddress(addr), 0, applyTimeout).Error(); err != nil {
 			return refuse(kerr.NotController, "%v", err)
 		}
@@ -185,13 +194,8 @@ func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest
 	if req.TimeoutMillis > 0 {
 		wait = time.Duration(req.TimeoutMillis) * time.Millisecond
 	}
-	if !c.awaitCaughtUp(ctx, req.VoterID, wait) {
-		if i < 0 {
-			// Never heard from: stop sending to an address nobody answers.
-			if err := c.raft.RemoveServer(serverID(req.VoterID), 0, applyTimeout).Error(); err != nil {
-				c.log.Warn("controller: removing a voter-to-be that did not catch up", "node", req.VoterID, "err", err)
-			}
-		}
+	if !c.awaitCaughtUp(ctx, req.VoterID, raft.ServerAddress(addr), wait) {
+		c.undoAddNonvoter(req.VoterID, oldAddr, raft.ServerAddress(addr))
 		return refuse(kerr.RequestTimedOut, "Aborted add voter operation for %d since it is lagging behind", req.VoterID)
 	}
 	rc := RegisteredController{ID: req.VoterID, Endpoints: endpoints, DirectoryID: req.VoterDirectoryID}
@@ -212,6 +216,24 @@ func (c *Controller) addVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest
 	}
 	c.log.Info("controller: voter added", "node", req.VoterID, "addr", addr)
 	return 0, nil
+}
+
+// undoAddNonvoter takes back what addVoter did to raft's configuration for
+// a voter-to-be that did not catch up at addr: raft stops sending to an
+// address nobody answers, or sends to the one it had before.
+func (c *Controller) undoAddNonvoter(id int32, oldAddr, addr raft.ServerAddress) {
+	var err error
+	switch {
+	case oldAddr == addr:
+		return
+	case oldAddr == "":
+		err = c.raft.RemoveServer(serverID(id), 0, applyTimeout).Error()
+	default:
+		err = c.raft.AddNonvoter(serverID(id), oldAddr, 0, applyTimeout).Error()
+	}
+	if err != nil {
+		c.log.Warn("controller: undoing the change of a voter-to-be that did not catch up", "node", id, "err", err)
+	}
 }
 
 func (c *Controller) removeVoter(req *kmsg.RemoveRaftVoterRequest) (int16, *string) {
@@ -235,16 +257,16 @@ func (c *Controller) removeVoter(req *kmsg.RemoveRaftVoterRequest) (int16, *stri
 	return 0, nil
 }
 
-// awaitCaughtUp waits until raft has replicated to node id everything the
-// leader had when it started waiting.
-func (c *Controller) awaitCaughtUp(ctx context.Context, id int32, wait time.Duration) bool {
+// awaitCaughtUp waits until raft has replicated to node id at addr
+// everything the leader had when it started waiting.
+func (c *Controller) awaitCaughtUp(ctx context.Context, id int32, addr raft.ServerAddress, wait time.Duration) bool {
 	target := int64(c.raft.LastIndex())
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if pr, ok := c.progress.progress(serverID(id), c.raft.CurrentTerm()); ok && pr.endOffset >= target {
+		if pr, ok := c.progress.progress(serverID(id), c.raft.CurrentTerm()); ok && pr.addr == addr && pr.endOffset >= target {
 			return true
 		}
 		select {
