@@ -637,7 +637,7 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 		if err := p.log.AssignLeaderEpoch(st.leaderEpoch); err != nil {
 			b.logger.Error("recording leader epoch failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		}
-		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now())
+		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now(), b.mayJoinISR)
 		b.cluster.stateChange.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch,
 			"partition.epoch", st.partitionEpoch, "log.end.offset", p.log.LogEndOffset(), "isr", st.isr)
 		b.groups.partitionLed(p)

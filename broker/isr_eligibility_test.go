@@ -169,3 +169,67 @@ func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
 		t.Fatalf("high watermark moved from %d to %d with one replica in the committed ISR", hw, got)
 	}
 }
+
+// The leader's high watermark waits for a follower outside the ISR that
+// is caught up (within replica.lag.time.max.ms) and eligible, as Kafka's
+// Partition.maybeIncrementLeaderHW does: otherwise, with the ISR down to
+// the leader and writes coming steadily, the high watermark (the leader's
+// log end) stays ahead of every fetch and the follower never rejoins.
+func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "rejoin")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("rejoin", 0)
+	follower := 3 - leader
+	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
+	var p *partition
+	c.waitFor("both replicas in the ISR", func() bool {
+		p = lb.topics.get("rejoin").partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
+	// The follower stops fetching (it stays registered and unfenced); the
+	// test fetches in its name instead.
+	fb.cluster.fetchers.remove(fb.topics.get("rejoin").partition(0))
+	one := c.client(kgo.DefaultProduceTopic("rejoin"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	produce := func() {
+		t.Helper()
+		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce()
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+
+	raw := dialRaw(t, lb)
+	epoch := lb.cluster.image().Brokers[follower].Epoch
+	fetchAt := func(offset int64) {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(15)
+		req.ReplicaState.ID, req.ReplicaState.Epoch = follower, epoch
+		req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{TopicID: lb.topics.get("rejoin").id, Partitions: []kmsg.FetchRequestTopicPartition{{
+			Partition: 0, CurrentLeaderEpoch: -1, FetchOffset: offset, LastFetchedEpoch: -1, LogStartOffset: -1, PartitionMaxBytes: 1 << 20}}}}
+		if r := raw.request(req).(*kmsg.FetchResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("a fetch as the follower: %d / %d", r.ErrorCode, r.Topics[0].Partitions[0].ErrorCode)
+		}
+	}
+	// Each fetch reaches the log end of the one before (caught up by
+	// Kafka's rule) while a write has moved the end again.
+	produce()
+	fetchAt(p.log.LogEndOffset() - 1)
+	produce()
+	fetchAt(p.log.LogEndOffset() - 1)
+	held := p.log.LogEndOffset()
+	produce()
+	if hw := p.log.HighWatermark(); hw != held {
+		t.Fatalf("high watermark %d, want it held at %d for the caught-up follower", hw, held)
+	}
+	fetchAt(held)
+	c.waitFor("the caught-up follower back in the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+}

@@ -81,6 +81,9 @@ type leaderState struct {
 	// the high watermark counts its members too until the controller
 	// answers, so a replica joining the ISR is never below it.
 	pendingISR []int32
+	// mayJoin reports whether a follower outside the ISR may join it
+	// (Broker.mayJoinISR); nil on a single node.
+	mayJoin func(id int32, f *followerProgress, now time.Time) bool
 }
 
 // start is the log end offset at which this node's leader epoch began.
@@ -92,11 +95,12 @@ func (ls *leaderState) start() int64 {
 
 // reset starts follower tracking for a new leader epoch beginning at
 // offset start; every replica in the ISR counts as caught up now, as in
-// Kafka's makeLeader.
-func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time.Time) {
+// Kafka's makeLeader. mayJoin becomes leaderState.mayJoin.
+func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time.Time,
+	mayJoin func(id int32, f *followerProgress, now time.Time) bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	ls.epoch, ls.epochStart = st.leaderEpoch, start
+	ls.epoch, ls.epochStart, ls.mayJoin = st.leaderEpoch, start, mayJoin
 	ls.followers = map[int32]*followerProgress{}
 	ls.pendingISR = nil
 	for _, id := range st.replicas {

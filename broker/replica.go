@@ -5,7 +5,8 @@ package broker
 // up to the log end offset instead of the high watermark. Each fetch tells
 // the leader the follower's log end offset (its fetch offset); from these
 // the leader moves the high watermark to the smallest log end offset in
-// the ISR, but only while the ISR has at least min.insync.replicas members
+// the ISR (and of the caught-up followers that may join it), but only
+// while the ISR has at least min.insync.replicas members
 // (capped at the replica count), so a record is committed only once that
 // many replicas hold it. A follower that has not caught up with the
 // leader's log end offset for replica.lag.time.max.ms leaves the ISR; one
@@ -48,7 +49,11 @@ func (ls *leaderState) effectiveISR(st *replicaState) []int32 {
 }
 
 // advanceHighWatermark moves the high watermark as far as the ISR allows
-// and wakes parked requests if it moved.
+// and wakes parked requests if it moved. As Kafka's
+// Partition.maybeIncrementLeaderHW, it also waits for the followers
+// outside the ISR that may join it (leaderState.mayJoin): otherwise, with
+// writes coming steadily, the high watermark would stay ahead of such a
+// follower's every fetch and it would never rejoin.
 func (p *partition) advanceHighWatermark() {
 	st := p.state.Load()
 	self := p.topic.node
@@ -68,6 +73,12 @@ func (p *partition) advanceHighWatermark() {
 			return
 		}
 		hw = min(hw, f.leo)
+	}
+	now := time.Now()
+	for id, f := range p.leader.followers {
+		if f.leo >= 0 && f.leo < hw && !slices.Contains(isr, id) && p.leader.mayJoin(id, f, now) {
+			hw = f.leo
+		}
 	}
 	p.leader.mu.Unlock()
 	if len(st.isr) < p.minInsync(st) { // the committed ISR, as Kafka's isUnderMinIsr
@@ -123,6 +134,13 @@ func (b *Broker) followerFetched(p *partition, replica int32, brokerEpoch, fetch
 	}
 }
 
+// mayJoinISR reports whether a follower outside the ISR is caught up, by
+// Kafka's Replica.isCaughtUp (within replica.lag.time.max.ms), and
+// eligible to join it: the leader's high watermark waits for it.
+func (b *Broker) mayJoinISR(replica int32, f *followerProgress, now time.Time) bool {
+	return now.Sub(f.lastCaughtUp) <= b.cfg.Cluster.ReplicaLagTimeMax && b.isrEligible(replica, f.brokerEpoch)
+}
+
 // isrEligible reports whether a caught-up follower may join the ISR, as
 // Kafka's leader asks its metadata before it proposes: the broker is
 // registered, neither fenced nor shutting down, and the epoch its fetch
@@ -162,6 +180,9 @@ func (b *Broker) shrinkISRs(now time.Time) {
 			}
 			shrink := len(keep) < len(st.isr) && p.leader.pendingISR == nil
 			p.leader.mu.Unlock()
+			// A follower the high watermark waited for may have stopped
+			// catching up.
+			p.advanceHighWatermark()
 			if shrink {
 				b.cluster.partitionLog.Info("shrinking ISR", "topic", t.name, "partition", p.index, "from", st.isr, "to", keep,
 					"high.watermark", p.log.HighWatermark(), "end.offset", p.log.LogEndOffset())
