@@ -8,35 +8,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// An acks=all produce parked on a leader that a reassignment moves off the
-// partition is answered at once with NOT_LEADER_OR_FOLLOWER naming the new
-// leader, as Kafka's ReplicaManager completes the delayed produces of a
-// partition it stops hosting, instead of waiting out its timeout.
-func TestClusterParkedProduceAnsweredWhenReassignedAway(t *testing.T) {
+// parkedWrite starts a two-node cluster with a topic of two replicas,
+// stops the follower copying it, and sends the leader an acks=all write,
+// which waits for the follower. It returns the cluster, the follower and
+// a channel that gets the write's answer (nil if none came).
+func parkedWrite(t *testing.T, topic string) (*testCluster, int32, <-chan kmsg.Response) {
+	t.Helper()
 	c := startCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "30000"})
-	adm := kadm.NewClient(c.client())
-	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "moved")
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, topic)
 	if err == nil {
 		err = res.Err
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	leader, _ := c.leaderOf("moved", 0)
+	leader, _ := c.leaderOf(topic, 0)
 	follower := 3 - leader
 	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
 	var p *partition
 	c.waitFor("both replicas in the ISR", func() bool {
-		p = lb.topics.get("moved").partition(0)
+		p = lb.topics.get(topic).partition(0)
 		return p != nil && len(p.state.Load().isr) == 2
 	})
-	// The follower stops copying, so that an acks=all write waits.
-	fb.cluster.fetchers.remove(fb.topics.get("moved").partition(0))
+	fb.cluster.fetchers.remove(fb.topics.get(topic).partition(0))
 
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(11)
 	req.Acks, req.TimeoutMillis = -1, 20000
-	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "moved", Partitions: []kmsg.ProduceRequestTopicPartition{
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{
 		{Partition: 0, Records: testBatch(1, "v", -1, -1, -1, time.Now().UnixMilli())}}}}
 	raw := dialRaw(t, lb)
 	answered := make(chan kmsg.Response, 1)
@@ -45,24 +44,52 @@ func TestClusterParkedProduceAnsweredWhenReassignedAway(t *testing.T) {
 		answered <- resp
 	}()
 	c.waitFor("the write appended on the leader", func() bool { return p.log.LogEndOffset() == 1 })
+	return c, follower, answered
+}
 
-	plan := kadm.AlterPartitionAssignmentsReq{}
-	plan.Assign("moved", 0, []int32{follower})
-	if _, err := adm.AlterPartitionAssignments(ctxT(t), plan); err != nil {
-		t.Fatal(err)
-	}
+// awaitAnswer returns the parked write's answer for its partition, failing
+// the test unless it comes within a few seconds.
+func awaitAnswer(t *testing.T, answered <-chan kmsg.Response) kmsg.ProduceResponseTopicPartition {
+	t.Helper()
 	select {
 	case resp := <-answered:
 		r, ok := resp.(*kmsg.ProduceResponse)
 		if !ok {
 			t.Fatal("the parked write got no answer")
 		}
-		pp := r.Topics[0].Partitions[0]
-		if pp.ErrorCode != errNotLeaderOrFollower || pp.CurrentLeader.LeaderID != follower {
-			t.Fatalf("the parked write: error %d, current leader %d; want NOT_LEADER_OR_FOLLOWER naming %d",
-				pp.ErrorCode, pp.CurrentLeader.LeaderID, follower)
-		}
+		return r.Topics[0].Partitions[0]
 	case <-time.After(5 * time.Second):
-		t.Fatal("the write parked on a replica moved away was not answered")
+		t.Fatal("the parked write was not answered")
+	}
+	panic("unreachable")
+}
+
+// An acks=all produce parked on a leader that a reassignment moves off the
+// partition is answered at once with NOT_LEADER_OR_FOLLOWER naming the new
+// leader, as Kafka's ReplicaManager completes the delayed produces of a
+// partition it stops hosting, instead of waiting out its timeout.
+func TestClusterParkedProduceAnsweredWhenReassignedAway(t *testing.T) {
+	c, follower, answered := parkedWrite(t, "moved")
+	plan := kadm.AlterPartitionAssignmentsReq{}
+	plan.Assign("moved", 0, []int32{follower})
+	if _, err := kadm.NewClient(c.client()).AlterPartitionAssignments(ctxT(t), plan); err != nil {
+		t.Fatal(err)
+	}
+	if pp := awaitAnswer(t, answered); pp.ErrorCode != errNotLeaderOrFollower || pp.CurrentLeader.LeaderID != follower {
+		t.Fatalf("the parked write: error %d, current leader %d; want NOT_LEADER_OR_FOLLOWER naming %d",
+			pp.ErrorCode, pp.CurrentLeader.LeaderID, follower)
+	}
+}
+
+// One parked on a topic that is deleted is answered at once with
+// UNKNOWN_TOPIC_OR_PARTITION, as Kafka's DelayedProduce finds the
+// partition gone from the metadata.
+func TestClusterParkedProduceAnsweredWhenTopicDeleted(t *testing.T) {
+	c, _, answered := parkedWrite(t, "deleted")
+	if _, err := kadm.NewClient(c.client()).DeleteTopics(ctxT(t), "deleted"); err != nil {
+		t.Fatal(err)
+	}
+	if pp := awaitAnswer(t, answered); pp.ErrorCode != errUnknownTopicOrPartition {
+		t.Fatalf("the parked write: error %d; want UNKNOWN_TOPIC_OR_PARTITION", pp.ErrorCode)
 	}
 }
