@@ -77,10 +77,12 @@ type leaderState struct {
 	epoch      int32 // the leader epoch these followers belong to
 	epochStart int64 // the log end offset when this node became leader in epoch
 	followers  map[int32]*followerProgress
-	// pendingISR is the ISR of an AlterPartition in flight (nil if none);
-	// the high watermark counts its members too until the controller
-	// answers, so a replica joining the ISR is never below it.
+	// pendingISR is the ISR of an AlterPartition in flight (nil if none),
+	// change number pendingSeq; the high watermark counts its members too
+	// until the outcome is known, so a replica joining the ISR is never
+	// below it.
 	pendingISR []int32
+	pendingSeq uint64
 	// mayJoin reports whether a follower outside the ISR may join it
 	// (Broker.mayJoinISR); nil on a single node.
 	mayJoin func(id int32, f *followerProgress, now time.Time) bool
@@ -115,8 +117,9 @@ func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time
 	}
 }
 
-// syncReplicas tracks replicas added to (or dropped from) a partition this
-// node keeps leading, as a reassignment does.
+// syncReplicas installs a new state of a partition this node keeps
+// leading: it tracks replicas added (or dropped), as a reassignment does,
+// and ends the ISR change in flight.
 func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -129,5 +132,26 @@ func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
 		if !slices.Contains(st.replicas, id) {
 			delete(ls.followers, id)
 		}
+	}
+	// A new partition state settles the ISR change in flight: it holds
+	// that change, or the change can no longer be applied (its partition
+	// epoch is past).
+	ls.pendingISR = nil
+}
+
+// stillPending reports whether change seq is the ISR change in flight: no
+// newer state has settled it.
+func (ls *leaderState) stillPending(seq uint64) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.pendingISR != nil && ls.pendingSeq == seq
+}
+
+// settlePending ends ISR change seq if it is still the one in flight.
+func (ls *leaderState) settlePending(seq uint64) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.pendingSeq == seq {
+		ls.pendingISR = nil
 	}
 }
