@@ -14,7 +14,8 @@ import (
 // a channel that gets the write's answer (nil if none came).
 func parkedWrite(t *testing.T, topic string) (*testCluster, int32, <-chan kmsg.Response) {
 	t.Helper()
-	c := startCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "30000"})
+	// Long sessions: a follower fenced on a loaded machine would leave the ISR.
+	c := startCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "30000", "broker.session.timeout.ms": "30000"})
 	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, topic)
 	if err == nil {
 		err = res.Err
@@ -91,5 +92,52 @@ func TestClusterParkedProduceAnsweredWhenTopicDeleted(t *testing.T) {
 	}
 	if pp := awaitAnswer(t, answered); pp.ErrorCode != errUnknownTopicOrPartition {
 		t.Fatalf("the parked write: error %d; want UNKNOWN_TOPIC_OR_PARTITION", pp.ErrorCode)
+	}
+}
+
+// A write whose leadership check passed just before the leadership moved
+// is refused with NOT_LEADER_OR_FOLLOWER rather than appended to what is
+// now a follower's log (stamped with the new leader's epoch, which would
+// hide the stray record from the follower's truncation): as Kafka's
+// Partition.appendRecordsToLeader, the append checks leadership again,
+// under the lock that leadership changes take.
+func TestClusterAppendAfterLeadershipMovedIsRefused(t *testing.T) {
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
+	adm := kadm.NewClient(c.client())
+	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "raced")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("raced", 0)
+	follower := 3 - leader
+	lb := c.nodes[leader-1]
+	var p *partition
+	c.waitFor("both replicas in the ISR", func() bool {
+		p = lb.topics.get("raced").partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
+	checked := p.state.Load() // the produce's leadership check passed here
+
+	plan := kadm.AlterPartitionAssignmentsReq{}
+	plan.Assign("raced", 0, []int32{follower, leader})
+	if _, err := adm.AlterPartitionAssignments(ctxT(t), plan); err != nil {
+		t.Fatal(err)
+	}
+	set := kadm.TopicsSet{}
+	set.Add("raced", 0)
+	c.waitFor("the leadership moved", func() bool {
+		adm.ElectLeaders(ctxT(t), kadm.ElectPreferredReplica, set)
+		return p.state.Load().leader == follower
+	})
+
+	end := p.log.LogEndOffset()
+	sp := kmsg.NewProduceResponseTopicPartition()
+	code, _ := lb.appendRecords(&appendJob{p: p, state: checked, records: testBatch(1, "late", -1, -1, -1, time.Now().UnixMilli())}, 9, &sp)
+	if code != errNotLeaderOrFollower || p.log.LogEndOffset() != end {
+		t.Fatalf("append after the leadership moved: error %d, log end %d -> %d; want NOT_LEADER_OR_FOLLOWER and nothing appended",
+			code, end, p.log.LogEndOffset())
 	}
 }

@@ -176,7 +176,8 @@ func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
 // the leader and writes coming steadily, the high watermark (the leader's
 // log end) stays ahead of every fetch and the follower never rejoins.
 func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
-	c := startCluster(t, 2, nil)
+	// A long session: the follower, fenced on a loaded machine, could not join.
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
 	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "rejoin")
 	if err == nil {
 		err = res.Err
@@ -242,7 +243,8 @@ func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
 // applied, and a high watermark moved past the joining follower would
 // leave it in the ISR without committed records.
 func TestClusterOutdatedISRExpansionStaysPending(t *testing.T) {
-	c := startCluster(t, 2, nil)
+	// A long session: the follower, fenced on a loaded machine, could not join.
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
 	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "pending")
 	if err == nil {
 		err = res.Err
