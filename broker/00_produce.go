@@ -147,6 +147,10 @@ func handleProduce(b *Broker, c *conn, req *kmsg.ProduceRequest) (*kmsg.ProduceR
 		switch {
 		case j.code != 0:
 			failed = true
+			if j.code == errNotLeaderOrFollower { // leadership moved during the append
+				b.leaderHint(j.p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
+				b.addProduceEndpoint(resp, c, sp.CurrentLeader.LeaderID)
+			}
 			if j.msg != "" {
 				m := j.msg // escapes only on the error path
 				sp.ErrorMessage = &m
@@ -244,7 +248,7 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 			return protocol.ErrorCode(err), err.Error()
 		}
 	}
-	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: p.state.Load().leaderEpoch,
+	opts := logstore.AppendOptions{LogAppendTime: -1, LeaderEpoch: j.state.leaderEpoch,
 		RequireTxnVerification: j.verifyTxn, TxnVerification: j.txnToken}
 	if settings.logAppendTime {
 		opts.LogAppendTime = now
@@ -268,7 +272,7 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 	if rebuilt && len(records) > int(settings.maxMessageBytes) {
 		return errMessageTooLarge, fmt.Sprintf("The record batch of %d bytes as rebuilt exceeds max.message.bytes %d", len(records), settings.maxMessageBytes)
 	}
-	res, err := p.log.Append(records, opts)
+	res, err := b.appendAsLeader(j, records, opts)
 	if err != nil {
 		code := logstore.ErrorCode(err)
 		if code == errUnknownServerError {
@@ -283,6 +287,22 @@ func (b *Broker) appendRecords(j *appendJob, version int16, sp *kmsg.ProduceResp
 		p.appended()
 	}
 	return 0, ""
+}
+
+// appendAsLeader appends a batch while this node still leads the
+// partition in the leader epoch its checks passed in: as Kafka's
+// Partition.appendRecordsToLeader, under the lock leadership changes take
+// (installState), so that no write lands in a log that has meanwhile
+// become a follower's, stamped with an epoch it was not written in.
+func (b *Broker) appendAsLeader(j *appendJob, records []byte, opts logstore.AppendOptions) (logstore.AppendResult, error) {
+	p := j.p
+	p.stateMu.RLock()
+	defer p.stateMu.RUnlock()
+	if st := p.state.Load(); st.leader != p.topic.node || st.leaderEpoch != j.state.leaderEpoch {
+		return logstore.AppendResult{}, &logstore.Error{Code: errNotLeaderOrFollower,
+			Msg: fmt.Sprintf("This server is no longer the leader of %s-%d.", p.topic.name, p.index)}
+	}
+	return p.log.Append(records, opts)
 }
 
 // appendErrorWithoutLogStart reports the append errors that Kafka's

@@ -570,6 +570,13 @@ func (cl *cluster) applyImage(img *controller.Image) {
 	caughtUp := registered && !reg.Fenced
 	for _, name := range img.SortedTopicNames() {
 		it := img.Topics[name]
+		if t := r.get(name); t != nil && t.id == it.ID {
+			for i, ip := range it.Partitions {
+				if p := t.partition(int32(i)); p != nil && !slices.Contains(ip.Replicas, self) {
+					b.leaveReplica(p, ip)
+				}
+			}
+		}
 		overrides := img.Configs[controller.ConfigResource{Type: controller.ResourceTopic, Name: name}]
 		t, err := r.ensureReplicas(it, overrides, self, caughtUp)
 		if err != nil {
@@ -640,7 +647,7 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 		if err := p.log.AssignLeaderEpoch(st.leaderEpoch); err != nil {
 			b.logger.Error("recording leader epoch failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		}
-		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now())
+		p.leader.reset(st, self, p.log.LogEndOffset(), time.Now(), b.mayJoinISR)
 		b.cluster.stateChange.Info("leading partition", "topic", p.topic.name, "partition", p.index, "leader.epoch", st.leaderEpoch,
 			"partition.epoch", st.partitionEpoch, "log.end.offset", p.log.LogEndOffset(), "isr", st.isr)
 		b.groups.partitionLed(p)
@@ -669,6 +676,28 @@ func (b *Broker) installState(p *partition, st *replicaState) {
 			p.leader.syncReplicas(st, self)
 		}
 		p.advanceHighWatermark()
+	}
+	p.wake()
+}
+
+// leaveReplica hands over a replica that a reassignment moved off this
+// node, before ensureReplicas deletes it: the replica takes the
+// partition's new state, as one losing its leadership does, so that the
+// requests parked on it (acks=all produces, coordinator writes) are
+// answered NOT_LEADER_OR_FOLLOWER naming the new leader, as Kafka's
+// ReplicaManager completes the delayed operations of a partition it stops
+// hosting, and a coordinator gives the partition up.
+func (b *Broker) leaveReplica(p *partition, ip controller.Partition) {
+	b.cluster.fetchers.remove(p)
+	p.stateMu.Lock()
+	old := p.state.Load()
+	p.state.Store(&replicaState{leader: ip.Leader, leaderEpoch: ip.LeaderEpoch, partitionEpoch: ip.PartitionEpoch,
+		replicas: ip.Replicas, isr: ip.ISR})
+	p.stateMu.Unlock()
+	if self := p.topic.node; old.leader == self && ip.Leader != self {
+		b.groups.partitionLost(p)
+		b.txns.partitionLost(p)
+		b.shareState.partitionLost(p)
 	}
 	p.wake()
 }

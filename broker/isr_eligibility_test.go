@@ -169,3 +169,152 @@ func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
 		t.Fatalf("high watermark moved from %d to %d with one replica in the committed ISR", hw, got)
 	}
 }
+
+// The leader's high watermark waits for a follower outside the ISR that
+// is caught up (within replica.lag.time.max.ms) and eligible, as Kafka's
+// Partition.maybeIncrementLeaderHW does: otherwise, with the ISR down to
+// the leader and writes coming steadily, the high watermark (the leader's
+// log end) stays ahead of every fetch and the follower never rejoins.
+func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
+	// A long session: the follower, fenced on a loaded machine, could not join.
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "rejoin")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("rejoin", 0)
+	follower := 3 - leader
+	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
+	var p *partition
+	c.waitFor("both replicas in the ISR", func() bool {
+		p = lb.topics.get("rejoin").partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
+	// The follower stops fetching (it stays registered and unfenced); the
+	// test fetches in its name instead.
+	fb.cluster.fetchers.remove(fb.topics.get("rejoin").partition(0))
+	one := c.client(kgo.DefaultProduceTopic("rejoin"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	produce := func() {
+		t.Helper()
+		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce()
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+
+	raw := dialRaw(t, lb)
+	epoch := lb.cluster.image().Brokers[follower].Epoch
+	fetchAt := func(offset int64) {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(15)
+		req.ReplicaState.ID, req.ReplicaState.Epoch = follower, epoch
+		req.MaxWaitMillis, req.MaxBytes = 0, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{TopicID: lb.topics.get("rejoin").id, Partitions: []kmsg.FetchRequestTopicPartition{{
+			Partition: 0, CurrentLeaderEpoch: -1, FetchOffset: offset, LastFetchedEpoch: -1, LogStartOffset: -1, PartitionMaxBytes: 1 << 20}}}}
+		if r := raw.request(req).(*kmsg.FetchResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("a fetch as the follower: %d / %d", r.ErrorCode, r.Topics[0].Partitions[0].ErrorCode)
+		}
+	}
+	// Each fetch reaches the log end of the one before (caught up by
+	// Kafka's rule) while a write has moved the end again.
+	produce()
+	fetchAt(p.log.LogEndOffset() - 1)
+	produce()
+	fetchAt(p.log.LogEndOffset() - 1)
+	held := p.log.LogEndOffset()
+	produce()
+	if hw := p.log.HighWatermark(); hw != held {
+		t.Fatalf("high watermark %d, want it held at %d for the caught-up follower", hw, held)
+	}
+	fetchAt(held)
+	c.waitFor("the caught-up follower back in the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+}
+
+// An ISR expansion the controller refuses as outdated (another request,
+// or an earlier try of this one, already changed the partition) stays
+// counted for the high watermark until the metadata brings the new ISR,
+// as Kafka's Partition.handleAlterPartitionError keeps the pending state
+// for INVALID_UPDATE_VERSION: the change may be the very one that was
+// applied, and a high watermark moved past the joining follower would
+// leave it in the ISR without committed records.
+func TestClusterOutdatedISRExpansionStaysPending(t *testing.T) {
+	// A long session: the follower, fenced on a loaded machine, could not join.
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "pending")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("pending", 0)
+	follower := 3 - leader
+	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
+	var p *partition
+	c.waitFor("both replicas in the ISR", func() bool {
+		p = lb.topics.get("pending").partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
+	fb.cluster.fetchers.remove(fb.topics.get("pending").partition(0))
+	one := c.client(kgo.DefaultProduceTopic("pending"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	produce := func() {
+		t.Helper()
+		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce()
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	c.waitFor("the high watermark at the log end", func() bool { return p.log.HighWatermark() == p.log.LogEndOffset() })
+
+	// The leader stops applying metadata while the controller takes the
+	// follower back into the ISR (as the leader's own request would, had
+	// its answer been lost).
+	lb.cluster.applyMu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			lb.cluster.applyMu.Unlock()
+		}
+	}()
+	st := p.state.Load()
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.SetVersion(3)
+	req.BrokerID, req.BrokerEpoch = leader, lb.cluster.brokerEpoch()
+	rp := kmsg.NewAlterPartitionRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = 0, st.leaderEpoch, st.partitionEpoch
+	rp.NewEpochISR = []kmsg.AlterPartitionRequestTopicPartitionNewEpochISR{{BrokerID: leader, BrokerEpoch: -1}, {BrokerID: follower, BrokerEpoch: -1}}
+	req.Topics = []kmsg.AlterPartitionRequestTopic{{TopicID: p.topic.id, Partitions: []kmsg.AlterPartitionRequestTopicPartition{rp}}}
+	resp, err := lb.cluster.client.Send(ctxT(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.(*kmsg.AlterPartitionResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("taking the follower into the ISR: %+v", r)
+	}
+
+	refused := strings.Count(c.log.String(), `msg="AlterPartition refused"`)
+	lb.alterISR(p, st, []int32{leader, follower})
+	c.waitFor("the leader's outdated expansion refused", func() bool {
+		return strings.Count(c.log.String(), `msg="AlterPartition refused"`) > refused
+	})
+	hw := p.log.HighWatermark()
+	produce()
+	if got := p.log.HighWatermark(); got != hw {
+		t.Fatalf("high watermark moved from %d to %d past the follower the controller put in the ISR", hw, got)
+	}
+	locked = false
+	lb.cluster.applyMu.Unlock()
+	c.waitFor("the leader learns the ISR", func() bool { return len(p.state.Load().isr) == 2 })
+	p.leader.mu.Lock()
+	pending := p.leader.pendingISR
+	p.leader.mu.Unlock()
+	if pending != nil {
+		t.Fatalf("pending ISR %v after the metadata brought the change", pending)
+	}
+}

@@ -77,10 +77,15 @@ type leaderState struct {
 	epoch      int32 // the leader epoch these followers belong to
 	epochStart int64 // the log end offset when this node became leader in epoch
 	followers  map[int32]*followerProgress
-	// pendingISR is the ISR of an AlterPartition in flight (nil if none);
-	// the high watermark counts its members too until the controller
-	// answers, so a replica joining the ISR is never below it.
+	// pendingISR is the ISR of an AlterPartition in flight (nil if none),
+	// change number pendingSeq; the high watermark counts its members too
+	// until the outcome is known, so a replica joining the ISR is never
+	// below it.
 	pendingISR []int32
+	pendingSeq uint64
+	// mayJoin reports whether a follower outside the ISR may join it
+	// (Broker.mayJoinISR); nil on a single node.
+	mayJoin func(id int32, f *followerProgress, now time.Time) bool
 }
 
 // start is the log end offset at which this node's leader epoch began.
@@ -92,11 +97,12 @@ func (ls *leaderState) start() int64 {
 
 // reset starts follower tracking for a new leader epoch beginning at
 // offset start; every replica in the ISR counts as caught up now, as in
-// Kafka's makeLeader.
-func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time.Time) {
+// Kafka's makeLeader. mayJoin becomes leaderState.mayJoin.
+func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time.Time,
+	mayJoin func(id int32, f *followerProgress, now time.Time) bool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	ls.epoch, ls.epochStart = st.leaderEpoch, start
+	ls.epoch, ls.epochStart, ls.mayJoin = st.leaderEpoch, start, mayJoin
 	ls.followers = map[int32]*followerProgress{}
 	ls.pendingISR = nil
 	for _, id := range st.replicas {
@@ -111,8 +117,9 @@ func (ls *leaderState) reset(st *replicaState, self int32, start int64, now time
 	}
 }
 
-// syncReplicas tracks replicas added to (or dropped from) a partition this
-// node keeps leading, as a reassignment does.
+// syncReplicas installs a new state of a partition this node keeps
+// leading: it tracks replicas added (or dropped), as a reassignment does,
+// and ends the ISR change in flight.
 func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -125,5 +132,26 @@ func (ls *leaderState) syncReplicas(st *replicaState, self int32) {
 		if !slices.Contains(st.replicas, id) {
 			delete(ls.followers, id)
 		}
+	}
+	// A new partition state settles the ISR change in flight: it holds
+	// that change, or the change can no longer be applied (its partition
+	// epoch is past).
+	ls.pendingISR = nil
+}
+
+// stillPending reports whether change seq is the ISR change in flight: no
+// newer state has settled it.
+func (ls *leaderState) stillPending(seq uint64) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.pendingISR != nil && ls.pendingSeq == seq
+}
+
+// settlePending ends ISR change seq if it is still the one in flight.
+func (ls *leaderState) settlePending(seq uint64) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.pendingSeq == seq {
+		ls.pendingISR = nil
 	}
 }

@@ -22,8 +22,8 @@ type replicationWait struct {
 // and sets the answers as Kafka's DelayedProduce does: committed with at
 // least min.insync.replicas in the ISR is success, committed with fewer is
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND, a lost leadership is
-// NOT_LEADER_OR_FOLLOWER naming the new leader, and the timeout is
-// REQUEST_TIMED_OUT.
+// NOT_LEADER_OR_FOLLOWER naming the new leader, a deleted topic is
+// UNKNOWN_TOPIC_OR_PARTITION, and the timeout is REQUEST_TIMED_OUT.
 func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time.Duration, resp *kmsg.ProduceResponse) {
 	w := c.reuse.parkWaiter()
 	for _, rw := range waits {
@@ -46,6 +46,8 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 			sp := &resp.Topics[rw.topic].Partitions[rw.partition]
 			st := rw.p.state.Load()
 			switch {
+			case b.topics.get(rw.p.topic.name) != rw.p.topic: // deleted
+				sp.ErrorCode = errUnknownTopicOrPartition
 			case st.leader != rw.p.topic.node || st.leaderEpoch != rw.state.leaderEpoch:
 				sp.ErrorCode = errNotLeaderOrFollower
 				// As for any NOT_LEADER_OR_FOLLOWER, the new leader (KIP-951).

@@ -36,8 +36,10 @@ type partition struct {
 	index int32
 	log   *logstore.Log
 	state atomic.Pointer[replicaState]
-	// stateMu serialises state changes (installState); readers load state.
-	stateMu sync.Mutex
+	// stateMu serialises state changes (installState), which take it
+	// whole, and holds them off a leader's append (appendAsLeader), which
+	// reads it; other readers load state.
+	stateMu sync.RWMutex
 
 	leader leaderState // used while this node leads the partition
 

@@ -90,8 +90,9 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 		return resp
 	}
 	c.lastSeen[b.ID] = time.Now()
+	c.metadataOffsets[b.ID] = req.CurrentMetadataOffset
 	var recs []Record
-	fenced, shutdownNow := b.Fenced, false
+	fenced, shutdownNow, startsShutdown := b.Fenced, false, false
 	switch {
 	case b.Fenced:
 		if req.WantShutdown {
@@ -102,9 +103,10 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 			recs = append(recs, c.leaderlessRecords(img, func(id int32) bool { return id == b.ID || img.usable(id) })...)
 		}
 	case b.ShuttingDown:
-		if !img.LeadsAny(b.ID) {
+		if !img.LeadsAny(b.ID) && c.othersCaughtUp(img, b.ID) {
 			fenced, shutdownNow = true, true
 			recs = c.fenceRecords(img, b.ID)
+			delete(c.shutdownOffsets, b.ID)
 		}
 	default:
 		switch {
@@ -112,6 +114,7 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 			fenced, shutdownNow = true, req.WantShutdown
 			recs = c.fenceRecords(img, b.ID)
 		case req.WantShutdown && img.LeadsAny(b.ID):
+			startsShutdown = true
 			recs = append(recs, Record{BrokerState: &BrokerState{ID: b.ID, ShuttingDown: true}})
 			recs = append(recs, c.removeBrokerRecords(img, b.ID, false)...)
 		case req.WantShutdown:
@@ -129,13 +132,41 @@ func (c *Controller) heartbeat(req *kmsg.BrokerHeartbeatRequest) kmsg.Response {
 		recs = append(recs, c.offlineDirRecords(after, after.Brokers[b.ID], req.OfflineLogDirs)...)
 	}
 	recs = append(recs, cordonedDirRecords(img, b, req.CordonedLogDirs)...)
-	if _, err := c.propose(recs); err != nil {
+	index, err := c.propose(recs)
+	if err != nil {
 		return c.proposeFailed(req, err)
+	}
+	if startsShutdown {
+		c.shutdownOffsets[b.ID] = int64(index)
 	}
 	resp.IsCaughtUp = req.CurrentMetadataOffset >= b.Epoch
 	resp.IsFenced = fenced
 	resp.ShouldShutdown = shutdownNow
 	return resp
+}
+
+// othersCaughtUp reports whether every active broker (unfenced, not
+// shutting down) has heartbeated a metadata offset at or past the records
+// that started broker id's controlled shutdown, which Kafka's
+// BrokerHeartbeatManager waits for (lowestActiveOffset) before it lets
+// the broker stop: the new leaders know they lead before it is gone. A
+// shutdown this controller did not start (it became active since) counts
+// from the current metadata.
+func (c *Controller) othersCaughtUp(img *Image, id int32) bool {
+	at, ok := c.shutdownOffsets[id]
+	if !ok {
+		at = int64(img.Offset)
+		c.shutdownOffsets[id] = at
+	}
+	for _, b := range img.Brokers {
+		if b.ID == id || b.Fenced || b.ShuttingDown {
+			continue
+		}
+		if offset, ok := c.metadataOffsets[b.ID]; !ok || offset < at {
+			return false
+		}
+	}
+	return true
 }
 
 // unregisterBroker removes a broker's registration, as Kafka's

@@ -394,9 +394,20 @@ func TestControlledShutdown(t *testing.T) {
 	if r := createTopic(t, cl, "rf3", 1, 3, nil); r.ErrorCode != kerr.InvalidReplicationFactor.Code {
 		t.Fatalf("RF 3 with a broker shutting down: error %d", r.ErrorCode)
 	}
+	// As Kafka's BrokerHeartbeatManager, it stops only once every active
+	// broker has caught up with the leadership moves (its heartbeats'
+	// metadata offsets), so that the new leaders lead before it is gone.
+	if r = heartbeat(t, cl, b, b.epoch, false, true); r.ShouldShutdown || r.IsFenced {
+		t.Fatalf("shutdown heartbeat before the other brokers caught up: %+v", r)
+	}
+	heartbeat(t, cl, brokers[1], int64(img.Offset), false, false)
+	if r = heartbeat(t, cl, b, b.epoch, false, true); r.ShouldShutdown {
+		t.Fatalf("shutdown heartbeat before broker 3 caught up: %+v", r)
+	}
+	heartbeat(t, cl, brokers[2], int64(img.Offset), false, false)
 	r = heartbeat(t, cl, b, b.epoch, false, true)
 	if !r.ShouldShutdown || !r.IsFenced {
-		t.Fatalf("second shutdown heartbeat: %+v", r)
+		t.Fatalf("shutdown heartbeat once the others caught up: %+v", r)
 	}
 	tc.waitAll("broker 1 fenced", func(img *Image) bool { return img.Brokers[1].Fenced })
 	// A broker that leads nothing shuts down at once.

@@ -148,10 +148,15 @@ type Controller struct {
 	// image, proposes its records and waits for them to be applied before
 	// the next one starts, so decisions always see the latest state.
 	mu       sync.Mutex
-	active   bool                    // this node is leader and caught up (barrier done)
-	lastSeen map[int32]time.Time     // last heartbeat per broker; in memory, reset on election
-	stopLead context.CancelFunc      // stops the active controller's tickers
-	reported map[int32]reportedVoter // UpdateRaftVoter per voter, this term (kraft_upgrade.go)
+	active   bool                // this node is leader and caught up (barrier done)
+	lastSeen map[int32]time.Time // last heartbeat per broker; in memory, reset on election
+	// metadataOffsets is each broker's metadata offset as its last
+	// heartbeat gave it, and shutdownOffsets the offset of the records
+	// that started a broker's controlled shutdown (brokers.go); in
+	// memory, reset on election.
+	metadataOffsets, shutdownOffsets map[int32]int64
+	stopLead                         context.CancelFunc      // stops the active controller's tickers
+	reported                         map[int32]reportedVoter // UpdateRaftVoter per voter, this term (kraft_upgrade.go)
 
 	voterChange sync.Mutex // held by the voter change in progress (voters.go)
 
@@ -411,6 +416,7 @@ func (c *Controller) stepDown() {
 	}
 	c.active = false
 	c.lastSeen = nil
+	c.metadataOffsets, c.shutdownOffsets = nil, nil
 }
 
 // becomeActive waits until every entry of earlier terms is applied (a
@@ -436,6 +442,7 @@ func (c *Controller) becomeActive(ctx context.Context) {
 	now := time.Now()
 	c.reported = map[int32]reportedVoter{}
 	c.lastSeen = map[int32]time.Time{}
+	c.metadataOffsets, c.shutdownOffsets = map[int32]int64{}, map[int32]int64{}
 	for id := range c.Image().Brokers {
 		c.lastSeen[id] = now
 	}

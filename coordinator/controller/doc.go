@@ -90,7 +90,9 @@
 // epoch. A heartbeat without WantFence whose metadata offset reached the
 // broker's epoch unfences it; WantFence fences it; WantShutdown on a broker
 // that leads partitions starts a controlled shutdown (ShuttingDown), and
-// ShouldShutdown (with fencing) comes once it leads nothing.
+// ShouldShutdown (with fencing) comes once it leads nothing and every
+// active broker's heartbeats show the metadata offset of that move
+// (Kafka's lowestActiveOffset): the new leaders lead before it stops.
 //
 // # Partition rules (elect.go)
 //
