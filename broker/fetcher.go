@@ -52,9 +52,11 @@ func newFetcherManager(b *Broker, fetchersPerLeader int) *fetcherManager {
 type followed struct {
 	epoch    int32 // the leader epoch it follows
 	truncate bool  // not yet truncated to the leader's log
-	// The leader refused to say where to truncate (it has not yet applied
-	// the metadata that makes it leader, typically): ask again at retryAt,
-	// meanwhile fetching the other partitions.
+	// Put off until retryAt, meanwhile fetching the other partitions: the
+	// leader refused to say where to truncate (it has not yet applied the
+	// metadata that makes it leader, typically; retries counts those), or
+	// a fetch of it failed (replica.fetch.backoff.ms, as Kafka's
+	// AbstractFetcherThread delays a partition with an error).
 	retryAt time.Time
 	retries int
 }
@@ -69,7 +71,7 @@ const (
 
 // ready reports whether s has anything to do now.
 func (s followed) ready(now time.Time) bool {
-	return !s.truncate || !now.Before(s.retryAt)
+	return !now.Before(s.retryAt)
 }
 
 type replicaFetcher struct {
@@ -237,13 +239,13 @@ func (f *replicaFetcher) run() {
 		default:
 		}
 		parts := f.snapshot()
-		if !anyReady(parts) { // nothing followed, or only truncations to retry later
+		if wait := untilReady(parts); wait > 0 { // nothing followed, or only partitions put off
 			select {
 			case <-f.stop:
 				return
 			case <-f.kick:
 			case <-f.restart:
-			case <-time.After(time.Second):
+			case <-time.After(wait):
 			}
 			continue
 		}
@@ -312,14 +314,18 @@ func (f *replicaFetcher) request(ctx context.Context, broker *kgo.Broker, req km
 	return broker.Request(ctx, req)
 }
 
-func anyReady(parts map[*partition]followed) bool {
+// untilReady is how long until a partition of parts is ready: 0 if one
+// is, at most a second (a fetcher with nothing to do looks again then).
+func untilReady(parts map[*partition]followed) time.Duration {
 	now := time.Now()
+	wait := time.Second
 	for _, s := range parts {
 		if s.ready(now) {
-			return true
+			return 0
 		}
+		wait = min(wait, s.retryAt.Sub(now))
 	}
-	return false
+	return wait
 }
 
 // truncate cuts every partition that just started following to where its
@@ -441,8 +447,9 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 	n := 0
 	throttled := map[*partition]bool{}
 	held := false // a partition left out: the follower-side throttle is over its rate
+	now := time.Now()
 	for p, s := range parts {
-		if s.truncate {
+		if s.truncate || !s.ready(now) {
 			continue
 		}
 		if p.topic.settings.Load().followerThrottled.has(p.index) && !slices.Contains(p.state.Load().isr, b.cfg.NodeID) {
@@ -487,7 +494,6 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 	for _, rt := range req.Topics {
 		byID[rt.TopicID] = rt.Topic
 	}
-	all := true
 	for _, rt := range fr.Topics {
 		name := rt.Topic
 		if name == "" {
@@ -503,11 +509,11 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 				b.throttles.follower.Record(int64(len(rp.RecordBatches)), time.Now())
 			}
 			if !f.applyFetched(p, &rp) {
-				all = false
+				f.delay(p)
 			}
 		}
 	}
-	return all
+	return true
 }
 
 // throttledFetchBackoff is how long a follower waits when the throttle
@@ -515,7 +521,7 @@ func (f *replicaFetcher) fetch(ctx context.Context, broker *kgo.Broker, parts ma
 const throttledFetchBackoff = 100 * time.Millisecond
 
 // applyFetched appends what the leader sent for p and adopts its high
-// watermark and log start offset.
+// watermark and log start offset; false means p is to be put off.
 func (f *replicaFetcher) applyFetched(p *partition, rp *kmsg.FetchResponseTopicPartition) bool {
 	b := f.m.b
 	switch rp.ErrorCode {
@@ -556,6 +562,15 @@ func (f *replicaFetcher) applyFetched(p *partition, rp *kmsg.FetchResponseTopicP
 		}
 	}
 	return true
+}
+
+// delay puts off fetching p for replica.fetch.backoff.ms.
+func (f *replicaFetcher) delay(p *partition) {
+	f.mu.Lock()
+	if s := f.parts[p]; s != nil {
+		s.retryAt = time.Now().Add(f.m.b.cfg.Cluster.ReplicaFetchBackoff)
+	}
+	f.mu.Unlock()
 }
 
 func (f *replicaFetcher) markTruncate(p *partition) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gregor-broker/gregor/internal/keyhash"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -119,4 +120,49 @@ func (m *fetcherManager) fetcherCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.byKey)
+}
+
+// A partition the leader answers with an error is put off for
+// replica.fetch.backoff.ms on its own, as Kafka's AbstractFetcherThread
+// delays the partitions with errors: the other partitions of its fetcher
+// go on being copied at once, so acks=all writes to them do not wait out
+// the backoff.
+func TestClusterFetcherBacksOffOnlyTheFailingPartition(t *testing.T) {
+	c := startCluster(t, 2, map[string]string{"replica.fetch.backoff.ms": "3000"})
+	cl := c.client(kgo.DefaultProduceTopic("healthy"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	for _, name := range []string{"healthy", "failing"} {
+		res, err := adm.CreateTopic(ctxT(t), 1, 2, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, name)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader, _ := c.leaderOf("healthy", 0)
+	fb := c.nodes[2-leader]
+	c.waitFor("the follower in the ISR", func() bool {
+		_, isr := c.leaderOf("healthy", 0)
+		return len(isr) == 2 && fb.topics.get("failing") != nil
+	})
+	if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("first")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// A leader epoch the leader does not know yet: UNKNOWN_LEADER_EPOCH
+	// at every fetch.
+	failing := fb.topics.get("failing").partition(0)
+	fb.cluster.fetchers.mu.Lock()
+	fb.cluster.fetchers.add(failing, leader, &followed{epoch: failing.state.Load().leaderEpoch + 5})
+	fb.cluster.fetchers.mu.Unlock()
+
+	start := time.Now()
+	for i := range 3 {
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Value: []byte(fmt.Sprint(i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("3 acks=all writes took %v: the follower's fetcher backed off for another partition's error", took)
+	}
 }
