@@ -74,9 +74,15 @@ func (p *partition) advanceHighWatermark() {
 		}
 		hw = min(hw, f.leo)
 	}
-	now := time.Now()
+	var now time.Time // read only when a follower outside the ISR is behind
 	for id, f := range p.leader.followers {
-		if f.leo >= 0 && f.leo < hw && !slices.Contains(isr, id) && p.leader.mayJoin(id, f, now) {
+		if f.leo < 0 || f.leo >= hw || slices.Contains(isr, id) {
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if p.leader.mayJoin(id, f, now) {
 			hw = f.leo
 		}
 	}
