@@ -176,35 +176,8 @@ func TestClusterHighWatermarkWaitsForCommittedISR(t *testing.T) {
 // the leader and writes coming steadily, the high watermark (the leader's
 // log end) stays ahead of every fetch and the follower never rejoins.
 func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
-	// A long session: the follower, fenced on a loaded machine, could not join.
-	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
-	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "rejoin")
-	if err == nil {
-		err = res.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, _ := c.leaderOf("rejoin", 0)
-	follower := 3 - leader
-	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
-	var p *partition
-	c.waitFor("both replicas in the ISR", func() bool {
-		p = lb.topics.get("rejoin").partition(0)
-		return p != nil && len(p.state.Load().isr) == 2
-	})
-	// The follower stops fetching (it stays registered and unfenced); the
-	// test fetches in its name instead.
-	fb.cluster.fetchers.remove(fb.topics.get("rejoin").partition(0))
-	one := c.client(kgo.DefaultProduceTopic("rejoin"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	produce := func() {
-		t.Helper()
-		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce()
-	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	c, lb, follower, p, produce := followerOutOfISR(t, "rejoin")
+	// The test fetches in the follower's name.
 
 	raw := dialRaw(t, lb)
 	epoch := lb.cluster.image().Brokers[follower].Epoch
@@ -243,33 +216,8 @@ func TestClusterHighWatermarkWaitsForCaughtUpFollower(t *testing.T) {
 // applied, and a high watermark moved past the joining follower would
 // leave it in the ISR without committed records.
 func TestClusterOutdatedISRExpansionStaysPending(t *testing.T) {
-	// A long session: the follower, fenced on a loaded machine, could not join.
-	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
-	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, "pending")
-	if err == nil {
-		err = res.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, _ := c.leaderOf("pending", 0)
-	follower := 3 - leader
-	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
-	var p *partition
-	c.waitFor("both replicas in the ISR", func() bool {
-		p = lb.topics.get("pending").partition(0)
-		return p != nil && len(p.state.Load().isr) == 2
-	})
-	fb.cluster.fetchers.remove(fb.topics.get("pending").partition(0))
-	one := c.client(kgo.DefaultProduceTopic("pending"), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
-	produce := func() {
-		t.Helper()
-		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	produce()
-	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	c, lb, follower, p, produce := followerOutOfISR(t, "pending")
+	leader := lb.cfg.NodeID
 	c.waitFor("the high watermark at the log end", func() bool { return p.log.HighWatermark() == p.log.LogEndOffset() })
 
 	// The leader stops applying metadata while the controller takes the
@@ -317,4 +265,41 @@ func TestClusterOutdatedISRExpansionStaysPending(t *testing.T) {
 	if pending != nil {
 		t.Fatalf("pending ISR %v after the metadata brought the change", pending)
 	}
+}
+
+// followerOutOfISR starts two nodes with a topic of one partition on both
+// whose follower then stops fetching (it stays registered and unfenced)
+// and leaves the ISR after one acks=1 write. It returns the cluster, the
+// leader's node, the follower's id, the leader's partition and a function
+// producing one more record with acks=1.
+func followerOutOfISR(t *testing.T, topic string) (*testCluster, *Broker, int32, *partition, func()) {
+	t.Helper()
+	// A long session: the follower, fenced on a loaded machine, could not join.
+	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, topic)
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf(topic, 0)
+	follower := 3 - leader
+	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
+	var p *partition
+	c.waitFor("both replicas in the ISR", func() bool {
+		p = lb.topics.get(topic).partition(0)
+		return p != nil && len(p.state.Load().isr) == 2
+	})
+	fb.cluster.fetchers.remove(fb.topics.get(topic).partition(0))
+	one := c.client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	produce := func() {
+		t.Helper()
+		if err := one.ProduceSync(ctxT(t), &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce()
+	c.waitFor("the ISR shrunk to the leader", func() bool { return len(p.state.Load().isr) == 1 })
+	return c, lb, follower, p, produce
 }
