@@ -10,45 +10,53 @@ import (
 )
 
 // placeReplicas assigns replicas for count new partitions with replication
-// factor rf over the usable brokers with a log dir not cordoned, in the
-// spirit of Kafka's
-// StripedReplicaPlacer: brokers are listed alternating racks (rack A's
-// first, rack B's first, ..., rack A's second, ...), a random start is
-// picked, and partition p takes rf consecutive brokers of that list from
-// start+p. Leaders (first replicas) therefore spread over all brokers, and
-// with racks set a partition's replicas sit on distinct racks as long as
-// there are as many racks as replicas.
+// factor rf over the brokers not shutting down with a log dir not
+// cordoned, in the spirit of Kafka's StripedReplicaPlacer: the unfenced
+// ones are listed alternating racks (rack A's first, rack B's first, ...,
+// rack A's second, ...), a random start is picked, and partition p takes
+// rf consecutive brokers of that list from start+p. Leaders (first
+// replicas) therefore spread over all unfenced brokers, and with racks set
+// a partition's replicas sit on distinct racks as long as there are as
+// many racks as replicas. Fenced brokers count towards rf as Kafka's do:
+// when the unfenced ones are too few, a partition's last replicas are
+// fenced brokers (never its leader), which take them up when they return.
 func placeReplicas(img *Image, count int32, rf int16) ([][]int32, error) {
-	striped := rackAlternated(img)
+	unfenced := rackAlternated(img, (*Broker).usable)
+	fenced := rackAlternated(img, func(b *Broker) bool { return b.Fenced && !b.ShuttingDown })
+	total := len(unfenced) + len(fenced)
 	switch {
 	case !slices.ContainsFunc(img.SortedBrokerIDs(), img.usable):
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced or in controlled shutdown.", rf)
-	case len(striped) == 0:
+	case len(unfenced) == 0:
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced, or have all their log directories cordoned.", rf)
-	case int(rf) > len(striped):
+	case int(rf) > total:
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.",
-			rf, rf, len(striped))
+			rf, rf, total)
 	}
-	start := rand.IntN(len(striped))
+	start := rand.IntN(len(unfenced))
+	fromUnfenced := min(int(rf), len(unfenced))
 	out := make([][]int32, count)
 	for p := range out {
-		replicas := make([]int32, rf)
-		for j := range replicas {
-			replicas[j] = striped[(start+p+j)%len(striped)]
+		replicas := make([]int32, 0, rf)
+		for j := range fromUnfenced {
+			replicas = append(replicas, unfenced[(start+p+j)%len(unfenced)])
+		}
+		for j := range int(rf) - fromUnfenced {
+			replicas = append(replicas, fenced[(p+j)%len(fenced)])
 		}
 		out[p] = replicas
 	}
 	return out, nil
 }
 
-// rackAlternated lists the usable brokers with a log dir not cordoned so
-// that consecutive entries come from different racks where possible.
-// Brokers without a rack count as one rack.
-func rackAlternated(img *Image) []int32 {
+// rackAlternated lists the brokers with a log dir not cordoned that
+// include takes so that consecutive entries come from different racks
+// where possible. Brokers without a rack count as one rack.
+func rackAlternated(img *Image, include func(*Broker) bool) []int32 {
 	byRack := map[string][]int32{}
 	for _, id := range img.SortedBrokerIDs() {
 		b := img.Brokers[id]
-		if b.usable() && b.hasUncordonedDirs() {
+		if include(b) && b.hasUncordonedDirs() {
 			byRack[b.Rack] = append(byRack[b.Rack], id)
 		}
 	}
