@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A registered broker that is down (fenced) still counts towards the
@@ -44,5 +46,89 @@ func TestClusterCreateTopicPlacesOnFencedBrokers(t *testing.T) {
 	})
 	if ps := c.nodes[2].topics.get("while-down").partitions(); len(ps) != 3 || slices.Contains(ps, nil) {
 		t.Errorf("broker 3 holds replicas %v, want all three", ps)
+	}
+}
+
+// A broker that was down while a topic was deleted removes its logs when
+// it returns (Kafka's stray detection, KAFKA-14616), and one whose topic
+// was deleted and created again under the same name replaces the old
+// logs with the new topic's, empty; every broker then refuses the old
+// topic id with UNKNOWN_TOPIC_ID, as Kafka's ReplicaManager does.
+func TestClusterTopicsDeletedWhileBrokerDown(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	cl := c.client()
+	adm := kadm.NewClient(cl)
+	for _, name := range []string{"stray", "again"} {
+		if _, err := adm.CreateTopic(ctxT(t), 2, 3, nil, name); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctxT(t), &kgo.Record{Topic: name, Value: []byte("old")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitFor("broker 3 holding both topics", func() bool {
+		logs := c.nodes[2].dirs.Logs()
+		return len(logs) >= 4 && logs[logstoreTP("stray", 1)] != nil && logs[logstoreTP("again", 1)] != nil
+	})
+	oldID := c.nodes[0].cluster.image().Topics["again"].ID
+	c.stop(2)
+	if _, err := adm.DeleteTopics(ctxT(t), "stray", "again"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctxT(t), 2, 3, nil, "again"); err != nil {
+		t.Fatal(err)
+	}
+	newID := c.nodes[0].cluster.image().Topics["again"].ID
+	if err := c.start(2); err != nil {
+		t.Fatal(err)
+	}
+	b3 := c.nodes[2]
+	c.waitFor("broker 3 without the deleted logs and with the new topic's", func() bool {
+		logs := b3.dirs.Logs()
+		for tp, l := range logs {
+			if tp.Topic == "stray" || tp.Topic == "again" && l.TopicID() != newID {
+				return false
+			}
+		}
+		return logs[logstoreTP("again", 0)] != nil && logs[logstoreTP("again", 1)] != nil
+	})
+	for i := range int32(2) {
+		if l := b3.dirs.Log(logstoreTP("again", i)); l.LogEndOffset() != 0 {
+			t.Errorf("again-%d re-created with log end %d, want 0", i, l.LogEndOffset())
+		}
+	}
+	for _, b := range c.nodes {
+		fetch := kmsg.NewPtrFetchRequest()
+		fetch.SetVersion(13)
+		fetch.ReplicaID, fetch.MaxWaitMillis, fetch.MaxBytes = -1, 0, 1<<20
+		fetch.Topics = []kmsg.FetchRequestTopic{{TopicID: oldID, Partitions: []kmsg.FetchRequestTopicPartition{
+			{Partition: 0, CurrentLeaderEpoch: -1, PartitionMaxBytes: 1 << 20}}}}
+		resp := dialRaw(t, b).request(fetch).(*kmsg.FetchResponse)
+		if len(resp.Topics) != 1 || resp.Topics[0].Partitions[0].ErrorCode != errUnknownTopicID {
+			t.Errorf("node %d: Fetch by the deleted topic's id: %+v", b.cfg.NodeID, resp.Topics)
+		}
+	}
+}
+
+// DeleteTopics answers once the broker's own checks no longer see the
+// topic: a CreateTopics of the same name sent next to the same broker
+// creates it, as Kafka's controller, which decides both, does.
+func TestClusterCreateRightAfterDelete(t *testing.T) {
+	c := startCluster(t, 3, nil)
+	rc := dialRaw(t, c.nodes[1])
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.SetVersion(7)
+	create.TimeoutMillis = 10000
+	create.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "churn", NumPartitions: 30, ReplicationFactor: 3}}
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(5)
+	del.TimeoutMillis, del.TopicNames = 10000, []string{"churn"}
+	for round := range 10 {
+		if r := rc.request(create).(*kmsg.CreateTopicsResponse).Topics[0]; r.ErrorCode != 0 {
+			t.Fatalf("round %d: CreateTopics: %d %v", round, r.ErrorCode, ps(r.ErrorMessage))
+		}
+		if r := rc.request(del).(*kmsg.DeleteTopicsResponse).Topics[0]; r.ErrorCode != 0 {
+			t.Fatalf("round %d: DeleteTopics: %d %v", round, r.ErrorCode, ps(r.ErrorMessage))
+		}
 	}
 }
