@@ -699,6 +699,11 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 			tp := logstore.TopicPartition{Topic: t.name, Partition: int32(i)}
 			l := r.b.dirs.Log(tp)
 			if l != nil && l.TopicID() != t.id {
+				if !caughtUp {
+					// The image may be older than the log's topic (the
+					// first images of a restart): judged once caught up.
+					continue
+				}
 				// Left from an earlier topic of the same name.
 				if err := r.b.dirs.DeleteLog(tp); err != nil {
 					return nil, err
