@@ -125,8 +125,9 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 // autoCreate asks the controller for a topic a client named, as Kafka's
 // AutoTopicCreationManager does: a coordinator's internal topic as the
 // coordinator makes it (its partition count, replication factor and
-// configs), any other with the defaults. The answer for the client is
-// LEADER_NOT_AVAILABLE (being created) or why not.
+// configs), any other with this broker's num.partitions and
+// default.replication.factor (not the controller's). The answer for the
+// client is LEADER_NOT_AVAILABLE (being created) or why not.
 func (b *Broker) autoCreate(c *conn, name string) int16 {
 	if ct := b.coordinatorTopicNamed(name); ct != nil {
 		ct.ensureTopic()
@@ -134,7 +135,7 @@ func (b *Broker) autoCreate(c *conn, name string) int16 {
 	}
 	req := newest(kmsg.NewPtrCreateTopicsRequest())
 	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, b.cfg.NumPartitions, b.cfg.DefaultReplicationFactor
 	req.Topics = append(req.Topics, rt)
 	req.TimeoutMillis = 30000
 	r, err := b.cluster.forward(c, req, 30*time.Second)

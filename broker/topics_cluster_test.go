@@ -187,3 +187,23 @@ func TestClusterRestartKeepsTopicRecreatedSinceSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// A topic a client's Metadata auto-creates takes the num.partitions and
+// default.replication.factor of the broker it asked, as Kafka's
+// AutoTopicCreationManager sets them in its CreateTopics; the
+// controller's own defaults are for CreateTopics entries that leave them
+// at -1.
+func TestClusterAutoCreateUsesTheBrokersDefaults(t *testing.T) {
+	c := clusterProps(t, 1, 2, nil)
+	for _, p := range c.props[1:] {
+		p["num.partitions"], p["default.replication.factor"] = "3", "2"
+	}
+	c.startAll()
+	rc := dialRaw(t, c.nodes[1])
+	metadataOf(rc, true, "auto")
+	c.waitFor("auto created", func() bool { return c.nodes[1].cluster.image().Topics["auto"] != nil })
+	parts := c.nodes[1].cluster.image().Topics["auto"].Partitions
+	if len(parts) != 3 || len(parts[0].Replicas) != 2 {
+		t.Fatalf("auto-created with %d partitions of %d replicas, want 3 of 2", len(parts), len(parts[0].Replicas))
+	}
+}
