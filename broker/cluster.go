@@ -692,6 +692,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	}
 	changed := false
 	var create []logstore.TopicPartition
+	var removed []*partition
 	for i, ip := range it.Partitions {
 		here := slices.Contains(ip.Replicas, self)
 		switch {
@@ -724,7 +725,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				return nil, err
 			}
 			r.b.cluster.fetchers.remove(parts[i])
-			parts[i].wake()
+			removed = append(removed, parts[i])
 			parts[i] = nil
 			changed = true
 		}
@@ -744,6 +745,9 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	}
 	if changed {
 		t.setPartitions(parts)
+	}
+	for _, p := range removed { // woken once no longer hosted
+		p.wake()
 	}
 	return t, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -205,5 +206,45 @@ func TestClusterAutoCreateUsesTheBrokersDefaults(t *testing.T) {
 	parts := c.nodes[1].cluster.image().Topics["auto"].Partitions
 	if len(parts) != 3 || len(parts[0].Replicas) != 2 {
 		t.Fatalf("auto-created with %d partitions of %d replicas, want 3 of 2", len(parts), len(parts[0].Replicas))
+	}
+}
+
+// An acks=all produce waiting for its followers on a partition whose
+// topic is deleted is answered at once with UNKNOWN_TOPIC_OR_PARTITION,
+// as Kafka's DelayedProduce completes when ReplicaManager stops the
+// deleted partition, instead of waiting out its timeout.
+func TestClusterParkedProduceAnsweredWhenTopicDeleted(t *testing.T) {
+	c := startCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "60000"})
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("doomed", 0)
+	follower := c.nodes[2-leader]
+	c.waitFor("the follower fetching", func() bool { return follower.topics.get("doomed").partition(0) != nil })
+	follower.cluster.fetchers.remove(follower.topics.get("doomed").partition(0))
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(9)
+	produce.Acks, produce.TimeoutMillis = -1, 20000
+	produce.Topics = []kmsg.ProduceRequestTopic{{Topic: "doomed", Partitions: []kmsg.ProduceRequestTopicPartition{
+		{Partition: 0, Records: oneRecordBatch(t, 0, 100, time.Now().UnixMilli())}}}}
+	answer := make(chan *kmsg.ProduceResponse, 1)
+	go func() {
+		rc := dialRaw(t, c.nodes[leader-1])
+		resp, err := rc.tryRequest(produce)
+		if err != nil {
+			answer <- nil
+			return
+		}
+		answer <- resp.(*kmsg.ProduceResponse)
+	}()
+	time.Sleep(300 * time.Millisecond) // parked, waiting for the follower
+	start := time.Now()
+	if _, err := adm.DeleteTopics(ctxT(t), "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-answer
+	if resp == nil || resp.Topics[0].Partitions[0].ErrorCode != errUnknownTopicOrPartition || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %v: %+v", time.Since(start), resp)
 	}
 }
