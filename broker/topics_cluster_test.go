@@ -248,3 +248,39 @@ func TestClusterParkedProduceAnsweredWhenTopicDeleted(t *testing.T) {
 		t.Fatalf("after %v: %+v", time.Since(start), resp)
 	}
 }
+
+// A consumer's fetch parked on a partition whose topic is deleted is
+// answered at once with UNKNOWN_TOPIC_OR_PARTITION, as Kafka's
+// DelayedFetch completes once its partition is no longer hosted, instead
+// of an empty answer at the end of its wait.
+func TestClusterParkedFetchAnsweredWhenTopicDeleted(t *testing.T) {
+	c := startCluster(t, 2, nil)
+	adm := kadm.NewClient(c.client())
+	if _, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	leader, _ := c.leaderOf("doomed", 0)
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(12)
+	fetch.ReplicaID, fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes = -1, 20000, 1, 1<<20
+	fetch.Topics = []kmsg.FetchRequestTopic{{Topic: "doomed", Partitions: []kmsg.FetchRequestTopicPartition{
+		{Partition: 0, CurrentLeaderEpoch: -1, PartitionMaxBytes: 1 << 20}}}}
+	answer := make(chan *kmsg.FetchResponse, 1)
+	go func() {
+		resp, err := dialRaw(t, c.nodes[leader-1]).tryRequest(fetch)
+		if err != nil {
+			answer <- nil
+			return
+		}
+		answer <- resp.(*kmsg.FetchResponse)
+	}()
+	time.Sleep(300 * time.Millisecond) // parked: nothing to read
+	start := time.Now()
+	if _, err := adm.DeleteTopics(ctxT(t), "doomed"); err != nil {
+		t.Fatal(err)
+	}
+	resp := <-answer
+	if resp == nil || resp.Topics[0].Partitions[0].ErrorCode != errUnknownTopicOrPartition || time.Since(start) > 5*time.Second {
+		t.Fatalf("after %v: %+v", time.Since(start), resp)
+	}
+}
