@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gregor-broker/gregor/coordinator/controller"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,7 +32,7 @@ func TestClusterCreateTopicPlacesOnFencedBrokers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("RF 3 with one of three brokers down: %v", err)
 	}
-	for i, p := range c.nodes[0].cluster.image().Topics["while-down"].Partitions {
+	for i, p := range c.imageTopic(0, "while-down").Partitions {
 		if !slices.Contains(p.Replicas, 3) || p.Leader == 3 || slices.Contains(p.ISR, 3) {
 			t.Errorf("partition %d: replicas %v, leader %d, ISR %v", i, p.Replicas, p.Leader, p.ISR)
 		}
@@ -73,7 +74,7 @@ func TestClusterTopicsDeletedWhileBrokerDown(t *testing.T) {
 		logs := c.nodes[2].dirs.Logs()
 		return len(logs) >= 4 && logs[logstoreTP("stray", 1)] != nil && logs[logstoreTP("again", 1)] != nil
 	})
-	oldID := c.nodes[0].cluster.image().Topics["again"].ID
+	oldID := c.imageTopic(0, "again").ID
 	c.stop(2)
 	if _, err := adm.DeleteTopics(ctxT(t), "stray", "again"); err != nil {
 		t.Fatal(err)
@@ -81,6 +82,10 @@ func TestClusterTopicsDeletedWhileBrokerDown(t *testing.T) {
 	if _, err := adm.CreateTopic(ctxT(t), 2, 3, nil, "again"); err != nil {
 		t.Fatal(err)
 	}
+	c.waitFor("the new topic in node 1's image", func() bool {
+		t := c.nodes[0].cluster.image().Topics["again"]
+		return t != nil && t.ID != oldID
+	})
 	newID := c.nodes[0].cluster.image().Topics["again"].ID
 	if err := c.start(2); err != nil {
 		t.Fatal(err)
@@ -283,4 +288,34 @@ func TestClusterParkedFetchAnsweredWhenTopicDeleted(t *testing.T) {
 	if resp == nil || resp.Topics[0].Partitions[0].ErrorCode != errUnknownTopicOrPartition || time.Since(start) > 5*time.Second {
 		t.Fatalf("after %v: %+v", time.Since(start), resp)
 	}
+}
+
+// With broker.rack set, every partition's replicas sit on as many racks as
+// they can, as Kafka's StripedReplicaPlacer takes each replica from the
+// next rack, even when the racks have unequal numbers of brokers.
+func TestClusterPlacementSpreadsRacks(t *testing.T) {
+	c := clusterProps(t, 3, 0, nil)
+	for i, rack := range []string{"a", "a", "b"} {
+		c.props[i]["broker.rack"] = rack
+	}
+	c.startAll()
+	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 12, 2, nil, "racks")
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range c.imageTopic(0, "racks").Partitions {
+		if !slices.Contains(p.Replicas, 3) {
+			t.Errorf("partition %d: replicas %v, all in rack a", i, p.Replicas)
+		}
+	}
+}
+
+// imageTopic is the topic in node i's image, once there.
+func (c *testCluster) imageTopic(i int, name string) *controller.Topic {
+	c.t.Helper()
+	c.waitFor(name+" in node's image", func() bool { return c.nodes[i].cluster.image().Topics[name] != nil })
+	return c.nodes[i].cluster.image().Topics[name]
 }
