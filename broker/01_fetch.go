@@ -226,6 +226,9 @@ func handleFetch(b *Broker, c *conn, req *kmsg.FetchRequest) (*kmsg.FetchRespons
 		select {
 		case <-w.ch:
 			c.waited += time.Since(parked)
+			if b.dropUnhosted(targets, w) {
+				wait = 0 // answered at once, as Kafka's DelayedFetch completes
+			}
 			continue
 		case <-timer.C:
 		case <-c.done:
@@ -341,6 +344,25 @@ func (b *Broker) resolveFetchTarget(sp *sessionPartition, byID, fromAnyReplica b
 		return fetchTarget{sp: sp, errorCode: errNotLeaderOrFollower, leader: st.leader, leaderEpoch: st.leaderEpoch, preferred: -1}
 	}
 	return fetchTarget{sp: sp, partition: p, leader: -1, leaderEpoch: -1, preferred: -1}
+}
+
+// dropUnhosted turns the targets whose partition this broker no longer
+// hosts (its topic deleted, its replica moved away) into their error
+// (noLongerHosted), unparking w from them, and reports whether there was
+// one.
+func (b *Broker) dropUnhosted(targets []fetchTarget, w *waiter) bool {
+	dropped := false
+	for i, t := range targets {
+		if t.partition == nil {
+			continue
+		}
+		if code := b.noLongerHosted(t.partition); code != 0 {
+			t.partition.removeWaiter(w)
+			targets[i] = fetchTarget{sp: t.sp, errorCode: code, leader: -1, leaderEpoch: -1, preferred: -1}
+			dropped = true
+		}
+	}
+	return dropped
 }
 
 // fetchBound is how far a fetch reads: a consumer to the high watermark,

@@ -156,6 +156,14 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 	}
 	req = &fwd
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	before := map[string][16]byte{} // the ids of the topics named (answers before v6 carry none)
+	if img := b.cluster.image(); img != nil {
+		for _, name := range req.TopicNames {
+			if t := img.Topics[name]; t != nil {
+				before[name] = t.ID
+			}
+		}
+	}
 	if len(req.Topics)+len(req.TopicNames) > 0 {
 		r, err := b.cluster.forward(c, req, time.Duration(req.TimeoutMillis)*time.Millisecond)
 		if err != nil {
@@ -165,9 +173,14 @@ func (b *Broker) clusterDeleteTopics(c *conn, req *kmsg.DeleteTopicsRequest) (*k
 	}
 	resp.Topics = append(resp.Topics, refused...)
 	q.finish(resp)
+	// Wait for the applied image, which the checks of the next request
+	// read: it is stored after the registry has dropped the topics.
 	b.cluster.awaitImage(5*time.Second, func(img *controller.Image) bool {
 		for _, st := range resp.Topics {
-			if st.ErrorCode == 0 && st.Topic != nil && b.topics.get(*st.Topic) != nil {
+			if st.ErrorCode != 0 || st.Topic == nil {
+				continue
+			}
+			if t := img.Topics[*st.Topic]; t != nil && (t.ID == st.TopicID || t.ID == before[*st.Topic]) {
 				return false
 			}
 		}

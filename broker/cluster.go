@@ -724,6 +724,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	}
 	changed := false
 	var create []logstore.TopicPartition
+	var removed []*partition
 	for i, ip := range it.Partitions {
 		here := slices.Contains(ip.Replicas, self)
 		switch {
@@ -731,6 +732,11 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 			tp := logstore.TopicPartition{Topic: t.name, Partition: int32(i)}
 			l := r.b.dirs.Log(tp)
 			if l != nil && l.TopicID() != t.id {
+				if !caughtUp {
+					// The image may be older than the log's topic (the
+					// first images of a restart): judged once caught up.
+					continue
+				}
 				// Left from an earlier topic of the same name.
 				if err := r.b.dirs.DeleteLog(tp); err != nil {
 					return nil, err
@@ -751,7 +757,7 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 				return nil, err
 			}
 			r.b.cluster.fetchers.remove(parts[i])
-			parts[i].wake()
+			removed = append(removed, parts[i])
 			parts[i] = nil
 			changed = true
 		}
@@ -771,6 +777,9 @@ func (r *topicRegistry) ensureReplicas(it *controller.Topic, overrides map[strin
 	}
 	if changed {
 		t.setPartitions(parts)
+	}
+	for _, p := range removed { // woken once no longer hosted
+		p.wake()
 	}
 	return t, nil
 }

@@ -96,22 +96,6 @@ func TestClusterMetadataLeaderWithoutTheListener(t *testing.T) {
 	}
 }
 
-// A topic a broker auto-creates gets the num.partitions that broker sets,
-// whatever the controller's, as Kafka's DefaultAutoTopicCreationManager
-// sends the broker's value when broker.properties sets it (the
-// controller's default otherwise, KAFKA-19655).
-func TestClusterAutoCreateTakesTheBrokersNumPartitions(t *testing.T) {
-	c := clusterProps(t, 1, 1, nil)
-	c.props[1]["num.partitions"] = "3"
-	c.startAll()
-	broker := c.nodes[1]
-	metadataOf(dialRaw(t, broker), true, "auto")
-	c.waitFor("auto created", func() bool { return broker.partitionCountOf("auto") > 0 })
-	if n := broker.partitionCountOf("auto"); n != 3 {
-		t.Fatalf("auto-created with %d partitions, want the broker's num.partitions, 3", n)
-	}
-}
-
 // Auto-creation in a cluster does not hold up the Metadata answer, as
 // Kafka's DefaultAutoTopicCreationManager sends the CreateTopics to the
 // controller without waiting: the topic is UNKNOWN_TOPIC_OR_PARTITION

@@ -22,8 +22,9 @@ type replicationWait struct {
 // and sets the answers as Kafka's DelayedProduce does: committed with at
 // least min.insync.replicas in the ISR is success, committed with fewer is
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND, a lost leadership is
-// NOT_LEADER_OR_FOLLOWER naming the new leader, a deleted topic is
-// UNKNOWN_TOPIC_OR_PARTITION, and the timeout is REQUEST_TIMED_OUT.
+// NOT_LEADER_OR_FOLLOWER naming the new leader, a partition deleted or
+// moved away meanwhile is answered at once (noLongerHosted), and the
+// timeout is REQUEST_TIMED_OUT.
 func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time.Duration, resp *kmsg.ProduceResponse) {
 	w := c.reuse.parkWaiter()
 	for _, rw := range waits {
@@ -45,10 +46,11 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 			}
 			sp := &resp.Topics[rw.topic].Partitions[rw.partition]
 			st := rw.p.state.Load()
+			gone := b.noLongerHosted(rw.p)
 			switch {
-			case b.topics.get(rw.p.topic.name) != rw.p.topic: // deleted
-				sp.ErrorCode = errUnknownTopicOrPartition
-			case st.leader != rw.p.topic.node || st.leaderEpoch != rw.state.leaderEpoch:
+			case gone == errUnknownTopicOrPartition: // the topic deleted
+				sp.ErrorCode = gone
+			case gone != 0 || st.leader != rw.p.topic.node || st.leaderEpoch != rw.state.leaderEpoch: // moved away, or led elsewhere
 				sp.ErrorCode = errNotLeaderOrFollower
 				// As for any NOT_LEADER_OR_FOLLOWER, the new leader (KIP-951).
 				b.leaderHint(rw.p, &sp.CurrentLeader.LeaderID, &sp.CurrentLeader.LeaderEpoch)
@@ -88,6 +90,22 @@ func (b *Broker) awaitReplication(c *conn, waits []replicationWait, timeout time
 			sp.ErrorMessage = errorMessage(sp.ErrorCode)
 		}
 	}
+}
+
+// noLongerHosted is the answer for a partition this broker has stopped
+// hosting since p was looked up, as Kafka's
+// ReplicaManager.getPartitionOrError gives it: UNKNOWN_TOPIC_OR_PARTITION
+// once the topic is deleted, NOT_LEADER_OR_FOLLOWER once the replica moved
+// away; 0 while p is hosted.
+func (b *Broker) noLongerHosted(p *partition) int16 {
+	t := b.topics.getByID(p.topic.id)
+	switch {
+	case t == nil:
+		return errUnknownTopicOrPartition
+	case t.partition(p.index) != p:
+		return errNotLeaderOrFollower
+	}
+	return 0
 }
 
 // tooFewInsync reports whether an acks=all write must be refused before

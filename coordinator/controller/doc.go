@@ -131,9 +131,10 @@
 // and the ISR change that holds every target replica switches to the
 // target, electing a new leader if the old one is being removed.
 //
-// CreateTopics places replicas on usable brokers round-robin from a random
-// start over a rack-alternating broker list (placement.go), leader = first
-// replica, ISR = all; ElectLeaders runs preferred or unclean elections,
+// CreateTopics places each partition's replicas on the racks in turn and
+// on each rack's brokers in turn, from random starts, unfenced brokers
+// first and fenced ones only when those are too few (placement.go),
+// leader = first replica, ISR = the unfenced replicas; ElectLeaders runs preferred or unclean elections,
 // and every UncleanElectionCheckInterval a ticker elects leaders for
 // leaderless partitions (unclean where the topic now allows it);
 // with AutoLeaderRebalance a ticker moves leadership back to preferred

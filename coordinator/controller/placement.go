@@ -10,66 +10,127 @@ import (
 )
 
 // placeReplicas assigns replicas for count new partitions with replication
-// factor rf over the usable brokers with a log dir not cordoned, in the
-// spirit of Kafka's
-// StripedReplicaPlacer: brokers are listed alternating racks (rack A's
-// first, rack B's first, ..., rack A's second, ...), a random start is
-// picked, and partition p takes rf consecutive brokers of that list from
-// start+p. Leaders (first replicas) therefore spread over all brokers, and
-// with racks set a partition's replicas sit on distinct racks as long as
-// there are as many racks as replicas.
+// factor rf over the brokers not shutting down with a log dir not
+// cordoned, in the spirit of Kafka's StripedReplicaPlacer: each partition
+// takes its replicas from the racks in turn (brokers without a rack count
+// as one rack), starting at the next rack for each partition, and within
+// a rack from its brokers in turn, unfenced ones first. So a partition's
+// replicas sit on distinct racks as long as there are as many racks as
+// replicas, whatever the racks' sizes, and leaders (first replicas) spread
+// over racks and brokers. Fenced brokers count towards rf as Kafka's do:
+// one is never a leader, and takes up its replicas when it returns.
 func placeReplicas(img *Image, count int32, rf int16) ([][]int32, error) {
-	striped := rackAlternated(img)
+	racks := placementRacks(img)
+	unfenced, total := 0, 0
+	for _, r := range racks {
+		unfenced += r.unfenced
+		total += len(r.brokers)
+	}
 	switch {
 	case !slices.ContainsFunc(img.SortedBrokerIDs(), img.usable):
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced or in controlled shutdown.", rf)
-	case len(striped) == 0:
+	case unfenced == 0:
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): All brokers are currently fenced, or have all their log directories cordoned.", rf)
-	case int(rf) > len(striped):
+	case int(rf) > total:
 		return nil, fmt.Errorf("Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered or some brokers have all their log directories cordoned.",
-			rf, rf, len(striped))
+			rf, rf, total)
 	}
-	start := rand.IntN(len(striped))
+	first := rand.IntN(len(racks))
+	for i := range racks {
+		racks[i].start = rand.IntN(len(racks[i].brokers))
+	}
 	out := make([][]int32, count)
 	for p := range out {
-		replicas := make([]int32, rf)
-		for j := range replicas {
-			replicas[j] = striped[(start+p+j)%len(striped)]
-		}
-		out[p] = replicas
+		out[p] = racks.partition(int(rf), first+p)
 	}
 	return out, nil
 }
 
-// rackAlternated lists the usable brokers with a log dir not cordoned so
-// that consecutive entries come from different racks where possible.
-// Brokers without a rack count as one rack.
-func rackAlternated(img *Image) []int32 {
-	byRack := map[string][]int32{}
-	for _, id := range img.SortedBrokerIDs() {
-		b := img.Brokers[id]
-		if b.usable() && b.hasUncordonedDirs() {
-			byRack[b.Rack] = append(byRack[b.Rack], id)
-		}
-	}
-	racks := make([]string, 0, len(byRack))
-	for r := range byRack {
-		racks = append(racks, r)
-	}
-	slices.Sort(racks)
-	var out []int32
-	for i := 0; ; i++ {
-		added := false
-		for _, r := range racks {
-			if i < len(byRack[r]) {
-				out = append(out, byRack[r][i])
-				added = true
+// placementRack is one rack's brokers that may take new replicas: the
+// unfenced ones (the first unfenced of them) in id order, then the fenced
+// ones. Its turns begin at start, moved on by each leader (leads) and
+// each follower (follows) it gave.
+type placementRack struct {
+	brokers               []int32
+	unfenced              int
+	start, leads, follows int
+}
+
+type rackList []placementRack
+
+// placementRacks lists, by rack name, the brokers not shutting down with a
+// log dir not cordoned.
+func placementRacks(img *Image) rackList {
+	byRack := map[string]*placementRack{}
+	var names []string
+	for _, fenced := range []bool{false, true} {
+		for _, id := range img.SortedBrokerIDs() {
+			b := img.Brokers[id]
+			if b.ShuttingDown || b.Fenced != fenced || !b.hasUncordonedDirs() {
+				continue
+			}
+			r := byRack[b.Rack]
+			if r == nil {
+				r = &placementRack{}
+				byRack[b.Rack] = r
+				names = append(names, b.Rack)
+			}
+			r.brokers = append(r.brokers, id)
+			if !fenced {
+				r.unfenced++
 			}
 		}
-		if !added {
-			return out
+	}
+	slices.Sort(names)
+	out := make(rackList, len(names))
+	for i, name := range names {
+		out[i] = *byRack[name]
+	}
+	return out
+}
+
+// partition places one partition's rf replicas: the leader is the next
+// unfenced broker of the first rack from firstRack that has one, the
+// others each the next broker not yet chosen of the following racks in
+// turn (a rack's unfenced brokers before its fenced ones).
+func (racks rackList) partition(rf, firstRack int) []int32 {
+	replicas := make([]int32, 0, rf)
+	// next is rack r's first broker not chosen yet, counting from turn
+	// among its unfenced brokers, then its fenced ones in order.
+	next := func(r *placementRack, turn int, unfencedOnly bool) (int32, bool) {
+		n := len(r.brokers)
+		if unfencedOnly {
+			n = r.unfenced
+		}
+		for i := range n {
+			at := i
+			if i < r.unfenced {
+				at = (turn + i) % r.unfenced
+			}
+			if id := r.brokers[at]; !slices.Contains(replicas, id) {
+				return id, true
+			}
+		}
+		return 0, false
+	}
+	leaderRack := firstRack % len(racks)
+	for {
+		r := &racks[leaderRack]
+		if id, ok := next(r, r.start+r.leads, true); ok {
+			replicas = append(replicas, id)
+			r.leads++
+			break
+		}
+		leaderRack = (leaderRack + 1) % len(racks)
+	}
+	for i := leaderRack + 1; len(replicas) < rf; i++ {
+		r := &racks[i%len(racks)]
+		if id, ok := next(r, r.start+r.follows, false); ok {
+			replicas = append(replicas, id)
+			r.follows++
 		}
 	}
+	return replicas
 }
 
 // newPartition is a fresh partition on replicas: the ISR is the usable
