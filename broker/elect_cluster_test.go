@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -8,14 +9,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// parkedWrite starts a two-node cluster with a topic of two replicas,
-// stops the follower copying it, and sends the leader an acks=all write,
-// which waits for the follower. It returns the cluster, the follower and
-// a channel that gets the write's answer (nil if none came).
-func parkedWrite(t *testing.T, topic string) (*testCluster, int32, <-chan kmsg.Response) {
+// twoReplicaTopic starts a two-node cluster (with long broker sessions,
+// plus props: a follower fenced on a loaded machine would leave the ISR)
+// and a topic of one partition on both, and waits for both in the ISR. It
+// returns the cluster, the leader's node, the follower's id and the
+// leader's partition.
+func twoReplicaTopic(t *testing.T, topic string, props map[string]string) (*testCluster, *Broker, int32, *partition) {
 	t.Helper()
-	// Long sessions: a follower fenced on a loaded machine would leave the ISR.
-	c := startCluster(t, 2, map[string]string{"replica.lag.time.max.ms": "30000", "broker.session.timeout.ms": "30000"})
+	all := map[string]string{"broker.session.timeout.ms": "30000"}
+	maps.Copy(all, props)
+	c := startCluster(t, 2, all)
 	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, topic)
 	if err == nil {
 		err = res.Err
@@ -24,14 +27,38 @@ func parkedWrite(t *testing.T, topic string) (*testCluster, int32, <-chan kmsg.R
 		t.Fatal(err)
 	}
 	leader, _ := c.leaderOf(topic, 0)
-	follower := 3 - leader
-	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
+	lb := c.nodes[leader-1]
 	var p *partition
 	c.waitFor("both replicas in the ISR", func() bool {
 		p = lb.topics.get(topic).partition(0)
 		return p != nil && len(p.state.Load().isr) == 2
 	})
-	fb.cluster.fetchers.remove(fb.topics.get(topic).partition(0))
+	return c, lb, 3 - leader, p
+}
+
+// stopFollowing stops follower copying the topic's partition 0; it stays
+// registered and unfenced. It waits for the follower to have started
+// following first, or its fetcher would start after the removal.
+func (c *testCluster) stopFollowing(follower int32, topic string) {
+	fb := c.nodes[follower-1]
+	var p *partition
+	c.waitFor("the follower following", func() bool {
+		p = fb.topics.get(topic).partition(0)
+		return p != nil && p.state.Load().leader >= 0
+	})
+	p.stateMu.Lock() // installState, which starts the fetcher, has returned
+	p.stateMu.Unlock()
+	fb.cluster.fetchers.remove(p)
+}
+
+// parkedWrite starts a two-node cluster with a topic of two replicas,
+// stops the follower copying it, and sends the leader an acks=all write,
+// which waits for the follower. It returns the cluster, the follower and
+// a channel that gets the write's answer (nil if none came).
+func parkedWrite(t *testing.T, topic string) (*testCluster, int32, <-chan kmsg.Response) {
+	t.Helper()
+	c, lb, follower, p := twoReplicaTopic(t, topic, map[string]string{"replica.lag.time.max.ms": "30000"})
+	c.stopFollowing(follower, topic)
 
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(11)
@@ -102,23 +129,9 @@ func TestClusterParkedProduceAnsweredWhenTopicDeleted(t *testing.T) {
 // Partition.appendRecordsToLeader, the append checks leadership again,
 // under the lock that leadership changes take.
 func TestClusterAppendAfterLeadershipMovedIsRefused(t *testing.T) {
-	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
+	c, lb, follower, p := twoReplicaTopic(t, "raced", nil)
+	leader := lb.cfg.NodeID
 	adm := kadm.NewClient(c.client())
-	res, err := adm.CreateTopic(ctxT(t), 1, 2, nil, "raced")
-	if err == nil {
-		err = res.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, _ := c.leaderOf("raced", 0)
-	follower := 3 - leader
-	lb := c.nodes[leader-1]
-	var p *partition
-	c.waitFor("both replicas in the ISR", func() bool {
-		p = lb.topics.get("raced").partition(0)
-		return p != nil && len(p.state.Load().isr) == 2
-	})
 	checked := p.state.Load() // the produce's leadership check passed here
 
 	plan := kadm.AlterPartitionAssignmentsReq{}

@@ -274,24 +274,8 @@ func TestClusterOutdatedISRExpansionStaysPending(t *testing.T) {
 // producing one more record with acks=1.
 func followerOutOfISR(t *testing.T, topic string) (*testCluster, *Broker, int32, *partition, func()) {
 	t.Helper()
-	// A long session: the follower, fenced on a loaded machine, could not join.
-	c := startCluster(t, 2, map[string]string{"broker.session.timeout.ms": "30000"})
-	res, err := kadm.NewClient(c.client()).CreateTopic(ctxT(t), 1, 2, nil, topic)
-	if err == nil {
-		err = res.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader, _ := c.leaderOf(topic, 0)
-	follower := 3 - leader
-	lb, fb := c.nodes[leader-1], c.nodes[follower-1]
-	var p *partition
-	c.waitFor("both replicas in the ISR", func() bool {
-		p = lb.topics.get(topic).partition(0)
-		return p != nil && len(p.state.Load().isr) == 2
-	})
-	fb.cluster.fetchers.remove(fb.topics.get(topic).partition(0))
+	c, lb, follower, p := twoReplicaTopic(t, topic, nil)
+	c.stopFollowing(follower, topic)
 	one := c.client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 	produce := func() {
 		t.Helper()
